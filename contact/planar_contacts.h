@@ -1,0 +1,62 @@
+// Unilateral contacts between planar bodies (engine::PlanarModel), with analytic gap, normal and
+// Jacobian row. Geometry is given in the frame of the body that carries it:
+//
+//   point–line  gap = n_a · (p_b − c_a)              (c_a a point of the line, n_a its unit normal,
+//                                                      pointing to the free side)
+//   disk–line   gap = n_a · (p_b − c_a) − r_b         (p_b the disk centre)
+//   disk–disk   gap = ‖p_b − p_a‖ − r_a − r_b
+//
+// with p = r + R(θ) s for a point s of a body; body_a may be the ground (engine::kGround).
+// G is the derivative of the gap along v = (ẋ, ẏ, θ̇) of both bodies; γ = Ġ v.
+// One row per contact, named by the contact.
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/constraint_block.h"
+#include "engine/planar_model.h"
+
+namespace saltus::contact {
+
+enum class PlanarContactType { kPointLine, kDiskLine, kDiskDisk };
+
+struct PlanarContact {
+  std::string name;
+  PlanarContactType type = PlanarContactType::kDiskLine;
+  int body_a = engine::kGround;  // carries the line (or disk a)
+  int body_b = 0;                // carries the point (or disk b)
+  Eigen::Vector2d point_a = Eigen::Vector2d::Zero();   // line point or disk-a centre, frame a
+  Eigen::Vector2d normal_a = Eigen::Vector2d::UnitY(); // line normal, frame a (normalized)
+  double radius_a = 0.0;                               // disk a radius (disk–disk)
+  Eigen::Vector2d point_b = Eigen::Vector2d::Zero();   // point or disk-b centre, frame b
+  double radius_b = 0.0;                               // disk b radius (disk–line, disk–disk)
+  double restitution = -1.0;                           // [0, 1]; negative: the global one
+};
+
+class PlanarContacts : public engine::ConstraintBlock {
+ public:
+  // Validates every contact (bodies exist, radii ≥ 0 and > 0 for disks, non-zero normal,
+  // restitution in [0, 1] or negative) and throws std::invalid_argument naming it.
+  PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
+                 std::vector<PlanarContact> contacts);
+
+  const std::vector<PlanarContact>& contacts() const { return contacts_; }
+  int num_rows() const override { return static_cast<int>(contacts_.size()); }
+  const engine::ConstraintRowInfo& row_info(int i) const override { return infos_[i]; }
+  void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+              Eigen::Ref<Eigen::VectorXd> g) const override;
+  void Jacobian(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                Eigen::Ref<Eigen::MatrixXd> G) const override;
+  void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+             std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override;
+
+ private:
+  std::shared_ptr<const engine::PlanarModel> model_;
+  std::vector<PlanarContact> contacts_;
+  std::vector<engine::ConstraintRowInfo> infos_;
+};
+
+}  // namespace saltus::contact

@@ -1,0 +1,87 @@
+// The constrained mechanical system that integrators, contact solvers and the event loop see.
+//
+//   q̇ = T(q) v,     M(q) v̇ = F(q, v, t) + Gᵀ(q, t) λ,     g(q, t) = 0 on the active rows,
+//
+// (Haddouni et al. 2017, eq. 6). Sizes: q (nq), v (nv), M (nv × nv, symmetric positive definite),
+// F (nv, applied + gyroscopic forces). Constraint rows come in blocks (engine::ConstraintBlock):
+// joints and drivers are bilateral rows (set B), contacts are unilateral rows (set U); every row
+// has one global index in [0, num_constraints()). For any subset of rows the system evaluates
+//
+//   g (m)          constraint values (for unilateral rows: the signed gap),
+//   G (m × nv)     Jacobian with respect to v, so that ġ = G v + ∂g/∂t,
+//   ∂g/∂t (m)      partial time derivative (non-zero for rheonomic rows only),
+//   γ (m)          acceleration term, g̈ = G v̇ + γ, i.e. γ = Ġ v + ∂(∂g/∂t)/∂q · q̇ + ∂²g/∂t².
+//
+// The position update q ⊕ h v (IntegratePosition) is the only way integrators and projections
+// move q, so that spatial bodies can use the exponential map for their quaternions.
+//
+// A system is built once and then only read: every method is const and thread-compatible.
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/constraint_block.h"
+
+namespace saltus::engine {
+
+class MechanicalSystem {
+ public:
+  virtual ~MechanicalSystem();
+
+  virtual int nq() const = 0;
+  virtual int nv() const = 0;
+
+  // M(q), resized to nv × nv.
+  virtual void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const = 0;
+  // F(q, v, t), resized to nv.
+  virtual void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                      Eigen::VectorXd* F) const = 0;
+  // q_next = q ⊕ h v. The default is the vector-space update q + h v (valid when T = I).
+  // q_next may alias q.
+  virtual void IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double h,
+                                 Eigen::VectorXd* q_next) const;
+  // Kinetic energy ½ vᵀ M(q) v.
+  double KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& v) const;
+  // Potential energy of the conservative forces, when the system knows it (0 otherwise).
+  virtual double PotentialEnergy(double t, const Eigen::VectorXd& q) const;
+
+  // Names of the coordinates, used for output columns ("<body>.<coordinate>", "<body>.v<...>").
+  virtual std::string PositionName(int i) const;
+  virtual std::string VelocityName(int i) const;
+
+  // ---- Constraint rows -------------------------------------------------------------------
+  // Appends a block; its rows get the next global indices. Returns the first of them.
+  // Call only while building the system (before it is shared with a simulation).
+  int AddConstraintBlock(std::shared_ptr<const ConstraintBlock> block);
+
+  int num_constraints() const { return static_cast<int>(row_block_.size()); }
+  const ConstraintRowInfo& constraint_info(int row) const;
+  // All global rows of one kind, ascending.
+  std::vector<int> RowsOfKind(ConstraintKind kind) const;
+
+  // Each fills its output for `rows` (global indices, any order, no duplicates), resizing it to
+  // rows.size() (× nv for G). Throws std::out_of_range on a row index outside the system.
+  void ConstraintValues(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                        Eigen::VectorXd* g) const;
+  void ConstraintJacobian(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                          Eigen::MatrixXd* G) const;
+  void ConstraintTimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                                Eigen::VectorXd* g_t) const;
+  void ConstraintGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                       std::span<const int> rows, Eigen::VectorXd* gamma) const;
+
+ private:
+  // Splits `rows` into runs that belong to one block and calls `fn(block, local_rows, offset)`.
+  template <class Fn>
+  void ForEachBlockRun(std::span<const int> rows, Fn&& fn) const;
+
+  std::vector<std::shared_ptr<const ConstraintBlock>> blocks_;
+  std::vector<int> block_first_row_;  // global index of each block's first row
+  std::vector<int> row_block_;        // block of each global row
+};
+
+}  // namespace saltus::engine

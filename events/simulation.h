@@ -1,0 +1,164 @@
+// The event-driven loop of Saltus (Haddouni et al. 2017, Section 2.3 and Fig. 2).
+//
+// Index sets over the unilateral rows U (bilateral rows B are always active):
+//   I₁ = {α : g^α ≤ τ₀}                   closed in position            (eq. 13)
+//   I₂ = {α ∈ I₁ : |G^α v| ≤ τ₁, λ^α ≥ 0}   closed in position and velocity (eq. 5)
+// The integrator advances the DAE with A = B ∪ I₂ frozen. After every accepted step the event
+// functions are evaluated on the dense output at the step end and at `event_samples` interior
+// points:
+//   impact     g^α(t) of open contacts, falling through 0 (through −τ₀ if the contact started
+//              the phase already touching, i.e. just released);
+//   take-off   λ^α(t) of closed contacts, falling through 0, with λ from the index-1 solve
+//              (engine::ConstrainedDynamics) at the interpolated state, so integrators of any
+//              index give smooth multipliers;
+//   time       user time events.
+// The earliest root is located by the Illinois method to |Δt| ≤ root_tolerance·max(1, |t|);
+// rows whose functions vanish within that tolerance of it are handled together. At t*:
+//   1. I₁ ← {g ≤ τ₀}; if a row of I₁ approaches (G^α v < −τ₁), solve the impact LCP (eq. 4)
+//      with Newton restitution on all of I₁ and bilateral rows as equalities;
+//   2. candidate I₂ ← {α ∈ I₁ : G^α v⁺ ≤ τ₁}; these rows close. A row whose post-impact
+//      velocity is below τ₁ closes even when e > 0: this is what ends Zeno accumulations
+//      (bouncing ball with e = 0.9 comes to rest in finite time);
+//   3. the acceleration-level LCP (eq. 12) on the candidates keeps those with λ^α > τ₃ or
+//      g̈^α ≤ 0; the others take off;
+//   4. positions and velocities are projected onto {g_A = 0, G_A v + ∂g_A/∂t = 0} (eq. 35, 36);
+//   5. the integrator restarts.
+// More than `zeno_max_events` events inside `zeno_window` that the rule above cannot resolve
+// stop the run with RunStatus::kEventAccumulation.
+#pragma once
+
+#include <Eigen/Dense>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contact/complementarity.h"
+#include "engine/constrained_dynamics.h"
+#include "engine/mechanical_system.h"
+#include "engine/projection.h"
+#include "integrators/integrator.h"
+
+namespace saltus::events {
+
+struct Thresholds {
+  double tau0 = 1e-9;   // gap (m): g ≤ τ₀ counts as closed in position
+  double tau1 = 1e-6;   // normal velocity (m/s): |G v| ≤ τ₁ counts as zero
+  double tau3 = 1e-10;  // multiplier (N): λ > τ₃ keeps a contact closed
+};
+
+struct SimulationOptions {
+  std::string integrator = "dopri5";
+  integrators::IntegratorOptions integrator_options;
+  Thresholds thresholds;
+  double restitution = 0.0;       // global Newton coefficient e ∈ [0, 1] for rows without one
+  double root_tolerance = 1e-12;  // relative, on t*: |Δt| ≤ root_tolerance·max(1, |t|)
+  int event_samples = 4;          // interior samples of the dense output per step
+  double output_step = 0.0;       // > 0: OnOutput every output_step; 0: at every accepted step
+  contact::LcpOptions lcp;
+  engine::ProjectionOptions projection;  // used after events (tolerance: round-off)
+  int zeno_max_events = 2000;
+  double zeno_window = 1e-6;  // s
+  std::vector<double> time_events;
+};
+
+enum class EventKind { kImpact, kTakeoff, kContactClosed, kTime };
+std::string_view ToString(EventKind k);  // "impact", "takeoff", "contact_closed", "time"
+
+struct Event {
+  double t = 0;
+  EventKind kind = EventKind::kTime;
+  std::vector<int> rows;         // global constraint rows involved
+  std::vector<double> impulses;  // per row (impact); 0 otherwise
+  double energy_before = 0, energy_after = 0;  // T + V at t⁻ and t⁺
+};
+
+enum class RunStatus {
+  kFinished,
+  kStepSizeUnderflow,
+  kNewtonFailure,
+  kLinearSolveFailure,
+  kNonFinite,
+  kLcpFailure,
+  kProjectionFailure,
+  kEventAccumulation,
+};
+std::string_view ToString(RunStatus s);
+
+struct SimulationStats {
+  integrators::IntegratorStats integrator;
+  long events[4] = {0, 0, 0, 0};  // by EventKind
+  long lcp_solves = 0;
+  double max_position_violation = 0;      // ‖g_A‖∞ over accepted steps (before projection)
+  double max_velocity_violation = 0;      // ‖G_A v + ∂g_A/∂t‖∞
+  double max_acceleration_violation = 0;  // ‖G_A v̇ + γ_A‖∞ of the index-1 solve
+  double min_gap_after_projection = 0;    // smallest g over unilateral rows after events
+  double wall_seconds = 0;
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::kFinished;
+  std::string message;  // empty when finished
+  double t = 0;         // time reached
+};
+
+// Receives every accepted step, every output time and every event. Default: do nothing.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+    (void)t, (void)q, (void)v;
+  }
+  virtual void OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+    (void)t, (void)q, (void)v;
+  }
+  // q at t*, velocities before and after the event.
+  virtual void OnEvent(const Event& e, const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+                       const Eigen::VectorXd& v_plus) {
+    (void)e, (void)q, (void)v_minus, (void)v_plus;
+  }
+};
+
+class Simulation {
+ public:
+  // Throws std::invalid_argument on bad options (unknown integrator, unsupported formulation,
+  // restitution outside [0, 1], non-positive thresholds, ...), naming the option.
+  Simulation(std::shared_ptr<const engine::MechanicalSystem> system, SimulationOptions options);
+  ~Simulation();
+
+  // Sets the initial state: projects onto the bilateral constraints, finds the closed
+  // contacts (I₁, I₂) and resolves an initial impact if contacts approach. Throws
+  // std::invalid_argument on wrong sizes or non-finite values.
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
+  // Advances to t_end (or until failure). May be called repeatedly with increasing t_end.
+  RunResult AdvanceTo(double t_end);
+
+  void AddObserver(Observer* observer) { observers_.push_back(observer); }
+
+  double t() const { return t_; }
+  const Eigen::VectorXd& q() const { return q_; }
+  const Eigen::VectorXd& v() const { return v_; }
+  // Unilateral rows currently closed (I₂ ∩ U), ascending.
+  const std::vector<int>& closed_rows() const { return closed_; }
+  // Multipliers of B ∪ closed rows at the current state (index-1 solve), in row order of
+  // active_rows().
+  const std::vector<int>& active_rows() const { return active_; }
+  Eigen::VectorXd Multipliers() const;
+  const SimulationStats& stats() const;
+  const engine::MechanicalSystem& system() const { return *system_; }
+  const SimulationOptions& options() const { return options_; }
+
+ private:
+  struct Impl;
+  std::shared_ptr<const engine::MechanicalSystem> system_;
+  SimulationOptions options_;
+  std::vector<Observer*> observers_;
+  double t_ = 0;
+  Eigen::VectorXd q_, v_;
+  std::vector<int> closed_, active_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace saltus::events
