@@ -1,0 +1,654 @@
+#include "events/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "contact/impact_problem.h"
+
+namespace saltus::events {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using engine::ConstraintKind;
+
+std::string_view ToString(EventKind k) {
+  switch (k) {
+    case EventKind::kImpact:
+      return "impact";
+    case EventKind::kTakeoff:
+      return "takeoff";
+    case EventKind::kContactClosed:
+      return "contact_closed";
+    case EventKind::kTime:
+      return "time";
+  }
+  return "unknown";
+}
+
+std::string_view ToString(RunStatus s) {
+  switch (s) {
+    case RunStatus::kFinished:
+      return "finished";
+    case RunStatus::kStepSizeUnderflow:
+      return "step_size_underflow";
+    case RunStatus::kNewtonFailure:
+      return "newton_failure";
+    case RunStatus::kLinearSolveFailure:
+      return "linear_solve_failure";
+    case RunStatus::kNonFinite:
+      return "non_finite_state";
+    case RunStatus::kLcpFailure:
+      return "lcp_failure";
+    case RunStatus::kProjectionFailure:
+      return "projection_failure";
+    case RunStatus::kEventAccumulation:
+      return "event_accumulation";
+  }
+  return "unknown";
+}
+
+namespace {
+
+RunStatus FromStepStatus(integrators::StepStatus s) {
+  switch (s) {
+    case integrators::StepStatus::kAccepted:
+      return RunStatus::kFinished;
+    case integrators::StepStatus::kStepSizeUnderflow:
+      return RunStatus::kStepSizeUnderflow;
+    case integrators::StepStatus::kNewtonFailure:
+      return RunStatus::kNewtonFailure;
+    case integrators::StepStatus::kLinearSolveFailure:
+      return RunStatus::kLinearSolveFailure;
+    case integrators::StepStatus::kNonFinite:
+      return RunStatus::kNonFinite;
+  }
+  return RunStatus::kNonFinite;
+}
+
+void Require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+bool AllFinite(const VectorXd& x) { return x.allFinite(); }
+
+// Sorted union / difference of ascending index lists.
+std::vector<int> Union(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+std::vector<int> Difference(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// Thrown inside the loop when a run cannot continue; turned into a RunResult.
+struct RunFailure {
+  RunStatus status;
+  std::string message;
+};
+
+}  // namespace
+
+struct Simulation::Impl {
+  const engine::MechanicalSystem& sys;
+  const SimulationOptions& opt;
+  std::unique_ptr<integrators::Integrator> integrator;
+  engine::ConstrainedDynamics dynamics;
+  std::vector<int> bilateral, unilateral;
+  std::vector<double> restitution_of_row;  // per global row (unilateral only meaningful)
+  SimulationStats stats;
+  bool initialized = false;
+  double next_output = 0;
+  std::size_t next_time_event = 0;
+  std::vector<double> time_events;
+  std::deque<double> recent_events;  // times of recent events (Zeno guard)
+
+  // Monitoring of the open unilateral rows during a phase: a row is "armed" once its gap has
+  // been positive since the phase started; an unarmed row (touching when released) is watched
+  // through g + τ₀ so that a real penetration is still caught.
+  std::vector<int> open_rows;
+  std::vector<char> armed;
+
+  // Workspace.
+  VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
+  MatrixXd G_buf;
+
+  Impl(const engine::MechanicalSystem& s, const SimulationOptions& o)
+      : sys(s), opt(o), dynamics(s) {}
+
+  double Energy(double t, const VectorXd& q, const VectorXd& v) const {
+    return sys.KineticEnergy(q, v) + sys.PotentialEnergy(t, q);
+  }
+
+  // Steps 1-4 of the header at a switching time t: impact, new closed set, projection. `v`
+  // is v⁻ on entry and v⁺ on return; `closed` is updated; rows in `forced_open` (their
+  // take-off function fired) cannot stay closed. Throws RunFailure.
+  void HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vector<int>& closed,
+                    const std::vector<int>& forced_open, std::vector<Event>* events);
+  // Restarts the phase: freezes the active rows, arms the open rows whose gap is positive and
+  // resets the integrator.
+  void StartPhase(double t, const VectorXd& q, const VectorXd& v, const std::vector<int>& closed,
+                  std::vector<int>* active);
+};
+
+Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
+                       SimulationOptions options)
+    : system_(std::move(system)), options_(std::move(options)) {
+  Require(system_ != nullptr, "Simulation: null mechanical system");
+  const auto& o = options_;
+  Require(
+      o.restitution >= 0.0 && o.restitution <= 1.0,
+      "simulation option 'restitution' must be in [0, 1], got " + std::to_string(o.restitution));
+  Require(o.thresholds.tau0 > 0 && std::isfinite(o.thresholds.tau0),
+          "simulation threshold 'gap' (tau0) must be > 0");
+  Require(o.thresholds.tau1 > 0 && std::isfinite(o.thresholds.tau1),
+          "simulation threshold 'velocity' (tau1) must be > 0");
+  Require(o.thresholds.tau3 >= 0 && std::isfinite(o.thresholds.tau3),
+          "simulation threshold 'force' (tau3) must be >= 0");
+  Require(o.root_tolerance > 0 && o.root_tolerance < 1e-3,
+          "simulation option 'root_tolerance' must be in (0, 1e-3)");
+  Require(o.event_samples >= 0 && o.event_samples <= 1000,
+          "simulation option 'event_samples' must be in [0, 1000]");
+  Require(o.output_step >= 0 && std::isfinite(o.output_step),
+          "simulation option 'output_step' must be >= 0");
+  Require(o.zeno_max_events > 0, "simulation option 'zeno.max_events' must be > 0");
+  Require(o.zeno_window > 0, "simulation option 'zeno.window' must be > 0");
+  for (double te : o.time_events) {
+    Require(std::isfinite(te), "simulation option 'time_events' contains a non-finite time");
+  }
+
+  impl_ = std::make_unique<Impl>(*system_, options_);
+  impl_->integrator = integrators::MakeIntegrator(o.integrator, o.integrator_options);
+  impl_->bilateral = system_->RowsOfKind(ConstraintKind::kBilateral);
+  impl_->unilateral = system_->RowsOfKind(ConstraintKind::kUnilateral);
+  impl_->restitution_of_row.assign(system_->num_constraints(), o.restitution);
+  for (int r : impl_->unilateral) {
+    const double e = system_->constraint_info(r).restitution;
+    if (e >= 0) {
+      Require(e <= 1.0, "contact '" + system_->constraint_info(r).name +
+                            "': restitution must be in [0, 1], got " + std::to_string(e));
+      impl_->restitution_of_row[r] = e;
+    }
+  }
+  impl_->time_events = o.time_events;
+  std::sort(impl_->time_events.begin(), impl_->time_events.end());
+  impl_->stats.min_gap_after_projection = std::numeric_limits<double>::infinity();
+}
+
+Simulation::~Simulation() = default;
+
+const SimulationStats& Simulation::stats() const {
+  impl_->stats.integrator = impl_->integrator->stats();
+  return impl_->stats;
+}
+
+Eigen::VectorXd Simulation::Multipliers() const {
+  VectorXd vdot, lambda;
+  impl_->dynamics.Solve(t_, q_, v_, active_, &vdot, &lambda);
+  return lambda;
+}
+
+// ---------------------------------------------------------------------------------------
+// Event handling at a switching time (steps 1-5 of the header).
+// ---------------------------------------------------------------------------------------
+void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vector<int>& closed,
+                                    const std::vector<int>& forced_open,
+                                    std::vector<Event>* events) {
+  Impl& im = *this;
+  const auto& th = opt.thresholds;
+  const double energy_before = im.Energy(t, q, v);
+
+  // I₁: unilateral rows closed in position (plus the currently closed ones).
+  sys.ConstraintValues(t, q, im.unilateral, &im.g_buf);
+  std::vector<int> i1;
+  for (std::size_t k = 0; k < im.unilateral.size(); ++k) {
+    if (im.g_buf[static_cast<Eigen::Index>(k)] <= th.tau0) i1.push_back(im.unilateral[k]);
+  }
+  i1 = Union(i1, closed);
+
+  // Normal velocities of I₁ and the impact problem if some row approaches.
+  VectorXd u;
+  if (!i1.empty()) {
+    sys.ConstraintJacobian(t, q, i1, &im.G_buf);
+    sys.ConstraintTimeDerivative(t, q, i1, &im.gt_buf);
+    u = im.G_buf * v + im.gt_buf;
+  }
+  bool approaching = false;
+  for (Eigen::Index k = 0; k < u.size(); ++k) approaching |= u[k] < -th.tau1;
+
+  if (approaching) {
+    std::vector<double> e(i1.size());
+    for (std::size_t k = 0; k < i1.size(); ++k) e[k] = im.restitution_of_row[i1[k]];
+    const contact::ImpactResult impact =
+        contact::SolveImpact(sys, t, q, v, im.bilateral, i1, e, opt.lcp);
+    ++im.stats.lcp_solves;
+    if (!impact.ok) {
+      std::ostringstream msg;
+      msg << "impact problem failed at t = " << t << " on " << i1.size()
+          << " contact(s): " << impact.message;
+      throw RunFailure{RunStatus::kLcpFailure, msg.str()};
+    }
+    v = impact.v_plus;
+    Event ev;
+    ev.t = t;
+    ev.kind = EventKind::kImpact;
+    for (std::size_t k = 0; k < i1.size(); ++k) {
+      const double p = impact.impulse_u[static_cast<Eigen::Index>(k)];
+      if (p > 0 || u[static_cast<Eigen::Index>(k)] < -th.tau1) {
+        ev.rows.push_back(i1[k]);
+        ev.impulses.push_back(p);
+      }
+    }
+    ev.energy_before = energy_before;
+    ev.energy_after = im.Energy(t, q, v);
+    events->push_back(std::move(ev));
+    u = impact.u_plus_u;
+  }
+
+  // Candidates for I₂: rows of I₁ whose velocity is (numerically) zero after the impact. A row
+  // with 0 < u⁺ ≤ τ₁ closes too: the Zeno rule that ends accumulations of impacts.
+  std::vector<int> candidates;
+  for (std::size_t k = 0; k < i1.size(); ++k) {
+    if (u[static_cast<Eigen::Index>(k)] <= th.tau1 &&
+        !std::binary_search(forced_open.begin(), forced_open.end(), i1[k])) {
+      candidates.push_back(i1[k]);
+    }
+  }
+
+  // Acceleration-level problem (eq. 12): which candidates keep a compressive force.
+  std::vector<int> new_closed;
+  if (!candidates.empty()) {
+    const contact::ContactAccelerationResult acc =
+        contact::SolveContactAccelerations(sys, t, q, v, im.bilateral, candidates, opt.lcp);
+    ++im.stats.lcp_solves;
+    if (!acc.ok) {
+      std::ostringstream msg;
+      msg << "contact problem (acceleration level) failed at t = " << t << " on "
+          << candidates.size() << " contact(s): " << acc.message;
+      throw RunFailure{RunStatus::kLcpFailure, msg.str()};
+    }
+    // W_αα converts the force threshold τ₃ into an acceleration threshold.
+    sys.ConstraintJacobian(t, q, candidates, &im.G_buf);
+    MatrixXd M;
+    sys.MassMatrix(q, &M);
+    const MatrixXd MinvGt = M.llt().solve(im.G_buf.transpose());
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      const auto kk = static_cast<Eigen::Index>(k);
+      const double w_aa = im.G_buf.row(kk).dot(MinvGt.col(kk));
+      if (acc.lambda_u[kk] > th.tau3 || acc.accel_u[kk] <= w_aa * th.tau3) {
+        new_closed.push_back(candidates[k]);
+      }
+    }
+  }
+
+  // Projection onto {g_A = 0, G_A v + ∂g_A/∂t = 0} (eq. 35, 36).
+  const std::vector<int> active = Union(im.bilateral, new_closed);
+  if (!active.empty()) {
+    const auto rp = engine::ProjectPositions(sys, t, active, opt.projection, &q);
+    if (!rp.converged) {
+      std::ostringstream msg;
+      msg << "position projection failed at t = " << t << " (residual " << rp.residual << " after "
+          << rp.iterations << " iterations)";
+      throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
+    }
+    const auto rv = engine::ProjectVelocities(sys, t, q, active, opt.projection, &v);
+    if (!rv.converged) {
+      std::ostringstream msg;
+      msg << "velocity projection failed at t = " << t << " (residual " << rv.residual << ")";
+      throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
+    }
+  }
+  if (!im.unilateral.empty()) {
+    sys.ConstraintValues(t, q, im.unilateral, &im.g_buf);
+    im.stats.min_gap_after_projection =
+        std::min(im.stats.min_gap_after_projection, im.g_buf.minCoeff());
+  }
+
+  const double energy_after = im.Energy(t, q, v);
+  const std::vector<int> closing = Difference(new_closed, closed);
+  const std::vector<int> leaving = Difference(closed, new_closed);
+  if (!closing.empty()) {
+    Event ev;
+    ev.t = t;
+    ev.kind = EventKind::kContactClosed;
+    ev.rows = closing;
+    ev.impulses.assign(closing.size(), 0.0);
+    ev.energy_before = energy_before;
+    ev.energy_after = energy_after;
+    events->push_back(std::move(ev));
+  }
+  if (!leaving.empty()) {
+    Event ev;
+    ev.t = t;
+    ev.kind = EventKind::kTakeoff;
+    ev.rows = leaving;
+    ev.impulses.assign(leaving.size(), 0.0);
+    ev.energy_before = energy_before;
+    ev.energy_after = energy_after;
+    events->push_back(std::move(ev));
+  }
+  closed = new_closed;
+}
+
+void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v,
+                                  const std::vector<int>& closed, std::vector<int>* active) {
+  Impl& im = *this;
+  *active = Union(im.bilateral, closed);
+  im.open_rows = Difference(im.unilateral, closed);
+  im.armed.assign(im.open_rows.size(), 0);
+  if (!im.open_rows.empty()) {
+    im.sys.ConstraintValues(t, q, im.open_rows, &im.g_buf);
+    for (std::size_t k = 0; k < im.open_rows.size(); ++k) {
+      im.armed[k] = im.g_buf[static_cast<Eigen::Index>(k)] > 0 ? 1 : 0;
+    }
+  }
+  im.integrator->Reset(im.sys, *active, t, q, v);
+}
+
+void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  const auto& sys = *system_;
+  Require(std::isfinite(t), "initial time must be finite");
+  Require(q.size() == sys.nq(), "initial q has size " + std::to_string(q.size()) +
+                                    ", the system has nq = " + std::to_string(sys.nq()));
+  Require(v.size() == sys.nv(), "initial v has size " + std::to_string(v.size()) +
+                                    ", the system has nv = " + std::to_string(sys.nv()));
+  Require(AllFinite(q), "initial q contains NaN or Inf");
+  Require(AllFinite(v), "initial v contains NaN or Inf");
+  auto& im = *impl_;
+  t_ = t;
+  q_ = q;
+  v_ = v;
+  closed_.clear();
+
+  // Consistent initialization: bilateral constraints at position and velocity level.
+  if (!im.bilateral.empty()) {
+    const auto rp = engine::ProjectPositions(sys, t, im.bilateral, options_.projection, &q_);
+    Require(rp.converged,
+            "the initial positions cannot be projected onto the joint constraints "
+            "(residual " +
+                std::to_string(rp.residual) + "): check the joint locations");
+    const auto rv = engine::ProjectVelocities(sys, t, q_, im.bilateral, options_.projection, &v_);
+    Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
+  }
+  // Initial penetration is an input error, not something to resolve silently.
+  if (!im.unilateral.empty()) {
+    sys.ConstraintValues(t, q_, im.unilateral, &im.g_buf);
+    for (std::size_t k = 0; k < im.unilateral.size(); ++k) {
+      const double g = im.g_buf[static_cast<Eigen::Index>(k)];
+      if (g < -options_.thresholds.tau0) {
+        std::ostringstream msg;
+        msg << "contact '" << sys.constraint_info(im.unilateral[k]).name
+            << "': the initial state penetrates by " << -g << " (gap threshold "
+            << options_.thresholds.tau0 << ")";
+        throw std::invalid_argument(msg.str());
+      }
+    }
+  }
+  std::vector<Event> events;
+  try {
+    im.HandleSwitch(t_, q_, v_, closed_, {}, &events);
+  } catch (const RunFailure& f) {
+    throw std::invalid_argument("initial state: " + f.message);
+  }
+  for (const Event& e : events) {
+    ++im.stats.events[static_cast<int>(e.kind)];
+    for (Observer* o : observers_) o->OnEvent(e, q_, v, v_);
+  }
+  im.StartPhase(t_, q_, v_, closed_, &active_);
+  im.initialized = true;
+  im.next_output = t_;
+  im.next_time_event = static_cast<std::size_t>(
+      std::upper_bound(im.time_events.begin(), im.time_events.end(), t_) - im.time_events.begin());
+  im.recent_events.clear();
+}
+
+namespace {
+
+// Event functions of one phase at one time, from the dense output.
+struct EventFunctions {
+  VectorXd gaps;     // open rows
+  VectorXd lambdas;  // closed rows (in order of `closed`)
+};
+
+}  // namespace
+
+RunResult Simulation::AdvanceTo(double t_end) {
+  if (!impl_->initialized) throw std::logic_error("Simulation::AdvanceTo before SetState");
+  Require(std::isfinite(t_end), "t_end must be finite");
+  auto& im = *impl_;
+  const auto& sys = *system_;
+  const auto& th = options_.thresholds;
+  const auto wall_start = std::chrono::steady_clock::now();
+  RunResult result;
+
+  auto emit_outputs_until = [&](double t_hi, bool inclusive) {
+    if (options_.output_step <= 0) return;
+    VectorXd qo, vo;
+    while (im.next_output < t_hi || (inclusive && im.next_output <= t_hi)) {
+      if (im.next_output > t_end) break;
+      if (im.next_output <= t_) {
+        qo = q_;
+        vo = v_;
+      } else {
+        im.integrator->Interpolate(im.next_output, &qo, &vo);
+      }
+      for (Observer* o : observers_) o->OnOutput(im.next_output, qo, vo);
+      im.next_output += options_.output_step;
+      // Avoid drift of the output grid: snap to the nearest multiple.
+      im.next_output = std::round(im.next_output / options_.output_step) * options_.output_step;
+    }
+  };
+  if (options_.output_step > 0 && im.next_output <= t_) emit_outputs_until(t_, true);
+
+  // Values of the event functions at time s (dense output of the current step).
+  VectorXd qs, vs;
+  auto evaluate = [&](double s, EventFunctions* f) {
+    im.integrator->Interpolate(s, &qs, &vs);
+    if (!im.open_rows.empty()) sys.ConstraintValues(s, qs, im.open_rows, &f->gaps);
+    if (!closed_.empty()) {
+      const auto st = im.dynamics.Solve(s, qs, vs, active_, &im.vdot_buf, &im.lambda_buf);
+      if (!st.ok) {
+        throw RunFailure{RunStatus::kLinearSolveFailure,
+                         "singular constrained dynamics while evaluating contact forces"};
+      }
+      f->lambdas.resize(static_cast<Eigen::Index>(closed_.size()));
+      // closed_ rows sit after the bilateral rows in active_ only if sorted that way: map them.
+      for (std::size_t k = 0; k < closed_.size(); ++k) {
+        const auto pos =
+            std::lower_bound(active_.begin(), active_.end(), closed_[k]) - active_.begin();
+        f->lambdas[static_cast<Eigen::Index>(k)] = im.lambda_buf[pos];
+      }
+    }
+  };
+  // φ for open row k (armed: g; unarmed: g + τ₀) and closed row k (λ + τ₃: hysteresis).
+  auto phi_open = [&](const EventFunctions& f, std::size_t k) {
+    return f.gaps[static_cast<Eigen::Index>(k)] + (im.armed[k] ? 0.0 : th.tau0);
+  };
+  auto phi_closed = [&](const EventFunctions& f, std::size_t k) {
+    return f.lambdas[static_cast<Eigen::Index>(k)] + th.tau3;
+  };
+
+  // Illinois root finding of φ on [lo, hi] with φ(lo) = flo > 0 ≥ φ(hi) = fhi, down to
+  // |hi − lo| ≤ root_tolerance·max(1, |t|). Returns the final bracket.
+  auto locate = [&](double lo, double hi, double flo, double fhi, auto&& phi) {
+    const double tol = options_.root_tolerance * std::max(1.0, std::abs(hi));
+    EventFunctions fm;
+    int side = 0;
+    for (int it = 0; it < 200 && hi - lo > tol; ++it) {
+      double m = (lo * fhi - hi * flo) / (fhi - flo);
+      if (!(m > lo && m < hi)) m = 0.5 * (lo + hi);
+      evaluate(m, &fm);
+      const double fmid = phi(fm);
+      if (fmid > 0) {
+        lo = m;
+        flo = fmid;
+        if (side == -1) fhi *= 0.5;
+        side = -1;
+      } else {
+        hi = m;
+        fhi = fmid;
+        if (side == 1) flo *= 0.5;
+        side = 1;
+      }
+    }
+    return std::pair<double, double>(lo, hi);
+  };
+
+  try {
+    while (t_ < t_end) {
+      double t_limit = t_end;
+      bool time_event_at_limit = false;
+      if (im.next_time_event < im.time_events.size() &&
+          im.time_events[im.next_time_event] <= t_end) {
+        t_limit = im.time_events[im.next_time_event];
+        time_event_at_limit = true;
+      }
+      if (t_limit <= t_) {  // a time event exactly now
+        ++im.next_time_event;
+        continue;
+      }
+      const integrators::StepStatus st = im.integrator->Step(t_limit);
+      if (st != integrators::StepStatus::kAccepted) {
+        std::ostringstream msg;
+        msg << "integrator '" << im.integrator->name() << "' failed at t = " << t_ << ": "
+            << integrators::ToString(st);
+        if (st == integrators::StepStatus::kStepSizeUnderflow) {
+          msg << " (step below h_min = " << options_.integrator_options.h_min << ")";
+        }
+        throw RunFailure{FromStepStatus(st), msg.str()};
+      }
+      const double t0 = im.integrator->t_previous();
+      const double t1 = im.integrator->t();
+
+      // Scan the step for sign changes of the event functions.
+      const int n = options_.event_samples;
+      EventFunctions f_prev, f_next;
+      evaluate(t0, &f_prev);
+      double t_event = std::numeric_limits<double>::infinity();
+      double s_prev = t0;
+      for (int k = 1; k <= n + 1 && !std::isfinite(t_event); ++k) {
+        const double s = (k == n + 1) ? t1 : t0 + (t1 - t0) * k / (n + 1);
+        evaluate(s, &f_next);
+        // Rows crossing in [s_prev, s]: locate each root, keep the earliest.
+        for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
+          const double a = phi_open(f_prev, r), b = phi_open(f_next, r);
+          if (a > 0 && b <= 0) {
+            const auto [lo, hi] =
+                locate(s_prev, s, a, b, [&](const EventFunctions& fm) { return phi_open(fm, r); });
+            (void)hi;
+            // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
+            t_event = std::min(t_event, lo);
+          }
+        }
+        for (std::size_t r = 0; r < closed_.size(); ++r) {
+          const double a = phi_closed(f_prev, r), b = phi_closed(f_next, r);
+          if (a > 0 && b <= 0) {
+            const auto [lo, hi] = locate(
+                s_prev, s, a, b, [&](const EventFunctions& fm) { return phi_closed(fm, r); });
+            (void)lo;
+            t_event = std::min(t_event, hi);
+          }
+        }
+        // Arm rows whose gap became positive.
+        for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
+          if (!im.armed[r] && f_next.gaps[static_cast<Eigen::Index>(r)] > 0) im.armed[r] = 1;
+        }
+        f_prev = f_next;
+        s_prev = s;
+      }
+
+      if (!std::isfinite(t_event)) {
+        // A full step without event.
+        emit_outputs_until(t1, true);
+        // Constraint violations before the integrator's projection: the dense output at t1.
+        im.integrator->Interpolate(t1, &qs, &vs);
+        if (!active_.empty()) {
+          sys.ConstraintValues(t1, qs, active_, &im.g_buf);
+          sys.ConstraintJacobian(t1, qs, active_, &im.G_buf);
+          sys.ConstraintTimeDerivative(t1, qs, active_, &im.gt_buf);
+          im.stats.max_position_violation =
+              std::max(im.stats.max_position_violation, im.g_buf.cwiseAbs().maxCoeff());
+          im.stats.max_velocity_violation = std::max(
+              im.stats.max_velocity_violation, (im.G_buf * vs + im.gt_buf).cwiseAbs().maxCoeff());
+          const auto ds = im.dynamics.Solve(t1, im.integrator->q(), im.integrator->v(), active_,
+                                            &im.vdot_buf, &im.lambda_buf);
+          im.stats.max_acceleration_violation =
+              std::max(im.stats.max_acceleration_violation, ds.residual);
+        }
+        t_ = t1;
+        q_ = im.integrator->q();
+        v_ = im.integrator->v();
+        for (Observer* o : observers_) o->OnStep(t_, q_, v_);
+        if (time_event_at_limit && t1 >= t_limit) {
+          ++im.next_time_event;
+          std::vector<Event> events;
+          Event te;
+          te.t = t_;
+          te.kind = EventKind::kTime;
+          te.energy_before = te.energy_after = im.Energy(t_, q_, v_);
+          events.push_back(te);
+          const VectorXd v_minus = v_;
+          im.HandleSwitch(t_, q_, v_, closed_, {}, &events);
+          for (const Event& e : events) {
+            ++im.stats.events[static_cast<int>(e.kind)];
+            for (Observer* o : observers_) o->OnEvent(e, q_, v_minus, v_);
+          }
+          im.StartPhase(t_, q_, v_, closed_, &active_);
+        }
+        continue;
+      }
+
+      // An event at t_event: outputs before it, then the switch.
+      emit_outputs_until(t_event, false);
+      VectorXd q_ev, v_ev;
+      im.integrator->Interpolate(t_event, &q_ev, &v_ev);
+      // Rows whose take-off function fired are released even if the LCP is degenerate.
+      std::vector<int> forced_open;
+      {
+        EventFunctions fe;
+        evaluate(t_event, &fe);
+        for (std::size_t r = 0; r < closed_.size(); ++r) {
+          if (phi_closed(fe, r) <= 0) forced_open.push_back(closed_[r]);
+        }
+      }
+      t_ = t_event;
+      q_ = q_ev;
+      v_ = v_ev;
+      const VectorXd v_minus = v_;
+      std::vector<Event> events;
+      im.HandleSwitch(t_, q_, v_, closed_, forced_open, &events);
+      for (const Event& e : events) {
+        ++im.stats.events[static_cast<int>(e.kind)];
+        for (Observer* o : observers_) o->OnEvent(e, q_, v_minus, v_);
+      }
+      // Zeno guard: too many switches in a tiny window that the rules above did not resolve.
+      im.recent_events.push_back(t_);
+      while (!im.recent_events.empty() && im.recent_events.front() < t_ - options_.zeno_window) {
+        im.recent_events.pop_front();
+      }
+      if (static_cast<int>(im.recent_events.size()) > options_.zeno_max_events) {
+        std::ostringstream msg;
+        msg << "event accumulation: more than " << options_.zeno_max_events << " events within "
+            << options_.zeno_window << " s before t = " << t_;
+        throw RunFailure{RunStatus::kEventAccumulation, msg.str()};
+      }
+      im.StartPhase(t_, q_, v_, closed_, &active_);
+    }
+    emit_outputs_until(t_, true);
+  } catch (const RunFailure& failure) {
+    result.status = failure.status;
+    result.message = failure.message;
+  }
+  result.t = t_;
+  im.stats.wall_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace saltus::events
