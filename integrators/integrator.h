@@ -14,9 +14,18 @@
 // functions on it). After an event the loop calls Reset again (one-step methods restart).
 //
 // Step-size control (eq. 30): h_new = h · min(fac_max, max(fac_min, s (1/err)^(1/(p+1))))
-// with err the scaled error norm (rtol, atol) and s the safety factor; defaults from the paper's
-// Table 1 where it gives one. Non-virtual Step validates and keeps statistics; schemes implement
-// DoReset/DoStep/DoInterpolate.
+// with err the scaled error norm (rtol, atol), s the safety factor and p the order of the
+// lower-order solution of the embedded pair, so that the estimated local error is O(h^(p+1))
+// (Hairer, Nørsett & Wanner, Solving ODEs I, Sec. II.4, eq. 4.13). The paper writes the exponent
+// as 1/p with p the "order of consistency"; for DOPRI5 it takes p = 4, we take 1/(4+1), the
+// exponent that matches the order of the estimate. A step is accepted when err ≤ 1. Defaults
+// from the paper's Table 1 where it gives one. Non-virtual Step validates and keeps statistics;
+// schemes implement DoReset/DoStep/DoInterpolate.
+//
+// References: Haddouni, Acary, Garreau, Beley, Brogliato, Comparison of several formulations and
+// integration methods for the resolution of DAEs formulations in event-driven simulation of
+// nonsmooth frictionless multibody dynamics, Multibody System Dynamics 41 (2017).
+// E. Hairer, S. P. Nørsett, G. Wanner, Solving Ordinary Differential Equations I, Springer 1993.
 #pragma once
 
 #include <Eigen/Dense>
@@ -45,22 +54,22 @@ struct IntegratorOptions {
   double atol = 1e-6;
   double h_min = 1e-7;  // Table 1: minimum time step
   double h_max = std::numeric_limits<double>::infinity();
-  double h_init = 0.0;      // 0: automatic initial step (Hairer, Nørsett & Wanner, Sec. II.4)
-  double safety = 0.9;      // s in eq. (30); the paper's Table 1 uses 0.3
-  double fac_min = 0.2;     // bounds on h_new / h
+  double h_init = 0.0;   // 0: automatic initial step (Hairer, Nørsett & Wanner, Sec. II.4)
+  double safety = 0.9;   // s in eq. (30); the paper's Table 1 uses 0.3
+  double fac_min = 0.2;  // bounds on h_new / h
   double fac_max = 5.0;
-  bool adaptive = true;     // false: constant step h_init (order tests)
-  double newton_tol = 1e-8;         // Table 1: tolerance on Newton's residual
+  bool adaptive = true;      // false: constant step h_init (order tests)
+  double newton_tol = 1e-8;  // Table 1: tolerance on Newton's residual
   int max_newton_iterations = 10;
-  double projection_tol = 1e-4;     // Table 1: max violation of g and G v before projecting
+  double projection_tol = 1e-4;  // Table 1: max violation of g and G v before projecting
   engine::ProjectionMetric projection_metric = engine::ProjectionMetric::kMass;
-  bool project = true;              // MDOP5-style projection after accepted steps
+  bool project = true;  // MDOP5-style projection after accepted steps
 };
 
 struct IntegratorStats {
   long accepted_steps = 0;
   long rejected_steps = 0;
-  long rhs_evaluations = 0;          // evaluations of v̇ (KKT solves) or residuals
+  long rhs_evaluations = 0;  // evaluations of v̇ (KKT solves) or residuals
   long newton_iterations = 0;
   long jacobian_evaluations = 0;
   long factorizations = 0;
@@ -83,23 +92,36 @@ std::string_view ToString(StepStatus s);
 
 class Integrator {
  public:
+  // Throws std::invalid_argument naming the option when the options are invalid: rtol, atol < 0
+  // or both 0; h_min < 0; h_max < h_min; h_init < 0 (or = 0 with adaptive = false); safety
+  // outside (0, 1]; fac_min outside (0, 1]; fac_max < 1; newton_tol, projection_tol ≤ 0;
+  // max_newton_iterations < 1.
   explicit Integrator(const IntegratorOptions& options);
   virtual ~Integrator();
   Integrator(const Integrator&) = delete;
   Integrator& operator=(const Integrator&) = delete;
 
   virtual std::string_view name() const = 0;
+  // Order of the global error at step ends (convergence order of the scheme).
   virtual int order() const = 0;
+  // Order of the continuous extension used by Interpolate (its local error is
+  // O(h^(dense_output_order()+1))); the generic tests check it.
+  virtual int dense_output_order() const = 0;
   virtual bool Supports(Formulation f) const = 0;
 
   // (Re)starts at (t, q, v) with `active_rows` frozen. The state should satisfy the constraints
   // of the formulation (the loop projects before Reset). Throws std::invalid_argument on
-  // inconsistent sizes or an unsupported formulation.
+  // inconsistent sizes (q: nq, v: nv), NaN/Inf in t, q or v, an active row outside
+  // [0, num_constraints()) or listed twice, or an unsupported formulation. The system must
+  // outlive the integrator's use of it. Statistics are not cleared: they accumulate over Resets.
+  // A failure of the scheme's first evaluation at (t, q, v) is reported by the next Step.
   void Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows, double t,
              const Eigen::VectorXd& q, const Eigen::VectorXd& v);
 
-  // One accepted step towards t_limit (> t()), never past it. On failure the state stays at the
-  // last accepted step.
+  // One accepted step towards t_limit (> t(); +∞ allowed), never past it; the step that reaches
+  // t_limit ends exactly on it. On failure the state stays at the last accepted step (after
+  // kNonFinite detected here, the dense output collapses to that point). Throws
+  // std::invalid_argument if t_limit ≤ t(), std::logic_error before the first Reset.
   StepStatus Step(double t_limit);
 
   double t() const { return t_; }
@@ -110,10 +132,13 @@ class Integrator {
   double proposed_step() const { return h_; }
   const std::vector<int>& active_rows() const { return rows_; }
 
-  // Dense output on [t_previous(), t()]. Outputs are resized.
+  // Dense output on [t_previous(), t()]: q (nq), v (nv), resized. Before the first step it
+  // returns the Reset state. Throws std::invalid_argument if s is outside the step by more than
+  // 1e-12·max(1, |t|) (root finders may land a few ulps outside; such s are clamped).
   void Interpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const;
 
   const IntegratorOptions& options() const { return options_; }
+  // Accumulated since construction (not cleared by Reset).
   const IntegratorStats& stats() const { return stats_; }
 
  protected:
@@ -123,10 +148,15 @@ class Integrator {
   virtual StepStatus DoStep(double t_limit) = 0;
   virtual void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const = 0;
 
-  // Scaled RMS norm of an error vector given the old and new values (Hairer's sc_i).
+  // Scaled RMS norm of an error vector given the old and new values (same sizes n):
+  //   ‖err‖ = sqrt((1/n) Σ (err_i / sc_i)²),  sc_i = atol + rtol · max(|y_old,i|, |y_new,i|)
+  // (Hairer, Nørsett & Wanner, Sec. II.4, eq. 4.10–4.11). 0 when n = 0.
   double ErrorNorm(const Eigen::VectorXd& err, const Eigen::VectorXd& y_old,
                    const Eigen::VectorXd& y_new) const;
-  // Step-size factor from eq. (30), clamped to [fac_min, fac_max] (fac_max = 1 after a rejection).
+  // Step-size factor h_new / h = s (1/err)^(1/(p+1)) from eq. (30), p the order of the embedded
+  // lower-order solution, clamped to [fac_min, fac_max] (upper bound 1 when after_rejection, i.e.
+  // for a rejected step and for the first accepted step after one). err = 0 gives the upper
+  // bound, NaN gives fac_min.
   double StepFactor(double err, int p, bool after_rejection) const;
 
   const engine::MechanicalSystem* system_ = nullptr;

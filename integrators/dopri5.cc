@@ -1,0 +1,303 @@
+#include "integrators/dopri5.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "engine/projection.h"
+
+namespace saltus::integrators {
+
+namespace tab = dopri5_tableau;
+
+namespace {
+
+// Hairer's HINIT: the new step is (0.01 / max(‖f‖, ‖f'‖))^(1/(order)), order of the method.
+constexpr double kInitialStepOrder = 5.0;
+
+}  // namespace
+
+Dopri5::Dopri5(const IntegratorOptions& options) : Integrator(options) {
+  if (!Supports(options.formulation)) {
+    throw std::invalid_argument("integrator 'dopri5' does not support formulation '" +
+                                std::string(ToString(options.formulation)) +
+                                "'; supported: index1");
+  }
+}
+
+Dopri5::~Dopri5() = default;
+
+Dopri5::EvalResult Dopri5::Acceleration(double t, const Eigen::VectorXd& q,
+                                        const Eigen::VectorXd& v, Eigen::VectorXd* vdot) {
+  if (!q.allFinite() || !v.allFinite()) return EvalResult::kNonFinite;
+  ++stats_.rhs_evaluations;
+  const engine::DynamicsStatus status = dynamics_->Solve(t, q, v, rows_, vdot, &lambda_);
+  if (status.ok && vdot->allFinite()) return EvalResult::kOk;
+  // The solver does not say why it failed: NaN/Inf in M, F, G or γ is a non-finite model
+  // evaluation, anything else a singular M or inconsistent constraint rows. Failure path only.
+  system_->MassMatrix(q, &M_check_);
+  system_->Forces(t, q, v, &F_check_);
+  bool finite = M_check_.allFinite() && F_check_.allFinite();
+  if (finite && !rows_.empty()) {
+    system_->ConstraintJacobian(t, q, rows_, &G_);
+    system_->ConstraintGamma(t, q, v, rows_, &g_);
+    finite = G_.allFinite() && g_.allFinite();
+  }
+  return finite ? EvalResult::kLinearSolveFailure : EvalResult::kNonFinite;
+}
+
+StepStatus Dopri5::ToStatus(EvalResult r) {
+  switch (r) {
+    case EvalResult::kOk:
+      return StepStatus::kAccepted;
+    case EvalResult::kLinearSolveFailure:
+      return StepStatus::kLinearSolveFailure;
+    case EvalResult::kNonFinite:
+      return StepStatus::kNonFinite;
+  }
+  return StepStatus::kNonFinite;
+}
+
+void Dopri5::DoReset() {
+  const int nq = system_->nq();
+  const int nv = system_->nv();
+  dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
+  for (int i = 0; i < tab::kStages; ++i) {
+    V_[i].resize(nv);
+    A_[i].resize(nv);
+  }
+  for (int k = 0; k < 4; ++k) {
+    rq_[k].resize(nv);
+    rv_[k].resize(nv);
+  }
+  Q_.resize(nq);
+  sum_v_.resize(nv);
+  sum_a_.resize(nv);
+  q_new_.resize(nq);
+  v_new_.resize(nv);
+  q_hat_.resize(nq);
+  a_projected_.resize(nv);
+  err_.resize(nq + nv);
+  y_old_.resize(nq + nv);
+  y_new_.resize(nq + nv);
+  h_dense_ = 0;
+
+  V_[0] = v_;
+  reset_status_ = StepStatus::kAccepted;
+  const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
+  if (r != EvalResult::kOk) {
+    // Reported by the next Step: Reset only throws for invalid input.
+    reset_status_ = ToStatus(r);
+    return;
+  }
+  h_ = options_.h_init > 0 ? options_.h_init : InitialStep();
+}
+
+double Dopri5::InitialStep() {
+  const int nq = system_->nq();
+  const int nv = system_->nv();
+  const double atol = options_.atol;
+  const double rtol = options_.rtol;
+  // (x / sc)², with 0 for x = 0 (also when sc = 0: atol = 0 and a zero component).
+  auto sq = [](double x, double sc) { return x == 0.0 ? 0.0 : (x / sc) * (x / sc); };
+  auto scale = [&](double y) { return atol + rtol * std::abs(y); };
+  // Scale of the position tangent: componentwise when nq = nv, else from ‖q‖∞ (heuristic only).
+  const double q_scale_uniform = scale(q_.lpNorm<Eigen::Infinity>());
+  auto tangent_scale = [&](int i) { return nq == nv ? scale(q_[i]) : q_scale_uniform; };
+
+  // d0 = ‖y0‖, d1 = ‖f(y0)‖ in the scaled RMS norms (y = (q, v), f = (v, v̇)).
+  double d0 = 0, d1 = 0;
+  for (int i = 0; i < nq; ++i) d0 += sq(q_[i], scale(q_[i]));
+  for (int i = 0; i < nv; ++i) d0 += sq(v_[i], scale(v_[i]));
+  for (int i = 0; i < nv; ++i) d1 += sq(v_[i], tangent_scale(i)) + sq(A_[0][i], scale(v_[i]));
+  d0 = std::sqrt(d0 / std::max(1, nq + nv));
+  d1 = std::sqrt(d1 / std::max(1, 2 * nv));
+
+  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+  h0 = std::min(h0, options_.h_max);
+
+  // One explicit Euler step of size h0 and the derivative there: d2 ≈ ‖f'‖.
+  system_->IntegratePosition(q_, v_, h0, &Q_);
+  V_[1] = v_ + h0 * A_[0];
+  if (Acceleration(t_ + h0, Q_, V_[1], &A_[1]) != EvalResult::kOk) {
+    // Leave the real failure, if any, to the step; h0 is a safe small guess.
+    return std::max(h0, options_.h_min);
+  }
+  double d2 = 0;
+  for (int i = 0; i < nv; ++i) {
+    d2 += sq(V_[1][i] - v_[i], tangent_scale(i)) + sq(A_[1][i] - A_[0][i], scale(v_[i]));
+  }
+  d2 = std::sqrt(d2 / std::max(1, 2 * nv)) / h0;
+
+  const double d12 = std::max(d1, d2);
+  const double h1 =
+      d12 <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d12, 1.0 / kInitialStepOrder);
+  return std::max(std::min({100 * h0, h1, options_.h_max}), options_.h_min);
+}
+
+Dopri5::EvalResult Dopri5::Stages(double h) {
+  for (int s = 1; s < tab::kStages; ++s) {
+    sum_v_ = tab::kA[s][0] * V_[0];
+    sum_a_ = tab::kA[s][0] * A_[0];
+    for (int j = 1; j < s; ++j) {
+      sum_v_ += tab::kA[s][j] * V_[j];
+      sum_a_ += tab::kA[s][j] * A_[j];
+    }
+    const double t_stage = t_ + tab::kC[s] * h;
+    if (s + 1 < tab::kStages) {
+      system_->IntegratePosition(q_, sum_v_, h, &Q_);
+      V_[s] = v_ + h * sum_a_;
+      const EvalResult r = Acceleration(t_stage, Q_, V_[s], &A_[s]);
+      if (r != EvalResult::kOk) return r;
+    } else {  // stage 7 is the solution (a_7j = b_j), and the next step's first stage (FSAL)
+      system_->IntegratePosition(q_, sum_v_, h, &q_new_);
+      v_new_ = v_ + h * sum_a_;
+      V_[s] = v_new_;
+      const EvalResult r = Acceleration(t_stage, q_new_, v_new_, &A_[s]);
+      if (r != EvalResult::kOk) return r;
+    }
+  }
+  return EvalResult::kOk;
+}
+
+double Dopri5::LocalError(double h) {
+  const Eigen::Index nq = q_.size();
+  const Eigen::Index nv = v_.size();
+  // Velocity part: h Σ (b_j − b̂_j) A_j.
+  sum_a_.setZero();
+  for (int j = 0; j < tab::kStages; ++j) sum_a_ += (tab::kB[j] - tab::kBHat[j]) * A_[j];
+  err_.tail(nv) = h * sum_a_;
+  if (nq == nv) {
+    // Vector-space coordinates: the difference of the two positions is h Σ (b_j − b̂_j) V_j.
+    sum_v_.setZero();
+    for (int j = 0; j < tab::kStages; ++j) sum_v_ += (tab::kB[j] - tab::kBHat[j]) * V_[j];
+    err_.head(nq) = h * sum_v_;
+  } else {
+    sum_v_.setZero();
+    for (int j = 0; j < tab::kStages; ++j) sum_v_ += tab::kBHat[j] * V_[j];
+    system_->IntegratePosition(q_, sum_v_, h, &q_hat_);
+    err_.head(nq) = q_new_ - q_hat_;
+  }
+  y_old_.head(nq) = q_;
+  y_old_.tail(nv) = v_;
+  y_new_.head(nq) = q_new_;
+  y_new_.tail(nv) = v_new_;
+  return ErrorNorm(err_, y_old_, y_new_);
+}
+
+bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
+  *projected = false;
+  if (!options_.project || rows_.empty()) return true;
+  system_->ConstraintValues(t, q_new_, rows_, &g_);
+  system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+  system_->ConstraintTimeDerivative(t, q_new_, rows_, &g_t_);
+  Gv_.noalias() = G_ * v_new_;
+  Gv_ += g_t_;
+  const double tol = options_.projection_tol;
+  if (g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol) return true;
+
+  engine::ProjectionOptions po;
+  po.metric = options_.projection_metric;
+  po.tolerance = options_.newton_tol;
+  po.max_iterations = options_.max_newton_iterations;
+  const engine::ProjectionResult rp = engine::ProjectPositions(*system_, t, rows_, po, &q_new_);
+  ++stats_.position_projections;
+  stats_.newton_iterations += rp.iterations;
+  if (!rp.converged) return false;
+  const engine::ProjectionResult rv =
+      engine::ProjectVelocities(*system_, t, q_new_, rows_, po, &v_new_);
+  ++stats_.velocity_projections;
+  if (!rv.converged) return false;
+  *projected = true;
+  return true;
+}
+
+void Dopri5::BuildDenseOutput(double h) {
+  // Tangent increments for q (k = V) and values for v (k = A); see the header.
+  auto build = [&](const std::array<Eigen::VectorXd, tab::kStages>& k,
+                   std::array<Eigen::VectorXd, 4>& r) {
+    r[0] = tab::kB[0] * k[0];
+    r[3] = tab::kD[0] * k[0];
+    for (int j = 1; j < tab::kStages; ++j) {
+      r[0] += tab::kB[j] * k[j];
+      r[3] += tab::kD[j] * k[j];
+    }
+    r[0] *= h;
+    r[3] *= h;
+    r[1] = h * k[0] - r[0];
+    r[2] = r[0] - h * k[tab::kStages - 1] - r[1];
+  };
+  build(V_, rq_);
+  build(A_, rv_);
+  h_dense_ = h;
+}
+
+StepStatus Dopri5::DoStep(double t_limit) {
+  if (reset_status_ != StepStatus::kAccepted) return reset_status_;
+  const bool adaptive = options_.adaptive;
+  double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
+  bool rejected = false;
+  for (;;) {
+    const double remaining = t_limit - t_;
+    const double h_wanted = h;
+    // Adaptive: stretch by up to 1% rather than leave a sliver (Hairer's DOPRI5 does the same).
+    // Fixed: land on t_limit when the remainder is one step up to round-off.
+    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
+    if (last) h = remaining;
+
+    EvalResult r = Stages(h);
+    if (r != EvalResult::kOk) return ToStatus(r);
+
+    double err = 0;
+    if (adaptive) {
+      err = LocalError(h);
+      if (std::isnan(err)) return StepStatus::kNonFinite;
+      if (err > 1.0) {
+        ++stats_.rejected_steps;
+        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, tab::kEmbeddedOrder, /*after_rejection=*/true),
+                     options_.h_min);
+        rejected = true;
+        continue;
+      }
+    }
+
+    const double t_new = last ? t_limit : t_ + h;
+    bool projected = false;
+    if (!ProjectIfNeeded(t_new, &projected)) return StepStatus::kNewtonFailure;
+    if (projected) {
+      r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
+      if (r != EvalResult::kOk) return ToStatus(r);
+    }
+
+    BuildDenseOutput(h);
+    t_prev_ = t_;
+    t_ = t_new;
+    q_prev_.swap(q_);
+    q_.swap(q_new_);
+    v_prev_.swap(v_);
+    v_.swap(v_new_);
+    A_[0].swap(projected ? a_projected_ : A_[tab::kStages - 1]);
+    V_[0] = v_;
+
+    if (adaptive) {
+      double h_next = h * StepFactor(err, tab::kEmbeddedOrder, rejected);
+      // A step shortened only to meet t_limit says nothing against the step wanted before.
+      if (last && !rejected) h_next = std::max(h_next, h_wanted);
+      h_ = std::min(h_next, options_.h_max);
+    }
+    return StepStatus::kAccepted;
+  }
+}
+
+void Dopri5::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  const double theta = (s - t_prev_) / h_dense_;
+  const double theta1 = 1.0 - theta;
+  // *v holds the tangent increment of q first, then the velocity.
+  *v = theta * (rq_[0] + theta1 * (rq_[1] + theta * (rq_[2] + theta1 * rq_[3])));
+  system_->IntegratePosition(q_prev_, *v, 1.0, q);
+  *v = v_prev_ + theta * (rv_[0] + theta1 * (rv_[1] + theta * (rv_[2] + theta1 * rv_[3])));
+}
+
+}  // namespace saltus::integrators

@@ -1,0 +1,171 @@
+// Dormand–Prince 5(4) on the index-1 formulation, with MDOP5-style projection.
+//
+// The smooth phase with the active rows A frozen is integrated as the first-order system
+// y = (q, v), ẏ = (v, v̇), where v̇ (nv) comes from the index-1 KKT solve of
+// engine::ConstrainedDynamics (Haddouni et al. 2017, eq. 8-9):
+//
+//   [ M(q)  −G_Aᵀ ] [ v̇ ]   [ F(q, v, t) ]
+//   [ G_A     0   ] [ λ  ] = [    −γ_A    ].
+//
+// One step from (t_n, q_n, v_n) with step h and the tableau (c, a, b, b̂) below, i = 1..7:
+//
+//   Q_i = q_n ⊕ h Σ_j a_ij V_j      (MechanicalSystem::IntegratePosition; exact for vector
+//                                     spaces, the hook that quaternion bodies need)
+//   V_i = v_n + h Σ_j a_ij A_j,      A_i = v̇(t_n + c_i h, Q_i, V_i)   (one KKT solve each)
+//
+//   q_{n+1} = q_n ⊕ h Σ b_j V_j,   v_{n+1} = v_n + h Σ b_j A_j            (order 5)
+//   q̂_{n+1} = q_n ⊕ h Σ b̂_j V_j,  v̂_{n+1} = v_n + h Σ b̂_j A_j            (order 4)
+//
+// The method is FSAL: a_7j = b_j, so stage 7 is the first stage of the next step and an
+// accepted step costs 6 KKT solves. The local error estimate is y_{n+1} − ŷ_{n+1} (q in the nq
+// coordinates, v in nv; when nq = nv the position part is taken in the tangent, h Σ (b_j − b̂_j)
+// V_j, which avoids cancellation), measured with Integrator::ErrorNorm; the step-size rule is
+// eq. (30) with exponent 1/5 (the lower method has order p = 4, so the estimate is O(h⁵);
+// Hairer, Nørsett & Wanner, Sec. II.4). Haddouni et al. write eq. (30) with exponent 1/p, p = 4;
+// we use the exponent that matches the order of the estimated local error.
+//
+// Dense output (Hairer, Nørsett & Wanner, Sec. II.6, the continuous extension of order 4 used by
+// their code DOPRI5): with θ = (s − t_n)/h ∈ [0, 1] and, for each component of the tangent
+// increment and of v,
+//   r₁ = h Σ b_j k_j,  r₂ = h k_1 − r₁,  r₃ = r₁ − h k_7 − r₂,  r₄ = h Σ d_j k_j,
+//   y(θ) = y_n + θ (r₁ + (1 − θ)(r₂ + θ (r₃ + (1 − θ) r₄))),
+// with k = V for positions (then q(s) = q_n ⊕ Δ(θ), Δ the tangent increment) and k = A for
+// velocities. The interpolant reproduces y_n at θ = 0 and the unprojected y_{n+1} at θ = 1.
+//
+// Projection (MDOP5; Haddouni et al. 2017, Sec. 3.3): after an accepted step, if options.project
+// and ‖g_A(q_{n+1})‖∞ > projection_tol or ‖G_A v_{n+1} + ∂g_A/∂t‖∞ > projection_tol, the
+// positions are projected (eq. 35) and then the velocities (eq. 36) with options.
+// projection_metric, Newton tolerance options.newton_tol and at most
+// options.max_newton_iterations iterations (Table 1). The step's dense output stays the
+// unprojected interpolant: Interpolate(t()) may differ from q(), v() by the projection
+// correction, which is of the size of the drift (below projection_tol before the step, and the
+// step's local error after it). After a projection the FSAL stage is re-evaluated at the projected
+// state (one more KKT solve). The projections' Newton iterations are added to
+// stats().newton_iterations. A projection that does not converge returns kNewtonFailure with the
+// state left at the previous step.
+//
+// KKT-solve accounting (stats().rhs_evaluations): 1 per Reset (the first stage), +1 per Reset
+// when h_init = 0 (the automatic initial step's probe), 6 per attempted step (accepted or
+// rejected), +1 per projected step.
+//
+// Failures (the state stays at the last accepted step): a KKT solve that fails (DynamicsStatus
+// not ok) → kLinearSolveFailure; a NaN or Inf in a stage → kNonFinite (not retried with a smaller
+// step: non-finite forces are a modelling error more often than a step-size one); an error test
+// that fails with h ≤ h_min → kStepSizeUnderflow.
+//
+// References: J. R. Dormand, P. J. Prince, A family of embedded Runge–Kutta formulae, J. Comput.
+// Appl. Math. 6 (1980) 19–26. E. Hairer, S. P. Nørsett, G. Wanner, Solving Ordinary Differential
+// Equations I, 2nd ed., Springer 1993, Sec. II.4 (initial step), II.5 (Table 5.2), II.6 (dense
+// output). B. Simeon, MBSPACK – Numerical integration software for constrained mechanical
+// motion, Surveys Math. Industry 5 (1995) 169–202 (MDOP5; ref. [58] of Haddouni et al.).
+#pragma once
+
+#include <Eigen/Dense>
+#include <array>
+#include <memory>
+#include <string_view>
+
+#include "engine/constrained_dynamics.h"
+#include "integrators/integrator.h"
+
+namespace saltus::integrators {
+
+// The Dormand–Prince 5(4) tableau (Dormand & Prince 1980; Hairer, Nørsett & Wanner, Solving
+// ODEs I, Table II.5.2) and the dense-output weights d of their DOPRI5 (ibid., Sec. II.6).
+// Indices are 0-based: stage i = 0..6.
+namespace dopri5_tableau {
+
+inline constexpr int kStages = 7;
+
+inline constexpr std::array<double, kStages> kC = {0.0,       1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0,
+                                                   8.0 / 9.0, 1.0,       1.0};
+
+// a[i][j], j < i (strictly lower triangular).
+inline constexpr std::array<std::array<double, kStages>, kStages> kA = {{
+    {0, 0, 0, 0, 0, 0, 0},
+    {1.0 / 5.0, 0, 0, 0, 0, 0, 0},
+    {3.0 / 40.0, 9.0 / 40.0, 0, 0, 0, 0, 0},
+    {44.0 / 45.0, -56.0 / 15.0, 32.0 / 9.0, 0, 0, 0, 0},
+    {19372.0 / 6561.0, -25360.0 / 2187.0, 64448.0 / 6561.0, -212.0 / 729.0, 0, 0, 0},
+    {9017.0 / 3168.0, -355.0 / 33.0, 46732.0 / 5247.0, 49.0 / 176.0, -5103.0 / 18656.0, 0, 0},
+    {35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0, 0},
+}};
+
+// 5th-order weights (= the last row of a: FSAL).
+inline constexpr std::array<double, kStages> kB = {
+    35.0 / 384.0, 0.0, 500.0 / 1113.0, 125.0 / 192.0, -2187.0 / 6784.0, 11.0 / 84.0, 0.0};
+
+// Embedded 4th-order weights b̂.
+inline constexpr std::array<double, kStages> kBHat = {
+    5179.0 / 57600.0, 0.0,       7571.0 / 16695.0, 393.0 / 640.0, -92097.0 / 339200.0,
+    187.0 / 2100.0,   1.0 / 40.0};
+
+// Dense-output weights d (continuous extension of order 4).
+inline constexpr std::array<double, kStages> kD = {
+    -12715105075.0 / 11282082432.0,  0.0,
+    87487479700.0 / 32700410799.0,   -10690763975.0 / 1880347072.0,
+    701980252875.0 / 199316789632.0, -1453857185.0 / 822651844.0,
+    69997945.0 / 29380423.0};
+
+// Order of the embedded (lower-order) solution: the error estimate is O(h^(kEmbeddedOrder+1)).
+inline constexpr int kEmbeddedOrder = 4;
+
+}  // namespace dopri5_tableau
+
+class Dopri5 final : public Integrator {
+ public:
+  // Throws std::invalid_argument on invalid options (see Integrator) or a formulation other than
+  // kIndex1.
+  explicit Dopri5(const IntegratorOptions& options);
+  ~Dopri5() override;
+
+  std::string_view name() const override { return "dopri5"; }
+  int order() const override { return 5; }
+  int dense_output_order() const override { return 4; }
+  bool Supports(Formulation f) const override { return f == Formulation::kIndex1; }
+
+ private:
+  enum class EvalResult { kOk, kLinearSolveFailure, kNonFinite };
+  static StepStatus ToStatus(EvalResult r);
+
+  void DoReset() override;
+  StepStatus DoStep(double t_limit) override;
+  void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
+
+  // v̇ at (t, q, v) on the active rows (one KKT solve, counted in stats).
+  EvalResult Acceleration(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                          Eigen::VectorXd* vdot);
+  // Stages 2..7 of a step of size h from the current state; fills q_new_, v_new_, V_, A_.
+  EvalResult Stages(double h);
+  // Hairer, Nørsett & Wanner, Sec. II.4 (their HINIT); uses A_[0].
+  double InitialStep();
+  // ‖y_{n+1} − ŷ_{n+1}‖ in the scaled RMS norm.
+  double LocalError(double h);
+  // MDOP5 projection of (q_new_, v_new_) at time t when the violation exceeds projection_tol.
+  // Returns false when a projection does not converge.
+  bool ProjectIfNeeded(double t, bool* projected);
+  // Dense-output coefficients of the step just computed (size h).
+  void BuildDenseOutput(double h);
+
+  std::unique_ptr<engine::ConstrainedDynamics> dynamics_;
+  StepStatus reset_status_ = StepStatus::kAccepted;  // failure of the first-stage evaluation
+
+  std::array<Eigen::VectorXd, dopri5_tableau::kStages> V_;  // stage velocities (nv)
+  std::array<Eigen::VectorXd, dopri5_tableau::kStages> A_;  // stage accelerations (nv)
+  Eigen::VectorXd Q_;                                       // stage position (nq)
+  Eigen::VectorXd sum_v_, sum_a_;                           // Σ a_ij V_j, Σ a_ij A_j (nv)
+  Eigen::VectorXd q_new_, v_new_, q_hat_;                   // candidate and embedded solution
+  Eigen::VectorXd err_, y_old_, y_new_;                     // (nq + nv) for ErrorNorm
+  Eigen::VectorXd lambda_;                                  // multipliers of the last solve
+  Eigen::VectorXd g_, g_t_, Gv_;                            // projection tests
+  Eigen::MatrixXd G_;
+  Eigen::MatrixXd M_check_;  // failure classification only
+  Eigen::VectorXd F_check_;
+
+  // Dense output of [t_prev_, t_]: tangent increments for q and values for v (see header).
+  double h_dense_ = 0;
+  std::array<Eigen::VectorXd, 4> rq_, rv_;
+  Eigen::VectorXd a_projected_;  // first stage at the projected state
+};
+
+}  // namespace saltus::integrators

@@ -1,0 +1,208 @@
+#include "integrators/integrator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace saltus::integrators {
+
+namespace {
+
+std::string Num(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", x);
+  return buffer;
+}
+
+void Require(bool condition, const std::string& message) {
+  if (!condition) throw std::invalid_argument(message);
+}
+
+void ValidateOptions(const IntegratorOptions& o) {
+  Require(o.rtol >= 0 && std::isfinite(o.rtol),
+          "IntegratorOptions.rtol must be finite and >= 0, got " + Num(o.rtol));
+  Require(o.atol >= 0 && std::isfinite(o.atol),
+          "IntegratorOptions.atol must be finite and >= 0, got " + Num(o.atol));
+  Require(o.rtol > 0 || o.atol > 0, "IntegratorOptions.rtol and atol cannot both be 0");
+  Require(o.h_min >= 0 && std::isfinite(o.h_min),
+          "IntegratorOptions.h_min must be finite and >= 0, got " + Num(o.h_min));
+  Require(o.h_max > 0, "IntegratorOptions.h_max must be > 0, got " + Num(o.h_max));
+  Require(o.h_max >= o.h_min,
+          "IntegratorOptions.h_max (" + Num(o.h_max) + ") must be >= h_min (" + Num(o.h_min) + ")");
+  Require(o.h_init >= 0 && std::isfinite(o.h_init),
+          "IntegratorOptions.h_init must be finite and >= 0, got " + Num(o.h_init));
+  Require(o.adaptive || o.h_init > 0,
+          "IntegratorOptions.h_init must be > 0 when adaptive = false (it is the fixed step)");
+  Require(o.safety > 0 && o.safety <= 1,
+          "IntegratorOptions.safety must be in (0, 1], got " + Num(o.safety));
+  Require(o.fac_min > 0 && o.fac_min <= 1,
+          "IntegratorOptions.fac_min must be in (0, 1], got " + Num(o.fac_min));
+  Require(o.fac_max >= 1 && std::isfinite(o.fac_max),
+          "IntegratorOptions.fac_max must be finite and >= 1, got " + Num(o.fac_max));
+  Require(o.newton_tol > 0, "IntegratorOptions.newton_tol must be > 0, got " + Num(o.newton_tol));
+  Require(o.max_newton_iterations >= 1,
+          "IntegratorOptions.max_newton_iterations must be >= 1, got " +
+              std::to_string(o.max_newton_iterations));
+  Require(o.projection_tol > 0,
+          "IntegratorOptions.projection_tol must be > 0, got " + Num(o.projection_tol));
+}
+
+}  // namespace
+
+std::string_view ToString(Formulation f) {
+  switch (f) {
+    case Formulation::kIndex1:
+      return "index1";
+    case Formulation::kIndex2:
+      return "index2";
+    case Formulation::kIndex3:
+      return "index3";
+    case Formulation::kStabilizedIndex2:
+      return "ggl";
+  }
+  return "unknown";
+}
+
+std::optional<Formulation> ParseFormulation(std::string_view name) {
+  for (Formulation f : {Formulation::kIndex1, Formulation::kIndex2, Formulation::kIndex3,
+                        Formulation::kStabilizedIndex2}) {
+    if (name == ToString(f)) return f;
+  }
+  return std::nullopt;
+}
+
+std::string_view ToString(StepStatus s) {
+  switch (s) {
+    case StepStatus::kAccepted:
+      return "accepted";
+    case StepStatus::kStepSizeUnderflow:
+      return "step size underflow";
+    case StepStatus::kNewtonFailure:
+      return "Newton failure";
+    case StepStatus::kLinearSolveFailure:
+      return "linear solve failure";
+    case StepStatus::kNonFinite:
+      return "non-finite state";
+  }
+  return "unknown";
+}
+
+void IntegratorStats::Add(const IntegratorStats& other) {
+  accepted_steps += other.accepted_steps;
+  rejected_steps += other.rejected_steps;
+  rhs_evaluations += other.rhs_evaluations;
+  newton_iterations += other.newton_iterations;
+  jacobian_evaluations += other.jacobian_evaluations;
+  factorizations += other.factorizations;
+  position_projections += other.position_projections;
+  velocity_projections += other.velocity_projections;
+  smallest_step = std::min(smallest_step, other.smallest_step);
+  largest_step = std::max(largest_step, other.largest_step);
+  total_time += other.total_time;
+}
+
+Integrator::Integrator(const IntegratorOptions& options) : options_(options) {
+  ValidateOptions(options_);
+}
+
+Integrator::~Integrator() = default;
+
+void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows,
+                       double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  if (!Supports(options_.formulation)) {
+    throw std::invalid_argument("integrator '" + std::string(name()) +
+                                "' does not support formulation '" +
+                                std::string(ToString(options_.formulation)) + "'");
+  }
+  Require(std::isfinite(t), "Integrator::Reset: t must be finite, got " + Num(t));
+  Require(q.size() == system.nq(), "Integrator::Reset: q has size " + std::to_string(q.size()) +
+                                       ", the system has nq = " + std::to_string(system.nq()));
+  Require(v.size() == system.nv(), "Integrator::Reset: v has size " + std::to_string(v.size()) +
+                                       ", the system has nv = " + std::to_string(system.nv()));
+  Require(q.allFinite(), "Integrator::Reset: q contains NaN or Inf");
+  Require(v.allFinite(), "Integrator::Reset: v contains NaN or Inf");
+  std::vector<bool> seen(static_cast<std::size_t>(system.num_constraints()), false);
+  for (int row : active_rows) {
+    Require(row >= 0 && row < system.num_constraints(),
+            "Integrator::Reset: active row " + std::to_string(row) + " outside [0, " +
+                std::to_string(system.num_constraints()) + ")");
+    Require(!seen[static_cast<std::size_t>(row)],
+            "Integrator::Reset: active row " + std::to_string(row) + " listed twice");
+    seen[static_cast<std::size_t>(row)] = true;
+  }
+
+  system_ = &system;
+  rows_ = std::move(active_rows);
+  t_ = t;
+  t_prev_ = t;
+  q_ = q;
+  v_ = v;
+  q_prev_ = q;
+  v_prev_ = v;
+  h_ = options_.h_init;
+  DoReset();
+}
+
+StepStatus Integrator::Step(double t_limit) {
+  if (system_ == nullptr) throw std::logic_error("Integrator::Step called before Reset");
+  Require(t_limit > t_, "Integrator::Step: t_limit (" + Num(t_limit) +
+                            ") must be greater than the current time t (" + Num(t_) + ")");
+  const StepStatus status = DoStep(t_limit);
+  if (status != StepStatus::kAccepted) return status;
+
+  if (!q_.allFinite() || !v_.allFinite() || !std::isfinite(t_)) {
+    // Back to the last accepted state; the dense output collapses to that point.
+    t_ = t_prev_;
+    q_ = q_prev_;
+    v_ = v_prev_;
+    return StepStatus::kNonFinite;
+  }
+  const double h = t_ - t_prev_;
+  ++stats_.accepted_steps;
+  stats_.smallest_step = std::min(stats_.smallest_step, h);
+  stats_.largest_step = std::max(stats_.largest_step, h);
+  stats_.total_time += h;
+  return StepStatus::kAccepted;
+}
+
+void Integrator::Interpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  if (system_ == nullptr) throw std::logic_error("Integrator::Interpolate called before Reset");
+  // Root finders may land a few ulps outside the step; anything further is a caller's error.
+  const double slack = 1e-12 * std::max({1.0, std::abs(t_prev_), std::abs(t_)});
+  Require(s >= t_prev_ - slack && s <= t_ + slack, "Integrator::Interpolate: s = " + Num(s) +
+                                                       " outside the last step [" + Num(t_prev_) +
+                                                       ", " + Num(t_) + "]");
+  if (t_ == t_prev_) {  // no step since Reset (or the last one was discarded)
+    *q = q_;
+    *v = v_;
+    return;
+  }
+  DoInterpolate(std::clamp(s, t_prev_, t_), q, v);
+}
+
+double Integrator::ErrorNorm(const Eigen::VectorXd& err, const Eigen::VectorXd& y_old,
+                             const Eigen::VectorXd& y_new) const {
+  const Eigen::Index n = err.size();
+  if (n == 0) return 0.0;
+  double sum = 0.0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double sc =
+        options_.atol + options_.rtol * std::max(std::abs(y_old[i]), std::abs(y_new[i]));
+    if (err[i] == 0.0) continue;  // also when sc = 0 (atol = 0 and both values 0)
+    const double r = err[i] / sc;
+    sum += r * r;
+  }
+  return std::sqrt(sum / static_cast<double>(n));
+}
+
+double Integrator::StepFactor(double err, int p, bool after_rejection) const {
+  const double upper = after_rejection ? 1.0 : options_.fac_max;
+  if (std::isnan(err)) return options_.fac_min;
+  if (err <= 0.0) return upper;
+  const double factor = options_.safety * std::pow(1.0 / err, 1.0 / static_cast<double>(p + 1));
+  return std::clamp(factor, options_.fac_min, upper);
+}
+
+}  // namespace saltus::integrators

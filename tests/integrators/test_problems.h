@@ -1,0 +1,60 @@
+// Smooth constrained mechanical problems with closed-form solutions, for the integrator tests.
+//
+//   circle   particle of mass m on the circle x² + y² = R², no applied force: uniform circular
+//            motion, φ(t) = φ₀ + ω t. Row g = (x² + y² − R²)/2, G = (x, y), γ = vₓ² + v_y².
+//   rod      bead of mass m on a rod turning at the prescribed rate Ω (rheonomic row
+//            g = −x sin Ωt + y cos Ωt), pulled to the origin by a spring of stiffness
+//            k = m (Ω² + ω₀²): the radius obeys r̈ = (Ω² − k/m) r = −ω₀² r, so
+//            r(t) = r₀ cos ω₀t + (ṙ₀/ω₀) sin ω₀t and (x, y) = r (cos Ωt, sin Ωt).
+//   rotor    a damped rotor whose position is the unit complex number q = (cos θ, sin θ)
+//            (nq = 2, nv = 1, q ⊕ h v rotates q by h v): J ω̇ = −c ω, so
+//            ω(t) = ω₀ e^(−βt), θ(t) = θ₀ + (ω₀/β)(1 − e^(−βt)), β = c/J. No constraint rows;
+//            it exercises MechanicalSystem::IntegratePosition with nq ≠ nv.
+//
+// Every system can be told to return NaN forces from a given time on (failure tests).
+#pragma once
+
+#include <Eigen/Dense>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/mechanical_system.h"
+
+namespace saltus::integrators::test_problems {
+
+class TestProblem {
+ public:
+  virtual ~TestProblem() = default;
+  virtual std::string name() const = 0;
+  virtual const engine::MechanicalSystem& system() const = 0;
+  // Active rows (all rows of the system).
+  virtual std::vector<int> rows() const = 0;
+  double t0() const { return 0.0; }
+  virtual double t_end() const = 0;
+  // A step for which the fixed-step convergence study starts in the asymptotic regime.
+  virtual double coarse_step() const = 0;
+  // Closed-form q (nq) and v (nv) at t.
+  virtual void Exact(double t, Eigen::VectorXd* q, Eigen::VectorXd* v) const = 0;
+  // Forces become NaN for t ≥ t_nan.
+  virtual void set_nan_forces_from(double t_nan) = 0;
+};
+
+// "circle", "rod", "rotor".
+std::vector<std::string> ProblemNames();
+std::unique_ptr<TestProblem> MakeProblem(const std::string& name);
+
+// Distance between two positions of the problem (the rotor compares angles through q).
+double PositionError(const Eigen::VectorXd& q, const Eigen::VectorXd& q_exact);
+
+// ‖g(q, t)‖∞ and ‖G v + ∂g/∂t‖∞ on `rows` (0 when rows is empty).
+double PositionViolation(const engine::MechanicalSystem& system, const std::vector<int>& rows,
+                         double t, const Eigen::VectorXd& q);
+double VelocityViolation(const engine::MechanicalSystem& system, const std::vector<int>& rows,
+                         double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
+// Least-squares slope of log(y) against log(x).
+double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace saltus::integrators::test_problems
