@@ -8,7 +8,8 @@
 // λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). Redundant rows (rank(G) < m, e.g. a closed loop
 // counted twice) get the minimum-norm λ, which is the multiplier the LCP solvers also see.
 //
-// The object owns its workspace: after the first call with a given m it does not allocate.
+// The object owns its workspace: after the first call with a given m it does not allocate
+// (provided the system's MassMatrix, Forces and constraint routines do not).
 #pragma once
 
 #include <Eigen/Dense>
@@ -18,30 +19,54 @@
 
 namespace saltus::engine {
 
+// Minimum-norm least-squares solutions of A x = b for a square, possibly rank-deficient A,
+// through Eigen's complete orthogonal decomposition A P = Q [T 0; 0 0] Z:
+//   x = P Zᵀ [T⁻¹ (Qᵀ b)₁..ᵣ ; 0],   r = numerical rank.
+// A pivot of the column-pivoting QR counts as zero when |pivot| ≤ tolerance · |largest pivot|.
+// Unlike CompleteOrthogonalDecomposition::solve, Solve does not allocate once Compute has been
+// called with a matrix of the same size.
+class MinNormSolver {
+ public:
+  // Factors A (n × n). tolerance > 0 is relative to the largest pivot.
+  void Compute(const Eigen::MatrixXd& A, double tolerance);
+  int rank() const { return static_cast<int>(cod_.rank()); }
+  // x (n) ← A⁺ b. x must not alias b.
+  void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x);
+
+ private:
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod_;
+  Eigen::VectorXd c_, y_;
+};
+
 struct DynamicsStatus {
-  bool ok = true;        // false: M not positive definite, or W singular and inconsistent
-  int rank = 0;          // numerical rank of G on the given rows
-  double residual = 0;   // ‖G v̇ + γ‖∞ after the solve
+  bool ok = true;       // false: M not positive definite, W singular and the rows inconsistent
+                        // (residual above √ε of the right-hand side's scale), or non-finite v̇
+  int rank = 0;         // numerical rank of G on the given rows (= rank of W since M is SPD)
+  double residual = 0;  // ‖G v̇ + γ‖∞ after the solve
 };
 
 class ConstrainedDynamics {
  public:
   explicit ConstrainedDynamics(const MechanicalSystem& system);
 
-  // v̇ (nv) and λ (rows.size()) at (t, q, v).
+  // v̇ (nv) and λ (rows.size()) at (t, q, v); q of size nq, v of size nv (else
+  // std::invalid_argument). With no rows, v̇ = M⁻¹ F and λ is empty. When M is not positive
+  // definite, ok = false and v̇, λ are left with their sizes but unspecified values.
   DynamicsStatus Solve(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::VectorXd* vdot, Eigen::VectorXd* lambda);
 
-  // Relative tolerance below which a singular value of W counts as zero (default 1e-10).
-  void set_rank_tolerance(double tol) { rank_tolerance_ = tol; }
+  // Relative tolerance below which a pivot of W's rank-revealing QR counts as zero (default
+  // 1e-10, relative to the largest pivot). Throws std::invalid_argument unless 0 < tol < 1.
+  void set_rank_tolerance(double tol);
+  double rank_tolerance() const { return rank_tolerance_; }
 
  private:
   const MechanicalSystem& system_;
   double rank_tolerance_ = 1e-10;
   Eigen::MatrixXd M_, G_, MinvGt_, W_;
-  Eigen::VectorXd F_, gamma_, MinvF_, rhs_;
+  Eigen::VectorXd F_, gamma_, MinvF_, rhs_, residual_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod_;
+  MinNormSolver w_solver_;
 };
 
 }  // namespace saltus::engine

@@ -32,7 +32,10 @@ struct LagrangianCallbacks {
 
 class LagrangianSystem : public MechanicalSystem {
  public:
-  // Throws std::invalid_argument if n ≤ 0 or the names have the wrong size.
+  // Throws std::invalid_argument if n ≤ 0, or the names have the wrong size, are empty or
+  // repeat. Evaluation throws std::invalid_argument when a callback returns the wrong size.
+  // VelocityName inserts "v" before the last component of the position name ("x" → "vx",
+  // "cart.x" → "cart.vx"); without names they are "q<i>" and "v<i>".
   explicit LagrangianSystem(LagrangianCallbacks callbacks);
   int nq() const override { return callbacks_.n; }
   int nv() const override { return callbacks_.n; }
@@ -61,8 +64,10 @@ struct ConstraintCallbacks {
 
 class CallbackConstraints : public ConstraintBlock {
  public:
-  // Throws std::invalid_argument if values or jacobian is missing, or a restitution is outside
-  // [0, 1] on a unilateral row (negative means "global" and is allowed).
+  // Throws std::invalid_argument if nv ≤ 0, values or jacobian is missing, a row name is empty
+  // or repeated, a restitution is NaN, or a restitution is above 1 on a unilateral row (negative
+  // means "global" and is allowed). The callbacks fill all rows of the block (g: m, G: m × nv);
+  // evaluation throws std::invalid_argument when they return another size.
   CallbackConstraints(ConstraintCallbacks callbacks, int nv);
   int num_rows() const override { return static_cast<int>(callbacks_.rows.size()); }
   const ConstraintRowInfo& row_info(int i) const override { return callbacks_.rows[i]; }

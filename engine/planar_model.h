@@ -8,12 +8,22 @@
 //   revolute   (2 rows)  r_a + R_a s_a − r_b − R_b s_b = 0
 //   prismatic  (2 rows)  θ_b − θ_a − θ₀ = 0,  n_a · (p_b − p_a) = 0, n_a = R_a R(π/2) u_a
 //   angle driver (1 row) θ_b − θ_a − (θ₀ + ω t) = 0          (rheonomic: ∂g/∂t = −ω)
+// with u_a normalized by the builder, so the normal row is a distance. G is the Jacobian of g
+// along v = (ẋ, ẏ, θ̇) using d(R(θ) s)/dθ = R(π/2) R(θ) s, and γ the v̇-free part of g̈ (for a
+// body point p̈ = r̈ + θ̈ R(π/2) s_w − θ̇² s_w, s_w = R(θ) s).
 // Force elements: uniform gravity, linear spring-damper between two points (rest length L₀,
-// force k (ℓ − L₀) + c ℓ̇ along the line), constant force at a body point (world frame) plus a
-// constant torque.
+// tension k (ℓ − L₀) + c ℓ̇ along the line, ℓ̇ = e·(ṗ_b − ṗ_a), e = (p_b − p_a)/ℓ; at ℓ = 0 the
+// direction is undefined and only the L₀ = 0 elastic part −k (p_b − p_a) remains), constant
+// force at a body point (world frame, generalized torque (R(π/2) s_w)·f about the centre of
+// mass) plus a constant torque. Potential energy: gravity −m g·r, springs ½ k (ℓ − L₀)², loads
+// −f·p − τ θ (all conservative; damping is not).
 //
 // PlanarModel is immutable; build it with PlanarModelBuilder, which validates every item and
-// throws std::invalid_argument naming it ("body 'crank': mass must be > 0, got -1").
+// throws std::invalid_argument naming it ("body 'crank': mass must be > 0, got -1"): names are
+// required and unique within bodies, joints, springs and loads ("ground" is reserved); masses and
+// inertias > 0; stiffness, damping and rest length ≥ 0; body indices in [kGround, num_bodies)
+// (loads: [0, num_bodies)), the two bodies of a joint or spring distinct; prismatic axis
+// non-zero; every number finite. Build() throws if there are no bodies.
 #pragma once
 
 #include <Eigen/Dense>
@@ -29,8 +39,8 @@ constexpr int kGround = -1;
 
 struct PlanarBody {
   std::string name;
-  double mass = 1.0;     // kg, > 0
-  double inertia = 1.0;  // kg·m², about the centre of mass, > 0
+  double mass = 1.0;                             // kg, > 0
+  double inertia = 1.0;                          // kg·m², about the centre of mass, > 0
   Eigen::Vector3d q0 = Eigen::Vector3d::Zero();  // initial (x, y, θ)
   Eigen::Vector3d v0 = Eigen::Vector3d::Zero();  // initial (ẋ, ẏ, θ̇)
 };
@@ -106,8 +116,12 @@ class PlanarModelBuilder {
 };
 
 // The model as a MechanicalSystem. Its first constraint block holds the joint rows, in joint
-// order (2, 2, 1 rows for revolute, prismatic, driver), named "<joint>.x", "<joint>.y",
-// "<joint>.angle", "<joint>.normal". Contacts are added as further blocks by contact::.
+// order (2, 2, 1 rows for revolute, prismatic, driver), named "<joint>.x", "<joint>.y"
+// (revolute), "<joint>.angle", "<joint>.normal" (prismatic), "<joint>.angle" (driver). The block
+// is always added, with zero rows when there are no joints, so joint rows are the global rows
+// [0, number of joint rows). Contacts are added as further blocks by contact::. Evaluation with
+// q or v of the wrong size throws std::invalid_argument; a name index out of range throws
+// std::out_of_range.
 class PlanarMultibodySystem : public MechanicalSystem {
  public:
   explicit PlanarMultibodySystem(std::shared_ptr<const PlanarModel> model);

@@ -109,11 +109,16 @@ struct Simulation::Impl {
   std::vector<double> time_events;
   std::deque<double> recent_events;  // times of recent events (Zeno guard)
 
-  // Monitoring of the open unilateral rows during a phase: a row is "armed" once its gap has
-  // been positive since the phase started; an unarmed row (touching when released) is watched
+  // Monitoring of the open unilateral rows during a phase (see OpenRowMode). Rows that are
+  // clearly open are watched through g; rows that leave a contact with ġ > 0 through
+  // g / (t − t_phase), which has the same sign for t > t_phase but no spurious root at the start,
+  // where g is at round-off level; other touching rows (released with ġ ≤ 0) are watched
   // through g + τ₀ so that a real penetration is still caught.
   std::vector<int> open_rows;
-  std::vector<char> armed;
+  enum OpenRowMode : char { kArmed, kDeparting, kUnarmed };
+  std::vector<char> mode;
+  std::vector<double> departing_rate;  // ġ at the phase start (kDeparting rows)
+  double phase_start = 0;
 
   // Workspace.
   VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
@@ -122,15 +127,20 @@ struct Simulation::Impl {
   Impl(const engine::MechanicalSystem& s, const SimulationOptions& o)
       : sys(s), opt(o), dynamics(s) {}
 
+  // A gap above this is clearly open, not round-off around a touching contact.
+  double ArmingGap() const { return 1e-3 * opt.thresholds.tau0; }
+
   double Energy(double t, const VectorXd& q, const VectorXd& v) const {
     return sys.KineticEnergy(q, v) + sys.PotentialEnergy(t, q);
   }
 
   // Steps 1-4 of the header at a switching time t: impact, new closed set, projection. `v`
   // is v⁻ on entry and v⁺ on return; `closed` is updated; rows in `forced_open` (their
-  // take-off function fired) cannot stay closed. Throws RunFailure.
+  // take-off function fired) cannot stay closed; rows in `impacting` (their impact function
+  // fired) belong to I₁. All lists ascending. Throws RunFailure.
   void HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vector<int>& closed,
-                    const std::vector<int>& forced_open, std::vector<Event>* events);
+                    const std::vector<int>& forced_open, const std::vector<int>& impacting,
+                    std::vector<Event>* events);
   // Restarts the phase: freezes the active rows, arms the open rows whose gap is positive and
   // resets the integrator.
   void StartPhase(double t, const VectorXd& q, const VectorXd& v, const std::vector<int>& closed,
@@ -199,7 +209,7 @@ Eigen::VectorXd Simulation::Multipliers() const {
 // ---------------------------------------------------------------------------------------
 void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vector<int>& closed,
                                     const std::vector<int>& forced_open,
-                                    std::vector<Event>* events) {
+                                    const std::vector<int>& impacting, std::vector<Event>* events) {
   Impl& im = *this;
   const auto& th = opt.thresholds;
   const double energy_before = im.Energy(t, q, v);
@@ -210,7 +220,7 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
   for (std::size_t k = 0; k < im.unilateral.size(); ++k) {
     if (im.g_buf[static_cast<Eigen::Index>(k)] <= th.tau0) i1.push_back(im.unilateral[k]);
   }
-  i1 = Union(i1, closed);
+  i1 = Union(Union(i1, closed), impacting);
 
   // Normal velocities of I₁ and the impact problem if some row approaches.
   VectorXd u;
@@ -287,9 +297,20 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
     }
   }
 
+  // Rows of I₁ that open while still approaching with |u| ≤ τ₁ (numerically zero velocity):
+  // their velocity is set to zero with the closed rows, otherwise they would cross zero again
+  // at once and the same switch would repeat without end.
+  std::vector<int> stopped;
+  for (std::size_t k = 0; k < i1.size(); ++k) {
+    if (u[static_cast<Eigen::Index>(k)] < 0 &&
+        !std::binary_search(new_closed.begin(), new_closed.end(), i1[k])) {
+      stopped.push_back(i1[k]);
+    }
+  }
+
   // Projection onto {g_A = 0, G_A v + ∂g_A/∂t = 0} (eq. 35, 36).
   const std::vector<int> active = Union(im.bilateral, new_closed);
-  if (!active.empty()) {
+  if (!active.empty() || !stopped.empty()) {
     const auto rp = engine::ProjectPositions(sys, t, active, opt.projection, &q);
     if (!rp.converged) {
       std::ostringstream msg;
@@ -297,7 +318,8 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
           << rp.iterations << " iterations)";
       throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
     }
-    const auto rv = engine::ProjectVelocities(sys, t, q, active, opt.projection, &v);
+    const auto rv =
+        engine::ProjectVelocities(sys, t, q, Union(active, stopped), opt.projection, &v);
     if (!rv.converged) {
       std::ostringstream msg;
       msg << "velocity projection failed at t = " << t << " (residual " << rv.residual << ")";
@@ -341,11 +363,23 @@ void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v
   Impl& im = *this;
   *active = Union(im.bilateral, closed);
   im.open_rows = Difference(im.unilateral, closed);
-  im.armed.assign(im.open_rows.size(), 0);
+  im.mode.assign(im.open_rows.size(), kArmed);
+  im.departing_rate.assign(im.open_rows.size(), 0.0);
+  im.phase_start = t;
   if (!im.open_rows.empty()) {
     im.sys.ConstraintValues(t, q, im.open_rows, &im.g_buf);
+    im.sys.ConstraintJacobian(t, q, im.open_rows, &im.G_buf);
+    im.sys.ConstraintTimeDerivative(t, q, im.open_rows, &im.gt_buf);
+    const VectorXd gdot = im.G_buf * v + im.gt_buf;
     for (std::size_t k = 0; k < im.open_rows.size(); ++k) {
-      im.armed[k] = im.g_buf[static_cast<Eigen::Index>(k)] > 0 ? 1 : 0;
+      const auto kk = static_cast<Eigen::Index>(k);
+      if (im.g_buf[kk] > ArmingGap()) continue;
+      if (gdot[kk] > 0) {
+        im.mode[k] = kDeparting;
+        im.departing_rate[k] = gdot[kk];
+      } else {
+        im.mode[k] = kUnarmed;
+      }
     }
   }
   im.integrator->Reset(im.sys, *active, t, q, v);
@@ -392,7 +426,7 @@ void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::Vecto
   }
   std::vector<Event> events;
   try {
-    im.HandleSwitch(t_, q_, v_, closed_, {}, &events);
+    im.HandleSwitch(t_, q_, v_, closed_, {}, {}, &events);
   } catch (const RunFailure& f) {
     throw std::invalid_argument("initial state: " + f.message);
   }
@@ -412,6 +446,7 @@ namespace {
 
 // Event functions of one phase at one time, from the dense output.
 struct EventFunctions {
+  double t = 0;
   VectorXd gaps;     // open rows
   VectorXd lambdas;  // closed rows (in order of `closed`)
 };
@@ -449,6 +484,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
   // Values of the event functions at time s (dense output of the current step).
   VectorXd qs, vs;
   auto evaluate = [&](double s, EventFunctions* f) {
+    f->t = s;
     im.integrator->Interpolate(s, &qs, &vs);
     if (!im.open_rows.empty()) sys.ConstraintValues(s, qs, im.open_rows, &f->gaps);
     if (!closed_.empty()) {
@@ -466,9 +502,18 @@ RunResult Simulation::AdvanceTo(double t_end) {
       }
     }
   };
-  // φ for open row k (armed: g; unarmed: g + τ₀) and closed row k (λ + τ₃: hysteresis).
+  // φ for open row k (armed: g; departing: g / (t − t_phase); unarmed: g + τ₀) and closed row
+  // k (λ + τ₃: hysteresis).
   auto phi_open = [&](const EventFunctions& f, std::size_t k) {
-    return f.gaps[static_cast<Eigen::Index>(k)] + (im.armed[k] ? 0.0 : th.tau0);
+    const double g = f.gaps[static_cast<Eigen::Index>(k)];
+    switch (im.mode[k]) {
+      case Impl::kDeparting:
+        return f.t > im.phase_start ? g / (f.t - im.phase_start) : im.departing_rate[k];
+      case Impl::kUnarmed:
+        return g + th.tau0;
+      default:
+        return g;
+    }
   };
   auto phi_closed = [&](const EventFunctions& f, std::size_t k) {
     return f.lambdas[static_cast<Eigen::Index>(k)] + th.tau3;
@@ -531,6 +576,9 @@ RunResult Simulation::AdvanceTo(double t_end) {
       EventFunctions f_prev, f_next;
       evaluate(t0, &f_prev);
       double t_event = std::numeric_limits<double>::infinity();
+      // Located impact time of each open row that crossed (∞ otherwise).
+      std::vector<double> root_of_open(im.open_rows.size(),
+                                       std::numeric_limits<double>::infinity());
       double s_prev = t0;
       for (int k = 1; k <= n + 1 && !std::isfinite(t_event); ++k) {
         const double s = (k == n + 1) ? t1 : t0 + (t1 - t0) * k / (n + 1);
@@ -544,6 +592,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
             (void)hi;
             // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
             t_event = std::min(t_event, lo);
+            root_of_open[r] = lo;
           }
         }
         for (std::size_t r = 0; r < closed_.size(); ++r) {
@@ -555,9 +604,12 @@ RunResult Simulation::AdvanceTo(double t_end) {
             t_event = std::min(t_event, hi);
           }
         }
-        // Arm rows whose gap became positive.
+        // Arm released rows whose gap became clearly positive.
         for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
-          if (!im.armed[r] && f_next.gaps[static_cast<Eigen::Index>(r)] > 0) im.armed[r] = 1;
+          if (im.mode[r] == Impl::kUnarmed &&
+              f_next.gaps[static_cast<Eigen::Index>(r)] > im.ArmingGap()) {
+            im.mode[r] = Impl::kArmed;
+          }
         }
         f_prev = f_next;
         s_prev = s;
@@ -594,7 +646,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
           te.energy_before = te.energy_after = im.Energy(t_, q_, v_);
           events.push_back(te);
           const VectorXd v_minus = v_;
-          im.HandleSwitch(t_, q_, v_, closed_, {}, &events);
+          im.HandleSwitch(t_, q_, v_, closed_, {}, {}, &events);
           for (const Event& e : events) {
             ++im.stats.events[static_cast<int>(e.kind)];
             for (Observer* o : observers_) o->OnEvent(e, q_, v_minus, v_);
@@ -609,8 +661,14 @@ RunResult Simulation::AdvanceTo(double t_end) {
       VectorXd q_ev, v_ev;
       im.integrator->Interpolate(t_event, &q_ev, &v_ev);
       // Rows whose take-off function fired are released even if the LCP is degenerate.
-      std::vector<int> forced_open;
+      std::vector<int> forced_open, impacting;
       {
+        // Open rows whose own root coincides with t_event (simultaneous impacts) belong to I₁
+        // even if their gap at the left end of the bracket exceeds τ₀ (very fast approach).
+        const double tol = 2 * options_.root_tolerance * std::max(1.0, std::abs(t_event));
+        for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
+          if (root_of_open[r] <= t_event + tol) impacting.push_back(im.open_rows[r]);
+        }
         EventFunctions fe;
         evaluate(t_event, &fe);
         for (std::size_t r = 0; r < closed_.size(); ++r) {
@@ -622,7 +680,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
       v_ = v_ev;
       const VectorXd v_minus = v_;
       std::vector<Event> events;
-      im.HandleSwitch(t_, q_, v_, closed_, forced_open, &events);
+      im.HandleSwitch(t_, q_, v_, closed_, forced_open, impacting, &events);
       for (const Event& e : events) {
         ++im.stats.events[static_cast<int>(e.kind)];
         for (Observer* o : observers_) o->OnEvent(e, q_, v_minus, v_);

@@ -1,0 +1,142 @@
+#include "engine/constrained_dynamics.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace saltus::engine {
+
+void MinNormSolver::Compute(const Eigen::MatrixXd& A, double tolerance) {
+  cod_.setThreshold(tolerance);
+  cod_.compute(A);
+}
+
+namespace {
+
+// y ← (I − τ w wᵀ) y with w = [1; essential] (a real Householder reflector, its own inverse and
+// transpose). Written out because Eigen's applyHouseholderOnTheLeft allocates a temporary when
+// applied to a block of a dynamic vector.
+template <class Y, class E>
+void ApplyReflector(const E& essential, double tau, Y&& y) {
+  if (tau == 0.0) return;
+  const double s = y(0) + essential.dot(y.tail(y.size() - 1));
+  y(0) -= tau * s;
+  y.tail(y.size() - 1) -= (tau * s) * essential;
+}
+
+}  // namespace
+
+void MinNormSolver::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
+  const Eigen::Index n = cod_.cols();
+  const Eigen::Index r = cod_.rank();
+  x->resize(n);
+  if (r == 0) {
+    x->setZero();
+    return;
+  }
+  const Eigen::MatrixXd& qtz = cod_.matrixQTZ();
+  // c = Qᵀ b with Q = H₀⋯H_{r−1}; reflector k's essential part is stored below the diagonal of
+  // column k (reflectors ≥ r only touch entries ≥ r, which the solution does not use).
+  c_ = b;
+  for (Eigen::Index k = 0; k < r; ++k) {
+    ApplyReflector(qtz.col(k).tail(n - k - 1), cod_.hCoeffs()(k), c_.tail(n - k));
+  }
+  // T z = c₁..ᵣ, T the leading r × r upper triangle.
+  qtz.topLeftCorner(r, r).triangularView<Eigen::Upper>().solveInPlace(c_.head(r));
+  y_.resize(n);
+  y_.head(r) = c_.head(r);
+  y_.tail(n - r).setZero();
+  if (r < n) {
+    // y ← Zᵀ [z; 0] with Z = Z(0)⋯Z(r−1); reflector k acts on entries {k, r, …, n−1} and its
+    // essential part is row k, columns r…n−1, of matrixQTZ (Eigen's layout, as in
+    // CompleteOrthogonalDecomposition::applyZAdjointOnTheLeftInPlace).
+    for (Eigen::Index k = 0; k < r; ++k) {
+      if (k != r - 1) std::swap(y_(k), y_(r - 1));
+      ApplyReflector(qtz.row(k).tail(n - r).transpose(), cod_.zCoeffs()(k),
+                     y_.segment(r - 1, n - r + 1));
+      if (k != r - 1) std::swap(y_(k), y_(r - 1));
+    }
+  }
+  // x = P y.
+  const auto& perm = cod_.colsPermutation().indices();
+  for (Eigen::Index i = 0; i < n; ++i) (*x)(perm(i)) = y_(i);
+}
+
+ConstrainedDynamics::ConstrainedDynamics(const MechanicalSystem& system) : system_(system) {}
+
+void ConstrainedDynamics::set_rank_tolerance(double tol) {
+  if (!(tol > 0.0 && tol < 1.0)) {
+    throw std::invalid_argument("ConstrainedDynamics: rank tolerance must be in (0, 1), got " +
+                                std::to_string(tol));
+  }
+  rank_tolerance_ = tol;
+}
+
+DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
+                                          const Eigen::VectorXd& v, std::span<const int> rows,
+                                          Eigen::VectorXd* vdot, Eigen::VectorXd* lambda) {
+  const int nv = system_.nv();
+  if (q.size() != system_.nq()) {
+    throw std::invalid_argument("ConstrainedDynamics::Solve: q has size " +
+                                std::to_string(q.size()) +
+                                ", expected nq = " + std::to_string(system_.nq()));
+  }
+  if (v.size() != nv) {
+    throw std::invalid_argument("ConstrainedDynamics::Solve: v has size " +
+                                std::to_string(v.size()) + ", expected nv = " + std::to_string(nv));
+  }
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  DynamicsStatus status;
+  vdot->resize(nv);
+  lambda->resize(m);
+
+  system_.MassMatrix(q, &M_);
+  system_.Forces(t, q, v, &F_);
+  llt_.compute(M_);
+  if (llt_.info() != Eigen::Success) {
+    status.ok = false;
+    return status;
+  }
+  MinvF_ = F_;
+  llt_.solveInPlace(MinvF_);
+  if (m == 0) {
+    *vdot = MinvF_;
+    status.ok = vdot->allFinite();
+    return status;
+  }
+
+  system_.ConstraintJacobian(t, q, rows, &G_);
+  system_.ConstraintGamma(t, q, v, rows, &gamma_);
+  MinvGt_ = G_.transpose();
+  llt_.solveInPlace(MinvGt_);
+  W_.resize(m, m);
+  W_.noalias() = G_ * MinvGt_;
+  w_solver_.Compute(W_, rank_tolerance_);
+  status.rank = w_solver_.rank();
+
+  // W λ = −γ − G M⁻¹ F (the second block row after eliminating v̇).
+  rhs_ = -gamma_;
+  rhs_.noalias() -= G_ * MinvF_;
+  w_solver_.Solve(rhs_, lambda);
+  *vdot = MinvF_;
+  vdot->noalias() += MinvGt_ * *lambda;
+
+  residual_ = gamma_;
+  residual_.noalias() += G_ * *vdot;
+  status.residual = residual_.lpNorm<Eigen::Infinity>();
+  // With redundant rows W λ = rhs is solvable only when rhs ∈ range(W); otherwise the
+  // least-squares λ leaves a residual of the order of rhs itself. Round-off leaves ε times the
+  // size of the terms summed (rhs, W λ, G v̇, γ) times a modest condition factor, far below √ε
+  // of that scale.
+  const double scale = rhs_.lpNorm<Eigen::Infinity>() +
+                       W_.lpNorm<Eigen::Infinity>() * lambda->lpNorm<Eigen::Infinity>() +
+                       G_.lpNorm<Eigen::Infinity>() * vdot->lpNorm<Eigen::Infinity>() +
+                       gamma_.lpNorm<Eigen::Infinity>();
+  const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
+  status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
+  return status;
+}
+
+}  // namespace saltus::engine

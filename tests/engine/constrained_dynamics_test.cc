@@ -1,0 +1,347 @@
+#include "engine/constrained_dynamics.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/lagrangian_system.h"
+#include "engine/planar_model.h"
+#include "tests/engine/planar_test_models.h"
+
+// ---- Allocation counter -------------------------------------------------------------------
+// Eigen allocates through std::malloc and operator new goes through malloc too, so counting
+// calls to malloc/calloc/realloc between two points counts every heap allocation. glibc only
+// (the __libc_* entry points), and not under the address sanitizer, which owns malloc.
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#define SALTUS_COUNT_MALLOC 1
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+}  // namespace
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* ptr, std::size_t size);
+void* malloc(std::size_t size) {
+  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
+  return __libc_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) {
+  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
+  return __libc_calloc(count, size);
+}
+void* realloc(void* ptr, std::size_t size) {
+  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
+  return __libc_realloc(ptr, size);
+}
+}
+#endif
+
+namespace saltus::engine {
+namespace {
+
+using testing::AllRows;
+using testing::MakePendulum;
+using testing::MakeSliderCrank;
+using testing::PendulumParams;
+
+// Closed form of the pendulum of planar_test_models.h: θ̈ = −m g ℓ sin θ / (J + m ℓ²),
+// r = ℓ (sin θ, −cos θ) so r̈ = ℓ (θ̈ cos θ − θ̇² sin θ, θ̈ sin θ + θ̇² cos θ), and the joint rows
+// g = p_ground − p_bob have G = [−I, ·] on the bob's translation, so M v̇ = F + Gᵀ λ gives
+// λ = m (0, −g) − m r̈ (minus the pivot's force on the bob).
+struct PendulumClosedForm {
+  Eigen::Vector3d vdot;
+  Eigen::Vector2d lambda;
+};
+PendulumClosedForm ClosedForm(const PendulumParams& p) {
+  const double theta_ddot = -p.m * p.g * p.ell * std::sin(p.theta) / (p.J + p.m * p.ell * p.ell);
+  const double w2 = p.omega * p.omega;
+  const Eigen::Vector2d r_ddot(p.ell * (theta_ddot * std::cos(p.theta) - w2 * std::sin(p.theta)),
+                               p.ell * (theta_ddot * std::sin(p.theta) + w2 * std::cos(p.theta)));
+  PendulumClosedForm out;
+  out.vdot << r_ddot, theta_ddot;
+  out.lambda = Eigen::Vector2d(0.0, -p.m * p.g) - p.m * r_ddot;
+  return out;
+}
+
+// Tolerance for the closed-form comparisons: the solve is a few dozen flops on O(10) numbers
+// with κ(W) = O(10), so round-off is ~1e-14; 1e-11 leaves a wide margin while any modelling
+// error (sign, missing term) is O(1).
+constexpr double kClosedFormTol = 1e-11;
+
+TEST(ConstrainedDynamicsTest, PendulumMatchesClosedForm) {
+  for (double theta : {0.0, 0.6, -2.0, 3.0}) {
+    PendulumParams p;
+    p.theta = theta;
+    auto model = MakePendulum(p);
+    PlanarMultibodySystem system(model);
+    ConstrainedDynamics dynamics(system);
+    const std::vector<int> rows = AllRows(system);
+    Eigen::VectorXd vdot, lambda;
+    const DynamicsStatus status = dynamics.Solve(0.0, model->InitialPositions(),
+                                                 model->InitialVelocities(), rows, &vdot, &lambda);
+    const PendulumClosedForm expected = ClosedForm(p);
+    ASSERT_TRUE(status.ok);
+    EXPECT_EQ(status.rank, 2);
+    ASSERT_EQ(vdot.size(), 3);
+    ASSERT_EQ(lambda.size(), 2);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(vdot(i), expected.vdot(i), kClosedFormTol);
+    for (int i = 0; i < 2; ++i) EXPECT_NEAR(lambda(i), expected.lambda(i), kClosedFormTol);
+    // Residual ‖G v̇ + γ‖∞ at round-off: ε times O(10) terms.
+    EXPECT_LE(status.residual, 1e-13);
+  }
+}
+
+TEST(ConstrainedDynamicsTest, RedundantJointGivesMinimumNormSplit) {
+  PendulumParams p;
+  p.joint_copies = 2;  // the same revolute twice: 4 rows, rank 2
+  auto model = MakePendulum(p);
+  PlanarMultibodySystem system(model);
+  ConstrainedDynamics dynamics(system);
+  const std::vector<int> rows = AllRows(system);
+  ASSERT_EQ(rows.size(), 4u);
+  Eigen::VectorXd vdot, lambda;
+  const DynamicsStatus status = dynamics.Solve(0.0, model->InitialPositions(),
+                                               model->InitialVelocities(), rows, &vdot, &lambda);
+  ASSERT_TRUE(status.ok);
+  EXPECT_EQ(status.rank, 2);
+  const PendulumClosedForm expected = ClosedForm(p);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(vdot(i), expected.vdot(i), kClosedFormTol);
+  // Identical rows: only λ₁ + λ₂ is determined; the minimum-norm choice splits it equally.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(lambda(i), 0.5 * expected.lambda(i), kClosedFormTol);
+    EXPECT_NEAR(lambda(i + 2), 0.5 * expected.lambda(i), kClosedFormTol);
+  }
+  EXPECT_LE(status.residual, 1e-13);  // round-off, as above
+}
+
+TEST(ConstrainedDynamicsTest, SliderCrankSatisfiesKktSystem) {
+  auto model = MakeSliderCrank({});
+  PlanarMultibodySystem system(model);
+  ConstrainedDynamics dynamics(system);
+  const std::vector<int> rows = AllRows(system);
+  const Eigen::VectorXd q = model->InitialPositions();
+  const Eigen::VectorXd v = model->InitialVelocities();
+  Eigen::VectorXd vdot, lambda;
+  const DynamicsStatus status = dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);
+  ASSERT_TRUE(status.ok);
+  EXPECT_EQ(status.rank, 8);
+  // Both block rows of eq. (8): M v̇ − Gᵀ λ = F and G v̇ = −γ, to round-off (O(10) entries).
+  Eigen::MatrixXd M, G;
+  Eigen::VectorXd F, gamma;
+  system.MassMatrix(q, &M);
+  system.Forces(0.0, q, v, &F);
+  system.ConstraintJacobian(0.0, q, rows, &G);
+  system.ConstraintGamma(0.0, q, v, rows, &gamma);
+  EXPECT_LE((M * vdot - G.transpose() * lambda - F).lpNorm<Eigen::Infinity>(), 1e-12);
+  EXPECT_LE((G * vdot + gamma).lpNorm<Eigen::Infinity>(), 1e-12);
+  EXPECT_NEAR(status.residual, (G * vdot + gamma).lpNorm<Eigen::Infinity>(), 1e-14);
+}
+
+TEST(ConstrainedDynamicsTest, NoRowsIsFreeMotion) {
+  PendulumParams p;
+  auto model = MakePendulum(p);
+  PlanarMultibodySystem system(model);
+  ConstrainedDynamics dynamics(system);
+  Eigen::VectorXd vdot, lambda;
+  const DynamicsStatus status = dynamics.Solve(0.0, model->InitialPositions(),
+                                               model->InitialVelocities(), {}, &vdot, &lambda);
+  ASSERT_TRUE(status.ok);
+  EXPECT_EQ(status.rank, 0);
+  EXPECT_EQ(lambda.size(), 0);
+  // Free fall: v̇ = (0, −g, 0) exactly up to one division.
+  EXPECT_NEAR(vdot(0), 0.0, 1e-15);
+  EXPECT_NEAR(vdot(1), -p.g, 1e-14);
+  EXPECT_NEAR(vdot(2), 0.0, 1e-15);
+}
+
+// A 1-DOF Lagrangian system with two callback rows on the same coordinate.
+std::unique_ptr<LagrangianSystem> TwoRowSystem(double mass, double gamma1) {
+  LagrangianCallbacks callbacks;
+  callbacks.n = 1;
+  callbacks.mass = [mass](const Eigen::VectorXd&, Eigen::MatrixXd* M) {
+    M->resize(1, 1);
+    (*M)(0, 0) = mass;
+  };
+  callbacks.forces = [](double, const Eigen::VectorXd&, const Eigen::VectorXd&,
+                        Eigen::VectorXd* F) { F->setConstant(1, 3.0); };
+  auto system = std::make_unique<LagrangianSystem>(callbacks);
+  ConstraintCallbacks rows;
+  rows.rows.resize(2);
+  rows.rows[0].name = "c0";
+  rows.rows[1].name = "c1";
+  rows.values = [](double, const Eigen::VectorXd& q, Eigen::VectorXd* g) {
+    g->resize(2);
+    *g << q(0), q(0);
+  };
+  rows.jacobian = [](double, const Eigen::VectorXd&, Eigen::MatrixXd* G) {
+    G->resize(2, 1);
+    *G << 1.0, 1.0;
+  };
+  rows.gamma = [gamma1](double, const Eigen::VectorXd&, const Eigen::VectorXd&,
+                        Eigen::VectorXd* gamma) {
+    gamma->resize(2);
+    *gamma << 0.0, gamma1;
+  };
+  system->AddConstraintBlock(std::make_shared<CallbackConstraints>(rows, 1));
+  return system;
+}
+
+TEST(ConstrainedDynamicsTest, InconsistentRedundantRowsReportNotOk) {
+  // Rows v̇ = 0 and v̇ = −1 cannot both hold.
+  auto system = TwoRowSystem(1.0, 1.0);
+  ConstrainedDynamics dynamics(*system);
+  const std::vector<int> rows = {0, 1};
+  Eigen::VectorXd vdot, lambda;
+  const DynamicsStatus status =
+      dynamics.Solve(0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Zero(1), rows, &vdot, &lambda);
+  EXPECT_FALSE(status.ok);
+  EXPECT_EQ(status.rank, 1);
+  // The least-squares compromise v̇ = −½ leaves residual ½ (exact up to round-off).
+  EXPECT_NEAR(vdot(0), -0.5, 1e-14);
+  EXPECT_NEAR(status.residual, 0.5, 1e-14);
+}
+
+TEST(ConstrainedDynamicsTest, ConsistentRedundantRowsAreOk) {
+  auto system = TwoRowSystem(2.0, 0.0);
+  ConstrainedDynamics dynamics(*system);
+  const std::vector<int> rows = {0, 1};
+  Eigen::VectorXd vdot, lambda;
+  const DynamicsStatus status =
+      dynamics.Solve(0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Zero(1), rows, &vdot, &lambda);
+  ASSERT_TRUE(status.ok);
+  EXPECT_EQ(status.rank, 1);
+  // M v̇ = 3 + λ₀ + λ₁ with v̇ = 0: λ₀ + λ₁ = −3, split equally (exact up to round-off).
+  EXPECT_NEAR(vdot(0), 0.0, 1e-15);
+  EXPECT_NEAR(lambda(0), -1.5, 1e-14);
+  EXPECT_NEAR(lambda(1), -1.5, 1e-14);
+}
+
+TEST(ConstrainedDynamicsTest, NonPositiveMassReportsNotOk) {
+  auto system = TwoRowSystem(-1.0, 0.0);
+  ConstrainedDynamics dynamics(*system);
+  const std::vector<int> rows = {0};
+  Eigen::VectorXd vdot, lambda;
+  const DynamicsStatus status =
+      dynamics.Solve(0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Zero(1), rows, &vdot, &lambda);
+  EXPECT_FALSE(status.ok);
+}
+
+TEST(ConstrainedDynamicsTest, WrongSizesThrow) {
+  PendulumParams p;
+  PlanarMultibodySystem system(MakePendulum(p));
+  ConstrainedDynamics dynamics(system);
+  Eigen::VectorXd vdot, lambda;
+  EXPECT_THROW(
+      dynamics.Solve(0.0, Eigen::VectorXd::Zero(2), Eigen::VectorXd::Zero(3), {}, &vdot, &lambda),
+      std::invalid_argument);
+  EXPECT_THROW(
+      dynamics.Solve(0.0, Eigen::VectorXd::Zero(3), Eigen::VectorXd::Zero(4), {}, &vdot, &lambda),
+      std::invalid_argument);
+  EXPECT_THROW(dynamics.set_rank_tolerance(0.0), std::invalid_argument);
+  EXPECT_THROW(dynamics.set_rank_tolerance(1.5), std::invalid_argument);
+}
+
+TEST(ConstrainedDynamicsTest, NoAllocationAfterFirstCall) {
+#ifdef SALTUS_COUNT_MALLOC
+  auto model = MakeSliderCrank({});
+  PlanarMultibodySystem system(model);
+  ConstrainedDynamics dynamics(system);
+  const std::vector<int> rows = AllRows(system);
+  const std::vector<int> fewer = {0, 1, 2, 3};
+  const Eigen::VectorXd q = model->InitialPositions();
+  Eigen::VectorXd v = model->InitialVelocities();
+  Eigen::VectorXd vdot, lambda;
+  dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);  // warm-up: sizes the workspace
+  g_allocations = 0;
+  g_counting = true;
+  for (int k = 0; k < 10; ++k) {
+    v(2) += 0.1;
+    dynamics.Solve(0.01 * k, q, v, rows, &vdot, &lambda);
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+  // A different m reallocates once, as documented; then it is allocation-free again.
+  dynamics.Solve(0.0, q, v, fewer, &vdot, &lambda);
+  g_allocations = 0;
+  g_counting = true;
+  dynamics.Solve(0.0, q, v, fewer, &vdot, &lambda);
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+  // A larger system (a chain of 20 links: nv = 60, m = 40), where Eigen's products and
+  // factorizations use their blocked paths.
+  PlanarModelBuilder builder;
+  for (int i = 0; i < 20; ++i) {
+    PlanarBody link;
+    link.name = "link" + std::to_string(i);
+    link.q0 << 0.0, -0.5 - i, 0.0;
+    builder.AddBody(link);
+    PlanarJoint pin;
+    pin.name = "pin" + std::to_string(i);
+    pin.body_a = i == 0 ? kGround : i - 1;
+    pin.body_b = i;
+    pin.point_a = Eigen::Vector2d(0.0, i == 0 ? 0.0 : -0.5);
+    pin.point_b = Eigen::Vector2d(0.0, 0.5);
+    builder.AddJoint(pin);
+  }
+  builder.SetGravity(Eigen::Vector2d(0.0, -9.81));
+  auto chain = builder.Build();
+  PlanarMultibodySystem chain_system(chain);
+  ConstrainedDynamics chain_dynamics(chain_system);
+  const std::vector<int> chain_rows = AllRows(chain_system);
+  const Eigen::VectorXd chain_q = chain->InitialPositions();
+  const Eigen::VectorXd chain_v = Eigen::VectorXd::Ones(chain_system.nv());
+  const DynamicsStatus warm =
+      chain_dynamics.Solve(0.0, chain_q, chain_v, chain_rows, &vdot, &lambda);
+  ASSERT_TRUE(warm.ok);
+  EXPECT_EQ(warm.rank, 40);
+  g_allocations = 0;
+  g_counting = true;
+  chain_dynamics.Solve(0.0, chain_q, chain_v, chain_rows, &vdot, &lambda);
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+  // The counter itself works (guards against a test that cannot fail).
+  g_allocations = 0;
+  g_counting = true;
+  Eigen::VectorXd scratch(100);
+  scratch.setZero();
+  g_counting = false;
+  EXPECT_GE(g_allocations.load(), 1);
+#else
+  GTEST_SKIP() << "malloc counting needs glibc without sanitizers";
+#endif
+}
+
+TEST(MinNormSolverTest, MatchesPseudoInverseOnRankDeficientMatrices) {
+  std::srand(7);
+  for (int n : {1, 3, 6, 9}) {
+    for (int r = 0; r <= n; r += (n > 3 ? 2 : 1)) {
+      // A = B Cᵀ, n × n of rank r (random B, C almost surely of full rank r).
+      const Eigen::MatrixXd B = Eigen::MatrixXd::Random(n, r);
+      const Eigen::MatrixXd C = Eigen::MatrixXd::Random(n, r);
+      const Eigen::MatrixXd A = B * C.transpose();
+      const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+      MinNormSolver solver;
+      solver.Compute(A, 1e-10);
+      Eigen::VectorXd x;
+      solver.Solve(b, &x);
+      EXPECT_EQ(solver.rank(), r) << "n = " << n;
+      // Reference A⁺ b from the SVD with the same cut-off.
+      Eigen::JacobiSVD<Eigen::MatrixXd> svd(A, Eigen::ComputeFullU | Eigen::ComputeFullV);
+      svd.setThreshold(1e-10);
+      const Eigen::VectorXd x_ref = svd.solve(b);
+      // Both are backward stable on matrices with entries O(1) and condition of their range
+      // part O(10²): agreement to 1e-10 relative.
+      EXPECT_LE((x - x_ref).norm(), 1e-10 * (1.0 + x_ref.norm())) << "n = " << n << ", r = " << r;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace saltus::engine
