@@ -2,22 +2,41 @@
 //
 // Both reduce to an LCP on the unilateral rows U' with the bilateral rows B' as equalities,
 // eliminated by a Schur complement on the Delassus matrix W = G M⁻¹ Gᵀ (M factorized by
-// Cholesky, never inverted):
+// Cholesky, M = L Lᵀ, never inverted):
 //
 //   W = [W_BB W_BU; W_UB W_UU],  W_red = W_UU − W_UB W_BB⁺ W_BU,
 //
-// with W_BB⁺ from a rank-revealing factorization, so redundant joints are allowed.
+// with W_BB⁺ from a rank-revealing factorization, so redundant joints are allowed. W_BB is
+// factorized through its square root: with A = L⁻¹ Gᵀ (nv × m), W = Aᵀ A, and a complete
+// orthogonal decomposition (column-pivoting QR, relative rank threshold kBilateralRankTolerance)
+// of A_B gives an orthonormal basis Q₁ of range(A_B); then W_red = Cᵀ C with
+// C = (I − Q₁ Q₁ᵀ) A_U. This is W_UU − W_UB W_BB⁺ W_BU without squaring the condition number.
 //
-// Impact (eq. 2, 4): with u⁻ = G v⁻ and impulses P, v⁺ = v⁻ + M⁻¹ Gᵀ P,
+// Normal velocities include the partial time derivative of rheonomic rows: u = G v + ∂g/∂t = ġ.
+//
+// Impact (eq. 2, 4): with u⁻ = G v⁻ + ∂g/∂t and impulses P, v⁺ = v⁻ + M⁻¹ Gᵀ P,
 //   bilateral:  u_B⁺ = 0 (this also removes velocity drift),
 //   unilateral: 0 ≤ u_U⁺ + e u_U⁻ ⊥ P_U ≥ 0   (Newton restitution, e per row).
+// The kinetic energy changes by T⁺ − T⁻ = ½ Pᵀ (u⁺ + u⁻) (scleronomic rows); on a row with
+// P > 0, u⁺ = −e u⁻, so T⁺ ≤ T⁻ whenever every unilateral row is approaching or resting
+// (u_U⁻ ≤ 0) and u_B⁻ = 0. A closed but separating row (u⁻ > 0) that receives an impulse leaves
+// with u⁺ = −e u⁻ < 0 (Newton's law as written in eq. 4); a caller that prefers u⁺ ≥ 0 there
+// passes e = 0 for such rows, in which case the energy may increase (Newton's law for
+// multiple impacts is not energetically consistent in general).
+//
 // Contact at acceleration level (eq. 12): M v̇ = F + Gᵀ λ,
 //   bilateral:  G_B v̇ + γ_B = 0,
 //   unilateral: 0 ≤ G_U v̇ + γ_U ⊥ λ_U ≥ 0.
+//
+// Multipliers of redundant bilateral rows are not unique; the minimum-norm ones are returned.
+// Unilateral multipliers of redundant contacts are not unique either; the LCP solver picks one.
+// Inconsistent redundant bilateral rows (incompatible ∂g/∂t or γ) are satisfied in the least-
+// squares sense and the remaining violation is reported in bilateral_residual.
 #pragma once
 
 #include <Eigen/Dense>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "contact/complementarity.h"
@@ -25,32 +44,49 @@
 
 namespace saltus::contact {
 
+// A pivot of the factorization of L⁻¹ G_Bᵀ counts as non-zero when larger than this times the
+// largest pivot.
+constexpr double kBilateralRankTolerance = 1e-10;
+
 struct ImpactResult {
   bool ok = false;
-  Eigen::VectorXd v_plus;      // nv
-  Eigen::VectorXd impulse_b;   // bilateral rows, same order as given
-  Eigen::VectorXd impulse_u;   // unilateral rows, same order as given
-  Eigen::VectorXd u_minus_u, u_plus_u;  // normal velocities of the unilateral rows
+  Eigen::VectorXd v_plus;               // nv
+  Eigen::VectorXd impulse_b;            // bilateral rows, same order as given
+  Eigen::VectorXd impulse_u;            // unilateral rows, same order as given
+  Eigen::VectorXd u_minus_u, u_plus_u;  // normal velocities ġ of the unilateral rows
+  int bilateral_rank = 0;               // rank of G_B
+  double bilateral_residual = 0;        // ‖G_B v⁺ + ∂g_B/∂t‖∞
   LcpResult lcp;
   std::string message;
 };
 
-// `restitution[i]` is e for unilateral_rows[i], in [0, 1].
-ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t,
-                         const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
-                         std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
-                         std::span<const double> restitution, const LcpOptions& options);
+// Solves the impact problem at (t, q) for the pre-impact velocity v_minus (nv).
+// `restitution[i]` is e for unilateral_rows[i], in [0, 1]. Row lists hold global constraint
+// indices (engine::MechanicalSystem), in any order, without duplicates within or across lists.
+// Throws std::invalid_argument on wrong sizes of q (nq) or v_minus (nv), non-finite q or v,
+// a row outside the system or listed twice, a restitution count different from the number of
+// unilateral rows, or a coefficient outside [0, 1] (the message names the row). A failed LCP,
+// a mass matrix that is not positive definite or non-finite system data give ok = false with a
+// message; the other fields then hold the attempt (v_plus = v_minus if nothing was solved).
+ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& v_minus, std::span<const int> bilateral_rows,
+                         std::span<const int> unilateral_rows, std::span<const double> restitution,
+                         const LcpOptions& options);
 
 struct ContactAccelerationResult {
   bool ok = false;
-  Eigen::VectorXd vdot;         // nv
-  Eigen::VectorXd lambda_b;     // bilateral multipliers
-  Eigen::VectorXd lambda_u;     // unilateral multipliers (contact forces), ≥ 0
-  Eigen::VectorXd accel_u;      // g̈ of the unilateral rows, ≥ 0
+  Eigen::VectorXd vdot;           // nv
+  Eigen::VectorXd lambda_b;       // bilateral multipliers
+  Eigen::VectorXd lambda_u;       // unilateral multipliers (contact forces), ≥ 0
+  Eigen::VectorXd accel_u;        // g̈ = G_U v̇ + γ_U of the unilateral rows, ≥ 0
+  int bilateral_rank = 0;         // rank of G_B
+  double bilateral_residual = 0;  // ‖G_B v̇ + γ_B‖∞
   LcpResult lcp;
   std::string message;
 };
 
+// Solves the contact problem at acceleration level (eq. 12) at (t, q, v). Same row and
+// validation rules as SolveImpact (no restitution).
 ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSystem& system,
                                                     double t, const Eigen::VectorXd& q,
                                                     const Eigen::VectorXd& v,

@@ -6,8 +6,19 @@
 //   disk–line   gap = n_a · (p_b − c_a) − r_b         (p_b the disk centre)
 //   disk–disk   gap = ‖p_b − p_a‖ − r_a − r_b
 //
-// with p = r + R(θ) s for a point s of a body; body_a may be the ground (engine::kGround).
-// G is the derivative of the gap along v = (ẋ, ẏ, θ̇) of both bodies; γ = Ġ v.
+// with p = r + R(θ) s for a point s of a body; body_a may be the ground (engine::kGround), or
+// body_b (a point or disk fixed in the world touching a line or disk of a moving body), not both.
+// The line is infinite; a point–line or disk–line gap is the signed distance to it.
+// G is the derivative of the gap along v = (ẋ, ẏ, θ̇) of both bodies; γ = Ġ v, so that
+// g̈ = G v̇ + γ (Haddouni et al. 2017, eq. 8; the rows are scleronomic, ∂g/∂t = 0). With
+// ω the angular velocity of a body, ρ = R(θ) s its rotated point and J the rotation by π/2:
+//
+//   line:  n = R_a n_a, c = r_a + ρ_c,  G_b = [nᵀ, nᵀJρ_b],  G_a = [−nᵀ, (Jn)ᵀ(p_b − r_a)],
+//          γ = 2 ω_a (Jn)·(ṗ_b − ċ) − ω_b² n·ρ_b + ω_a² n·ρ_c − ω_a² n·(p_b − c),
+//   disks: d = p_b − p_a, n = d/‖d‖,  G_b = [nᵀ, nᵀJρ_b],  G_a = −[nᵀ, nᵀJρ_a],
+//          γ = n·(ω_a² ρ_a − ω_b² ρ_b) + (‖ḋ‖² − (n·ḋ)²)/‖d‖.
+//
+// Coincident disk centres (‖d‖ = 0) have no normal: G and γ are NaN there (the gap is finite).
 // One row per contact, named by the contact.
 #pragma once
 
@@ -26,20 +37,23 @@ enum class PlanarContactType { kPointLine, kDiskLine, kDiskDisk };
 struct PlanarContact {
   std::string name;
   PlanarContactType type = PlanarContactType::kDiskLine;
-  int body_a = engine::kGround;  // carries the line (or disk a)
-  int body_b = 0;                // carries the point (or disk b)
-  Eigen::Vector2d point_a = Eigen::Vector2d::Zero();   // line point or disk-a centre, frame a
-  Eigen::Vector2d normal_a = Eigen::Vector2d::UnitY(); // line normal, frame a (normalized)
-  double radius_a = 0.0;                               // disk a radius (disk–disk)
-  Eigen::Vector2d point_b = Eigen::Vector2d::Zero();   // point or disk-b centre, frame b
-  double radius_b = 0.0;                               // disk b radius (disk–line, disk–disk)
-  double restitution = -1.0;                           // [0, 1]; negative: the global one
+  int body_a = engine::kGround;                         // carries the line (or disk a)
+  int body_b = 0;                                       // carries the point (or disk b)
+  Eigen::Vector2d point_a = Eigen::Vector2d::Zero();    // line point or disk-a centre, frame a
+  Eigen::Vector2d normal_a = Eigen::Vector2d::UnitY();  // line normal, frame a (normalized)
+  double radius_a = 0.0;                                // disk a radius (disk–disk)
+  Eigen::Vector2d point_b = Eigen::Vector2d::Zero();    // point or disk-b centre, frame b
+  double radius_b = 0.0;                                // disk b radius (disk–line, disk–disk)
+  double restitution = -1.0;                            // [0, 1]; negative: the global one
 };
 
 class PlanarContacts : public engine::ConstraintBlock {
  public:
-  // Validates every contact (bodies exist, radii ≥ 0 and > 0 for disks, non-zero normal,
-  // restitution in [0, 1] or negative) and throws std::invalid_argument naming it.
+  // Validates every contact (non-empty unique name, bodies exist and differ, not both ground,
+  // finite geometry, radii ≥ 0 and > 0 for disks, non-zero normal, restitution in [0, 1] or
+  // negative) and throws std::invalid_argument naming it. Line normals are stored normalized.
+  // Values, Jacobian and Gamma throw std::invalid_argument if q or v does not have 3 entries
+  // per body of the model.
   PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
                  std::vector<PlanarContact> contacts);
 

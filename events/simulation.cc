@@ -104,6 +104,7 @@ struct Simulation::Impl {
   std::vector<double> restitution_of_row;  // per global row (unilateral only meaningful)
   SimulationStats stats;
   bool initialized = false;
+  bool initial_output_pending = false;
   double next_output = 0;
   std::size_t next_time_event = 0;
   std::vector<double> time_events;
@@ -232,33 +233,62 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
   bool approaching = false;
   for (Eigen::Index k = 0; k < u.size(); ++k) approaching |= u[k] < -th.tau1;
 
+  // Impact (eq. 4) on the rows of I₁ that approach or rest (u ≤ τ₁). Rows already separating
+  // are left out: with Newton's law a separating row that took an impulse would leave with
+  // u⁺ = −e u⁻ < 0, i.e. be driven into the obstacle. If the impact makes such a row approach,
+  // a further impact is solved on the new set (a cascade of impacts at the same instant); every
+  // stage involves only rows with u⁻ ≤ τ₁, so none adds energy.
   if (approaching) {
-    std::vector<double> e(i1.size());
-    for (std::size_t k = 0; k < i1.size(); ++k) e[k] = im.restitution_of_row[i1[k]];
-    const contact::ImpactResult impact =
-        contact::SolveImpact(sys, t, q, v, im.bilateral, i1, e, opt.lcp);
-    ++im.stats.lcp_solves;
-    if (!impact.ok) {
+    constexpr int kMaxStages = 50;
+    VectorXd total_impulse = VectorXd::Zero(static_cast<Eigen::Index>(i1.size()));
+    const VectorXd u_initial = u;
+    int stage = 0;
+    for (; stage < kMaxStages && approaching; ++stage) {
+      std::vector<int> rows;
+      std::vector<Eigen::Index> index;  // position of each row in i1
+      std::vector<double> e;
+      for (std::size_t k = 0; k < i1.size(); ++k) {
+        if (u[static_cast<Eigen::Index>(k)] <= th.tau1) {
+          rows.push_back(i1[k]);
+          index.push_back(static_cast<Eigen::Index>(k));
+          e.push_back(im.restitution_of_row[i1[k]]);
+        }
+      }
+      const contact::ImpactResult impact =
+          contact::SolveImpact(sys, t, q, v, im.bilateral, rows, e, opt.lcp);
+      ++im.stats.lcp_solves;
+      if (!impact.ok) {
+        std::ostringstream msg;
+        msg << "impact problem failed at t = " << t << " on " << rows.size()
+            << " contact(s): " << impact.message;
+        throw RunFailure{RunStatus::kLcpFailure, msg.str()};
+      }
+      v = impact.v_plus;
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        total_impulse[index[k]] += impact.impulse_u[static_cast<Eigen::Index>(k)];
+      }
+      u = im.G_buf * v + im.gt_buf;  // G_buf, gt_buf still hold the rows of I₁
+      approaching = false;
+      for (Eigen::Index k = 0; k < u.size(); ++k) approaching |= u[k] < -th.tau1;
+    }
+    if (approaching) {
       std::ostringstream msg;
-      msg << "impact problem failed at t = " << t << " on " << i1.size()
-          << " contact(s): " << impact.message;
+      msg << "impact cascade did not settle after " << kMaxStages << " stages at t = " << t;
       throw RunFailure{RunStatus::kLcpFailure, msg.str()};
     }
-    v = impact.v_plus;
     Event ev;
     ev.t = t;
     ev.kind = EventKind::kImpact;
     for (std::size_t k = 0; k < i1.size(); ++k) {
-      const double p = impact.impulse_u[static_cast<Eigen::Index>(k)];
-      if (p > 0 || u[static_cast<Eigen::Index>(k)] < -th.tau1) {
+      const auto kk = static_cast<Eigen::Index>(k);
+      if (total_impulse[kk] > 0 || u_initial[kk] < -th.tau1) {
         ev.rows.push_back(i1[k]);
-        ev.impulses.push_back(p);
+        ev.impulses.push_back(total_impulse[kk]);
       }
     }
     ev.energy_before = energy_before;
     ev.energy_after = im.Energy(t, q, v);
     events->push_back(std::move(ev));
-    u = impact.u_plus_u;
   }
 
   // Candidates for I₂: rows of I₁ whose velocity is (numerically) zero after the impact. A row
@@ -300,23 +330,45 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
   // Rows of I₁ that open while still approaching with |u| ≤ τ₁ (numerically zero velocity):
   // their velocity is set to zero with the closed rows, otherwise they would cross zero again
   // at once and the same switch would repeat without end.
-  std::vector<int> stopped;
+  // Likewise rows of I₁ that open with a slightly negative gap (located through the
+  // penetration guard g + τ₀) are moved to g = 0 with the closed rows.
+  std::vector<int> stopped, penetrating;
+  VectorXd g_i1;
+  if (!i1.empty()) sys.ConstraintValues(t, q, i1, &g_i1);
   for (std::size_t k = 0; k < i1.size(); ++k) {
-    if (u[static_cast<Eigen::Index>(k)] < 0 &&
-        !std::binary_search(new_closed.begin(), new_closed.end(), i1[k])) {
-      stopped.push_back(i1[k]);
-    }
+    if (std::binary_search(new_closed.begin(), new_closed.end(), i1[k])) continue;
+    if (u[static_cast<Eigen::Index>(k)] < 0) stopped.push_back(i1[k]);
+    if (g_i1[static_cast<Eigen::Index>(k)] < 0) penetrating.push_back(i1[k]);
   }
 
   // Projection onto {g_A = 0, G_A v + ∂g_A/∂t = 0} (eq. 35, 36).
   const std::vector<int> active = Union(im.bilateral, new_closed);
-  if (!active.empty() || !stopped.empty()) {
-    const auto rp = engine::ProjectPositions(sys, t, active, opt.projection, &q);
-    if (!rp.converged) {
-      std::ostringstream msg;
-      msg << "position projection failed at t = " << t << " (residual " << rp.residual << " after "
-          << rp.iterations << " iterations)";
-      throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
+  if (!active.empty() || !stopped.empty() || !penetrating.empty()) {
+    // The projection of the other rows can push an open row of I₁ below zero: such rows join
+    // the projected set and the projection is repeated (at most once per row).
+    const VectorXd q_start = q;
+    for (;;) {
+      q = q_start;
+      const auto rp =
+          engine::ProjectPositions(sys, t, Union(active, penetrating), opt.projection, &q);
+      if (!rp.converged) {
+        std::ostringstream msg;
+        msg << "position projection failed at t = " << t << " (residual " << rp.residual
+            << " after " << rp.iterations << " iterations)";
+        throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
+      }
+      if (i1.empty()) break;
+      sys.ConstraintValues(t, q, i1, &g_i1);
+      std::vector<int> more;
+      for (std::size_t k = 0; k < i1.size(); ++k) {
+        if (g_i1[static_cast<Eigen::Index>(k)] < 0 &&
+            !std::binary_search(new_closed.begin(), new_closed.end(), i1[k]) &&
+            !std::binary_search(penetrating.begin(), penetrating.end(), i1[k])) {
+          more.push_back(i1[k]);
+        }
+      }
+      if (more.empty()) break;
+      penetrating = Union(penetrating, more);
     }
     const auto rv =
         engine::ProjectVelocities(sys, t, q, Union(active, stopped), opt.projection, &v);
@@ -436,6 +488,7 @@ void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::Vecto
   }
   im.StartPhase(t_, q_, v_, closed_, &active_);
   im.initialized = true;
+  im.initial_output_pending = true;
   im.next_output = t_;
   im.next_time_event = static_cast<std::size_t>(
       std::upper_bound(im.time_events.begin(), im.time_events.end(), t_) - im.time_events.begin());
@@ -479,7 +532,14 @@ RunResult Simulation::AdvanceTo(double t_end) {
       im.next_output = std::round(im.next_output / options_.output_step) * options_.output_step;
     }
   };
-  if (options_.output_step > 0 && im.next_output <= t_) emit_outputs_until(t_, true);
+  if (im.initial_output_pending) {
+    im.initial_output_pending = false;
+    if (options_.output_step > 0) {
+      emit_outputs_until(t_, true);
+    } else {
+      for (Observer* o : observers_) o->OnOutput(t_, q_, v_);
+    }
+  }
 
   // Values of the event functions at time s (dense output of the current step).
   VectorXd qs, vs;
@@ -636,7 +696,10 @@ RunResult Simulation::AdvanceTo(double t_end) {
         t_ = t1;
         q_ = im.integrator->q();
         v_ = im.integrator->v();
-        for (Observer* o : observers_) o->OnStep(t_, q_, v_);
+        for (Observer* o : observers_) {
+          o->OnStep(t_, q_, v_);
+          if (options_.output_step <= 0) o->OnOutput(t_, q_, v_);
+        }
         if (time_event_at_limit && t1 >= t_limit) {
           ++im.next_time_event;
           std::vector<Event> events;

@@ -1,0 +1,238 @@
+#include "contact/complementarity.h"
+
+#include <LCP_Solvers.h>
+#include <LinearComplementarityProblem.h>
+#include <NonSmoothDrivers.h>
+#include <NumericsMatrix.h>
+#include <NumericsVerbose.h>
+#include <SolverOptions.h>
+#include <lcp_cst.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+namespace saltus::contact {
+namespace {
+
+// The only table that maps our solvers to Siconos ids: nothing else is ever passed to Siconos,
+// whose driver calls exit() on an unknown id.
+struct SolverEntry {
+  LcpSolver solver;
+  std::string_view name;
+  int siconos_id;
+};
+constexpr std::array<SolverEntry, 3> kSolvers = {{
+    {LcpSolver::kLemke, "lemke", SICONOS_LCP_LEMKE},
+    {LcpSolver::kPgs, "pgs", SICONOS_LCP_PGS},
+    {LcpSolver::kEnumerative, "enum", SICONOS_LCP_ENUM},
+}};
+
+const SolverEntry* FindEntry(LcpSolver s) {
+  for (const SolverEntry& e : kSolvers) {
+    if (e.solver == s) return &e;
+  }
+  return nullptr;
+}
+
+// Siconos keeps global state (verbose flag; static buffers in some solvers): one call at a time.
+std::mutex& SiconosMutex() {
+  static std::mutex m;
+  return m;
+}
+
+struct OptionsDeleter {
+  // solver_options_delete frees the members but not the struct itself.
+  void operator()(SolverOptions* o) const {
+    solver_options_delete(o);
+    std::free(o);
+  }
+};
+struct MatrixDeleter {
+  void operator()(NumericsMatrix* m) const { NM_free(m); }
+};
+
+// w = W z + b and the natural-map residual, after clipping z to z ≥ 0.
+void Finish(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, LcpResult* r) {
+  r->z = r->z.cwiseMax(0.0);
+  r->w.noalias() = W * r->z;
+  r->w += b;
+  const double scale = std::max(1.0, b.size() > 0 ? b.lpNorm<Eigen::Infinity>() : 0.0);
+  r->residual = r->z.size() > 0 ? r->w.cwiseMin(r->z).cwiseAbs().maxCoeff() / scale : 0.0;
+}
+
+std::string InfoMessage(LcpSolver s, int info) {
+  std::string what;
+  switch (s) {
+    case LcpSolver::kLemke:
+      what = info == 1 ? "no pivot possible or iteration limit reached (ray termination: the LCP "
+                         "may be infeasible)"
+                       : "solver error";
+      break;
+    case LcpSolver::kPgs:
+      what = info == 1   ? "no convergence within the iteration limit"
+             : info == 2 ? "vanishing diagonal term in W"
+                         : "solver error";
+      break;
+    case LcpSolver::kEnumerative:
+      what = "no complementary basis gives a feasible solution";
+      break;
+  }
+  return "lcp " + std::string(ToString(s)) + ": " + what + " (Siconos info " +
+         std::to_string(info) + ")";
+}
+
+}  // namespace
+
+std::string_view ToString(LcpSolver s) {
+  const SolverEntry* e = FindEntry(s);
+  return e ? e->name : std::string_view("unknown");
+}
+
+std::optional<LcpSolver> ParseLcpSolver(std::string_view s) {
+  for (const SolverEntry& e : kSolvers) {
+    if (e.name == s) return e.solver;
+  }
+  return std::nullopt;
+}
+
+LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const LcpOptions& options) {
+  const Eigen::Index n = b.size();
+  if (W.rows() != W.cols()) {
+    throw std::invalid_argument("SolveLcp: W must be square, got " + std::to_string(W.rows()) +
+                                " x " + std::to_string(W.cols()));
+  }
+  if (W.rows() != n) {
+    throw std::invalid_argument("SolveLcp: W is " + std::to_string(W.rows()) + " x " +
+                                std::to_string(W.cols()) + " but b has " + std::to_string(n) +
+                                " entries");
+  }
+  if (!W.allFinite()) throw std::invalid_argument("SolveLcp: W has a non-finite entry");
+  if (!b.allFinite()) throw std::invalid_argument("SolveLcp: b has a non-finite entry");
+  if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance)) {
+    throw std::invalid_argument("SolveLcp: tolerance must be finite and > 0, got " +
+                                std::to_string(options.tolerance));
+  }
+  if (options.max_iterations <= 0) {
+    throw std::invalid_argument("SolveLcp: max_iterations must be > 0, got " +
+                                std::to_string(options.max_iterations));
+  }
+  const SolverEntry* entry = FindEntry(options.solver);
+  if (entry == nullptr) {
+    throw std::invalid_argument("SolveLcp: invalid solver value " +
+                                std::to_string(static_cast<int>(options.solver)));
+  }
+  if (n > std::numeric_limits<int>::max() / 2) {
+    throw std::invalid_argument("SolveLcp: problem too large (n = " + std::to_string(n) + ")");
+  }
+
+  LcpResult result;
+  result.z = Eigen::VectorXd::Zero(n);
+  result.w = b;
+
+  if (n == 0) {
+    result.ok = true;
+    return result;
+  }
+  if (n == 1) {
+    // Closed form (Siconos' driver does the same, without the infeasible case).
+    if (b(0) >= 0.0) {
+      result.z(0) = 0.0;
+    } else if (W(0, 0) > 0.0) {
+      result.z(0) = -b(0) / W(0, 0);
+    } else {
+      result.message = "lcp: infeasible 1 x 1 problem (W = " + std::to_string(W(0, 0)) +
+                       " <= 0 and b = " + std::to_string(b(0)) + " < 0)";
+      Finish(W, b, &result);
+      return result;
+    }
+    Finish(W, b, &result);
+    result.ok = result.residual <= options.tolerance;
+    if (!result.ok)
+      result.message = "lcp: residual " + std::to_string(result.residual) + " above tolerance";
+    return result;
+  }
+  if (options.solver == LcpSolver::kEnumerative && n > kMaxEnumerativeSize) {
+    result.message = "lcp enum: n = " + std::to_string(n) + " exceeds the enumeration limit " +
+                     std::to_string(kMaxEnumerativeSize);
+    return result;
+  }
+
+  const int size = static_cast<int>(n);
+  // Copies handed to Siconos (it never owns our buffers; the problem struct lives on the stack
+  // and freeLinearComplementarityProblem is never called).
+  std::unique_ptr<NumericsMatrix, MatrixDeleter> M(NM_create(NM_DENSE, size, size));
+  if (!M || M->matrix0 == nullptr) {
+    result.message = "lcp: could not allocate the Siconos matrix";
+    return result;
+  }
+  std::memcpy(M->matrix0, W.data(), sizeof(double) * static_cast<std::size_t>(n * n));
+  Eigen::VectorXd q = b;
+  LinearComplementarityProblem problem;
+  problem.size = size;
+  problem.M = M.get();
+  problem.q = q.data();
+
+  // Siconos' own stopping test is ‖min(w, z)‖₂ / ‖b‖₂ ≤ tol_s (no division when ‖b‖₂ ≤ eps).
+  // With tol_s = tolerance · max(1, ‖b‖∞) / ‖b‖₂ it implies our r ≤ tolerance (‖·‖∞ ≤ ‖·‖₂).
+  const double b_inf = b.lpNorm<Eigen::Infinity>();
+  const double b_two = b.norm();
+  const double scale = std::max(1.0, b_inf);
+  const double siconos_tol = b_two > std::numeric_limits<double>::epsilon()
+                                 ? options.tolerance * scale / b_two
+                                 : options.tolerance;
+
+  int info = -1;
+  {
+    std::lock_guard<std::mutex> lock(SiconosMutex());
+    numerics_set_verbose(0);
+    std::unique_ptr<SolverOptions, OptionsDeleter> so(solver_options_create(entry->siconos_id));
+    if (!so) {
+      result.message = "lcp: could not create Siconos solver options";
+      return result;
+    }
+    so->iparam[SICONOS_IPARAM_MAX_ITER] = options.max_iterations;
+    so->dparam[SICONOS_DPARAM_TOL] = siconos_tol;
+    if (options.solver == LcpSolver::kEnumerative) {
+      // lcp_enum's tol is the accepted negativity of a basic solution's entries.
+      so->dparam[SICONOS_DPARAM_TOL] = 0.5 * options.tolerance * scale;
+      so->iparam[SICONOS_LCP_IPARAM_ENUM_USE_DGELS] = 0;
+      so->iparam[SICONOS_LCP_IPARAM_ENUM_SEED] = 0;
+      so->iparam[SICONOS_LCP_IPARAM_ENUM_MULTIPLE_SOLUTIONS] = 0;
+    }
+    info = linearComplementarity_driver(&problem, result.z.data(), result.w.data(), so.get());
+    result.iterations = options.solver == LcpSolver::kEnumerative
+                            ? so->iparam[SICONOS_LCP_IPARAM_ENUM_CURRENT_ENUM] + 1
+                            : so->iparam[SICONOS_IPARAM_ITER_DONE];
+  }
+  if (options.solver == LcpSolver::kEnumerative && info != 0) result.iterations = 1 << size;
+
+  if (!result.z.allFinite()) {
+    result.message = "lcp " + std::string(entry->name) + ": non-finite solution";
+    if (info != 0) result.message += "; " + InfoMessage(options.solver, info);
+    result.w = W * result.z + b;
+    result.residual = std::numeric_limits<double>::infinity();
+    return result;
+  }
+  Finish(W, b, &result);
+  if (info != 0) {
+    result.message =
+        InfoMessage(options.solver, info) + ", residual " + std::to_string(result.residual);
+    return result;
+  }
+  if (!(result.residual <= options.tolerance)) {
+    result.message = "lcp " + std::string(entry->name) + ": residual " +
+                     std::to_string(result.residual) + " above tolerance " +
+                     std::to_string(options.tolerance);
+    return result;
+  }
+  result.ok = true;
+  return result;
+}
+
+}  // namespace saltus::contact

@@ -1,0 +1,261 @@
+#include "contact/impact_problem.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace saltus::contact {
+namespace {
+
+std::string RowLabel(const engine::MechanicalSystem& system, int row) {
+  return "row " + std::to_string(row) + " ('" + system.constraint_info(row).name + "')";
+}
+
+void ValidateState(const char* who, const engine::MechanicalSystem& system, double t,
+                   const Eigen::VectorXd& q, const Eigen::VectorXd& v, const char* v_name) {
+  const std::string w(who);
+  if (!std::isfinite(t)) throw std::invalid_argument(w + ": t is not finite");
+  if (q.size() != system.nq()) {
+    throw std::invalid_argument(w + ": q has " + std::to_string(q.size()) +
+                                " entries, nq = " + std::to_string(system.nq()));
+  }
+  if (v.size() != system.nv()) {
+    throw std::invalid_argument(w + ": " + v_name + " has " + std::to_string(v.size()) +
+                                " entries, nv = " + std::to_string(system.nv()));
+  }
+  if (!q.allFinite()) throw std::invalid_argument(w + ": q has a non-finite entry");
+  if (!v.allFinite()) throw std::invalid_argument(w + ": " + v_name + " has a non-finite entry");
+}
+
+void ValidateRows(const char* who, const engine::MechanicalSystem& system,
+                  std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
+  std::unordered_set<int> seen;
+  const auto check = [&](std::span<const int> rows, const char* list) {
+    for (int r : rows) {
+      if (r < 0 || r >= system.num_constraints()) {
+        throw std::invalid_argument(std::string(who) + ": " + list + " row " + std::to_string(r) +
+                                    " outside [0, " + std::to_string(system.num_constraints()) +
+                                    ")");
+      }
+      if (!seen.insert(r).second) {
+        throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, r) +
+                                    " listed twice");
+      }
+    }
+  };
+  check(bilateral_rows, "bilateral");
+  check(unilateral_rows, "unilateral");
+}
+
+// The reduced problem shared by the impact and the acceleration problems, written in the
+// Cholesky-scaled unknown y = Lᵀ x (x = v⁺ or v̇):
+//
+//   y = y0 + A_B z_B + A_U z_U,   A_Bᵀ y + c_B = 0,   0 ≤ A_Uᵀ y + d_U ⊥ z_U ≥ 0,
+//
+// with A = L⁻¹ Gᵀ. See impact_problem.h for the elimination of the bilateral rows.
+struct Reduced {
+  Eigen::VectorXd y, z_b, z_u;
+  int rank = 0;
+  double bilateral_residual = 0;
+  LcpResult lcp;
+};
+
+Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
+                     const Eigen::VectorXd& y0, const Eigen::VectorXd& c_b,
+                     const Eigen::VectorXd& d_u, const LcpOptions& options) {
+  const Eigen::Index nv = y0.size();
+  Reduced out;
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod;
+  Eigen::MatrixXd Q1(nv, 0);
+  Eigen::VectorXd s(0);
+  if (A_b.cols() > 0) {
+    cod.setThreshold(kBilateralRankTolerance);
+    cod.compute(A_b);
+    out.rank = static_cast<int>(cod.rank());
+    Q1 = cod.householderQ() * Eigen::MatrixXd::Identity(nv, out.rank);
+    // Component of y in range(A_B) fixed by the bilateral rows: (A_Bᵀ Q₁) s = −c_B, A_Bᵀ Q₁ of
+    // full column rank; least squares if redundant rows are inconsistent.
+    if (out.rank > 0) {
+      const Eigen::MatrixXd K = A_b.transpose() * Q1;
+      s = K.colPivHouseholderQr().solve(-c_b);
+    }
+  }
+  // C = (I − Q₁Q₁ᵀ) A_U, W_red = Cᵀ C; y_free = (I − Q₁Q₁ᵀ) y0 + Q₁ s.
+  Eigen::MatrixXd C = A_u;
+  Eigen::VectorXd y_free = y0;
+  if (out.rank > 0) {
+    C.noalias() -= Q1 * (Q1.transpose() * A_u);
+    y_free.noalias() -= Q1 * (Q1.transpose() * y0);
+    y_free.noalias() += Q1 * s;
+  }
+  Eigen::MatrixXd W_red = C.transpose() * C;
+  W_red = 0.5 * (W_red + W_red.transpose()).eval();
+  Eigen::VectorXd b = A_u.transpose() * y_free + d_u;
+
+  out.lcp = SolveLcp(W_red, b, options);
+  out.z_u = out.lcp.z;
+  out.y = y_free + C * out.z_u;
+  if (A_b.cols() > 0) {
+    // A_B z_B = y − y0 − A_U z_U, which lies in range(A_B): minimum-norm z_B.
+    const Eigen::VectorXd rhs = out.y - y0 - A_u * out.z_u;
+    out.z_b = out.rank > 0 ? Eigen::VectorXd(cod.solve(rhs)) : Eigen::VectorXd::Zero(A_b.cols());
+    out.bilateral_residual = (A_b.transpose() * out.y + c_b).lpNorm<Eigen::Infinity>();
+  } else {
+    out.z_b.resize(0);
+  }
+  return out;
+}
+
+// Everything both problems need from the system at (t, q).
+struct Assembled {
+  Eigen::LLT<Eigen::MatrixXd> llt;
+  Eigen::MatrixXd G_b, G_u;  // rows × nv
+  Eigen::MatrixXd A_b, A_u;  // L⁻¹ Gᵀ, nv × rows
+  std::string error;         // non-empty: the system data cannot be used
+};
+
+Assembled Assemble(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+                   std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
+  Assembled a;
+  Eigen::MatrixXd M;
+  system.MassMatrix(q, &M);
+  const int nv = system.nv();
+  if (M.rows() != nv || M.cols() != nv || !M.allFinite()) {
+    a.error = "mass matrix is not a finite nv x nv matrix";
+    return a;
+  }
+  a.llt.compute(M);
+  if (a.llt.info() != Eigen::Success) {
+    a.error = "mass matrix is not positive definite (Cholesky failed)";
+    return a;
+  }
+  system.ConstraintJacobian(t, q, bilateral_rows, &a.G_b);
+  system.ConstraintJacobian(t, q, unilateral_rows, &a.G_u);
+  if (!a.G_b.allFinite() || !a.G_u.allFinite()) {
+    a.error = "constraint Jacobian has a non-finite entry";
+    return a;
+  }
+  // (Eigen's triangular solve reads element (0, 0) of an empty right-hand side: skip those.)
+  a.A_b.resize(nv, a.G_b.rows());
+  a.A_u.resize(nv, a.G_u.rows());
+  if (a.G_b.rows() > 0) a.A_b = a.llt.matrixL().solve(a.G_b.transpose());
+  if (a.G_u.rows() > 0) a.A_u = a.llt.matrixL().solve(a.G_u.transpose());
+  return a;
+}
+
+}  // namespace
+
+ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& v_minus, std::span<const int> bilateral_rows,
+                         std::span<const int> unilateral_rows, std::span<const double> restitution,
+                         const LcpOptions& options) {
+  ValidateState("SolveImpact", system, t, q, v_minus, "v_minus");
+  ValidateRows("SolveImpact", system, bilateral_rows, unilateral_rows);
+  if (restitution.size() != unilateral_rows.size()) {
+    throw std::invalid_argument("SolveImpact: " + std::to_string(restitution.size()) +
+                                " restitution coefficients for " +
+                                std::to_string(unilateral_rows.size()) + " unilateral rows");
+  }
+  for (std::size_t i = 0; i < restitution.size(); ++i) {
+    if (!(restitution[i] >= 0.0 && restitution[i] <= 1.0)) {
+      throw std::invalid_argument("SolveImpact: " + RowLabel(system, unilateral_rows[i]) +
+                                  ": restitution must be in [0, 1], got " +
+                                  std::to_string(restitution[i]));
+    }
+  }
+  const auto n_b = static_cast<Eigen::Index>(bilateral_rows.size());
+  const auto n_u = static_cast<Eigen::Index>(unilateral_rows.size());
+
+  ImpactResult result;
+  result.v_plus = v_minus;
+  result.impulse_b = Eigen::VectorXd::Zero(n_b);
+  result.impulse_u = Eigen::VectorXd::Zero(n_u);
+
+  Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
+  if (!a.error.empty()) {
+    result.message = "SolveImpact: " + a.error;
+    return result;
+  }
+  Eigen::VectorXd gt_b, gt_u;
+  system.ConstraintTimeDerivative(t, q, bilateral_rows, &gt_b);
+  system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
+  if (!gt_b.allFinite() || !gt_u.allFinite()) {
+    result.message = "SolveImpact: constraint time derivative has a non-finite entry";
+    return result;
+  }
+  result.u_minus_u = a.G_u * v_minus + gt_u;
+  const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
+  const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u);
+  const Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;  // Lᵀ v⁻
+
+  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, options);
+  result.lcp = r.lcp;
+  result.bilateral_rank = r.rank;
+  result.impulse_u = r.z_u;
+  result.impulse_b = r.z_b;
+  result.v_plus = a.llt.matrixU().solve(r.y);  // L⁻ᵀ y
+  result.u_plus_u = a.G_u * result.v_plus + gt_u;
+  result.bilateral_residual =
+      n_b > 0 ? (a.G_b * result.v_plus + gt_b).lpNorm<Eigen::Infinity>() : 0.0;
+  if (!r.lcp.ok) {
+    result.message = "SolveImpact: " + r.lcp.message;
+    return result;
+  }
+  result.ok = true;
+  return result;
+}
+
+ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSystem& system,
+                                                    double t, const Eigen::VectorXd& q,
+                                                    const Eigen::VectorXd& v,
+                                                    std::span<const int> bilateral_rows,
+                                                    std::span<const int> unilateral_rows,
+                                                    const LcpOptions& options) {
+  ValidateState("SolveContactAccelerations", system, t, q, v, "v");
+  ValidateRows("SolveContactAccelerations", system, bilateral_rows, unilateral_rows);
+  const auto n_b = static_cast<Eigen::Index>(bilateral_rows.size());
+  const auto n_u = static_cast<Eigen::Index>(unilateral_rows.size());
+
+  ContactAccelerationResult result;
+  result.vdot = Eigen::VectorXd::Zero(system.nv());
+  result.lambda_b = Eigen::VectorXd::Zero(n_b);
+  result.lambda_u = Eigen::VectorXd::Zero(n_u);
+  result.accel_u = Eigen::VectorXd::Zero(n_u);
+
+  Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
+  if (!a.error.empty()) {
+    result.message = "SolveContactAccelerations: " + a.error;
+    return result;
+  }
+  Eigen::VectorXd F, gamma_b, gamma_u;
+  system.Forces(t, q, v, &F);
+  system.ConstraintGamma(t, q, v, bilateral_rows, &gamma_b);
+  system.ConstraintGamma(t, q, v, unilateral_rows, &gamma_u);
+  if (F.size() != system.nv() || !F.allFinite()) {
+    result.message = "SolveContactAccelerations: forces F are not a finite nv-vector";
+    return result;
+  }
+  if (!gamma_b.allFinite() || !gamma_u.allFinite()) {
+    result.message = "SolveContactAccelerations: gamma has a non-finite entry";
+    return result;
+  }
+  const Eigen::VectorXd y0 = a.llt.matrixL().solve(F);  // L⁻¹ F = Lᵀ M⁻¹ F
+
+  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, options);
+  result.lcp = r.lcp;
+  result.bilateral_rank = r.rank;
+  result.lambda_u = r.z_u;
+  result.lambda_b = r.z_b;
+  result.vdot = a.llt.matrixU().solve(r.y);
+  result.accel_u = a.G_u * result.vdot + gamma_u;
+  result.bilateral_residual =
+      n_b > 0 ? (a.G_b * result.vdot + gamma_b).lpNorm<Eigen::Infinity>() : 0.0;
+  if (!r.lcp.ok) {
+    result.message = "SolveContactAccelerations: " + r.lcp.message;
+    return result;
+  }
+  result.ok = true;
+  return result;
+}
+
+}  // namespace saltus::contact

@@ -1,0 +1,355 @@
+#include "tools/cli.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <vector>
+
+#include "events/simulation.h"
+#include "integrators/integrator.h"
+#include "tools/json_writer.h"
+#include "tools/scene.h"
+#include "tools/writers.h"
+
+namespace saltus::tools {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage:\n"
+    "  saltus run SCENE.yaml [options]   simulate a scene and write its results\n"
+    "  saltus list                       list the integrators and their formulations\n"
+    "  saltus help                       show this help\n"
+    "\n"
+    "options of run (they override the scene's simulation section):\n"
+    "  --integrator NAME      smooth-phase integrator (see saltus list)\n"
+    "  --formulation F        index1, index2, index3 or ggl\n"
+    "  --rtol R               relative integration tolerance (> 0)\n"
+    "  --atol A               absolute integration tolerance (> 0)\n"
+    "  --t-end T              final time in seconds (> 0)\n"
+    "  --out DIR              output directory (default out/<scene name>)\n"
+    "\n"
+    "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
+    "            3 the run stopped early (files written, with DIR/last_state.json)\n";
+
+// Bad command-line input; the message names the argument.
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct RunArgs {
+  std::string scene;
+  std::optional<std::string> integrator, formulation, out_dir;
+  std::optional<double> rtol, atol, t_end;
+};
+
+double PositiveNumber(const std::string& flag, const std::string& text) {
+  double value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  const auto [end, ec] = std::from_chars(first, last, value);
+  if (text.empty() || ec != std::errc() || end != last || !std::isfinite(value)) {
+    throw UsageError(flag + ": expected a number, got '" + text + "'");
+  }
+  if (!(value > 0)) throw UsageError(flag + ": must be > 0, got " + text);
+  return value;
+}
+
+RunArgs ParseRunArgs(std::span<const std::string> args) {
+  RunArgs run;
+  bool have_scene = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
+      if (!arg.empty() && arg[0] == '-') throw UsageError("unknown option '" + arg + "'");
+      if (have_scene) throw UsageError("unexpected argument '" + arg + "' (one scene per run)");
+      run.scene = arg;
+      have_scene = true;
+      continue;
+    }
+    // --flag VALUE or --flag=VALUE
+    std::string flag = arg;
+    std::optional<std::string> value;
+    if (const std::size_t eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
+                                                    "--atol",       "--t-end",       "--out"};
+    if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
+      throw UsageError("unknown option '" + flag + "' (run options: --integrator, " +
+                       "--formulation, --rtol, --atol, --t-end, --out)");
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
+      value = args[++i];
+    }
+    if (flag == "--integrator") {
+      run.integrator = *value;
+    } else if (flag == "--formulation") {
+      run.formulation = *value;
+    } else if (flag == "--rtol") {
+      run.rtol = PositiveNumber(flag, *value);
+    } else if (flag == "--atol") {
+      run.atol = PositiveNumber(flag, *value);
+    } else if (flag == "--t-end") {
+      run.t_end = PositiveNumber(flag, *value);
+    } else {
+      if (value->empty()) throw UsageError("--out: empty directory name");
+      run.out_dir = *value;
+    }
+  }
+  if (!have_scene) throw UsageError("run: missing the scene file (saltus run SCENE.yaml)");
+  return run;
+}
+
+// Applies the command-line overrides to the scene and checks the integrator choice again.
+void ApplyOverrides(const RunArgs& run, Scene* scene) {
+  integrators::IntegratorOptions& io = scene->options.integrator_options;
+  if (run.integrator) scene->options.integrator = *run.integrator;
+  if (run.formulation) {
+    const std::optional<integrators::Formulation> f =
+        integrators::ParseFormulation(*run.formulation);
+    if (!f) {
+      throw UsageError("--formulation: '" + *run.formulation +
+                       "' is unknown (use index1, index2, index3 or ggl)");
+    }
+    io.formulation = *f;
+  }
+  if (run.rtol) io.rtol = *run.rtol;
+  if (run.atol) io.atol = *run.atol;
+  if (run.t_end) scene->t_end = *run.t_end;
+  if (run.integrator || run.formulation) {
+    const std::string problem = CheckIntegratorChoice(scene->options.integrator, io.formulation);
+    if (!problem.empty()) {
+      throw UsageError(std::string(run.integrator ? "--integrator" : "--formulation") + ": " +
+                       problem);
+    }
+  }
+}
+
+int List(std::ostream& out) {
+  std::size_t width = 0;
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    width = std::max(width, e.name.size());
+  }
+  out << "integrators (saltus run SCENE --integrator NAME):\n";
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    out << "  " << e.name << std::string(width - e.name.size() + 2, ' ') << e.description << "\n  "
+        << std::string(width + 2, ' ') << "formulations: ";
+    for (std::size_t i = 0; i < e.formulations.size(); ++i) {
+      out << (i > 0 ? ", " : "") << integrators::ToString(e.formulations[i]);
+    }
+    out << '\n';
+  }
+  return kExitOk;
+}
+
+std::string Seconds(double t) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g s", t);
+  return buffer;
+}
+
+int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+        bool stderr_is_terminal) {
+  // ---- 1. Everything that can be bad input, before anything is written. ----
+  const RunArgs run = ParseRunArgs(args);
+  Scene scene = LoadSceneFile(run.scene);
+  ApplyOverrides(run, &scene);
+  const std::shared_ptr<engine::PlanarMultibodySystem> system = BuildSystem(scene);
+  const Eigen::VectorXd q0 = system->model().InitialPositions();
+  const Eigen::VectorXd v0 = system->model().InitialVelocities();
+  // The event loop names the offending item ("contact 'floor': the initial state penetrates
+  // ..."): point at that item's line, else at the simulation section.
+  const auto simulation_error = [&](const std::invalid_argument& e) {
+    const std::string what = e.what();
+    int line = scene.lines.simulation;
+    const auto find = [&](const std::string& name, const std::vector<int>& lines, std::size_t i) {
+      if (what.find("'" + name + "'") != std::string::npos && i < lines.size()) line = lines[i];
+    };
+    for (std::size_t i = 0; i < scene.bodies.size(); ++i) {
+      find(scene.bodies[i].name, scene.lines.bodies, i);
+    }
+    for (std::size_t i = 0; i < scene.joints.size(); ++i) {
+      find(scene.joints[i].name, scene.lines.joints, i);
+    }
+    for (std::size_t i = 0; i < scene.contacts.size(); ++i) {
+      find(scene.contacts[i].name, scene.lines.contacts, i);
+    }
+    return SceneError(scene.file, line, what);
+  };
+  try {
+    // A dry set-up: the options and the initial state must be accepted by the event loop.
+    events::Simulation probe(system, scene.options);
+    probe.SetState(0.0, q0, v0);
+  } catch (const SceneError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw simulation_error(e);
+  }
+
+  // ---- 2. Output files. ----
+  const std::filesystem::path dir = run.out_dir ? *run.out_dir : "out/" + scene.name;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    err << "error: cannot create the output directory " << dir << ": " << ec.message() << '\n';
+    return kExitError;
+  }
+  std::filesystem::remove(dir / "last_state.json", ec);  // stale from an earlier failed run
+  std::ofstream trajectory_file(dir / "trajectory.csv", std::ios::binary | std::ios::trunc);
+  std::ofstream events_file(dir / "events.csv", std::ios::binary | std::ios::trunc);
+  if (!trajectory_file || !events_file) {
+    err << "error: cannot write in " << dir << '\n';
+    return kExitError;
+  }
+
+  // ---- 3. The run. ----
+  events::Simulation simulation(system, scene.options);
+  TrajectoryWriter trajectory(*system, trajectory_file,
+                              /*rows_at_steps=*/scene.options.output_step <= 0);
+  EventLogWriter event_log(*system, events_file);
+  ProgressBar progress(err, stderr_is_terminal, 0.0, scene.t_end);
+  simulation.AddObserver(&trajectory);
+  simulation.AddObserver(&event_log);
+  simulation.AddObserver(&progress);
+
+  RunInfo info;
+  info.scene = scene.name;
+  info.scene_file = scene.file;
+  info.t_end = scene.t_end;
+  bool finished = false;
+  try {
+    simulation.SetState(0.0, q0, v0);
+    trajectory.OnOutput(simulation.t(), simulation.q(), simulation.v());
+    const events::RunResult result = simulation.AdvanceTo(scene.t_end);
+    finished = result.status == events::RunStatus::kFinished;
+    info.status = std::string(events::ToString(result.status));
+    info.message = result.message;
+    info.t_reached = result.t;
+  } catch (const std::exception& e) {
+    info.status = "error";
+    info.message = e.what();
+    info.t_reached = simulation.t();
+  }
+  progress.Finish();
+  trajectory_file.flush();
+  events_file.flush();
+
+  std::ofstream summary_file(dir / "summary.json", std::ios::binary | std::ios::trunc);
+  WriteSummaryJson(info, simulation, summary_file);
+  if (!finished) {
+    std::ofstream last_state(dir / "last_state.json", std::ios::binary | std::ios::trunc);
+    WriteLastStateJson(info, simulation, last_state);
+  }
+  if (!trajectory_file || !events_file || !summary_file) {
+    err << "error: writing the results in " << dir << " failed\n";
+    return kExitError;
+  }
+
+  // ---- 4. The human summary. ----
+  const events::SimulationStats& stats = simulation.stats();
+  out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
+      << Seconds(scene.t_end) << ")\n"
+      << "  integrator " << scene.options.integrator << " ("
+      << integrators::ToString(scene.options.integrator_options.formulation)
+      << "): " << stats.integrator.accepted_steps << " accepted steps, "
+      << stats.integrator.rejected_steps << " rejected\n"
+      << "  events:";
+  for (int k = 0; k < 4; ++k) {
+    out << (k > 0 ? "," : "") << ' ' << stats.events[k] << ' '
+        << events::ToString(static_cast<events::EventKind>(k));
+  }
+  out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
+      << "/ (trajectory.csv, events.csv, summary.json" << (finished ? "" : ", last_state.json")
+      << ")\n";
+  if (!finished) {
+    err << "error: the run stopped at t = " << Seconds(info.t_reached)
+        << " before t_end = " << Seconds(scene.t_end) << ": " << info.status
+        << (info.message.empty() ? "" : ": " + info.message) << "; last state in "
+        << (dir / "last_state.json").string() << '\n';
+    return kExitRunFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+ProgressBar::ProgressBar(std::ostream& err, bool enabled, double t0, double t_end,
+                         std::chrono::duration<double> delay, std::chrono::duration<double> period)
+    : err_(err),
+      enabled_(enabled),
+      t0_(t0),
+      t_end_(t_end),
+      delay_(delay),
+      period_(period),
+      start_(Clock::now()) {}
+
+void ProgressBar::OnStep(double t, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/) {
+  if (!enabled_) return;
+  const Clock::time_point now = Clock::now();
+  if (now - start_ < delay_) return;
+  if (drawn_ && now - last_draw_ < period_) return;
+  last_draw_ = now;
+  drawn_ = true;
+  const double fraction = t_end_ > t0_ ? std::clamp((t - t0_) / (t_end_ - t0_), 0.0, 1.0) : 1.0;
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(fraction * kWidth);
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  char text[160];
+  std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %.1f s",
+                kWidth, std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                100.0 * fraction, t, t_end_, events_, elapsed);
+  err_ << text << std::flush;
+}
+
+void ProgressBar::OnEvent(const events::Event& /*e*/, const Eigen::VectorXd& /*q*/,
+                          const Eigen::VectorXd& /*v_minus*/, const Eigen::VectorXd& /*v_plus*/) {
+  ++events_;
+}
+
+void ProgressBar::Finish() {
+  if (drawn_) err_ << '\r' << std::string(90, ' ') << '\r' << std::flush;
+  drawn_ = false;
+}
+
+int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+           bool stderr_is_terminal) {
+  try {
+    if (args.empty()) {
+      err << kUsage;
+      return kExitBadInput;
+    }
+    const std::string& command = args[0];
+    if (command == "help" || command == "--help" || command == "-h") {
+      out << kUsage;
+      return kExitOk;
+    }
+    if (command == "list") {
+      if (args.size() > 1) throw UsageError("list: unexpected argument '" + args[1] + "'");
+      return List(out);
+    }
+    if (command == "run") return Run(args.subspan(1), out, err, stderr_is_terminal);
+    throw UsageError("unknown command '" + command + "' (use run, list or help)");
+  } catch (const UsageError& e) {
+    err << "error: " << e.what() << "\n(saltus help shows the usage)\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {  // SceneError and other bad input
+    err << "error: " << e.what() << '\n';
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << "internal error: " << e.what() << '\n';
+    return kExitError;
+  }
+}
+
+}  // namespace saltus::tools

@@ -1,0 +1,781 @@
+#include "tools/scene.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "contact/complementarity.h"
+#include "integrators/integrator.h"
+
+namespace saltus::tools {
+
+namespace {
+
+std::string WithLocation(const std::string& file, int line, const std::string& message) {
+  if (line > 0) return file + ":" + std::to_string(line) + ": " + message;
+  return file + ": " + message;
+}
+
+}  // namespace
+
+SceneError::SceneError(std::string file, int line, const std::string& message)
+    : std::invalid_argument(WithLocation(file, line, message)),
+      file_(std::move(file)),
+      line_(line),
+      message_(message) {}
+
+namespace {
+
+constexpr std::string_view kGroundName = "ground";
+
+// 1-based line of a node, 0 when it has none.
+int LineOf(const YAML::Node& node) {
+  if (!node.IsDefined()) return 0;
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? 0 : mark.line + 1;
+}
+
+// How a node looks, for "expected ..., got ..." messages.
+std::string Describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing (null)";
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+std::string JoinWords(const std::vector<std::string>& words, std::string_view last_sep) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += (i + 1 == words.size()) ? std::string(last_sep) : std::string(", ");
+    out += words[i];
+  }
+  return out;
+}
+
+// Levenshtein distance, for "did you mean" hints on misspelt keys and names.
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'x'?)" when one candidate is within two edits, "" otherwise.
+std::string Suggestion(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const std::string& c : candidates) {
+    const std::size_t d = EditDistance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
+}
+
+// Names become CSV columns ("ball.x") and row lists joined by ';': keep them plain.
+bool IsValidName(std::string_view name) {
+  if (name.empty()) return false;
+  const auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!is_alpha(name[0]) && name[0] != '_') return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '-'; });
+}
+
+// YAML 1.2 core-schema number, parsed without locale. Returns nullopt if `text` is not a
+// number; non-finite values (".nan", ".inf", "nan", "inf") are returned as such.
+std::optional<double> ParseDouble(std::string text) {
+  if (text == ".nan" || text == ".NaN" || text == ".NAN") {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  bool negative = false;
+  std::string_view body = text;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    negative = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  if (body == ".inf" || body == ".Inf" || body == ".INF") {
+    return negative ? -std::numeric_limits<double>::infinity()
+                    : std::numeric_limits<double>::infinity();
+  }
+  if (body.empty() || body[0] == '+' || body[0] == '-') return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (ec != std::errc() || end != body.data() + body.size()) return std::nullopt;
+  return negative ? -value : value;
+}
+
+std::optional<long> ParseInteger(const std::string& text) {
+  std::string_view body = text;
+  if (!body.empty() && body[0] == '+') body.remove_prefix(1);
+  long value = 0;
+  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (body.empty() || ec != std::errc() || end != body.data() + body.size()) return std::nullopt;
+  return value;
+}
+
+std::string FormatNumber(double x) {
+  std::ostringstream os;
+  os.precision(12);
+  os << x;
+  return os.str();
+}
+
+enum class Range { kAny, kPositive, kNonNegative, kUnitInterval };
+
+// Reads one YAML mapping: collects its keys once (rejecting duplicates and non-scalar keys) and
+// reads typed values with messages prefixed by the item ("body 'ball': ...").
+class MapReader {
+ public:
+  MapReader(const std::string& file, const YAML::Node& map, std::string item)
+      : file_(file), map_(map), item_(std::move(item)) {
+    if (!map.IsMap()) {
+      Fail(map, "expected a mapping of 'key: value' entries, got " + Describe(map));
+    }
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar()) Fail(key, "keys must be plain words, got " + Describe(key));
+      for (const Entry& e : entries_) {
+        if (e.key == key.Scalar() && duplicate_.empty()) {
+          // Reported by CheckKeys, once the item knows its name.
+          duplicate_ = "duplicate key '" + e.key + "' (first given at line " +
+                       std::to_string(LineOf(e.key_node)) + ")";
+          duplicate_node_ = key;
+        }
+      }
+      entries_.push_back({key.Scalar(), key, it->second});
+    }
+  }
+
+  void SetItem(std::string item) { item_ = std::move(item); }
+  const std::string& item() const { return item_; }
+  int line() const { return LineOf(map_); }
+  const YAML::Node& node() const { return map_; }
+
+  [[noreturn]] void Fail(const YAML::Node& at, const std::string& message) const {
+    int line = LineOf(at);
+    // An empty value ("t_end:") is marked where the next token starts: point at its key.
+    for (const Entry& e : entries_) {
+      if (at.IsNull() && e.value.is(at)) line = LineOf(e.key_node);
+    }
+    throw SceneError(file_, line, item_ + ": " + message);
+  }
+  [[noreturn]] void Fail(const std::string& message) const { Fail(map_, message); }
+
+  // Every key must be in `allowed`. A key that belongs to the same kind of item but not to this
+  // type (listed in `all_keys`) gets "does not apply to <type_label>"; others are unknown.
+  void CheckKeys(const std::vector<std::string>& allowed,
+                 const std::vector<std::string>& all_keys = {},
+                 const std::string& type_label = "") const {
+    if (!duplicate_.empty()) Fail(duplicate_node_, duplicate_);
+    for (const Entry& e : entries_) {
+      if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
+      if (std::find(all_keys.begin(), all_keys.end(), e.key) != all_keys.end()) {
+        Fail(e.key_node, "key '" + e.key + "' does not apply to " + type_label +
+                             " (allowed: " + JoinWords(allowed, ", ") + ")");
+      }
+      Fail(e.key_node, "unknown key '" + e.key + "'" +
+                           Suggestion(e.key, all_keys.empty() ? allowed : all_keys) +
+                           " (allowed: " + JoinWords(allowed, ", ") + ")");
+    }
+  }
+
+  const YAML::Node* Find(std::string_view key) const {
+    for (const Entry& e : entries_) {
+      if (e.key == key) return &e.value;
+    }
+    return nullptr;
+  }
+  bool Has(std::string_view key) const { return Find(key) != nullptr; }
+  const YAML::Node& Require(std::string_view key) const {
+    const YAML::Node* value = Find(key);
+    if (value == nullptr) Fail("missing required key '" + std::string(key) + "'");
+    return *value;
+  }
+
+  double ToNumber(const YAML::Node& value, std::string_view key, Range range) const {
+    if (!value.IsScalar()) {
+      Fail(value, std::string(key) + " must be a number, got " + Describe(value));
+    }
+    const std::optional<double> x = ParseDouble(value.Scalar());
+    if (!x) Fail(value, std::string(key) + " must be a number, got " + Describe(value));
+    if (!std::isfinite(*x)) {
+      Fail(value, std::string(key) + " must be a finite number, got " + value.Scalar());
+    }
+    switch (range) {
+      case Range::kAny:
+        break;
+      case Range::kPositive:
+        if (!(*x > 0)) Fail(value, std::string(key) + " must be > 0, got " + value.Scalar());
+        break;
+      case Range::kNonNegative:
+        if (!(*x >= 0)) Fail(value, std::string(key) + " must be >= 0, got " + value.Scalar());
+        break;
+      case Range::kUnitInterval:
+        if (!(*x >= 0 && *x <= 1)) {
+          Fail(value, std::string(key) + " must be in [0, 1], got " + value.Scalar());
+        }
+        break;
+    }
+    return *x;
+  }
+  double Number(std::string_view key, Range range, double fallback) const {
+    const YAML::Node* value = Find(key);
+    return value ? ToNumber(*value, key, range) : fallback;
+  }
+  double RequiredNumber(std::string_view key, Range range) const {
+    return ToNumber(Require(key), key, range);
+  }
+
+  int Integer(std::string_view key, long min_value, int fallback) const {
+    const YAML::Node* value = Find(key);
+    if (value == nullptr) return fallback;
+    std::optional<long> n;
+    if (value->IsScalar()) n = ParseInteger(value->Scalar());
+    if (!n) Fail(*value, std::string(key) + " must be an integer, got " + Describe(*value));
+    if (*n < min_value || *n > std::numeric_limits<int>::max()) {
+      Fail(*value, std::string(key) + " must be >= " + std::to_string(min_value) + ", got " +
+                       value->Scalar());
+    }
+    return static_cast<int>(*n);
+  }
+
+  bool Bool(std::string_view key, bool fallback) const {
+    const YAML::Node* value = Find(key);
+    if (value == nullptr) return fallback;
+    if (value->IsScalar()) {
+      const std::string& s = value->Scalar();
+      if (s == "true" || s == "True" || s == "TRUE") return true;
+      if (s == "false" || s == "False" || s == "FALSE") return false;
+    }
+    Fail(*value, std::string(key) + " must be true or false, got " + Describe(*value));
+  }
+
+  std::string ToString(const YAML::Node& value, std::string_view key) const {
+    if (!value.IsScalar()) Fail(value, std::string(key) + " must be text, got " + Describe(value));
+    return value.Scalar();
+  }
+  std::string String(std::string_view key, const std::string& fallback) const {
+    const YAML::Node* value = Find(key);
+    return value ? ToString(*value, key) : fallback;
+  }
+  std::string RequiredString(std::string_view key) const { return ToString(Require(key), key); }
+
+  // A list of exactly n numbers; `layout` describes it in messages ("[x, y, theta]").
+  Eigen::VectorXd Vector(std::string_view key, int n, std::string_view layout,
+                         const Eigen::VectorXd& fallback) const {
+    const YAML::Node* value = Find(key);
+    if (value == nullptr) return fallback;
+    const std::string what = std::string(key) + " must be a list of " + std::to_string(n) +
+                             " numbers " + std::string(layout);
+    if (!value->IsSequence()) Fail(*value, what + ", got " + Describe(*value));
+    if (static_cast<int>(value->size()) != n) {
+      Fail(*value, what + ", got " + std::to_string(value->size()) +
+                       (value->size() == 1 ? " value" : " values"));
+    }
+    Eigen::VectorXd x(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = ToNumber((*value)[static_cast<std::size_t>(i)],
+                      std::string(key) + "[" + std::to_string(i) + "]", Range::kAny);
+    }
+    return x;
+  }
+  Eigen::Vector2d Vec2(std::string_view key, const Eigen::Vector2d& fallback,
+                       std::string_view layout = "[x, y]") const {
+    return Vector(key, 2, layout, fallback);
+  }
+  Eigen::Vector3d Vec3(std::string_view key, const Eigen::Vector3d& fallback,
+                       std::string_view layout) const {
+    return Vector(key, 3, layout, fallback);
+  }
+  // A unit vector given as a non-zero 2-vector (normalized here).
+  Eigen::Vector2d Direction(std::string_view key, const Eigen::Vector2d& fallback) const {
+    const Eigen::Vector2d d = Vec2(key, fallback);
+    if (!(d.norm() > 1e-12)) Fail(*Find(key), std::string(key) + " must be a non-zero vector");
+    return d.normalized();
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    YAML::Node key_node;
+    YAML::Node value;
+  };
+  const std::string& file_;
+  YAML::Node map_;
+  std::string item_;
+  std::vector<Entry> entries_;
+  std::string duplicate_;  // the first duplicate key, if any
+  YAML::Node duplicate_node_;
+};
+
+std::vector<std::string> Keys(std::initializer_list<const char*> keys) {
+  return std::vector<std::string>(keys.begin(), keys.end());
+}
+
+// The elements of an optional list section (`joints:` etc.): absent or null means empty.
+std::vector<YAML::Node> ListSection(const MapReader& top, std::string_view key) {
+  std::vector<YAML::Node> items;
+  const YAML::Node* section = top.Find(key);
+  if (section == nullptr || section->IsNull()) return items;
+  if (!section->IsSequence()) {
+    top.Fail(*section, std::string(key) + " must be a list ('- name: ...' entries), got " +
+                           Describe(*section));
+  }
+  for (std::size_t i = 0; i < section->size(); ++i) items.push_back((*section)[i]);
+  return items;
+}
+
+class SceneParser {
+ public:
+  explicit SceneParser(std::string file) : file_(std::move(file)) {}
+
+  Scene Parse(const YAML::Node& root) {
+    if (!root.IsDefined() || root.IsNull()) {
+      throw SceneError(file_, 1, "the scene is empty (expected keys scene, bodies, simulation)");
+    }
+    MapReader top(file_, root, "scene");
+    top.CheckKeys(Keys({"scene", "description", "gravity", "bodies", "joints", "forces", "contacts",
+                        "simulation"}));
+    Scene scene;
+    scene.file = file_;
+    scene.name = top.RequiredString("scene");
+    if (!IsValidName(scene.name)) {
+      top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
+    }
+    scene.description = top.String("description", "");
+    scene.gravity = top.Vec2("gravity", scene.gravity, "[gx, gy]");
+
+    const YAML::Node& bodies = top.Require("bodies");
+    if (!bodies.IsSequence() || bodies.size() == 0) {
+      top.Fail(bodies,
+               "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(bodies));
+    }
+    for (std::size_t i = 0; i < bodies.size(); ++i) ParseBody(bodies[i], i, &scene);
+    for (const YAML::Node& n : ListSection(top, "joints")) ParseJoint(n, &scene);
+    for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
+    for (const YAML::Node& n : ListSection(top, "contacts")) ParseContact(n, &scene);
+    ParseSimulation(top.Require("simulation"), &scene);
+    return scene;
+  }
+
+ private:
+  static constexpr const char* kNameRule =
+      "is not a valid name (use letters, digits, '_' and '-', starting with a letter or '_')";
+
+  // Reads `name`, checks it is valid and unused, and names the item after it.
+  std::string ClaimName(MapReader& r, const std::string& kind) {
+    const std::string name = r.RequiredString("name");
+    if (!IsValidName(name)) r.Fail(r.Require("name"), "name '" + name + "' " + kNameRule);
+    if (name == kGroundName) {
+      r.Fail(r.Require("name"), "the name 'ground' is reserved for the fixed frame");
+    }
+    const auto [it, inserted] = names_.try_emplace(name, kind, r.line());
+    if (!inserted) {
+      r.Fail(r.Require("name"), "duplicate name '" + name + "' (already used by the " +
+                                    it->second.first + " at line " +
+                                    std::to_string(it->second.second) + ")");
+    }
+    r.SetItem(kind + " '" + name + "'");
+    return name;
+  }
+
+  // A body reference: "ground" or the name of a body listed in `bodies`.
+  int BodyRef(const MapReader& r, std::string_view key, bool allow_ground = true) const {
+    const YAML::Node& value = r.Require(key);
+    const std::string name = r.ToString(value, key);
+    if (name == kGroundName) {
+      if (!allow_ground) r.Fail(value, std::string(key) + " cannot be the ground");
+      return engine::kGround;
+    }
+    const auto it = body_index_.find(name);
+    if (it == body_index_.end()) {
+      std::vector<std::string> known;
+      for (const auto& [n, i] : body_index_) known.push_back(n);
+      r.Fail(value, std::string(key) + " '" + name + "' is not a body" + Suggestion(name, known) +
+                        " (bodies: " + JoinWords(known, ", ") +
+                        (allow_ground ? ", or ground)" : ")"));
+    }
+    return it->second;
+  }
+
+  void RequireDistinct(const MapReader& r, int a, int b) const {
+    if (a == b) {
+      r.Fail(r.Require("body_b"),
+             "body_a and body_b are the same (" +
+                 (a == engine::kGround ? std::string(kGroundName)
+                                       : body_names_[static_cast<std::size_t>(a)]) +
+                 ")");
+    }
+  }
+
+  // Type of a joint/force/contact; `r` must hold a `type` key with one of `types`.
+  std::string Type(const MapReader& r, const std::vector<std::string>& types) const {
+    const YAML::Node& value = r.Require("type");
+    const std::string type = r.ToString(value, "type");
+    if (std::find(types.begin(), types.end(), type) == types.end()) {
+      r.Fail(value, "type '" + type + "' is unknown" + Suggestion(type, types) + " (use " +
+                        JoinWords(types, " or ") + ")");
+    }
+    return type;
+  }
+
+  void ParseBody(const YAML::Node& node, std::size_t index, Scene* scene) {
+    MapReader r(file_, node, "body #" + std::to_string(index + 1));
+    engine::PlanarBody body;
+    body.name = ClaimName(r, "body");
+    r.CheckKeys(Keys({"name", "mass", "inertia", "position", "velocity"}));
+    body.mass = r.RequiredNumber("mass", Range::kPositive);
+    body.inertia = r.RequiredNumber("inertia", Range::kPositive);
+    body.q0 = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, theta]");
+    body.v0 = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, omega]");
+    body_index_[body.name] = static_cast<int>(scene->bodies.size());
+    body_names_.push_back(body.name);
+    scene->bodies.push_back(body);
+    scene->lines.bodies.push_back(r.line());
+  }
+
+  void ParseJoint(const YAML::Node& node, Scene* scene) {
+    MapReader r(file_, node, "joint #" + std::to_string(scene->joints.size() + 1));
+    engine::PlanarJoint joint;
+    joint.name = ClaimName(r, "joint");
+    const std::string type = Type(r, Keys({"revolute", "prismatic", "angle_driver"}));
+    const std::vector<std::string> all = Keys(
+        {"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "angle0", "rate"});
+    if (type == "revolute") {
+      joint.type = engine::PlanarJointType::kRevolute;
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b"}), all,
+                  "a revolute joint");
+    } else if (type == "prismatic") {
+      joint.type = engine::PlanarJointType::kPrismatic;
+      r.CheckKeys(
+          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "angle0"}), all,
+          "a prismatic joint");
+    } else {
+      joint.type = engine::PlanarJointType::kAngleDriver;
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "angle0", "rate"}), all,
+                  "an angle_driver joint");
+    }
+    joint.body_a = BodyRef(r, "body_a");
+    joint.body_b = BodyRef(r, "body_b");
+    RequireDistinct(r, joint.body_a, joint.body_b);
+    joint.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
+    joint.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+    joint.axis_a = r.Direction("axis_a", Eigen::Vector2d::UnitX());
+    joint.angle0 = r.Number("angle0", Range::kAny, 0.0);
+    joint.rate = r.Number("rate", Range::kAny, 0.0);
+    scene->joints.push_back(joint);
+    scene->lines.joints.push_back(r.line());
+  }
+
+  // World position of a body-frame point in the initial configuration (ground: identity).
+  Eigen::Vector2d InitialPoint(const Scene& scene, int body, const Eigen::Vector2d& s) const {
+    if (body == engine::kGround) return s;
+    const Eigen::Vector3d& q = scene.bodies[static_cast<std::size_t>(body)].q0;
+    return q.head<2>() + Eigen::Rotation2Dd(q[2]) * s;
+  }
+
+  void ParseForce(const YAML::Node& node, Scene* scene) {
+    MapReader r(file_, node,
+                "force #" + std::to_string(scene->springs.size() + scene->loads.size() + 1));
+    const std::string name = ClaimName(r, "force");
+    const std::string type = Type(r, Keys({"spring_damper", "load"}));
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
+              "rest_length", "body", "force", "point", "torque"});
+    if (type == "spring_damper") {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
+                        "damping", "rest_length"}),
+                  all, "a spring_damper force");
+      engine::PlanarSpringDamper spring;
+      spring.name = name;
+      spring.body_a = BodyRef(r, "body_a");
+      spring.body_b = BodyRef(r, "body_b");
+      RequireDistinct(r, spring.body_a, spring.body_b);
+      spring.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
+      spring.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+      spring.stiffness = r.RequiredNumber("stiffness", Range::kNonNegative);
+      spring.damping = r.Number("damping", Range::kNonNegative, 0.0);
+      const double initial_length = (InitialPoint(*scene, spring.body_b, spring.point_b) -
+                                     InitialPoint(*scene, spring.body_a, spring.point_a))
+                                        .norm();
+      spring.rest_length = r.Number("rest_length", Range::kNonNegative, initial_length);
+      scene->springs.push_back(spring);
+      scene->lines.springs.push_back(r.line());
+    } else {
+      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque"}), all, "a load force");
+      engine::PlanarLoad load;
+      load.name = name;
+      load.body = BodyRef(r, "body", /*allow_ground=*/false);
+      load.force = r.Vec2("force", Eigen::Vector2d::Zero(), "[fx, fy]");
+      load.point = r.Vec2("point", Eigen::Vector2d::Zero());
+      load.torque = r.Number("torque", Range::kAny, 0.0);
+      scene->loads.push_back(load);
+      scene->lines.loads.push_back(r.line());
+    }
+  }
+
+  void ParseContact(const YAML::Node& node, Scene* scene) {
+    MapReader r(file_, node, "contact #" + std::to_string(scene->contacts.size() + 1));
+    contact::PlanarContact c;
+    c.name = ClaimName(r, "contact");
+    const std::string type = Type(r, Keys({"point_line", "disk_line", "disk_disk"}));
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "radius_a", "point_b",
+              "radius_b", "restitution"});
+    if (type == "point_line") {
+      c.type = contact::PlanarContactType::kPointLine;
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
+                        "restitution"}),
+                  all, "a point_line contact");
+    } else if (type == "disk_line") {
+      c.type = contact::PlanarContactType::kDiskLine;
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
+                        "radius_b", "restitution"}),
+                  all, "a disk_line contact");
+    } else {
+      c.type = contact::PlanarContactType::kDiskDisk;
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "point_b",
+                        "radius_b", "restitution"}),
+                  all, "a disk_disk contact");
+    }
+    c.body_a = BodyRef(r, "body_a");
+    c.body_b =
+        BodyRef(r, "body_b", /*allow_ground=*/c.type == contact::PlanarContactType::kDiskDisk);
+    RequireDistinct(r, c.body_a, c.body_b);
+    c.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
+    c.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+    if (c.type != contact::PlanarContactType::kDiskDisk) {
+      c.normal_a = r.Direction("normal_a", Eigen::Vector2d::UnitY());
+    }
+    if (c.type == contact::PlanarContactType::kDiskDisk) {
+      c.radius_a = r.RequiredNumber("radius_a", Range::kPositive);
+    }
+    if (c.type != contact::PlanarContactType::kPointLine) {
+      c.radius_b = r.RequiredNumber("radius_b", Range::kPositive);
+    }
+    c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    scene->contacts.push_back(c);
+    scene->lines.contacts.push_back(r.line());
+  }
+
+  void ParseSimulation(const YAML::Node& node, Scene* scene) {
+    MapReader r(file_, node, "simulation");
+    r.CheckKeys(Keys({"t_end",
+                      "integrator",
+                      "formulation",
+                      "rtol",
+                      "atol",
+                      "h_min",
+                      "h_max",
+                      "h_init",
+                      "adaptive",
+                      "safety",
+                      "fac_min",
+                      "fac_max",
+                      "newton_tol",
+                      "max_newton_iterations",
+                      "output_step",
+                      "restitution",
+                      "thresholds",
+                      "projection",
+                      "projection_tolerance",
+                      "projection_metric",
+                      "event_projection_tolerance",
+                      "projection_max_iterations",
+                      "lcp_solver",
+                      "lcp_tolerance",
+                      "lcp_max_iterations",
+                      "event_samples",
+                      "root_tolerance",
+                      "zeno",
+                      "time_events"}));
+    scene->lines.simulation = r.line();
+    events::SimulationOptions& o = scene->options;
+    integrators::IntegratorOptions& io = o.integrator_options;
+    scene->t_end = r.RequiredNumber("t_end", Range::kPositive);
+
+    o.integrator = r.String("integrator", o.integrator);
+    scene->lines.integrator = r.Has("integrator") ? LineOf(*r.Find("integrator")) : r.line();
+    if (const YAML::Node* f = r.Find("formulation")) {
+      const std::string name = r.ToString(*f, "formulation");
+      const std::optional<integrators::Formulation> parsed = integrators::ParseFormulation(name);
+      if (!parsed) {
+        r.Fail(*f, "formulation '" + name + "' is unknown" +
+                       Suggestion(name, Keys({"index1", "index2", "index3", "ggl"})) +
+                       " (use index1, index2, index3 or ggl)");
+      }
+      io.formulation = *parsed;
+    }
+    if (const std::string problem = CheckIntegratorChoice(o.integrator, io.formulation);
+        !problem.empty()) {
+      // Point at the integrator when it is unknown, else at the unsupported formulation.
+      const bool known = std::any_of(
+          integrators::IntegratorTable().begin(), integrators::IntegratorTable().end(),
+          [&](const integrators::IntegratorEntry& e) { return e.name == o.integrator; });
+      const YAML::Node* at = r.Find(known && r.Has("formulation") ? "formulation" : "integrator");
+      r.Fail(at ? *at : r.node(), problem);
+    }
+
+    io.rtol = r.Number("rtol", Range::kPositive, io.rtol);
+    io.atol = r.Number("atol", Range::kPositive, io.atol);
+    io.h_min = r.Number("h_min", Range::kPositive, io.h_min);
+    io.h_max = r.Number("h_max", Range::kPositive, io.h_max);
+    if (io.h_max < io.h_min) {
+      r.Fail(*r.Find(r.Has("h_max") ? "h_max" : "h_min"), "h_max (" + FormatNumber(io.h_max) +
+                                                              ") must be >= h_min (" +
+                                                              FormatNumber(io.h_min) + ")");
+    }
+    io.h_init = r.Number("h_init", Range::kNonNegative, io.h_init);
+    io.adaptive = r.Bool("adaptive", io.adaptive);
+    if (!io.adaptive && !(io.h_init > 0)) {
+      r.Fail(*r.Find("adaptive"), "adaptive: false needs a constant step h_init > 0");
+    }
+    io.safety = r.Number("safety", Range::kPositive, io.safety);
+    if (io.safety > 1) r.Fail(*r.Find("safety"), "safety must be in (0, 1]");
+    io.fac_min = r.Number("fac_min", Range::kPositive, io.fac_min);
+    if (io.fac_min > 1) r.Fail(*r.Find("fac_min"), "fac_min must be in (0, 1]");
+    io.fac_max = r.Number("fac_max", Range::kPositive, io.fac_max);
+    if (io.fac_max < 1) r.Fail(*r.Find("fac_max"), "fac_max must be >= 1");
+    io.newton_tol = r.Number("newton_tol", Range::kPositive, io.newton_tol);
+    io.max_newton_iterations = r.Integer("max_newton_iterations", 1, io.max_newton_iterations);
+
+    o.output_step = r.Number("output_step", Range::kNonNegative, o.output_step);
+    o.restitution = r.Number("restitution", Range::kUnitInterval, o.restitution);
+    if (const YAML::Node* t = r.Find("thresholds")) {
+      MapReader th(file_, *t, "simulation.thresholds");
+      th.CheckKeys(Keys({"gap", "velocity", "force"}));
+      o.thresholds.tau0 = th.Number("gap", Range::kPositive, o.thresholds.tau0);
+      o.thresholds.tau1 = th.Number("velocity", Range::kPositive, o.thresholds.tau1);
+      o.thresholds.tau3 = th.Number("force", Range::kPositive, o.thresholds.tau3);
+    }
+
+    io.project = r.Bool("projection", io.project);
+    io.projection_tol = r.Number("projection_tolerance", Range::kPositive, io.projection_tol);
+    if (const YAML::Node* m = r.Find("projection_metric")) {
+      const std::string metric = r.ToString(*m, "projection_metric");
+      if (metric == "mass") {
+        io.projection_metric = engine::ProjectionMetric::kMass;
+      } else if (metric == "identity") {
+        io.projection_metric = engine::ProjectionMetric::kIdentity;
+      } else {
+        r.Fail(*m, "projection_metric '" + metric + "' is unknown (use mass or identity)");
+      }
+    }
+    o.projection.metric = io.projection_metric;
+    o.projection.tolerance =
+        r.Number("event_projection_tolerance", Range::kPositive, o.projection.tolerance);
+    o.projection.max_iterations =
+        r.Integer("projection_max_iterations", 1, o.projection.max_iterations);
+
+    if (const YAML::Node* s = r.Find("lcp_solver")) {
+      const std::string solver = r.ToString(*s, "lcp_solver");
+      const std::optional<contact::LcpSolver> parsed = contact::ParseLcpSolver(solver);
+      if (!parsed) {
+        r.Fail(*s, "lcp_solver '" + solver + "' is unknown" +
+                       Suggestion(solver, Keys({"lemke", "pgs", "enum"})) +
+                       " (use lemke, pgs or enum)");
+      }
+      o.lcp.solver = *parsed;
+    }
+    o.lcp.tolerance = r.Number("lcp_tolerance", Range::kPositive, o.lcp.tolerance);
+    o.lcp.max_iterations = r.Integer("lcp_max_iterations", 1, o.lcp.max_iterations);
+
+    o.event_samples = r.Integer("event_samples", 0, o.event_samples);
+    o.root_tolerance = r.Number("root_tolerance", Range::kPositive, o.root_tolerance);
+    if (const YAML::Node* z = r.Find("zeno")) {
+      MapReader zr(file_, *z, "simulation.zeno");
+      zr.CheckKeys(Keys({"max_events", "window"}));
+      o.zeno_max_events = zr.Integer("max_events", 1, o.zeno_max_events);
+      o.zeno_window = zr.Number("window", Range::kPositive, o.zeno_window);
+    }
+    if (const YAML::Node* te = r.Find("time_events")) {
+      if (!te->IsSequence()) {
+        r.Fail(*te, "time_events must be a list of times, got " + Describe(*te));
+      }
+      for (std::size_t i = 0; i < te->size(); ++i) {
+        o.time_events.push_back(
+            r.ToNumber((*te)[i], "time_events[" + std::to_string(i) + "]", Range::kNonNegative));
+      }
+      std::sort(o.time_events.begin(), o.time_events.end());
+    }
+  }
+
+  std::string file_;
+  std::map<std::string, std::pair<std::string, int>> names_;  // name -> (kind, line)
+  std::map<std::string, int> body_index_;
+  std::vector<std::string> body_names_;
+};
+
+}  // namespace
+
+std::string CheckIntegratorChoice(std::string_view integrator,
+                                  integrators::Formulation formulation) {
+  std::vector<std::string> known;
+  for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
+    known.emplace_back(entry.name);
+    if (entry.name != integrator) continue;
+    std::vector<std::string> supported;
+    for (integrators::Formulation f : entry.formulations) {
+      if (f == formulation) return {};
+      supported.emplace_back(integrators::ToString(f));
+    }
+    return "integrator '" + std::string(integrator) + "' does not support formulation '" +
+           std::string(integrators::ToString(formulation)) + "' (it supports " +
+           JoinWords(supported, " and ") + ")";
+  }
+  return "unknown integrator '" + std::string(integrator) + "'" + Suggestion(integrator, known) +
+         " (known: " + JoinWords(known, ", ") + ")";
+}
+
+Scene ParseScene(std::string_view yaml_text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "malformed YAML: " + e.msg);
+  }
+  try {
+    return SceneParser(file).Parse(root);
+  } catch (const YAML::Exception& e) {
+    // Not expected (the parser checks node types before converting); keep the location anyway.
+    throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, e.msg);
+  }
+}
+
+Scene LoadSceneFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw SceneError(path, 0,
+                     std::filesystem::exists(path, ec)
+                         ? "not a regular file"
+                         : "cannot read the scene file: no such file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw SceneError(path, 0, "cannot read the scene file");
+  return ParseScene(text.str(), path);
+}
+
+}  // namespace saltus::tools

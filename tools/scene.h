@@ -1,0 +1,83 @@
+// Scene files: a planar multibody mechanism with unilateral contacts and the options of its
+// simulation, described in YAML (format and every key: docs/scene-format.md).
+//
+// Loading is in two stages, both before anything is simulated or written:
+//   1. ParseScene / LoadSceneFile read the YAML into a Scene (plain descriptions of bodies,
+//      joints, force elements, contacts and events::SimulationOptions) and validate every item:
+//      unknown or duplicate keys, missing keys, wrong types, non-finite numbers, masses,
+//      inertias, restitution coefficients, body references, vector lengths, names, the
+//      integrator and the formulation it supports (integrators::IntegratorTable()).
+//   2. BuildSystem turns the Scene into an engine::PlanarMultibodySystem with its joints (first
+//      constraint block) and a contact::PlanarContacts block; anything the engine or contact
+//      layer still rejects is reported with the line of the offending item.
+// Every error is a SceneError whose message reads "<file>:<line>: <item>: <what>", e.g.
+//   scene.yaml:12: body 'ball': mass must be > 0, got -1
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contact/planar_contacts.h"
+#include "engine/planar_model.h"
+#include "events/simulation.h"
+
+namespace saltus::tools {
+
+// Bad scene input. what() is "<file>:<line>: <message>" ("<file>: <message>" when line is 0).
+class SceneError : public std::invalid_argument {
+ public:
+  SceneError(std::string file, int line, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }  // 1-based; 0 when the error has no line
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string message_;
+};
+
+// 1-based line of every item, so that later stages (BuildSystem, the CLI) can point at it.
+struct SceneLines {
+  int simulation = 0;
+  int integrator = 0;  // the `integrator` key, or the simulation section when absent
+  std::vector<int> bodies, joints, springs, loads, contacts;
+};
+
+struct Scene {
+  std::string file;  // label used in messages (the path as given)
+  std::string name;  // `scene`: also the default output directory out/<name>
+  std::string description;
+  Eigen::Vector2d gravity = Eigen::Vector2d(0.0, -9.81);
+  std::vector<engine::PlanarBody> bodies;  // body i of the model is bodies[i]
+  std::vector<engine::PlanarJoint> joints;
+  std::vector<engine::PlanarSpringDamper> springs;
+  std::vector<engine::PlanarLoad> loads;
+  std::vector<contact::PlanarContact> contacts;
+  events::SimulationOptions options;  // everything under `simulation:` except t_end
+  double t_end = 0.0;                 // s, > 0
+  SceneLines lines;
+};
+
+// Parses and validates a scene given as YAML text; `file` labels the messages. Throws
+// SceneError.
+Scene ParseScene(std::string_view yaml_text, const std::string& file = "<scene>");
+// Reads the file and calls ParseScene with its path as the label. Throws SceneError (also when
+// the file cannot be read).
+Scene LoadSceneFile(const std::string& path);
+
+// Empty when the integrator exists and supports the formulation; otherwise the reason, listing
+// the known integrators or the supported formulations (from integrators::IntegratorTable()).
+std::string CheckIntegratorChoice(std::string_view integrator,
+                                  integrators::Formulation formulation);
+
+// The mechanical system of a parsed scene: the multibody model (joints as its first constraint
+// block) plus one contact::PlanarContacts block when the scene has contacts, with one row per
+// contact in scene order. Throws SceneError with the line of an item the engine rejects.
+std::shared_ptr<engine::PlanarMultibodySystem> BuildSystem(const Scene& scene);
+
+}  // namespace saltus::tools

@@ -1,0 +1,166 @@
+#include "tools/writers.h"
+
+#include <cmath>
+
+#include "integrators/integrator.h"
+#include "tools/json_writer.h"
+
+namespace saltus::tools {
+
+namespace {
+
+constexpr events::EventKind kAllKinds[] = {events::EventKind::kImpact, events::EventKind::kTakeoff,
+                                           events::EventKind::kContactClosed,
+                                           events::EventKind::kTime};
+
+void AppendDouble(double x, std::string* line) {
+  line->push_back(',');
+  line->append(FormatDouble(x));
+}
+
+}  // namespace
+
+// ---- trajectory.csv -------------------------------------------------------------------------
+
+TrajectoryWriter::TrajectoryWriter(const engine::MechanicalSystem& system, std::ostream& out,
+                                   bool rows_at_steps)
+    : out_(out), nq_(system.nq()), nv_(system.nv()), rows_at_steps_(rows_at_steps) {
+  std::string header = "t";
+  for (int i = 0; i < nq_; ++i) header += "," + system.PositionName(i);
+  for (int i = 0; i < nv_; ++i) header += "," + system.VelocityName(i);
+  out_ << header << '\n';
+}
+
+void TrajectoryWriter::WriteRow(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  line_ = FormatDouble(t);
+  for (int i = 0; i < nq_; ++i) AppendDouble(i < q.size() ? q[i] : std::nan(""), &line_);
+  for (int i = 0; i < nv_; ++i) AppendDouble(i < v.size() ? v[i] : std::nan(""), &line_);
+  line_.push_back('\n');
+  out_ << line_;
+  ++rows_;
+}
+
+void TrajectoryWriter::OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  if (last_was_output_ && t == last_output_t_) return;
+  WriteRow(t, q, v);
+  last_was_output_ = true;
+  last_output_t_ = t;
+}
+
+void TrajectoryWriter::OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  if (rows_at_steps_) OnOutput(t, q, v);
+}
+
+void TrajectoryWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& q,
+                               const Eigen::VectorXd& v_minus, const Eigen::VectorXd& v_plus) {
+  WriteRow(e.t, q, v_minus);
+  WriteRow(e.t, q, v_plus);
+  last_was_output_ = false;
+}
+
+// ---- events.csv -----------------------------------------------------------------------------
+
+std::string RowNames(const engine::MechanicalSystem& system, const std::vector<int>& rows) {
+  std::string names;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0) names += ';';
+    names += system.constraint_info(rows[i]).name;
+  }
+  return names;
+}
+
+EventLogWriter::EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out)
+    : system_(system), out_(out) {
+  out_ << "t,kind,contacts,impulse,energy_before,energy_after\n";
+}
+
+void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*/,
+                             const Eigen::VectorXd& /*v_minus*/,
+                             const Eigen::VectorXd& /*v_plus*/) {
+  std::string impulses;
+  for (std::size_t i = 0; i < e.impulses.size(); ++i) {
+    if (i > 0) impulses += ';';
+    impulses += FormatDouble(e.impulses[i]);
+  }
+  out_ << FormatDouble(e.t) << ',' << events::ToString(e.kind) << ',' << RowNames(system_, e.rows)
+       << ',' << impulses << ',' << FormatDouble(e.energy_before) << ','
+       << FormatDouble(e.energy_after) << '\n';
+  ++events_;
+}
+
+// ---- summary.json, last_state.json ----------------------------------------------------------
+
+void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
+                      std::ostream& out) {
+  const events::SimulationStats& s = simulation.stats();
+  const events::SimulationOptions& o = simulation.options();
+  const engine::MechanicalSystem& system = simulation.system();
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("scene").String(info.scene);
+  w.Key("scene_file").String(info.scene_file);
+  w.Key("integrator").String(o.integrator);
+  w.Key("formulation").String(integrators::ToString(o.integrator_options.formulation));
+  w.Key("rtol").Number(o.integrator_options.rtol);
+  w.Key("atol").Number(o.integrator_options.atol);
+  w.Key("status").String(info.status);
+  w.Key("message").String(info.message);
+  w.Key("t_end").Number(info.t_end);
+  w.Key("t_reached").Number(info.t_reached);
+  w.Key("accepted_steps").Integer(s.integrator.accepted_steps);
+  w.Key("rejected_steps").Integer(s.integrator.rejected_steps);
+  w.Key("rhs_evaluations").Integer(s.integrator.rhs_evaluations);
+  w.Key("newton_iterations").Integer(s.integrator.newton_iterations);
+  w.Key("position_projections").Integer(s.integrator.position_projections);
+  w.Key("velocity_projections").Integer(s.integrator.velocity_projections);
+  w.Key("smallest_step").Number(s.integrator.accepted_steps > 0 ? s.integrator.smallest_step : 0.0);
+  w.Key("largest_step").Number(s.integrator.largest_step);
+  w.Key("events").BeginObject();
+  long total = 0;
+  for (const events::EventKind k : kAllKinds) {
+    const long n = s.events[static_cast<int>(k)];
+    w.Key(events::ToString(k)).Integer(n);
+    total += n;
+  }
+  w.Key("total").Integer(total);
+  w.EndObject();
+  w.Key("lcp_solves").Integer(s.lcp_solves);
+  w.Key("max_position_violation").Number(s.max_position_violation);
+  w.Key("max_velocity_violation").Number(s.max_velocity_violation);
+  w.Key("max_acceleration_violation").Number(s.max_acceleration_violation);
+  w.Key("min_gap_after_projection").Number(s.min_gap_after_projection);
+  w.Key("energy_final")
+      .Number(system.KineticEnergy(simulation.q(), simulation.v()) +
+              system.PotentialEnergy(simulation.t(), simulation.q()));
+  w.Key("wall_seconds").Number(s.wall_seconds);
+  w.EndObject();
+}
+
+void WriteLastStateJson(const RunInfo& info, const events::Simulation& simulation,
+                        std::ostream& out) {
+  const engine::MechanicalSystem& system = simulation.system();
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("scene").String(info.scene);
+  w.Key("status").String(info.status);
+  w.Key("reason").String(info.message);
+  w.Key("t").Number(simulation.t());
+  w.Key("q").BeginObject();
+  for (int i = 0; i < simulation.q().size(); ++i) {
+    w.Key(system.PositionName(i)).Number(simulation.q()[i]);
+  }
+  w.EndObject();
+  w.Key("v").BeginObject();
+  for (int i = 0; i < simulation.v().size(); ++i) {
+    w.Key(system.VelocityName(i)).Number(simulation.v()[i]);
+  }
+  w.EndObject();
+  w.Key("closed_contacts").BeginArray();
+  for (const int row : simulation.closed_rows()) {
+    w.String(system.constraint_info(row).name);
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace saltus::tools

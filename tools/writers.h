@@ -1,0 +1,91 @@
+// Result files of a run (documented for users in docs/scene-format.md, section "Output files").
+//
+//   trajectory.csv  t, then q by MechanicalSystem::PositionName, then v by VelocityName; one row
+//                   per output time (Observer::OnOutput) and two rows per event at the event time
+//                   t*: q with v⁻, then q with v⁺.
+//   events.csv      t,kind,contacts,impulse,energy_before,energy_after; contacts are constraint
+//                   row names joined by ';', impulses (N·s, one per row) likewise; energies T + V
+//                   (J) at t*⁻ and t*⁺.
+//   summary.json    scene, integrator, formulation, status, times, step and event counts,
+//                   constraint violations, wall time (events::SimulationStats).
+//   last_state.json after a failed run: t, named q and v, closed contacts, the reason.
+//
+// Every double is printed with %.17g (FormatDouble), so files round-trip exactly and two runs
+// of the same scene give byte-identical trajectories and event logs.
+#pragma once
+
+#include <Eigen/Dense>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/mechanical_system.h"
+#include "events/simulation.h"
+
+namespace saltus::tools {
+
+// Streams trajectory.csv. The header is written on construction.
+class TrajectoryWriter : public events::Observer {
+ public:
+  // rows_at_steps: also write a row at every accepted step (OnStep), for runs without an output
+  // grid (SimulationOptions::output_step = 0).
+  TrajectoryWriter(const engine::MechanicalSystem& system, std::ostream& out,
+                   bool rows_at_steps = false);
+
+  // A row at the end of an accepted step, when rows_at_steps.
+  void OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
+
+  // An output row. A second output row at the same t as the previous output or step row (e.g.
+  // the initial state written by the caller and again by the simulation) is skipped.
+  void OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
+  // Two rows at e.t: (q, v_minus) then (q, v_plus).
+  void OnEvent(const events::Event& e, const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+               const Eigen::VectorXd& v_plus) override;
+
+  long rows() const { return rows_; }
+
+ private:
+  void WriteRow(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
+  std::ostream& out_;
+  int nq_, nv_;
+  bool rows_at_steps_;
+  long rows_ = 0;
+  bool last_was_output_ = false;
+  double last_output_t_ = 0;
+  std::string line_;  // reused row buffer
+};
+
+// Streams events.csv. The header is written on construction.
+class EventLogWriter : public events::Observer {
+ public:
+  EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out);
+  void OnEvent(const events::Event& e, const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+               const Eigen::VectorXd& v_plus) override;
+  long events() const { return events_; }
+
+ private:
+  const engine::MechanicalSystem& system_;
+  std::ostream& out_;
+  long events_ = 0;
+};
+
+// Names of constraint rows joined by ';' (e.g. "ball1_ball2;ball2_ball3").
+std::string RowNames(const engine::MechanicalSystem& system, const std::vector<int>& rows);
+
+// What the reports say about the run besides the simulation's own state and statistics.
+struct RunInfo {
+  std::string scene;
+  std::string scene_file;
+  double t_end = 0;     // requested
+  std::string status;   // events::ToString(RunStatus), or "error" for an exception
+  std::string message;  // why the run stopped early; empty when finished
+  double t_reached = 0;
+};
+
+void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation, std::ostream& out);
+// t, q and v by coordinate name, closed contacts by name, status and message of the failure.
+void WriteLastStateJson(const RunInfo& info, const events::Simulation& simulation,
+                        std::ostream& out);
+
+}  // namespace saltus::tools
