@@ -55,7 +55,7 @@ struct IntegratorOptions {
   double h_min = 1e-7;  // Table 1: minimum time step
   double h_max = std::numeric_limits<double>::infinity();
   double h_init = 0.0;   // 0: automatic initial step (Hairer, Nørsett & Wanner, Sec. II.4)
-  double safety = 0.9;   // s in eq. (30); the paper's Table 1 uses 0.3
+  double safety = 0.3;   // s in eq. (30); Table 1 of the paper (Hairer uses 0.9)
   double fac_min = 0.2;  // bounds on h_new / h
   double fac_max = 5.0;
   bool adaptive = true;      // false: constant step h_init (order tests)
