@@ -387,22 +387,14 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
   const double energy_after = im.Energy(t, q, v);
   const std::vector<int> closing = Difference(new_closed, closed);
   const std::vector<int> leaving = Difference(closed, new_closed);
-  if (!closing.empty()) {
+  for (const auto& [kind, rows] :
+       {std::pair{EventKind::kContactClosed, &closing}, std::pair{EventKind::kTakeoff, &leaving}}) {
+    if (rows->empty()) continue;
     Event ev;
     ev.t = t;
-    ev.kind = EventKind::kContactClosed;
-    ev.rows = closing;
-    ev.impulses.assign(closing.size(), 0.0);
-    ev.energy_before = energy_before;
-    ev.energy_after = energy_after;
-    events->push_back(std::move(ev));
-  }
-  if (!leaving.empty()) {
-    Event ev;
-    ev.t = t;
-    ev.kind = EventKind::kTakeoff;
-    ev.rows = leaving;
-    ev.impulses.assign(leaving.size(), 0.0);
+    ev.kind = kind;
+    ev.rows = *rows;
+    ev.impulses.assign(rows->size(), 0.0);
     ev.energy_before = energy_before;
     ev.energy_after = energy_after;
     events->push_back(std::move(ev));
