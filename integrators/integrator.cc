@@ -16,6 +16,8 @@ std::string Num(double x) {
   return buffer;
 }
 
+// For one-time validation only: the message is built even when the condition holds, so hot
+// paths (Reset, Step, Interpolate) test first and format only on failure.
 void Require(bool condition, const std::string& message) {
   if (!condition) throw std::invalid_argument(message);
 }
@@ -116,20 +118,24 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
                                 "' does not support formulation '" +
                                 std::string(ToString(options_.formulation)) + "'");
   }
-  Require(std::isfinite(t), "Integrator::Reset: t must be finite, got " + Num(t));
-  Require(q.size() == system.nq(), "Integrator::Reset: q has size " + std::to_string(q.size()) +
-                                       ", the system has nq = " + std::to_string(system.nq()));
-  Require(v.size() == system.nv(), "Integrator::Reset: v has size " + std::to_string(v.size()) +
-                                       ", the system has nv = " + std::to_string(system.nv()));
-  Require(q.allFinite(), "Integrator::Reset: q contains NaN or Inf");
-  Require(v.allFinite(), "Integrator::Reset: v contains NaN or Inf");
+  if (!(std::isfinite(t)))
+    throw std::invalid_argument("Integrator::Reset: t must be finite, got " + Num(t));
+  if (!(q.size() == system.nq()))
+    throw std::invalid_argument("Integrator::Reset: q has size " + std::to_string(q.size()) +
+                                ", the system has nq = " + std::to_string(system.nq()));
+  if (!(v.size() == system.nv()))
+    throw std::invalid_argument("Integrator::Reset: v has size " + std::to_string(v.size()) +
+                                ", the system has nv = " + std::to_string(system.nv()));
+  if (!(q.allFinite())) throw std::invalid_argument("Integrator::Reset: q contains NaN or Inf");
+  if (!(v.allFinite())) throw std::invalid_argument("Integrator::Reset: v contains NaN or Inf");
   std::vector<bool> seen(static_cast<std::size_t>(system.num_constraints()), false);
   for (int row : active_rows) {
-    Require(row >= 0 && row < system.num_constraints(),
-            "Integrator::Reset: active row " + std::to_string(row) + " outside [0, " +
-                std::to_string(system.num_constraints()) + ")");
-    Require(!seen[static_cast<std::size_t>(row)],
-            "Integrator::Reset: active row " + std::to_string(row) + " listed twice");
+    if (!(row >= 0 && row < system.num_constraints()))
+      throw std::invalid_argument("Integrator::Reset: active row " + std::to_string(row) +
+                                  " outside [0, " + std::to_string(system.num_constraints()) + ")");
+    if (!(!seen[static_cast<std::size_t>(row)]))
+      throw std::invalid_argument("Integrator::Reset: active row " + std::to_string(row) +
+                                  " listed twice");
     seen[static_cast<std::size_t>(row)] = true;
   }
 
@@ -147,8 +153,9 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
 
 StepStatus Integrator::Step(double t_limit) {
   if (system_ == nullptr) throw std::logic_error("Integrator::Step called before Reset");
-  Require(t_limit > t_, "Integrator::Step: t_limit (" + Num(t_limit) +
-                            ") must be greater than the current time t (" + Num(t_) + ")");
+  if (!(t_limit > t_))
+    throw std::invalid_argument("Integrator::Step: t_limit (" + Num(t_limit) +
+                                ") must be greater than the current time t (" + Num(t_) + ")");
   const StepStatus status = DoStep(t_limit);
   if (status != StepStatus::kAccepted) return status;
 
@@ -171,9 +178,9 @@ void Integrator::Interpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) c
   if (system_ == nullptr) throw std::logic_error("Integrator::Interpolate called before Reset");
   // Root finders may land a few ulps outside the step; anything further is a caller's error.
   const double slack = 1e-12 * std::max({1.0, std::abs(t_prev_), std::abs(t_)});
-  Require(s >= t_prev_ - slack && s <= t_ + slack, "Integrator::Interpolate: s = " + Num(s) +
-                                                       " outside the last step [" + Num(t_prev_) +
-                                                       ", " + Num(t_) + "]");
+  if (!(s >= t_prev_ - slack && s <= t_ + slack))
+    throw std::invalid_argument("Integrator::Interpolate: s = " + Num(s) +
+                                " outside the last step [" + Num(t_prev_) + ", " + Num(t_) + "]");
   if (t_ == t_prev_) {  // no step since Reset (or the last one was discarded)
     *q = q_;
     *v = v_;

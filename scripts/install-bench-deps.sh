@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what the benchmarks in bench/ need, non-interactively:
+#   libbenchmark-dev        Google Benchmark (the BM_* programs)
+#   libsiconos-kernel-dev   Siconos 4.4 kernel, optional: only the Siconos comparison driver
+#                           (bench/siconos_event_driven) uses it
+#   python3, python3-numpy  bench/compare_siconos.py
+# Safe to run any number of times: it checks each package with dpkg-query, and runs
+# `apt-get update` and `apt-get install` only when something is missing.
+# Usage: scripts/install-bench-deps.sh [--no-siconos]
+set -euo pipefail
+
+packages=(libbenchmark-dev python3 python3-numpy)
+with_siconos=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-siconos) with_siconos=0 ;;
+    -h | --help)
+      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "install-bench-deps: unknown argument '$arg' (known: --no-siconos)" >&2
+      exit 2
+      ;;
+  esac
+done
+((with_siconos)) && packages+=(libsiconos-kernel-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-bench-deps: all present (${packages[*]})" >&2
+  exit 0
+fi
+
+echo "install-bench-deps: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
