@@ -92,12 +92,16 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   vdot->resize(nv);
   lambda->resize(m);
 
-  system_.MassMatrix(q, &M_);
   system_.Forces(t, q, v, &F_);
-  llt_.compute(M_);
-  if (llt_.info() != Eigen::Success) {
-    status.ok = false;
-    return status;
+  // A constant M (planar bodies, embedded systems that say so) is factorized once.
+  if (!(mass_factored_ && system_.HasConstantMassMatrix())) {
+    system_.MassMatrix(q, &M_);
+    llt_.compute(M_);
+    mass_factored_ = llt_.info() == Eigen::Success;
+    if (!mass_factored_) {
+      status.ok = false;
+      return status;
+    }
   }
   MinvF_ = F_;
   llt_.solveInPlace(MinvF_);

@@ -66,6 +66,7 @@ class ConstrainedDynamics {
   Eigen::MatrixXd M_, G_, MinvGt_, W_;
   Eigen::VectorXd F_, gamma_, MinvF_, rhs_, residual_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
+  bool mass_factored_ = false;  // llt_ holds M (reused when M is constant)
   MinNormSolver w_solver_;
 };
 

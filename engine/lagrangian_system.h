@@ -21,6 +21,8 @@ struct LagrangianCallbacks {
   int n = 0;
   // M(q), n × n symmetric positive definite. If empty, M = I.
   std::function<void(const Eigen::VectorXd& q, Eigen::MatrixXd* M)> mass;
+  // Set when M does not depend on q, so that solvers factorize it once.
+  bool constant_mass = false;
   // F(q, v, t), n. If empty, F = 0.
   std::function<void(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                      Eigen::VectorXd* F)>
@@ -40,6 +42,9 @@ class LagrangianSystem : public MechanicalSystem {
   int nq() const override { return callbacks_.n; }
   int nv() const override { return callbacks_.n; }
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override;
+  bool HasConstantMassMatrix() const override {
+    return !callbacks_.mass || callbacks_.constant_mass;
+  }
   void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
               Eigen::VectorXd* F) const override;
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;

@@ -101,9 +101,8 @@ void MechanicalSystem::ConstraintTimeDerivative(double t, const Eigen::VectorXd&
   });
 }
 
-void MechanicalSystem::ConstraintGamma(double t, const Eigen::VectorXd& q,
-                                       const Eigen::VectorXd& v, std::span<const int> rows,
-                                       Eigen::VectorXd* gamma) const {
+void MechanicalSystem::ConstraintGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                       std::span<const int> rows, Eigen::VectorXd* gamma) const {
   gamma->resize(static_cast<Eigen::Index>(rows.size()));
   ForEachBlockRun(rows, [&](const ConstraintBlock& b, std::span<const int> local, Eigen::Index k) {
     b.Gamma(t, q, v, local, gamma->segment(k, static_cast<Eigen::Index>(local.size())));

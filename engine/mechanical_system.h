@@ -37,6 +37,9 @@ class MechanicalSystem {
 
   // M(q), resized to nv × nv.
   virtual void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const = 0;
+  // True when M does not depend on q (planar bodies, linear systems): solvers may then factorize
+  // it once. The default is false.
+  virtual bool HasConstantMassMatrix() const { return false; }
   // F(q, v, t), resized to nv.
   virtual void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                       Eigen::VectorXd* F) const = 0;

@@ -130,6 +130,7 @@ class PlanarMultibodySystem : public MechanicalSystem {
   int nq() const override { return 3 * model_->num_bodies(); }
   int nv() const override { return 3 * model_->num_bodies(); }
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override;
+  bool HasConstantMassMatrix() const override { return true; }
   void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
               Eigen::VectorXd* F) const override;
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;

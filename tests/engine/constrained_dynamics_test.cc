@@ -343,5 +343,33 @@ TEST(MinNormSolverTest, MatchesPseudoInverseOnRankDeficientMatrices) {
   }
 }
 
+// A system that declares its mass matrix constant is factorized once, and the accelerations
+// are the same as with a fresh factorization (M v̇ = F exactly: no constraint rows).
+TEST(ConstrainedDynamicsTest, ConstantMassMatrixIsFactorizedOnce) {
+  int mass_calls = 0;
+  LagrangianCallbacks cb;
+  cb.n = 2;
+  cb.constant_mass = true;
+  cb.mass = [&mass_calls](const Eigen::VectorXd&, Eigen::MatrixXd* M) {
+    ++mass_calls;
+    *M = (Eigen::Matrix2d() << 2.0, 0.5, 0.5, 1.0).finished();
+  };
+  cb.forces = [](double t, const Eigen::VectorXd& q, const Eigen::VectorXd&, Eigen::VectorXd* F) {
+    *F = Eigen::Vector2d(1.0 + t, -q[0]);
+  };
+  LagrangianSystem system(cb);
+  ConstrainedDynamics dynamics(system);
+  Eigen::VectorXd vdot, lambda;
+  const Eigen::Matrix2d M = (Eigen::Matrix2d() << 2.0, 0.5, 0.5, 1.0).finished();
+  for (int k = 0; k < 3; ++k) {
+    const Eigen::Vector2d q(0.3 * k, 1.0), v(0.0, 0.0);
+    ASSERT_TRUE(dynamics.Solve(0.1 * k, q, v, {}, &vdot, &lambda).ok);
+    const Eigen::Vector2d expected = M.ldlt().solve(Eigen::Vector2d(1.0 + 0.1 * k, -q[0]));
+    // Two Cholesky solves of a 2×2 system with condition number ~5: round-off.
+    EXPECT_LT((vdot - expected).cwiseAbs().maxCoeff(), 1e-14);
+  }
+  EXPECT_EQ(mass_calls, 1);
+}
+
 }  // namespace
 }  // namespace saltus::engine
