@@ -6,22 +6,33 @@
 // The integrator advances the DAE with A = B ∪ I₂ frozen. After every accepted step the event
 // functions are evaluated on the dense output at the step end and at `event_samples` interior
 // points:
-//   impact     g^α(t) of open contacts, falling through 0 (through −τ₀ if the contact started
-//              the phase already touching, i.e. just released);
-//   take-off   λ^α(t) of closed contacts, falling through 0, with λ from the index-1 solve
+//   impact     g^α(t) of open contacts falling through 0. A contact that starts the phase
+//              touching (g ≤ 10⁻³ τ₀) and separating (ġ > 0, e.g. just after a bounce) is watched
+//              through g/(t − t_phase), which has the same roots for t > t_phase but none at the
+//              start, where g is at round-off level; one touching without separating velocity is
+//              watched through g + τ₀ until its gap is clearly positive (a penetration guard);
+//   take-off   λ^α(t) + τ₃ of closed contacts falling through 0, with λ from the index-1 solve
 //              (engine::ConstrainedDynamics) at the interpolated state, so integrators of any
-//              index give smooth multipliers;
+//              index give smooth multipliers (τ₃ is a hysteresis against chattering);
 //   time       user time events.
-// The earliest root is located by the Illinois method to |Δt| ≤ root_tolerance·max(1, |t|);
-// rows whose functions vanish within that tolerance of it are handled together. At t*:
-//   1. I₁ ← {g ≤ τ₀}; if a row of I₁ approaches (G^α v < −τ₁), solve the impact LCP (eq. 4)
-//      with Newton restitution on all of I₁ and bilateral rows as equalities;
-//   2. candidate I₂ ← {α ∈ I₁ : G^α v⁺ ≤ τ₁}; these rows close. A row whose post-impact
-//      velocity is below τ₁ closes even when e > 0: this is what ends Zeno accumulations
-//      (bouncing ball with e = 0.9 comes to rest in finite time);
+// The earliest root is located by the Illinois method to |Δt| ≤ root_tolerance·max(1, |t|)
+// (impacts at the side of the bracket where the gap is still ≥ 0); rows whose roots coincide
+// within that tolerance are handled together. At t*:
+//   1. I₁ ← {g ≤ τ₀} ∪ closed ∪ rows whose impact function fired; if a row of I₁ approaches
+//      (G^α v + ∂g^α/∂t < −τ₁), solve the impact LCP (eq. 4) with Newton restitution on the
+//      rows of I₁ with u ≤ τ₁ and the bilateral rows as equalities. Separating rows are left
+//      out (an impulse would send them back into the obstacle with u⁺ = −e u⁻); if the impact
+//      makes one approach, a further impact is solved on the new set (a cascade at the same
+//      instant; every stage only involves rows with u⁻ ≤ τ₁, so none adds energy);
+//   2. candidate I₂ ← {α ∈ I₁ : u⁺ ≤ τ₁}. A row whose post-impact velocity is below τ₁ closes
+//      even when e > 0: this is what ends Zeno accumulations (bouncing ball with e = 0.9
+//      comes to rest in finite time);
 //   3. the acceleration-level LCP (eq. 12) on the candidates keeps those with λ^α > τ₃ or
-//      g̈^α ≤ 0; the others take off;
-//   4. positions and velocities are projected onto {g_A = 0, G_A v + ∂g_A/∂t = 0} (eq. 35, 36);
+//      g̈^α ≤ W_αα τ₃; the others take off (rows whose take-off function fired always open);
+//   4. positions are projected onto g_A = 0 (eq. 35) and velocities onto G_A v + ∂g_A/∂t = 0
+//      (eq. 36), A = B ∪ I₂; open rows of I₁ that would be left with g < 0 join the position
+//      projection, and those still approaching (−τ₁ ≤ u < 0) the velocity projection, so that
+//      the same switch cannot repeat at once;
 //   5. the integrator restarts.
 // More than `zeno_max_events` events inside `zeno_window` that the rule above cannot resolve
 // stop the run with RunStatus::kEventAccumulation.
