@@ -1,5 +1,8 @@
 #include "engine/mechanical_system.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace saltus::engine {
@@ -23,6 +26,111 @@ double MechanicalSystem::KineticEnergy(const Eigen::VectorXd& q, const Eigen::Ve
 
 double MechanicalSystem::PotentialEnergy(double /*t*/, const Eigen::VectorXd& /*q*/) const {
   return 0.0;
+}
+
+namespace {
+
+// Central-difference step for coordinates of size |x|∞ (see ForceJacobians in the header).
+double DifferenceStep(const Eigen::VectorXd& x) {
+  const double scale = x.size() > 0 ? std::max(1.0, x.lpNorm<Eigen::Infinity>()) : 1.0;
+  return std::cbrt(std::numeric_limits<double>::epsilon()) * scale;
+}
+
+// Column-wise central differences of y(x) along x ⊕ ε e_j, for j in [0, nv):
+// J = (y(x ⊕ ε e_j) − y(x ⊖ ε e_j)) / (2 ε), scaled by `sign`.
+template <class Perturb, class Eval>
+void CentralDifferences(int nv, int ny, double eps, double sign, Perturb&& perturb, Eval&& eval,
+                        Eigen::MatrixXd* J) {
+  J->resize(ny, nv);
+  Eigen::VectorXd y_plus, y_minus;
+  for (int j = 0; j < nv; ++j) {
+    perturb(j, eps);
+    eval(&y_plus);
+    perturb(j, -eps);
+    eval(&y_minus);
+    perturb(j, 0.0);
+    J->col(j) = (sign / (2.0 * eps)) * (y_plus - y_minus);
+  }
+}
+
+}  // namespace
+
+void MechanicalSystem::ForceJacobians(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                      Eigen::MatrixXd* K, Eigen::MatrixXd* C) const {
+  const int n = nv();
+  if (K != nullptr) {
+    Eigen::VectorXd q_pert = q;
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(n);
+    CentralDifferences(
+        n, n, DifferenceStep(q), -1.0,
+        [&](int j, double eps) {
+          e.setZero();
+          e(j) = 1.0;
+          IntegratePosition(q, e, eps, &q_pert);
+        },
+        [&](Eigen::VectorXd* F) { Forces(t, q_pert, v, F); }, K);
+  }
+  if (C != nullptr) {
+    Eigen::VectorXd v_pert = v;
+    CentralDifferences(
+        n, n, DifferenceStep(v), -1.0,
+        [&](int j, double eps) {
+          v_pert = v;
+          v_pert(j) += eps;
+        },
+        [&](Eigen::VectorXd* F) { Forces(t, q, v_pert, F); }, C);
+  }
+}
+
+void MechanicalSystem::MassMatrixProductJacobian(const Eigen::VectorXd& q, const Eigen::VectorXd& a,
+                                                 Eigen::MatrixXd* K_M) const {
+  const int n = nv();
+  if (HasConstantMassMatrix()) {
+    K_M->setZero(n, n);
+    return;
+  }
+  Eigen::VectorXd q_pert = q;
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(n);
+  Eigen::MatrixXd M;
+  CentralDifferences(
+      n, n, DifferenceStep(q), 1.0,
+      [&](int j, double eps) {
+        e.setZero();
+        e(j) = 1.0;
+        IntegratePosition(q, e, eps, &q_pert);
+      },
+      [&](Eigen::VectorXd* Ma) {
+        MassMatrix(q_pert, &M);
+        *Ma = M * a;
+      },
+      K_M);
+}
+
+void MechanicalSystem::ConstraintForceJacobian(double t, const Eigen::VectorXd& q,
+                                               std::span<const int> rows,
+                                               const Eigen::VectorXd& lambda,
+                                               Eigen::MatrixXd* K_G) const {
+  if (lambda.size() != static_cast<Eigen::Index>(rows.size())) {
+    throw std::invalid_argument("ConstraintForceJacobian: lambda has " +
+                                std::to_string(lambda.size()) + " entries for " +
+                                std::to_string(rows.size()) + " rows");
+  }
+  const int n = nv();
+  Eigen::VectorXd q_pert = q;
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(n);
+  Eigen::MatrixXd G;
+  CentralDifferences(
+      n, n, DifferenceStep(q), 1.0,
+      [&](int j, double eps) {
+        e.setZero();
+        e(j) = 1.0;
+        IntegratePosition(q, e, eps, &q_pert);
+      },
+      [&](Eigen::VectorXd* Gt_lambda) {
+        ConstraintJacobian(t, q_pert, rows, &G);
+        *Gt_lambda = G.transpose() * lambda;
+      },
+      K_G);
 }
 
 std::string MechanicalSystem::PositionName(int i) const { return "q" + std::to_string(i); }

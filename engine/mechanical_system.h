@@ -47,10 +47,44 @@ class MechanicalSystem {
   // q_next may alias q.
   virtual void IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double h,
                                  Eigen::VectorXd* q_next) const;
+  // Along a curve q(t) = q₀ ⊕ θ(t) (θ ∈ R^nv), the velocity v(t) and the rate of the tangent
+  // increment are related by θ̇ = dexp⁻¹_θ(v). Lie-group Runge–Kutta methods of Munthe-Kaas type
+  // integrate θ with this map so that they keep their order on rotations (Hairer, Lubich &
+  // Wanner, Geometric Numerical Integration, Sec. IV.8). The default is the identity (vector
+  // spaces, where θ̇ = v). theta_dot may not alias theta or v.
+  virtual void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
+                       Eigen::VectorXd* theta_dot) const {
+    (void)theta;
+    *theta_dot = v;
+  }
   // Kinetic energy ½ vᵀ M(q) v.
   double KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& v) const;
   // Potential energy of the conservative forces, when the system knows it (0 otherwise).
   virtual double PotentialEnergy(double t, const Eigen::VectorXd& q) const;
+
+  // ---- Tangent matrices for implicit integrators -------------------------------------------
+  // Derivatives along the position update q ⊕ δ (δ ∈ R^nv, see IntegratePosition), so every
+  // matrix is nv × nv whatever nq is:
+  //   K = −∂F/∂q,   C = −∂F/∂v                    (tangent stiffness and damping of the forces),
+  //   K_M = ∂(M(q) a)/∂q                          (inertial term; zero when M is constant),
+  //   K_G = ∂(G(q, t)ᵀ λ)/∂q  for the given rows   (geometric stiffness of the constraints).
+  // They form the iteration matrix of the generalized-α, BDF and half-implicit schemes
+  // (Haddouni et al. 2017, eq. 17: S_t = M β' + C_t γ' + K_t, K_t = K_M + K + K_G).
+  // The defaults are central finite differences: column j uses ±ε_j along δ = e_j with
+  // ε_j = ∛(machine ε) · max(1, |x|∞) (x = q or v), about 6e-6 for unit-size coordinates,
+  // which balances the O(ε²) truncation error against the O(machine ε / ε) round-off; the error
+  // is then about 1e-10 relative to the size of the forces. Subclasses override them with
+  // analytic versions where cheap. Outputs are resized; K or C may be null (not computed).
+  virtual void ForceJacobians(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              Eigen::MatrixXd* K, Eigen::MatrixXd* C) const;
+  // K_M = ∂(M(q) a)/∂q (nv × nv) for a given a (nv). Zero when HasConstantMassMatrix().
+  virtual void MassMatrixProductJacobian(const Eigen::VectorXd& q, const Eigen::VectorXd& a,
+                                         Eigen::MatrixXd* K_M) const;
+  // K_G = ∂(G(q, t)ᵀ λ)/∂q (nv × nv) for `rows` and λ (rows.size()). Computed by central finite
+  // differences of Gᵀλ with the step above; throws std::invalid_argument when λ has the wrong size.
+  virtual void ConstraintForceJacobian(double t, const Eigen::VectorXd& q,
+                                       std::span<const int> rows, const Eigen::VectorXd& lambda,
+                                       Eigen::MatrixXd* K_G) const;
 
   // Names of the coordinates, used for output columns ("<body>.<coordinate>", "<body>.v<...>").
   virtual std::string PositionName(int i) const;

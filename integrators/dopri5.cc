@@ -65,6 +65,7 @@ void Dopri5::DoReset() {
   dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
   for (int i = 0; i < tab::kStages; ++i) {
     V_[i].resize(nv);
+    K_[i].resize(nv);
     A_[i].resize(nv);
   }
   for (int k = 0; k < 4; ++k) {
@@ -84,6 +85,7 @@ void Dopri5::DoReset() {
   h_dense_ = 0;
 
   V_[0] = v_;
+  K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
   reset_status_ = StepStatus::kAccepted;
   const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
   if (r != EvalResult::kOk) {
@@ -138,22 +140,26 @@ double Dopri5::InitialStep() {
 
 Dopri5::EvalResult Dopri5::Stages(double h) {
   for (int s = 1; s < tab::kStages; ++s) {
-    sum_v_ = tab::kA[s][0] * V_[0];
+    sum_v_ = tab::kA[s][0] * K_[0];
     sum_a_ = tab::kA[s][0] * A_[0];
     for (int j = 1; j < s; ++j) {
-      sum_v_ += tab::kA[s][j] * V_[j];
+      sum_v_ += tab::kA[s][j] * K_[j];
       sum_a_ += tab::kA[s][j] * A_[j];
     }
     const double t_stage = t_ + tab::kC[s] * h;
     if (s + 1 < tab::kStages) {
       system_->IntegratePosition(q_, sum_v_, h, &Q_);
       V_[s] = v_ + h * sum_a_;
+      theta_ = h * sum_v_;
+      system_->DexpInv(theta_, V_[s], &K_[s]);
       const EvalResult r = Acceleration(t_stage, Q_, V_[s], &A_[s]);
       if (r != EvalResult::kOk) return r;
     } else {  // stage 7 is the solution (a_7j = b_j), and the next step's first stage (FSAL)
       system_->IntegratePosition(q_, sum_v_, h, &q_new_);
       v_new_ = v_ + h * sum_a_;
       V_[s] = v_new_;
+      theta_ = h * sum_v_;
+      system_->DexpInv(theta_, V_[s], &K_[s]);
       const EvalResult r = Acceleration(t_stage, q_new_, v_new_, &A_[s]);
       if (r != EvalResult::kOk) return r;
     }
@@ -171,11 +177,11 @@ double Dopri5::LocalError(double h) {
   if (nq == nv) {
     // Vector-space coordinates: the difference of the two positions is h Σ (b_j − b̂_j) V_j.
     sum_v_.setZero();
-    for (int j = 0; j < tab::kStages; ++j) sum_v_ += (tab::kB[j] - tab::kBHat[j]) * V_[j];
+    for (int j = 0; j < tab::kStages; ++j) sum_v_ += (tab::kB[j] - tab::kBHat[j]) * K_[j];
     err_.head(nq) = h * sum_v_;
   } else {
     sum_v_.setZero();
-    for (int j = 0; j < tab::kStages; ++j) sum_v_ += tab::kBHat[j] * V_[j];
+    for (int j = 0; j < tab::kStages; ++j) sum_v_ += tab::kBHat[j] * K_[j];
     system_->IntegratePosition(q_, sum_v_, h, &q_hat_);
     err_.head(nq) = q_new_ - q_hat_;
   }
@@ -228,7 +234,7 @@ void Dopri5::BuildDenseOutput(double h) {
     r[1] = h * k[0] - r[0];
     r[2] = r[0] - h * k[tab::kStages - 1] - r[1];
   };
-  build(V_, rq_);
+  build(K_, rq_);
   build(A_, rv_);
   h_dense_ = h;
 }
@@ -280,6 +286,8 @@ StepStatus Dopri5::DoStep(double t_limit) {
     v_.swap(v_new_);
     A_[0].swap(projected ? a_projected_ : A_[tab::kStages - 1]);
     V_[0] = v_;
+    K_[0] = v_;
+    K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
 
     if (adaptive) {
       double h_next = h * StepFactor(err, tab::kEmbeddedOrder, rejected);

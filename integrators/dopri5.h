@@ -9,17 +9,19 @@
 //
 // One step from (t_n, q_n, v_n) with step h and the tableau (c, a, b, b̂) below, i = 1..7:
 //
-//   Q_i = q_n ⊕ h Σ_j a_ij V_j      (MechanicalSystem::IntegratePosition; exact for vector
-//                                     spaces, the hook that quaternion bodies need)
+//   Q_i = q_n ⊕ h Σ_j a_ij K_j,  K_j = dexp⁻¹_{Θ_j}(V_j), Θ_j = h Σ_k a_jk K_k
+//        (MechanicalSystem::IntegratePosition and DexpInv: a Lie-group Runge–Kutta method of
+//        Munthe-Kaas type, Hairer–Lubich–Wanner GNI Sec. IV.8.2, so rotations keep order 5;
+//        for vector spaces K_j = V_j and this is the classical method)
 //   V_i = v_n + h Σ_j a_ij A_j,      A_i = v̇(t_n + c_i h, Q_i, V_i)   (one KKT solve each)
 //
-//   q_{n+1} = q_n ⊕ h Σ b_j V_j,   v_{n+1} = v_n + h Σ b_j A_j            (order 5)
-//   q̂_{n+1} = q_n ⊕ h Σ b̂_j V_j,  v̂_{n+1} = v_n + h Σ b̂_j A_j            (order 4)
+//   q_{n+1} = q_n ⊕ h Σ b_j K_j,   v_{n+1} = v_n + h Σ b_j A_j            (order 5)
+//   q̂_{n+1} = q_n ⊕ h Σ b̂_j K_j,  v̂_{n+1} = v_n + h Σ b̂_j A_j            (order 4)
 //
 // The method is FSAL: a_7j = b_j, so stage 7 is the first stage of the next step and an
 // accepted step costs 6 KKT solves. The local error estimate is y_{n+1} − ŷ_{n+1} (q in the nq
 // coordinates, v in nv; when nq = nv the position part is taken in the tangent, h Σ (b_j − b̂_j)
-// V_j, which avoids cancellation), measured with Integrator::ErrorNorm; the step-size rule is
+// K_j, which avoids cancellation), measured with Integrator::ErrorNorm; the step-size rule is
 // eq. (30) with exponent 1/5 (the lower method has order p = 4, so the estimate is O(h⁵);
 // Hairer, Nørsett & Wanner, Sec. II.4). Haddouni et al. write eq. (30) with exponent 1/p, p = 4;
 // we use the exponent that matches the order of the estimated local error.
@@ -151,6 +153,10 @@ class Dopri5 final : public Integrator {
   StepStatus reset_status_ = StepStatus::kAccepted;  // failure of the first-stage evaluation
 
   std::array<Eigen::VectorXd, dopri5_tableau::kStages> V_;  // stage velocities (nv)
+  // Stage rates of the tangent increment, K_i = dexp⁻¹_{Θ_i}(V_i) with Θ_i = h Σ_j a_ij K_j
+  // (equal to V_i for vector spaces).
+  std::array<Eigen::VectorXd, dopri5_tableau::kStages> K_;
+  Eigen::VectorXd theta_;
   std::array<Eigen::VectorXd, dopri5_tableau::kStages> A_;  // stage accelerations (nv)
   Eigen::VectorXd Q_;                                       // stage position (nq)
   Eigen::VectorXd sum_v_, sum_a_;                           // Σ a_ij V_j, Σ a_ij A_j (nv)

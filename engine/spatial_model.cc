@@ -1,0 +1,939 @@
+#include "engine/spatial_model.h"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "engine/rotation.h"
+
+namespace saltus::engine {
+namespace {
+
+// ---- Validation messages -------------------------------------------------------------------
+
+std::string Num(double x) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
+  return std::string(buffer, result.ptr);
+}
+template <class V>
+std::string Vec(const V& x) {
+  std::string text(1, '(');
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    if (i > 0) text.append(", ");
+    text.append(Num(x(i)));
+  }
+  text.push_back(')');
+  return text;
+}
+std::string Label(const char* kind, const std::string& name) {
+  return std::string(kind) + " '" + name + "'";
+}
+[[noreturn]] void Fail(const std::string& label, const std::string& what) {
+  throw std::invalid_argument(label + ": " + what);
+}
+void RequireName(const char* kind, const std::string& name, std::size_t index) {
+  if (name.empty()) {
+    throw std::invalid_argument(std::string(kind) + " #" + std::to_string(index) +
+                                ": name must not be empty");
+  }
+}
+template <class Item>
+void RequireUniqueName(const std::string& label, const std::string& name,
+                       const std::vector<Item>& items) {
+  for (const Item& item : items) {
+    if (item.name == name) Fail(label, "duplicate name");
+  }
+}
+void RequireFinite(const std::string& label, const char* field, double x) {
+  if (!std::isfinite(x)) Fail(label, std::string(field) + " must be finite, got " + Num(x));
+}
+template <class V>
+void RequireFiniteVec(const std::string& label, const char* field, const V& x) {
+  if (!x.allFinite()) Fail(label, std::string(field) + " must be finite, got " + Vec(x));
+}
+void RequireNonNegative(const std::string& label, const char* field, double x) {
+  RequireFinite(label, field, x);
+  if (!(x >= 0.0)) Fail(label, std::string(field) + " must be >= 0, got " + Num(x));
+}
+void RequireBody(const std::string& label, const char* field, int index, int num_bodies,
+                 bool ground_allowed) {
+  const int first = ground_allowed ? kGround : 0;
+  if (index < first || index >= num_bodies) {
+    Fail(label, std::string(field) + ": unknown body index " + std::to_string(index) +
+                    ", expected one in [" + std::to_string(first) + ", " +
+                    std::to_string(num_bodies) + ")");
+  }
+}
+void RequireProfile(const std::string& label, const TimeProfile& p) {
+  RequireFinite(label, "profile value0", p.value0);
+  RequireFinite(label, "profile rate", p.rate);
+  RequireFinite(label, "profile amplitude", p.amplitude);
+  RequireFinite(label, "profile frequency", p.frequency);
+  RequireFinite(label, "profile phase", p.phase);
+  for (double c : p.coefficients) RequireFinite(label, "profile coefficient", c);
+}
+
+// Orthonormal joint-frame axes (columns x, y, z) from an axis z and a reference x.
+Eigen::Matrix3d FrameAxes(const std::string& label, const char* field, const Eigen::Vector3d& axis,
+                          const Eigen::Vector3d& ref) {
+  const double length = axis.norm();
+  if (!(length > 0.0)) Fail(label, std::string(field) + " must be non-zero, got " + Vec(axis));
+  const Eigen::Vector3d z = axis / length;
+  Eigen::Vector3d x = ref - ref.dot(z) * z;
+  if (!(x.norm() > 1e-9 * std::max(1.0, ref.norm()))) {
+    // Any perpendicular: cross z with the world axis least aligned with it.
+    Eigen::Index k = 0;
+    z.cwiseAbs().minCoeff(&k);
+    x = z.cross(Eigen::Vector3d::Unit(k));
+  }
+  x.normalize();
+  Eigen::Matrix3d axes;
+  axes.col(0) = x;
+  axes.col(1) = z.cross(x);
+  axes.col(2) = z;
+  return axes;
+}
+
+// ---- Body kinematics --------------------------------------------------------------------------
+
+// Pose and velocity of one body; the ground is the fixed world frame.
+struct BodyKin {
+  int body = kGround;
+  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
+  Eigen::Vector3d r = Eigen::Vector3d::Zero();
+  Eigen::Vector3d r_dot = Eigen::Vector3d::Zero();
+  Eigen::Vector3d omega = Eigen::Vector3d::Zero();  // body frame
+
+  // World point of body point s̄ and its velocity / v̇-free acceleration.
+  Eigen::Vector3d Point(const Eigen::Vector3d& s) const { return r + R * s; }
+  Eigen::Vector3d PointRate(const Eigen::Vector3d& s) const { return r_dot + R * omega.cross(s); }
+  Eigen::Vector3d PointAccFree(const Eigen::Vector3d& s) const {
+    return R * omega.cross(omega.cross(s));
+  }
+  Eigen::Vector3d Vector(const Eigen::Vector3d& u) const { return R * u; }
+  Eigen::Vector3d VectorRate(const Eigen::Vector3d& u) const { return R * omega.cross(u); }
+  Eigen::Vector3d VectorAccFree(const Eigen::Vector3d& u) const {
+    return R * omega.cross(omega.cross(u));
+  }
+};
+
+BodyKin KinOf(int body, const Eigen::VectorXd& q) {
+  BodyKin k;
+  k.body = body;
+  if (body == kGround) return k;
+  k.r = q.segment<3>(7 * body);
+  k.R = QuaternionToRotation(q.segment<4>(7 * body + 3));
+  return k;
+}
+BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  BodyKin k = KinOf(body, q);
+  if (body == kGround) return k;
+  k.r_dot = v.segment<3>(6 * body);
+  k.omega = v.segment<3>(6 * body + 3);
+  return k;
+}
+
+// G row += ∂(c·ṗ)/∂v for p = body point s̄: (c, s̄ × Rᵀ c) on (ṙ, ω).
+template <class Row>
+void AddPointJacobian(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d& c,
+                      Row&& row) {
+  if (k.body == kGround) return;
+  row.template segment<3>(6 * k.body) += c.transpose();
+  row.template segment<3>(6 * k.body + 3) += s.cross(k.R.transpose() * c).transpose();
+}
+// G row += ∂(c·u̇)/∂ω for u = body vector ū: ū × Rᵀ c.
+template <class Row>
+void AddVectorJacobian(const BodyKin& k, const Eigen::Vector3d& u, const Eigen::Vector3d& c,
+                       Row&& row) {
+  if (k.body == kGround) return;
+  row.template segment<3>(6 * k.body + 3) += u.cross(k.R.transpose() * c).transpose();
+}
+
+// Generalized force of a world force f at body point s̄ and a world torque n.
+void AddWrench(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d& f,
+               const Eigen::Vector3d& n, Eigen::VectorXd* F) {
+  if (k.body == kGround) return;
+  const Eigen::Vector3d f_body = k.R.transpose() * f;
+  F->segment<3>(6 * k.body) += f;
+  F->segment<3>(6 * k.body + 3) += s.cross(f_body) + k.R.transpose() * n;
+}
+
+void CheckSize(const Eigen::VectorXd& x, int expected, const char* what, const char* where) {
+  if (x.size() != expected) {
+    throw std::invalid_argument(std::string(where) + ": " + what + " has size " +
+                                std::to_string(x.size()) + ", expected " +
+                                std::to_string(expected));
+  }
+}
+
+// Angle θ = atan2(x_b·y_a, x_b·x_a) of a revolute joint (x_a to x_b about z_a) and its rate
+// θ̇ = (R_b ω_b − R_a ω_a)·n with n = (c (x_b × y_a) − s (x_b × x_a)) / (c² + s²), c = x_b·x_a,
+// s = x_b·y_a (the exact gradient, so that a torque τ n is the force of the potential ½k(θ−θ₀)²
+// even where the joint is violated; n = z_a when the joint is assembled).
+struct RevoluteAngle {
+  double theta = 0.0;
+  double theta_dot = 0.0;
+  Eigen::Vector3d n = Eigen::Vector3d::UnitZ();
+};
+RevoluteAngle AngleOf(const JointFrames& f, const BodyKin& a, const BodyKin& b) {
+  RevoluteAngle out;
+  const Eigen::Vector3d x_a = a.Vector(f.axes_a.col(0));
+  const Eigen::Vector3d y_a = a.Vector(f.axes_a.col(1));
+  const Eigen::Vector3d x_b = b.Vector(f.axes_b.col(0));
+  const double c = x_b.dot(x_a), s = x_b.dot(y_a);
+  out.theta = std::atan2(s, c);
+  const double r2 = c * c + s * s;
+  out.n = r2 > 0.0 ? Eigen::Vector3d((c * x_b.cross(y_a) - s * x_b.cross(x_a)) / r2)
+                   : a.Vector(f.axes_a.col(2));
+  out.theta_dot = (b.R * b.omega - a.R * a.omega).dot(out.n);
+  return out;
+}
+
+// ---- Joint and driver rows --------------------------------------------------------------------
+
+enum class RowType { kPoint, kDot1, kDot2, kDistance };
+
+struct Row {
+  RowType type = RowType::kPoint;
+  int joint = 0;
+  int component = 0;  // kPoint: x, y or z
+  int body_a = kGround, body_b = kGround;
+  Eigen::Vector3d s_a, s_b;  // joint points (body frames)
+  Eigen::Vector3d u_a;       // dot1, dot2: vector on a (body-a frame)
+  Eigen::Vector3d w_b;       // dot1: vector on b (body-b frame)
+  double length = 0.0;       // distance
+  // Drivers: angle (dot1 with ū_a(t) = cos φ y_a − sin φ x_a) or displacement (dot2 − s(t)).
+  const SpatialDriver* driver = nullptr;
+  Eigen::Vector3d x_a, y_a;  // angle driver: joint axes on a
+};
+
+class SpatialJointBlock : public ConstraintBlock {
+ public:
+  explicit SpatialJointBlock(std::shared_ptr<const SpatialModel> model) : model_(std::move(model)) {
+    const auto& joints = model_->joints();
+    for (std::size_t j = 0; j < joints.size(); ++j) {
+      const SpatialJoint& joint = joints[j];
+      const JointFrames& f = model_->joint_frames()[j];
+      const Eigen::Vector3d xa = f.axes_a.col(0), ya = f.axes_a.col(1), za = f.axes_a.col(2);
+      const Eigen::Vector3d xb = f.axes_b.col(0), yb = f.axes_b.col(1), zb = f.axes_b.col(2);
+      const int jj = static_cast<int>(j);
+      auto point = [&] {
+        static const char* kNames[3] = {".x", ".y", ".z"};
+        for (int c = 0; c < 3; ++c) {
+          Row row = Base(jj, RowType::kPoint);
+          row.component = c;
+          Add(row, joint.name + kNames[c]);
+        }
+      };
+      auto dot1 = [&](const Eigen::Vector3d& u, const Eigen::Vector3d& w, const char* suffix) {
+        Row row = Base(jj, RowType::kDot1);
+        row.u_a = u;
+        row.w_b = w;
+        Add(row, joint.name + suffix);
+      };
+      auto dot2 = [&](const Eigen::Vector3d& u, const char* suffix) {
+        Row row = Base(jj, RowType::kDot2);
+        row.u_a = u;
+        Add(row, joint.name + suffix);
+      };
+      switch (joint.type) {
+        case SpatialJointType::kSpherical:
+          point();
+          break;
+        case SpatialJointType::kRevolute:
+          point();
+          dot1(za, xb, ".rot1");
+          dot1(za, yb, ".rot2");
+          break;
+        case SpatialJointType::kUniversal:
+          point();
+          dot1(za, zb, ".rot1");
+          break;
+        case SpatialJointType::kCylindrical:
+        case SpatialJointType::kPrismatic:
+          dot1(za, xb, ".rot1");
+          dot1(za, yb, ".rot2");
+          dot2(xa, ".trans1");
+          dot2(ya, ".trans2");
+          if (joint.type == SpatialJointType::kPrismatic) dot1(xa, yb, ".rot3");
+          break;
+        case SpatialJointType::kFixed:
+          point();
+          dot1(za, xb, ".rot1");
+          dot1(za, yb, ".rot2");
+          dot1(xa, yb, ".rot3");
+          break;
+        case SpatialJointType::kPlanar:
+          dot1(za, xb, ".rot1");
+          dot1(za, yb, ".rot2");
+          dot2(za, ".normal");
+          break;
+        case SpatialJointType::kDistance: {
+          Row row = Base(jj, RowType::kDistance);
+          row.length = joint.length;
+          Add(row, joint.name + ".distance");
+          break;
+        }
+        case SpatialJointType::kPointOnLine:
+          dot2(xa, ".trans1");
+          dot2(ya, ".trans2");
+          break;
+        case SpatialJointType::kPointOnPlane:
+          dot2(za, ".normal");
+          break;
+      }
+    }
+    for (const SpatialDriver& driver : model_->drivers()) {
+      const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(driver.joint)];
+      Row row =
+          Base(driver.joint, driver.kind == DriverKind::kAngle ? RowType::kDot1 : RowType::kDot2);
+      row.driver = &driver;
+      row.x_a = f.axes_a.col(0);
+      row.y_a = f.axes_a.col(1);
+      row.u_a = f.axes_a.col(2);  // displacement: along z_a
+      row.w_b = f.axes_b.col(0);  // angle: x_b
+      Add(row, driver.name);
+    }
+  }
+
+  int num_rows() const override { return static_cast<int>(rows_.size()); }
+  const ConstraintRowInfo& row_info(int local_row) const override {
+    return infos_.at(static_cast<std::size_t>(local_row));
+  }
+  const Row& row(int local_row) const { return rows_[static_cast<std::size_t>(local_row)]; }
+
+  void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+              Eigen::Ref<Eigen::VectorXd> g) const override {
+    CheckQ(q);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      const BodyKin a = KinOf(row.body_a, q);
+      const BodyKin b = KinOf(row.body_b, q);
+      const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
+      double value = 0.0;
+      switch (row.type) {
+        case RowType::kPoint:
+          value = -d(row.component);
+          break;
+        case RowType::kDot1:
+          value = a.Vector(UBar(row, t).col(0)).dot(b.Vector(row.w_b));
+          break;
+        case RowType::kDot2:
+          value =
+              a.Vector(row.u_a).dot(d) - (row.driver ? row.driver->profile.Evaluate(t)(0) : 0.0);
+          break;
+        case RowType::kDistance:
+          value = (d.squaredNorm() - row.length * row.length) / (2.0 * row.length);
+          break;
+      }
+      g(static_cast<Eigen::Index>(k)) = value;
+    }
+  }
+
+  void Jacobian(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                Eigen::Ref<Eigen::MatrixXd> G) const override {
+    CheckQ(q);
+    G.setZero();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      auto G_row = G.row(static_cast<Eigen::Index>(k));
+      const BodyKin a = KinOf(row.body_a, q);
+      const BodyKin b = KinOf(row.body_b, q);
+      const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
+      switch (row.type) {
+        case RowType::kPoint: {
+          // g = (p_a − p_b)_c.
+          const Eigen::Vector3d e = Eigen::Vector3d::Unit(row.component);
+          AddPointJacobian(a, row.s_a, e, G_row);
+          AddPointJacobian(b, row.s_b, -e, G_row);
+          break;
+        }
+        case RowType::kDot1: {
+          // ġ = u̇_a · w_b + u_a · ẇ_b.
+          const Eigen::Vector3d u_bar = UBar(row, t).col(0);
+          const Eigen::Vector3d u = a.Vector(u_bar);
+          const Eigen::Vector3d w = b.Vector(row.w_b);
+          AddVectorJacobian(a, u_bar, w, G_row);
+          AddVectorJacobian(b, row.w_b, u, G_row);
+          break;
+        }
+        case RowType::kDot2: {
+          // ġ = u̇_a · d + u_a · (ṗ_b − ṗ_a) − ṡ.
+          const Eigen::Vector3d u = a.Vector(row.u_a);
+          AddVectorJacobian(a, row.u_a, d, G_row);
+          AddPointJacobian(b, row.s_b, u, G_row);
+          AddPointJacobian(a, row.s_a, -u, G_row);
+          break;
+        }
+        case RowType::kDistance: {
+          // ġ = d · ḋ / L.
+          const Eigen::Vector3d c = d / row.length;
+          AddPointJacobian(b, row.s_b, c, G_row);
+          AddPointJacobian(a, row.s_a, -c, G_row);
+          break;
+        }
+      }
+    }
+  }
+
+  void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+             std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
+    CheckQ(q);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      const BodyKin a = KinOf(row.body_a, q, v);
+      const BodyKin b = KinOf(row.body_b, q, v);
+      const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
+      const Eigen::Vector3d d_dot = b.PointRate(row.s_b) - a.PointRate(row.s_a);
+      const Eigen::Vector3d d_acc = b.PointAccFree(row.s_b) - a.PointAccFree(row.s_a);
+      double value = 0.0;
+      switch (row.type) {
+        case RowType::kPoint:
+          value = -d_acc(row.component);
+          break;
+        case RowType::kDot1: {
+          // ū_a(t) with ∂ₜū, ∂ₜ²ū (zero for joints): u̇ = R(ω×ū + ∂ₜū),
+          // ü_free = R(ω×(ω×ū) + 2 ω×∂ₜū + ∂ₜ²ū); γ = ü_free·w + 2 u̇·ẇ + u·ẅ_free.
+          const Eigen::Matrix3d U = UBar(row, t);
+          const Eigen::Vector3d u = a.Vector(U.col(0));
+          const Eigen::Vector3d u_dot = a.R * (a.omega.cross(U.col(0)) + U.col(1));
+          const Eigen::Vector3d u_acc = a.R * (a.omega.cross(a.omega.cross(U.col(0))) +
+                                               2.0 * a.omega.cross(U.col(1)) + U.col(2));
+          const Eigen::Vector3d w = b.Vector(row.w_b);
+          value = u_acc.dot(w) + 2.0 * u_dot.dot(b.VectorRate(row.w_b)) +
+                  u.dot(b.VectorAccFree(row.w_b));
+          break;
+        }
+        case RowType::kDot2: {
+          // γ = ü_free·d + 2 u̇·ḋ + u·d̈_free − s̈.
+          value = a.VectorAccFree(row.u_a).dot(d) + 2.0 * a.VectorRate(row.u_a).dot(d_dot) +
+                  a.Vector(row.u_a).dot(d_acc);
+          if (row.driver) value -= row.driver->profile.Evaluate(t)(2);
+          break;
+        }
+        case RowType::kDistance:
+          value = (d_dot.squaredNorm() + d.dot(d_acc)) / row.length;
+          break;
+      }
+      gamma(static_cast<Eigen::Index>(k)) = value;
+    }
+  }
+
+  void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                      Eigen::Ref<Eigen::VectorXd> g_t) const override {
+    CheckQ(q);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      double value = 0.0;
+      if (row.driver) {
+        if (row.type == RowType::kDot1) {
+          const BodyKin a = KinOf(row.body_a, q);
+          const BodyKin b = KinOf(row.body_b, q);
+          value = a.Vector(UBar(row, t).col(1)).dot(b.Vector(row.w_b));
+        } else {
+          value = -row.driver->profile.Evaluate(t)(1);
+        }
+      }
+      g_t(static_cast<Eigen::Index>(k)) = value;
+    }
+  }
+
+ private:
+  Row Base(int joint_index, RowType type) const {
+    const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(joint_index)];
+    const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(joint_index)];
+    Row row;
+    row.type = type;
+    row.joint = joint_index;
+    row.body_a = joint.body_a;
+    row.body_b = joint.body_b;
+    row.s_a = f.point_a;
+    row.s_b = f.point_b;
+    row.u_a = Eigen::Vector3d::Zero();
+    row.w_b = Eigen::Vector3d::Zero();
+    row.x_a = Eigen::Vector3d::Zero();
+    row.y_a = Eigen::Vector3d::Zero();
+    return row;
+  }
+  void Add(const Row& row, std::string name) {
+    rows_.push_back(row);
+    ConstraintRowInfo info;
+    info.kind = ConstraintKind::kBilateral;
+    info.name = std::move(name);
+    infos_.push_back(std::move(info));
+  }
+  // Columns ū_a, ∂ₜū_a, ∂ₜ²ū_a of the dot1 vector on a (time-dependent for angle drivers:
+  // ū = cos φ ȳ − sin φ x̄).
+  static Eigen::Matrix3d UBar(const Row& row, double t) {
+    Eigen::Matrix3d U = Eigen::Matrix3d::Zero();
+    if (!row.driver) {
+      U.col(0) = row.u_a;
+      return U;
+    }
+    const Eigen::Vector3d phi = row.driver->profile.Evaluate(t);
+    const double c = std::cos(phi(0)), s = std::sin(phi(0));
+    const Eigen::Vector3d e = c * row.y_a - s * row.x_a;       // ū
+    const Eigen::Vector3d e_phi = -s * row.y_a - c * row.x_a;  // ∂ū/∂φ
+    U.col(0) = e;
+    U.col(1) = phi(1) * e_phi;
+    U.col(2) = phi(2) * e_phi - phi(1) * phi(1) * e;  // ∂²ū/∂φ² = −ū
+    return U;
+  }
+  void CheckQ(const Eigen::VectorXd& q) const {
+    CheckSize(q, 7 * model_->num_bodies(), "q", "spatial joint constraints");
+  }
+
+  std::shared_ptr<const SpatialModel> model_;
+  std::vector<Row> rows_;
+  std::vector<ConstraintRowInfo> infos_;
+};
+
+}  // namespace
+
+// ---- TimeProfile --------------------------------------------------------------------------------
+
+Eigen::Vector3d TimeProfile::Evaluate(double t) const {
+  switch (kind) {
+    case Kind::kConstantRate:
+      return {value0 + rate * t, rate, 0.0};
+    case Kind::kPolynomial: {
+      // Horner for the value and both derivatives.
+      double p = 0.0, dp = 0.0, ddp = 0.0;
+      for (auto it = coefficients.rbegin(); it != coefficients.rend(); ++it) {
+        ddp = ddp * t + 2.0 * dp;
+        dp = dp * t + p;
+        p = p * t + *it;
+      }
+      return {p, dp, ddp};
+    }
+    case Kind::kSine: {
+      const double arg = frequency * t + phase;
+      return {value0 + amplitude * std::sin(arg), amplitude * frequency * std::cos(arg),
+              -amplitude * frequency * frequency * std::sin(arg)};
+    }
+  }
+  return Eigen::Vector3d::Zero();
+}
+
+// ---- SpatialModel -------------------------------------------------------------------------------
+
+int SpatialModel::FindBody(const std::string& name) const {
+  if (name == "ground") return kGround;
+  for (std::size_t i = 0; i < bodies_.size(); ++i) {
+    if (bodies_[i].name == name) return static_cast<int>(i);
+  }
+  return -2;
+}
+
+int SpatialModel::FindJoint(const std::string& name) const {
+  for (std::size_t i = 0; i < joints_.size(); ++i) {
+    if (joints_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Eigen::VectorXd SpatialModel::InitialPositions() const {
+  Eigen::VectorXd q(7 * num_bodies());
+  for (int i = 0; i < num_bodies(); ++i) {
+    const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
+    q.segment<3>(7 * i) = body.position;
+    q.segment<4>(7 * i + 3) = body.quaternion;
+  }
+  return q;
+}
+
+Eigen::VectorXd SpatialModel::InitialVelocities() const {
+  Eigen::VectorXd v(6 * num_bodies());
+  for (int i = 0; i < num_bodies(); ++i) {
+    const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
+    v.segment<3>(6 * i) = body.velocity;
+    v.segment<3>(6 * i + 3) = body.angular_velocity;
+  }
+  return v;
+}
+
+// ---- SpatialModelBuilder ------------------------------------------------------------------------
+
+int SpatialModelBuilder::AddBody(const SpatialBody& body) {
+  RequireName("body", body.name, model_.bodies_.size());
+  const std::string label = Label("body", body.name);
+  if (body.name == "ground") Fail(label, "the name 'ground' is reserved for the fixed frame");
+  RequireUniqueName(label, body.name, model_.bodies_);
+  RequireFinite(label, "mass", body.mass);
+  if (!(body.mass > 0.0)) Fail(label, "mass must be > 0, got " + Num(body.mass));
+  const Eigen::Matrix3d& J = body.inertia;
+  if (!J.allFinite()) Fail(label, "inertia must be finite");
+  if (!((J - J.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * J.cwiseAbs().maxCoeff())) {
+    Fail(label, "inertia must be symmetric, got rows " + Vec(J.row(0)) + ", " + Vec(J.row(1)) +
+                    ", " + Vec(J.row(2)));
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(J);
+  if (!(eig.eigenvalues().minCoeff() > 0.0)) {
+    Fail(label, "inertia must be positive definite, its eigenvalues are " + Vec(eig.eigenvalues()));
+  }
+  RequireFiniteVec(label, "com", body.com);
+  RequireFiniteVec(label, "position", body.position);
+  RequireFiniteVec(label, "quaternion", body.quaternion);
+  RequireFiniteVec(label, "velocity", body.velocity);
+  RequireFiniteVec(label, "angular_velocity", body.angular_velocity);
+  SpatialBody stored = body;
+  stored.inertia = 0.5 * (J + J.transpose());
+  const double norm = body.quaternion.norm();
+  if (std::abs(norm - 1.0) > 1e-6) {
+    Fail(label, "quaternion must be unit, got " + Vec(body.quaternion) + " of norm " + Num(norm));
+  }
+  if (norm != 1.0) {
+    stored.quaternion /= norm;
+    if (std::abs(norm - 1.0) > 1e-12) {
+      warnings_.push_back(label + ": quaternion of norm " + Num(norm) + " normalized");
+    }
+  }
+  model_.bodies_.push_back(std::move(stored));
+  return model_.num_bodies() - 1;
+}
+
+int SpatialModelBuilder::AddJoint(const SpatialJoint& joint) {
+  RequireName("joint", joint.name, model_.joints_.size());
+  const std::string label = Label("joint", joint.name);
+  RequireUniqueName(label, joint.name, model_.joints_);
+  const int n = model_.num_bodies();
+  RequireBody(label, "body_a", joint.body_a, n, true);
+  RequireBody(label, "body_b", joint.body_b, n, true);
+  if (joint.body_a == joint.body_b) {
+    Fail(label, "body_a and body_b are the same body (" + std::to_string(joint.body_a) + ")");
+  }
+  RequireFiniteVec(label, "point_a", joint.point_a);
+  RequireFiniteVec(label, "point_b", joint.point_b);
+  RequireFiniteVec(label, "axis_a", joint.axis_a);
+  RequireFiniteVec(label, "axis_b", joint.axis_b);
+  RequireFiniteVec(label, "ref_a", joint.ref_a);
+  RequireFiniteVec(label, "ref_b", joint.ref_b);
+  RequireFinite(label, "length", joint.length);
+  if (joint.type == SpatialJointType::kDistance && !(joint.length > 0.0)) {
+    Fail(label, "distance joint length must be > 0, got " + Num(joint.length));
+  }
+  JointFrames frames;
+  frames.point_a = joint.point_a;
+  frames.point_b = joint.point_b;
+  frames.axes_a = FrameAxes(label, "axis_a", joint.axis_a, joint.ref_a);
+  frames.axes_b = FrameAxes(label, "axis_b", joint.axis_b, joint.ref_b);
+  model_.joints_.push_back(joint);
+  model_.frames_.push_back(frames);
+  return static_cast<int>(model_.joints_.size()) - 1;
+}
+
+int SpatialModelBuilder::AddDriver(const SpatialDriver& driver) {
+  RequireName("driver", driver.name, model_.drivers_.size());
+  const std::string label = Label("driver", driver.name);
+  RequireUniqueName(label, driver.name, model_.drivers_);
+  if (driver.joint < 0 || driver.joint >= static_cast<int>(model_.joints_.size())) {
+    Fail(label, "unknown joint index " + std::to_string(driver.joint));
+  }
+  const SpatialJoint& joint = model_.joints_[static_cast<std::size_t>(driver.joint)];
+  const SpatialJointType type = joint.type;
+  if (driver.kind == DriverKind::kAngle && type != SpatialJointType::kRevolute &&
+      type != SpatialJointType::kCylindrical) {
+    Fail(label, "an angle driver needs a revolute or cylindrical joint, joint '" + joint.name +
+                    "' is not one");
+  }
+  if (driver.kind == DriverKind::kDisplacement && type != SpatialJointType::kPrismatic &&
+      type != SpatialJointType::kCylindrical) {
+    Fail(label, "a displacement driver needs a prismatic or cylindrical joint, joint '" +
+                    joint.name + "' is not one");
+  }
+  RequireProfile(label, driver.profile);
+  model_.drivers_.push_back(driver);
+  return static_cast<int>(model_.drivers_.size()) - 1;
+}
+
+int SpatialModelBuilder::AddSpringDamper(const SpatialSpringDamper& spring) {
+  RequireName("spring", spring.name, model_.springs_.size());
+  const std::string label = Label("spring", spring.name);
+  RequireUniqueName(label, spring.name, model_.springs_);
+  const int n = model_.num_bodies();
+  RequireBody(label, "body_a", spring.body_a, n, true);
+  RequireBody(label, "body_b", spring.body_b, n, true);
+  if (spring.body_a == spring.body_b) {
+    Fail(label, "body_a and body_b are the same body (" + std::to_string(spring.body_a) + ")");
+  }
+  RequireFiniteVec(label, "point_a", spring.point_a);
+  RequireFiniteVec(label, "point_b", spring.point_b);
+  RequireNonNegative(label, "stiffness", spring.stiffness);
+  RequireNonNegative(label, "damping", spring.damping);
+  RequireNonNegative(label, "rest_length", spring.rest_length);
+  model_.springs_.push_back(spring);
+  return static_cast<int>(model_.springs_.size()) - 1;
+}
+
+int SpatialModelBuilder::AddTorsionalSpring(const SpatialTorsionalSpring& spring) {
+  RequireName("torsional spring", spring.name, model_.torsional_.size());
+  const std::string label = Label("torsional spring", spring.name);
+  RequireUniqueName(label, spring.name, model_.torsional_);
+  if (spring.joint < 0 || spring.joint >= static_cast<int>(model_.joints_.size())) {
+    Fail(label, "unknown joint index " + std::to_string(spring.joint));
+  }
+  const SpatialJoint& joint = model_.joints_[static_cast<std::size_t>(spring.joint)];
+  if (joint.type != SpatialJointType::kRevolute) {
+    Fail(label, "needs a revolute joint, joint '" + joint.name + "' is not one");
+  }
+  RequireNonNegative(label, "stiffness", spring.stiffness);
+  RequireNonNegative(label, "damping", spring.damping);
+  RequireFinite(label, "angle0", spring.angle0);
+  model_.torsional_.push_back(spring);
+  return static_cast<int>(model_.torsional_.size()) - 1;
+}
+
+int SpatialModelBuilder::AddLoad(const SpatialLoad& load) {
+  RequireName("load", load.name, model_.loads_.size());
+  const std::string label = Label("load", load.name);
+  RequireUniqueName(label, load.name, model_.loads_);
+  RequireBody(label, "body", load.body, model_.num_bodies(), false);
+  RequireFiniteVec(label, "force", load.force);
+  RequireFiniteVec(label, "point", load.point);
+  RequireFiniteVec(label, "torque", load.torque);
+  if (load.scale) RequireProfile(label, *load.scale);
+  model_.loads_.push_back(load);
+  return static_cast<int>(model_.loads_.size()) - 1;
+}
+
+void SpatialModelBuilder::SetForceCallback(ForceCallback callback) {
+  model_.callback_ = std::move(callback);
+}
+
+void SpatialModelBuilder::SetGravity(const Eigen::Vector3d& g) {
+  if (!g.allFinite()) throw std::invalid_argument("gravity must be finite, got " + Vec(g));
+  model_.gravity_ = g;
+}
+
+std::shared_ptr<const SpatialModel> SpatialModelBuilder::Build() {
+  if (model_.num_bodies() == 0) throw std::invalid_argument("spatial model: no bodies were added");
+  return std::make_shared<const SpatialModel>(model_);
+}
+
+// ---- SpatialMultibodySystem ---------------------------------------------------------------------
+
+SpatialMultibodySystem::SpatialMultibodySystem(std::shared_ptr<const SpatialModel> model)
+    : model_(std::move(model)) {
+  if (!model_) throw std::invalid_argument("SpatialMultibodySystem: null model");
+  for (const SpatialBody& body : model_->bodies()) {
+    if (body.com != Eigen::Vector3d::Zero()) constant_mass_ = false;
+  }
+  auto block = std::make_shared<const SpatialJointBlock>(model_);
+  num_joint_rows_ = block->num_rows();
+  joint_rows_.resize(model_->joints().size());
+  for (int r = 0; r < block->num_rows(); ++r) {
+    joint_rows_[static_cast<std::size_t>(block->row(r).joint)].push_back(r);
+  }
+  AddConstraintBlock(block);  // first block: local rows are global rows
+}
+
+void SpatialMultibodySystem::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::MassMatrix");
+  M->setZero(nv(), nv());
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
+    const double m = body.mass;
+    const Eigen::Vector3d& c = body.com;
+    M->block<3, 3>(6 * i, 6 * i).diagonal().setConstant(m);
+    M->block<3, 3>(6 * i + 3, 6 * i + 3) =
+        body.inertia + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
+    if (c != Eigen::Vector3d::Zero()) {
+      const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(7 * i + 3));
+      const Eigen::Matrix3d coupling = -m * R * Skew(c);  // ∂v_c/∂ω scaled by m
+      M->block<3, 3>(6 * i, 6 * i + 3) = coupling;
+      M->block<3, 3>(6 * i + 3, 6 * i) = coupling.transpose();
+    }
+  }
+}
+
+void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                    Eigen::VectorXd* F) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::Forces");
+  CheckSize(v, nv(), "v", "SpatialMultibodySystem::Forces");
+  F->setZero(nv());
+  const Eigen::Vector3d& gravity = model_->gravity();
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
+    const BodyKin k = KinOf(i, q, v);
+    const Eigen::Vector3d& c = body.com;
+    const Eigen::Matrix3d J_o =
+        body.inertia +
+        body.mass * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
+    // Gravity at the centre of mass, gyroscopic and centripetal terms.
+    AddWrench(k, c, body.mass * gravity, Eigen::Vector3d::Zero(), F);
+    F->segment<3>(6 * i) -= body.mass * (k.R * k.omega.cross(k.omega.cross(c)));
+    F->segment<3>(6 * i + 3) -= k.omega.cross(J_o * k.omega);
+  }
+  for (const SpatialLoad& load : model_->loads()) {
+    const double scale = load.scale ? load.scale->Evaluate(t)(0) : 1.0;
+    AddWrench(KinOf(load.body, q), load.point, scale * load.force, scale * load.torque, F);
+  }
+  for (const SpatialSpringDamper& spring : model_->springs()) {
+    const BodyKin a = KinOf(spring.body_a, q, v);
+    const BodyKin b = KinOf(spring.body_b, q, v);
+    const Eigen::Vector3d d = b.Point(spring.point_b) - a.Point(spring.point_a);
+    const double length = d.norm();
+    // Force on b: −(k (ℓ − L₀) + c ℓ̇) e (same conventions as the planar model).
+    Eigen::Vector3d f_b = Eigen::Vector3d::Zero();
+    if (spring.rest_length == 0.0) f_b = -spring.stiffness * d;
+    if (length > 0.0) {
+      const Eigen::Vector3d e = d / length;
+      const double length_dot = e.dot(b.PointRate(spring.point_b) - a.PointRate(spring.point_a));
+      double tension = spring.damping * length_dot;
+      if (spring.rest_length != 0.0) tension += spring.stiffness * (length - spring.rest_length);
+      f_b -= tension * e;
+    }
+    AddWrench(b, spring.point_b, f_b, Eigen::Vector3d::Zero(), F);
+    AddWrench(a, spring.point_a, -f_b, Eigen::Vector3d::Zero(), F);
+  }
+  for (const SpatialTorsionalSpring& spring : model_->torsional_springs()) {
+    const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
+    const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(spring.joint)];
+    const BodyKin a = KinOf(joint.body_a, q, v);
+    const BodyKin b = KinOf(joint.body_b, q, v);
+    const RevoluteAngle angle = AngleOf(f, a, b);
+    const double tau =
+        -spring.stiffness * (angle.theta - spring.angle0) - spring.damping * angle.theta_dot;
+    AddWrench(b, Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), tau * angle.n, F);
+    AddWrench(a, Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), -tau * angle.n, F);
+  }
+  if (model_->force_callback()) {
+    model_->force_callback()(t, q, v, F);
+    if (F->size() != nv()) {
+      throw std::invalid_argument("SpatialMultibodySystem: the force callback resized F to " +
+                                  std::to_string(F->size()) +
+                                  ", expected nv = " + std::to_string(nv()));
+    }
+  }
+}
+
+void SpatialMultibodySystem::IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                               double h, Eigen::VectorXd* q_next) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::IntegratePosition");
+  CheckSize(v, nv(), "v", "SpatialMultibodySystem::IntegratePosition");
+  if (q_next != &q) *q_next = q;
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    q_next->segment<3>(7 * i) += h * v.segment<3>(6 * i);
+    const Eigen::Vector4d Q = q_next->segment<4>(7 * i + 3);
+    q_next->segment<4>(7 * i + 3) =
+        QuaternionMultiply(Q, QuaternionExp(h * v.segment<3>(6 * i + 3)));
+  }
+}
+
+void SpatialMultibodySystem::DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
+                                     Eigen::VectorXd* theta_dot) const {
+  CheckSize(theta, nv(), "theta", "SpatialMultibodySystem::DexpInv");
+  CheckSize(v, nv(), "v", "SpatialMultibodySystem::DexpInv");
+  *theta_dot = v;
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    const Eigen::Vector3d th = theta.segment<3>(6 * i + 3);
+    const Eigen::Vector3d w = v.segment<3>(6 * i + 3);
+    const double a = th.norm();
+    // c(a) = 1/a² − (1 + cos a)/(2 a sin a) = 1/12 + a²/720 + a⁴/30240 + …; the series is used
+    // below a = 1e-2, where its truncation (a⁶/1209600 ≈ 1e-18) is below round-off.
+    const double c = a < 1e-2 ? 1.0 / 12.0 + a * a / 720.0 + a * a * a * a / 30240.0
+                              : 1.0 / (a * a) - (1.0 + std::cos(a)) / (2.0 * a * std::sin(a));
+    const Eigen::Vector3d tw = th.cross(w);
+    theta_dot->segment<3>(6 * i + 3) = w + 0.5 * tw + c * th.cross(tw);
+  }
+}
+
+double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorXd& q) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::PotentialEnergy");
+  double V = 0.0;
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
+    V -= body.mass * model_->gravity().dot(KinOf(i, q).Point(body.com));
+  }
+  for (const SpatialLoad& load : model_->loads()) {
+    if (!load.scale) V -= load.force.dot(KinOf(load.body, q).Point(load.point));
+  }
+  for (const SpatialSpringDamper& spring : model_->springs()) {
+    const Eigen::Vector3d d = KinOf(spring.body_b, q).Point(spring.point_b) -
+                              KinOf(spring.body_a, q).Point(spring.point_a);
+    const double stretch = d.norm() - spring.rest_length;
+    V += 0.5 * spring.stiffness * stretch * stretch;
+  }
+  for (const SpatialTorsionalSpring& spring : model_->torsional_springs()) {
+    const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
+    const RevoluteAngle angle =
+        AngleOf(model_->joint_frames()[static_cast<std::size_t>(spring.joint)],
+                KinOf(joint.body_a, q), KinOf(joint.body_b, q));
+    const double stretch = angle.theta - spring.angle0;
+    V += 0.5 * spring.stiffness * stretch * stretch;
+  }
+  return V;
+}
+
+std::string SpatialMultibodySystem::PositionName(int i) const {
+  static constexpr const char* kSuffix[7] = {".x", ".y", ".z", ".qw", ".qx", ".qy", ".qz"};
+  if (i < 0 || i >= nq()) {
+    throw std::out_of_range("SpatialMultibodySystem: position index " + std::to_string(i) +
+                            " outside [0, " + std::to_string(nq()) + ")");
+  }
+  return model_->bodies()[static_cast<std::size_t>(i / 7)].name + kSuffix[i % 7];
+}
+
+std::string SpatialMultibodySystem::VelocityName(int i) const {
+  static constexpr const char* kSuffix[6] = {".vx", ".vy", ".vz", ".wx", ".wy", ".wz"};
+  if (i < 0 || i >= nv()) {
+    throw std::out_of_range("SpatialMultibodySystem: velocity index " + std::to_string(i) +
+                            " outside [0, " + std::to_string(nv()) + ")");
+  }
+  return model_->bodies()[static_cast<std::size_t>(i / 6)].name + kSuffix[i % 6];
+}
+
+std::vector<JointReaction> SpatialMultibodySystem::JointReactions(
+    double t, const Eigen::VectorXd& q, std::span<const int> rows,
+    const Eigen::VectorXd& lambda) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::JointReactions");
+  if (lambda.size() != static_cast<Eigen::Index>(rows.size())) {
+    throw std::invalid_argument("JointReactions: lambda has size " + std::to_string(lambda.size()) +
+                                ", expected " + std::to_string(rows.size()));
+  }
+  std::vector<JointReaction> out(model_->joints().size());
+  std::vector<int> joint_rows;
+  std::vector<Eigen::Index> positions;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] >= 0 && rows[k] < num_joint_rows_) {
+      joint_rows.push_back(rows[k]);
+      positions.push_back(static_cast<Eigen::Index>(k));
+    }
+  }
+  if (joint_rows.empty()) return out;
+  Eigen::MatrixXd G;
+  ConstraintJacobian(t, q, joint_rows, &G);
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    const SpatialJoint& joint = model_->joints()[j];
+    const JointFrames& f = model_->joint_frames()[j];
+    Eigen::VectorXd lambda_j = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(joint_rows.size()));
+    bool any = false;
+    for (int r : joint_rows_[j]) {
+      for (std::size_t k = 0; k < joint_rows.size(); ++k) {
+        if (joint_rows[k] == r) {
+          lambda_j(static_cast<Eigen::Index>(k)) = lambda(positions[k]);
+          any = true;
+        }
+      }
+    }
+    if (!any) continue;
+    const Eigen::VectorXd Q = G.transpose() * lambda_j;  // generalized force Gᵀλ
+    auto reduce = [&](int body, const Eigen::Vector3d& s, Eigen::Vector3d* force,
+                      Eigen::Vector3d* torque) {
+      if (body == kGround) return;
+      const BodyKin k = KinOf(body, q);
+      *force = Q.segment<3>(6 * body);
+      // Moment about the body origin (body frame) n̄_o = n̄_p + s̄ × Rᵀ f.
+      const Eigen::Vector3d n_o = Q.segment<3>(6 * body + 3);
+      *torque = k.R * (n_o - s.cross(k.R.transpose() * *force));
+    };
+    reduce(joint.body_a, f.point_a, &out[j].force_on_a, &out[j].torque_on_a);
+    reduce(joint.body_b, f.point_b, &out[j].force_on_b, &out[j].torque_on_b);
+  }
+  return out;
+}
+
+}  // namespace saltus::engine

@@ -1,0 +1,291 @@
+// Spatial rigid multibody model in absolute coordinates.
+//
+// Body i has q_i = (r, Q) (7): r (3) the world position of its body-frame origin and Q (4) the
+// unit quaternion (w, x, y, z) of its orientation R = R(Q); v_i = (ṙ, ω) (6): ṙ in the world
+// frame and ω the angular velocity in the body frame, so q̇_i = T(q) v_i with ṙ = ṙ and
+// Q̇ = ½ Q ⊗ (0, ω). The position update q ⊕ h v is r + h ṙ, Q ⊗ exp(h ω / 2) (engine/rotation.h):
+// quaternions stay unit to round-off. The ground is body kGround (fixed, not in q).
+//
+// Mass: body frame at o, centre of mass at c̄ (body frame), inertia J_c about the centre of mass
+// (body axes, symmetric positive definite), J_o = J_c + m (‖c̄‖² I − c̄ c̄ᵀ) about o (Steiner).
+// With v_c = ṙ + R (ω × c̄) the kinetic energy is ½ m ‖v_c‖² + ½ ωᵀ J_c ω, so
+//
+//   M_i = [ m I          −m R [c̄]× ]        F_i = [ f − m R (ω × (ω × c̄))  ]
+//         [ m [c̄]× Rᵀ     J_o      ],              [ n̄_o − ω × J_o ω        ]
+//
+// (Newton for the centre of mass, Euler about the moving point o; e.g. Shabana, Dynamics of
+// Multibody Systems, 3rd ed., Sec. 3.6-3.7), f the world applied force and n̄_o the applied moment
+// about o in the body frame. A world force f at body point s̄ contributes (f, s̄ × Rᵀ f).
+//
+// Kinematics used by every row: a body point p = r + R s̄ has ṗ = ṙ + R (ω × s̄) and the v̇-free
+// part of p̈ is R (ω × (ω × s̄)); a body vector u = R ū has u̇ = R (ω × ū), ü_free = R (ω × (ω × ū)).
+// Hence ∂(c·ṗ)/∂(ṙ, ω) = (c, s̄ × Rᵀ c) and ∂(c·u̇)/∂ω = ū × Rᵀ c.
+//
+// Joints are built from four primitive rows between joint frames (origin s̄, axes x̄, ȳ, z̄ in
+// each body; the standard set of Haug, Computer Aided Kinematics and Dynamics of Mechanical
+// Systems, 1989, Sec. 9.2-9.3, "dot-1", "dot-2", spherical and distance constraints), with
+// d = p_b − p_a:
+//   point      p_a − p_b = 0 (3 rows)            dot1(u, w)  u_a · w_b = 0
+//   dot2(u)    u_a · d = 0                       distance    (d·d − L²)/(2L) = 0
+// and G = ∂ġ/∂v, γ = g̈ − G v̇ from the kinematics above (γ_dot1 = ü_a·w_b + 2 u̇_a·ẇ_b + u_a·ẅ_b
+// with the v̇-free accelerations, and likewise for the others).
+//   joint           rows                                             names
+//   spherical       point                                            .x .y .z
+//   revolute        point, dot1(z_a,x_b), dot1(z_a,y_b)              + .rot1 .rot2
+//   universal       point, dot1(z_a,z_b)                             + .rot1
+//   cylindrical     dot1(z_a,x_b), dot1(z_a,y_b), dot2(x_a), dot2(y_a)  .rot1 .rot2 .trans1 .trans2
+//   prismatic       cylindrical + dot1(x_a,y_b)                      + .rot3
+//   fixed           point, dot1(z_a,x_b), dot1(z_a,y_b), dot1(x_a,y_b)  .x .y .z .rot1 .rot2 .rot3
+//   planar          dot1(z_a,x_b), dot1(z_a,y_b), dot2(z_a)           .rot1 .rot2 .normal
+//   distance        distance (L > 0)                                 .distance
+//   point_on_line   dot2(x_a), dot2(y_a)   (p_b on the line p_a + s z_a)  .trans1 .trans2
+//   point_on_plane  dot2(z_a)              (p_b on the plane through p_a ⟂ z_a)  .normal
+// The joint frames are given by a point, an axis z (normalized) and a reference x (made
+// orthogonal to z; any perpendicular when absent or parallel) in each body. A revolute,
+// cylindrical or prismatic joint is assembled when z_a = z_b; its angle θ turns x_a to x_b about
+// z_a; a universal joint when z_a ⟂ z_b.
+//
+// Drivers (rheonomic rows, one per driver, named "<driver>"): φ(t) from a TimeProfile with exact
+// φ̇, φ̈.
+//   angle        (revolute, cylindrical)  g = u_a(t) · x_b with ū_a(t) = cos φ ȳ_a − sin φ x̄_a,
+//                so g = sin(θ − φ(t)); ∂g/∂t = (R_a ∂ū_a/∂t) · x_b, and γ gains the terms of the
+//                time-dependent ū_a: ü_a,free = R_a(ω×(ω×ū) + 2 ω×∂ₜū + ∂ₜ²ū).
+//   displacement (prismatic, cylindrical) g = z_a · d − s(t); ∂g/∂t = −ṡ, γ gains −s̈.
+//
+// Force elements: uniform gravity (at the centres of mass), translational spring-dampers
+// between two points (tension k (ℓ − L₀) + c ℓ̇; same conventions as the planar model),
+// torsional spring-dampers on a revolute joint (torque −k (θ − θ₀) − c θ̇ about n ≈ z_a on b, the
+// opposite on a; θ = atan2(x_b·y_a, x_b·x_a) ∈ (−π, π], θ̇ = (R_b ω_b − R_a ω_a)·z_a), loads
+// (a world force at a body point and a world torque, both scaled by an optional TimeProfile),
+// and one user callback that adds to F. Potential energy: gravity, springs (½k(ℓ−L₀)²),
+// torsional springs (½k(θ−θ₀)²) and constant loads' forces (−f·p); load torques, profiles and
+// the callback are not counted.
+//
+// SpatialModel is immutable; SpatialModelBuilder validates each item and throws
+// std::invalid_argument naming it: unique non-empty names ("ground" reserved), mass > 0, inertia
+// symmetric positive definite, quaternions of norm within 1e-6 of 1 (normalized then; otherwise
+// an error), body indices valid and distinct, zero-length axes, distance L ≤ 0, drivers on a
+// joint type that cannot take them, torsional springs on a non-revolute joint, non-finite numbers.
+#pragma once
+
+#include <Eigen/Dense>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/mechanical_system.h"
+#include "engine/planar_model.h"  // kGround
+
+namespace saltus::engine {
+
+// A scalar function of time with exact first and second derivatives.
+//   kConstantRate  φ = value0 + rate · t
+//   kPolynomial    φ = Σ_k coefficients[k] t^k
+//   kSine          φ = value0 + amplitude · sin(frequency · t + phase)   (frequency in rad/s)
+struct TimeProfile {
+  enum class Kind { kConstantRate, kPolynomial, kSine };
+  Kind kind = Kind::kConstantRate;
+  double value0 = 0.0;
+  double rate = 0.0;
+  std::vector<double> coefficients;
+  double amplitude = 0.0;
+  double frequency = 0.0;
+  double phase = 0.0;
+  // φ(t), φ̇(t), φ̈(t).
+  Eigen::Vector3d Evaluate(double t) const;
+};
+
+struct SpatialBody {
+  std::string name;
+  double mass = 1.0;                                      // kg, > 0
+  Eigen::Matrix3d inertia = Eigen::Matrix3d::Identity();  // kg·m², about the centre of mass,
+                                                          // body axes, symmetric positive definite
+  Eigen::Vector3d com = Eigen::Vector3d::Zero();          // centre of mass in the body frame
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();     // initial r
+  Eigen::Vector4d quaternion = Eigen::Vector4d(1, 0, 0, 0);    // initial Q = (w, x, y, z)
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();          // initial ṙ (world)
+  Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();  // initial ω (body frame)
+};
+
+enum class SpatialJointType {
+  kSpherical,
+  kRevolute,
+  kUniversal,
+  kCylindrical,
+  kPrismatic,
+  kFixed,
+  kPlanar,
+  kDistance,
+  kPointOnLine,
+  kPointOnPlane
+};
+
+struct SpatialJoint {
+  std::string name;
+  SpatialJointType type = SpatialJointType::kRevolute;
+  int body_a = kGround;
+  int body_b = kGround;
+  Eigen::Vector3d point_a = Eigen::Vector3d::Zero();  // joint-frame origin, body-a frame
+  Eigen::Vector3d point_b = Eigen::Vector3d::Zero();
+  Eigen::Vector3d axis_a = Eigen::Vector3d::UnitZ();  // joint-frame z, body-a frame
+  Eigen::Vector3d axis_b = Eigen::Vector3d::UnitZ();
+  Eigen::Vector3d ref_a = Eigen::Vector3d::Zero();  // joint-frame x hint (0: automatic)
+  Eigen::Vector3d ref_b = Eigen::Vector3d::Zero();
+  double length = 0.0;  // distance joint: L > 0
+};
+
+enum class DriverKind { kAngle, kDisplacement };
+
+struct SpatialDriver {
+  std::string name;
+  int joint = 0;
+  DriverKind kind = DriverKind::kAngle;
+  TimeProfile profile;
+};
+
+struct SpatialSpringDamper {
+  std::string name;
+  int body_a = kGround;
+  int body_b = kGround;
+  Eigen::Vector3d point_a = Eigen::Vector3d::Zero();
+  Eigen::Vector3d point_b = Eigen::Vector3d::Zero();
+  double stiffness = 0.0;    // N/m, ≥ 0
+  double damping = 0.0;      // N·s/m, ≥ 0
+  double rest_length = 0.0;  // m, ≥ 0
+};
+
+struct SpatialTorsionalSpring {
+  std::string name;
+  int joint = 0;           // a revolute joint
+  double stiffness = 0.0;  // N·m/rad, ≥ 0
+  double damping = 0.0;    // N·m·s/rad, ≥ 0
+  double angle0 = 0.0;     // rad
+};
+
+struct SpatialLoad {
+  std::string name;
+  int body = 0;
+  Eigen::Vector3d force = Eigen::Vector3d::Zero();   // N, world frame
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();   // application point, body frame
+  Eigen::Vector3d torque = Eigen::Vector3d::Zero();  // N·m, world frame
+  std::optional<TimeProfile> scale;                  // force and torque × φ(t) when set
+};
+
+// Adds user forces to F (nv, already holding the model's forces).
+using ForceCallback = std::function<void(double t, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& v, Eigen::VectorXd* F)>;
+
+// Joint frame after validation: origin and orthonormal axes (columns x, y, z) in each body.
+struct JointFrames {
+  Eigen::Vector3d point_a, point_b;
+  Eigen::Matrix3d axes_a, axes_b;
+};
+
+class SpatialModel {
+ public:
+  int num_bodies() const { return static_cast<int>(bodies_.size()); }
+  const std::vector<SpatialBody>& bodies() const { return bodies_; }
+  const std::vector<SpatialJoint>& joints() const { return joints_; }
+  const std::vector<JointFrames>& joint_frames() const { return frames_; }
+  const std::vector<SpatialDriver>& drivers() const { return drivers_; }
+  const std::vector<SpatialSpringDamper>& springs() const { return springs_; }
+  const std::vector<SpatialTorsionalSpring>& torsional_springs() const { return torsional_; }
+  const std::vector<SpatialLoad>& loads() const { return loads_; }
+  const ForceCallback& force_callback() const { return callback_; }
+  const Eigen::Vector3d& gravity() const { return gravity_; }
+  // Index of the body with this name, kGround for "ground", -2 if none.
+  int FindBody(const std::string& name) const;
+  int FindJoint(const std::string& name) const;  // -1 if none
+  // Initial q (7 per body) and v (6 per body).
+  Eigen::VectorXd InitialPositions() const;
+  Eigen::VectorXd InitialVelocities() const;
+
+ private:
+  friend class SpatialModelBuilder;
+  std::vector<SpatialBody> bodies_;
+  std::vector<SpatialJoint> joints_;
+  std::vector<JointFrames> frames_;
+  std::vector<SpatialDriver> drivers_;
+  std::vector<SpatialSpringDamper> springs_;
+  std::vector<SpatialTorsionalSpring> torsional_;
+  std::vector<SpatialLoad> loads_;
+  ForceCallback callback_;
+  Eigen::Vector3d gravity_ = Eigen::Vector3d::Zero();
+};
+
+class SpatialModelBuilder {
+ public:
+  // Each Add validates its item and throws std::invalid_argument naming it. Returns the index.
+  // A quaternion whose norm is within 1e-6 of 1 is normalized and `warnings()` records it.
+  int AddBody(const SpatialBody& body);
+  int AddJoint(const SpatialJoint& joint);
+  int AddDriver(const SpatialDriver& driver);
+  int AddSpringDamper(const SpatialSpringDamper& spring);
+  int AddTorsionalSpring(const SpatialTorsionalSpring& spring);
+  int AddLoad(const SpatialLoad& load);
+  void SetForceCallback(ForceCallback callback);
+  void SetGravity(const Eigen::Vector3d& g);
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  std::shared_ptr<const SpatialModel> Build();
+
+ private:
+  SpatialModel model_;
+  std::vector<std::string> warnings_;
+};
+
+// Force and torque a joint (with its drivers) exerts, from the multipliers of its rows: the
+// generalized constraint force Gᵀλ on each body, reduced to the joint point of that body, world
+// frame. For the ground side the entries are zero.
+struct JointReaction {
+  Eigen::Vector3d force_on_a = Eigen::Vector3d::Zero();
+  Eigen::Vector3d torque_on_a = Eigen::Vector3d::Zero();  // about the joint point on a
+  Eigen::Vector3d force_on_b = Eigen::Vector3d::Zero();
+  Eigen::Vector3d torque_on_b = Eigen::Vector3d::Zero();  // about the joint point on b
+};
+
+// The model as a MechanicalSystem. Its first constraint block holds the joint rows in joint
+// order (names in the table above, "<joint>.<row>"), followed by one row per driver (named
+// "<driver>"). The block is always added (possibly empty), so joint and driver rows are global
+// rows [0, num_joint_rows()). Evaluation with q or v of the wrong size throws
+// std::invalid_argument.
+class SpatialMultibodySystem : public MechanicalSystem {
+ public:
+  explicit SpatialMultibodySystem(std::shared_ptr<const SpatialModel> model);
+
+  const SpatialModel& model() const { return *model_; }
+  int nq() const override { return 7 * model_->num_bodies(); }
+  int nv() const override { return 6 * model_->num_bodies(); }
+  void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override;
+  bool HasConstantMassMatrix() const override { return constant_mass_; }
+  void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+              Eigen::VectorXd* F) const override;
+  void IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double h,
+                         Eigen::VectorXd* q_next) const override;
+  // Per body: identity on the translation; on the rotation (R = R₀ Exp(θ), body-frame ω) the
+  // inverse right Jacobian of SO(3): θ̇ = ω + ½ θ×ω + (1/|θ|² − (1 + cos|θ|)/(2|θ| sin|θ|)) θ×(θ×ω).
+  void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
+               Eigen::VectorXd* theta_dot) const override;
+  double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;
+  // "<body>.x .y .z .qw .qx .qy .qz" and "<body>.vx .vy .vz .wx .wy .wz".
+  std::string PositionName(int i) const override;
+  std::string VelocityName(int i) const override;
+
+  int num_joint_rows() const { return num_joint_rows_; }
+  // Global rows of joint j (its own rows followed by those of the drivers acting on it).
+  const std::vector<int>& JointRows(int j) const { return joint_rows_.at(static_cast<size_t>(j)); }
+  // Reactions of every joint from the multipliers `lambda` of `rows` (e.g. Simulation::
+  // active_rows() and Multipliers()); rows that are not joint or driver rows are ignored.
+  std::vector<JointReaction> JointReactions(double t, const Eigen::VectorXd& q,
+                                            std::span<const int> rows,
+                                            const Eigen::VectorXd& lambda) const;
+
+ private:
+  std::shared_ptr<const SpatialModel> model_;
+  bool constant_mass_ = true;
+  int num_joint_rows_ = 0;
+  std::vector<std::vector<int>> joint_rows_;
+};
+
+}  // namespace saltus::engine

@@ -1,0 +1,79 @@
+#include "engine/topology.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/engine/spatial_mechanisms.h"
+
+namespace saltus::engine {
+namespace {
+
+using Eigen::Vector3d;
+
+TEST(Topology, DoubleFourBarHasTwoLoopsAndRedundantRows) {
+  auto system = testing::DoubleFourBar();
+  const auto report = AnalyzeTopology(*system, 0.0, system->model().InitialPositions());
+  // 5 bodies + ground, 7 joints, one component: 7 − 6 + 1 = 2 loops.
+  EXPECT_EQ(report.num_components, 1);
+  EXPECT_TRUE(report.component_grounded[0]);
+  EXPECT_EQ(report.num_loops, 2);
+  ASSERT_EQ(report.loops.size(), 2u);
+  for (const KinematicLoop& loop : report.loops) {
+    EXPECT_EQ(loop.joints.size(), 4u);  // each loop of a four-bar has four joints
+    EXPECT_EQ(loop.bodies.size(), 4u);  // three bars and the ground
+  }
+  EXPECT_TRUE(report.unconnected_bodies.empty());
+  // 7 revolutes × 5 rows = 35; a planar 1-DOF mechanism built in space: rank 29, 6 redundant.
+  EXPECT_EQ(report.num_rows, 35);
+  EXPECT_EQ(report.rank, 29);
+  EXPECT_EQ(report.redundant_rows, 6);
+  EXPECT_EQ(report.degrees_of_freedom, 1);
+  const std::string text = report.Summary(system->model());
+  EXPECT_NE(text.find("2 independent loops"), std::string::npos) << text;
+}
+
+TEST(Topology, BricardIsOneRedundantLoopWithOneDegreeOfFreedom) {
+  auto system = testing::Bricard();
+  const auto report = AnalyzeTopology(*system, 0.0, system->model().InitialPositions());
+  EXPECT_EQ(report.num_loops, 1);
+  ASSERT_EQ(report.loops.size(), 1u);
+  EXPECT_EQ(report.loops[0].joints.size(), 6u);
+  EXPECT_EQ(report.loops[0].bodies.size(), 6u);  // five rods and the ground
+  // Grübler: 6·5 − 5·6 = 0, but the orthogonal Bricard linkage moves: rank 29 of 30 rows.
+  EXPECT_EQ(report.num_rows, 30);
+  EXPECT_EQ(report.rank, 29);
+  EXPECT_EQ(report.redundant_rows, 1);
+  EXPECT_EQ(report.degrees_of_freedom, 1);
+}
+
+TEST(Topology, ComponentsAndFreeBodies) {
+  // Two separate chains (one grounded, one floating) and a free body.
+  SpatialModelBuilder builder;
+  for (const char* name : {"a", "b", "c", "d", "free"}) {
+    SpatialBody body;
+    body.name = name;
+    builder.AddBody(body);
+  }
+  const Vector3d z = Vector3d::UnitZ();
+  builder.AddJoint(testing::Revolute("ga", kGround, 0, Vector3d::Zero(), Vector3d::Zero(), z));
+  builder.AddJoint(testing::Revolute("ab", 0, 1, Vector3d::Zero(), Vector3d::Zero(), z));
+  builder.AddJoint(testing::Revolute("cd", 2, 3, Vector3d::Zero(), Vector3d::Zero(), z));
+  auto system = std::make_shared<SpatialMultibodySystem>(builder.Build());
+  const auto report = AnalyzeTopology(*system, 0.0, system->model().InitialPositions());
+  EXPECT_EQ(report.num_components, 3);  // {a, b}, {c, d}, {free}
+  EXPECT_EQ(report.component[0], report.component[1]);
+  EXPECT_EQ(report.component[2], report.component[3]);
+  EXPECT_NE(report.component[0], report.component[2]);
+  EXPECT_TRUE(report.component_grounded[static_cast<std::size_t>(report.component[0])]);
+  EXPECT_FALSE(report.component_grounded[static_cast<std::size_t>(report.component[2])]);
+  EXPECT_EQ(report.num_loops, 0);
+  ASSERT_EQ(report.unconnected_bodies.size(), 1u);
+  EXPECT_EQ(report.unconnected_bodies[0], 4);
+  EXPECT_EQ(report.degrees_of_freedom, 30 - 15);
+  EXPECT_NE(report.Summary(system->model()).find("not connected by any joint: free"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace saltus::engine
