@@ -500,6 +500,74 @@ void PlanarMultibodySystem::Forces(double /*t*/, const Eigen::VectorXd& q, const
   }
 }
 
+void PlanarMultibodySystem::ForceJacobians(double /*t*/, const Eigen::VectorXd& q,
+                                           const Eigen::VectorXd& v, Eigen::MatrixXd* K,
+                                           Eigen::MatrixXd* C) const {
+  CheckSize(q, nq(), "q", "PlanarMultibodySystem::ForceJacobians");
+  CheckSize(v, nv(), "v", "PlanarMultibodySystem::ForceJacobians");
+  const int n = nv();
+  if (K != nullptr) K->setZero(n, n);
+  if (C != nullptr) C->setZero(n, n);
+  // A world force f at s_w: F_θ = perp(s_w)·f, ∂F_θ/∂θ = perp(perp(s_w))·f = −s_w·f.
+  const auto add_rotation_term = [&](int body, const Eigen::Vector2d& s_w,
+                                     const Eigen::Vector2d& f) {
+    if (K != nullptr && body != kGround) (*K)(3 * body + 2, 3 * body + 2) += s_w.dot(f);
+  };
+  for (const PlanarLoad& load : model_->loads()) {
+    add_rotation_term(load.body, Rotate(StateOf(load.body, q).theta, load.point), load.force);
+  }
+  Eigen::MatrixXd D(2, n), E(2, n);  // D = ∂d/∂q, E = ∂ḋ/∂q at fixed v
+  for (const PlanarSpringDamper& spring : model_->springs()) {
+    const BodyState body_a = StateOf(spring.body_a, q, v);
+    const BodyState body_b = StateOf(spring.body_b, q, v);
+    const PointState pa = PointOf(body_a, spring.point_a);
+    const PointState pb = PointOf(body_b, spring.point_b);
+    const Eigen::Vector2d d = pb.p - pa.p;
+    const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
+    const double length = d.norm();
+    D.setZero();
+    E.setZero();
+    // ṗ = ṙ + ω perp(s_w): ∂p/∂(x, y, θ) = [I, perp(s_w)], ∂ṗ/∂θ = −ω s_w.
+    if (spring.body_b != kGround) {
+      D.middleCols<2>(3 * spring.body_b).setIdentity();
+      D.col(3 * spring.body_b + 2) = Perp(pb.s_w);
+      E.col(3 * spring.body_b + 2) = -body_b.omega * pb.s_w;
+    }
+    if (spring.body_a != kGround) {
+      D.middleCols<2>(3 * spring.body_a) = -Eigen::Matrix2d::Identity();
+      D.col(3 * spring.body_a + 2) = -Perp(pa.s_w);
+      E.col(3 * spring.body_a + 2) = body_a.omega * pa.s_w;
+    }
+    // f = −k d (L₀ = 0) − T e with T = c ℓ̇ + k' (ℓ − L₀), k' = k if L₀ ≠ 0 (as in Forces).
+    Eigen::Vector2d f = Eigen::Vector2d::Zero();
+    Eigen::Matrix2d df_dd = Eigen::Matrix2d::Zero();
+    Eigen::Matrix2d df_dddot = Eigen::Matrix2d::Zero();
+    if (spring.rest_length == 0.0) {
+      f = -spring.stiffness * d;
+      df_dd = -spring.stiffness * Eigen::Matrix2d::Identity();
+    }
+    if (length > 0.0) {
+      const Eigen::Vector2d e = d / length;
+      const Eigen::Matrix2d de_dd = (Eigen::Matrix2d::Identity() - e * e.transpose()) / length;
+      const double k_line = spring.rest_length != 0.0 ? spring.stiffness : 0.0;
+      const double length_dot = e.dot(d_dot);
+      const double tension = spring.damping * length_dot + k_line * (length - spring.rest_length);
+      f -= tension * e;
+      // ∂T/∂d = c ḋᵀ ∂e/∂d + k' eᵀ, ∂T/∂ḋ = c eᵀ.
+      const Eigen::RowVector2d dT_dd =
+          spring.damping * d_dot.transpose() * de_dd + k_line * e.transpose();
+      df_dd -= e * dT_dd + tension * de_dd;
+      df_dddot = -spring.damping * e * e.transpose();
+    }
+    if (K != nullptr) {
+      K->noalias() -= D.transpose() * (df_dd * D + df_dddot * E);
+      add_rotation_term(spring.body_b, pb.s_w, f);
+      add_rotation_term(spring.body_a, pa.s_w, -f);
+    }
+    if (C != nullptr) C->noalias() -= D.transpose() * df_dddot * D;
+  }
+}
+
 double PlanarMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorXd& q) const {
   CheckSize(q, nq(), "q", "PlanarMultibodySystem::PotentialEnergy");
   double V = 0.0;

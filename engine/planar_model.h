@@ -134,6 +134,11 @@ class PlanarMultibodySystem : public MechanicalSystem {
   void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
               Eigen::VectorXd* F) const override;
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;
+  // Analytic K = −∂F/∂q and C = −∂F/∂v of loads and spring-dampers (gravity and torques are
+  // constant). For a spring with d = p_b − p_a, D = ∂d/∂q (2 × nv), force f on b and F = Dᵀ f:
+  // K = −Dᵀ (∂f/∂d D + ∂f/∂ḋ ∂(D v)/∂q) − (∂Dᵀ/∂q) f, C = −Dᵀ ∂f/∂ḋ D.
+  void ForceJacobians(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                      Eigen::MatrixXd* K, Eigen::MatrixXd* C) const override;
   std::string PositionName(int i) const override;  // "<body>.x", "<body>.y", "<body>.theta"
   std::string VelocityName(int i) const override;  // "<body>.vx", "<body>.vy", "<body>.vtheta"
 

@@ -1,0 +1,430 @@
+#include "integrators/generalized_alpha.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "engine/projection.h"
+
+namespace saltus::integrators {
+
+namespace {
+
+// Window of step ratios h_new / h_matrix for which the factorized iteration matrix is kept and
+// the step is not changed (RADAU5's quot1 = 1, quot2 = 1.2; Hairer & Wanner II, Sec. IV.8).
+constexpr double kKeepMatrixLow = 1.0;
+constexpr double kKeepMatrixHigh = 1.2;
+// Step reduction after a Newton failure with fresh Jacobians.
+constexpr double kNewtonFailureShrink = 0.25;
+// Newton increments must be below this fraction of the error tolerance (in ErrorNorm units), so
+// that the iteration error stays well below the local error (Hairer & Wanner II, Sec. IV.8 use
+// κ ∈ [0.01, 0.1]).
+constexpr double kNewtonErrorFraction = 0.03;
+// Order p of the method in eq. (30): the local error estimate is O(h^(p+1)).
+constexpr int kEstimateOrder = 2;
+
+}  // namespace
+
+GeneralizedAlphaParameters GeneralizedAlphaParameters::FromRhoInf(double rho_inf) {
+  if (!(rho_inf >= 0.0 && rho_inf <= 1.0)) {
+    throw std::invalid_argument("rho_inf must be in [0, 1], got " + std::to_string(rho_inf));
+  }
+  GeneralizedAlphaParameters p{};
+  p.alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0);
+  p.alpha_f = rho_inf / (rho_inf + 1.0);
+  p.gamma = 0.5 + p.alpha_f - p.alpha_m;
+  p.beta = 0.25 * (p.gamma + 0.5) * (p.gamma + 0.5);
+  return p;
+}
+
+GeneralizedAlpha::GeneralizedAlpha(const IntegratorOptions& options)
+    : Integrator(options), par_(GeneralizedAlphaParameters::FromRhoInf(options.rho_inf)) {
+  if (!Supports(options.formulation)) {
+    throw std::invalid_argument("integrator 'generalized_alpha' does not support formulation '" +
+                                std::string(ToString(options.formulation)) +
+                                "'; supported: index3, index2, ggl");
+  }
+}
+
+GeneralizedAlpha::~GeneralizedAlpha() = default;
+
+void GeneralizedAlpha::DoReset() {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
+  reset_status_ = StepStatus::kAccepted;
+  vdot_.resize(nv);
+  lambda_.resize(m);
+  ++stats_.rhs_evaluations;
+  const engine::DynamicsStatus st = dynamics_->Solve(t_, q_, v_, rows_, &vdot_, &lambda_);
+  if (!vdot_.allFinite() || !lambda_.allFinite()) {
+    reset_status_ = st.ok ? StepStatus::kNonFinite : StepStatus::kNonFinite;
+  } else if (!st.ok) {
+    reset_status_ = StepStatus::kLinearSolveFailure;
+  }
+  a_ = vdot_;
+  vdot_prev_ = vdot_;
+  h_last_ = 0.0;
+  h_dense_ = 0.0;
+  jacobians_stale_ = true;
+  S_lu_.Invalidate();
+  P_lu_.Invalidate();
+  U_.setZero(nv);
+  nu_.setZero(m);
+  if (reset_status_ != StepStatus::kAccepted) return;
+  if (options_.h_init > 0) {
+    h_ = options_.h_init;
+  } else {
+    // First guess of Hairer, Nørsett & Wanner (Solving ODEs I, Sec. II.4): 0.01 ‖y‖ / ‖ẏ‖ in
+    // the scaled norms, y = (v), ẏ = (v̇); the error control corrects it within a few steps.
+    Eigen::VectorXd zero = Eigen::VectorXd::Zero(nv);
+    const double d0 = ErrorNorm(v_, v_, v_);
+    const double d1 = ErrorNorm(vdot_, v_, v_);
+    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    h_ = std::clamp(h0, options_.h_min, options_.h_max);
+  }
+}
+
+void GeneralizedAlpha::UpdateState(double h) {
+  const auto& p = par_;
+  a_new_ = (p.alpha_f * vdot_ + (1.0 - p.alpha_f) * vdot_new_ - p.alpha_m * a_shift_) /
+           (1.0 - p.alpha_m);
+  v_new_ = v_ + h * (1.0 - p.gamma) * a_shift_ + h * p.gamma * a_new_;
+  dq_new_ = h * v_ + h * h * (0.5 - p.beta) * a_shift_ + h * h * p.beta * a_new_;
+  if (options_.formulation == Formulation::kStabilizedIndex2) {
+    system_->IntegratePosition(q_, dq_new_, 1.0, &q_hat_);
+    system_->IntegratePosition(q_hat_, U_, 1.0, &q_new_);
+  } else {
+    system_->IntegratePosition(q_, dq_new_, 1.0, &q_new_);
+  }
+}
+
+bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const double t = t_ + h;
+  const double c = (1.0 - par_.alpha_f) / (1.0 - par_.alpha_m);
+  const double beta2 = h * h * par_.beta * c;
+  const double gamma2 = h * par_.gamma * c;
+  if (new_jacobians) {
+    ++stats_.jacobian_evaluations;
+    system_->ForceJacobians(t, q_new_, v_new_, &K_, &C_);
+    system_->MassMatrixProductJacobian(q_new_, vdot_new_, &KM_);
+    if (m > 0) {
+      system_->ConstraintForceJacobian(t, q_new_, rows_, lambda_new_, &KG_);
+    } else {
+      KG_.setZero(nv, nv);
+    }
+    system_->MassMatrix(q_new_, &M_);
+    system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+    if (options_.formulation != Formulation::kIndex3 && m > 0) {
+      // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ by central differences (step as in
+      // MechanicalSystem::ForceJacobians): the index-2 row of S is G + (β''/γ'') Z.
+      const double eps = 6e-6 * std::max(1.0, q_new_.lpNorm<Eigen::Infinity>());
+      Z_.resize(m, nv);
+      Eigen::VectorXd e = Eigen::VectorXd::Zero(nv), qp, plus, minus;
+      Eigen::MatrixXd Gp;
+      for (int j = 0; j < nv; ++j) {
+        e.setZero();
+        e(j) = eps;
+        for (int sign : {1, -1}) {
+          system_->IntegratePosition(q_new_, e, static_cast<double>(sign), &qp);
+          system_->ConstraintJacobian(t, qp, rows_, &Gp);
+          system_->ConstraintTimeDerivative(t, qp, rows_, &gt_);
+          (sign > 0 ? plus : minus) = Gp * v_new_ + gt_;
+        }
+        Z_.col(j) = (plus - minus) / (2.0 * eps);
+      }
+    }
+    jacobians_stale_ = false;
+  }
+  S_.resize(nv + m, nv + m);
+  S_.topLeftCorner(nv, nv) = M_ + gamma2 * C_ + beta2 * (KM_ + K_ - KG_);
+  S_.topRightCorner(nv, m) = -G_.transpose();
+  S_.bottomLeftCorner(m, nv) = G_;
+  if (options_.formulation != Formulation::kIndex3 && m > 0) {
+    S_.bottomLeftCorner(m, nv) += (beta2 / gamma2) * Z_;
+  }
+  S_.bottomRightCorner(m, m).setZero();
+  ++stats_.factorizations;
+  h_matrix_ = h;
+  if (!S_lu_.Factorize(S_)) return false;
+  if (options_.formulation == Formulation::kStabilizedIndex2) {
+    P_ = S_;
+    P_.topLeftCorner(nv, nv) = M_;
+    P_.bottomLeftCorner(m, nv) = G_;
+    ++stats_.factorizations;
+    if (!P_lu_.Factorize(P_)) return false;
+  }
+  return true;
+}
+
+GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const double t = t_ + h;
+  const double c = (1.0 - par_.alpha_f) / (1.0 - par_.alpha_m);
+  const double beta2 = h * h * par_.beta * c;
+  const double gamma2 = h * par_.gamma * c;
+  const Formulation f = options_.formulation;
+  const bool ggl = f == Formulation::kStabilizedIndex2;
+
+  // ã_n: a_n moved to the new step size (see the header).
+  a_shift_ = a_;
+  if (correct_variable_step_ && h_last_ > 0.0) {
+    a_shift_ += (par_.alpha_m - par_.alpha_f) * (h - h_last_) / h_last_ * (vdot_ - vdot_prev_);
+  }
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // Predictor: constant acceleration and multipliers.
+    vdot_new_ = vdot_;
+    lambda_new_ = lambda_;
+    U_.setZero(nv);
+    nu_.setZero(m);
+    UpdateState(h);
+    const bool fresh = jacobians_stale_ || !S_lu_.valid();
+    if (fresh || h != h_matrix_) {
+      if (!RefreshMatrix(h, fresh)) {
+        if (!M_.allFinite() || !K_.allFinite() || !C_.allFinite()) return Outcome::kNonFinite;
+        if (!fresh) {  // the old Jacobians may be to blame
+          jacobians_stale_ = true;
+          continue;
+        }
+        return Outcome::kLinearSolveFailure;
+      }
+    }
+    NewtonMonitorOptions mo;
+    mo.tol = options_.newton_tol;
+    mo.max_iterations = options_.max_newton_iterations;
+    NewtonMonitor monitor(mo);
+    monitor.Start();
+    NewtonProgress progress = NewtonProgress::kContinue;
+    while (progress == NewtonProgress::kContinue) {
+      // Second attempt: full Newton (matrices at every iterate). Simplified Newton with
+      // matrices from the start of the step contracts too slowly when the constraint normals
+      // turn a lot within a step (e.g. ωh = 0.6 on a circle); refreshing restores quadratic
+      // convergence at the price of one Jacobian evaluation per iteration.
+      if (attempt == 1 && monitor.iterations() > 0 && !RefreshMatrix(h, true)) {
+        return M_.allFinite() ? Outcome::kLinearSolveFailure : Outcome::kNonFinite;
+      }
+      ++stats_.rhs_evaluations;
+      if (!system_->HasConstantMassMatrix()) system_->MassMatrix(q_new_, &M_);
+      system_->Forces(t, q_new_, v_new_, &F_);
+      if (!F_.allFinite() || !q_new_.allFinite() || !v_new_.allFinite()) {
+        return Outcome::kNonFinite;
+      }
+      r_.resize(nv + m);
+      if (m > 0) {
+        system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+        r_.head(nv).noalias() = M_ * vdot_new_ - F_ - G_.transpose() * lambda_new_;
+        if (f == Formulation::kIndex3) {
+          system_->ConstraintValues(t, q_new_, rows_, &g_);
+          r_.tail(m) = g_ / beta2;
+        } else {
+          system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
+          r_.tail(m).noalias() = (G_ * v_new_ + gt_) / gamma2;
+        }
+      } else {
+        r_.noalias() = M_ * vdot_new_ - F_;
+      }
+      // Unscaled constraint residual of this iterate: part of the convergence test, so that the
+      // accepted state meets its constraint level to newton_tol (not only small increments).
+      const double residual_c = m > 0 ? r_.tail(m).lpNorm<Eigen::Infinity>() *
+                                            (f == Formulation::kIndex3 ? beta2 : gamma2)
+                                      : 0.0;
+      double residual_g = 0.0;
+      if (ggl && m > 0) {
+        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        residual_g = g_.lpNorm<Eigen::Infinity>();
+      }
+      S_lu_.Solve(-r_, &x_);
+      vdot_new_ += x_.head(nv);
+      lambda_new_ += x_.tail(m);
+      const double q_scale = 1.0 + q_new_.lpNorm<Eigen::Infinity>();
+      const double v_scale = 1.0 + v_new_.lpNorm<Eigen::Infinity>();
+      const double dv_norm = x_.head(nv).lpNorm<Eigen::Infinity>();
+      double increment = std::max(beta2 * dv_norm / q_scale, gamma2 * dv_norm / v_scale);
+      if (options_.adaptive) {
+        // Also below kNewtonErrorFraction of the error tolerance, so that tight rtol are met.
+        e_ = gamma2 * x_.head(nv);
+        increment = std::max(
+            increment, options_.newton_tol * ErrorNorm(e_, v_, v_new_) / kNewtonErrorFraction);
+      }
+      UpdateState(h);
+      if (ggl && m > 0) {
+        // Position correction (eq. 24): [M −Gᵀ; G 0] (ΔU, Δν) = −(M U − Gᵀν, g(q̂ ⊕ U)).
+        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        r_.head(nv).noalias() = M_ * U_ - G_.transpose() * nu_;
+        r_.tail(m) = g_;
+        P_lu_.Solve(-r_, &x_);
+        U_ += x_.head(nv);
+        nu_ += x_.tail(m);
+        increment = std::max(increment, x_.head(nv).lpNorm<Eigen::Infinity>() / q_scale);
+        UpdateState(h);
+      }
+      ++stats_.newton_iterations;
+      progress = monitor.Update(std::max({increment, residual_c, residual_g}));
+      if (progress == NewtonProgress::kConverged && m > 0 &&
+          monitor.iterations() < options_.max_newton_iterations) {
+        // The accepted state must meet its constraint levels to newton_tol: check it.
+        double final_residual = 0.0;
+        if (f != Formulation::kIndex2) {
+          system_->ConstraintValues(t, q_new_, rows_, &g_);
+          final_residual = g_.lpNorm<Eigen::Infinity>();
+        }
+        if (f != Formulation::kIndex3) {
+          system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+          system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
+          final_residual = std::max(final_residual, (G_ * v_new_ + gt_).lpNorm<Eigen::Infinity>());
+        }
+        if (final_residual > options_.newton_tol) progress = NewtonProgress::kContinue;
+      }
+    }
+    if (progress == NewtonProgress::kConverged) {
+      if (monitor.slow()) jacobians_stale_ = true;
+      return Outcome::kConverged;
+    }
+    jacobians_stale_ = true;  // retry once, with full Newton
+  }
+  jacobians_stale_ = true;
+  return Outcome::kNewtonFailure;
+}
+
+double GeneralizedAlpha::ErrorEstimate(double h) {
+  const int nq = system_->nq();
+  const int nv = system_->nv();
+  // eq. (29) in the tangent space. Positions only, as in the paper: a velocity estimate needs
+  // v̇, which in the index-3 form carries the Newton residual of g divided by β'' = O(h²).
+  e_ = dq_new_ - h * v_ - h * h * (vdot_ / 3.0 + vdot_new_ / 6.0);
+  if (nq == nv) return ErrorNorm(e_, q_, q_new_);
+  y_old_.setZero(nv);  // no componentwise size for non-vector coordinates: atol only
+  return ErrorNorm(e_, y_old_, y_old_);
+}
+
+StepStatus GeneralizedAlpha::DoStep(double t_limit) {
+  if (reset_status_ != StepStatus::kAccepted) return reset_status_;
+  const bool adaptive = options_.adaptive;
+  double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
+  bool rejected = false;
+  for (;;) {
+    // Keep the factorized matrix when the controller asks for a slightly larger step.
+    if (adaptive && S_lu_.valid() && !jacobians_stale_ && h_matrix_ > 0 &&
+        h >= kKeepMatrixLow * h_matrix_ && h <= kKeepMatrixHigh * h_matrix_) {
+      h = h_matrix_;
+    }
+    const double remaining = t_limit - t_;
+    const double h_wanted = h;
+    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
+    if (last) h = remaining;
+
+    const Outcome outcome = Solve(h);
+    if (outcome == Outcome::kNonFinite) return StepStatus::kNonFinite;
+    if (outcome == Outcome::kLinearSolveFailure) return StepStatus::kLinearSolveFailure;
+    if (outcome == Outcome::kNewtonFailure) {
+      ++stats_.rejected_steps;
+      if (!adaptive || h <= options_.h_min) return StepStatus::kNewtonFailure;
+      h = std::max(h * kNewtonFailureShrink, options_.h_min);
+      rejected = true;
+      continue;
+    }
+    double err = 0.0;
+    if (adaptive) {
+      err = ErrorEstimate(h);
+      if (std::isnan(err)) return StepStatus::kNonFinite;
+      if (err > 1.0) {
+        ++stats_.rejected_steps;
+        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, kEstimateOrder, /*after_rejection=*/true), options_.h_min);
+        rejected = true;
+        continue;
+      }
+    }
+    const double t_new = last ? t_limit : t_ + h;
+
+    // Dense-output data before the state moves (tangent displacement of the step end).
+    const int nv = system_->nv();
+    if (system_->nq() == nv) {
+      d_q1_ = q_new_ - q_;
+    } else {
+      d_q1_ = dq_new_;
+      if (options_.formulation == Formulation::kStabilizedIndex2) d_q1_ += U_;
+    }
+    d_v0_ = v_;
+    d_v1_ = v_new_;
+    d_a0_ = vdot_;
+    d_a1_ = vdot_new_;
+    h_dense_ = h;
+
+    // Projection of the level the formulation does not enforce (MDOP5-style, Sec. 3.3).
+    if (options_.project && !rows_.empty() &&
+        options_.formulation != Formulation::kStabilizedIndex2) {
+      engine::ProjectionOptions po;
+      po.metric = options_.projection_metric;
+      po.tolerance = options_.newton_tol;
+      po.max_iterations = options_.max_newton_iterations;
+      if (options_.formulation == Formulation::kIndex2) {
+        system_->ConstraintValues(t_new, q_new_, rows_, &g_);
+        if (g_.lpNorm<Eigen::Infinity>() > options_.projection_tol) {
+          const engine::ProjectionResult rp =
+              engine::ProjectPositions(*system_, t_new, rows_, po, &q_new_);
+          ++stats_.position_projections;
+          stats_.newton_iterations += rp.iterations;
+          if (!rp.converged) return StepStatus::kNewtonFailure;
+        }
+      }
+      system_->ConstraintJacobian(t_new, q_new_, rows_, &G_);
+      system_->ConstraintTimeDerivative(t_new, q_new_, rows_, &gt_);
+      if ((G_ * v_new_ + gt_).lpNorm<Eigen::Infinity>() > options_.projection_tol) {
+        const engine::ProjectionResult rv =
+            engine::ProjectVelocities(*system_, t_new, q_new_, rows_, po, &v_new_);
+        ++stats_.velocity_projections;
+        if (!rv.converged) return StepStatus::kNewtonFailure;
+      }
+    }
+
+    t_prev_ = t_;
+    t_ = t_new;
+    q_prev_.swap(q_);
+    q_.swap(q_new_);
+    v_prev_.swap(v_);
+    v_.swap(v_new_);
+    vdot_prev_.swap(vdot_);
+    vdot_.swap(vdot_new_);
+    a_.swap(a_new_);
+    lambda_.swap(lambda_new_);
+    h_last_ = h;
+
+    if (adaptive) {
+      double h_next = h * StepFactor(err, kEstimateOrder, rejected);
+      if (last && !rejected) h_next = std::max(h_next, h_wanted);
+      h_ = std::min(h_next, options_.h_max);
+    }
+    return StepStatus::kAccepted;
+  }
+}
+
+void GeneralizedAlpha::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  const double h = h_dense_;
+  const double th = (s - t_prev_) / h;
+  const double t2 = th * th, t3 = t2 * th, t4 = t3 * th, t5 = t4 * th;
+  // Quintic Hermite basis on [0, 1] (value, first and second derivative at each end); the value
+  // at θ = 0 is the zero displacement, so H0 is not needed.
+  const double h1 = th - 6 * t3 + 8 * t4 - 3 * t5;
+  const double h2 = 0.5 * t2 - 1.5 * t3 + 1.5 * t4 - 0.5 * t5;
+  const double h3 = 10 * t3 - 15 * t4 + 6 * t5;
+  const double h4 = -4 * t3 + 7 * t4 - 3 * t5;
+  const double h5 = 0.5 * t3 - t4 + 0.5 * t5;
+  const double dh1 = 1 - 18 * t2 + 32 * t3 - 15 * t4;
+  const double dh2 = th - 4.5 * t2 + 6 * t3 - 2.5 * t4;
+  const double dh3 = 30 * t2 - 60 * t3 + 30 * t4;
+  const double dh4 = -12 * t2 + 28 * t3 - 15 * t4;
+  const double dh5 = 1.5 * t2 - 4 * t3 + 2.5 * t4;
+  // *v holds the tangent displacement first.
+  *v = (h1 * h) * d_v0_ + (h2 * h * h) * d_a0_ + h3 * d_q1_ + (h4 * h) * d_v1_ +
+       (h5 * h * h) * d_a1_;
+  system_->IntegratePosition(q_prev_, *v, 1.0, q);
+  *v = dh1 * d_v0_ + (dh2 * h) * d_a0_ + (dh3 / h) * d_q1_ + dh4 * d_v1_ + (dh5 * h) * d_a1_;
+}
+
+}  // namespace saltus::integrators

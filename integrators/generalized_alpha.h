@@ -1,0 +1,143 @@
+// Generalized-α (Chung & Hulbert 1993; Arnold & Brüls 2007) for the constrained equations of
+// motion, in three formulations (Haddouni et al. 2017, Sec. 3.1):
+//
+//   index 3 (eq. 14–19):   M(q) v̇ = F(q, v, t) + Gᵀλ,   g(q, t) = 0,
+//   index 2 (eq. 20–22):   same dynamics,                G v + ∂g/∂t = 0,
+//   GGL (Algorithm 1, eq. 21, 24): the index-2 iteration plus a position correction
+//       q_{n+1} = q̂_{n+1} ⊕ U,  M U = Gᵀ ν,  g(q_{n+1}) = 0   (both levels hold at step ends).
+//
+// One step of size h from (q_n, v_n, v̇_n, a_n), with the auxiliary acceleration a (eq. 15, 16):
+//   (1 − α_m) a_{n+1} + α_m a_n = (1 − α_f) v̇_{n+1} + α_f v̇_n,
+//   v_{n+1} = v_n + h (1 − γ) a_n + h γ a_{n+1},
+//   q_{n+1} = q_n ⊕ Δq,  Δq = h v_n + h² (½ − β) a_n + h² β a_{n+1}   (Lie-group form of eq. 16:
+//   the tangent increment goes through MechanicalSystem::IntegratePosition; Brüls, Cardona &
+//   Arnold, Mech. Mach. Theory 48 (2012)).
+// Parameters from ρ∞ ∈ [0, 1] (Haddouni et al., after eq. 16):
+//   α_m = (2ρ∞ − 1)/(ρ∞ + 1),  α_f = ρ∞/(ρ∞ + 1),  γ = ½ + α_f − α_m,  β = ¼ (γ + ½)².
+//
+// Newton iteration. Unknowns (v̇_{n+1}, λ_{n+1}); with c = (1 − α_f)/(1 − α_m), the derivatives
+// of the update are ∂v/∂v̇ = γ'' = h γ c and ∂Δq/∂v̇ = β'' = h² β c. Residuals
+//   R_d = M(q) v̇ − F(q, v, t) − Gᵀλ,   R_c = g(q, t)/β'' (index 3) or (G v + ∂g/∂t)/γ'' (index 2),
+// and the iteration matrix (eq. 19 and 22 multiplied by β'' resp. γ'', which keeps it well
+// conditioned for small h; Arnold & Brüls 2007, Sec. 3):
+//   S = [ M + γ'' C_t + β'' K_t   −Gᵀ ]     C_t = −∂F/∂v,
+//       [ G (+ (β''/γ'') Z)        0  ],    K_t = ∂(M a)/∂q − ∂F/∂q − ∂(Gᵀλ)/∂q,
+// with Z = ∂(G v + ∂g/∂t)/∂q (finite differences) in the index-2 row, which eq. (22) omits; it
+// is of relative size h ω and keeps the simplified Newton contracting at large steps.
+// tangent matrices from MechanicalSystem::ForceJacobians, MassMatrixProductJacobian and
+// ConstraintForceJacobian (analytic where the system provides them). Simplified Newton
+// (integrators/newton.h): S is kept across iterations and steps, refactorized when γ''
+// changes by more than the window [1, 1.2] of step ratios (Hairer & Wanner II, RADAU5's
+// quot1/quot2), and its Jacobians are re-evaluated when an iteration contracted slowly
+// (θ > 0.3) or diverged. A step whose Newton iteration fails with fresh Jacobians is retried with
+// h/4 (a rejected step); below h_min the step returns kNewtonFailure. Convergence: the increment
+// (β''Δv̇, γ''Δv̇, ΔU) relative to 1 + ‖q‖∞, 1 + ‖v‖∞ below newton_tol (GGL also needs the
+// position correction ‖g‖∞ ≤ newton_tol). Counted in stats: newton_iterations, residual
+// evaluations (rhs_evaluations), jacobian_evaluations, factorizations.
+//
+// Error estimate (eq. 25–29): the difference to the third-order Taylor expansion,
+//   e_q = Δq − h v_n − h² (v̇_n/3 + v̇_{n+1}/6)  (eq. 29), O(h³),
+// on the positions only (as the paper; a velocity estimate would use v̇, which in the index-3
+// form carries the Newton residual of g divided by β'' = O(h²) and stalls small steps), measured
+// with Integrator::ErrorNorm; step-size rule eq. (30) with p = 2.
+//
+// Variable steps. a_n approximates v̇(t_n + Δ_α h) with Δ_α = α_m − α_f (Arnold & Brüls 2007,
+// Sec. 3), h the step that produced it; using it unchanged in a step of another size loses one
+// order in v (the remark after eq. 16 of Haddouni et al.). Before a step of size h the
+// auxiliary acceleration is shifted to the new step,
+//   ã_n = a_n + Δ_α (h − h_{n−1}) (v̇_n − v̇_{n−1}) / h_{n−1},
+// a first-order Taylor correction that restores a_n = v̇(t_n + Δ_α h) + O(h²) (the rule of Arnold
+// & Brüls' variable-step analysis as used by Jay & Negrut for HHT-α; here derived directly from
+// that property). After Reset a_0 = v̇_0 and no correction is made on the first step.
+//
+// Dense output: quintic Hermite interpolation in the tangent space of q_n from (q, v, v̇) at both
+// ends; v(s) is its time derivative (so q̇ = v holds on the interpolant). It reproduces both
+// end states; its error is dominated by the O(h²) global error of the data (dense order 2).
+//
+// The first v̇_0, λ_0 after Reset come from the index-1 KKT solve (engine::ConstrainedDynamics).
+// No projection is applied by this integrator: each formulation enforces its own constraint
+// level; index-2 positions drift like the global error.
+//
+// References: J. Chung, G. M. Hulbert, J. Appl. Mech. 60 (1993) 371–375. M. Arnold,
+// O. Brüls, Convergence of the generalized-α scheme for constrained mechanical systems,
+// Multibody Syst. Dyn. 18 (2007) 185–202. Haddouni et al., Multibody Syst. Dyn. 41 (2017).
+// E. Hairer, G. Wanner, Solving ODEs II, Springer 1996, Sec. IV.8.
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/constrained_dynamics.h"
+#include "integrators/integrator.h"
+#include "integrators/newton.h"
+
+namespace saltus::integrators {
+
+struct GeneralizedAlphaParameters {
+  double alpha_m, alpha_f, gamma, beta;
+  // Throws std::invalid_argument naming rho_inf when ρ∞ is outside [0, 1] or not finite.
+  static GeneralizedAlphaParameters FromRhoInf(double rho_inf);
+};
+
+class GeneralizedAlpha final : public Integrator {
+ public:
+  // Supports kIndex3, kIndex2, kStabilizedIndex2. Throws std::invalid_argument on invalid
+  // options, another formulation, or rho_inf outside [0, 1].
+  explicit GeneralizedAlpha(const IntegratorOptions& options);
+  ~GeneralizedAlpha() override;
+
+  std::string_view name() const override { return "generalized_alpha"; }
+  int order() const override { return 2; }
+  int dense_output_order() const override { return 2; }
+  bool Supports(Formulation f) const override {
+    return f == Formulation::kIndex3 || f == Formulation::kIndex2 ||
+           f == Formulation::kStabilizedIndex2;
+  }
+  const GeneralizedAlphaParameters& parameters() const { return par_; }
+  // Multipliers and accelerations at t() (sizes active_rows().size() and nv).
+  const Eigen::VectorXd& lambda() const { return lambda_; }
+  const Eigen::VectorXd& vdot() const { return vdot_; }
+  // When false, the variable-step correction of a_n is not applied (tests show the order loss).
+  void set_variable_step_correction(bool on) { correct_variable_step_ = on; }
+
+ private:
+  enum class Outcome { kConverged, kNewtonFailure, kLinearSolveFailure, kNonFinite };
+
+  void DoReset() override;
+  StepStatus DoStep(double t_limit) override;
+  void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
+
+  // Solves one step of size h; on kConverged q_new_, v_new_, vdot_new_, a_new_, lambda_new_,
+  // dq_new_ hold the result.
+  Outcome Solve(double h);
+  // The state implied by vdot_new_ (and U_ for GGL) for step h.
+  void UpdateState(double h);
+  // Evaluates the Jacobians at the current iterate and (re)factorizes S for step h.
+  bool RefreshMatrix(double h, bool new_jacobians);
+  double ErrorEstimate(double h);
+
+  GeneralizedAlphaParameters par_;
+  bool correct_variable_step_ = true;
+  std::unique_ptr<engine::ConstrainedDynamics> dynamics_;
+  StepStatus reset_status_ = StepStatus::kAccepted;
+  IterationMatrix S_lu_, P_lu_;
+  bool jacobians_stale_ = true;
+  double h_matrix_ = 0;  // step size S was built for
+
+  // State at t_n: v̇_n, a_n, λ_n; v̇_{n−1} and the step sizes behind a_n.
+  Eigen::VectorXd vdot_, a_, lambda_, vdot_prev_;
+  double h_last_ = 0;        // size of the last accepted step (0 after Reset)
+  Eigen::VectorXd a_shift_;  // ã_n used by the current step
+  // Iterate.
+  Eigen::VectorXd q_new_, v_new_, vdot_new_, a_new_, lambda_new_, dq_new_, q_hat_, U_, nu_;
+  // Work.
+  Eigen::MatrixXd M_, K_, C_, KM_, KG_, G_, Z_, S_, P_;
+  Eigen::VectorXd F_, g_, gt_, r_, x_, e_, y_old_, y_new_;
+  // Dense output of [t_prev_, t_]: q_prev_ ⊕ Δ(θ), Hermite data.
+  double h_dense_ = 0;
+  Eigen::VectorXd d_q1_, d_v0_, d_v1_, d_a0_, d_a1_;
+};
+
+}  // namespace saltus::integrators

@@ -1,0 +1,76 @@
+// Simplified Newton machinery shared by the implicit integrators (generalized-α, half-implicit,
+// BDF): an iteration matrix that is factorized once and reused across iterations and steps, and
+// a monitor of the contraction of the iterates that says when to stop, when the iteration
+// diverges and when the matrix should be refreshed.
+//
+// Simplified Newton for R(x) = 0 with a frozen matrix S ≈ ∂R/∂x:
+//   S Δx_k = −R(x_k),  x_{k+1} = x_k + Δx_k,
+// converges linearly with rate θ_k = ‖Δx_k‖ / ‖Δx_{k−1}‖ (Hairer & Wanner, Solving ODEs II,
+// Sec. IV.8, eq. 8.10–8.13). The monitor declares convergence when ‖Δx_k‖ ≤ tol, or earlier
+// when the predicted remaining error θ/(1−θ)·‖Δx_k‖ ≤ tol; divergence when θ ≥ 2, θ ≥ 1 twice
+// in a row (one non-contracting iterate is tolerated), the budget is spent, or when the
+// prediction θ^(k_max−k)/(1−θ)·‖Δx_k‖ shows that tol cannot be reached within the iteration
+// budget; and "slow" when θ > slow_rate, the signal to re-evaluate the Jacobians before the next
+// step (RADAU5 refreshes for θ > 0.001; we trade more iterations for fewer Jacobians, default
+// 0.3). Norms are whatever the caller scales them to (tol is in the same units).
+//
+// IterationMatrix keeps an LU factorization (partial pivoting) of a dense square matrix and the
+// number of factorizations; a factorization whose reciprocal condition estimate is below
+// kSingularRcond (or not finite) is reported as singular.
+#pragma once
+
+#include <Eigen/Dense>
+
+namespace saltus::integrators {
+
+class IterationMatrix {
+ public:
+  // Reciprocal condition number below which the matrix counts as singular (round-off would
+  // dominate a solve: machine ε / rcond ≥ 1e-2).
+  static constexpr double kSingularRcond = 1e-14;
+
+  // Factorizes S (square). Returns false when S is singular or has NaN/Inf; the matrix is then
+  // invalid until the next successful Factorize. Counts every call.
+  bool Factorize(const Eigen::MatrixXd& S);
+  // x = S⁻¹ b (b and x of size S.rows(); x may alias b). Requires valid().
+  void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
+  bool valid() const { return valid_; }
+  void Invalidate() { valid_ = false; }
+  long factorizations() const { return factorizations_; }
+
+ private:
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
+  bool valid_ = false;
+  long factorizations_ = 0;
+};
+
+enum class NewtonProgress { kContinue, kConverged, kDiverging };
+
+struct NewtonMonitorOptions {
+  double tol = 1e-8;        // target on the increment norm
+  int max_iterations = 10;  // budget per solve
+  double slow_rate = 0.3;   // θ above this: refresh the Jacobians before the next solve
+};
+
+class NewtonMonitor {
+ public:
+  explicit NewtonMonitor(const NewtonMonitorOptions& options) : options_(options) {}
+  // Starts a new solve.
+  void Start();
+  // Feeds ‖Δx_k‖ of the iteration just done; returns what to do next.
+  NewtonProgress Update(double increment_norm);
+  int iterations() const { return iterations_; }
+  // Largest contraction rate seen in this solve (0 before two increments).
+  double rate() const { return rate_; }
+  bool slow() const { return rate_ > options_.slow_rate; }
+  const NewtonMonitorOptions& options() const { return options_; }
+
+ private:
+  NewtonMonitorOptions options_;
+  int iterations_ = 0;
+  double previous_ = 0.0;
+  double rate_ = 0.0;
+  double last_theta_ = 0.0;
+};
+
+}  // namespace saltus::integrators
