@@ -618,6 +618,9 @@ RunResult Simulation::AdvanceTo(double t_end) {
         if (st == integrators::StepStatus::kStepSizeUnderflow) {
           msg << " (step below h_min = " << options_.integrator_options.h_min << ")";
         }
+        if (const std::string detail = im.integrator->failure_detail(); !detail.empty()) {
+          msg << ": " << detail;
+        }
         throw RunFailure{FromStepStatus(st), msg.str()};
       }
       const double t0 = im.integrator->t_previous();

@@ -1,0 +1,374 @@
+#include "integrators/hem5.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "engine/projection.h"
+
+namespace saltus::integrators {
+
+namespace tab = hem5_tableau;
+
+namespace {
+
+// Stages (0-based) whose V and V̇ enter the dense output, in the column order of kD (the last
+// column, stage 10, is handled separately).
+constexpr std::array<int, 5> kDenseStageIndex = {3, 4, 5, 6, 7};
+
+}  // namespace
+
+Hem5::Hem5(const IntegratorOptions& options) : Integrator(options) {
+  if (!Supports(options.formulation)) {
+    throw std::invalid_argument("integrator 'hem5' does not support formulation '" +
+                                std::string(ToString(options.formulation)) +
+                                "'; supported: index2");
+  }
+}
+
+Hem5::~Hem5() = default;
+
+void Hem5::set_rank_tolerance(double tol) {
+  if (!(tol > 0.0 && tol < 1.0)) {
+    throw std::invalid_argument("Hem5: rank tolerance must be in (0, 1), got " +
+                                std::to_string(tol));
+  }
+  rank_tolerance_ = tol;
+  if (stage_) stage_->set_rank_tolerance(tol);
+  if (dense_stage_) dense_stage_->set_rank_tolerance(tol);
+}
+
+void Hem5::DoReset() {
+  const int nq = system_->nq();
+  const int nv = system_->nv();
+  stage_ = std::make_unique<HalfExplicitStage>(*system_);
+  dense_stage_ = std::make_unique<HalfExplicitStage>(*system_);
+  for (HalfExplicitStage* s : {stage_.get(), dense_stage_.get()}) {
+    s->set_rank_tolerance(rank_tolerance_);
+    s->set_residual_tolerance(options_.newton_tol);
+  }
+  for (int i = 0; i <= tab::kStages; ++i) {
+    Q_[i].resize(nq);
+    V_[i].resize(nv);
+  }
+  for (int i = 0; i < tab::kStages; ++i) A_[i].resize(nv);
+  for (int k = 0; k < 4; ++k) {
+    rq_[k].resize(nv);
+    rv_[k].resize(nv);
+  }
+  err_.resize(nq + nv);
+  y_old_.resize(nq + nv);
+  y_new_.resize(nq + nv);
+  h_dense_ = 0;
+  factorizations_seen_ = 0;
+  failure_message_.clear();
+
+  reset_status_ = StepStatus::kAccepted;
+  if (options_.h_init > 0) {
+    h_ = options_.h_init;
+    return;
+  }
+  // Automatic initial step from the index-1 acceleration at the start.
+  engine::ConstrainedDynamics dynamics(*system_);
+  Eigen::VectorXd a0, lambda;
+  ++stats_.rhs_evaluations;
+  const engine::DynamicsStatus st = dynamics.Solve(t_, q_, v_, rows_, &a0, &lambda);
+  if (!st.ok || !a0.allFinite()) {
+    // Reported by the next Step (the first stage fails the same way); a small safe guess here.
+    h_ = std::max(options_.h_min, 1e-6);
+    return;
+  }
+  h_ = InitialStep(a0);
+}
+
+double Hem5::InitialStep(const Eigen::VectorXd& a0) {
+  // Hairer, Nørsett & Wanner, Sec. II.4 (HINIT), on y = (q, v), f = (v, v̇), as in Dopri5.
+  const int nq = system_->nq();
+  const int nv = system_->nv();
+  const double atol = options_.atol;
+  const double rtol = options_.rtol;
+  auto sq = [](double x, double sc) { return x == 0.0 ? 0.0 : (x / sc) * (x / sc); };
+  auto scale = [&](double y) { return atol + rtol * std::abs(y); };
+  const double q_scale_uniform = scale(q_.lpNorm<Eigen::Infinity>());
+  auto tangent_scale = [&](int i) { return nq == nv ? scale(q_[i]) : q_scale_uniform; };
+  double d0 = 0, d1 = 0;
+  for (int i = 0; i < nq; ++i) d0 += sq(q_[i], scale(q_[i]));
+  for (int i = 0; i < nv; ++i) d0 += sq(v_[i], scale(v_[i]));
+  for (int i = 0; i < nv; ++i) d1 += sq(v_[i], tangent_scale(i)) + sq(a0[i], scale(v_[i]));
+  d0 = std::sqrt(d0 / std::max(1, nq + nv));
+  d1 = std::sqrt(d1 / std::max(1, 2 * nv));
+  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+  h0 = std::min(h0, options_.h_max);
+
+  engine::ConstrainedDynamics dynamics(*system_);
+  Eigen::VectorXd q1, v1 = v_ + h0 * a0, a1, lambda;
+  system_->IntegratePosition(q_, v_, h0, &q1);
+  ++stats_.rhs_evaluations;
+  if (!dynamics.Solve(t_ + h0, q1, v1, rows_, &a1, &lambda).ok || !a1.allFinite()) {
+    return std::max(h0, options_.h_min);
+  }
+  double d2 = 0;
+  for (int i = 0; i < nv; ++i) {
+    d2 += sq(v1[i] - v_[i], tangent_scale(i)) + sq(a1[i] - a0[i], scale(v_[i]));
+  }
+  d2 = std::sqrt(d2 / std::max(1, 2 * nv)) / h0;
+  const double d12 = std::max(d1, d2);
+  const double h1 = d12 <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d12, 1.0 / 5.0);
+  return std::max(std::min({100 * h0, h1, options_.h_max}), options_.h_min);
+}
+
+StageStatus Hem5::Stages(double h) {
+  Q_[0] = q_;
+  V_[0] = v_;
+  for (int i = 0; i < tab::kStages; ++i) {
+    const auto& next = tab::kA[i + 1];  // row kStages is b: the solution
+    ++stats_.rhs_evaluations;
+    StageStatus s = stage_->Prepare(t_ + tab::kC[i] * h, Q_[i], V_[i], rows_);
+    if (s != StageStatus::kOk) {
+      failure_stage_ = i;
+      return s;
+    }
+    // Q_{i+1} = q_n ⊕ h Σ_{j≤i} a_{i+1,j} V_j.
+    sum_v_ = next[0] * V_[0];
+    for (int j = 1; j <= i; ++j) sum_v_ += next[j] * V_[j];
+    system_->IntegratePosition(q_, sum_v_, h, &Q_[i + 1]);
+    // ṽ = v_n + h Σ_{j<i} a_{i+1,j} V̇_j.
+    v_tilde_ = v_;
+    for (int j = 0; j < i; ++j) {
+      if (next[j] != 0.0) v_tilde_ += (h * next[j]) * A_[j];
+    }
+    s = stage_->Solve(t_ + tab::kC[i + 1] * h, Q_[i + 1], rows_, v_tilde_, h * next[i], &A_[i],
+                      &V_[i + 1]);
+    if (s != StageStatus::kOk) {
+      failure_stage_ = i;
+      return s;
+    }
+  }
+  q_new_ = Q_[tab::kStages];
+  v_new_ = V_[tab::kStages];
+  return StageStatus::kOk;
+}
+
+StageStatus Hem5::DenseStage(double h) {
+  // Stage 9 is the step's end (q_{n+1}, v_{n+1}); stage 10 at c = 1/20.
+  const double t_end = t_ + h;
+  ++stats_.rhs_evaluations;
+  StageStatus s = stage_->Prepare(t_end, q_new_, v_new_, rows_);
+  if (s != StageStatus::kOk) return s;
+  sum_v_ = tab::kA10_6 * V_[5] + tab::kA10_7 * V_[6] + tab::kA10_9 * v_new_;
+  system_->IntegratePosition(q_, sum_v_, h, &Q10_);
+  v_tilde_ = v_ + (h * tab::kA10_6) * A_[5] + (h * tab::kA10_7) * A_[6];
+  s = stage_->Solve(t_ + tab::kC10 * h, Q10_, rows_, v_tilde_, h * tab::kA10_9, &A9_, &V10_);
+  if (s != StageStatus::kOk) return s;
+  // M, F, G at stage 10, kept for the velocity interpolant.
+  return dense_stage_->Prepare(t_ + tab::kC10 * h, Q10_, V10_, rows_);
+}
+
+double Hem5::LocalError(double h) {
+  const Eigen::Index nq = q_.size();
+  const Eigen::Index nv = v_.size();
+  // e₁: the solution against stage 8.
+  err_.head(nq) = q_new_ - Q_[7];
+  err_.tail(nv) = v_new_ - V_[7];
+  y_old_.head(nq) = q_;
+  y_old_.tail(nv) = v_;
+  y_new_.head(nq) = q_new_;
+  y_new_.tail(nv) = v_new_;
+  const double e1 = ErrorNorm(err_, y_old_, y_new_);
+  // e₂: the solution against y_n + h (5/2 K_7 − 3/2 K_8).
+  sum_v_ = 2.5 * V_[6] - 1.5 * V_[7];
+  system_->IntegratePosition(q_, sum_v_, h, &q_tmp_);
+  err_.head(nq) = q_new_ - q_tmp_;
+  err_.tail(nv) = v_new_ - v_ - h * (2.5 * A_[6] - 1.5 * A_[7]);
+  const double e2 = ErrorNorm(err_, y_old_, y_new_);
+  const double denominator = e1 + 0.01 * e2;
+  if (std::isnan(denominator)) return denominator;
+  if (denominator <= 0.0) return 0.0;
+  return e1 * e1 / denominator;
+}
+
+bool Hem5::ProjectIfNeeded(double t, bool* projected) {
+  *projected = false;
+  if (rows_.empty()) return true;
+  system_->ConstraintValues(t, q_new_, rows_, &g_);
+  const double violation = g_.lpNorm<Eigen::Infinity>();
+  max_position_violation_ = std::max(max_position_violation_, violation);
+  if (!options_.project || violation <= options_.projection_tol) return true;
+  engine::ProjectionOptions po;
+  po.metric = options_.projection_metric;
+  // Land below the threshold that triggered the projection, whatever newton_tol says.
+  po.tolerance = std::min(options_.newton_tol, 0.1 * options_.projection_tol);
+  po.max_iterations = options_.max_newton_iterations;
+  po.rank_tolerance = std::max(rank_tolerance_, 1e-10);
+  const engine::ProjectionResult rp = engine::ProjectPositions(*system_, t, rows_, po, &q_new_);
+  ++stats_.position_projections;
+  stats_.newton_iterations += rp.iterations;
+  if (!rp.converged) return false;
+  const engine::ProjectionResult rv =
+      engine::ProjectVelocities(*system_, t, q_new_, rows_, po, &v_new_);
+  ++stats_.velocity_projections;
+  if (!rv.converged) return false;
+  *projected = true;
+  return true;
+}
+
+void Hem5::BuildDenseOutput(double h) {
+  for (int k = 0; k < 4; ++k) {
+    rq_[k] = tab::kD[k][tab::kDenseStages - 1] * V10_;
+    rv_[k].setZero();
+    for (int c = 0; c < 5; ++c) {
+      const int j = kDenseStageIndex[static_cast<std::size_t>(c)];
+      rq_[k] += tab::kD[k][c] * V_[j];
+      rv_[k] += tab::kD[k][c] * A_[j];
+    }
+    rq_[k] *= h;
+    rv_[k] *= h;
+  }
+  // Make Δ(1) equal the step's own increment h Σ b_j V_j (the printed D differ from b by 3e-14).
+  sum_v_ = tab::kA[tab::kStages][0] * V_[0];
+  for (int j = 1; j < tab::kStages; ++j) sum_v_ += tab::kA[tab::kStages][j] * V_[j];
+  rq_[0] += h * sum_v_ - (rq_[0] + rq_[1] + rq_[2] + rq_[3]);
+  q_end_ = q_new_;
+  v_end_ = v_new_;
+  h_dense_ = h;
+}
+
+StepStatus Hem5::StageFailure(StageStatus s, double h, int stage) {
+  std::ostringstream msg;
+  switch (s) {
+    case StageStatus::kNonFinite:
+      msg << "hem5: NaN or Inf in stage " << stage + 1 << " at t = " << t_;
+      failure_message_ = msg.str();
+      return StepStatus::kNonFinite;
+    case StageStatus::kSingularMass:
+      msg << "hem5: mass matrix not positive definite in stage " << stage + 1 << " at t = " << t_;
+      failure_message_ = msg.str();
+      return StepStatus::kLinearSolveFailure;
+    case StageStatus::kInconsistent:
+    case StageStatus::kOk:
+      break;
+  }
+  msg << "hem5: stage " << stage + 1 << " system (eq. 31) at t = " << t_ << ", h = " << h
+      << " cannot satisfy the velocity constraint (residual " << stage_->last_residual()
+      << ", rank of G(Q_i+1) M^-1 G(Q_i)^T " << stage_->last_rank() << " of " << rows_.size()
+      << "); constraints involved:";
+  for (int row : stage_->offending_rows()) msg << " " << system_->constraint_info(row).name;
+  failure_message_ = msg.str();
+  return StepStatus::kLinearSolveFailure;
+}
+
+StepStatus Hem5::DoStep(double t_limit) {
+  const StepStatus status = AttemptSteps(t_limit);
+  const long factorizations = stage_->factorizations() + dense_stage_->factorizations();
+  stats_.factorizations += factorizations - factorizations_seen_;
+  factorizations_seen_ = factorizations;
+  return status;
+}
+
+StepStatus Hem5::AttemptSteps(double t_limit) {
+  if (reset_status_ != StepStatus::kAccepted) return reset_status_;
+  failure_message_.clear();
+  const bool adaptive = options_.adaptive;
+  double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
+  bool rejected = false;
+  for (;;) {
+    const double remaining = t_limit - t_;
+    const double h_wanted = h;
+    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
+    if (last) h = remaining;
+
+    failure_stage_ = 0;
+    StageStatus s = Stages(h);
+    if (s == StageStatus::kInconsistent) {
+      // A rank change inside the step: retry smaller (Haddouni et al., Sec. 4.5).
+      ++stats_.rejected_steps;
+      if (!adaptive || h <= options_.h_min) return StageFailure(s, h, failure_stage_);
+      h = std::max(0.25 * h, options_.h_min);
+      rejected = true;
+      continue;
+    }
+    if (s != StageStatus::kOk) return StageFailure(s, h, failure_stage_);
+
+    double err = 0;
+    if (adaptive) {
+      err = LocalError(h);
+      if (std::isnan(err)) return StepStatus::kNonFinite;
+      if (err > 1.0) {
+        ++stats_.rejected_steps;
+        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true),
+                     options_.h_min);
+        rejected = true;
+        continue;
+      }
+    }
+
+    s = DenseStage(h);
+    if (s == StageStatus::kInconsistent) {
+      ++stats_.rejected_steps;
+      if (!adaptive || h <= options_.h_min) return StageFailure(s, h, 9);
+      h = std::max(0.25 * h, options_.h_min);
+      rejected = true;
+      continue;
+    }
+    if (s != StageStatus::kOk) return StageFailure(s, h, 9);
+    BuildDenseOutput(h);
+
+    const double t_new = last ? t_limit : t_ + h;
+    bool projected = false;
+    if (!ProjectIfNeeded(t_new, &projected)) {
+      h_dense_ = 0;
+      failure_message_ =
+          "hem5: position projection (eq. 35) did not converge at t = " + std::to_string(t_new);
+      return StepStatus::kNewtonFailure;
+    }
+
+    t_prev_ = t_;
+    t_ = t_new;
+    q_prev_.swap(q_);
+    q_.swap(q_new_);
+    v_prev_.swap(v_);
+    v_.swap(v_new_);
+
+    if (adaptive) {
+      double h_next = h * StepFactor(err, tab::kEstimateOrder, rejected);
+      if (last && !rejected) h_next = std::max(h_next, h_wanted);
+      h_ = std::min(h_next, options_.h_max);
+    }
+    return StepStatus::kAccepted;
+  }
+}
+
+void Hem5::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  const double theta = (s - t_prev_) / h_dense_;
+  if (theta <= 0.0) {
+    *q = q_prev_;
+    *v = v_prev_;
+    return;
+  }
+  if (theta >= 1.0) {
+    *q = q_end_;
+    *v = v_end_;
+    return;
+  }
+  // Position: q_n ⊕ θ (r₀ + θ (r₁ + θ (r₂ + θ r₃))).
+  dq_ = theta * (rq_[0] + theta * (rq_[1] + theta * (rq_[2] + theta * rq_[3])));
+  system_->IntegratePosition(q_prev_, dq_, 1.0, q);
+  vpoly_ = v_prev_ + theta * (rv_[0] + theta * (rv_[1] + theta * (rv_[2] + theta * rv_[3])));
+  // Stage-10 weight d₁₀(θ) and the half-explicit solve enforcing the velocity constraint at q(θ).
+  const int last = tab::kDenseStages - 1;
+  const double d10 =
+      theta * (tab::kD[0][last] +
+               theta * (tab::kD[1][last] + theta * (tab::kD[2][last] + theta * tab::kD[3][last])));
+  ++interpolation_solves_;
+  const StageStatus st = dense_stage_->Solve(s, *q, rows_, vpoly_, h_dense_ * d10, nullptr, &vout_);
+  if (st == StageStatus::kOk || st == StageStatus::kInconsistent) {
+    *v = vout_;  // least-squares velocity when the rows are inconsistent at q(θ)
+  } else {
+    *v = vpoly_;
+  }
+}
+
+}  // namespace saltus::integrators
