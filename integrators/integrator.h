@@ -64,6 +64,9 @@ struct IntegratorOptions {
   double projection_tol = 1e-4;  // Table 1: max violation of g and G v before projecting
   engine::ProjectionMetric projection_metric = engine::ProjectionMetric::kMass;
   bool project = true;  // MDOP5-style projection after accepted steps
+  // Spectral radius at infinity ρ∞ ∈ [0, 1] of the generalized-α schemes (Haddouni et al. 2017,
+  // after eq. 16): 1 no numerical damping, 0 annihilation of high frequencies. Validated by them.
+  double rho_inf = 0.9;
 };
 
 struct IntegratorStats {
@@ -108,6 +111,9 @@ class Integrator {
   // O(h^(dense_output_order()+1))); the generic tests check it.
   virtual int dense_output_order() const = 0;
   virtual bool Supports(Formulation f) const = 0;
+  // Why the last Step failed, beyond its status (e.g. the constraints of a singular stage
+  // system); empty when the scheme has nothing to add.
+  virtual std::string failure_detail() const { return {}; }
 
   // (Re)starts at (t, q, v) with `active_rows` frozen. The state should satisfy the constraints
   // of the formulation (the loop projects before Reset). Throws std::invalid_argument on

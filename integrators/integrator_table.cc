@@ -6,7 +6,10 @@
 #include <string>
 
 #include "integrators/dopri5.h"
+#include "integrators/generalized_alpha.h"
+#include "integrators/hem5.h"
 #include "integrators/integrator.h"
+#include "integrators/nullspace_newmark.h"
 
 namespace saltus::integrators {
 
@@ -17,13 +20,47 @@ std::unique_ptr<Integrator> Make(const IntegratorOptions& options) {
   return std::make_unique<T>(options);
 }
 
-const std::array<IntegratorEntry, 1>& Table() {
-  static const std::array<IntegratorEntry, 1> table = {{
+template <int kVariant>
+std::unique_ptr<Integrator> MakeNullspaceNewmark(const IntegratorOptions& options) {
+  if constexpr (kVariant == 0) {
+    return std::make_unique<NullspaceNewmark>(options, NewmarkParameters::Trapezoidal(),
+                                              "newmark_nullspace");
+  } else {
+    return std::make_unique<NullspaceNewmark>(options, NewmarkParameters::FoxGoodwin(),
+                                              "newmark_nullspace_fg");
+  }
+}
+
+const std::array<IntegratorEntry, 5>& Table() {
+  static const std::array<IntegratorEntry, 5> table = {{
       {"dopri5",
        "Dormand-Prince 5(4), explicit Runge-Kutta with dense output of order 4, on the index-1 "
        "formulation with MDOP5 projection of positions and velocities",
        {Formulation::kIndex1},
        &Make<Dopri5>},
+      {"hem5",
+       "Brasey-Hairer HEM5, 8-stage half-explicit Runge-Kutta of order 5 on the index-2 "
+       "formulation (velocity constraints met at every stage), dense output of order 4, position "
+       "projection; minimum-norm stage solves for redundant constraints",
+       {Formulation::kIndex2},
+       &Make<Hem5>},
+      {"newmark_nullspace",
+       "Newmark trapezoidal rule (beta = 1/4, gamma = 1/2) integrated in the tangent space of the "
+       "constraint manifold (null-space method): positions, velocities and accelerations satisfy "
+       "the constraints at every step",
+       {Formulation::kStabilizedIndex2},
+       &MakeNullspaceNewmark<0>},
+      {"newmark_nullspace_fg",
+       "Newmark Fox-Goodwin (beta = 1/12, gamma = 1/2, conditionally stable) in the tangent space "
+       "of the constraint manifold (null-space method)",
+       {Formulation::kStabilizedIndex2},
+       &MakeNullspaceNewmark<1>},
+      {"generalized_alpha",
+       "Generalized-alpha (Chung-Hulbert, spectral radius rho_inf), implicit, order 2, with "
+       "simplified Newton; index3: position constraints, index2: velocity constraints, ggl: both "
+       "(stabilized index 2, Algorithm 1 of Haddouni et al. 2017)",
+       {Formulation::kIndex3, Formulation::kIndex2, Formulation::kStabilizedIndex2},
+       &Make<GeneralizedAlpha>},
   }};
   return table;
 }

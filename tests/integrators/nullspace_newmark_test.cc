@@ -1,0 +1,306 @@
+// Tests of the null-space (tangent-space) Newmark integrator (integrators/nullspace_newmark.h):
+// the stiff pendulum stability limit of the seed (Fernández de Bustos et al. 2021, Sec. 3 and 6,
+// eq. 11), constraint residuals at round-off on a planar double pendulum with torsional
+// spring-dampers, redundant constraints, and input validation. Convergence order, dense output
+// and failure statuses are covered by the generic tests of integrator_table_test.cc.
+#include "integrators/nullspace_newmark.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include "engine/lagrangian_system.h"
+#include "engine/planar_model.h"
+
+namespace saltus::integrators {
+namespace {
+
+// ---- The seed's stiff pendulum (Sec. 3): a 1 kg point mass on a massless 1 m truss, gravity
+// 9.8 m/s², torque T = T₀ sin(ω̄ t), T₀ = 0.1 N·m, ω̄ = 0.1 rad/s, starting at rest at the bottom.
+// Cartesian coordinates (x, y), one constraint g = (x² + y² − L²)/2; the torque acts as the force
+// (T/L²)(−y, x).
+constexpr double kL = 1.0, kMass = 1.0, kGravity = 9.8, kT0 = 0.1, kOmegaBar = 0.1;
+
+struct StiffPendulum {
+  std::unique_ptr<engine::LagrangianSystem> system;
+  StiffPendulum() {
+    engine::LagrangianCallbacks cb;
+    cb.n = 2;
+    cb.mass = [](const Eigen::VectorXd&, Eigen::MatrixXd* M) {
+      *M = kMass * Eigen::MatrixXd::Identity(2, 2);
+    };
+    cb.constant_mass = true;
+    cb.forces = [](double t, const Eigen::VectorXd& q, const Eigen::VectorXd&, Eigen::VectorXd* F) {
+      const double torque = kT0 * std::sin(kOmegaBar * t);
+      *F = Eigen::Vector2d(-torque * q(1) / (kL * kL),
+                           -kMass * kGravity + torque * q(0) / (kL * kL));
+    };
+    cb.coordinate_names = {"x", "y"};
+    system = std::make_unique<engine::LagrangianSystem>(cb);
+    engine::ConstraintCallbacks cc;
+    engine::ConstraintRowInfo info;
+    info.name = "truss";
+    cc.rows = {info};
+    cc.values = [](double, const Eigen::VectorXd& q, Eigen::VectorXd* g) {
+      *g = Eigen::VectorXd::Constant(1, 0.5 * (q.squaredNorm() - kL * kL));
+    };
+    cc.jacobian = [](double, const Eigen::VectorXd& q, Eigen::MatrixXd* G) { *G = q.transpose(); };
+    cc.gamma = [](double, const Eigen::VectorXd&, const Eigen::VectorXd& v, Eigen::VectorXd* gam) {
+      *gam = Eigen::VectorXd::Constant(1, v.squaredNorm());
+    };
+    system->AddConstraintBlock(std::make_shared<engine::CallbackConstraints>(cc, 2));
+  }
+};
+
+// Linear stability limit of Newmark (seed eq. 11 and 26) for the largest frequency of the reduced
+// system at the static equilibrium (seed eq. 52: M_R = Nᵀ M N, K_R = Nᵀ K_t N with
+// K_t = −∂(F + Gᵀλ)/∂q; the constraint force carries the restoring stiffness). The tangent
+// matrices come from the system's own routines, so a change of model changes the limit.
+double StabilityLimit(const StiffPendulum& p, const NewmarkParameters& np) {
+  const Eigen::Vector2d q(0.0, -kL), v = Eigen::Vector2d::Zero();
+  Eigen::MatrixXd M, K, C, K_G, G;
+  Eigen::VectorXd F;
+  const std::vector<int> rows = {0};
+  p.system->MassMatrix(q, &M);
+  p.system->Forces(0.0, q, v, &F);
+  p.system->ConstraintJacobian(0.0, q, rows, &G);
+  // Static multiplier: Gᵀλ = −F (least squares).
+  const Eigen::VectorXd lambda = G.transpose().completeOrthogonalDecomposition().solve(-F);
+  p.system->ForceJacobians(0.0, q, v, &K, &C);
+  p.system->ConstraintForceJacobian(0.0, q, rows, lambda, &K_G);
+  const Eigen::MatrixXd K_t = K - K_G;
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(G, Eigen::ComputeFullV);
+  const Eigen::MatrixXd N = svd.matrixV().rightCols(1);
+  const double M_R = (N.transpose() * M * N)(0, 0);
+  const double K_R = (N.transpose() * K_t * N)(0, 0);
+  const double omega_max = std::sqrt(K_R / M_R);
+  return std::sqrt(1.0 / (0.5 * np.gamma - np.beta)) / omega_max;
+}
+
+// Fixed-step run over `steps` steps; returns the largest |θ| seen (θ = atan2(x, −y)), or +∞ when
+// a step fails.
+double MaxAngle(const StiffPendulum& p, const NewmarkParameters& np, double h, int steps) {
+  IntegratorOptions o;
+  o.formulation = Formulation::kStabilizedIndex2;
+  o.adaptive = false;
+  o.h_init = h;
+  o.newton_tol = 1e-10;
+  o.max_newton_iterations = 30;
+  NullspaceNewmark integrator(o, np);
+  integrator.Reset(*p.system, {0}, 0.0, Eigen::Vector2d(0.0, -kL), Eigen::Vector2d::Zero());
+  double max_angle = 0;
+  for (int k = 0; k < steps; ++k) {
+    if (integrator.Step(integrator.t() + h) != StepStatus::kAccepted) {
+      return std::numeric_limits<double>::infinity();
+    }
+    const Eigen::VectorXd& q = integrator.q();
+    max_angle = std::max(max_angle, std::abs(std::atan2(q(0), -q(1))));
+  }
+  return max_angle;
+}
+
+TEST(NullspaceNewmark, StiffPendulumStabilityLimitFoxGoodwin) {
+  const StiffPendulum p;
+  const NewmarkParameters fg = NewmarkParameters::FoxGoodwin();
+  const double limit = StabilityLimit(p, fg);
+  std::printf("  Fox-Goodwin stability limit from the reduced system: %.5f s\n", limit);
+  // The seed gives Δt_max ≤ 0.78246 s (Sec. 3, from ω_max = √(g/L) = 3.1304951 rad/s); the
+  // finite-difference tangent matrices are accurate to ~1e-10 relative, so 1e-4 is ample.
+  EXPECT_NEAR(limit, std::sqrt(6.0) / std::sqrt(kGravity / kL), 1e-4);
+
+  // Quasi-static response: |θ| ≈ T₀/(m g L) ≈ 0.0102 rad. Stable: bounded by 5× that over 300
+  // steps (about 3.7 torque periods). Unstable: the spectral radius of Newmark's amplification
+  // matrix at ω Δt = 1.01 × the limit is ≈ 1.26, so the start-up perturbation (≈ 1e-4 rad) grows
+  // until the nonlinearity (the frequency √(g cos θ / L) drops below the limit) saturates it;
+  // we measured ≈ 0.23 rad, and assert more than 10× the quasi-static angle.
+  const double quasi_static = kT0 / (kMass * kGravity * kL);
+  const int steps = 300;
+  for (double h : {0.1, 0.6, 0.99 * limit, 0.78}) {
+    const double angle = MaxAngle(p, fg, h, steps);
+    std::printf("  FG h = %.4f: max |theta| = %.4e\n", h, angle);
+    EXPECT_LT(angle, 5 * quasi_static) << "h = " << h;
+  }
+  for (double h : {1.01 * limit, 0.79}) {
+    const double angle = MaxAngle(p, fg, h, steps);
+    std::printf("  FG h = %.4f: max |theta| = %.4e\n", h, angle);
+    EXPECT_GT(angle, 10 * quasi_static) << "h = " << h;
+  }
+}
+
+// The trapezoidal rule is unconditionally stable on the reduced system: even Δt = 6 s (the
+// seed's Fig. 13 d) stays bounded.
+TEST(NullspaceNewmark, StiffPendulumTrapezoidalLargeStep) {
+  const StiffPendulum p;
+  const double quasi_static = kT0 / (kMass * kGravity * kL);
+  for (double h : {0.79, 6.0}) {
+    const double angle = MaxAngle(p, NewmarkParameters::Trapezoidal(), h, 100);
+    std::printf("  trapezoidal h = %.2f: max |theta| = %.4e\n", h, angle);
+    EXPECT_LT(angle, 5 * quasi_static) << "h = " << h;
+  }
+}
+
+// ---- Planar double pendulum with torsional spring-dampers in both joints (the seed's Sec. 6
+// example after Negrut; the seed does not list its parameters, these are ours): two uniform bars
+// of length 1 m, 1 kg, J = m ℓ²/12, pinned to the ground at the origin and to each other;
+// torsional springs k = 20 N·m/rad, dampers c = 0.5 N·m·s/rad in both joints, rest angles 0;
+// gravity 9.81 down. Start: bar 1 horizontal, bar 2 hanging, at rest.
+class TorsionalDoublePendulum final : public engine::PlanarMultibodySystem {
+ public:
+  static constexpr double kK = 20.0, kC = 0.5;
+  explicit TorsionalDoublePendulum(std::shared_ptr<const engine::PlanarModel> model)
+      : PlanarMultibodySystem(std::move(model)) {}
+  void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+              Eigen::VectorXd* F) const override {
+    PlanarMultibodySystem::Forces(t, q, v, F);
+    const double tau1 = -kK * q(2) - kC * v(2);                    // ground – bar 1
+    const double tau2 = -kK * (q(5) - q(2)) - kC * (v(5) - v(2));  // bar 1 – bar 2
+    (*F)(2) += tau1 - tau2;
+    (*F)(5) += tau2;
+  }
+  // The planar model's analytic Jacobians do not know the torsional elements: differences.
+  void ForceJacobians(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                      Eigen::MatrixXd* K, Eigen::MatrixXd* C) const override {
+    MechanicalSystem::ForceJacobians(t, q, v, K, C);
+  }
+};
+
+std::unique_ptr<TorsionalDoublePendulum> MakeDoublePendulum(int joint_copies = 1) {
+  engine::PlanarModelBuilder b;
+  engine::PlanarBody bar1, bar2;
+  bar1.name = "bar1";
+  bar1.mass = 1.0;
+  bar1.inertia = 1.0 / 12.0;
+  bar1.q0 << 0.5, 0.0, 0.0;  // horizontal, pivot at its left end (the origin)
+  bar2.name = "bar2";
+  bar2.mass = 1.0;
+  bar2.inertia = 1.0 / 12.0;
+  bar2.q0 << 1.0, -0.5, -std::numbers::pi / 2;  // hanging from the tip of bar 1
+  const int i1 = b.AddBody(bar1);
+  const int i2 = b.AddBody(bar2);
+  for (int c = 0; c < joint_copies; ++c) {
+    engine::PlanarJoint j0;
+    j0.name = "ground_pin" + std::to_string(c);
+    j0.body_a = engine::kGround;
+    j0.body_b = i1;
+    j0.point_b = Eigen::Vector2d(-0.5, 0.0);
+    b.AddJoint(j0);
+  }
+  engine::PlanarJoint j1;
+  j1.name = "elbow";
+  j1.body_a = i1;
+  j1.body_b = i2;
+  j1.point_a = Eigen::Vector2d(0.5, 0.0);
+  j1.point_b = Eigen::Vector2d(-0.5, 0.0);
+  b.AddJoint(j1);
+  b.SetGravity(Eigen::Vector2d(0.0, -9.81));
+  return std::make_unique<TorsionalDoublePendulum>(b.Build());
+}
+
+struct Residuals {
+  double g = 0, gv = 0, ga = 0;
+};
+
+Residuals ConstraintResiduals(const engine::MechanicalSystem& s, const std::vector<int>& rows,
+                              double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              const Eigen::VectorXd& a) {
+  Eigen::VectorXd g, g_t, gamma;
+  Eigen::MatrixXd G;
+  s.ConstraintValues(t, q, rows, &g);
+  s.ConstraintJacobian(t, q, rows, &G);
+  s.ConstraintTimeDerivative(t, q, rows, &g_t);
+  s.ConstraintGamma(t, q, v, rows, &gamma);
+  return {g.norm(), (G * v + g_t).norm(), (G * a + gamma).norm()};
+}
+
+// Fox–Goodwin with Δt = 5e-4 s over 10 s as in the seed (Fig. 17–20; here 2 s to keep the test
+// fast): Euclidean norms of the constraint errors at every step. The seed reports < 3e-14 for
+// positions and velocities and < 1e-10 for accelerations. With newton_tol = 1e-12 the last
+// Newton update is far below it (quadratic convergence), so the residuals are the round-off of
+// evaluating them: a few ulps of the unit-size coordinates (positions), of |v| ≈ 5 m/s
+// (velocities) and of |a| up to ~100 m/s² (accelerations); we assert 3e-14, 3e-13 and 1e-10.
+TEST(NullspaceNewmark, DoublePendulumConstraintResidualsAtRoundOff) {
+  for (int copies : {1, 2}) {  // 2: the ground pin is repeated (redundant rows, rank(G) < m)
+    const auto system = MakeDoublePendulum(copies);
+    std::vector<int> rows(static_cast<std::size_t>(system->num_constraints()));
+    for (int i = 0; i < system->num_constraints(); ++i) rows[static_cast<std::size_t>(i)] = i;
+    IntegratorOptions o;
+    o.formulation = Formulation::kStabilizedIndex2;
+    o.adaptive = false;
+    o.h_init = 5e-4;
+    o.newton_tol = 1e-12;
+    o.max_newton_iterations = 20;
+    NullspaceNewmark integrator(o, NewmarkParameters::FoxGoodwin());
+    integrator.Reset(*system, rows, 0.0, system->model().InitialPositions(),
+                     system->model().InitialVelocities());
+    Residuals worst;
+    int steps = 0;
+    while (integrator.t() < 2.0 - 1e-12) {
+      ASSERT_EQ(integrator.Step(2.0), StepStatus::kAccepted) << "t = " << integrator.t();
+      ++steps;
+      const Residuals r = ConstraintResiduals(*system, rows, integrator.t(), integrator.q(),
+                                              integrator.v(), integrator.acceleration());
+      worst.g = std::max(worst.g, r.g);
+      worst.gv = std::max(worst.gv, r.gv);
+      worst.ga = std::max(worst.ga, r.ga);
+    }
+    std::printf(
+        "  double pendulum (%d ground pin%s): %d steps, max |g| = %.2e, |Gv| = %.2e, |Ga + gamma| "
+        "= %.2e, Newton iterations/step = %.2f, theta1(2 s) = %.6f\n",
+        copies, copies > 1 ? "s, redundant" : "", steps, worst.g, worst.gv, worst.ga,
+        static_cast<double>(integrator.stats().newton_iterations) / steps, integrator.q()(2));
+    EXPECT_LT(worst.g, 3e-14);
+    EXPECT_LT(worst.gv, 3e-13);
+    EXPECT_LT(worst.ga, 1e-10);
+    // The motion is real: bar 1 has fallen from the horizontal (the spring alone would hold it
+    // at θ₁ = 0 only against m g ℓ/2 ≈ 4.9 N·m with k θ₁, i.e. it sags by ~0.7 rad).
+    EXPECT_LT(integrator.q()(2), -0.1);
+  }
+}
+
+TEST(NullspaceNewmark, RejectsBadParametersAndFormulations) {
+  IntegratorOptions o;
+  o.formulation = Formulation::kStabilizedIndex2;
+  EXPECT_THROW(NullspaceNewmark(o, NewmarkParameters{0.0, 0.5}), std::invalid_argument);
+  EXPECT_THROW(NullspaceNewmark(o, NewmarkParameters{0.25, 0.4}), std::invalid_argument);
+  EXPECT_THROW(NullspaceNewmark(o, NewmarkParameters{0.6, 0.5}), std::invalid_argument);
+  EXPECT_NO_THROW(NullspaceNewmark(o, NewmarkParameters::LinearAcceleration()));
+  o.formulation = Formulation::kIndex1;
+  try {
+    NullspaceNewmark integrator(o);
+    ADD_FAILURE() << "index1 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("index1"), std::string::npos) << e.what();
+  }
+}
+
+// Linear acceleration (β = 1/6) and a general damped choice (γ = 0.6, first order) run the
+// double pendulum with the adaptive step and keep the constraints.
+TEST(NullspaceNewmark, GeneralParametersAdaptive) {
+  const auto system = MakeDoublePendulum();
+  const std::vector<int> rows = {0, 1, 2, 3};
+  for (const NewmarkParameters np :
+       {NewmarkParameters::LinearAcceleration(), NewmarkParameters{0.3025, 0.6}}) {
+    IntegratorOptions o;
+    o.formulation = Formulation::kStabilizedIndex2;
+    o.rtol = o.atol = 1e-5;
+    NullspaceNewmark integrator(o, np);
+    EXPECT_EQ(integrator.order(), np.gamma == 0.5 ? 2 : 1);
+    integrator.Reset(*system, rows, 0.0, system->model().InitialPositions(),
+                     system->model().InitialVelocities());
+    while (integrator.t() < 1.0) ASSERT_EQ(integrator.Step(1.0), StepStatus::kAccepted);
+    const Residuals r = ConstraintResiduals(*system, rows, integrator.t(), integrator.q(),
+                                            integrator.v(), integrator.acceleration());
+    // Newton tolerance 1e-8 (default) bounds every residual level.
+    EXPECT_LT(r.g, 1e-8);
+    EXPECT_LT(r.gv, 1e-8);
+    EXPECT_LT(r.ga, 1e-8 * 100);  // relative to max(1, |a|∞) ≤ 100 m/s² in the solver's test
+  }
+}
+
+}  // namespace
+}  // namespace saltus::integrators
