@@ -1,0 +1,129 @@
+#include "contact/contact_manifold.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace saltus::contact {
+namespace {
+
+using Eigen::Isometry3d;
+using Eigen::Vector3d;
+
+// Corner i of the box {|x_j| ≤ h_j}: bit j of i set means +h_j.
+Vector3d Corner(const Vector3d& h, int i) {
+  return {(i & 1) ? h.x() : -h.x(), (i & 2) ? h.y() : -h.y(), (i & 4) ? h.z() : -h.z()};
+}
+
+PairDistance Swapped(PairDistance d) {
+  std::swap(d.point_a, d.point_b);
+  d.normal = -d.normal;
+  return d;
+}
+
+PairDistance OnPlane(const Vector3d& n, double offset, const Vector3d& point_b) {
+  PairDistance d;
+  d.normal = n;
+  d.point_b = point_b;
+  d.gap = n.dot(point_b) - offset;
+  d.point_a = point_b - d.gap * n;
+  d.analytic = true;
+  return d;
+}
+
+}  // namespace
+
+ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
+    : a_(std::move(a)), b_(std::move(b)), options_(options) {
+  const auto surface = [](const Shape& s) {
+    return s.type() == ShapeType::kPlane || s.type() == ShapeType::kTriangleMesh;
+  };
+  if (surface(a_) && surface(b_)) {
+    throw std::invalid_argument("ContactManifold: " + a_.Label() + " and " + b_.Label() +
+                                ": pairs of planes or triangle meshes are not supported");
+  }
+  swapped_ = b_.type() == ShapeType::kPlane;
+  const Shape& other = swapped_ ? a_ : b_;
+  const bool plane = a_.type() == ShapeType::kPlane || b_.type() == ShapeType::kPlane;
+  const auto add = [&](FeatureKind kind, int count) {
+    for (int i = 0; i < count; ++i) features_.push_back({kind, i});
+  };
+  if (plane && other.type() == ShapeType::kBox) {
+    add(FeatureKind::kPlaneVertex, 8);
+  } else if (plane && other.type() == ShapeType::kConvexMesh) {
+    add(FeatureKind::kPlaneVertex, static_cast<int>(other.mesh().vertices.size()));
+  } else if (plane && other.type() == ShapeType::kCapsule) {
+    add(FeatureKind::kPlaneEndBall, 2);
+  } else if (plane && other.type() == ShapeType::kCylinder) {
+    add(FeatureKind::kPlaneRim, 2);
+  } else if (a_.type() == ShapeType::kBox && b_.type() == ShapeType::kBox) {
+    swapped_ = false;
+    add(FeatureKind::kBoxCornerOfB, 8);
+    add(FeatureKind::kBoxCornerOfA, 8);
+  } else {
+    swapped_ = false;
+    add(FeatureKind::kSignedDistance, 1);
+  }
+}
+
+PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA,
+                                       const Isometry3d& X_WB) const {
+  if (i < 0 || i >= num_features()) {
+    throw std::invalid_argument("ContactManifold::Evaluate: feature " + std::to_string(i) +
+                                " out of range (" + std::to_string(num_features()) + ")");
+  }
+  const ContactFeature& f = features_[static_cast<std::size_t>(i)];
+  switch (f.kind) {
+    case FeatureKind::kSignedDistance:
+      return SignedDistance(a_, X_WA, b_, X_WB, options_);
+    case FeatureKind::kBoxCornerOfB: {
+      const Isometry3d X_a = X_WA * a_.pose(), X_b = X_WB * b_.pose();
+      return BoxPointDistance(a_.half_size(), X_a, X_b * Corner(b_.half_size(), f.index));
+    }
+    case FeatureKind::kBoxCornerOfA: {
+      const Isometry3d X_a = X_WA * a_.pose(), X_b = X_WB * b_.pose();
+      return Swapped(BoxPointDistance(b_.half_size(), X_b, X_a * Corner(a_.half_size(), f.index)));
+    }
+    case FeatureKind::kPlaneVertex:
+    case FeatureKind::kPlaneEndBall:
+    case FeatureKind::kPlaneRim:
+      break;
+  }
+  // Plane features, computed with the plane as A.
+  const Shape& plane = swapped_ ? b_ : a_;
+  const Shape& body = swapped_ ? a_ : b_;
+  const Isometry3d X_p = (swapped_ ? X_WB : X_WA) * plane.pose();
+  const Isometry3d X_s = (swapped_ ? X_WA : X_WB) * body.pose();
+  const Vector3d n = X_p.linear() * plane.plane_normal();
+  const double offset = plane.plane_offset() + n.dot(X_p.translation());
+  PairDistance d;
+  const double end = f.index == 0 ? -0.5 : 0.5;
+  if (f.kind == FeatureKind::kPlaneVertex) {
+    const Vector3d v = body.type() == ShapeType::kBox
+                           ? Corner(body.half_size(), f.index)
+                           : body.mesh().vertices[static_cast<std::size_t>(f.index)];
+    d = OnPlane(n, offset, X_s * v);
+  } else if (f.kind == FeatureKind::kPlaneEndBall) {
+    const Vector3d c = X_s * Vector3d(0.0, 0.0, end * body.length());
+    d = OnPlane(n, offset, c - body.radius() * n);
+  } else {
+    const Vector3d c = X_s * Vector3d(0.0, 0.0, end * body.length());
+    const Vector3d axis = X_s.linear().col(2);
+    const Vector3d w = n - n.dot(axis) * axis;  // n projected on the circle's plane
+    const double w_norm = w.norm();
+    // n ∥ axis: every rim point is equally low; the gap is still exact (and continuous).
+    const Vector3d u = w_norm > 0.0 ? Vector3d(-w / w_norm) : Vector3d(X_s.linear().col(0));
+    d = OnPlane(n, offset, c + body.radius() * u);
+  }
+  return swapped_ ? Swapped(d) : d;
+}
+
+std::vector<int> ContactManifold::Active(const Isometry3d& X_WA, const Isometry3d& X_WB,
+                                         double margin) const {
+  std::vector<int> active;
+  for (int i = 0; i < num_features(); ++i) {
+    if (Evaluate(i, X_WA, X_WB).gap <= margin) active.push_back(i);
+  }
+  return active;
+}
+
+}  // namespace saltus::contact

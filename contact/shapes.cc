@@ -1,0 +1,496 @@
+#include "contact/shapes.h"
+
+#include <fcl/geometry/bvh/BVH_model.h>
+#include <fcl/geometry/shape/box.h>
+#include <fcl/geometry/shape/capsule.h>
+#include <fcl/geometry/shape/convex.h>
+#include <fcl/geometry/shape/cylinder.h>
+#include <fcl/geometry/shape/ellipsoid.h>
+#include <fcl/geometry/shape/halfspace.h>
+#include <fcl/geometry/shape/sphere.h>
+#include <fcl/math/bv/OBBRSS.h>
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace saltus::contact {
+namespace {
+
+[[noreturn]] void Fail(const std::string& label, const std::string& what) {
+  throw std::invalid_argument(label + ": " + what);
+}
+
+void CheckPositive(double x, const std::string& label, const char* what) {
+  if (!std::isfinite(x) || !(x > 0.0)) {
+    Fail(label, std::string(what) + " must be finite and > 0 (got " + std::to_string(x) + ")");
+  }
+}
+
+void CheckPose(const Eigen::Isometry3d& pose, const std::string& label) {
+  if (!pose.matrix().allFinite()) Fail(label, "pose is not finite");
+  const Eigen::Matrix3d R = pose.linear();
+  // Tolerance: a rotation built from a unit quaternion in double is orthonormal to ~1e-15.
+  if ((R.transpose() * R - Eigen::Matrix3d::Identity()).norm() > 1e-9 || R.determinant() < 0.0) {
+    Fail(label, "pose rotation is not a proper rotation");
+  }
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+TriangleMesh LoadObj(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("mesh file '" + path + "': cannot be opened");
+  TriangleMesh mesh;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    const auto fail = [&](const std::string& what) {
+      throw std::invalid_argument("mesh file '" + path + "': line " + std::to_string(line_number) +
+                                  ": " + what);
+    };
+    std::istringstream ls(line);
+    std::string key;
+    if (!(ls >> key) || key[0] == '#') continue;
+    if (key == "v") {
+      Eigen::Vector3d x;
+      if (!(ls >> x.x() >> x.y() >> x.z()) || !x.allFinite()) fail("expected 'v x y z'");
+      mesh.vertices.push_back(x);
+    } else if (key == "f") {
+      std::vector<int> face;
+      std::string token;
+      while (ls >> token) {
+        int index = 0;
+        try {
+          std::size_t used = 0;
+          index = std::stoi(token, &used);
+          if (used < token.size() && token[used] != '/') fail("bad face index '" + token + "'");
+        } catch (const std::logic_error&) {
+          fail("bad face index '" + token + "'");
+        }
+        const int n = static_cast<int>(mesh.vertices.size());
+        if (index < 0) index = n + index + 1;  // OBJ: −1 is the last vertex read so far
+        if (index < 1 || index > n) fail("face index " + token + " out of range");
+        face.push_back(index - 1);
+      }
+      if (face.size() < 3) fail("a face needs at least 3 vertices");
+      for (std::size_t k = 1; k + 1 < face.size(); ++k) {
+        mesh.triangles.push_back({face[0], face[k], face[k + 1]});
+      }
+    }
+    // Other keys (vn, vt, o, g, s, usemtl, mtllib) carry nothing the geometry needs.
+  }
+  if (mesh.triangles.empty()) throw std::invalid_argument("mesh file '" + path + "': no faces");
+  return mesh;
+}
+
+// Merges bit-identical vertices (STL repeats every vertex once per triangle).
+int VertexIndex(const Eigen::Vector3d& x, std::map<std::array<double, 3>, int>& index,
+                TriangleMesh& mesh) {
+  const std::array<double, 3> key{x.x(), x.y(), x.z()};
+  const auto [it, inserted] = index.emplace(key, static_cast<int>(mesh.vertices.size()));
+  if (inserted) mesh.vertices.push_back(x);
+  return it->second;
+}
+
+TriangleMesh LoadStl(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("mesh file '" + path + "': cannot be opened");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto fail = [&](const std::string& what) {
+    throw std::invalid_argument("mesh file '" + path + "': " + what);
+  };
+  TriangleMesh mesh;
+  std::map<std::array<double, 3>, int> index;
+  // Binary STL: 80-byte header, uint32 count, 50 bytes per triangle. Some binary files start
+  // with "solid" too, so the size decides.
+  bool binary = bytes.size() >= 84;
+  std::uint32_t count = 0;
+  if (binary) {
+    std::memcpy(&count, bytes.data() + 80, 4);
+    binary = bytes.size() == 84 + 50 * static_cast<std::size_t>(count);
+  }
+  if (binary) {
+    for (std::uint32_t t = 0; t < count; ++t) {
+      const char* p = bytes.data() + 84 + 50 * static_cast<std::size_t>(t) + 12;
+      std::array<int, 3> tri{};
+      for (int k = 0; k < 3; ++k) {
+        float xyz[3];
+        std::memcpy(xyz, p + 12 * k, 12);
+        const Eigen::Vector3d x(xyz[0], xyz[1], xyz[2]);
+        if (!x.allFinite()) fail("triangle " + std::to_string(t) + " has a non-finite vertex");
+        tri[static_cast<std::size_t>(k)] = VertexIndex(x, index, mesh);
+      }
+      mesh.triangles.push_back(tri);
+    }
+  } else {
+    std::istringstream text(bytes);
+    std::string line;
+    int line_number = 0;
+    std::vector<int> pending;
+    while (std::getline(text, line)) {
+      ++line_number;
+      std::istringstream ls(line);
+      std::string key;
+      if (!(ls >> key)) continue;
+      if (key == "vertex") {
+        Eigen::Vector3d x;
+        if (!(ls >> x.x() >> x.y() >> x.z()) || !x.allFinite()) {
+          fail("line " + std::to_string(line_number) + ": expected 'vertex x y z'");
+        }
+        pending.push_back(VertexIndex(x, index, mesh));
+      } else if (key == "endloop") {
+        if (pending.size() != 3) {
+          fail("line " + std::to_string(line_number) + ": a facet needs exactly 3 vertices");
+        }
+        mesh.triangles.push_back({pending[0], pending[1], pending[2]});
+        pending.clear();
+      }
+    }
+  }
+  if (mesh.triangles.empty()) fail("no triangles (neither binary nor ASCII STL)");
+  return mesh;
+}
+
+void CheckMeshIndices(const TriangleMesh& mesh, const std::string& label) {
+  const int n = static_cast<int>(mesh.vertices.size());
+  if (mesh.triangles.empty()) Fail(label, "mesh has no triangles");
+  for (const Eigen::Vector3d& x : mesh.vertices) {
+    if (!x.allFinite()) Fail(label, "mesh has a non-finite vertex");
+  }
+  for (const auto& t : mesh.triangles) {
+    for (int i : t) {
+      if (i < 0 || i >= n) Fail(label, "triangle index " + std::to_string(i) + " out of range");
+    }
+  }
+}
+
+double MeshSize(const TriangleMesh& mesh) {
+  Eigen::AlignedBox3d box;
+  for (const Eigen::Vector3d& x : mesh.vertices) box.extend(x);
+  return box.diagonal().norm();
+}
+
+}  // namespace
+
+const char* ToString(ShapeType type) {
+  switch (type) {
+    case ShapeType::kSphere:
+      return "sphere";
+    case ShapeType::kBox:
+      return "box";
+    case ShapeType::kCylinder:
+      return "cylinder";
+    case ShapeType::kCapsule:
+      return "capsule";
+    case ShapeType::kEllipsoid:
+      return "ellipsoid";
+    case ShapeType::kPlane:
+      return "plane";
+    case ShapeType::kConvexMesh:
+      return "convex_mesh";
+    case ShapeType::kTriangleMesh:
+      return "triangle_mesh";
+  }
+  return "unknown";
+}
+
+TriangleMesh LoadMesh(const std::string& path) {
+  const std::string lower = Lower(path);
+  const auto ends_with = [&](const char* ext) {
+    const std::size_t n = std::strlen(ext);
+    return lower.size() >= n && lower.compare(lower.size() - n, n, ext) == 0;
+  };
+  if (ends_with(".obj")) return LoadObj(path);
+  if (ends_with(".stl")) return LoadStl(path);
+  throw std::invalid_argument("mesh file '" + path +
+                              "': unknown extension (expected .obj or .stl)");
+}
+
+Shape::Shape(ShapeType type, const Eigen::Isometry3d& pose, std::string name)
+    : type_(type), pose_(pose), name_(std::move(name)) {
+  CheckPose(pose_, Label());
+}
+
+std::string Shape::Label() const { return "shape '" + name_ + "' (" + ToString(type_) + ")"; }
+
+Shape Shape::Sphere(double radius, const Eigen::Isometry3d& pose, std::string name) {
+  Shape s(ShapeType::kSphere, pose, std::move(name));
+  CheckPositive(radius, s.Label(), "radius");
+  s.radius_ = radius;
+  s.fcl_ = std::make_shared<fcl::Sphered>(radius);
+  return s;
+}
+
+Shape Shape::Box(const Eigen::Vector3d& half_size, const Eigen::Isometry3d& pose,
+                 std::string name) {
+  Shape s(ShapeType::kBox, pose, std::move(name));
+  for (int i = 0; i < 3; ++i) CheckPositive(half_size(i), s.Label(), "half size");
+  s.size_ = half_size;
+  s.fcl_ = std::make_shared<fcl::Boxd>(2.0 * half_size);
+  return s;
+}
+
+Shape Shape::Cylinder(double radius, double length, const Eigen::Isometry3d& pose,
+                      std::string name) {
+  Shape s(ShapeType::kCylinder, pose, std::move(name));
+  CheckPositive(radius, s.Label(), "radius");
+  CheckPositive(length, s.Label(), "length");
+  s.radius_ = radius;
+  s.length_ = length;
+  s.fcl_ = std::make_shared<fcl::Cylinderd>(radius, length);
+  return s;
+}
+
+Shape Shape::Capsule(double radius, double length, const Eigen::Isometry3d& pose,
+                     std::string name) {
+  Shape s(ShapeType::kCapsule, pose, std::move(name));
+  CheckPositive(radius, s.Label(), "radius");
+  if (!std::isfinite(length) || length < 0.0) Fail(s.Label(), "length must be finite and >= 0");
+  s.radius_ = radius;
+  s.length_ = length;
+  s.fcl_ = std::make_shared<fcl::Capsuled>(radius, length);
+  return s;
+}
+
+Shape Shape::Ellipsoid(const Eigen::Vector3d& radii, const Eigen::Isometry3d& pose,
+                       std::string name) {
+  Shape s(ShapeType::kEllipsoid, pose, std::move(name));
+  for (int i = 0; i < 3; ++i) CheckPositive(radii(i), s.Label(), "radius");
+  s.size_ = radii;
+  s.fcl_ = std::make_shared<fcl::Ellipsoidd>(radii);
+  return s;
+}
+
+Shape Shape::Plane(const Eigen::Vector3d& normal, double offset, const Eigen::Isometry3d& pose,
+                   std::string name) {
+  Shape s(ShapeType::kPlane, pose, std::move(name));
+  const double norm = normal.norm();
+  if (!normal.allFinite() || !(norm > 0.0)) Fail(s.Label(), "normal must be finite and non-zero");
+  if (!std::isfinite(offset)) Fail(s.Label(), "offset must be finite");
+  s.size_ = normal / norm;
+  s.radius_ = offset / norm;
+  s.fcl_ = std::make_shared<fcl::Halfspaced>(s.size_, s.radius_);
+  return s;
+}
+
+Shape Shape::ConvexMesh(TriangleMesh mesh, const Eigen::Isometry3d& pose, std::string name,
+                        const std::string& source) {
+  Shape s(ShapeType::kConvexMesh, pose, std::move(name));
+  const std::string label = source.empty() ? s.Label() : s.Label() + " from '" + source + "'";
+  CheckMeshIndices(mesh, label);
+  const double size = MeshSize(mesh);
+  if (mesh.vertices.size() < 4 || !(size > 0.0)) Fail(label, "degenerate mesh (no volume)");
+  // Tolerance: coordinates read from text carry ~1e-15 relative error; 1e-9 of the size
+  // accepts them and still rejects any visible dent.
+  const double tol = 1e-9 * size;
+  double max_extent = 0.0;
+  for (std::size_t f = 0; f < mesh.triangles.size(); ++f) {
+    const auto& t = mesh.triangles[f];
+    const Eigen::Vector3d& x0 = mesh.vertices[static_cast<std::size_t>(t[0])];
+    Eigen::Vector3d n = (mesh.vertices[static_cast<std::size_t>(t[1])] - x0)
+                            .cross(mesh.vertices[static_cast<std::size_t>(t[2])] - x0);
+    const double area2 = n.norm();
+    if (!(area2 > tol * size)) continue;  // a sliver says nothing about convexity
+    n /= area2;
+    double lo = 0.0, hi = 0.0;
+    for (const Eigen::Vector3d& x : mesh.vertices) {
+      const double h = n.dot(x - x0);
+      lo = std::min(lo, h);
+      hi = std::max(hi, h);
+    }
+    if (lo < -tol && hi > tol) {
+      Fail(label, "mesh is not convex: vertices lie on both sides of triangle " +
+                      std::to_string(f) + " (by " + std::to_string(std::min(-lo, hi)) + ")");
+    }
+    max_extent = std::max(max_extent, hi - lo);
+  }
+  if (!(max_extent > tol)) Fail(label, "degenerate mesh (all vertices in one plane)");
+  // Closed surface: every edge is shared by exactly two triangles (an open cap of a sphere passes
+  // the plane test above but bounds no solid).
+  std::map<std::pair<int, int>, int> edges;
+  for (const auto& t : mesh.triangles) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      const int i = t[k], j = t[(k + 1) % 3];
+      ++edges[{std::min(i, j), std::max(i, j)}];
+    }
+  }
+  for (const auto& [edge, count] : edges) {
+    if (count != 2) {
+      Fail(label, "mesh is not a closed surface: edge (" + std::to_string(edge.first + 1) + ", " +
+                      std::to_string(edge.second + 1) + ") is used by " + std::to_string(count) +
+                      " triangle(s)");
+    }
+  }
+  auto vertices = std::make_shared<std::vector<Eigen::Vector3d>>(mesh.vertices);
+  auto faces = std::make_shared<std::vector<int>>();
+  faces->reserve(4 * mesh.triangles.size());
+  for (const auto& t : mesh.triangles) {
+    faces->push_back(3);
+    faces->insert(faces->end(), t.begin(), t.end());
+  }
+  s.fcl_ = std::make_shared<fcl::Convexd>(vertices, static_cast<int>(mesh.triangles.size()), faces);
+  s.mesh_ = std::make_shared<const TriangleMesh>(std::move(mesh));
+  return s;
+}
+
+Shape Shape::ConvexMeshFromFile(const std::string& path, const Eigen::Isometry3d& pose,
+                                std::string name) {
+  return ConvexMesh(LoadMesh(path), pose, std::move(name), path);
+}
+
+Shape Shape::TriangleMeshSurface(TriangleMesh mesh, const Eigen::Isometry3d& pose, std::string name,
+                                 const std::string& source) {
+  Shape s(ShapeType::kTriangleMesh, pose, std::move(name));
+  const std::string label = source.empty() ? s.Label() : s.Label() + " from '" + source + "'";
+  CheckMeshIndices(mesh, label);
+  const double size = MeshSize(mesh);
+  for (std::size_t f = 0; f < mesh.triangles.size(); ++f) {
+    const auto& t = mesh.triangles[f];
+    const Eigen::Vector3d& x0 = mesh.vertices[static_cast<std::size_t>(t[0])];
+    const double area2 = (mesh.vertices[static_cast<std::size_t>(t[1])] - x0)
+                             .cross(mesh.vertices[static_cast<std::size_t>(t[2])] - x0)
+                             .norm();
+    // Tolerance: a zero-area triangle has no normal; 1e-12 of size² is round-off level.
+    if (!(area2 > 1e-12 * size * size)) {
+      Fail(label, "triangle " + std::to_string(f) + " has zero area");
+    }
+  }
+  auto bvh = std::make_shared<fcl::BVHModel<fcl::OBBRSSd>>();
+  std::vector<fcl::Triangle> triangles;
+  triangles.reserve(mesh.triangles.size());
+  for (const auto& t : mesh.triangles) {
+    triangles.emplace_back(static_cast<std::size_t>(t[0]), static_cast<std::size_t>(t[1]),
+                           static_cast<std::size_t>(t[2]));
+  }
+  bvh->beginModel();
+  bvh->addSubModel(mesh.vertices, triangles);
+  bvh->endModel();
+  bvh->computeLocalAABB();
+  s.fcl_ = bvh;
+  s.mesh_ = std::make_shared<const TriangleMesh>(std::move(mesh));
+  return s;
+}
+
+Shape Shape::TriangleMeshFromFile(const std::string& path, const Eigen::Isometry3d& pose,
+                                  std::string name) {
+  return TriangleMeshSurface(LoadMesh(path), pose, std::move(name), path);
+}
+
+Eigen::Vector3d Shape::Support(const Eigen::Vector3d& d) const {
+  const auto sign = [](double x) { return x < 0.0 ? -1.0 : 1.0; };
+  switch (type_) {
+    case ShapeType::kSphere: {
+      const double n = d.norm();
+      return n > 0.0 ? Eigen::Vector3d(radius_ * d / n) : Eigen::Vector3d(0.0, 0.0, radius_);
+    }
+    case ShapeType::kBox:
+      return {sign(d.x()) * size_.x(), sign(d.y()) * size_.y(), sign(d.z()) * size_.z()};
+    case ShapeType::kCapsule: {
+      const double n = d.norm();
+      const Eigen::Vector3d ball =
+          n > 0.0 ? Eigen::Vector3d(radius_ * d / n) : Eigen::Vector3d(0.0, 0.0, radius_);
+      return ball + Eigen::Vector3d(0.0, 0.0, sign(d.z()) * 0.5 * length_);
+    }
+    case ShapeType::kCylinder: {
+      const double rho = std::hypot(d.x(), d.y());
+      Eigen::Vector3d x(0.0, 0.0, sign(d.z()) * 0.5 * length_);
+      if (rho > 0.0) {
+        x.x() = radius_ * d.x() / rho;
+        x.y() = radius_ * d.y() / rho;
+      } else {
+        x.x() = radius_;  // d along the axis: the whole end disk supports; pick a rim point
+      }
+      return x;
+    }
+    case ShapeType::kEllipsoid: {
+      // max d·x on x = D u, ‖u‖ = 1 (D = diag(radii)): u = D d / ‖D d‖, x = D² d / ‖D d‖.
+      const Eigen::Vector3d Dd = size_.cwiseProduct(d);
+      const double n = Dd.norm();
+      if (!(n > 0.0)) return {0.0, 0.0, size_.z()};
+      return size_.cwiseProduct(Dd) / n;
+    }
+    case ShapeType::kConvexMesh: {
+      std::size_t best = 0;
+      double best_value = -std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < mesh_->vertices.size(); ++i) {
+        const double value = d.dot(mesh_->vertices[i]);
+        if (value > best_value) {
+          best_value = value;
+          best = i;
+        }
+      }
+      return mesh_->vertices[best];
+    }
+    case ShapeType::kPlane:
+    case ShapeType::kTriangleMesh:
+      break;
+  }
+  throw std::logic_error(Label() + ": no support function (not convex)");
+}
+
+double Shape::BoundingRadius() const {
+  switch (type_) {
+    case ShapeType::kSphere:
+      return radius_;
+    case ShapeType::kBox:
+      return size_.norm();
+    case ShapeType::kCapsule:
+      return radius_ + 0.5 * length_;
+    case ShapeType::kCylinder:
+      return std::hypot(radius_, 0.5 * length_);
+    case ShapeType::kEllipsoid:
+      return size_.maxCoeff();
+    case ShapeType::kPlane:
+      return std::numeric_limits<double>::infinity();
+    case ShapeType::kConvexMesh:
+    case ShapeType::kTriangleMesh: {
+      double r = 0.0;
+      for (const Eigen::Vector3d& x : mesh_->vertices) r = std::max(r, x.norm());
+      return r;
+    }
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+Eigen::AlignedBox3d Shape::LocalAabb() const {
+  const double inf = std::numeric_limits<double>::infinity();
+  Eigen::Vector3d h = Eigen::Vector3d::Zero();
+  switch (type_) {
+    case ShapeType::kSphere:
+      h.setConstant(radius_);
+      break;
+    case ShapeType::kBox:
+    case ShapeType::kEllipsoid:
+      h = size_;
+      break;
+    case ShapeType::kCapsule:
+      h = {radius_, radius_, radius_ + 0.5 * length_};
+      break;
+    case ShapeType::kCylinder:
+      h = {radius_, radius_, 0.5 * length_};
+      break;
+    case ShapeType::kPlane:
+      h.setConstant(inf);
+      break;
+    case ShapeType::kConvexMesh:
+    case ShapeType::kTriangleMesh: {
+      Eigen::AlignedBox3d box;
+      for (const Eigen::Vector3d& x : mesh_->vertices) box.extend(x);
+      return box;
+    }
+  }
+  return Eigen::AlignedBox3d(-h, h);
+}
+
+}  // namespace saltus::contact

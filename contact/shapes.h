@@ -1,0 +1,146 @@
+// Collision shapes attached to bodies (issue 4). A shape is described in its own frame S and
+// carries its pose X_BS in the frame B of the body it is attached to; the world pose of the shape
+// is X_WS = X_WB X_BS.
+//
+//   sphere       radius r, centred at the origin of S
+//   box          half sizes (hx, hy, hz) along the axes of S, centred at the origin
+//   cylinder     radius r, length L along z (from z = −L/2 to z = L/2)       (FCL's convention)
+//   capsule      segment from −L/2 e_z to L/2 e_z swept by a ball of radius r (FCL's convention)
+//   ellipsoid    radii (a, b, c): x²/a² + y²/b² + z²/c² ≤ 1
+//   plane        half-space {x : n·x ≤ d} of S, n unit; the free side is n·x > d
+//   convex mesh  the convex polytope of a vertex set, loaded from an OBJ or STL file; every vertex
+//                must lie on the inner side of every face plane (checked)
+//   triangle mesh  any triangle soup (terrain, a bowl): a surface, meant for static bodies
+//
+// Convex shapes (all but plane and triangle mesh) have a support function
+//   Support(d) = argmax_{x ∈ S} d·x   (in S),
+// which the analytic contact paths use: for a plane with normal n and offset d, the signed
+// distance of a convex shape is  min_{x ∈ S} n·x − d = n·Support(−n) − d.
+//
+// Every shape also owns the FCL 0.7 geometry used for the general narrowphase and broadphase
+// (built once at construction). Factories throw std::invalid_argument naming the shape for
+// degenerate or non-finite sizes (zero radius or size), unreadable mesh files (naming the file
+// and line) and non-convex meshes where a convex one is required.
+#pragma once
+
+#include <Eigen/Geometry>
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fcl {
+template <typename S>
+class CollisionGeometry;
+}  // namespace fcl
+
+namespace saltus::contact {
+
+enum class ShapeType {
+  kSphere,
+  kBox,
+  kCylinder,
+  kCapsule,
+  kEllipsoid,
+  kPlane,
+  kConvexMesh,
+  kTriangleMesh
+};
+
+// "sphere", "box", "cylinder", "capsule", "ellipsoid", "plane", "convex_mesh", "triangle_mesh".
+const char* ToString(ShapeType type);
+
+// Vertices and triangles (indices into vertices, counter-clockwise seen from outside when the
+// file says so; the convex-mesh code does not rely on the orientation).
+struct TriangleMesh {
+  std::vector<Eigen::Vector3d> vertices;
+  std::vector<std::array<int, 3>> triangles;
+};
+
+// Reads a Wavefront OBJ ("v x y z" and "f i j k ..." lines, polygons split into fans, negative
+// indices and "i/t/n" forms accepted) or an STL file (ASCII or binary; duplicate vertices are
+// merged), chosen by the extension (.obj, .stl, case-insensitive). Throws std::invalid_argument
+// naming the file, and the line for OBJ syntax errors, if the file cannot be read, is malformed
+// or has no triangle.
+TriangleMesh LoadMesh(const std::string& path);
+
+class Shape {
+ public:
+  // `name` appears in error messages ("shape 'wheel'"); `pose` is X_BS.
+  static Shape Sphere(double radius, const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                      std::string name = "");
+  static Shape Box(const Eigen::Vector3d& half_size,
+                   const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                   std::string name = "");
+  static Shape Cylinder(double radius, double length,
+                        const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                        std::string name = "");
+  static Shape Capsule(double radius, double length,
+                       const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                       std::string name = "");
+  static Shape Ellipsoid(const Eigen::Vector3d& radii,
+                         const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                         std::string name = "");
+  // Half-space {x : normal·x ≤ offset} of S; `normal` is normalized (must be non-zero).
+  static Shape Plane(const Eigen::Vector3d& normal, double offset,
+                     const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                     std::string name = "");
+  // Convex polytope; `source` (a file name) is quoted in error messages. Needs ≥ 4 vertices
+  // not all in one plane, every vertex on the inner side of every triangle's plane (to a
+  // tolerance of 1e-9 times the mesh size) and a closed surface (every edge shared by exactly
+  // two triangles).
+  static Shape ConvexMesh(TriangleMesh mesh,
+                          const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                          std::string name = "", const std::string& source = "");
+  static Shape ConvexMeshFromFile(const std::string& path,
+                                  const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                                  std::string name = "");
+  // Triangle surface; degenerate (zero-area) triangles are rejected.
+  static Shape TriangleMeshSurface(TriangleMesh mesh,
+                                   const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                                   std::string name = "", const std::string& source = "");
+  static Shape TriangleMeshFromFile(const std::string& path,
+                                    const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
+                                    std::string name = "");
+
+  ShapeType type() const { return type_; }
+  const std::string& name() const { return name_; }
+  const Eigen::Isometry3d& pose() const { return pose_; }  // X_BS
+  bool is_convex() const { return type_ != ShapeType::kPlane && type_ != ShapeType::kTriangleMesh; }
+
+  double radius() const { return radius_; }                      // sphere, cylinder, capsule
+  double length() const { return length_; }                      // cylinder, capsule
+  const Eigen::Vector3d& half_size() const { return size_; }     // box
+  const Eigen::Vector3d& radii() const { return size_; }         // ellipsoid
+  const Eigen::Vector3d& plane_normal() const { return size_; }  // plane (unit, in S)
+  double plane_offset() const { return radius_; }                // plane
+  const TriangleMesh& mesh() const { return *mesh_; }            // convex and triangle meshes
+
+  // argmax_{x ∈ S} d·x in S, for convex shapes (throws std::logic_error otherwise). Ties (a face
+  // or edge orthogonal to d) are broken towards +1 along each axis / the first vertex.
+  Eigen::Vector3d Support(const Eigen::Vector3d& d) const;
+  // Radius of a ball about the origin of S that contains the shape (infinite for a plane).
+  double BoundingRadius() const;
+  // Axis-aligned box in S that contains the shape (infinite for a plane).
+  Eigen::AlignedBox3d LocalAabb() const;
+
+  // The FCL geometry in S (never null).
+  const std::shared_ptr<fcl::CollisionGeometry<double>>& fcl_geometry() const { return fcl_; }
+
+  // "shape 'name' (type)" for messages.
+  std::string Label() const;
+
+ private:
+  Shape(ShapeType type, const Eigen::Isometry3d& pose, std::string name);
+
+  ShapeType type_;
+  Eigen::Isometry3d pose_;
+  std::string name_;
+  double radius_ = 0.0;
+  double length_ = 0.0;
+  Eigen::Vector3d size_ = Eigen::Vector3d::Zero();
+  std::shared_ptr<const TriangleMesh> mesh_;
+  std::shared_ptr<fcl::CollisionGeometry<double>> fcl_;
+};
+
+}  // namespace saltus::contact

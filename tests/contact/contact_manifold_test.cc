@@ -1,0 +1,228 @@
+#include "contact/contact_manifold.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "contact/complementarity.h"
+
+namespace saltus::contact {
+namespace {
+
+using Eigen::AngleAxisd;
+using Eigen::Isometry3d;
+using Eigen::Matrix3d;
+using Eigen::Quaterniond;
+using Eigen::Vector3d;
+
+Isometry3d Pose(const Vector3d& p, const Matrix3d& R = Matrix3d::Identity()) {
+  Isometry3d X = Isometry3d::Identity();
+  X.linear() = R;
+  X.translation() = p;
+  return X;
+}
+
+Matrix3d Rz(double a) { return AngleAxisd(a, Vector3d::UnitZ()).toRotationMatrix(); }
+Matrix3d Rx(double a) { return AngleAxisd(a, Vector3d::UnitX()).toRotationMatrix(); }
+
+const Shape kGround = Shape::Plane(Vector3d::UnitZ(), 0.0, Isometry3d::Identity(), "ground");
+
+TEST(ContactManifold, BoxFlatOnPlaneHasFourPoints) {
+  const Vector3d h(0.3, 0.2, 0.1);
+  const ContactManifold m(kGround, Shape::Box(h));
+  EXPECT_EQ(m.num_features(), 8);
+  const Isometry3d X_box = Pose(Vector3d(1.0, -2.0, 0.1), Rz(0.7));
+  // Margin: the resting corners are at gap 0 to round-off (1e-16); the others at 0.2.
+  const std::vector<int> active = m.Active(Isometry3d::Identity(), X_box, 1e-9);
+  ASSERT_EQ(active.size(), 4u);
+  for (int i : active) {
+    const PairDistance d = m.Evaluate(i, Isometry3d::Identity(), X_box);
+    EXPECT_NEAR(d.gap, 0.0, 1e-15);
+    EXPECT_LT((d.normal - Vector3d::UnitZ()).norm(), 1e-15);
+    // The contact point is a bottom corner of the box.
+    const Vector3d local = X_box.inverse() * d.point_b;
+    EXPECT_NEAR(local.cwiseAbs().x(), h.x(), 1e-15);
+    EXPECT_NEAR(local.cwiseAbs().y(), h.y(), 1e-15);
+    EXPECT_NEAR(local.z(), -h.z(), 1e-15);
+  }
+  // Plane given second: same gaps, normals reversed.
+  const ContactManifold r(Shape::Box(h), kGround);
+  const std::vector<int> active_r = r.Active(X_box, Isometry3d::Identity(), 1e-9);
+  ASSERT_EQ(active_r, active);
+  EXPECT_LT(
+      (r.Evaluate(active_r[0], X_box, Isometry3d::Identity()).normal + Vector3d::UnitZ()).norm(),
+      1e-15);
+}
+
+TEST(ContactManifold, CylinderAndCapsuleOnTheirSideHaveTwoEndPoints) {
+  const double radius = 0.2, length = 1.0;
+  for (const Shape& s : {Shape::Cylinder(radius, length), Shape::Capsule(radius, length)}) {
+    const ContactManifold m(kGround, s);
+    EXPECT_EQ(m.num_features(), 2);
+    // Axis horizontal (along −y after Rx(π/2)), yawed, resting on the ground.
+    const Isometry3d X = Pose(Vector3d(0.5, 0.5, radius), Rz(0.3) * Rx(M_PI / 2));
+    const std::vector<int> active = m.Active(Isometry3d::Identity(), X, 1e-9);
+    ASSERT_EQ(active.size(), 2u) << ToString(s.type());
+    const Vector3d axis = X.linear().col(2);
+    for (int i = 0; i < 2; ++i) {
+      const PairDistance d = m.Evaluate(i, Isometry3d::Identity(), X);
+      EXPECT_NEAR(d.gap, 0.0, 1e-15);  // round-off of the rotation
+      const Vector3d expected =
+          X.translation() + (i == 0 ? -0.5 : 0.5) * length * axis - radius * Vector3d::UnitZ();
+      EXPECT_LT((d.point_b - expected).norm(), 1e-15) << ToString(s.type());
+    }
+    // Tilted by 0.1 rad about the horizontal normal of the axis: one end lifts by L sin(0.1).
+    const Vector3d tilt_axis = Vector3d::UnitZ().cross(axis).normalized();
+    const Isometry3d T = Pose(X.translation(), AngleAxisd(0.1, tilt_axis) * X.linear());
+    const double g0 = m.Evaluate(0, Isometry3d::Identity(), T).gap;
+    const double g1 = m.Evaluate(1, Isometry3d::Identity(), T).gap;
+    // Closed form: ends at heights ∓(L/2) sin 0.1 about the centre, lowest point r cos… below.
+    const double drop = radius * (s.type() == ShapeType::kCylinder ? std::cos(0.1) : 1.0);
+    EXPECT_NEAR(std::min(g0, g1), radius - 0.5 * length * std::sin(0.1) - drop, 1e-15);
+    EXPECT_NEAR(std::max(g0, g1), radius + 0.5 * length * std::sin(0.1) - drop, 1e-15);
+  }
+}
+
+// Every feature kind: the normal is the gradient of its gap (central differences).
+TEST(ContactManifold, FeatureNormalsAreGradients) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  const auto random_rotation = [&] {
+    return Quaterniond(nd(rng), nd(rng), nd(rng), nd(rng)).normalized().toRotationMatrix();
+  };
+  const Shape tilted = Shape::Plane(Vector3d(0.2, -0.1, 1.0), 0.05);
+  const std::vector<ContactManifold> manifolds = {
+      ContactManifold(tilted, Shape::Box(Vector3d(0.3, 0.2, 0.1))),
+      ContactManifold(Shape::Cylinder(0.2, 0.5), tilted),
+      ContactManifold(tilted, Shape::Capsule(0.1, 0.4)),
+      ContactManifold(Shape::Box(Vector3d(0.5, 0.5, 0.2)), Shape::Box(Vector3d(0.2, 0.1, 0.15)))};
+  for (const ContactManifold& m : manifolds) {
+    const Isometry3d X_a = Pose(Vector3d(0, 0, -0.1), random_rotation());
+    const Isometry3d X_b = Pose(Vector3d(0.1, 0.2, 0.7), random_rotation());
+    for (int i = 0; i < m.num_features(); ++i) {
+      const PairDistance d = m.Evaluate(i, X_a, X_b);
+      EXPECT_LT((d.point_b - d.point_a - d.gap * d.normal).norm(), 1e-14);
+      for (int k = 0; k < 6; ++k) {
+        const double step = 1e-6;
+        Vector3d dx = Vector3d::Zero(), dth = Vector3d::Zero();
+        (k < 3 ? dx : dth)(k % 3) = step;
+        const auto moved = [&](double s) {
+          Isometry3d Y = X_b;
+          if (k >= 3)
+            Y.linear() = AngleAxisd(s * step, dth / step).toRotationMatrix() * X_b.linear();
+          Y.translation() += s * dx;
+          return Y;
+        };
+        const double fd =
+            (m.Evaluate(i, X_a, moved(1.0)).gap - m.Evaluate(i, X_a, moved(-1.0)).gap) /
+            (2.0 * step);
+        const double predicted =
+            (d.normal.dot(dx) + (d.point_b - X_b.translation()).cross(d.normal).dot(dth)) / step;
+        // Exact gaps: FD truncation ~ step² × curvature, round-off 1e-16 / step: 1e-8 is ample.
+        EXPECT_NEAR(fd, predicted, 1e-8) << "feature " << i << " direction " << k;
+      }
+    }
+  }
+}
+
+// A box rolling over its edge x = +h_x on the ground: the pivot corners stay at gap 0, the
+// feature rows keep their identity and every gap is a smooth function of the angle; the active
+// set goes 4 → 2 → 4. The min over the features equals the pair's signed distance.
+TEST(ContactManifold, BoxRollingOverAnEdgeKeepsContinuousRows) {
+  const Vector3d h(0.2, 0.3, 0.1);
+  const Shape box = Shape::Box(h);
+  const ContactManifold m(kGround, box);
+  const auto pose = [&](double theta) {
+    // Rotation about the edge (x = h_x, z = 0) parallel to y.
+    const Matrix3d R = AngleAxisd(theta, Vector3d::UnitY()).toRotationMatrix();
+    const Vector3d pivot(h.x(), 0.0, 0.0);
+    return Pose(pivot + R * (Vector3d(0, 0, h.z()) - pivot), R);
+  };
+  const int n = 200;
+  const double dtheta = (M_PI / 2) / n;
+  for (int k = 0; k <= n; ++k) {
+    const double theta = k * dtheta;
+    const std::vector<int> active = m.Active(Isometry3d::Identity(), pose(theta), 1e-12);
+    const std::size_t expected = (k == 0 || k == n) ? 4u : 2u;
+    EXPECT_EQ(active.size(), expected) << "theta " << theta;
+    double min_gap = 1e300;
+    for (int i = 0; i < m.num_features(); ++i) {
+      const double g = m.Evaluate(i, Isometry3d::Identity(), pose(theta)).gap;
+      min_gap = std::min(min_gap, g);
+      if (k == 0 || k == n) continue;
+      // Smoothness: each row is r sin(θ + φ_i) − const; its second difference is bounded by
+      // dθ² × max|g''| ≤ dθ² × ‖h‖ (plus round-off).
+      const double gm = m.Evaluate(i, Isometry3d::Identity(), pose(theta - dtheta)).gap;
+      const double gp = m.Evaluate(i, Isometry3d::Identity(), pose(theta + dtheta)).gap;
+      EXPECT_LE(std::abs(gp - 2.0 * g + gm), dtheta * dtheta * 2.0 * h.norm() + 1e-14);
+    }
+    const double signed_distance =
+        SignedDistance(kGround, Isometry3d::Identity(), box, pose(theta)).gap;
+    EXPECT_NEAR(min_gap, signed_distance, 1e-15);  // both exact
+  }
+}
+
+TEST(ContactManifold, BoxOnBoxUsesCorners) {
+  const ContactManifold m(Shape::Box(Vector3d(1.0, 1.0, 0.5)), Shape::Box(Vector3d(0.2, 0.3, 0.1)));
+  EXPECT_EQ(m.num_features(), 16);
+  const Isometry3d X_a = Pose(Vector3d(0, 0, 0.5));               // top face at z = 1
+  const Isometry3d X_b = Pose(Vector3d(0.1, 0.2, 1.1), Rz(0.4));  // resting on it
+  const std::vector<int> active = m.Active(X_a, X_b, 1e-9);
+  ASSERT_EQ(active.size(), 4u);
+  for (int i : active) {
+    EXPECT_EQ(m.feature(i).kind, FeatureKind::kBoxCornerOfB);
+    EXPECT_LT((m.Evaluate(i, X_a, X_b).normal - Vector3d::UnitZ()).norm(), 1e-15);
+  }
+  // Sunk by 0.01: four corners at −0.01 exactly.
+  const Isometry3d sunk = Pose(Vector3d(0.1, 0.2, 1.09), Rz(0.4));
+  for (int i : m.Active(X_a, sunk, 0.0)) EXPECT_NEAR(m.Evaluate(i, X_a, sunk).gap, -0.01, 1e-15);
+}
+
+// A box resting flat: four redundant rows (Delassus rank 3). The acceleration-level LCP
+// (Haddouni et al. 2017, eq. 12) with Lemke still solves, the contact forces add up to m g and
+// their moment about the centre vanishes.
+TEST(ContactManifold, RestingBoxForcesBalanceGravity) {
+  const Vector3d h(0.3, 0.2, 0.1);
+  const double mass = 2.0, gravity = 9.81;
+  // v = (linear velocity, angular velocity in the world frame); M = diag(m I, R I_B Rᵀ).
+  const Vector3d inertia_body(mass / 3.0 * (h.y() * h.y() + h.z() * h.z()),
+                              mass / 3.0 * (h.x() * h.x() + h.z() * h.z()),
+                              mass / 3.0 * (h.x() * h.x() + h.y() * h.y()));
+  const Isometry3d X = Pose(Vector3d(0.4, 0.1, h.z()), Rz(0.9));
+  Eigen::Matrix<double, 6, 6> M = Eigen::Matrix<double, 6, 6>::Zero();
+  M.topLeftCorner<3, 3>() = mass * Matrix3d::Identity();
+  M.bottomRightCorner<3, 3>() = X.linear() * inertia_body.asDiagonal() * X.linear().transpose();
+  Eigen::Matrix<double, 6, 1> F = Eigen::Matrix<double, 6, 1>::Zero();
+  F(2) = -mass * gravity;
+  const ContactManifold m(kGround, Shape::Box(h));
+  const std::vector<int> active = m.Active(Isometry3d::Identity(), X, 1e-9);
+  ASSERT_EQ(active.size(), 4u);
+  Eigen::MatrixXd G(4, 6);
+  std::vector<PairDistance> points;
+  for (int r = 0; r < 4; ++r) {
+    points.push_back(m.Evaluate(active[static_cast<std::size_t>(r)], Isometry3d::Identity(), X));
+    const PairDistance& d = points.back();
+    G.row(r) << d.normal.transpose(), (d.point_b - X.translation()).cross(d.normal).transpose();
+  }
+  const Eigen::MatrixXd Minv = M.inverse();
+  const Eigen::MatrixXd W = G * Minv * G.transpose();
+  EXPECT_EQ(Eigen::FullPivLU<Eigen::MatrixXd>(W).rank(), 3);
+  // At rest γ = 0: w = W λ + G M⁻¹ F.
+  const LcpResult lcp = SolveLcp(W, G * Minv * F, LcpOptions{});
+  ASSERT_TRUE(lcp.ok) << lcp.message;
+  Vector3d force = Vector3d::Zero(), moment = Vector3d::Zero();
+  for (int r = 0; r < 4; ++r) {
+    const Vector3d f = lcp.z(r) * points[static_cast<std::size_t>(r)].normal;
+    force += f;
+    moment += (points[static_cast<std::size_t>(r)].point_b - X.translation()).cross(f);
+    EXPECT_GE(lcp.z(r), 0.0);
+  }
+  // Tolerance: the LCP's residual tolerance 1e-10 relative to ‖b‖ ~ g, times the weights.
+  EXPECT_NEAR(force.z(), mass * gravity, 1e-8);
+  EXPECT_LT(moment.norm(), 1e-8);
+}
+
+}  // namespace
+}  // namespace saltus::contact
