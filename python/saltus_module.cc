@@ -1,0 +1,313 @@
+// The Python module `saltus`: the facade of saltus/saltus.h with numpy arrays in and out.
+//
+//   import saltus
+//   model = saltus.Model.from_scene_file("examples/bouncing_ball.yaml")
+//   sim = saltus.Simulation(model)            # or Simulation(model, options)
+//   traj = sim.run(10.0)                      # traj.t (rows), traj.q (rows × nq), traj.v,
+//   traj.events sim.set_force(lambda t, q, v: -k * q)     # user force as a Python callable
+//
+// Errors become Python exceptions: saltus.InvalidArgument (a ValueError), saltus.SceneError (an
+// InvalidArgument with .file and .line in the message), saltus.StateError and saltus.Error (both
+// RuntimeError). An exception raised inside a Python callback propagates unchanged; the
+// simulation restarts from its last accepted step and can continue.
+#include <pybind11/eigen.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "integrators/integrator.h"
+#include "saltus/saltus.h"
+
+namespace py = pybind11;
+using Eigen::VectorXd;
+
+namespace {
+
+saltus::SimulationOptions& SetFormulation(saltus::SimulationOptions& o, const std::string& name) {
+  const auto f = saltus::integrators::ParseFormulation(name);
+  if (!f) {
+    throw saltus::InvalidArgument("unknown formulation '" + name +
+                                  "' (index1, index2, index3, ggl)");
+  }
+  o.integrator_options.formulation = *f;
+  return o;
+}
+
+py::dict StatsDict(const saltus::Statistics& s) {
+  py::dict d;
+  d["accepted_steps"] = s.integrator.accepted_steps;
+  d["rejected_steps"] = s.integrator.rejected_steps;
+  d["rhs_evaluations"] = s.integrator.rhs_evaluations;
+  d["newton_iterations"] = s.integrator.newton_iterations;
+  d["smallest_step"] = s.integrator.smallest_step;
+  d["largest_step"] = s.integrator.largest_step;
+  d["impacts"] = s.events[static_cast<int>(saltus::EventKind::kImpact)];
+  d["takeoffs"] = s.events[static_cast<int>(saltus::EventKind::kTakeoff)];
+  d["contacts_closed"] = s.events[static_cast<int>(saltus::EventKind::kContactClosed)];
+  d["time_events"] = s.events[static_cast<int>(saltus::EventKind::kTime)];
+  d["lcp_solves"] = s.lcp_solves;
+  d["max_position_violation"] = s.max_position_violation;
+  d["max_velocity_violation"] = s.max_velocity_violation;
+  d["max_acceleration_violation"] = s.max_acceleration_violation;
+  d["wall_seconds"] = s.wall_seconds;
+  return d;
+}
+
+VectorXd ToVector(const py::object& o, const char* what) {
+  try {
+    return o.cast<VectorXd>();
+  } catch (const py::cast_error&) {
+    throw saltus::InvalidArgument(std::string(what) + " must be a 1-D array of floats");
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(saltus, m) {
+  m.doc() = "Saltus: event-driven simulation of nonsmooth multibody dynamics";
+
+  // Exceptions: translators are tried last-registered first, so the base comes first.
+  static py::exception<saltus::Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<saltus::InvalidArgument> invalid(m, "InvalidArgument", PyExc_ValueError);
+  static py::exception<saltus::SceneError> scene_error(m, "SceneError", invalid.ptr());
+  static py::exception<saltus::StateError> state_error(m, "StateError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const saltus::SceneError& e) {
+      PyErr_SetString(scene_error.ptr(), e.what());
+    } catch (const saltus::InvalidArgument& e) {
+      PyErr_SetString(invalid.ptr(), e.what());
+    } catch (const saltus::StateError& e) {
+      PyErr_SetString(state_error.ptr(), e.what());
+    } catch (const saltus::Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  py::enum_<saltus::EventKind>(m, "EventKind")
+      .value("impact", saltus::EventKind::kImpact)
+      .value("takeoff", saltus::EventKind::kTakeoff)
+      .value("contact_closed", saltus::EventKind::kContactClosed)
+      .value("time", saltus::EventKind::kTime);
+
+  py::class_<saltus::Event>(m, "Event")
+      .def_readonly("t", &saltus::Event::t)
+      .def_readonly("kind", &saltus::Event::kind)
+      .def_readonly("rows", &saltus::Event::rows)
+      .def_readonly("impulses", &saltus::Event::impulses)
+      .def_readonly("energy_before", &saltus::Event::energy_before)
+      .def_readonly("energy_after", &saltus::Event::energy_after)
+      .def("__repr__", [](const saltus::Event& e) {
+        return "<Event " + std::string(saltus::events::ToString(e.kind)) +
+               " t=" + std::to_string(e.t) + ">";
+      });
+
+  py::class_<saltus::SimulationOptions>(m, "Options")
+      .def(py::init<>())
+      .def_readwrite("integrator", &saltus::SimulationOptions::integrator)
+      .def_property(
+          "formulation",
+          [](const saltus::SimulationOptions& o) {
+            return std::string(saltus::integrators::ToString(o.integrator_options.formulation));
+          },
+          [](saltus::SimulationOptions& o, const std::string& f) { SetFormulation(o, f); })
+      .def_property(
+          "rtol", [](const saltus::SimulationOptions& o) { return o.integrator_options.rtol; },
+          [](saltus::SimulationOptions& o, double x) { o.integrator_options.rtol = x; })
+      .def_property(
+          "atol", [](const saltus::SimulationOptions& o) { return o.integrator_options.atol; },
+          [](saltus::SimulationOptions& o, double x) { o.integrator_options.atol = x; })
+      .def_property(
+          "h_min", [](const saltus::SimulationOptions& o) { return o.integrator_options.h_min; },
+          [](saltus::SimulationOptions& o, double x) { o.integrator_options.h_min = x; })
+      .def_property(
+          "h_max", [](const saltus::SimulationOptions& o) { return o.integrator_options.h_max; },
+          [](saltus::SimulationOptions& o, double x) { o.integrator_options.h_max = x; })
+      .def_readwrite("restitution", &saltus::SimulationOptions::restitution)
+      .def_readwrite("output_step", &saltus::SimulationOptions::output_step)
+      .def_readwrite("root_tolerance", &saltus::SimulationOptions::root_tolerance)
+      .def_property(
+          "tau0", [](const saltus::SimulationOptions& o) { return o.thresholds.tau0; },
+          [](saltus::SimulationOptions& o, double x) { o.thresholds.tau0 = x; })
+      .def_property(
+          "tau1", [](const saltus::SimulationOptions& o) { return o.thresholds.tau1; },
+          [](saltus::SimulationOptions& o, double x) { o.thresholds.tau1 = x; })
+      .def_property(
+          "tau3", [](const saltus::SimulationOptions& o) { return o.thresholds.tau3; },
+          [](saltus::SimulationOptions& o, double x) { o.thresholds.tau3 = x; })
+      .def_readwrite("time_events", &saltus::SimulationOptions::time_events);
+
+  py::class_<saltus::Model>(m, "Model")
+      .def_static("from_scene_file", &saltus::Model::FromSceneFile, py::arg("path"))
+      .def_static("from_scene_text", &saltus::Model::FromSceneText, py::arg("yaml"),
+                  py::arg("label") = "<scene>")
+      .def_static(
+          "lagrangian",
+          [](int n, py::object mass, py::object force, py::object q0, py::object v0,
+             std::vector<std::string> names) {
+            saltus::engine::LagrangianCallbacks cb;
+            cb.n = n;
+            if (!mass.is_none()) {
+              Eigen::MatrixXd M;
+              try {
+                M = mass.cast<Eigen::MatrixXd>();
+              } catch (const py::cast_error&) {
+                throw saltus::InvalidArgument("mass must be an n x n array");
+              }
+              if (M.rows() != n || M.cols() != n) {
+                throw saltus::InvalidArgument("mass must be " + std::to_string(n) + " x " +
+                                              std::to_string(n));
+              }
+              cb.mass = [M](const VectorXd&, Eigen::MatrixXd* out) { *out = M; };
+              cb.constant_mass = true;
+            }
+            if (!force.is_none()) {
+              if (!PyCallable_Check(force.ptr())) {
+                throw saltus::InvalidArgument("force must be callable f(t, q, v)");
+              }
+              py::function f = force;
+              cb.forces = [f](double t, const VectorXd& q, const VectorXd& v, VectorXd* F) {
+                *F = ToVector(f(t, q, v), "the force callback's result");
+              };
+            }
+            cb.coordinate_names = std::move(names);
+            return saltus::Model::FromLagrangian(cb, {}, ToVector(q0, "q0"), ToVector(v0, "v0"));
+          },
+          py::arg("n"), py::arg("mass") = py::none(), py::arg("force") = py::none(), py::arg("q0"),
+          py::arg("v0"), py::arg("names") = std::vector<std::string>{},
+          "A Lagrangian system M v' = f(t, q, v) (M constant, default identity).")
+      .def_property_readonly("nq", &saltus::Model::nq)
+      .def_property_readonly("nv", &saltus::Model::nv)
+      .def_property_readonly("num_constraints", &saltus::Model::num_constraints)
+      .def_property_readonly("name", &saltus::Model::name)
+      .def_property_readonly("initial_q", &saltus::Model::initial_q)
+      .def_property_readonly("initial_v", &saltus::Model::initial_v)
+      .def_property_readonly("t_end", &saltus::Model::default_t_end)
+      .def("default_options", &saltus::Model::default_options)
+      .def("position_names", &saltus::Model::PositionNames)
+      .def("velocity_names", &saltus::Model::VelocityNames)
+      .def("constraint_names", &saltus::Model::ConstraintNames);
+
+  py::class_<saltus::RunResult>(m, "RunResult")
+      .def_property_readonly("ok", &saltus::RunResult::ok)
+      .def_property_readonly("status",
+                             [](const saltus::RunResult& r) {
+                               return std::string(saltus::events::ToString(r.status));
+                             })
+      .def_readonly("message", &saltus::RunResult::message)
+      .def_readonly("t", &saltus::RunResult::t);
+
+  py::class_<saltus::Trajectory>(m, "Trajectory")
+      .def_property_readonly("t",
+                             [](const saltus::Trajectory& tr) {
+                               return py::array_t<double>(static_cast<py::ssize_t>(tr.t.size()),
+                                                          tr.t.data());
+                             })
+      .def_property_readonly("q", &saltus::Trajectory::QMatrix)
+      .def_property_readonly("v", &saltus::Trajectory::VMatrix)
+      .def_readonly("events", &saltus::Trajectory::events);
+
+  py::class_<saltus::Snapshot>(m, "Snapshot").def_readonly("t", &saltus::Snapshot::t);
+
+  py::class_<saltus::Simulation>(m, "Simulation")
+      .def(py::init<const saltus::Model&>(), py::arg("model"))
+      .def(py::init<const saltus::Model&, const saltus::SimulationOptions&>(), py::arg("model"),
+           py::arg("options"))
+      .def("advance_to", &saltus::Simulation::AdvanceTo, py::arg("t_end"))
+      .def("step", &saltus::Simulation::Step, py::arg("dt"))
+      .def(
+          "run",
+          [](saltus::Simulation& s, double t_end) {
+            saltus::RunResult r;
+            saltus::Trajectory tr = s.Run(t_end, &r);
+            return py::make_tuple(std::move(tr), r);
+          },
+          py::arg("t_end"), "Runs to t_end; returns (Trajectory, RunResult).")
+      .def(
+          "events",
+          [](saltus::Simulation& s, double t_end) {
+            saltus::RunResult r;
+            return s.Run(t_end, &r).events;
+          },
+          py::arg("t_end"), "Runs to t_end and returns its events (a list to iterate).")
+      .def_property_readonly("t", &saltus::Simulation::t)
+      .def_property_readonly("q", &saltus::Simulation::q)
+      .def_property_readonly("v", &saltus::Simulation::v)
+      .def(
+          "set_state",
+          [](saltus::Simulation& s, double t, py::object q, py::object v) {
+            s.SetState(t, ToVector(q, "q"), ToVector(v, "v"));
+          },
+          py::arg("t"), py::arg("q"), py::arg("v"))
+      .def("multipliers", &saltus::Simulation::AllMultipliers,
+           "λ for every constraint row (zero on open contacts).")
+      .def("active_rows", &saltus::Simulation::ActiveRows)
+      .def("index_sets",
+           [](const saltus::Simulation& s) {
+             const saltus::IndexSets sets = s.CurrentIndexSets();
+             return py::make_tuple(sets.i1, sets.i2);
+           })
+      .def("stats", [](const saltus::Simulation& s) { return StatsDict(s.stats()); })
+      .def(
+          "set_external_force",
+          [](saltus::Simulation& s, py::object f) {
+            s.SetExternalForce(ToVector(f, "external force"));
+          },
+          py::arg("f"))
+      .def(
+          "set_force",
+          [](saltus::Simulation& s, py::object f) {
+            if (f.is_none()) {
+              s.SetForceCallback({});
+              return;
+            }
+            if (!PyCallable_Check(f.ptr())) {
+              throw saltus::InvalidArgument("set_force: expected a callable f(t, q, v) or None");
+            }
+            py::function fn = f;
+            s.SetForceCallback([fn](double t, const VectorXd& q, const VectorXd& v, VectorXd* out) {
+              *out = ToVector(fn(t, q, v), "the force callback's result");
+            });
+          },
+          py::arg("f"), "A generalized force f(t, q, v) -> array(nv) added to F, or None.")
+      .def("on_step",
+           [](saltus::Simulation& s, py::function f) {
+             return s.AddStepObserver(
+                 [f](double t, const VectorXd& q, const VectorXd& v) { f(t, q, v); });
+           })
+      .def("on_event",
+           [](saltus::Simulation& s, py::function f) {
+             return s.AddEventObserver([f](const saltus::Event& e, const VectorXd& q,
+                                           const VectorXd& vm,
+                                           const VectorXd& vp) { f(e, q, vm, vp); });
+           })
+      .def("remove_observer", &saltus::Simulation::RemoveObserver)
+      .def("save", &saltus::Simulation::Save)
+      .def("restore", &saltus::Simulation::Restore);
+
+  m.def(
+      "compare",
+      [](const saltus::Model& model, const std::vector<std::string>& integrators, double t_end,
+         py::object options) {
+        const saltus::SimulationOptions o =
+            options.is_none() ? model.default_options() : options.cast<saltus::SimulationOptions>();
+        py::list out;
+        for (auto& e : saltus::CompareIntegrators(model, integrators, t_end, o)) {
+          py::dict d;
+          d["integrator"] = e.integrator;
+          d["ok"] = e.result.ok();
+          d["status"] = std::string(saltus::events::ToString(e.result.status));
+          d["stats"] = StatsDict(e.stats);
+          d["trajectory"] = std::move(e.trajectory);
+          out.append(d);
+        }
+        return out;
+      },
+      py::arg("model"), py::arg("integrators"), py::arg("t_end"), py::arg("options") = py::none(),
+      "Runs the model with each integrator; a list of dicts (integrator, ok, status, stats, "
+      "trajectory).");
+  m.def("integrators", &saltus::IntegratorNames);
+  m.attr("__version__") = saltus::Version();
+}

@@ -1,0 +1,252 @@
+// Saltus as a physics backend: the public facade for programs that embed the engine.
+//
+// A saltus::Model is an immutable mechanical system with its contacts
+//
+//   q̇ = T(q) v,   M(q) v̇ = F(q, v, t) + f_ext + Gᵀ λ,   g_B(q, t) = 0,   0 ≤ g_U ⊥ λ_U ≥ 0,
+//
+// with Newton impacts v⁺ on the unilateral rows U (Haddouni, Acary, Garreau, Beley & Brogliato,
+// Multibody Syst. Dyn. 41 (2017), eq. 1-6); sizes q (nq), v (nv), λ (num_constraints). It is
+// built from a scene file (docs/scene-format.md), in code from planar bodies, from a Lagrangian
+// system given by callbacks, or from any engine::MechanicalSystem (spatial bodies included).
+// A saltus::Simulation runs it with the event-driven scheme of the reference paper (Fig. 2):
+// advance to a time or by steps, read and set (t, q, v), read multipliers, index sets
+// I₁ = {g ≤ τ₀} (eq. 13) and I₂ (closed contacts, eq. 5) and statistics, observe steps and
+// events, apply external generalized forces f_ext between steps (co-simulation) and save and
+// restore the full state (a host can rewind).
+//
+// Errors: every entry point validates its arguments and throws a saltus::Error subclass whose
+// message names the offending item. A run that cannot continue (step size underflow, LCP
+// failure, ...) is not an exception: Advance returns a status and the state stays at the last
+// accepted step. Internals (event loop, integrators, LCP solvers) are behind a private
+// implementation; the model description types (engine::PlanarBody, contact::PlanarContact,
+// engine::LagrangianCallbacks, ...) are plain structs shared with the engine.
+//
+// Restarts: the integrator restarts (as after an event) when the state is set, when f_ext
+// changes, at Save and at Restore. Because Save restarts too, continuing after Save and
+// continuing after a later Restore of that snapshot give bit-identical results.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "contact/planar_contacts.h"
+#include "engine/lagrangian_system.h"
+#include "engine/mechanical_system.h"
+#include "engine/planar_model.h"
+#include "events/simulation.h"
+
+namespace saltus {
+
+// ---- Errors -------------------------------------------------------------------------------
+// Base of every exception the facade throws.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// A bad argument: wrong size, value out of range, NaN, unknown name.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+// A malformed or unreadable scene file; what() is "<file>:<line>: <item>: <what>".
+class SceneError : public InvalidArgument {
+ public:
+  SceneError(const std::string& what, std::string file, int line)
+      : InvalidArgument(what), file_(std::move(file)), line_(line) {}
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }  // 1-based, 0 when unknown
+
+ private:
+  std::string file_;
+  int line_;
+};
+// A call that is not valid in the current state (e.g. restoring a snapshot of another model,
+// or a state from which the simulation cannot restart).
+class StateError : public Error {
+ public:
+  using Error::Error;
+};
+
+// ---- Model --------------------------------------------------------------------------------
+using SimulationOptions = events::SimulationOptions;
+using Event = events::Event;
+using EventKind = events::EventKind;
+using RunStatus = events::RunStatus;
+using Statistics = events::SimulationStats;
+
+class Model {
+ public:
+  // From a scene file / YAML text (docs/scene-format.md). Throws SceneError.
+  static Model FromSceneFile(const std::string& path);
+  static Model FromSceneText(const std::string& yaml, const std::string& label = "<scene>");
+  // Planar bodies, joints, springs, loads (in `model`) and unilateral contacts. Throws
+  // InvalidArgument naming a bad contact.
+  static Model FromPlanar(std::shared_ptr<const engine::PlanarModel> model,
+                          std::vector<contact::PlanarContact> contacts = {});
+  // A Lagrangian system from callbacks with constraint blocks from callbacks; q0, v0 the
+  // initial state (size n). Throws InvalidArgument.
+  static Model FromLagrangian(engine::LagrangianCallbacks dynamics,
+                              std::vector<engine::ConstraintCallbacks> constraints,
+                              const Eigen::VectorXd& q0, const Eigen::VectorXd& v0);
+  // Any mechanical system (spatial multibody, user subclasses) with its initial state.
+  static Model FromSystem(std::shared_ptr<const engine::MechanicalSystem> system,
+                          const Eigen::VectorXd& q0, const Eigen::VectorXd& v0);
+
+  int nq() const;
+  int nv() const;
+  int num_constraints() const;
+  std::string name() const;  // the scene name, or "" for models built in code
+  const Eigen::VectorXd& initial_q() const;
+  const Eigen::VectorXd& initial_v() const;
+  // Options of the scene's `simulation:` section, or the defaults for models built in code.
+  const SimulationOptions& default_options() const;
+  // The scene's t_end, or 0 for models built in code.
+  double default_t_end() const;
+  std::vector<std::string> PositionNames() const;    // nq
+  std::vector<std::string> VelocityNames() const;    // nv
+  std::vector<std::string> ConstraintNames() const;  // num_constraints
+  std::vector<int> UnilateralRows() const;           // ascending
+  // Planar geometry (for visualization): null / empty for non-planar models.
+  std::shared_ptr<const engine::PlanarModel> planar_model() const;
+  const std::vector<contact::PlanarContact>& planar_contacts() const;
+  const engine::MechanicalSystem& system() const;
+
+  struct Data;  // private
+
+ private:
+  explicit Model(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+  friend class Simulation;
+  std::shared_ptr<const Data> data_;
+};
+
+// ---- Simulation ---------------------------------------------------------------------------
+struct RunResult {
+  RunStatus status = RunStatus::kFinished;
+  std::string message;  // why the run stopped early; empty when finished
+  double t = 0;         // time reached
+  bool ok() const { return status == RunStatus::kFinished; }
+};
+
+// A trajectory recorded by Simulation::Run: one row per output time (and on both sides of every
+// event), plus the event log.
+struct Trajectory {
+  std::vector<double> t;              // rows
+  std::vector<Eigen::VectorXd> q, v;  // per row (nq, nv)
+  std::vector<Event> events;          // in time order
+  Eigen::MatrixXd QMatrix() const;    // rows × nq
+  Eigen::MatrixXd VMatrix() const;    // rows × nv
+};
+
+// A saved state: t, q, v, closed contacts, f_ext and statistics (opaque but copyable).
+struct Snapshot {
+  double t = 0;
+  Eigen::VectorXd q, v, f_ext;
+  std::vector<int> closed_rows;
+  Statistics stats;
+  const void* model_id = nullptr;  // the model it belongs to
+};
+
+// Index sets of the unilateral rows at the current state (ascending global row indices).
+struct IndexSets {
+  std::vector<int> i1;  // closed in position, g ≤ τ₀ (eq. 13)
+  std::vector<int> i2;  // closed in position and velocity, the active contacts (eq. 5)
+};
+
+using StepObserver =
+    std::function<void(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v)>;
+using EventObserver =
+    std::function<void(const Event& e, const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+                       const Eigen::VectorXd& v_plus)>;
+// f(t, q, v) → generalized force (nv) added to F; evaluated by the integrator at every stage.
+using ForceCallback = std::function<void(double t, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& v, Eigen::VectorXd* f)>;
+
+class Simulation {
+ public:
+  // Starts at the model's initial state. Throws InvalidArgument on bad options (unknown
+  // integrator, formulation it does not support, restitution outside [0, 1], thresholds ≤ 0,
+  // tolerances, ...) or an inconsistent initial state (penetration, joints that cannot close).
+  explicit Simulation(const Model& model);
+  Simulation(const Model& model, const SimulationOptions& options);
+  ~Simulation();
+  Simulation(Simulation&&) noexcept;
+  Simulation& operator=(Simulation&&) noexcept;
+
+  // Advances to t_end (≥ t(), finite). Throws InvalidArgument on a bad t_end. An exception
+  // thrown by a user callback (force, observer) propagates unchanged after the simulation has
+  // restarted from its last accepted step, so the run can continue.
+  RunResult AdvanceTo(double t_end);
+  // AdvanceTo(t() + dt), dt > 0: one communication step of a co-simulation.
+  RunResult Step(double dt);
+  // AdvanceTo(t_end) recording the trajectory and events (what observers see).
+  Trajectory Run(double t_end, RunResult* result = nullptr);
+
+  double t() const;
+  const Eigen::VectorXd& q() const;
+  const Eigen::VectorXd& v() const;
+  // Sets the state and restarts (projection onto the joints, index sets, initial impact).
+  // Throws InvalidArgument on sizes (q: nq, v: nv), NaN/Inf or penetration.
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  void SetPositions(const Eigen::VectorXd& q);   // keeps t and v
+  void SetVelocities(const Eigen::VectorXd& v);  // keeps t and q
+
+  // Rows of the current phase (joints, then closed contacts; ascending) and their multipliers
+  // λ (same order) at the current state, from the index-1 solve.
+  std::vector<int> ActiveRows() const;
+  Eigen::VectorXd Multipliers() const;
+  // λ for every constraint row (num_constraints), zero on open contacts.
+  Eigen::VectorXd AllMultipliers() const;
+  IndexSets CurrentIndexSets() const;
+  // Accumulated over the whole life of this Simulation (restarts included; Restore sets them
+  // back to the snapshot's).
+  Statistics stats() const;
+  const SimulationOptions& options() const;
+  const Model& model() const;
+
+  // Observers are called during AdvanceTo: every accepted step (and output time) and every
+  // event. Returns an id for RemoveObserver. Throws InvalidArgument on an empty function.
+  int AddStepObserver(StepObserver observer);
+  int AddOutputObserver(StepObserver observer);
+  int AddEventObserver(EventObserver observer);
+  void RemoveObserver(int id);  // throws InvalidArgument on an unknown id
+
+  // External generalized force f_ext (nv, finite), held constant until changed (zero-order
+  // hold between co-simulation steps); restarts the integrator.
+  void SetExternalForce(const Eigen::VectorXd& f_ext);
+  const Eigen::VectorXd& external_force() const;
+  // A state-dependent force added to F (empty: none). Restarts the integrator.
+  void SetForceCallback(ForceCallback force);
+
+  // Full state for rewinding; see the header comment on restarts.
+  Snapshot Save();
+  // Throws StateError if the snapshot belongs to another model.
+  void Restore(const Snapshot& snapshot);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs one scene with several integrators (a comparison study): one RunResult and Statistics per
+// integrator name, in order. Throws InvalidArgument on an unknown name.
+struct StudyEntry {
+  std::string integrator;
+  RunResult result;
+  Statistics stats;
+  Trajectory trajectory;
+};
+std::vector<StudyEntry> CompareIntegrators(const Model& model,
+                                           const std::vector<std::string>& integrators,
+                                           double t_end, const SimulationOptions& options);
+
+// Names of the integrators in the table.
+std::vector<std::string> IntegratorNames();
+// The version of the library ("0.1.0").
+std::string Version();
+
+}  // namespace saltus
