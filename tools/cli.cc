@@ -14,6 +14,7 @@
 
 #include "events/simulation.h"
 #include "integrators/integrator.h"
+#include "tools/compare.h"
 #include "tools/json_writer.h"
 #include "tools/scene.h"
 #include "tools/writers.h"
@@ -25,6 +26,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage:\n"
     "  saltus run SCENE.yaml [options]   simulate a scene and write its results\n"
+    "  saltus compare [options]          compare integrators over scene sets (docs/compare.md)\n"
     "  saltus list                       list the integrators and their formulations\n"
     "  saltus help                       show this help\n"
     "\n"
@@ -339,7 +341,8 @@ int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& e
       return List(out);
     }
     if (command == "run") return Run(args.subspan(1), out, err, stderr_is_terminal);
-    throw UsageError("unknown command '" + command + "' (use run, list or help)");
+    if (command == "compare") return RunCompare(args.subspan(1), out, err);
+    throw UsageError("unknown command '" + command + "' (use run, compare, list or help)");
   } catch (const UsageError& e) {
     err << "error: " << e.what() << "\n(saltus help shows the usage)\n";
     return kExitBadInput;

@@ -356,7 +356,7 @@ class SceneParser {
     }
     MapReader top(file_, root, "scene");
     top.CheckKeys(Keys({"scene", "description", "gravity", "bodies", "joints", "forces", "contacts",
-                        "simulation"}));
+                        "simulation", "reference"}));
     Scene scene;
     scene.file = file_;
     scene.name = top.RequiredString("scene");
@@ -376,6 +376,7 @@ class SceneParser {
     for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "contacts")) ParseContact(n, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
+    if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
   }
 
@@ -577,6 +578,45 @@ class SceneParser {
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
+  }
+
+  // `reference:` (SceneReference); the file and the closed form are checked by tools/reference.h.
+  void ParseReference(const YAML::Node& node, Scene* scene) {
+    MapReader r(file_, node, "reference");
+    r.CheckKeys(Keys({"file", "analytic", "integrator", "formulation", "rtol", "atol", "step"}));
+    SceneReference& ref = scene->reference;
+    ref.line = r.line();
+    ref.file = r.String("file", "");
+    ref.analytic = r.String("analytic", "");
+    ref.integrator = r.String("integrator", "");
+    ref.formulation = r.String("formulation", "");
+    ref.rtol = r.Number("rtol", Range::kPositive, 0.0);
+    ref.atol = r.Number("atol", Range::kPositive, 0.0);
+    ref.step = r.Number("step", Range::kPositive, 0.0);
+    const int sources = !ref.file.empty() + !ref.analytic.empty() + !ref.integrator.empty();
+    if (sources > 1) r.Fail("give one of file, analytic or integrator (a tight-tolerance run)");
+    if (ref.integrator.empty() && (r.Has("formulation") || r.Has("rtol") || r.Has("atol"))) {
+      r.Fail("formulation, rtol and atol describe a run: they need integrator");
+    }
+    if (!ref.integrator.empty()) {
+      std::optional<integrators::Formulation> f;  // default: the integrator's first formulation
+      for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+        if (e.name == ref.integrator) f = e.formulations.front();
+      }
+      if (!ref.formulation.empty()) {
+        f = integrators::ParseFormulation(ref.formulation);
+        if (!f) r.Fail(*r.Find("formulation"), "formulation '" + ref.formulation + "' is unknown");
+      }
+      const std::string problem =
+          CheckIntegratorChoice(ref.integrator, f.value_or(integrators::Formulation::kIndex1));
+      if (!problem.empty()) {
+        const bool known = problem.rfind("unknown integrator", 0) != 0;
+        r.Fail(*r.Find(known && r.Has("formulation") ? "formulation" : "integrator"), problem);
+      }
+    }
+    if (!ref.file.empty() && !std::filesystem::path(ref.file).is_absolute()) {
+      ref.file = (std::filesystem::path(file_).parent_path() / ref.file).string();
+    }
   }
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {

@@ -48,6 +48,18 @@ struct SceneLines {
   std::vector<int> bodies, joints, springs, loads, contacts;
 };
 
+// The optional `reference:` section: where `saltus compare` takes the scene's reference solution
+// from (tools/reference.h, docs/scene-format.md). At most one of file, analytic and a
+// tight-tolerance run (integrator non-empty) is set; none means "compare decides".
+struct SceneReference {
+  std::string file;      // CSV of reference positions, resolved against the scene's folder
+  std::string analytic;  // name of a closed-form solution (tools/reference.h)
+  std::string integrator, formulation;  // a tight-tolerance run of this integrator
+  double rtol = 0, atol = 0;            // of that run; 0: compare's defaults
+  double step = 0;                      // spacing of the reference times (s); 0: t_end / 100
+  int line = 0;                         // of the section; 0 when absent
+};
+
 struct Scene {
   std::string file;  // label used in messages (the path as given)
   std::string name;  // `scene`: also the default output directory out/<name>
@@ -61,6 +73,7 @@ struct Scene {
   events::SimulationOptions options;  // everything under `simulation:` except t_end
   double t_end = 0.0;                 // s, > 0
   SceneLines lines;
+  SceneReference reference;
 };
 
 // Parses and validates a scene given as YAML text; `file` labels the messages. Throws

@@ -1,0 +1,803 @@
+#include "tools/compare.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "events/simulation.h"
+#include "integrators/integrator.h"
+#include "tools/cli.h"
+#include "tools/json_writer.h"
+#include "tools/reference.h"
+#include "tools/scene.h"
+
+#ifndef SALTUS_SETS_DIR
+#define SALTUS_SETS_DIR "examples/sets"
+#endif
+#ifndef SALTUS_PLOTS_SCRIPT
+#define SALTUS_PLOTS_SCRIPT "tools/plots/compare_plots.py"
+#endif
+
+namespace saltus::tools {
+
+const std::vector<std::string> kResultColumns = {
+    "set",
+    "scene",
+    "integrator",
+    "formulation",
+    "rtol",
+    "atol",
+    "status",
+    "reason",
+    "wall_seconds",
+    "t_end",
+    "t_reached",
+    "accepted_steps",
+    "rejected_steps",
+    "average_step",
+    "smallest_step",
+    "rhs_evaluations",
+    "newton_iterations",
+    "jacobian_evaluations",
+    "factorizations",
+    "impacts",
+    "takeoffs",
+    "contacts_closed",
+    "time_events",
+    "max_position_violation",
+    "max_velocity_violation",
+    "max_acceleration_violation",
+    "error",
+    "reference",
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::vector<std::string> scene_files;
+  std::vector<std::string> sets;
+  std::vector<std::string> integrators, formulations;
+  std::vector<double> rtols = {1e-3, 1e-4, 1e-5, 1e-6};
+  std::string out_dir = "out/compare";
+  double time_limit = 60;
+  int jobs = 0;
+  int repeat = 3;
+  std::string reference_integrator = "dopri5";
+  double reference_rtol = 1e-10;
+  bool plots = true;
+  std::optional<double> t_end;  // overrides every scene's t_end
+};
+
+struct SceneEntry {
+  Scene scene;
+  std::string set;                             // set name, or "scenes" for --scenes
+  std::optional<ReferenceSolution> reference;  // after the reference phase
+  std::string reference_note;                  // why there is none
+};
+
+struct Job {
+  std::size_t scene = 0;
+  std::string integrator;
+  integrators::Formulation formulation = integrators::Formulation::kIndex1;
+  double rtol = 0, atol = 0;
+  bool is_reference = false;  // a reference run: writes the reference CSV
+};
+
+double ParsePositive(const std::string& flag, const std::string& text) {
+  double value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  const auto [end, ec] = std::from_chars(first, last, value);
+  if (text.empty() || ec != std::errc() || end != last || !std::isfinite(value) || !(value > 0)) {
+    throw std::invalid_argument(flag + ": expected a number > 0, got '" + text + "'");
+  }
+  return value;
+}
+
+int ParseCount(const std::string& flag, const std::string& text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 1) {
+    throw std::invalid_argument(flag + ": expected an integer >= 1, got '" + text + "'");
+  }
+  return value;
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) items.push_back(item);
+  if (!text.empty() && text.back() == ',') items.emplace_back();
+  return items;
+}
+
+Options ParseArgs(std::span<const std::string> args) {
+  Options o;
+  static const std::vector<std::string> kListFlags = {"--scenes", "--set", "--integrators",
+                                                      "--formulations"};
+  static const std::vector<std::string> kValueFlags = {
+      "--rtol",   "--out",   "--time-limit",           "--jobs",
+      "--repeat", "--t-end", "--reference-integrator", "--reference-rtol"};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> inline_value;
+    if (const std::size_t eq = flag.find('=');
+        flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (flag == "--no-plots") {
+      o.plots = false;
+      continue;
+    }
+    const bool is_list = std::find(kListFlags.begin(), kListFlags.end(), flag) != kListFlags.end();
+    const bool is_value =
+        std::find(kValueFlags.begin(), kValueFlags.end(), flag) != kValueFlags.end();
+    if (!is_list && !is_value) {
+      if (flag.rfind("-", 0) == 0) {
+        throw std::invalid_argument("compare: unknown option '" + flag + "'");
+      }
+      throw std::invalid_argument("compare: unexpected argument '" + flag +
+                                  "' (scene files go after --scenes)");
+    }
+    std::vector<std::string> values;
+    if (inline_value) {
+      values.push_back(*inline_value);
+    } else if (is_value) {
+      if (i + 1 >= args.size()) throw std::invalid_argument(flag + ": missing value");
+      values.push_back(args[++i]);
+    } else {
+      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) values.push_back(args[++i]);
+    }
+    if (values.empty()) throw std::invalid_argument(flag + ": missing value");
+    std::vector<std::string> items;
+    for (const std::string& v : values) {
+      for (const std::string& item : is_list ? SplitCommas(v) : std::vector<std::string>{v}) {
+        if (item.empty()) throw std::invalid_argument(flag + ": empty item in '" + v + "'");
+        items.push_back(item);
+      }
+    }
+    if (flag == "--scenes") {
+      o.scene_files.insert(o.scene_files.end(), items.begin(), items.end());
+    } else if (flag == "--set") {
+      o.sets.insert(o.sets.end(), items.begin(), items.end());
+    } else if (flag == "--integrators") {
+      o.integrators.insert(o.integrators.end(), items.begin(), items.end());
+    } else if (flag == "--formulations") {
+      o.formulations.insert(o.formulations.end(), items.begin(), items.end());
+    } else if (flag == "--rtol") {
+      try {
+        o.rtols = ParseToleranceList(items[0]);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--rtol: ") + e.what());
+      }
+    } else if (flag == "--out") {
+      o.out_dir = items[0];
+    } else if (flag == "--time-limit") {
+      o.time_limit = ParsePositive(flag, items[0]);
+    } else if (flag == "--jobs") {
+      o.jobs = ParseCount(flag, items[0]);
+    } else if (flag == "--repeat") {
+      o.repeat = ParseCount(flag, items[0]);
+    } else if (flag == "--reference-integrator") {
+      o.reference_integrator = items[0];
+    } else if (flag == "--t-end") {
+      o.t_end = ParsePositive(flag, items[0]);
+    } else if (flag == "--reference-rtol") {
+      o.reference_rtol = ParsePositive(flag, items[0]);
+    } else {
+      throw std::invalid_argument(flag + ": not supported by compare");
+    }
+  }
+  if (o.scene_files.empty() && o.sets.empty()) o.sets = {"joints", "impacts", "stiff"};
+  return o;
+}
+
+std::string Format(double x) {
+  if (!std::isfinite(x)) return "";
+  return FormatDouble(x);
+}
+
+std::string Short(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", x);
+  return buffer;
+}
+
+// ---- One run, in the child process ---------------------------------------------------------
+
+ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
+                      const std::filesystem::path& reference_out) {
+  const Scene& scene = entry.scene;
+  ResultRow row;
+  events::SimulationOptions options = scene.options;
+  options.integrator = job.integrator;
+  options.integrator_options.formulation = job.formulation;
+  options.integrator_options.rtol = job.rtol;
+  options.integrator_options.atol = job.atol;
+
+  // The reference grid: the scene's reference, or (for a reference run) all positions.
+  const std::shared_ptr<engine::PlanarMultibodySystem> system = BuildSystem(scene);
+  std::optional<ReferenceSolution> grid = entry.reference;
+  if (job.is_reference) {
+    ReferenceSolution r;
+    r.step = scene.reference.step > 0 ? scene.reference.step : scene.t_end / 100;
+    r.times = ReferenceTimes(scene.t_end, r.step);
+    for (int i = 0; i < system->nq(); ++i) {
+      r.names.push_back(system->PositionName(i));
+      r.columns.push_back(i);
+    }
+    r.values.setZero(static_cast<Eigen::Index>(r.times.size()), system->nq());
+    grid = r;
+  }
+  options.output_step = grid ? grid->step : 0.0;
+
+  double best_wall = std::numeric_limits<double>::infinity();
+  double used = 0;
+  std::unique_ptr<events::Simulation> simulation;
+  std::unique_ptr<ReferenceRecorder> recorder;
+  events::RunResult result;
+  std::string error_text;
+  for (int r = 0; r < repeat; ++r) {
+    simulation = std::make_unique<events::Simulation>(system, options);
+    recorder.reset(grid ? new ReferenceRecorder(*grid) : nullptr);
+    if (recorder) simulation->AddObserver(recorder.get());
+    const Clock::time_point start = Clock::now();
+    try {
+      simulation->SetState(0.0, system->model().InitialPositions(),
+                           system->model().InitialVelocities());
+      result = simulation->AdvanceTo(scene.t_end);
+    } catch (const std::exception& e) {
+      result.status = events::RunStatus::kNonFinite;
+      result.t = simulation->t();
+      error_text = std::string("exception: ") + e.what();
+    }
+    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+    best_wall = std::min(best_wall, wall);
+    used += wall;
+    if (result.status != events::RunStatus::kFinished || !error_text.empty() || used > 1.0) break;
+  }
+  const bool ok = result.status == events::RunStatus::kFinished && error_text.empty();
+  const events::SimulationStats& s = simulation->stats();
+  row["status"] = ok ? "ok" : "failed";
+  if (!ok) {
+    row["reason"] = !error_text.empty() ? error_text
+                                        : std::string(events::ToString(result.status)) +
+                                              (result.message.empty() ? "" : ": " + result.message);
+  }
+  row["wall_seconds"] = Format(best_wall);
+  row["t_reached"] = Format(result.t);
+  row["accepted_steps"] = std::to_string(s.integrator.accepted_steps);
+  row["rejected_steps"] = std::to_string(s.integrator.rejected_steps);
+  if (s.integrator.accepted_steps > 0) {
+    row["average_step"] =
+        Format(s.integrator.total_time / static_cast<double>(s.integrator.accepted_steps));
+    row["smallest_step"] = Format(s.integrator.smallest_step);
+  }
+  row["rhs_evaluations"] = std::to_string(s.integrator.rhs_evaluations);
+  row["newton_iterations"] = std::to_string(s.integrator.newton_iterations);
+  row["jacobian_evaluations"] = std::to_string(s.integrator.jacobian_evaluations);
+  row["factorizations"] = std::to_string(s.integrator.factorizations);
+  row["impacts"] = std::to_string(s.events[0]);
+  row["takeoffs"] = std::to_string(s.events[1]);
+  row["contacts_closed"] = std::to_string(s.events[2]);
+  row["time_events"] = std::to_string(s.events[3]);
+  row["max_position_violation"] = Format(s.max_position_violation);
+  row["max_velocity_violation"] = Format(s.max_velocity_violation);
+  row["max_acceleration_violation"] = Format(s.max_acceleration_violation);
+  if (ok && recorder && !job.is_reference) row["error"] = Format(recorder->Error());
+  if (ok && job.is_reference) {
+    if (!recorder->complete()) {
+      row["status"] = "failed";
+      row["reason"] = "the reference run missed some reference times";
+    } else {
+      std::ofstream file(reference_out, std::ios::binary | std::ios::trunc);
+      WriteReferenceCsv(recorder->AsReference(""), file);
+      if (!file) {
+        row["status"] = "failed";
+        row["reason"] = "cannot write " + reference_out.string();
+      }
+    }
+  }
+  return row;
+}
+
+// Text form of a row for the pipe: "key=value" lines, newlines in values replaced by spaces.
+std::string Serialize(const ResultRow& row) {
+  std::string text;
+  for (const auto& [key, value] : row) {
+    std::string v = value;
+    std::replace(v.begin(), v.end(), '\n', ' ');
+    text += key + "=" + v + "\n";
+  }
+  return text;
+}
+
+ResultRow Deserialize(const std::string& text) {
+  ResultRow row;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t eq = line.find('=');
+    if (eq != std::string::npos) row[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return row;
+}
+
+// ---- The process pool ----------------------------------------------------------------------
+
+struct Running {
+  pid_t pid = -1;
+  int fd = -1;
+  std::size_t job = 0;
+  Clock::time_point start;
+  std::string output;
+};
+
+std::string SignalName(int sig) {
+  const char* name = strsignal(sig);
+  return "signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
+}
+
+// Runs every job in a child process, at most `jobs` at once, each killed after `time_limit`
+// seconds. Calls done(job index, row) as each finishes (in the parent).
+template <class Done>
+void RunPool(const std::vector<SceneEntry>& scenes, const std::vector<Job>& jobs, int parallel,
+             double time_limit, int repeat, const std::filesystem::path& reference_dir,
+             Done&& done) {
+  std::vector<Running> running;
+  std::size_t next = 0;
+  const auto reference_path = [&](const Job& job) {
+    return reference_dir / (scenes[job.scene].scene.name + ".csv");
+  };
+  while (next < jobs.size() || !running.empty()) {
+    while (static_cast<int>(running.size()) < parallel && next < jobs.size()) {
+      int fds[2];
+      if (pipe(fds) != 0) throw std::runtime_error("compare: pipe() failed");
+      std::fflush(nullptr);
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("compare: fork() failed");
+      if (pid == 0) {
+        close(fds[0]);
+        std::string text;
+        int code = 0;
+        try {
+          text = Serialize(SimulateJob(scenes[jobs[next].scene], jobs[next], repeat,
+                                       reference_path(jobs[next])));
+        } catch (const std::exception& e) {
+          ResultRow row{{"status", "failed"}, {"reason", std::string("error: ") + e.what()}};
+          text = Serialize(row);
+        }
+        std::size_t written = 0;
+        while (written < text.size()) {
+          const ssize_t n = write(fds[1], text.data() + written, text.size() - written);
+          if (n <= 0) {
+            code = 1;
+            break;
+          }
+          written += static_cast<std::size_t>(n);
+        }
+        close(fds[1]);
+        _exit(code);
+      }
+      close(fds[1]);
+      running.push_back({pid, fds[0], next, Clock::now(), {}});
+      ++next;
+    }
+    // Wait for output or the nearest deadline (at most 100 ms).
+    std::vector<pollfd> polls;
+    for (const Running& r : running) polls.push_back({r.fd, POLLIN, 0});
+    int wait_ms = 100;
+    for (const Running& r : running) {
+      const double left =
+          time_limit - std::chrono::duration<double>(Clock::now() - r.start).count();
+      wait_ms = std::min(wait_ms, std::max(0, static_cast<int>(left * 1000) + 1));
+    }
+    poll(polls.data(), static_cast<nfds_t>(polls.size()), wait_ms);
+    for (std::size_t k = 0; k < running.size();) {
+      Running& r = running[k];
+      bool finished = false;
+      ResultRow row;
+      if (polls[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buffer[4096];
+        const ssize_t n = read(r.fd, buffer, sizeof buffer);
+        if (n > 0) r.output.append(buffer, static_cast<std::size_t>(n));
+        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+          int status = 0;
+          waitpid(r.pid, &status, 0);
+          finished = true;
+          if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !r.output.empty()) {
+            row = Deserialize(r.output);
+          } else if (WIFSIGNALED(status)) {
+            row = {{"status", "failed"}, {"reason", "crashed: " + SignalName(WTERMSIG(status))}};
+          } else {
+            row = {{"status", "failed"},
+                   {"reason", "the run process exited with code " +
+                                  std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)}};
+          }
+        }
+      }
+      const double elapsed = std::chrono::duration<double>(Clock::now() - r.start).count();
+      if (!finished && elapsed > time_limit) {
+        kill(r.pid, SIGKILL);
+        int status = 0;
+        waitpid(r.pid, &status, 0);
+        finished = true;
+        row = {{"status", "timed_out"},
+               {"reason", "killed after the time limit of " + Short(time_limit) + " s"},
+               {"wall_seconds", Format(time_limit)}};
+      }
+      if (finished) {
+        close(r.fd);
+        const std::size_t job = r.job;
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+        polls.erase(polls.begin() + static_cast<std::ptrdiff_t>(k));
+        done(job, row);
+      } else {
+        ++k;
+      }
+    }
+  }
+}
+
+// ---- Study set-up --------------------------------------------------------------------------
+
+void LoadScene(const std::string& file, const std::string& set, std::optional<double> t_end,
+               std::vector<SceneEntry>* scenes) {
+  SceneEntry entry;
+  entry.scene = LoadSceneFile(file);
+  if (t_end) entry.scene.t_end = *t_end;
+  entry.set = set;
+  BuildSystem(entry.scene);  // anything the engine rejects is bad input, before any run
+  for (const SceneEntry& other : *scenes) {
+    if (other.scene.name == entry.scene.name) {
+      if (std::filesystem::equivalent(other.scene.file, entry.scene.file)) return;  // listed twice
+      throw std::invalid_argument(file + ": scene name '" + entry.scene.name +
+                                  "' is also used by " + other.scene.file +
+                                  " (results are keyed by scene name)");
+    }
+  }
+  scenes->push_back(std::move(entry));
+}
+
+// File and analytic references are bad input when wrong; runs are made later.
+void ResolveStaticReference(SceneEntry* entry) {
+  const Scene& scene = entry->scene;
+  const SceneReference& spec = scene.reference;
+  const double step = spec.step > 0 ? spec.step : scene.t_end / 100;
+  if (!spec.file.empty()) {
+    const auto system = BuildSystem(scene);
+    try {
+      entry->reference = LoadReferenceFile(spec.file, *system, scene.t_end, spec.step);
+    } catch (const std::invalid_argument& e) {
+      throw SceneError(scene.file, spec.line, std::string("reference: ") + e.what());
+    }
+  } else if (!spec.analytic.empty()) {
+    const auto system = BuildSystem(scene);
+    try {
+      entry->reference = AnalyticReference(spec.analytic, scene, *system, step);
+    } catch (const std::invalid_argument& e) {
+      throw SceneError(scene.file, spec.line, e.what());
+    }
+  }
+}
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+std::vector<double> ParseToleranceList(const std::string& text) {
+  std::vector<double> values;
+  const std::vector<std::string> items = SplitCommas(text);
+  if (items.empty()) throw std::invalid_argument("empty tolerance list");
+  for (const std::string& item : items) {
+    double x = 0;
+    const char* first = item.data();
+    const char* last = item.data() + item.size();
+    const auto [end, ec] = std::from_chars(first, last, x);
+    if (item.empty() || ec != std::errc() || end != last || !std::isfinite(x) || !(x > 0)) {
+      throw std::invalid_argument("'" + item + "' in '" + text +
+                                  "' is not a tolerance (a number > 0; list them as 1e-2,1e-4)");
+    }
+    values.push_back(x);
+  }
+  return values;
+}
+
+std::vector<std::string> SceneSetFiles(const std::string& name_or_path, std::string* set_name) {
+  std::filesystem::path path = name_or_path;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    path = std::filesystem::path(SALTUS_SETS_DIR) / (name_or_path + ".yaml");
+  }
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    std::string known;
+    for (const auto& f : std::filesystem::directory_iterator(SALTUS_SETS_DIR, ec)) {
+      if (f.path().extension() == ".yaml") {
+        known += (known.empty() ? "" : ", ") + f.path().stem().string();
+      }
+    }
+    throw std::invalid_argument("--set: '" + name_or_path +
+                                "' is neither a set file nor a shipped set (known: " + known + ")");
+  }
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path.string());
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(path.string() + ": malformed YAML: " + e.msg);
+  }
+  if (!root.IsMap() || !root["scenes"] || !root["scenes"].IsSequence()) {
+    throw std::invalid_argument(path.string() + ": a set file needs 'scenes:' (a list of files)");
+  }
+  *set_name = root["set"] && root["set"].IsScalar() ? root["set"].Scalar() : path.stem().string();
+  std::vector<std::string> files;
+  for (const YAML::Node& n : root["scenes"]) {
+    if (!n.IsScalar()) {
+      throw std::invalid_argument(path.string() + ":" + std::to_string(n.Mark().line + 1) +
+                                  ": scenes must be file names");
+    }
+    std::filesystem::path scene = n.Scalar();
+    if (scene.is_relative()) scene = path.parent_path() / scene;
+    files.push_back(scene.lexically_normal().string());
+  }
+  return files;
+}
+
+void WriteResultRow(const ResultRow& row, std::ostream& out) {
+  for (std::size_t i = 0; i < kResultColumns.size(); ++i) {
+    const auto it = row.find(kResultColumns[i]);
+    std::string value = it == row.end() ? "" : it->second;
+    if (value.find_first_of(",\"\n") != std::string::npos) {
+      std::string quoted = "\"";
+      for (char c : value) {
+        if (c == '"') quoted += '"';
+        quoted += c == '\n' ? ' ' : c;
+      }
+      value = quoted + "\"";
+    }
+    out << (i > 0 ? "," : "") << value;
+  }
+  out << '\n';
+}
+
+int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  const Clock::time_point study_start = Clock::now();
+  // ---- 1. Bad input, before any run. ----
+  const Options o = ParseArgs(args);
+  std::vector<SceneEntry> scenes;
+  for (const std::string& set : o.sets) {
+    std::string name;
+    for (const std::string& file : SceneSetFiles(set, &name))
+      LoadScene(file, name, o.t_end, &scenes);
+  }
+  for (const std::string& file : o.scene_files) LoadScene(file, "scenes", o.t_end, &scenes);
+
+  std::vector<std::string> known;
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    known.emplace_back(e.name);
+  }
+  std::vector<std::string> integrator_names = o.integrators.empty() ? known : o.integrators;
+  for (const std::string& name : integrator_names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw std::invalid_argument("--integrators: " + CheckIntegratorChoice(name, {}));
+    }
+  }
+  std::vector<integrators::Formulation> formulations;
+  for (const std::string& name : o.formulations) {
+    const std::optional<integrators::Formulation> f = integrators::ParseFormulation(Lower(name));
+    if (!f) {
+      throw std::invalid_argument("--formulations: '" + name +
+                                  "' is unknown (use index1, index2, index3 or ggl)");
+    }
+    formulations.push_back(*f);
+  }
+  if (std::find(known.begin(), known.end(), o.reference_integrator) == known.end()) {
+    throw std::invalid_argument("--reference-integrator: " +
+                                CheckIntegratorChoice(o.reference_integrator, {}));
+  }
+  for (SceneEntry& entry : scenes) ResolveStaticReference(&entry);
+
+  // Every valid combination.
+  std::vector<Job> jobs;
+  for (std::size_t s = 0; s < scenes.size(); ++s) {
+    for (const std::string& name : integrator_names) {
+      const auto entry =
+          std::find_if(integrators::IntegratorTable().begin(), integrators::IntegratorTable().end(),
+                       [&](const integrators::IntegratorEntry& e) { return e.name == name; });
+      for (integrators::Formulation f : entry->formulations) {
+        if (!formulations.empty() &&
+            std::find(formulations.begin(), formulations.end(), f) == formulations.end()) {
+          continue;
+        }
+        for (double rtol : o.rtols) jobs.push_back({s, name, f, rtol, rtol, false});
+      }
+    }
+  }
+  if (jobs.empty()) {
+    throw std::invalid_argument(
+        "--formulations: no selected integrator supports the selected formulations (see saltus "
+        "list)");
+  }
+
+  // ---- 2. Output directory. ----
+  const std::filesystem::path dir = o.out_dir;
+  const std::filesystem::path reference_dir = dir / "references";
+  std::error_code ec;
+  std::filesystem::create_directories(reference_dir, ec);
+  if (ec) {
+    err << "error: cannot create " << reference_dir << ": " << ec.message() << '\n';
+    return kExitError;
+  }
+  const int parallel =
+      o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  // ---- 3. Reference runs for scenes without a file or closed form. ----
+  std::vector<Job> reference_jobs;
+  for (std::size_t s = 0; s < scenes.size(); ++s) {
+    const SceneReference& spec = scenes[s].scene.reference;
+    if (scenes[s].reference) continue;
+    Job job;
+    job.scene = s;
+    job.is_reference = true;
+    job.integrator = spec.integrator.empty() ? o.reference_integrator : spec.integrator;
+    // The scene's formulation, else the integrator's first one (scene.cc checked the pair).
+    job.formulation = integrators::Formulation::kIndex1;
+    for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+      if (e.name == job.integrator) job.formulation = e.formulations.front();
+    }
+    if (!spec.integrator.empty() && !spec.formulation.empty()) {
+      job.formulation = *integrators::ParseFormulation(spec.formulation);
+    }
+    job.rtol = spec.rtol > 0 ? spec.rtol : o.reference_rtol;
+    job.atol = spec.atol > 0 ? spec.atol : job.rtol / 100;
+    reference_jobs.push_back(job);
+  }
+  if (!reference_jobs.empty()) {
+    err << "compare: " << reference_jobs.size() << " reference run(s)\n";
+    RunPool(
+        scenes, reference_jobs, parallel, 5 * o.time_limit, 1, reference_dir,
+        [&](std::size_t k, const ResultRow& row) {
+          const Job& job = reference_jobs[k];
+          SceneEntry& entry = scenes[job.scene];
+          const std::string how = "run " + job.integrator + "/" +
+                                  std::string(integrators::ToString(job.formulation)) +
+                                  " rtol=" + Short(job.rtol) + " atol=" + Short(job.atol);
+          const auto status = row.find("status");
+          if (status != row.end() && status->second == "ok") {
+            const auto system = BuildSystem(entry.scene);
+            entry.reference = LoadReferenceFile(
+                (reference_dir / (entry.scene.name + ".csv")).string(), *system, entry.scene.t_end);
+            entry.reference->how = how;
+            err << "  reference " << entry.scene.name << ": " << how << '\n';
+          } else {
+            const auto reason = row.find("reason");
+            entry.reference_note = how + " " + (status == row.end() ? "failed" : status->second) +
+                                   (reason == row.end() ? "" : ": " + reason->second);
+            err << "  reference " << entry.scene.name << ": " << entry.reference_note
+                << " (its errors stay empty)\n";
+          }
+        });
+  }
+  for (SceneEntry& entry : scenes) {
+    if (entry.reference && entry.reference->how.rfind("run", 0) == 0) continue;
+    if (entry.reference) {  // keep a copy of file and analytic references beside the results
+      std::ofstream file(reference_dir / (entry.scene.name + ".csv"), std::ios::trunc);
+      WriteReferenceCsv(*entry.reference, file);
+    }
+  }
+
+  // ---- 4. The study. ----
+  std::ofstream results(dir / "results.csv", std::ios::binary | std::ios::trunc);
+  if (!results) {
+    err << "error: cannot write " << (dir / "results.csv") << '\n';
+    return kExitError;
+  }
+  for (std::size_t i = 0; i < kResultColumns.size(); ++i) {
+    results << (i > 0 ? "," : "") << kResultColumns[i];
+  }
+  results << '\n';
+  err << "compare: " << jobs.size() << " runs over " << scenes.size() << " scene(s), " << parallel
+      << " at a time, time limit " << Short(o.time_limit) << " s\n";
+  std::size_t finished = 0;
+  std::map<std::string, int> by_status;
+  RunPool(scenes, jobs, parallel, o.time_limit, o.repeat, reference_dir,
+          [&](std::size_t k, ResultRow row) {
+            const Job& job = jobs[k];
+            const SceneEntry& entry = scenes[job.scene];
+            row["set"] = entry.set;
+            row["scene"] = entry.scene.name;
+            row["integrator"] = job.integrator;
+            row["formulation"] = std::string(integrators::ToString(job.formulation));
+            row["rtol"] = Format(job.rtol);
+            row["atol"] = Format(job.atol);
+            row["t_end"] = Format(entry.scene.t_end);
+            row["reference"] = entry.reference ? entry.reference->how : entry.reference_note;
+            WriteResultRow(row, results);
+            results.flush();
+            ++finished;
+            ++by_status[row["status"]];
+            err << '[' << finished << '/' << jobs.size() << "] " << entry.scene.name << ' '
+                << job.integrator << '/' << integrators::ToString(job.formulation)
+                << " rtol=" << Short(job.rtol) << ": " << row["status"];
+            if (row["status"] == "ok") {
+              err << ", " << Short(std::atof(row["wall_seconds"].c_str())) << " s, "
+                  << row["accepted_steps"] << " steps (" << row["rejected_steps"] << " rejected)";
+              if (!row["error"].empty())
+                err << ", error " << Short(std::atof(row["error"].c_str()));
+            } else {
+              err << " (" << row["reason"] << ')';
+            }
+            err << '\n';
+          });
+  if (!results) {
+    err << "error: writing " << (dir / "results.csv") << " failed\n";
+    return kExitError;
+  }
+  results.close();
+
+  // ---- 5. Plots and report. ----
+  bool plotted = false;
+  if (o.plots) {
+    std::fflush(nullptr);
+    const std::string script = SALTUS_PLOTS_SCRIPT;
+    // The Debian interpreter has python3-matplotlib; SALTUS_PYTHON overrides it.
+    std::string python = "python3";
+    if (const char* env = std::getenv("SALTUS_PYTHON"); env != nullptr && *env != '\0') {
+      python = env;
+    } else if (access("/usr/bin/python3", X_OK) == 0) {
+      python = "/usr/bin/python3";
+    }
+    const std::string csv = (dir / "results.csv").string();
+    const std::string out_dir = dir.string();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execlp(python.c_str(), python.c_str(), script.c_str(), csv.c_str(), "--out", out_dir.c_str(),
+             static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    plotted = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!plotted) {
+      err << "warning: the plots were not drawn (" << python << ' ' << script
+          << " failed; needs python3-matplotlib); results.csv is complete\n";
+    }
+  }
+
+  const double study_seconds = std::chrono::duration<double>(Clock::now() - study_start).count();
+  out << "compare: " << jobs.size() << " runs in " << Short(study_seconds) << " s:";
+  for (const auto& [status, count] : by_status) out << ' ' << count << ' ' << status;
+  out << "\n  results in " << (dir / "results.csv").string();
+  if (plotted) out << ", report in " << (dir / "report.md").string();
+  out << '\n';
+  return kExitOk;
+}
+
+}  // namespace saltus::tools
