@@ -5,8 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "integrators/bdf.h"
 #include "integrators/dopri5.h"
 #include "integrators/generalized_alpha.h"
+#include "integrators/half_implicit.h"
 #include "integrators/hem5.h"
 #include "integrators/integrator.h"
 #include "integrators/nullspace_newmark.h"
@@ -31,8 +33,8 @@ std::unique_ptr<Integrator> MakeNullspaceNewmark(const IntegratorOptions& option
   }
 }
 
-const std::array<IntegratorEntry, 5>& Table() {
-  static const std::array<IntegratorEntry, 5> table = {{
+const std::array<IntegratorEntry, 7>& Table() {
+  static const std::array<IntegratorEntry, 7> table = {{
       {"dopri5",
        "Dormand-Prince 5(4), explicit Runge-Kutta with dense output of order 4, on the index-1 "
        "formulation with MDOP5 projection of positions and velocities",
@@ -61,6 +63,18 @@ const std::array<IntegratorEntry, 5>& Table() {
        "(stabilized index 2, Algorithm 1 of Haddouni et al. 2017)",
        {Formulation::kIndex3, Formulation::kIndex2, Formulation::kStabilizedIndex2},
        &Make<GeneralizedAlpha>},
+      {"half_implicit",
+       "Half-implicit symplectic-Euler scheme on the index-3 formulation (technical note "
+       "'half-implicit integration of index-3 DAEs of multibody dynamics'): explicit velocity update, implicit position update, quasi-Newton matrix built "
+       "once per step from time-t_n Jacobians; order 1, fixed or adaptive step",
+       {Formulation::kIndex3},
+       &Make<HalfImplicit>},
+      {"bdf",
+       "Variable-step BDF of order 2 (variable-coefficient form) on the stabilized index-2 (GGL) "
+       "formulation, extrapolation predictor, simplified Newton with the iteration matrix kept "
+       "over steps, DASSL-type error estimate on q and v, restart at order 1 after each Reset",
+       {Formulation::kStabilizedIndex2},
+       &Make<Bdf>},
   }};
   return table;
 }

@@ -1,0 +1,442 @@
+#include "integrators/bdf.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace saltus::integrators {
+
+namespace {
+
+// Step-size ratio cap: variable-step BDF2 is zero-stable for ratios below 1 + √2 (Grigorieff);
+// 2 keeps a margin and is the usual cap of BDF codes.
+constexpr double kMaxStepRatio = 2.0;
+// Shrink factor of h after a Newton failure with fresh Jacobians (as generalized_alpha.cc).
+constexpr double kNewtonFailureShrink = 0.25;
+
+// Value at s of the polynomial through (x_i, y_i), i < n: Lagrange basis weights.
+void LagrangeWeights(const std::vector<double>& x, std::size_t n, double s,
+                     std::vector<double>* w) {
+  w->assign(n, 1.0);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i != j) (*w)[j] *= (s - x[i]) / (x[j] - x[i]);
+    }
+  }
+}
+
+}  // namespace
+
+Bdf::Bdf(const IntegratorOptions& options, const BdfOptions& bdf) : Integrator(options), bdf_(bdf) {
+  if (!Supports(options.formulation)) {
+    throw std::invalid_argument("integrator 'bdf' does not support formulation '" +
+                                std::string(ToString(options.formulation)) + "'; supported: ggl");
+  }
+  if (bdf_.order < 1 || bdf_.order > 5) {
+    throw std::invalid_argument("BdfOptions.order must be in [1, 5], got " +
+                                std::to_string(bdf_.order));
+  }
+  if (!(bdf_.refactor_threshold > 0)) {
+    throw std::invalid_argument("BdfOptions.refactor_threshold must be > 0");
+  }
+}
+
+Bdf::~Bdf() = default;
+
+void Bdf::DoReset() {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
+  reset_status_ = StepStatus::kAccepted;
+  vdot0_.resize(nv);
+  lambda_.resize(m);
+  ++stats_.rhs_evaluations;
+  const engine::DynamicsStatus st = dynamics_->Solve(t_, q_, v_, rows_, &vdot0_, &lambda_);
+  if (!vdot0_.allFinite() || !lambda_.allFinite()) {
+    reset_status_ = StepStatus::kNonFinite;
+  } else if (!st.ok) {
+    reset_status_ = StepStatus::kLinearSolveFailure;
+  }
+  mu_.setZero(m);
+  ht_.assign(1, t_);
+  htheta_.assign(1, Eigen::VectorXd::Zero(nv));
+  hv_.assign(1, v_);
+  hlambda_.assign(1, lambda_);
+  last_order_ = 1;
+  jacobians_stale_ = true;
+  J_lu_.Invalidate();
+  dt_.clear();
+  if (reset_status_ != StepStatus::kAccepted) return;
+  if (options_.h_init > 0) {
+    h_ = options_.h_init;
+  } else {
+    // First guess of Hairer, Nørsett & Wanner (Solving ODEs I, Sec. II.4): 0.01 ‖y‖ / ‖ẏ‖ in
+    // the scaled norms with y = v, ẏ = v̇; the error control corrects it within a few steps.
+    const double d0 = ErrorNorm(v_, v_, v_);
+    const double d1 = ErrorNorm(vdot0_, v_, v_);
+    const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    h_ = std::clamp(h0, options_.h_min, options_.h_max);
+  }
+}
+
+void Bdf::Prepare(double h) {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const std::size_t n_hist = ht_.size();
+  const double t1 = ht_[0] + h;
+  if (n_hist == 1) {
+    // First step after Reset: a one-step method that uses only the state at t_n and its
+    // derivative (v_n, v̇_n), no value from before the Reset. Order 1: backward Euler; order ≥ 2:
+    // the trapezoidal rule ẏ(t_{n+1}) ≈ (2/h)(y_{n+1} − y_n) − ẏ_n (the BDF2 derivative formula
+    // with the node t_{n−1} replaced by the derivative at t_n), which avoids the O(h²) error
+    // constant of backward Euler in fixed-step runs. Taylor predictor (θ, v) = (h v_n, v_n + h
+    // v̇_n); its error is O(h²), so the estimate ½‖y − y^P‖ is that of an order-1 step
+    // (conservative: adaptive runs restart with small steps, as an order-1 restart does).
+    k_ = 1;
+    const bool trapezoidal = bdf_.order >= 2;
+    c_.assign(2, 0.0);
+    c_[0] = (trapezoidal ? 2.0 : 1.0) / h;
+    c_[1] = -c_[0];
+    sum_theta_.setZero(nv);  // θ_n = 0
+    sum_v_ = -c_[0] * v_;
+    if (trapezoidal) {
+      sum_theta_ -= v_;  // θ̇_n = v_n (μ = 0 at a consistent state)
+      sum_v_ -= vdot0_;
+    }
+    theta_pred_ = h * v_;
+    v_pred_ = v_ + h * vdot0_;
+    lambda_pred_ = lambda_;
+    error_factor_ = 0.5;
+    return;
+  }
+  k_ = std::min(bdf_.order, static_cast<int>(n_hist));
+  const auto k = static_cast<std::size_t>(k_);
+
+  // Corrector nodes x_0 = t_{n+1}, x_j = t_{n+1−j}; c_j = l_j'(x_0).
+  std::vector<double> x(k + 1);
+  x[0] = t1;
+  for (std::size_t j = 1; j <= k; ++j) x[j] = ht_[j - 1];
+  c_.assign(k + 1, 0.0);
+  for (std::size_t i = 1; i <= k; ++i) c_[0] += 1.0 / (x[0] - x[i]);
+  for (std::size_t j = 1; j <= k; ++j) {
+    double num = 1.0, den = 1.0;
+    for (std::size_t i = 0; i <= k; ++i) {
+      if (i != j) den *= x[j] - x[i];
+      if (i != j && i != 0) num *= x[0] - x[i];
+    }
+    c_[j] = num / den;
+  }
+  sum_theta_.setZero(nv);
+  sum_v_.setZero(nv);
+  for (std::size_t j = 1; j <= k; ++j) {
+    sum_theta_ += c_[j] * htheta_[j - 1];
+    sum_v_ += c_[j] * hv_[j - 1];
+  }
+
+  double A = 1.0 / c_[0];
+  for (std::size_t j = 1; j <= k; ++j) A *= x[0] - x[j];
+  // Predictor through the k + 1 last values; right after the restart only k are stored, and the
+  // lower-order predictor makes the estimate conservative for that step.
+  const std::size_t np = std::min(k + 1, n_hist);
+  double B = 1.0;
+  std::vector<double> w;
+  LagrangeWeights(ht_, np, t1, &w);
+  theta_pred_.setZero(nv);
+  v_pred_.setZero(nv);
+  lambda_pred_.setZero(m);
+  for (std::size_t i = 0; i < np; ++i) {
+    theta_pred_ += w[i] * htheta_[i];
+    v_pred_ += w[i] * hv_[i];
+    lambda_pred_ += w[i] * hlambda_[i];
+    B *= t1 - ht_[i];
+  }
+  error_factor_ = A / (A + B);
+}
+
+void Bdf::UpdatePosition() { system_->IntegratePosition(q_, theta_new_, 1.0, &q_new_); }
+
+bool Bdf::EvaluateJacobians(double t) {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  ++stats_.jacobian_evaluations;
+  const Eigen::VectorXd a = c_[0] * v_new_ + sum_v_;
+  system_->ForceJacobians(t, q_new_, v_new_, &K_, &C_);
+  system_->MassMatrixProductJacobian(q_new_, a, &KM_);
+  if (m > 0) {
+    system_->ConstraintForceJacobian(t, q_new_, rows_, lambda_new_, &KG_);
+  } else {
+    KG_.setZero(nv, nv);
+  }
+  system_->MassMatrix(q_new_, &M_);
+  system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+  Z_.setZero(m, nv);
+  if (m > 0) {
+    // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ by central differences (step as in
+    // MechanicalSystem::ForceJacobians).
+    const double eps = 6e-6 * std::max(1.0, q_new_.lpNorm<Eigen::Infinity>());
+    Eigen::VectorXd e = Eigen::VectorXd::Zero(nv), qp, plus, minus;
+    Eigen::MatrixXd Gp;
+    for (int j = 0; j < nv; ++j) {
+      e.setZero();
+      e(j) = eps;
+      for (int sign : {1, -1}) {
+        system_->IntegratePosition(q_new_, e, static_cast<double>(sign), &qp);
+        system_->ConstraintJacobian(t, qp, rows_, &Gp);
+        system_->ConstraintTimeDerivative(t, qp, rows_, &gt_);
+        (sign > 0 ? plus : minus) = Gp * v_new_ + gt_;
+      }
+      Z_.col(j) = (plus - minus) / (2.0 * eps);
+    }
+  }
+  jacobians_stale_ = false;
+  return M_.allFinite() && K_.allFinite() && C_.allFinite() && KM_.allFinite() && KG_.allFinite() &&
+         Z_.allFinite();
+}
+
+bool Bdf::Factorize() {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const double c0 = c_[0];
+  const Eigen::Index n = 2 * nv + 2 * m;
+  // Scaled as diag(1/c₀, 1/c₀, 1, 1) J diag(1, 1, c₀, c₀), whose entries stay O(1) as h → 0
+  // (unscaled, the condition number grows like c₀² and tiny steps before an event look singular).
+  const double s = 1.0 / c0;
+  J_.setZero(n, n);
+  J_.block(0, 0, nv, nv).diagonal().setConstant(1.0);
+  J_.block(0, nv, nv, nv).diagonal().setConstant(-s);
+  J_.block(0, 2 * nv + m, nv, m) = -G_.transpose();
+  J_.block(nv, 0, nv, nv) = s * (KM_ + K_ - KG_);
+  J_.block(nv, nv, nv, nv) = M_ + s * C_;
+  J_.block(nv, 2 * nv, nv, m) = -G_.transpose();
+  J_.block(2 * nv, 0, m, nv) = Z_;
+  J_.block(2 * nv, nv, m, nv) = G_;
+  J_.block(2 * nv + m, 0, m, nv) = G_;
+  ++stats_.factorizations;
+  c0_matrix_ = c0;
+  return J_lu_.Factorize(J_);
+}
+
+Bdf::Outcome Bdf::Solve(double h) {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const double t = t_ + h;
+  const double c0 = c_[0];
+  const double q_scale = 1.0 + q_.lpNorm<Eigen::Infinity>();
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    theta_new_ = theta_pred_;
+    v_new_ = v_pred_;
+    lambda_new_ = lambda_pred_;
+    mu_new_.setZero(m);
+    UpdatePosition();
+    if (!bdf_.reuse_iteration_matrix || jacobians_stale_ || !J_lu_.valid()) {
+      ++stats_.rhs_evaluations;
+      if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
+      if (!Factorize()) return Outcome::kLinearSolveFailure;
+    } else if (std::abs(c0 / c0_matrix_ - 1.0) > bdf_.refactor_threshold) {
+      if (!Factorize()) {
+        jacobians_stale_ = true;
+        continue;
+      }
+    }
+    NewtonMonitorOptions mo;
+    mo.tol = options_.newton_tol;
+    mo.max_iterations = options_.max_newton_iterations;
+    NewtonMonitor monitor(mo);
+    monitor.Start();
+    NewtonProgress progress = NewtonProgress::kContinue;
+    r_.resize(2 * nv + 2 * m);
+    while (progress == NewtonProgress::kContinue) {
+      // Second attempt: full Newton (Jacobians at every iterate). The simplified iteration with
+      // the matrix from the predictor can stall when the constraint normals turn a lot within
+      // the step (ωh ≈ 0.6 on a circle); re-evaluating restores quadratic convergence.
+      if (attempt == 1 && monitor.iterations() > 0) {
+        if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
+        if (!Factorize()) return Outcome::kLinearSolveFailure;
+      }
+      ++stats_.rhs_evaluations;
+      if (!system_->HasConstantMassMatrix() || M_.rows() != nv) system_->MassMatrix(q_new_, &M_);
+      system_->Forces(t, q_new_, v_new_, &F_);
+      if (!F_.allFinite() || !q_new_.allFinite() || !v_new_.allFinite()) {
+        return Outcome::kNonFinite;
+      }
+      double residual_c = 0.0;
+      if (m > 0) {
+        system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+        system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
+        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        w_.noalias() = v_new_ + G_.transpose() * mu_new_;
+        r_.segment(nv, nv).noalias() =
+            M_ * (c0 * v_new_ + sum_v_) - F_ - G_.transpose() * lambda_new_;
+        r_.segment(2 * nv, m).noalias() = G_ * v_new_ + gt_;
+        r_.tail(m) = g_;
+        residual_c =
+            std::max(r_.segment(2 * nv, m).lpNorm<Eigen::Infinity>(), g_.lpNorm<Eigen::Infinity>());
+      } else {
+        w_ = v_new_;
+        r_.segment(nv, nv).noalias() = M_ * (c0 * v_new_ + sum_v_) - F_;
+      }
+      system_->DexpInv(theta_new_, w_, &dexp_);
+      r_.head(nv) = c0 * theta_new_ + sum_theta_ - dexp_;
+      if (!r_.allFinite()) return Outcome::kNonFinite;
+      // Solve with the scaled matrix (see Factorize).
+      r_.head(2 * nv) /= c0_matrix_;
+      J_lu_.Solve(-r_, &x_);
+      x_.tail(2 * m) *= c0_matrix_;
+      theta_new_ += x_.head(nv);
+      v_new_ += x_.segment(nv, nv);
+      lambda_new_ += x_.segment(2 * nv, m);
+      mu_new_ += x_.tail(m);
+      UpdatePosition();
+      ++stats_.newton_iterations;
+      const double v_scale = 1.0 + v_new_.lpNorm<Eigen::Infinity>();
+      const double increment = std::max(x_.head(nv).lpNorm<Eigen::Infinity>() / q_scale,
+                                        x_.segment(nv, nv).lpNorm<Eigen::Infinity>() / v_scale);
+      progress = monitor.Update(std::max(increment, residual_c));
+      if (progress == NewtonProgress::kConverged && m > 0) {
+        // The accepted state must meet both constraint levels to newton_tol: check it.
+        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+        system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
+        const double final_residual =
+            std::max(g_.lpNorm<Eigen::Infinity>(), (G_ * v_new_ + gt_).lpNorm<Eigen::Infinity>());
+        if (final_residual > options_.newton_tol) {
+          progress = monitor.iterations() < options_.max_newton_iterations
+                         ? NewtonProgress::kContinue
+                         : NewtonProgress::kDiverging;
+        }
+      }
+    }
+    if (progress == NewtonProgress::kConverged) {
+      if (monitor.slow()) jacobians_stale_ = true;
+      return Outcome::kConverged;
+    }
+    jacobians_stale_ = true;  // retry once, with full Newton
+  }
+  return Outcome::kNewtonFailure;
+}
+
+StepStatus Bdf::DoStep(double t_limit) {
+  if (reset_status_ != StepStatus::kAccepted) return reset_status_;
+  const bool adaptive = options_.adaptive;
+  const int nv = system_->nv();
+  const int nq = system_->nq();
+  double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
+  bool rejected = false;
+  for (;;) {
+    const double remaining = t_limit - t_;
+    const double h_wanted = h;
+    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
+    if (last) h = remaining;
+    Prepare(h);
+
+    const Outcome outcome = Solve(h);
+    if (outcome == Outcome::kNonFinite) return StepStatus::kNonFinite;
+    if (outcome == Outcome::kLinearSolveFailure) return StepStatus::kLinearSolveFailure;
+    if (outcome == Outcome::kNewtonFailure) {
+      ++stats_.rejected_steps;
+      if (!adaptive || h <= options_.h_min) return StepStatus::kNewtonFailure;
+      h = std::max(h * kNewtonFailureShrink, options_.h_min);
+      rejected = true;
+      continue;
+    }
+    double err = 0.0;
+    if (adaptive) {
+      // Differential variables only (θ, v); λ, μ are index-2 algebraic variables.
+      e_ = error_factor_ * (theta_new_ - theta_pred_);
+      double err_q;
+      if (nq == nv) {
+        err_q = ErrorNorm(e_, q_, q_new_);
+      } else {
+        const Eigen::VectorXd zero = Eigen::VectorXd::Zero(nv);  // atol only
+        err_q = ErrorNorm(e_, zero, zero);
+      }
+      e_ = error_factor_ * (v_new_ - v_pred_);
+      const double err_v = ErrorNorm(e_, v_, v_new_);
+      err = std::sqrt(0.5 * (err_q * err_q + err_v * err_v));
+      if (std::isnan(err)) return StepStatus::kNonFinite;
+      if (err > 1.0) {
+        ++stats_.rejected_steps;
+        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, k_, /*after_rejection=*/true), options_.h_min);
+        rejected = true;
+        continue;
+      }
+    }
+    const double t_new = last ? t_limit : t_ + h;
+    const auto k = static_cast<std::size_t>(k_);
+
+    // Dense output: the corrector's nodes, θ relative to q_n (= q_prev_ after the swap).
+    dt_.assign(1, t_new);
+    dtheta_.assign(1, theta_new_);
+    dv_.assign(1, v_new_);
+    dense_start_ = ht_.size() == 1;
+    if (dense_start_) {
+      // First step after Reset: quadratics through the step's ends with the initial slopes
+      // (θ̇, v̇)(t_n) = (v_n, v̇_n), exact for constant accelerations (free flight after an impact)
+      // so that the event functions see positions and velocities that agree.
+      dv0_ = v_;
+      da0_ = vdot0_;
+    }
+    for (std::size_t j = 0; j < k; ++j) {
+      dt_.push_back(ht_[j]);
+      dtheta_.push_back(htheta_[j]);
+      dv_.push_back(hv_[j]);
+    }
+
+    // History: insert the new point and re-base the positions on q_{n+1}.
+    ht_.insert(ht_.begin(), t_new);
+    htheta_.insert(htheta_.begin(), theta_new_);
+    hv_.insert(hv_.begin(), v_new_);
+    hlambda_.insert(hlambda_.begin(), lambda_new_);
+    const std::size_t keep = static_cast<std::size_t>(bdf_.order) + 1;
+    if (ht_.size() > keep) {
+      ht_.resize(keep);
+      htheta_.resize(keep);
+      hv_.resize(keep);
+      hlambda_.resize(keep);
+    }
+    for (std::size_t j = 1; j < htheta_.size(); ++j) htheta_[j] -= theta_new_;
+    htheta_[0].setZero();
+
+    t_prev_ = t_;
+    t_ = t_new;
+    q_prev_.swap(q_);
+    q_.swap(q_new_);
+    v_prev_ = v_;
+    v_ = v_new_;
+    lambda_ = lambda_new_;
+    mu_ = mu_new_;
+    last_order_ = k_;
+
+    if (adaptive) {
+      double h_next = h * std::min(StepFactor(err, k_, rejected), rejected ? 1.0 : kMaxStepRatio);
+      if (last && !rejected) h_next = std::max(h_next, std::min(h_wanted, kMaxStepRatio * h));
+      h_ = std::clamp(h_next, options_.h_min, options_.h_max);
+    }
+    return StepStatus::kAccepted;
+  }
+}
+
+void Bdf::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  // Lagrange form of the interpolating polynomial; the node t_n carries θ = 0.
+  if (dense_start_) {
+    const double h = dt_[0] - dt_[1], tau = s - dt_[1], r = tau * tau / (h * h);
+    const Eigen::VectorXd theta = tau * dv0_ + r * (dtheta_[0] - h * dv0_);
+    *v = dv0_ + tau * da0_ + r * (dv_[0] - dv0_ - h * da0_);
+    system_->IntegratePosition(q_prev_, theta, 1.0, q);
+    return;
+  }
+  std::vector<double> w;
+  LagrangeWeights(dt_, dt_.size(), s, &w);
+  Eigen::VectorXd theta = Eigen::VectorXd::Zero(system_->nv());
+  v->setZero(system_->nv());
+  for (std::size_t i = 0; i < dt_.size(); ++i) {
+    theta += w[i] * dtheta_[i];
+    *v += w[i] * dv_[i];
+  }
+  system_->IntegratePosition(q_prev_, theta, 1.0, q);
+}
+
+}  // namespace saltus::integrators

@@ -1,0 +1,146 @@
+// Variable-step BDF (backward differentiation formulas) of fixed order k ∈ {1, …, 5} on the
+// stabilized index-2 formulation of Gear, Gupta & Leimkuhler (GGL; Haddouni et al. 2017, eq. 23),
+// with a predictor by extrapolation, a simplified Newton corrector whose iteration matrix is
+// kept over many steps, and a DASSL-type error estimate from the predictor–corrector difference
+// (Arnold, Fuchs & Führer, seed `arnold-efficient-corrector-iteration.txt`, Sec. 2; Brenan,
+// Campbell & Petzold, Numerical Solution of IVPs in DAEs, SIAM 1996, Ch. 5).
+//
+// Unknowns y = (q, v, λ, μ) with sizes nq (handled as a tangent increment θ ∈ R^nv, q = q_n ⊕ θ),
+// nv, m, m (m = number of active rows). The GGL system
+//
+//   θ̇ = dexp⁻¹_θ(v + Gᵀμ),   M(q) v̇ = F(q, v, t) + Gᵀλ,   G v + ∂g/∂t = 0,   g(q, t) = 0,
+//
+// has index 2; μ = 0 on the exact solution and only stabilizes the position level. BDF of order
+// k at t_{n+1} = t_n + h replaces the derivative by that of the polynomial through the k + 1
+// values y_{n+1}, y_n, …, y_{n+1−k} (variable-coefficient form, arbitrary past step sizes):
+//
+//   ẏ(t_{n+1}) ≈ Σ_{j=0}^{k} c_j y_{n+1−j},   c_0 = Σ_{j=1}^{k} 1/(t_{n+1} − t_{n+1−j}),
+//
+// (c_j the derivatives at t_{n+1} of the Lagrange basis polynomials). The Newton residual is
+//   R = ( c₀θ + Σ c_j θ_j − dexp⁻¹_θ(v + Gᵀμ),  M (c₀v + Σ c_j v_j) − F − Gᵀλ,  G v + ∂g/∂t,  g ),
+// and the simplified Newton iteration matrix (∂(Gᵀμ)/∂q and ∂dexp⁻¹/∂θ dropped, μ ≈ 0, θ = O(h))
+//
+//   J = [ c₀ I                  −I           0     −Gᵀ ]     K_t = ∂(M a)/∂q − ∂F/∂q − ∂(Gᵀλ)/∂q,
+//       [ K_t                c₀ M + C_t     −Gᵀ    0  ]     C_t = −∂F/∂v,  a = c₀ v + Σ c_j v_j,
+//       [ Z                     G            0     0  ]     Z = ∂(G v + ∂g/∂t)/∂q,
+//       [ G                     0            0     0  ]
+//
+// i.e. J = c₀ 𝓜 − ∂F/∂y of the seed's eq. (9) for the GGL system. Jacobian reuse (seed Sec. 2.1):
+// the blocks K_t, C_t, Z, G, M are evaluated only when the previous Newton iteration contracted
+// slowly (rate θ > 0.3, integrators/newton.h) or diverged; J is refactorized with the stored
+// blocks when c₀ changed by more than 25 % since the last factorization (DASSL's rule for
+// refactorizing with a changed "cj"); otherwise the old factorization is used as is. Without
+// reuse (BdfOptions::reuse_iteration_matrix = false) every step evaluates and factorizes anew.
+//
+// Predictor: the polynomial through y_n, …, y_{n−k} (k + 1 past values) extrapolated to t_{n+1};
+// after Reset there is only y_n, and the first step is backward Euler with the Taylor predictor
+// (θ, v) = (h v_n, v_n + h v̇_n) from the index-1 accelerations. The order then rises by one per
+// step up to k: a clean restart at order 1 after every Reset (event).
+//
+// Error estimate (Brenan, Campbell & Petzold, Sec. 5.2, in the variable-step form derived from
+// the interpolation errors): with A = Π_{j=1}^{k}(t_{n+1} − t_{n+1−j}) / c₀ (corrector error
+// y_{n+1} − y(t_{n+1}) ≈ A y^{(k+1)}/(k+1)!) and B = Π_{j=0}^{k}(t_{n+1} − t_{n−j}) (predictor
+// error −B y^{(k+1)}/(k+1)!), the local error is  LTE ≈ A/(A + B) · (y_{n+1} − y^P_{n+1})
+// (constant steps: 1/3 for k = 1, 2/11 for k = 2). Only the differential variables (θ, v) enter
+// the norm (Integrator::ErrorNorm); λ and μ are index-2 algebraic variables and are excluded, as
+// the index requires. Step size: eq. (30) with exponent 1/(k + 1) and the ratio h_{n+1}/h_n
+// capped at 2 (zero-stability of variable-step BDF2 needs a ratio below 1 + √2).
+//
+// Dense output: the corrector's polynomial through (t_{n+1}, …, t_{n+1−k}) for θ and for v
+// (order k); q(s) = q_n ⊕ θ(s). It reproduces both ends of the step. On the first step after a
+// Reset: the quadratics through both ends with the initial slopes v_n and v̇_n (exact for free
+// flight, so the event functions on g and G v agree right after an impact).
+//
+// Past positions are stored as tangent increments θ_j relative to the current q_n and re-based
+// after each step by θ_j ← θ_j − θ_{n+1}; this is exact in vector spaces and for commuting
+// rotations (planar bodies), and has an O(h³) commutator error for spatial rotations, enough
+// for order 2 (not for higher orders on quaternion bodies).
+//
+// Counted in stats: newton_iterations, rhs_evaluations (residual evaluations),
+// jacobian_evaluations, factorizations. A Newton failure with fresh Jacobians shrinks h by 4;
+// at h_min the step returns kNewtonFailure with the state at the last accepted step.
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "engine/constrained_dynamics.h"
+#include "integrators/integrator.h"
+#include "integrators/newton.h"
+
+namespace saltus::integrators {
+
+struct BdfOptions {
+  int order = 2;                       // fixed order k ∈ [1, 5]
+  bool reuse_iteration_matrix = true;  // false: new Jacobians and factorization every step
+  double refactor_threshold = 0.25;    // refactorize when |c₀/c₀_matrix − 1| exceeds this
+};
+
+class Bdf final : public Integrator {
+ public:
+  // Supports kStabilizedIndex2 only. Throws std::invalid_argument on invalid options, another
+  // formulation, order outside [1, 5] or refactor_threshold ≤ 0.
+  explicit Bdf(const IntegratorOptions& options, const BdfOptions& bdf = {});
+  ~Bdf() override;
+
+  std::string_view name() const override { return "bdf"; }
+  int order() const override { return bdf_.order; }
+  int dense_output_order() const override { return bdf_.order; }
+  bool Supports(Formulation f) const override { return f == Formulation::kStabilizedIndex2; }
+  const BdfOptions& bdf_options() const { return bdf_; }
+  // Order used by the last accepted step (1 right after Reset, then rising to order()).
+  int last_order() const { return last_order_; }
+  // Multipliers λ (m) and the GGL stabilizing multipliers μ (m) at t().
+  const Eigen::VectorXd& lambda() const { return lambda_; }
+  const Eigen::VectorXd& mu() const { return mu_; }
+
+ private:
+  enum class Outcome { kConverged, kNewtonFailure, kLinearSolveFailure, kNonFinite };
+
+  void DoReset() override;
+  StepStatus DoStep(double t_limit) override;
+  void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
+
+  // Sets k_, c_ (corrector coefficients), the predictor and the error factor for step h.
+  void Prepare(double h);
+  // Newton solve of the step; on kConverged theta_new_, v_new_, lambda_new_, mu_new_, q_new_
+  // hold the result.
+  Outcome Solve(double h);
+  bool EvaluateJacobians(double t);
+  bool Factorize();
+  void UpdatePosition();
+
+  BdfOptions bdf_;
+  std::unique_ptr<engine::ConstrainedDynamics> dynamics_;
+  StepStatus reset_status_ = StepStatus::kAccepted;
+  int last_order_ = 1;
+
+  // History, newest first: times, θ relative to the current q_n, v, λ (at most order + 1).
+  std::vector<double> ht_;
+  std::vector<Eigen::VectorXd> htheta_, hv_, hlambda_;
+  Eigen::VectorXd vdot0_, lambda_, mu_;
+
+  // Current step: order, coefficients, predictor, error factor.
+  int k_ = 1;
+  std::vector<double> c_;
+  double error_factor_ = 0.5;
+  Eigen::VectorXd theta_pred_, v_pred_, lambda_pred_, sum_theta_, sum_v_;
+  Eigen::VectorXd theta_new_, v_new_, lambda_new_, mu_new_, q_new_;
+
+  // Iteration matrix and its blocks.
+  IterationMatrix J_lu_;
+  bool jacobians_stale_ = true;
+  double c0_matrix_ = 0;
+  Eigen::MatrixXd M_, K_, C_, KM_, KG_, G_, Z_, J_;
+  Eigen::VectorXd F_, g_, gt_, r_, x_, w_, dexp_, e_;
+
+  // Dense output of [t_prev_, t_]: nodes and values (θ relative to q_prev_, v).
+  std::vector<double> dt_;
+  std::vector<Eigen::VectorXd> dtheta_, dv_;
+  bool dense_start_ = false;  // first step after Reset: quadratics with the initial slopes
+  Eigen::VectorXd dv0_, da0_;
+};
+
+}  // namespace saltus::integrators

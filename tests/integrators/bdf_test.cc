@@ -1,0 +1,353 @@
+// BDF on the GGL formulation (integrators/bdf.h): restart at order 1 after Reset, bad input,
+// iteration-matrix reuse on the chain of N pendulums with an excited suspension point (Arnold,
+// Fuchs & Führer, Sec. 4.2.1), and the examples through the CLI against DOPRI5. The convergence
+// order, dense output and step-size control are covered by the generic integrator_table_test.
+#include "integrators/bdf.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/mechanical_system.h"
+#include "tests/integrators/test_problems.h"
+#include "tools/cli.h"
+
+namespace saltus::integrators {
+namespace {
+
+namespace fs = std::filesystem;
+
+IntegratorOptions GglOptions() {
+  IntegratorOptions o;
+  o.formulation = Formulation::kStabilizedIndex2;
+  return o;
+}
+
+// ---- Chain of N mathematical pendulums ------------------------------------------------------
+// N unit point masses in the plane joined by massless rods of length 1, the first hanging from
+// the suspension point s(t) = (0, A sin Ωt); gravity (0, −9.81); Cartesian coordinates
+// q = (p₁, …, p_N) (2N), M = I. Rows g_i = (|d_i|² − 1)/2 with d_i = p_i − p_{i−1}, p₀ = s(t)
+// (the same system as tests/integrators/sparse_jacobian_test.cc, here as a MechanicalSystem).
+constexpr double kA = 0.1, kOmega = 5.0, kGravity = 9.81;
+
+Eigen::Vector2d Suspension(double t) { return {0.0, kA * std::sin(kOmega * t)}; }
+Eigen::Vector2d SuspensionRate(double t) { return {0.0, kA * kOmega * std::cos(kOmega * t)}; }
+Eigen::Vector2d SuspensionAccel(double t) {
+  return {0.0, -kA * kOmega * kOmega * std::sin(kOmega * t)};
+}
+
+class ChainRods final : public engine::ConstraintBlock {
+ public:
+  explicit ChainRods(int n) : n_(n) { info_.name = "rod"; }
+  int num_rows() const override { return n_; }
+  const engine::ConstraintRowInfo& row_info(int /*local_row*/) const override { return info_; }
+  void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+              Eigen::Ref<Eigen::VectorXd> g) const override {
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      g(static_cast<Eigen::Index>(k)) = 0.5 * (D(t, q, rows[k]).squaredNorm() - 1.0);
+  }
+  void Jacobian(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                Eigen::Ref<Eigen::MatrixXd> G) const override {
+    G.setZero();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const int i = rows[k];
+      const Eigen::Vector2d d = D(t, q, i);
+      const auto r = static_cast<Eigen::Index>(k);
+      G.block<1, 2>(r, 2 * i) = d.transpose();
+      if (i > 0) G.block<1, 2>(r, 2 * (i - 1)) = -d.transpose();
+    }
+  }
+  // ∂g₀/∂t = −d₀ · ṡ; the other rows are scleronomic.
+  void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                      Eigen::Ref<Eigen::VectorXd> g_t) const override {
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      g_t(static_cast<Eigen::Index>(k)) = rows[k] == 0 ? -D(t, q, 0).dot(SuspensionRate(t)) : 0.0;
+    }
+  }
+  // g̈_i = d_i · (v̇_i − v̇_{i−1}) + |v_i − v_{i−1}|², with v̇₀ = s̈ (a term of γ for row 0).
+  void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+             std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const int i = rows[k];
+      const Eigen::Vector2d v_prev =
+          i == 0 ? SuspensionRate(t) : Eigen::Vector2d(v.segment<2>(2 * (i - 1)));
+      double value = (Eigen::Vector2d(v.segment<2>(2 * i)) - v_prev).squaredNorm();
+      if (i == 0) value -= D(t, q, 0).dot(SuspensionAccel(t));
+      gamma(static_cast<Eigen::Index>(k)) = value;
+    }
+  }
+
+ private:
+  Eigen::Vector2d D(double t, const Eigen::VectorXd& q, int i) const {
+    const Eigen::Vector2d prev =
+        i == 0 ? Suspension(t) : Eigen::Vector2d(q.segment<2>(2 * (i - 1)));
+    return Eigen::Vector2d(q.segment<2>(2 * i)) - prev;
+  }
+  int n_;
+  engine::ConstraintRowInfo info_;
+};
+
+class ChainSystem final : public engine::MechanicalSystem {
+ public:
+  explicit ChainSystem(int n) : n_(n) { AddConstraintBlock(std::make_shared<ChainRods>(n)); }
+  int nq() const override { return 2 * n_; }
+  int nv() const override { return 2 * n_; }
+  void MassMatrix(const Eigen::VectorXd& /*q*/, Eigen::MatrixXd* M) const override {
+    M->setIdentity(2 * n_, 2 * n_);
+  }
+  bool HasConstantMassMatrix() const override { return true; }
+  void Forces(double /*t*/, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/,
+              Eigen::VectorXd* F) const override {
+    F->setZero(2 * n_);
+    for (int i = 0; i < n_; ++i) (*F)(2 * i + 1) = -kGravity;
+  }
+
+ private:
+  int n_;
+};
+
+// Rod i at the angle φ_i = 0.5 sin(i + 1) from the vertical below s(0) = 0 (the chain swings and
+// folds); every mass moves with the suspension's initial velocity (0, AΩ), so that
+// d_i · (v_i − v_{i−1}) = 0 and G v + ∂g/∂t = 0 hold.
+void ChainStart(int n, Eigen::VectorXd* q, Eigen::VectorXd* v) {
+  q->setZero(2 * n);
+  v->setZero(2 * n);
+  Eigen::Vector2d p = Suspension(0.0);
+  for (int i = 0; i < n; ++i) {
+    const double phi = 0.5 * std::sin(i + 1.0);
+    p += Eigen::Vector2d(std::sin(phi), -std::cos(phi));
+    q->segment<2>(2 * i) = p;
+    (*v)(2 * i + 1) = kA * kOmega;
+  }
+}
+
+std::vector<int> AllRows(int n) {
+  std::vector<int> rows(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = i;
+  return rows;
+}
+
+// ---- Restart ----------------------------------------------------------------------------------
+
+// After every Reset the first step is a one-step start (order 1 for the step-size rule) and the
+// order rises to k on the next step; a Reset in mid-run forgets the history: the run continues
+// bit for bit as a fresh integrator started at the same state (tolerance 0: the same arithmetic).
+TEST(Bdf, RestartsCleanlyAfterReset) {
+  const auto p = test_problems::MakeProblem("circle");
+  IntegratorOptions o = GglOptions();
+  o.rtol = o.atol = 1e-6;
+  Bdf a(o), b(o);
+  Eigen::VectorXd q0, v0;
+  p->Exact(0.0, &q0, &v0);
+  a.Reset(p->system(), p->rows(), 0.0, q0, v0);
+  ASSERT_EQ(a.Step(1.0), StepStatus::kAccepted);
+  EXPECT_EQ(a.last_order(), 1);
+  ASSERT_EQ(a.Step(1.0), StepStatus::kAccepted);
+  EXPECT_EQ(a.last_order(), 2);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(a.Step(1.0), StepStatus::kAccepted);
+  EXPECT_EQ(a.last_order(), 2);
+
+  const double t1 = a.t();
+  const Eigen::VectorXd q1 = a.q(), v1 = a.v();
+  a.Reset(p->system(), p->rows(), t1, q1, v1);
+  b.Reset(p->system(), p->rows(), t1, q1, v1);
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_EQ(a.Step(1.0), StepStatus::kAccepted);
+    ASSERT_EQ(b.Step(1.0), StepStatus::kAccepted);
+    if (i == 0) {
+      EXPECT_EQ(a.last_order(), 1);
+    }
+    EXPECT_NEAR(a.t(), b.t(), 0.0);
+    EXPECT_NEAR((a.q() - b.q()).lpNorm<Eigen::Infinity>(), 0.0, 0.0);
+    EXPECT_NEAR((a.v() - b.v()).lpNorm<Eigen::Infinity>(), 0.0, 0.0);
+  }
+}
+
+// The GGL multiplier μ vanishes on the exact solution: with fixed steps it must shrink like the
+// local error, at least O(h²) (the fits give ≈ 2.9; the margin 0.5 as for the drift in the
+// generic tests), and λ tends to the exact −m ω² (G = qᵀ; circle: m = 1.5, ω = 2π).
+TEST(Bdf, StabilizingMultiplierVanishes) {
+  const auto p = test_problems::MakeProblem("circle");
+  std::vector<double> hs, mus, lambda_err;
+  for (double h : {0.02, 0.01, 0.005}) {
+    IntegratorOptions o = GglOptions();
+    o.adaptive = false;
+    o.h_init = h;
+    Bdf bdf(o);
+    Eigen::VectorXd q0, v0;
+    p->Exact(0.0, &q0, &v0);
+    bdf.Reset(p->system(), p->rows(), 0.0, q0, v0);
+    double mu_max = 0;
+    while (bdf.t() < 0.5) {
+      ASSERT_EQ(bdf.Step(0.5), StepStatus::kAccepted);
+      if (bdf.last_order() == 2) mu_max = std::max(mu_max, std::abs(bdf.mu()(0)));
+    }
+    const double lambda_exact = -1.5 * 4.0 * M_PI * M_PI;  // λ q = m v̇ = −m ω² q
+    hs.push_back(h);
+    mus.push_back(mu_max);
+    lambda_err.push_back(std::abs(bdf.lambda()(0) - lambda_exact));
+    std::printf("  h = %.3g: max |mu| = %.3e, |lambda - exact| = %.3e\n", h, mu_max,
+                lambda_err.back());
+  }
+  EXPECT_GE(test_problems::LogLogSlope(hs, mus), 1.5);
+  EXPECT_GE(test_problems::LogLogSlope(hs, lambda_err), 1.5);
+}
+
+// ---- Bad input --------------------------------------------------------------------------------
+
+TEST(Bdf, RejectsBadOptions) {
+  BdfOptions bad;
+  bad.order = 0;
+  EXPECT_THROW(Bdf(GglOptions(), bad), std::invalid_argument);
+  bad.order = 6;
+  EXPECT_THROW(Bdf(GglOptions(), bad), std::invalid_argument);
+  bad.order = 2;
+  bad.refactor_threshold = 0.0;
+  EXPECT_THROW(Bdf(GglOptions(), bad), std::invalid_argument);
+  for (Formulation f : {Formulation::kIndex1, Formulation::kIndex2, Formulation::kIndex3}) {
+    IntegratorOptions o;
+    o.formulation = f;
+    EXPECT_THROW(Bdf{o}, std::invalid_argument);
+    try {
+      MakeIntegrator("bdf", o);
+      ADD_FAILURE() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("ggl"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// ---- Iteration-matrix reuse on the chain of pendulums -----------------------------------------
+
+struct ChainRun {
+  IntegratorStats stats;
+  double wall = 0;  // s
+  double max_g = 0, max_gv = 0;
+  Eigen::VectorXd q;
+};
+
+ChainRun RunChain(int n, bool reuse, double t_end) {
+  ChainSystem system(n);
+  IntegratorOptions o = GglOptions();
+  o.rtol = o.atol = 1e-6;
+  BdfOptions bo;
+  bo.reuse_iteration_matrix = reuse;
+  Bdf bdf(o, bo);
+  Eigen::VectorXd q0, v0;
+  ChainStart(n, &q0, &v0);
+  const std::vector<int> rows = AllRows(n);
+  ChainRun r;
+  const auto start = std::chrono::steady_clock::now();
+  bdf.Reset(system, rows, 0.0, q0, v0);
+  while (bdf.t() < t_end) {
+    const StepStatus s = bdf.Step(t_end);
+    EXPECT_EQ(s, StepStatus::kAccepted) << "N = " << n << " at t = " << bdf.t();
+    if (s != StepStatus::kAccepted) break;
+    r.max_g = std::max(r.max_g, test_problems::PositionViolation(system, rows, bdf.t(), bdf.q()));
+    r.max_gv = std::max(r.max_gv,
+                        test_problems::VelocityViolation(system, rows, bdf.t(), bdf.q(), bdf.v()));
+  }
+  r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.stats = bdf.stats();
+  r.q = bdf.q();
+  return r;
+}
+
+// With reuse, the Jacobians are evaluated a small fraction of the steps; without, once per step.
+// Both runs meet the constraints to the Newton tolerance (10 × newton_tol, as in the generic
+// tests) and agree to the accuracy requested: the global error of a second-order method at
+// rtol = atol = 1e-6 is bounded by 10·tol^(2/3) (the generic test's bound, 1e-3) times the
+// positions' size (N m).
+TEST(Bdf, IterationMatrixReuseOnPendulumChain) {
+  std::printf("  N  reuse  steps  rejected  newton  jacobians  factorizations  wall[ms]\n");
+  for (int n : {4, 8, 16}) {
+    const ChainRun on = RunChain(n, true, 2.0);
+    const ChainRun off = RunChain(n, false, 2.0);
+    for (const ChainRun* r : {&on, &off}) {
+      std::printf("  %2d  %-5s  %5ld  %8ld  %6ld  %9ld  %14ld  %8.1f\n", n, r == &on ? "on" : "off",
+                  r->stats.accepted_steps, r->stats.rejected_steps, r->stats.newton_iterations,
+                  r->stats.jacobian_evaluations, r->stats.factorizations, 1e3 * r->wall);
+      EXPECT_LE(r->max_g, 10 * IntegratorOptions().newton_tol);
+      EXPECT_LE(r->max_gv, 10 * IntegratorOptions().newton_tol);
+    }
+    EXPECT_GE(off.stats.jacobian_evaluations, off.stats.accepted_steps);
+    // Reuse: at most a fifth of the Jacobian evaluations (measured ≈ 1/10 … 1/30).
+    EXPECT_LT(5 * on.stats.jacobian_evaluations, off.stats.jacobian_evaluations);
+    EXPECT_LT(on.stats.factorizations, off.stats.factorizations);
+    EXPECT_LE((on.q - off.q).lpNorm<Eigen::Infinity>(), 10 * std::pow(1e-6, 2.0 / 3.0) * n);
+  }
+}
+
+// ---- Examples through the CLI -----------------------------------------------------------------
+
+std::vector<double> ImpactTimes(const fs::path& events_csv) {
+  std::ifstream in(events_csv);
+  std::vector<double> times;
+  std::string line;
+  std::getline(in, line);  // header t,kind,contacts,impulse
+  while (std::getline(in, line)) {
+    const auto c1 = line.find(',');
+    const auto c2 = line.find(',', c1 + 1);
+    if (line.substr(c1 + 1, c2 - c1 - 1) == "impact")
+      times.push_back(std::stod(line.substr(0, c1)));
+  }
+  return times;
+}
+
+// Every example runs with `--integrator bdf --formulation ggl` and with DOPRI5 at rtol = 1e-7,
+// atol = 1e-9; both must finish with the same number of impacts, and the first impact times
+// agree within 1e-4 s. That bound is deliberately loose (measured agreement ≤ 3e-8 s): the test
+// checks that the BDF, its restarts and its dense output find the same events, not its accuracy
+// (covered by the generic order tests). Only the first 5 impacts are compared in time.
+TEST(BdfExamples, ImpactTimesMatchDopri5ThroughTheCli) {
+  const fs::path examples = SALTUS_EXAMPLES_DIR;
+  const fs::path scratch =
+      fs::temp_directory_path() / ("saltus_bdf_test_" + std::to_string(getpid()));
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(examples)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string name = entry.path().stem().string();
+    SCOPED_TRACE(name);
+    std::vector<double> times[2];
+    int k = 0;
+    for (const char* integrator : {"bdf", "dopri5"}) {
+      const fs::path out = scratch / (name + "_" + integrator);
+      const std::vector<std::string> args = {
+          "run",           entry.path().string(),
+          "--integrator",  integrator,
+          "--formulation", std::string(integrator) == "bdf" ? "ggl" : "index1",
+          "--rtol",        "1e-7",
+          "--atol",        "1e-9",
+          "--out",         out.string()};
+      std::ostringstream o, e;
+      EXPECT_EQ(tools::RunCli(args, o, e), tools::kExitOk) << integrator << ": " << e.str();
+      times[k++] = ImpactTimes(out / "events.csv");
+    }
+    ASSERT_FALSE(times[1].empty());
+    ASSERT_FALSE(times[0].empty());
+    EXPECT_EQ(times[0].size(), times[1].size());
+    const std::size_t n = std::min<std::size_t>({times[0].size(), times[1].size(), 5});
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(times[0][i], times[1][i], 1e-4) << "impact " << i;
+    }
+    std::printf("  %s: %zu / %zu impacts (bdf / dopri5), first %zu agree; t1 = %.10f / %.10f\n",
+                name.c_str(), times[0].size(), times[1].size(), n, times[0][0], times[1][0]);
+    ++compared;
+  }
+  fs::remove_all(scratch);
+  EXPECT_GE(compared, 4);
+}
+
+}  // namespace
+}  // namespace saltus::integrators
