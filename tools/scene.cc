@@ -355,10 +355,15 @@ class SceneParser {
       throw SceneError(file_, 1, "the scene is empty (expected keys scene, bodies, simulation)");
     }
     MapReader top(file_, root, "scene");
-    top.CheckKeys(Keys({"scene", "description", "gravity", "bodies", "joints", "forces", "contacts",
-                        "simulation", "reference"}));
     Scene scene;
     scene.file = file_;
+    scene.dimension = top.Integer("dimension", 2, 2);
+    if (scene.dimension != 2 && scene.dimension != 3) {
+      top.Fail(*top.Find("dimension"), "dimension must be 2 (planar) or 3 (spatial)");
+    }
+    if (scene.dimension == 3) return ParseSpatial(top, std::move(scene));
+    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
+                        "forces", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -619,6 +624,386 @@ class SceneParser {
     }
   }
 
+  // ---- Spatial scenes (dimension: 3) ----------------------------------------------------------
+
+  Scene ParseSpatial(const MapReader& top, Scene scene) {
+    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
+                        "drivers", "forces", "simulation"}),
+                  Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
+                        "drivers", "forces", "simulation", "contacts", "reference"}),
+                  "a spatial scene (dimension: 3)");
+    scene.name = top.RequiredString("scene");
+    if (!IsValidName(scene.name)) {
+      top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
+    }
+    scene.description = top.String("description", "");
+    SpatialScene& sp = scene.spatial;
+    sp.gravity = top.Vec3("gravity", sp.gravity, "[gx, gy, gz]");
+    const YAML::Node& bodies = top.Require("bodies");
+    if (!bodies.IsSequence() || bodies.size() == 0) {
+      top.Fail(bodies,
+               "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(bodies));
+    }
+    for (std::size_t i = 0; i < bodies.size(); ++i) ParseSpatialBody(bodies[i], &scene);
+    for (const YAML::Node& n : ListSection(top, "joints")) ParseSpatialJoint(n, &scene);
+    for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
+    for (const YAML::Node& n : ListSection(top, "forces")) ParseSpatialForce(n, &scene);
+    ParseSimulation(top.Require("simulation"), &scene);
+    return scene;
+  }
+
+  // A non-zero 3-vector (a direction; not normalized here, the engine normalizes).
+  static Eigen::Vector3d NonZero3(const MapReader& r, std::string_view key,
+                                  const Eigen::Vector3d& fallback) {
+    const Eigen::Vector3d d = r.Vec3(key, fallback, "[x, y, z]");
+    if (!(d.norm() > 1e-12)) {
+      r.Fail(*r.Find(key), std::string(key) + " must be a non-zero vector, got [" +
+                               FormatNumber(d.x()) + ", " + FormatNumber(d.y()) + ", " +
+                               FormatNumber(d.z()) + "]");
+    }
+    return d;
+  }
+
+  // `inertia`: a number (J I), a list of 3 (diagonal) or a list of 3 rows of 3 (full tensor);
+  // symmetric positive definite.
+  static Eigen::Matrix3d SpatialInertia(const MapReader& r) {
+    const YAML::Node& value = r.Require("inertia");
+    const std::string what =
+        "inertia must be a number, a list [Jxx, Jyy, Jzz] or a 3x3 matrix "
+        "[[Jxx, Jxy, Jxz], [Jyx, Jyy, Jyz], [Jzx, Jzy, Jzz]] (kg m^2)";
+    Eigen::Matrix3d J = Eigen::Matrix3d::Zero();
+    if (value.IsScalar()) {
+      J = r.ToNumber(value, "inertia", Range::kPositive) * Eigen::Matrix3d::Identity();
+    } else if (value.IsSequence() && value.size() == 3 && value[0].IsScalar()) {
+      for (int i = 0; i < 3; ++i) {
+        J(i, i) = r.ToNumber(value[static_cast<std::size_t>(i)],
+                             "inertia[" + std::to_string(i) + "]", Range::kAny);
+      }
+    } else if (value.IsSequence() && value.size() == 3) {
+      for (int i = 0; i < 3; ++i) {
+        const YAML::Node row = value[static_cast<std::size_t>(i)];
+        if (!row.IsSequence() || row.size() != 3) r.Fail(row, what + ", got " + Describe(row));
+        for (int j = 0; j < 3; ++j) {
+          J(i, j) = r.ToNumber(row[static_cast<std::size_t>(j)],
+                               "inertia[" + std::to_string(i) + "][" + std::to_string(j) + "]",
+                               Range::kAny);
+        }
+      }
+    } else {
+      r.Fail(value, what + ", got " + Describe(value));
+    }
+    // Symmetry to ~round-off of the printed numbers: relative 1e-9 of the largest entry.
+    const double scale = J.cwiseAbs().maxCoeff();
+    for (int i = 0; i < 3; ++i) {
+      for (int j = i + 1; j < 3; ++j) {
+        if (std::abs(J(i, j) - J(j, i)) > 1e-9 * scale) {
+          r.Fail(value, "inertia is not symmetric: J[" + std::to_string(i) + "][" +
+                            std::to_string(j) + "] = " + FormatNumber(J(i, j)) + " but J[" +
+                            std::to_string(j) + "][" + std::to_string(i) +
+                            "] = " + FormatNumber(J(j, i)));
+        }
+      }
+    }
+    J = 0.5 * (J + J.transpose()).eval();
+    const Eigen::Vector3d eig = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(J).eigenvalues();
+    // Positive definite with a condition number below 1e12 (else singular for the solves).
+    if (!(eig.minCoeff() > 1e-12 * std::max(scale, 0.0)) || !(scale > 0)) {
+      r.Fail(value,
+             "inertia must be positive definite (a singular or indefinite tensor has "
+             "eigenvalues " +
+                 FormatNumber(eig(0)) + ", " + FormatNumber(eig(1)) + ", " + FormatNumber(eig(2)) +
+                 ")");
+    }
+    return J;
+  }
+
+  void ParseSpatialBody(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    MapReader r(file_, node, "body #" + std::to_string(sp.bodies.size() + 1));
+    engine::SpatialBody body;
+    body.name = ClaimName(r, "body");
+    r.CheckKeys(Keys({"name", "mass", "inertia", "com", "position", "quaternion", "velocity",
+                      "angular_velocity"}));
+    body.mass = r.RequiredNumber("mass", Range::kPositive);
+    body.inertia = SpatialInertia(r);
+    body.com = r.Vec3("com", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
+    body.position = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, z]");
+    if (const YAML::Node* qn = r.Find("quaternion")) {
+      const Eigen::Vector4d Q =
+          r.Vector("quaternion", 4, "[w, x, y, z]", Eigen::Vector4d(1, 0, 0, 0));
+      const double norm = Q.norm();
+      if (!(std::abs(norm - 1.0) <= 1e-6)) {
+        r.Fail(*qn, "quaternion must be a unit quaternion [w, x, y, z], got norm " +
+                        FormatNumber(norm) + " (only norms within 1e-6 of 1 are normalized)");
+      }
+      // Warn when the norm differs from 1 by more than the round-off of 17-digit input.
+      if (std::abs(norm - 1.0) > 1e-14) {
+        scene->warnings.push_back(WithLocation(
+            file_, LineOf(*qn),
+            r.item() + ": quaternion normalized (its norm was " + FormatNumber(norm) + ")"));
+      }
+      body.quaternion = Q / norm;
+    }
+    body.velocity = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, vz] (world frame)");
+    body.angular_velocity =
+        r.Vec3("angular_velocity", Eigen::Vector3d::Zero(), "[wx, wy, wz] (body frame)");
+    body_index_[body.name] = static_cast<int>(sp.bodies.size());
+    body_names_.push_back(body.name);
+    sp.bodies.push_back(body);
+    sp.body_lines.push_back(r.line());
+  }
+
+  // Initial pose of a body (ground: identity).
+  static Eigen::Matrix3d InitialRotation(const SpatialScene& sp, int body) {
+    if (body == engine::kGround) return Eigen::Matrix3d::Identity();
+    const Eigen::Vector4d& Q = sp.bodies[static_cast<std::size_t>(body)].quaternion;
+    return Eigen::Quaterniond(Q(0), Q(1), Q(2), Q(3)).normalized().toRotationMatrix();
+  }
+  static Eigen::Vector3d InitialOrigin(const SpatialScene& sp, int body) {
+    if (body == engine::kGround) return Eigen::Vector3d::Zero();
+    return sp.bodies[static_cast<std::size_t>(body)].position;
+  }
+  // Body-b coordinates of the point or direction that body a's `s` has initially.
+  static Eigen::Vector3d PointInB(const SpatialScene& sp, int a, int b, const Eigen::Vector3d& s) {
+    const Eigen::Vector3d world = InitialOrigin(sp, a) + InitialRotation(sp, a) * s;
+    return InitialRotation(sp, b).transpose() * (world - InitialOrigin(sp, b));
+  }
+  static Eigen::Vector3d DirectionInB(const SpatialScene& sp, int a, int b,
+                                      const Eigen::Vector3d& u) {
+    return InitialRotation(sp, b).transpose() * (InitialRotation(sp, a) * u);
+  }
+
+  void ParseSpatialJoint(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    MapReader r(file_, node, "joint #" + std::to_string(sp.joints.size() + 1));
+    engine::SpatialJoint joint;
+    joint.name = ClaimName(r, "joint");
+    using T = engine::SpatialJointType;
+    static const std::vector<std::pair<std::string, T>> kTypes = {
+        {"spherical", T::kSpherical},
+        {"revolute", T::kRevolute},
+        {"universal", T::kUniversal},
+        {"cylindrical", T::kCylindrical},
+        {"prismatic", T::kPrismatic},
+        {"fixed", T::kFixed},
+        {"planar", T::kPlanar},
+        {"distance", T::kDistance},
+        {"point_on_line", T::kPointOnLine},
+        {"point_on_plane", T::kPointOnPlane}};
+    std::vector<std::string> names;
+    for (const auto& [n, t] : kTypes) names.push_back(n);
+    const std::string type = Type(r, names);
+    for (const auto& [n, t] : kTypes) {
+      if (n == type) joint.type = t;
+    }
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
+              "ref_b", "length"});
+    const bool has_axes = joint.type != T::kSpherical && joint.type != T::kDistance;
+    if (joint.type == T::kSpherical) {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b"}), all,
+                  "a spherical joint");
+    } else if (joint.type == T::kDistance) {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "length"}), all,
+                  "a distance joint");
+    } else {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
+                        "axis_b", "ref_a", "ref_b"}),
+                  all, "a " + type + " joint");
+    }
+    joint.body_a = BodyRef(r, "body_a");
+    joint.body_b = BodyRef(r, "body_b");
+    RequireDistinct(r, joint.body_a, joint.body_b);
+    joint.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
+    joint.point_b = r.Vec3("point_b", PointInB(sp, joint.body_a, joint.body_b, joint.point_a),
+                           "[x, y, z] (body_b frame)");
+    if (has_axes) {
+      joint.axis_a = NonZero3(r, "axis_a", Eigen::Vector3d::UnitZ());
+      if (joint.type == T::kUniversal && !r.Has("axis_b")) {
+        r.Fail("a universal joint needs axis_b (perpendicular to axis_a when assembled)");
+      }
+      joint.axis_b =
+          NonZero3(r, "axis_b", DirectionInB(sp, joint.body_a, joint.body_b, joint.axis_a));
+      joint.ref_a = r.Has("ref_a") ? NonZero3(r, "ref_a", Eigen::Vector3d::UnitX())
+                                   : Eigen::Vector3d::Zero().eval();
+      joint.ref_b =
+          r.Has("ref_b")
+              ? NonZero3(r, "ref_b", Eigen::Vector3d::UnitX())
+              : (r.Has("ref_a") ? DirectionInB(sp, joint.body_a, joint.body_b, joint.ref_a)
+                                : Eigen::Vector3d::Zero().eval());
+    }
+    if (joint.type == T::kDistance) {
+      const double initial =
+          (InitialOrigin(sp, joint.body_b) + InitialRotation(sp, joint.body_b) * joint.point_b -
+           InitialOrigin(sp, joint.body_a) - InitialRotation(sp, joint.body_a) * joint.point_a)
+              .norm();
+      joint.length = r.Number("length", Range::kPositive, initial);
+      if (!(joint.length > 0)) {
+        r.Fail("length must be > 0: give it, or points that are apart initially");
+      }
+    }
+    joint_index_[joint.name] = static_cast<int>(sp.joints.size());
+    sp.joints.push_back(joint);
+    sp.joint_lines.push_back(r.line());
+  }
+
+  // A joint reference by name, for drivers and torsional springs.
+  int JointRef(const MapReader& r, std::string_view key) const {
+    const YAML::Node& value = r.Require(key);
+    const std::string name = r.ToString(value, key);
+    const auto it = joint_index_.find(name);
+    if (it == joint_index_.end()) {
+      std::vector<std::string> known;
+      for (const auto& [n, i] : joint_index_) known.push_back(n);
+      r.Fail(value, std::string(key) + " '" + name + "' is not a joint" + Suggestion(name, known) +
+                        " (joints: " + (known.empty() ? "none" : JoinWords(known, ", ")) + ")");
+    }
+    return it->second;
+  }
+
+  // A TimeProfile from `profile` (constant_rate, polynomial or sine) and its keys in `r`; checks
+  // the keys of `r` against `own` plus that profile's keys.
+  static engine::TimeProfile ParseProfile(const MapReader& r, std::vector<std::string> own,
+                                          const std::string& label) {
+    engine::TimeProfile p;
+    const std::vector<std::string> kinds = Keys({"constant_rate", "polynomial", "sine"});
+    const YAML::Node& value = r.Require("profile");
+    const std::string kind = r.ToString(value, "profile");
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      r.Fail(value, "profile '" + kind + "' is unknown" + Suggestion(kind, kinds) +
+                        " (use constant_rate, polynomial or sine)");
+    }
+    std::vector<std::string> all = own;
+    for (const char* k : {"value0", "rate", "coefficients", "amplitude", "frequency", "phase"}) {
+      all.emplace_back(k);
+    }
+    std::vector<std::string> allowed = own;
+    if (kind == "constant_rate") {
+      p.kind = engine::TimeProfile::Kind::kConstantRate;
+      allowed.insert(allowed.end(), {"value0", "rate"});
+    } else if (kind == "polynomial") {
+      p.kind = engine::TimeProfile::Kind::kPolynomial;
+      allowed.emplace_back("coefficients");
+    } else {
+      p.kind = engine::TimeProfile::Kind::kSine;
+      allowed.insert(allowed.end(), {"value0", "amplitude", "frequency", "phase"});
+    }
+    r.CheckKeys(allowed, all, label + " with a " + kind + " profile");
+    p.value0 = r.Number("value0", Range::kAny, 0.0);
+    p.rate = r.Number("rate", Range::kAny, 0.0);
+    p.amplitude = r.Number("amplitude", Range::kAny, 0.0);
+    p.frequency = r.Number("frequency", Range::kAny, 0.0);
+    p.phase = r.Number("phase", Range::kAny, 0.0);
+    if (p.kind == engine::TimeProfile::Kind::kPolynomial) {
+      const YAML::Node& c = r.Require("coefficients");
+      if (!c.IsSequence() || c.size() == 0) {
+        r.Fail(c, "coefficients must be a non-empty list [c0, c1, ...] (phi = sum c_k t^k), got " +
+                      Describe(c));
+      }
+      for (std::size_t k = 0; k < c.size(); ++k) {
+        p.coefficients.push_back(
+            r.ToNumber(c[k], "coefficients[" + std::to_string(k) + "]", Range::kAny));
+      }
+    }
+    return p;
+  }
+
+  void ParseSpatialDriver(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    MapReader r(file_, node, "driver #" + std::to_string(sp.drivers.size() + 1));
+    engine::SpatialDriver driver;
+    driver.name = ClaimName(r, "driver");
+    driver.profile = ParseProfile(r, Keys({"name", "joint", "kind", "profile"}), "a driver");
+    driver.joint = JointRef(r, "joint");
+    const std::string kind = r.RequiredString("kind");
+    using T = engine::SpatialJointType;
+    const T type = sp.joints[static_cast<std::size_t>(driver.joint)].type;
+    const std::string joint_name = sp.joints[static_cast<std::size_t>(driver.joint)].name;
+    if (kind == "angle") {
+      driver.kind = engine::DriverKind::kAngle;
+      if (type != T::kRevolute && type != T::kCylindrical) {
+        r.Fail(*r.Find("joint"), "an angle driver needs a revolute or cylindrical joint; '" +
+                                     joint_name + "' is not one");
+      }
+    } else if (kind == "displacement") {
+      driver.kind = engine::DriverKind::kDisplacement;
+      if (type != T::kPrismatic && type != T::kCylindrical) {
+        r.Fail(*r.Find("joint"), "a displacement driver needs a prismatic or cylindrical joint; '" +
+                                     joint_name + "' is not one");
+      }
+    } else {
+      r.Fail(*r.Find("kind"), "kind '" + kind + "' is unknown" +
+                                  Suggestion(kind, Keys({"angle", "displacement"})) +
+                                  " (use angle or displacement)");
+    }
+    sp.drivers.push_back(driver);
+    sp.driver_lines.push_back(r.line());
+  }
+
+  void ParseSpatialForce(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    MapReader r(file_, node,
+                "force #" + std::to_string(sp.springs.size() + sp.torsional_springs.size() +
+                                           sp.loads.size() + 1));
+    const std::string name = ClaimName(r, "force");
+    const std::string type = Type(r, Keys({"spring_damper", "torsional_spring", "load"}));
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
+              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale"});
+    if (type == "spring_damper") {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
+                        "damping", "rest_length"}),
+                  all, "a spring_damper force");
+      engine::SpatialSpringDamper s;
+      s.name = name;
+      s.body_a = BodyRef(r, "body_a");
+      s.body_b = BodyRef(r, "body_b");
+      RequireDistinct(r, s.body_a, s.body_b);
+      s.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
+      s.point_b = r.Vec3("point_b", Eigen::Vector3d::Zero(), "[x, y, z] (body_b frame)");
+      s.stiffness = r.RequiredNumber("stiffness", Range::kNonNegative);
+      s.damping = r.Number("damping", Range::kNonNegative, 0.0);
+      const double initial =
+          (InitialOrigin(sp, s.body_b) + InitialRotation(sp, s.body_b) * s.point_b -
+           InitialOrigin(sp, s.body_a) - InitialRotation(sp, s.body_a) * s.point_a)
+              .norm();
+      s.rest_length = r.Number("rest_length", Range::kNonNegative, initial);
+      sp.springs.push_back(s);
+      sp.spring_lines.push_back(r.line());
+    } else if (type == "torsional_spring") {
+      r.CheckKeys(Keys({"name", "type", "joint", "stiffness", "damping", "angle0"}), all,
+                  "a torsional_spring force");
+      engine::SpatialTorsionalSpring s;
+      s.name = name;
+      s.joint = JointRef(r, "joint");
+      const engine::SpatialJoint& j = sp.joints[static_cast<std::size_t>(s.joint)];
+      if (j.type != engine::SpatialJointType::kRevolute) {
+        r.Fail(*r.Find("joint"),
+               "a torsional spring needs a revolute joint; '" + j.name + "' is not one");
+      }
+      s.stiffness = r.RequiredNumber("stiffness", Range::kNonNegative);
+      s.damping = r.Number("damping", Range::kNonNegative, 0.0);
+      s.angle0 = r.Number("angle0", Range::kAny, 0.0);
+      sp.torsional_springs.push_back(s);
+      sp.torsional_lines.push_back(r.line());
+    } else {
+      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque", "scale"}), all,
+                  "a load force");
+      engine::SpatialLoad load;
+      load.name = name;
+      load.body = BodyRef(r, "body", /*allow_ground=*/false);
+      load.force = r.Vec3("force", Eigen::Vector3d::Zero(), "[fx, fy, fz] (world frame)");
+      load.point = r.Vec3("point", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
+      load.torque = r.Vec3("torque", Eigen::Vector3d::Zero(), "[tx, ty, tz] (world frame)");
+      if (const YAML::Node* sc = r.Find("scale")) {
+        MapReader sr(file_, *sc, r.item() + ": scale");
+        load.scale = ParseProfile(sr, Keys({"profile"}), "a load scale");
+      }
+      sp.loads.push_back(load);
+      sp.load_lines.push_back(r.line());
+    }
+  }
+
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
     r.CheckKeys(Keys({"t_end",
@@ -635,6 +1020,7 @@ class SceneParser {
                       "fac_max",
                       "newton_tol",
                       "max_newton_iterations",
+                      "rho_inf",
                       "output_step",
                       "restitution",
                       "thresholds",
@@ -693,6 +1079,10 @@ class SceneParser {
     }
     io.safety = r.Number("safety", Range::kPositive, io.safety);
     if (io.safety > 1) r.Fail(*r.Find("safety"), "safety must be in (0, 1]");
+    // Spectral radius at infinity of the generalized-α schemes (Haddouni et al. 2017, after
+    // eq. 16); ignored by the other integrators.
+    io.rho_inf = r.Number("rho_inf", Range::kNonNegative, io.rho_inf);
+    if (io.rho_inf > 1) r.Fail(*r.Find("rho_inf"), "rho_inf must be in [0, 1]");
     io.fac_min = r.Number("fac_min", Range::kPositive, io.fac_min);
     if (io.fac_min > 1) r.Fail(*r.Find("fac_min"), "fac_min must be in (0, 1]");
     io.fac_max = r.Number("fac_max", Range::kPositive, io.fac_max);
@@ -765,6 +1155,7 @@ class SceneParser {
   std::map<std::string, std::pair<std::string, int>> names_;  // name -> (kind, line)
   std::map<std::string, int> body_index_;
   std::vector<std::string> body_names_;
+  std::map<std::string, int> joint_index_;  // spatial scenes
 };
 
 }  // namespace

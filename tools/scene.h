@@ -1,5 +1,7 @@
-// Scene files: a planar multibody mechanism with unilateral contacts and the options of its
-// simulation, described in YAML (format and every key: docs/scene-format.md).
+// Scene files: a planar multibody mechanism with unilateral contacts, or (`dimension: 3`) a
+// spatial mechanism of quaternion bodies, joints, drivers and force elements
+// (engine/spatial_model.h), and the options of its simulation, described in YAML (format and
+// every key: docs/scene-format.md).
 //
 // Loading is in two stages, both before anything is simulated or written:
 //   1. ParseScene / LoadSceneFile read the YAML into a Scene (plain descriptions of bodies,
@@ -23,6 +25,7 @@
 
 #include "contact/planar_contacts.h"
 #include "engine/planar_model.h"
+#include "engine/spatial_model.h"
 #include "events/simulation.h"
 
 namespace saltus::tools {
@@ -60,8 +63,26 @@ struct SceneReference {
   int line = 0;                         // of the section; 0 when absent
 };
 
+// A spatial scene (`dimension: 3`): the items handed to engine::SpatialModelBuilder, with the
+// line of each. Body and joint indices are resolved from names by the loader.
+struct SpatialScene {
+  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, 0.0, -9.81);
+  std::vector<engine::SpatialBody> bodies;  // body i of the model is bodies[i]
+  std::vector<engine::SpatialJoint> joints;
+  std::vector<engine::SpatialDriver> drivers;
+  std::vector<engine::SpatialSpringDamper> springs;
+  std::vector<engine::SpatialTorsionalSpring> torsional_springs;
+  std::vector<engine::SpatialLoad> loads;
+  std::vector<int> body_lines, joint_lines, driver_lines, spring_lines, torsional_lines, load_lines;
+};
+
 struct Scene {
-  std::string file;  // label used in messages (the path as given)
+  std::string file;   // label used in messages (the path as given)
+  int dimension = 2;  // `dimension`: 2 (planar, the fields below) or 3 (`spatial`)
+  SpatialScene spatial;
+  // Non-fatal remarks on the input, each "<file>:<line>: <item>: <what>" (e.g. a quaternion
+  // normalized because its norm was within 1e-6 of 1); `saltus run` prints them on stderr.
+  std::vector<std::string> warnings;
   std::string name;  // `scene`: also the default output directory out/<name>
   std::string description;
   Eigen::Vector2d gravity = Eigen::Vector2d(0.0, -9.81);
@@ -91,6 +112,25 @@ std::string CheckIntegratorChoice(std::string_view integrator,
 // The mechanical system of a parsed scene: the multibody model (joints as its first constraint
 // block) plus one contact::PlanarContacts block when the scene has contacts, with one row per
 // contact in scene order. Throws SceneError with the line of an item the engine rejects.
+// Planar scenes only: a spatial scene throws SceneError.
 std::shared_ptr<engine::PlanarMultibodySystem> BuildSystem(const Scene& scene);
+
+// The engine::SpatialMultibodySystem of a spatial scene (joint and driver rows as its first
+// constraint block). Throws SceneError with the line of an item the engine rejects, or when the
+// scene is planar.
+std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& scene);
+
+// What `saltus run` simulates: the system of either kind of scene and its initial state.
+// For a spatial scene the state is the consistent initialization (engine/assembly.h) of the
+// scene's q0, v0 on all joint and driver rows at t = 0, and `report` holds the topology
+// (components, loops, free bodies, rank of G, redundant rows, degrees of freedom;
+// engine/topology.h) and the size of the assembly corrections. An impossible assembly throws
+// SceneError at the line of the first joint or driver whose residual stays large, naming them.
+struct SceneSystem {
+  std::shared_ptr<engine::MechanicalSystem> system;
+  Eigen::VectorXd q0, v0;
+  std::string report;  // empty for planar scenes
+};
+SceneSystem BuildSceneSystem(const Scene& scene);
 
 }  // namespace saltus::tools
