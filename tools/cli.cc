@@ -15,8 +15,10 @@
 #include "events/simulation.h"
 #include "integrators/integrator.h"
 #include "tools/compare.h"
+#include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
 #include "tools/scene.h"
+#include "tools/vtk_writer.h"
 #include "tools/writers.h"
 
 namespace saltus::tools {
@@ -37,6 +39,8 @@ constexpr std::string_view kUsage =
     "  --atol A               absolute integration tolerance (> 0)\n"
     "  --t-end T              final time in seconds (> 0)\n"
     "  --out DIR              output directory (default out/<scene name>)\n"
+    "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
+    "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series; planar scenes)\n"
     "\n"
     "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
     "            3 the run stopped early (files written, with DIR/last_state.json)\n";
@@ -50,6 +54,7 @@ struct RunArgs {
   std::string scene;
   std::optional<std::string> integrator, formulation, out_dir;
   std::optional<double> rtol, atol, t_end;
+  bool hdf5 = false, vtk = false;  // --hdf5, --vtk (docs/output-formats.md)
 };
 
 double PositiveNumber(const std::string& flag, const std::string& text) {
@@ -77,6 +82,13 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       have_scene = true;
       continue;
     }
+    if (arg == "--hdf5" || arg == "--vtk") {  // switches without a value
+      (arg == "--hdf5" ? run.hdf5 : run.vtk) = true;
+      continue;
+    }
+    if (arg.rfind("--hdf5=", 0) == 0 || arg.rfind("--vtk=", 0) == 0) {
+      throw UsageError(arg.substr(0, arg.find('=')) + ": takes no value");
+    }
     // --flag VALUE or --flag=VALUE
     std::string flag = arg;
     std::optional<std::string> value;
@@ -88,7 +100,7 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
                                                     "--atol",       "--t-end",       "--out"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       throw UsageError("unknown option '" + flag + "' (run options: --integrator, " +
-                       "--formulation, --rtol, --atol, --t-end, --out)");
+                       "--formulation, --rtol, --atol, --t-end, --out, --hdf5, --vtk)");
     }
     if (!value) {
       if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
@@ -167,9 +179,15 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   const RunArgs run = ParseRunArgs(args);
   Scene scene = LoadSceneFile(run.scene);
   ApplyOverrides(run, &scene);
-  const std::shared_ptr<engine::PlanarMultibodySystem> system = BuildSystem(scene);
-  const Eigen::VectorXd q0 = system->model().InitialPositions();
-  const Eigen::VectorXd v0 = system->model().InitialVelocities();
+  // Planar or spatial (dimension: 3; assembled, with its topology in `report`).
+  const SceneSystem built = BuildSceneSystem(scene);
+  const auto planar = std::dynamic_pointer_cast<engine::PlanarMultibodySystem>(built.system);
+  if (run.vtk && !planar) throw UsageError("--vtk: the ParaView output is for planar scenes only");
+  const std::shared_ptr<engine::MechanicalSystem> system = built.system;
+  const Eigen::VectorXd& q0 = built.q0;
+  const Eigen::VectorXd& v0 = built.v0;
+  for (const std::string& warning : scene.warnings) err << "warning: " << warning << '\n';
+  out << built.report;
   // The event loop names the offending item ("contact 'floor': the initial state penetrates
   // ..."): point at that item's line, else at the simulation section.
   const auto simulation_error = [&](const std::invalid_argument& e) {
@@ -224,6 +242,26 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   simulation.AddObserver(&trajectory);
   simulation.AddObserver(&event_log);
   simulation.AddObserver(&progress);
+  // --hdf5 and --vtk (tools/hdf5_writer.h, tools/vtk_writer.h); a path that cannot be created
+  // is an output error.
+  std::unique_ptr<Hdf5Writer> hdf5;
+  std::unique_ptr<VtkWriter> vtk;
+  try {
+    const bool at_steps = scene.options.output_step <= 0;
+    if (run.hdf5) {
+      hdf5 = std::make_unique<Hdf5Writer>(*system, dir / "results.h5", &simulation, at_steps);
+      simulation.AddObserver(hdf5.get());
+    }
+    if (run.vtk) {
+      vtk = std::make_unique<VtkWriter>(
+          std::shared_ptr<const engine::PlanarModel>(planar, &planar->model()), scene.contacts, dir,
+          "vtk", at_steps);
+      simulation.AddObserver(vtk.get());
+    }
+  } catch (const std::runtime_error& e) {
+    err << "error: " << e.what() << '\n';
+    return kExitError;
+  }
 
   RunInfo info;
   info.scene = scene.name;
@@ -233,6 +271,10 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   try {
     simulation.SetState(0.0, q0, v0);
     trajectory.OnOutput(simulation.t(), simulation.q(), simulation.v());
+    for (events::Observer* o :
+         {static_cast<events::Observer*>(hdf5.get()), static_cast<events::Observer*>(vtk.get())}) {
+      if (o) o->OnOutput(simulation.t(), simulation.q(), simulation.v());
+    }
     const events::RunResult result = simulation.AdvanceTo(scene.t_end);
     finished = result.status == events::RunStatus::kFinished;
     info.status = std::string(events::ToString(result.status));
@@ -246,6 +288,14 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   progress.Finish();
   trajectory_file.flush();
   events_file.flush();
+  bool extra_ok = true;  // results.h5 and vtk.pvd closed, also after a failed run
+  try {
+    if (hdf5) hdf5->Close();
+    if (vtk) vtk->Close();
+  } catch (const std::runtime_error& e) {
+    err << "error: " << e.what() << '\n';
+    extra_ok = false;
+  }
 
   std::ofstream summary_file(dir / "summary.json", std::ios::binary | std::ios::trunc);
   WriteSummaryJson(info, simulation, summary_file);
@@ -253,7 +303,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     std::ofstream last_state(dir / "last_state.json", std::ios::binary | std::ios::trunc);
     WriteLastStateJson(info, simulation, last_state);
   }
-  if (!trajectory_file || !events_file || !summary_file) {
+  if (!trajectory_file || !events_file || !summary_file || !extra_ok) {
     err << "error: writing the results in " << dir << " failed\n";
     return kExitError;
   }
@@ -272,8 +322,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
         << events::ToString(static_cast<events::EventKind>(k));
   }
   out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
-      << "/ (trajectory.csv, events.csv, summary.json" << (finished ? "" : ", last_state.json")
-      << ")\n";
+      << "/ (trajectory.csv, events.csv, summary.json" << (hdf5 ? ", results.h5" : "")
+      << (vtk ? ", vtk.pvd" : "") << (finished ? "" : ", last_state.json") << ")\n";
   if (!finished) {
     err << "error: the run stopped at t = " << Seconds(info.t_reached)
         << " before t_end = " << Seconds(scene.t_end) << ": " << info.status

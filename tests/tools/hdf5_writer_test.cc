@@ -1,0 +1,330 @@
+// tools::Hdf5Writer: written during a run, read back with the HDF5 C API and compared with what
+// the simulation reported to an observer; contact forces against the statics of a resting ball;
+// bad paths; `saltus run --hdf5` on a failed run (exit 3) still leaves a valid file.
+#include "tools/hdf5_writer.h"
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+#include "tools/scene.h"
+
+namespace saltus::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A ball dropped from 1 m (gap 0.9 m) onto the ground with restitution 0: one impact at
+// t1 = sqrt(2·0.9/g) with impulse m g t1, then it rests on the ground with λ = m g.
+constexpr const char* kDroppedBall = R"(scene: dropped_ball
+gravity: [0, -9.81]
+bodies:
+  - {name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}
+contacts:
+  - {name: floor, type: disk_line, body_a: ground, body_b: ball, point_a: [0, 0],
+     normal_a: [0, 1], radius_b: 0.1, restitution: 0}
+simulation:
+  t_end: 1
+  integrator: dopri5
+  formulation: index1
+  rtol: 1.0e-8
+  atol: 1.0e-10
+  output_step: 0.01
+)";
+
+struct Recorder : events::Observer {
+  std::vector<double> t;
+  std::vector<Eigen::VectorXd> q, v;
+  std::vector<events::Event> events;
+  std::vector<Eigen::VectorXd> e_q, e_v_minus, e_v_plus;
+  void OnOutput(double time, const Eigen::VectorXd& qo, const Eigen::VectorXd& vo) override {
+    if (!t.empty() && t.back() == time) return;  // the writer's rule for the initial state
+    t.push_back(time), q.push_back(qo), v.push_back(vo);
+  }
+  void OnEvent(const events::Event& e, const Eigen::VectorXd& qe, const Eigen::VectorXd& vm,
+               const Eigen::VectorXd& vp) override {
+    events.push_back(e), e_q.push_back(qe), e_v_minus.push_back(vm), e_v_plus.push_back(vp);
+  }
+};
+
+fs::path Scratch(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("saltus_hdf5_writer_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// ---- reading back with the C API -----------------------------------------------------------
+
+template <typename T>
+hid_t MemoryType();
+template <>
+hid_t MemoryType<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
+template <>
+hid_t MemoryType<int>() {
+  return H5T_NATIVE_INT;
+}
+template <>
+hid_t MemoryType<long long>() {
+  return H5T_NATIVE_LLONG;
+}
+template <>
+hid_t MemoryType<signed char>() {
+  return H5T_NATIVE_SCHAR;
+}
+
+template <typename T>
+std::vector<T> Read(hid_t file, const char* path, std::vector<hsize_t>* dims) {
+  const hid_t dataset = H5Dopen2(file, path, H5P_DEFAULT);
+  EXPECT_GE(dataset, 0) << path;
+  if (dataset < 0) return {};
+  const hid_t space = H5Dget_space(dataset);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  dims->assign(static_cast<std::size_t>(rank), 0);
+  H5Sget_simple_extent_dims(space, dims->data(), nullptr);
+  hsize_t n = 1;
+  for (hsize_t d : *dims) n *= d;
+  std::vector<T> values(n);
+  if (n > 0) {
+    EXPECT_GE(H5Dread(dataset, MemoryType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0)
+        << path;
+  }
+  H5Sclose(space);
+  H5Dclose(dataset);
+  return values;
+}
+
+std::vector<std::string> ReadNames(hid_t file, const char* path, const char* attribute) {
+  const hid_t dataset = H5Dopen2(file, path, H5P_DEFAULT);
+  const hid_t attr = H5Aopen(dataset, attribute, H5P_DEFAULT);
+  EXPECT_GE(attr, 0) << path << " @" << attribute;
+  const hid_t space = H5Aget_space(attr);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);  // as written
+  std::vector<char*> raw(n, nullptr);
+  std::vector<std::string> names;
+  if (H5Aread(attr, type, raw.data()) >= 0) {
+    for (char* s : raw) {
+      names.emplace_back(s ? s : "");
+      H5free_memory(s);
+    }
+  }
+  H5Tclose(type);
+  H5Sclose(space);
+  H5Aclose(attr);
+  H5Dclose(dataset);
+  return names;
+}
+
+struct RunOutput {
+  std::shared_ptr<engine::PlanarMultibodySystem> system;
+  Recorder recorder;
+  long rows = 0, events = 0;
+};
+
+// Runs the dropped ball to `t_end` with an Hdf5Writer of small chunks (several appends).
+void RunDroppedBall(const fs::path& file, RunOutput* run) {
+  const Scene scene = ParseScene(kDroppedBall, "dropped_ball.yaml");
+  run->system = BuildSystem(scene);
+  events::Simulation simulation(run->system, scene.options);
+  Hdf5Writer writer(*run->system, file, &simulation, false, /*chunk_rows=*/16);
+  simulation.AddObserver(&writer);
+  simulation.AddObserver(&run->recorder);
+  simulation.SetState(0.0, run->system->model().InitialPositions(),
+                      run->system->model().InitialVelocities());
+  writer.OnOutput(simulation.t(), simulation.q(), simulation.v());
+  run->recorder.OnOutput(simulation.t(), simulation.q(), simulation.v());
+  ASSERT_EQ(simulation.AdvanceTo(scene.t_end).status, events::RunStatus::kFinished);
+  run->rows = writer.rows();
+  run->events = writer.events();
+  writer.Close();
+}
+
+TEST(Hdf5WriterTest, TrajectoryAndEventsReadBackAsReported) {
+  const fs::path file = Scratch("roundtrip") / "run.h5";
+  RunOutput run;
+  RunDroppedBall(file, &run);
+  const Recorder& rec = run.recorder;
+  ASSERT_EQ(run.rows, static_cast<long>(rec.t.size()));
+  ASSERT_GT(rec.t.size(), 90u);  // 0, 0.01, ..., 1: 101 output times
+  ASSERT_GE(rec.events.size(), 1u);
+
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  std::vector<hsize_t> dims;
+  const std::vector<double> t = Read<double>(f, "/trajectory/t", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({rec.t.size()}));
+  const std::vector<double> q = Read<double>(f, "/trajectory/q", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({rec.t.size(), 3}));
+  const std::vector<double> v = Read<double>(f, "/trajectory/v", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({rec.t.size(), 3}));
+  // Binary doubles round-trip exactly; EXPECT_DOUBLE_EQ (4 ulp) is the strictest double check.
+  for (std::size_t i = 0; i < rec.t.size(); ++i) {
+    EXPECT_DOUBLE_EQ(t[i], rec.t[i]);
+    for (std::size_t j = 0; j < 3; ++j) {
+      EXPECT_DOUBLE_EQ(q[3 * i + j], rec.q[i][static_cast<Eigen::Index>(j)]) << i << ' ' << j;
+      EXPECT_DOUBLE_EQ(v[3 * i + j], rec.v[i][static_cast<Eigen::Index>(j)]) << i << ' ' << j;
+    }
+  }
+  EXPECT_EQ(ReadNames(f, "/trajectory/q", "names"),
+            std::vector<std::string>({"ball.x", "ball.y", "ball.theta"}));
+  EXPECT_EQ(ReadNames(f, "/trajectory/v", "names"),
+            std::vector<std::string>({"ball.vx", "ball.vy", "ball.vtheta"}));
+
+  const std::size_t ne = rec.events.size();
+  const std::vector<double> et = Read<double>(f, "/events/t", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({ne}));
+  const std::vector<int> kind = Read<int>(f, "/events/kind", &dims);
+  const std::vector<long long> start = Read<long long>(f, "/events/row_start", &dims);
+  const std::vector<int> count = Read<int>(f, "/events/row_count", &dims);
+  const std::vector<int> rows = Read<int>(f, "/events/rows", &dims);
+  const std::vector<double> impulses = Read<double>(f, "/events/impulses", &dims);
+  const std::vector<double> eq = Read<double>(f, "/events/q", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({ne, 3}));
+  const std::vector<double> evp = Read<double>(f, "/events/v_plus", &dims);
+  const std::vector<double> evm = Read<double>(f, "/events/v_minus", &dims);
+  EXPECT_EQ(ReadNames(f, "/events/kind", "kinds"),
+            std::vector<std::string>({"impact", "takeoff", "contact_closed", "time"}));
+  EXPECT_EQ(ReadNames(f, "/events/rows", "names"), std::vector<std::string>({"floor"}));
+  for (std::size_t k = 0; k < ne; ++k) {
+    const events::Event& e = rec.events[k];
+    EXPECT_DOUBLE_EQ(et[k], e.t);
+    EXPECT_EQ(kind[k], static_cast<int>(e.kind));
+    ASSERT_EQ(count[k], static_cast<int>(e.rows.size()));
+    for (std::size_t r = 0; r < e.rows.size(); ++r) {
+      const auto at = static_cast<std::size_t>(start[k]) + r;
+      EXPECT_EQ(rows[at], e.rows[r]);
+      EXPECT_DOUBLE_EQ(impulses[at], e.impulses[r]);
+    }
+    for (Eigen::Index j = 0; j < 3; ++j) {
+      const auto at = 3 * k + static_cast<std::size_t>(j);
+      EXPECT_DOUBLE_EQ(eq[at], rec.e_q[k][j]);
+      EXPECT_DOUBLE_EQ(evm[at], rec.e_v_minus[k][j]);
+      EXPECT_DOUBLE_EQ(evp[at], rec.e_v_plus[k][j]);
+    }
+  }
+  // The physics of the first event: the impact at t1 = sqrt(2·0.9/g) with impulse m g t1.
+  const double g = 9.81, t1 = std::sqrt(2 * 0.9 / g);
+  ASSERT_EQ(kind[0], static_cast<int>(events::EventKind::kImpact));
+  EXPECT_NEAR(et[0], t1, 1e-6);  // event location at rtol 1e-8: far below 1e-6 s
+  ASSERT_EQ(count[0], 1);
+  EXPECT_NEAR(impulses[0], g * t1, 1e-5);  // impulse = m |v⁻|, v⁻ accurate to ~1e-8·g t1
+
+  // Contact forces: 0 and open in flight, m g = 9.81 N and closed at rest (statics), and the
+  // row names.
+  const std::vector<double> lambda = Read<double>(f, "/forces/lambda", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({rec.t.size(), 1}));
+  const std::vector<signed char> closed = Read<signed char>(f, "/forces/closed", &dims);
+  EXPECT_EQ(ReadNames(f, "/forces/lambda", "names"), std::vector<std::string>({"floor"}));
+  int resting = 0;
+  for (std::size_t i = 0; i < rec.t.size(); ++i) {
+    if (rec.t[i] < t1 - 0.01) {
+      EXPECT_EQ(closed[i], 0) << rec.t[i];
+      EXPECT_NEAR(lambda[i], 0.0, 1e-300) << rec.t[i];  // open rows are written as exactly 0
+    } else if (rec.t[i] > t1 + 0.01) {
+      EXPECT_EQ(closed[i], 1) << rec.t[i];
+      EXPECT_NEAR(lambda[i], g, 1e-9) << rec.t[i];  // index-1 solve of m ÿ = −m g + λ: round-off
+      ++resting;
+    }
+  }
+  EXPECT_GT(resting, 40);
+
+  // Every dataset is chunked and extendible (bounded memory for long runs).
+  for (const char* path : {"/trajectory/t", "/trajectory/q", "/forces/lambda", "/events/rows"}) {
+    const hid_t dataset = H5Dopen2(f, path, H5P_DEFAULT);
+    const hid_t dcpl = H5Dget_create_plist(dataset);
+    EXPECT_EQ(H5Pget_layout(dcpl), H5D_CHUNKED) << path;
+    const hid_t space = H5Dget_space(dataset);
+    hsize_t max_dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(space, nullptr, max_dims);
+    EXPECT_EQ(max_dims[0], H5S_UNLIMITED) << path;
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    H5Dclose(dataset);
+  }
+  H5Fclose(f);
+}
+
+TEST(Hdf5WriterTest, BadPathThrowsNamingIt) {
+  const Scene scene = ParseScene(kDroppedBall, "dropped_ball.yaml");
+  const auto system = BuildSystem(scene);
+  const std::string bad = "/nonexistent_saltus_dir/sub/run.h5";
+  try {
+    Hdf5Writer writer(*system, bad);
+    FAIL() << "no exception for " << bad;
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Hdf5Writer(*system, Scratch("chunk") / "x.h5", nullptr, false, 0),
+               std::invalid_argument);
+}
+
+TEST(Hdf5WriterTest, CliFailedRunStillLeavesAValidFile) {
+  // The bouncing ball with a Zeno guard allowing 3 events per 100 s: the 4th impact stops the
+  // run (exit 3, as in cli_test).
+  const fs::path dir = Scratch("cli");
+  std::string text = R"(scene: zeno_ball
+gravity: [0, -9.81]
+bodies:
+  - {name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}
+contacts:
+  - {name: floor, type: disk_line, body_a: ground, body_b: ball, point_a: [0, 0],
+     normal_a: [0, 1], radius_b: 0.1, restitution: 0.9}
+simulation:
+  t_end: 10
+  output_step: 0.01
+  zeno: {max_events: 3, window: 100}
+)";
+  std::ofstream(dir / "zeno.yaml") << text;
+  const std::vector<std::string> args = {"run", (dir / "zeno.yaml").string(), "--hdf5", "--out",
+                                         (dir / "out").string()};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli(args, out, err), kExitRunFailure) << out.str() << err.str();
+  const fs::path file = dir / "out" / "results.h5";
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  std::vector<hsize_t> dims;
+  const std::vector<double> t = Read<double>(f, "/trajectory/t", &dims);
+  ASSERT_GT(t.size(), 100u);  // the 4th impact is after 2.5 s: > 250 rows
+  EXPECT_GT(t.back(), 2.0);
+  EXPECT_LT(t.back(), 10.0);
+  const std::vector<double> et = Read<double>(f, "/events/t", &dims);
+  EXPECT_GE(et.size(), 3u);
+  H5Fclose(f);
+
+  // results.h5 cannot be created (a directory of that name): an output error (exit 1) that
+  // names the file.
+  fs::create_directories(dir / "out2" / "results.h5");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunCli(std::vector<std::string>{"run", (dir / "zeno.yaml").string(), "--hdf5", "--out",
+                                            (dir / "out2").string()},
+                   out2, err2),
+            kExitError);
+  EXPECT_NE(err2.str().find("results.h5"), std::string::npos) << err2.str();
+
+  // --hdf5 is a switch.
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunCli(std::vector<std::string>{"run", (dir / "zeno.yaml").string(), "--hdf5=yes",
+                                            "--out", (dir / "out3").string()},
+                   out3, err3),
+            kExitBadInput);
+  EXPECT_NE(err3.str().find("--hdf5: takes no value"), std::string::npos) << err3.str();
+  EXPECT_FALSE(fs::exists(dir / "out3"));
+}
+
+}  // namespace
+}  // namespace saltus::tools
