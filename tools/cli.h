@@ -1,14 +1,16 @@
 // The `saltus` command line, as a library function so that tests can call it directly.
 //
 //   saltus run SCENE.yaml [--integrator NAME] [--formulation index1|index2|index3|ggl]
-//                         [--rtol R] [--atol A] [--t-end T] [--out DIR]
+//                         [--rtol R] [--atol A] [--t-end T] [--out DIR] [--hdf5] [--vtk]
+//   saltus compare --scenes FILES… --integrators NAMES… --rtol R1,R2,… --out DIR (docs/compare.md)
 //   saltus list
 //   saltus help
 //
 // `run` loads and validates the scene, applies the command-line overrides, builds the system
 // and sets up the simulation (all before touching DIR, default out/<scene name>), then runs to
 // t_end writing DIR/trajectory.csv, DIR/events.csv and DIR/summary.json (tools/writers.h), and
-// DIR/last_state.json when the run fails. A one-line progress bar goes to stderr when it is a
+// DIR/last_state.json when the run fails (--hdf5: DIR/results.h5, --vtk: DIR/vtk.pvd, see
+// docs/output-formats.md). A one-line progress bar goes to stderr when it is a
 // terminal and the run lasts more than about a second; a short summary goes to stdout.
 // `list` prints every integrator of integrators::IntegratorTable() with its description and
 // formulations.
