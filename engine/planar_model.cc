@@ -1,81 +1,16 @@
 #include "engine/planar_model.h"
 
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "engine/validation.h"
+
 namespace saltus::engine {
 namespace {
 
-// ---- Formatting of validation messages ----------------------------------------------------
-
-// Shortest text that reads back to the same double ("-1", "0.1", "nan", "inf").
-std::string Num(double x) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  return std::string(buffer, result.ptr);
-}
-// "(x, y[, z])". Built by appending: GCC 12 warns falsely (-Wrestrict, bug 105329) on
-// "literal" + std::string temporaries.
-template <class V>
-std::string Vec(const V& x) {
-  std::string text(1, '(');
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    if (i > 0) text.append(", ");
-    text.append(Num(x(i)));
-  }
-  text.push_back(')');
-  return text;
-}
-std::string Label(const char* kind, const std::string& name) {
-  return std::string(kind) + " '" + name + "'";
-}
-
-[[noreturn]] void Fail(const std::string& label, const std::string& what) {
-  throw std::invalid_argument(label + ": " + what);
-}
-
-void RequireName(const char* kind, const std::string& name, std::size_t index) {
-  if (name.empty()) {
-    throw std::invalid_argument(std::string(kind) + " #" + std::to_string(index) +
-                                ": name must not be empty");
-  }
-}
-template <class Item>
-void RequireUniqueName(const std::string& label, const std::string& name,
-                       const std::vector<Item>& items) {
-  for (const Item& item : items) {
-    if (item.name == name) Fail(label, "duplicate name");
-  }
-}
-void RequireFinite(const std::string& label, const char* field, double x) {
-  if (!std::isfinite(x)) Fail(label, std::string(field) + " must be finite, got " + Num(x));
-}
-template <class V>
-void RequireFiniteVec(const std::string& label, const char* field, const V& x) {
-  if (!x.allFinite()) Fail(label, std::string(field) + " must be finite, got " + Vec(x));
-}
-void RequirePositive(const std::string& label, const char* field, double x) {
-  RequireFinite(label, field, x);
-  if (!(x > 0.0)) Fail(label, std::string(field) + " must be > 0, got " + Num(x));
-}
-void RequireNonNegative(const std::string& label, const char* field, double x) {
-  RequireFinite(label, field, x);
-  if (!(x >= 0.0)) Fail(label, std::string(field) + " must be >= 0, got " + Num(x));
-}
-// Body index in [kGround, num_bodies) (or [0, num_bodies) when the ground is not allowed).
-void RequireBody(const std::string& label, const char* field, int index, int num_bodies,
-                 bool ground_allowed) {
-  const int first = ground_allowed ? kGround : 0;
-  if (index < first || index >= num_bodies) {
-    Fail(label, std::string(field) + ": unknown body index " + std::to_string(index) +
-                    ", expected one in [" + std::to_string(first) + ", " +
-                    std::to_string(num_bodies) + ")" +
-                    (ground_allowed ? " (" + std::to_string(kGround) + " is the ground)" : ""));
-  }
-}
+using namespace validation;  // NOLINT: shared builder checks (engine/validation.h)
 
 // ---- Planar kinematics --------------------------------------------------------------------
 
@@ -130,14 +65,6 @@ void AddPointForce(int body, const Eigen::Vector2d& s_w, const Eigen::Vector2d& 
   if (body == kGround) return;
   F->segment<2>(3 * body) += f;
   (*F)(3 * body + 2) += Perp(s_w).dot(f);
-}
-
-void CheckSize(const Eigen::VectorXd& x, int expected, const char* what, const char* where) {
-  if (x.size() != expected) {
-    throw std::invalid_argument(std::string(where) + ": " + what + " has size " +
-                                std::to_string(x.size()) + ", expected " +
-                                std::to_string(expected));
-  }
 }
 
 // ---- Joint constraint block ---------------------------------------------------------------

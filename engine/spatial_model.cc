@@ -1,72 +1,18 @@
 #include "engine/spatial_model.h"
 
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "engine/rotation.h"
+#include "engine/validation.h"
 
 namespace saltus::engine {
 namespace {
 
-// ---- Validation messages -------------------------------------------------------------------
+using namespace validation;  // NOLINT: shared builder checks (engine/validation.h)
 
-std::string Num(double x) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  return std::string(buffer, result.ptr);
-}
-template <class V>
-std::string Vec(const V& x) {
-  std::string text(1, '(');
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    if (i > 0) text.append(", ");
-    text.append(Num(x(i)));
-  }
-  text.push_back(')');
-  return text;
-}
-std::string Label(const char* kind, const std::string& name) {
-  return std::string(kind) + " '" + name + "'";
-}
-[[noreturn]] void Fail(const std::string& label, const std::string& what) {
-  throw std::invalid_argument(label + ": " + what);
-}
-void RequireName(const char* kind, const std::string& name, std::size_t index) {
-  if (name.empty()) {
-    throw std::invalid_argument(std::string(kind) + " #" + std::to_string(index) +
-                                ": name must not be empty");
-  }
-}
-template <class Item>
-void RequireUniqueName(const std::string& label, const std::string& name,
-                       const std::vector<Item>& items) {
-  for (const Item& item : items) {
-    if (item.name == name) Fail(label, "duplicate name");
-  }
-}
-void RequireFinite(const std::string& label, const char* field, double x) {
-  if (!std::isfinite(x)) Fail(label, std::string(field) + " must be finite, got " + Num(x));
-}
-template <class V>
-void RequireFiniteVec(const std::string& label, const char* field, const V& x) {
-  if (!x.allFinite()) Fail(label, std::string(field) + " must be finite, got " + Vec(x));
-}
-void RequireNonNegative(const std::string& label, const char* field, double x) {
-  RequireFinite(label, field, x);
-  if (!(x >= 0.0)) Fail(label, std::string(field) + " must be >= 0, got " + Num(x));
-}
-void RequireBody(const std::string& label, const char* field, int index, int num_bodies,
-                 bool ground_allowed) {
-  const int first = ground_allowed ? kGround : 0;
-  if (index < first || index >= num_bodies) {
-    Fail(label, std::string(field) + ": unknown body index " + std::to_string(index) +
-                    ", expected one in [" + std::to_string(first) + ", " +
-                    std::to_string(num_bodies) + ")");
-  }
-}
 void RequireProfile(const std::string& label, const TimeProfile& p) {
   RequireFinite(label, "profile value0", p.value0);
   RequireFinite(label, "profile rate", p.rate);
@@ -159,14 +105,6 @@ void AddWrench(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d
   const Eigen::Vector3d f_body = k.R.transpose() * f;
   F->segment<3>(6 * k.body) += f;
   F->segment<3>(6 * k.body + 3) += s.cross(f_body) + k.R.transpose() * n;
-}
-
-void CheckSize(const Eigen::VectorXd& x, int expected, const char* what, const char* where) {
-  if (x.size() != expected) {
-    throw std::invalid_argument(std::string(where) + ": " + what + " has size " +
-                                std::to_string(x.size()) + ", expected " +
-                                std::to_string(expected));
-  }
 }
 
 // Angle θ = atan2(x_b·y_a, x_b·x_a) of a revolute joint (x_a to x_b about z_a) and its rate
