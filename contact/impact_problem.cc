@@ -1,8 +1,9 @@
 #include "contact/impact_problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include <unordered_set>
+#include <vector>
 
 namespace saltus::contact {
 namespace {
@@ -29,7 +30,6 @@ void ValidateState(const char* who, const engine::MechanicalSystem& system, doub
 
 void ValidateRows(const char* who, const engine::MechanicalSystem& system,
                   std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
-  std::unordered_set<int> seen;
   const auto check = [&](std::span<const int> rows, const char* list) {
     for (int r : rows) {
       if (r < 0 || r >= system.num_constraints()) {
@@ -37,14 +37,19 @@ void ValidateRows(const char* who, const engine::MechanicalSystem& system,
                                     " outside [0, " + std::to_string(system.num_constraints()) +
                                     ")");
       }
-      if (!seen.insert(r).second) {
-        throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, r) +
-                                    " listed twice");
-      }
     }
   };
   check(bilateral_rows, "bilateral");
   check(unilateral_rows, "unilateral");
+  // Duplicates, within or across the two lists: sort a copy (these lists are short).
+  thread_local std::vector<int> all;
+  all.assign(bilateral_rows.begin(), bilateral_rows.end());
+  all.insert(all.end(), unilateral_rows.begin(), unilateral_rows.end());
+  std::sort(all.begin(), all.end());
+  const auto dup = std::adjacent_find(all.begin(), all.end());
+  if (dup != all.end()) {
+    throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, *dup) + " listed twice");
+  }
 }
 
 // The reduced problem shared by the impact and the acceleration problems, written in the

@@ -95,6 +95,17 @@ struct RunFailure {
 
 }  // namespace
 
+namespace {
+
+// Event functions of one phase at one time, from the dense output.
+struct EventFunctions {
+  double t = 0;
+  VectorXd gaps;     // open rows
+  VectorXd lambdas;  // closed rows (in order of `closed`)
+};
+
+}  // namespace
+
 struct Simulation::Impl {
   const engine::MechanicalSystem& sys;
   const SimulationOptions& opt;
@@ -121,9 +132,11 @@ struct Simulation::Impl {
   std::vector<double> departing_rate;  // ġ at the phase start (kDeparting rows)
   double phase_start = 0;
 
-  // Workspace.
-  VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
-  MatrixXd G_buf;
+  // Workspace (reused so that steps and switches do not allocate once sizes are known).
+  VectorXd g_buf, gt_buf, vdot_buf, lambda_buf, gdot_buf, Mv_buf;
+  MatrixXd G_buf, M_buf, MinvGt_buf;
+  Eigen::LLT<MatrixXd> llt_buf;
+  EventFunctions f_prev, f_next, f_mid, f_event;
 
   Impl(const engine::MechanicalSystem& s, const SimulationOptions& o)
       : sys(s), opt(o), dynamics(s) {}
@@ -131,8 +144,10 @@ struct Simulation::Impl {
   // A gap above this is clearly open, not round-off around a touching contact.
   double ArmingGap() const { return 1e-3 * opt.thresholds.tau0; }
 
-  double Energy(double t, const VectorXd& q, const VectorXd& v) const {
-    return sys.KineticEnergy(q, v) + sys.PotentialEnergy(t, q);
+  double Energy(double t, const VectorXd& q, const VectorXd& v) {
+    sys.MassMatrix(q, &M_buf);
+    Mv_buf.noalias() = M_buf * v;
+    return 0.5 * v.dot(Mv_buf) + sys.PotentialEnergy(t, q);
   }
 
   // Steps 1-4 of the header at a switching time t: impact, new closed set, projection. `v`
@@ -315,12 +330,13 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
     }
     // W_αα converts the force threshold τ₃ into an acceleration threshold.
     sys.ConstraintJacobian(t, q, candidates, &im.G_buf);
-    MatrixXd M;
-    sys.MassMatrix(q, &M);
-    const MatrixXd MinvGt = M.llt().solve(im.G_buf.transpose());
+    sys.MassMatrix(q, &im.M_buf);
+    im.llt_buf.compute(im.M_buf);
+    im.MinvGt_buf = im.G_buf.transpose();
+    im.llt_buf.solveInPlace(im.MinvGt_buf);
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       const auto kk = static_cast<Eigen::Index>(k);
-      const double w_aa = im.G_buf.row(kk).dot(MinvGt.col(kk));
+      const double w_aa = im.G_buf.row(kk).dot(im.MinvGt_buf.col(kk));
       if (acc.lambda_u[kk] > th.tau3 || acc.accel_u[kk] <= w_aa * th.tau3) {
         new_closed.push_back(candidates[k]);
       }
@@ -414,7 +430,9 @@ void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v
     im.sys.ConstraintValues(t, q, im.open_rows, &im.g_buf);
     im.sys.ConstraintJacobian(t, q, im.open_rows, &im.G_buf);
     im.sys.ConstraintTimeDerivative(t, q, im.open_rows, &im.gt_buf);
-    const VectorXd gdot = im.G_buf * v + im.gt_buf;
+    VectorXd& gdot = im.gdot_buf;
+    gdot.noalias() = im.G_buf * v;
+    gdot += im.gt_buf;
     for (std::size_t k = 0; k < im.open_rows.size(); ++k) {
       const auto kk = static_cast<Eigen::Index>(k);
       if (im.g_buf[kk] > ArmingGap()) continue;
@@ -486,17 +504,6 @@ void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::Vecto
       std::upper_bound(im.time_events.begin(), im.time_events.end(), t_) - im.time_events.begin());
   im.recent_events.clear();
 }
-
-namespace {
-
-// Event functions of one phase at one time, from the dense output.
-struct EventFunctions {
-  double t = 0;
-  VectorXd gaps;     // open rows
-  VectorXd lambdas;  // closed rows (in order of `closed`)
-};
-
-}  // namespace
 
 RunResult Simulation::AdvanceTo(double t_end) {
   if (!impl_->initialized) throw std::logic_error("Simulation::AdvanceTo before SetState");
@@ -575,7 +582,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
   // |hi − lo| ≤ root_tolerance·max(1, |t|). Returns the final bracket.
   auto locate = [&](double lo, double hi, double flo, double fhi, auto&& phi) {
     const double tol = options_.root_tolerance * std::max(1.0, std::abs(hi));
-    EventFunctions fm;
+    EventFunctions& fm = im.f_mid;
     int side = 0;
     for (int it = 0; it < 200 && hi - lo > tol; ++it) {
       double m = (lo * fhi - hi * flo) / (fhi - flo);
@@ -628,7 +635,8 @@ RunResult Simulation::AdvanceTo(double t_end) {
 
       // Scan the step for sign changes of the event functions.
       const int n = options_.event_samples;
-      EventFunctions f_prev, f_next;
+      EventFunctions& f_prev = im.f_prev;
+      EventFunctions& f_next = im.f_next;
       evaluate(t0, &f_prev);
       double t_event = std::numeric_limits<double>::infinity();
       // Located impact time of each open row that crossed (∞ otherwise).
@@ -666,7 +674,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
             im.mode[r] = Impl::kArmed;
           }
         }
-        f_prev = f_next;
+        std::swap(f_prev, f_next);
         s_prev = s;
       }
 
@@ -727,7 +735,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
         for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
           if (root_of_open[r] <= t_event + tol) impacting.push_back(im.open_rows[r]);
         }
-        EventFunctions fe;
+        EventFunctions& fe = im.f_event;
         evaluate(t_event, &fe);
         for (std::size_t r = 0; r < closed_.size(); ++r) {
           if (phi_closed(fe, r) <= 0) forced_open.push_back(closed_[r]);
