@@ -101,7 +101,9 @@ std::optional<LcpSolver> ParseLcpSolver(std::string_view s) {
   return std::nullopt;
 }
 
-LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const LcpOptions& options) {
+namespace {
+
+LcpResult SolveWith(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const LcpOptions& options) {
   const Eigen::Index n = b.size();
   if (W.rows() != W.cols()) {
     throw std::invalid_argument("SolveLcp: W must be square, got " + std::to_string(W.rows()) +
@@ -232,6 +234,28 @@ LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const Lcp
     return result;
   }
   result.ok = true;
+  return result;
+}
+
+}  // namespace
+
+LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const LcpOptions& options) {
+  LcpResult result = SolveWith(W, b, options);
+  if (result.ok || !options.fallback) return result;
+  // Pivoting can stop on a degenerate problem that has a solution (Lemke's ray termination on
+  // the rank-deficient Delassus matrix of two boxes stacked flat): try enumeration where it is
+  // affordable, then projected Gauss-Seidel. The message keeps the first failure.
+  for (const LcpSolver other : {LcpSolver::kEnumerative, LcpSolver::kPgs}) {
+    if (other == options.solver) continue;
+    if (other == LcpSolver::kEnumerative && b.size() > kMaxEnumerativeSize) continue;
+    LcpOptions retry = options;
+    retry.solver = other;
+    LcpResult second = SolveWith(W, b, retry);
+    if (second.ok) {
+      second.message = result.message + "; solved by the fallback " + std::string(ToString(other));
+      return second;
+    }
+  }
   return result;
 }
 

@@ -48,6 +48,9 @@ struct LcpOptions {
   LcpSolver solver = LcpSolver::kLemke;
   double tolerance = 1e-10;    // on the natural-map residual above, > 0
   int max_iterations = 10000;  // pivots (lemke) or sweeps (pgs), > 0; unused by enum
+  // When the chosen solver fails, try enumeration (n ≤ kMaxEnumerativeSize) and then PGS; the
+  // result's message then says which one solved it.
+  bool fallback = true;
 };
 
 struct LcpResult {

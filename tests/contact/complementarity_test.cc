@@ -189,6 +189,7 @@ TEST_P(LcpBankTest, SolvesWithSmallComplementarityResidual) {
   const LcpSolver solver = std::get<1>(GetParam());
   LcpOptions options;
   options.solver = solver;
+  options.fallback = false;  // the bank tests each solver on its own
   const LcpResult r = SolveLcp(c.W, c.b, options);
   const Expect expect = ExpectationFor(c, solver);
   SCOPED_TRACE(c.name + " / " + std::string(ToString(solver)) + ": " + r.message);
@@ -266,12 +267,29 @@ TEST(SolveLcp, PgsIterationLimitIsAStatus) {
   LcpOptions options;
   options.solver = LcpSolver::kPgs;
   options.max_iterations = 3;
+  options.fallback = false;
   const LcpResult r = SolveLcp(W, b, options);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("pgs"), std::string::npos) << r.message;
   EXPECT_EQ(r.iterations, 3);
   options.max_iterations = 100000;
   EXPECT_TRUE(SolveLcp(W, b, options).ok);
+}
+
+TEST(SolveLcp, FallbackSolvesWhatTheChosenSolverCannot) {
+  // The problem above with PGS limited to 3 sweeps: with the fallback (the default) enumeration
+  // solves it and the message says so; the residual is at the bank's level.
+  std::mt19937 rng(11);
+  Eigen::MatrixXd W = RandomSpd(10, rng);
+  W += 50.0 * Eigen::VectorXd::Ones(10) * Eigen::VectorXd::Ones(10).transpose();
+  const Eigen::VectorXd b = -Eigen::VectorXd::Ones(10);
+  LcpOptions options;
+  options.solver = LcpSolver::kPgs;
+  options.max_iterations = 3;
+  const LcpResult r = SolveLcp(W, b, options);
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_NE(r.message.find("fallback enum"), std::string::npos) << r.message;
+  EXPECT_LE(r.residual, options.tolerance);
 }
 
 TEST(SolveLcp, NothingIsPrinted) {
@@ -323,6 +341,7 @@ TEST(SolveLcp, EnumerationLimitIsAStatus) {
   const int n = kMaxEnumerativeSize + 1;
   LcpOptions options;
   options.solver = LcpSolver::kEnumerative;
+  options.fallback = false;
   const LcpResult r = SolveLcp(Eigen::MatrixXd::Identity(n, n), -Eigen::VectorXd::Ones(n), options);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("limit"), std::string::npos) << r.message;

@@ -462,6 +462,7 @@ TEST(SolveImpact, FailuresAreStatuses) {
   LcpOptions pgs;
   pgs.solver = LcpSolver::kPgs;
   pgs.max_iterations = 1;
+  pgs.fallback = false;
   const ImpactResult r =
       SolveImpact(*s.system, 0.0, s.q, v_minus, {}, block_rows, restitution, pgs);
   EXPECT_FALSE(r.ok);

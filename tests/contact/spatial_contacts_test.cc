@@ -1,0 +1,477 @@
+// Tests of contact::SpatialContacts: G against finite differences along q ⊕ εδ, γ against second
+// differences along q ⊕ h v, and end-to-end scenes through events::Simulation with DOPRI5
+// (a bouncing sphere against the closed-form impact times, a box resting flat on four corners,
+// a spinning box dropped on a corner).
+#include "contact/spatial_contacts.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/rotation.h"
+#include "engine/spatial_model.h"
+#include "events/simulation.h"
+
+namespace saltus::contact {
+namespace {
+
+using Eigen::Isometry3d;
+using Eigen::Matrix3d;
+using Eigen::Vector3d;
+using Eigen::Vector4d;
+using Eigen::VectorXd;
+
+constexpr double kG = 9.81;
+
+engine::SpatialBody Body(const std::string& name, double mass, const Vector3d& box_half) {
+  engine::SpatialBody b;
+  b.name = name;
+  b.mass = mass;
+  // Solid box of half sizes h: J = m/3 diag(h_y² + h_z², h_x² + h_z², h_x² + h_y²).
+  const Vector3d h2 = box_half.cwiseProduct(box_half);
+  b.inertia =
+      (mass / 3.0 * Vector3d(h2.y() + h2.z(), h2.x() + h2.z(), h2.x() + h2.y())).asDiagonal();
+  return b;
+}
+
+Isometry3d ShapePose(const Vector3d& p, const Vector3d& axis_angle) {
+  Isometry3d X = Isometry3d::Identity();
+  X.linear() = engine::QuaternionToRotation(engine::QuaternionExp(axis_angle));
+  X.translation() = p;
+  return X;
+}
+
+// Random unit quaternion for body i in q and random v.
+void Randomize(std::mt19937& rng, int num_bodies, VectorXd* q, VectorXd* v, double spread) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < num_bodies; ++i) {
+    q->segment<3>(7 * i) += spread * Vector3d(u(rng), u(rng), u(rng));
+    Vector4d Q(u(rng), u(rng), u(rng), u(rng));
+    q->segment<4>(7 * i + 3) = Q.normalized();
+  }
+  for (int k = 0; k < v->size(); ++k) (*v)[k] = 2.0 * u(rng);
+}
+
+// Two free bodies and a set of pairs covering every γ path: plane–point features (box corners,
+// capsule end balls, plane–sphere, the plane on a moving body, the plane given as B), sphere–
+// sphere, and the difference path (cylinder rims, box–box corners, sphere–box, box–cylinder by
+// FCL).
+struct Fixture {
+  std::shared_ptr<const engine::SpatialModel> model;
+  std::shared_ptr<engine::SpatialMultibodySystem> system;
+  std::shared_ptr<const SpatialContacts> contacts;
+  VectorXd q0;
+};
+
+Fixture MakeFixture() {
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody a = Body("a", 1.5, Vector3d(0.2, 0.1, 0.15));
+  a.position = Vector3d(0, 0, 0.3);
+  engine::SpatialBody b = Body("b", 2.0, Vector3d(0.1, 0.2, 0.1));
+  b.position = Vector3d(0.35, 0.1, 0.5);
+  b.com = Vector3d(0.02, -0.01, 0.03);
+  builder.AddBody(a);
+  builder.AddBody(b);
+  Fixture f;
+  f.model = builder.Build();
+  f.system = std::make_shared<engine::SpatialMultibodySystem>(f.model);
+  const Shape ground =
+      Shape::Plane(Vector3d(0.1, -0.2, 1.0), -0.05, Isometry3d::Identity(), "floor");
+  const Isometry3d off = ShapePose(Vector3d(0.05, -0.02, 0.03), Vector3d(0.3, -0.2, 0.5));
+  std::vector<SpatialContactPair> pairs = {
+      {"floor_box", engine::kGround, ground, 0, Shape::Box(Vector3d(0.2, 0.1, 0.15), off), 0.5},
+      {"floor_ball", engine::kGround, ground, 1, Shape::Sphere(0.1, off), -1.0},
+      {"floor_capsule", engine::kGround, ground, 1, Shape::Capsule(0.05, 0.3, off), 0.2},
+      {"floor_cylinder", engine::kGround, ground, 0, Shape::Cylinder(0.07, 0.25, off), 0.2},
+      {"moving_plane", 1, Shape::Plane(Vector3d(0.3, 1.0, -0.2), 0.02, off), 0,
+       Shape::Box(Vector3d(0.1, 0.05, 0.08)), 0.3},
+      {"ball_on_plane_b", 0, Shape::Sphere(0.12, off), 1, Shape::Plane(Vector3d(1, 0, 0.2), 0.1),
+       0.3},
+      {"capsule_on_plane_b", 0, Shape::Capsule(0.04, 0.2), 1,
+       Shape::Plane(Vector3d(-0.2, 1, 0.4), 0.0, off), 0.3},
+      {"balls", 0, Shape::Sphere(0.15, off), 1, Shape::Sphere(0.1), 1.0},
+      {"boxes", 0, Shape::Box(Vector3d(0.2, 0.1, 0.15)), 1,
+       Shape::Box(Vector3d(0.1, 0.2, 0.1), off), 0.0},
+      {"ball_box", 0, Shape::Box(Vector3d(0.2, 0.1, 0.15), off), 1, Shape::Sphere(0.1), 0.0},
+      {"box_cylinder", 0, Shape::Box(Vector3d(0.2, 0.1, 0.15)), 1, Shape::Cylinder(0.06, 0.2, off),
+       0.0},
+  };
+  f.contacts = std::make_shared<SpatialContacts>(f.model, pairs);
+  f.system->AddConstraintBlock(f.contacts);
+  f.q0 = f.model->InitialPositions();
+  return f;
+}
+
+// g along q ⊕ s δ.
+VectorXd GapsAt(const engine::MechanicalSystem& sys, const VectorXd& q, const VectorXd& delta,
+                const std::vector<int>& rows, double s) {
+  VectorXd q_s, g;
+  sys.IntegratePosition(q, delta, s, &q_s);
+  sys.ConstraintValues(0, q_s, rows, &g);
+  return g;
+}
+
+// d/ds g(q ⊕ s δ) at s = 0: central differences at ε and ε/2, Richardson-extrapolated.
+VectorXd RichardsonFirst(const engine::MechanicalSystem& sys, const VectorXd& q,
+                         const VectorXd& delta, const std::vector<int>& rows, double eps) {
+  const auto d1 = [&](double e) {
+    return VectorXd((GapsAt(sys, q, delta, rows, e) - GapsAt(sys, q, delta, rows, -e)) / (2 * e));
+  };
+  return (4 * d1(eps / 2) - d1(eps)) / 3;
+}
+
+// d²/ds² g(q ⊕ s v) at s = 0, likewise.
+VectorXd RichardsonSecond(const engine::MechanicalSystem& sys, const VectorXd& q, const VectorXd& v,
+                          const std::vector<int>& rows, double h) {
+  const VectorXd g0 = GapsAt(sys, q, v, rows, 0.0);
+  const auto d2 = [&](double e) {
+    return VectorXd((GapsAt(sys, q, v, rows, e) - 2 * g0 + GapsAt(sys, q, v, rows, -e)) / (e * e));
+  };
+  return (4 * d2(h / 2) - d2(h)) / 3;
+}
+
+TEST(SpatialContacts, RowsNamesAndRestitution) {
+  const Fixture f = MakeFixture();
+  // 8 corners + 1 + 2 ends + 2 rims + 8 corners + 1 + 2 ends + 1 + 16 corners + 1 + 1.
+  ASSERT_EQ(f.contacts->num_rows(), 43);
+  EXPECT_EQ(f.contacts->row_info(0).name, "floor_box.0");
+  EXPECT_EQ(f.contacts->row_info(8).name, "floor_ball");
+  EXPECT_EQ(f.contacts->row_info(0).kind, engine::ConstraintKind::kUnilateral);
+  EXPECT_DOUBLE_EQ(f.contacts->row_info(0).restitution, 0.5);
+  EXPECT_LT(f.contacts->row_info(8).restitution, 0.0);
+}
+
+TEST(SpatialContacts, JacobianMatchesFiniteDifferencesAlongExponentialMap) {
+  const Fixture f = MakeFixture();
+  std::mt19937 rng(7);
+  const int m = f.contacts->num_rows();
+  std::vector<int> rows(static_cast<std::size_t>(m));
+  for (int i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  double worst_analytic = 0, worst_fcl = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    VectorXd q = f.q0, delta(12);
+    Randomize(rng, 2, &q, &delta, 0.1);
+    Eigen::MatrixXd G;
+    f.system->ConstraintJacobian(0, q, rows, &G);
+    // Central differences along q ⊕ εδ, Richardson-extrapolated: truncation O(ε⁴ g⁽⁵⁾) and
+    // round-off ~ machine ε·|g|/ε ≈ 1e-10 for ε = 1e-6.
+    const VectorXd fd = RichardsonFirst(*f.system, q, delta, rows, 1e-6);
+    const VectorXd an = G * delta;
+    for (int i = 0; i < m; ++i) {
+      const double err = std::abs(fd[i] - an[i]);
+      const PairDistance d = f.contacts->Evaluate(q, i);
+      const bool fcl = !d.analytic;
+      // FCL's penetration depth (EPA) is only ~1e-7 accurate with an approximate normal
+      // (docs/contact-geometry.md): overlapping FCL poses are not checked.
+      if (fcl && d.gap <= 0) continue;
+      (fcl ? worst_fcl : worst_analytic) = std::max(fcl ? worst_fcl : worst_analytic, err);
+      // Analytic gaps are exact to round-off: the difference error bound above (×100 margin).
+      // FCL path: normals accurate to ~3e-7 (docs/contact-geometry.md) and gaps to ~1e-13,
+      // i.e. ~1e-13/ε = 1e-7 in the difference: 2e-6 with margin for |δ| ~ 2.
+      EXPECT_NEAR(fd[i], an[i], fcl ? 2e-6 : 1e-8)
+          << f.contacts->row_info(i).name << " trial " << trial;
+    }
+  }
+  std::printf("G vs finite differences: worst error analytic %.2e, FCL %.2e\n", worst_analytic,
+              worst_fcl);
+}
+
+TEST(SpatialContacts, GammaMatchesSecondDifferenceAlongConstantVelocity) {
+  const Fixture f = MakeFixture();
+  std::mt19937 rng(11);
+  const int m = f.contacts->num_rows();
+  std::vector<int> rows(static_cast<std::size_t>(m));
+  for (int i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  double worst = 0;
+  int analytic_rows = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    VectorXd q = f.q0, v(12);
+    Randomize(rng, 2, &q, &v, 0.1);
+    // q(t) = q ⊕ t v with constant v is the motion with v̇ = 0, so g̈ along it is γ.
+    VectorXd gamma;
+    f.system->ConstraintGamma(0, q, v, rows, &gamma);
+    const VectorXd fd = RichardsonSecond(*f.system, q, v, rows, 1e-4);
+    for (int i = 0; i < m; ++i) {
+      if (trial == 0 && f.contacts->HasAnalyticGamma(i)) ++analytic_rows;
+      if (!f.contacts->Evaluate(q, i).analytic) continue;  // FCL gaps (1e-13) / h² is too coarse
+      const double err = std::abs(fd[i] - gamma[i]);
+      worst = std::max(worst, err / (1 + std::abs(gamma[i])));
+      // Extrapolated second difference: truncation O(h⁴ g⁽⁶⁾), round-off ~ 16/3 machine ε |g|/h²
+      // ≈ 1e-7 (|g| ≲ 1 m); the difference path of γ itself is accurate to ~1e-10·|γ|.
+      EXPECT_NEAR(fd[i], gamma[i], 1e-6 * (1 + std::abs(gamma[i])))
+          << f.contacts->row_info(i).name << " trial " << trial;
+    }
+  }
+  // 8 + 1 + 2 (floor) + 8 (moving plane) + 1 + 2 (plane as B) + 1 (balls) closed forms.
+  EXPECT_EQ(analytic_rows, 23);
+  std::printf("gamma vs second differences: worst relative error %.2e\n", worst);
+}
+
+TEST(SpatialContacts, BadPairsThrowNamingThePair) {
+  const Fixture f = MakeFixture();
+  const auto make = [&](SpatialContactPair p) {
+    return SpatialContacts(f.model, std::vector<SpatialContactPair>{p});
+  };
+  const auto expect_throw = [&](const SpatialContactPair& p, const std::string& what) {
+    try {
+      make(p);
+      ADD_FAILURE() << "no exception for " << what;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("'bad'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  SpatialContactPair p{"bad", engine::kGround,    Shape::Plane(Vector3d::UnitZ(), 0),
+                       5,     Shape::Sphere(0.1), 0.5};
+  expect_throw(p, "unknown body");
+  p.body_b = engine::kGround;
+  expect_throw(p, "both shapes on the ground");
+  p.body_b = 0;
+  p.restitution = 1.5;
+  expect_throw(p, "restitution");
+  p.restitution = 0.5;
+  p.shape_b = Shape::Plane(Vector3d::UnitZ(), 1);
+  expect_throw(p, "contact pair");
+  VectorXd q_bad = VectorXd::Zero(3), g(1);
+  const SpatialContacts ok(f.model, {{"ok", engine::kGround, Shape::Plane(Vector3d::UnitZ(), 0), 0,
+                                      Shape::Sphere(0.1), 0.5}});
+  const int row = 0;
+  EXPECT_THROW(ok.Values(0, q_bad, std::span<const int>(&row, 1), g), std::invalid_argument);
+}
+
+// ---- End to end through events::Simulation with DOPRI5 ----------------------------------
+
+class Recorder : public events::Observer {
+ public:
+  void OnEvent(const events::Event& e, const VectorXd&, const VectorXd&, const VectorXd&) override {
+    events.push_back(e);
+  }
+  std::vector<double> TimesOf(events::EventKind k) const {
+    std::vector<double> ts;
+    for (const events::Event& e : events) {
+      if (e.kind == k) ts.push_back(e.t);
+    }
+    return ts;
+  }
+  std::vector<events::Event> events;
+};
+
+events::SimulationOptions TightOptions() {
+  events::SimulationOptions o;
+  o.integrator = "dopri5";
+  o.integrator_options.rtol = 1e-10;
+  o.integrator_options.atol = 1e-12;
+  return o;
+}
+
+struct Scene {
+  std::shared_ptr<const engine::SpatialModel> model;
+  std::shared_ptr<engine::SpatialMultibodySystem> system;
+  std::shared_ptr<const SpatialContacts> contacts;  // global rows = local rows (no joints)
+};
+
+// One body with one shape over the ground plane z = 0.
+Scene SingleBodyOnFloor(const engine::SpatialBody& body, const Shape& shape, double e) {
+  engine::SpatialModelBuilder builder;
+  builder.AddBody(body);
+  builder.SetGravity(Vector3d(0, 0, -kG));
+  Scene s;
+  s.model = builder.Build();
+  s.system = std::make_shared<engine::SpatialMultibodySystem>(s.model);
+  s.contacts = std::make_shared<SpatialContacts>(
+      s.model, std::vector<SpatialContactPair>{
+                   {"floor", engine::kGround, Shape::Plane(Vector3d::UnitZ(), 0.0), 0, shape, e}});
+  s.system->AddConstraintBlock(s.contacts);
+  return s;
+}
+
+TEST(SpatialContactsSimulation, SphereBouncesAtClosedFormTimesAndRestsWithWeight) {
+  const double m = 1, r = 0.1, e = 0.9, h0 = 0.9;  // centre released at 1 m
+  engine::SpatialBody ball = Body("ball", m, Vector3d::Constant(r));
+  ball.inertia = 0.4 * m * r * r * Matrix3d::Identity();
+  ball.position = Vector3d(0.3, -0.2, h0 + r);
+  Scene s = SingleBodyOnFloor(ball, Shape::Sphere(r), e);
+  events::Simulation sim(s.system, TightOptions());
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, s.model->InitialPositions(), s.model->InitialVelocities());
+  const double t1 = std::sqrt(2 * h0 / kG), t_inf = t1 * (1 + e) / (1 - e);
+  const events::RunResult res = sim.AdvanceTo(t_inf + 0.5);
+  ASSERT_EQ(res.status, events::RunStatus::kFinished) << res.message;
+
+  // Closed form: t₁ = √(2 h0/g), t_{k+1} = t_k + 2 eᵏ g t₁ / g.
+  const std::vector<double> impacts = rec.TimesOf(events::EventKind::kImpact);
+  ASSERT_GE(impacts.size(), 100u);  // eᵏ v₁ reaches τ₁ = 1e-6 after ~150 bounces
+  double t = t1, v = kG * t1, worst = 0;
+  for (double ti : impacts) {
+    worst = std::max(worst, std::abs(ti - t));
+    v *= e;
+    t += 2 * v / kG;
+  }
+  // As in the 1-D test (tests/events/simulation_test.cc): roots located to 1e-12·t and DOPRI5
+  // exact on parabolas, so every impact time within 1e-9 s.
+  EXPECT_LT(worst, 1e-9) << "largest impact-time error " << worst;
+  std::printf("sphere: %zu impacts, largest impact-time error %.2e s\n", impacts.size(), worst);
+  for (const events::Event& ev : rec.events) EXPECT_LE(ev.energy_after, ev.energy_before + 1e-9);
+
+  // At rest: one closed row, force m g (index-1 multiplier, round-off), centre at height r.
+  ASSERT_EQ(sim.closed_rows().size(), 1u);
+  EXPECT_NEAR(sim.Multipliers()[0], m * kG, 1e-9);
+  EXPECT_NEAR(sim.q()[2], r, 1e-9);     // τ₀-level projection
+  EXPECT_NEAR(sim.q()[0], 0.3, 1e-12);  // no horizontal drift: frictionless vertical motion
+  EXPECT_LT(sim.v().norm(), 1e-9);
+}
+
+TEST(SpatialContactsSimulation, BoxDroppedFlatRestsOnFourCornersWithWeight) {
+  const double m = 2.0;
+  const Vector3d h(0.2, 0.15, 0.1);
+  engine::SpatialBody box = Body("box", m, h);
+  box.position = Vector3d(0, 0, h.z() + 0.2);
+  Scene s = SingleBodyOnFloor(box, Shape::Box(h), 0.5);
+  events::Simulation sim(s.system, TightOptions());
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, s.model->InitialPositions(), s.model->InitialVelocities());
+  const events::RunResult res = sim.AdvanceTo(2.0);
+  ASSERT_EQ(res.status, events::RunStatus::kFinished) << res.message;
+  EXPECT_GE(rec.TimesOf(events::EventKind::kImpact).size(), 2u);
+  for (const events::Event& ev : rec.events) EXPECT_LE(ev.energy_after, ev.energy_before + 1e-9);
+  // Four closed corners (the bottom ones, z̄ = −h_z: corners with bit 2 clear, see Corner()).
+  ASSERT_EQ(sim.closed_rows().size(), 4u);
+  const VectorXd lambda = sim.Multipliers();
+  // The Delassus matrix of the 4 rows has rank 3; the individual forces are not unique but
+  // their sum and moment are. Tolerance: index-1 solve to round-off on forces ~ 20 N.
+  EXPECT_NEAR(lambda.sum(), m * kG, 1e-8);
+  Vector3d moment = Vector3d::Zero();
+  for (int k = 0; k < 4; ++k) {
+    const PairDistance d =
+        s.contacts->Evaluate(sim.q(), sim.closed_rows()[static_cast<std::size_t>(k)]);
+    moment += (d.point_b - sim.q().head<3>()).cross(lambda[k] * d.normal);
+    EXPECT_GE(lambda[k], -1e-10);
+  }
+  EXPECT_LT(moment.norm(), 1e-8);
+  EXPECT_NEAR(sim.q()[2], h.z(), 1e-9);
+  EXPECT_LT(sim.v().norm(), 1e-9);
+  // Resting on the redundant rows generates no further events (no chattering, no take-off).
+  const std::size_t events_at_rest = rec.events.size();
+  ASSERT_EQ(sim.AdvanceTo(4.0).status, events::RunStatus::kFinished);
+  EXPECT_EQ(rec.events.size(), events_at_rest);
+  EXPECT_EQ(sim.closed_rows().size(), 4u);
+  std::printf("flat box: %zu impacts, forces %.6f %.6f %.6f %.6f (sum %.12f, m g %.12f)\n",
+              rec.TimesOf(events::EventKind::kImpact).size(), lambda[0], lambda[1], lambda[2],
+              lambda[3], lambda.sum(), m * kG);
+}
+
+TEST(SpatialContactsSimulation, SpinningBoxOnCornerSettlesWithoutEnergyGain) {
+  const double m = 1.0;
+  const Vector3d h(0.15, 0.1, 0.05);
+  engine::SpatialBody box = Body("box", m, h);
+  // Tilted about (1, 1, 0) so that one corner is lowest, 10 cm above the floor, with spin.
+  const Vector4d Q = engine::QuaternionExp(Vector3d(0.5, 0.4, 0.1));
+  const Matrix3d R = engine::QuaternionToRotation(Q);
+  double lowest = 0;
+  for (int k = 0; k < 8; ++k) {
+    const Vector3d c((k & 1) ? h.x() : -h.x(), (k & 2) ? h.y() : -h.y(), (k & 4) ? h.z() : -h.z());
+    lowest = std::min(lowest, (R * c).z());
+  }
+  box.quaternion = Q;
+  box.position = Vector3d(0, 0, 0.1 - lowest);
+  box.angular_velocity = Vector3d(1.0, -2.0, 3.0);
+  box.velocity = Vector3d(0.2, 0.0, 0.0);
+  Scene s = SingleBodyOnFloor(box, Shape::Box(h), 0.3);
+  events::SimulationOptions o = TightOptions();
+  o.integrator_options.rtol = 1e-8;
+  o.integrator_options.atol = 1e-10;
+  events::Simulation sim(s.system, o);
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, s.model->InitialPositions(), s.model->InitialVelocities());
+  const events::RunResult res = sim.AdvanceTo(3.0);
+  ASSERT_EQ(res.status, events::RunStatus::kFinished) << res.message;
+  const std::vector<double> impacts = rec.TimesOf(events::EventKind::kImpact);
+  EXPECT_GE(impacts.size(), 3u);
+  double worst_gain = -1e300;
+  for (const events::Event& ev : rec.events) {
+    // Impacts with e ≤ 1 dissipate; the projections that follow change T + V by round-off of
+    // the state (energy ~ 1 J here).
+    EXPECT_LE(ev.energy_after, ev.energy_before + 1e-9) << "event at t = " << ev.t;
+    worst_gain = std::max(worst_gain, ev.energy_after - ev.energy_before);
+  }
+  // Settled on a face: ≥ 3 corners closed, no vertical velocity and no tilting rate. The
+  // contact forces are vertical (frictionless), so the horizontal momentum (0.2, 0) kg·m/s and
+  // the spin about the vertical stay; 1e-6 is the velocity threshold τ₁.
+  EXPECT_GE(sim.closed_rows().size(), 3u);
+  EXPECT_NEAR(sim.v()[0], 0.2, 1e-6);
+  EXPECT_NEAR(sim.v()[1], 0.0, 1e-6);
+  EXPECT_LT(std::abs(sim.v()[2]), 1e-6);
+  const Matrix3d R_end = engine::QuaternionToRotation(sim.q().segment<4>(3));
+  const Vector3d omega_world = R_end * sim.v().tail<3>();
+  EXPECT_LT(omega_world.head<2>().norm(), 1e-6);
+  EXPECT_GE(sim.stats().min_gap_after_projection, -o.thresholds.tau0);
+  std::printf(
+      "corner box: %zu impacts, %zu events, last impact t = %.4f, closed %zu, largest energy "
+      "change across an event %.2e J, z = %.6f\n",
+      impacts.size(), rec.events.size(), impacts.empty() ? 0.0 : impacts.back(),
+      sim.closed_rows().size(), worst_gain, sim.q()[2]);
+}
+
+TEST(SpatialContactsSimulation, TwoStackedBoxesRestWithWeightsAbove) {
+  // Box–box rows use the difference path for γ (corner against box, geometry3d.h). Two groups
+  // of 4 redundant rows (Delassus rank 6 of 8).
+  const Vector3d h_low(0.2, 0.15, 0.1), h_top(0.1, 0.1, 0.05);
+  const double m_low = 2.0, m_top = 1.0;
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody low = Body("low", m_low, h_low), top = Body("top", m_top, h_top);
+  low.position = Vector3d(0, 0, h_low.z() + 0.05);
+  top.position = Vector3d(0.03, -0.02, 2 * h_low.z() + 0.05 + h_top.z() + 0.1);
+  builder.AddBody(low);
+  builder.AddBody(top);
+  builder.SetGravity(Vector3d(0, 0, -kG));
+  auto model = builder.Build();
+  auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+  auto contacts = std::make_shared<SpatialContacts>(
+      model, std::vector<SpatialContactPair>{
+                 {"floor", engine::kGround, Shape::Plane(Vector3d::UnitZ(), 0.0), 0,
+                  Shape::Box(h_low), 0.3},
+                 {"stack", 0, Shape::Box(h_low), 1, Shape::Box(h_top), 0.3}});
+  system->AddConstraintBlock(contacts);
+  events::SimulationOptions o = TightOptions();
+  // Default solver (Lemke): it stops on this degenerate problem (two groups of 4 redundant rows,
+  // Delassus rank 6 of 8) and the wrapper's fallback to enumeration solves it.
+  events::Simulation sim(system, o);
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, model->InitialPositions(), model->InitialVelocities());
+  const events::RunResult res = sim.AdvanceTo(2.0);
+  ASSERT_EQ(res.status, events::RunStatus::kFinished) << res.message;
+  for (const events::Event& ev : rec.events) EXPECT_LE(ev.energy_after, ev.energy_before + 1e-9);
+  // 4 bottom corners on the floor (rows 0-7) and the 4 bottom corners of the top box on the
+  // lower box (rows 8-15: corners of B against A).
+  ASSERT_EQ(sim.closed_rows().size(), 8u);
+  const VectorXd lambda = sim.Multipliers();
+  double floor_force = 0, stack_force = 0;
+  for (std::size_t k = 0; k < 8; ++k) {
+    (sim.closed_rows()[k] < 8 ? floor_force : stack_force) += lambda[static_cast<Eigen::Index>(k)];
+  }
+  // Statics: floor carries both weights, the lower box the upper one (index-1 solve, round-off).
+  EXPECT_NEAR(floor_force, (m_low + m_top) * kG, 1e-8);
+  EXPECT_NEAR(stack_force, m_top * kG, 1e-8);
+  EXPECT_NEAR(sim.q()[7 + 2], 2 * h_low.z() + h_top.z(), 1e-9);
+  // Frictionless: the off-centre landing leaves horizontal sliding and spin about the vertical;
+  // vertical velocities and tilting rates are zero to the velocity threshold τ₁ = 1e-6.
+  for (int body = 0; body < 2; ++body) {
+    EXPECT_LT(std::abs(sim.v()[6 * body + 2]), 1e-6);
+    const Matrix3d R = engine::QuaternionToRotation(sim.q().segment<4>(7 * body + 3));
+    EXPECT_LT((R * sim.v().segment<3>(6 * body + 3)).head<2>().norm(), 1e-6);
+  }
+  EXPECT_GE(sim.stats().min_gap_after_projection, -sim.options().thresholds.tau0);
+  std::printf("stack: %zu impacts, floor force %.10f (3 g), box force %.10f (g)\n",
+              rec.TimesOf(events::EventKind::kImpact).size(), floor_force, stack_force);
+}
+
+}  // namespace
+}  // namespace saltus::contact
