@@ -52,6 +52,7 @@ void Hem5::DoReset() {
   for (int i = 0; i <= tab::kStages; ++i) {
     Q_[i].resize(nq);
     V_[i].resize(nv);
+    K_[i].resize(nv);
   }
   for (int i = 0; i < tab::kStages; ++i) A_[i].resize(nv);
   for (int k = 0; k < 4; ++k) {
@@ -122,6 +123,7 @@ double Hem5::InitialStep(const Eigen::VectorXd& a0) {
 StageStatus Hem5::Stages(double h) {
   Q_[0] = q_;
   V_[0] = v_;
+  K_[0] = v_;  // Θ_1 = 0: dexp⁻¹₀ = I
   for (int i = 0; i < tab::kStages; ++i) {
     const auto& next = tab::kA[i + 1];  // row kStages is b: the solution
     ++stats_.rhs_evaluations;
@@ -130,10 +132,11 @@ StageStatus Hem5::Stages(double h) {
       failure_stage_ = i;
       return s;
     }
-    // Q_{i+1} = q_n ⊕ h Σ_{j≤i} a_{i+1,j} V_j.
-    sum_v_ = next[0] * V_[0];
-    for (int j = 1; j <= i; ++j) sum_v_ += next[j] * V_[j];
+    // Q_{i+1} = q_n ⊕ Θ_{i+1},  Θ_{i+1} = h Σ_{j≤i} a_{i+1,j} K_j.
+    sum_v_ = next[0] * K_[0];
+    for (int j = 1; j <= i; ++j) sum_v_ += next[j] * K_[j];
     system_->IntegratePosition(q_, sum_v_, h, &Q_[i + 1]);
+    theta_ = h * sum_v_;
     // ṽ = v_n + h Σ_{j<i} a_{i+1,j} V̇_j.
     v_tilde_ = v_;
     for (int j = 0; j < i; ++j) {
@@ -145,6 +148,8 @@ StageStatus Hem5::Stages(double h) {
       failure_stage_ = i;
       return s;
     }
+    // K_{i+1} = dexp⁻¹_{Θ_{i+1}}(V_{i+1}) (= V_{i+1} in vector spaces).
+    system_->DexpInv(theta_, V_[i + 1], &K_[i + 1]);
   }
   q_new_ = Q_[tab::kStages];
   v_new_ = V_[tab::kStages];
@@ -157,11 +162,14 @@ StageStatus Hem5::DenseStage(double h) {
   ++stats_.rhs_evaluations;
   StageStatus s = stage_->Prepare(t_end, q_new_, v_new_, rows_);
   if (s != StageStatus::kOk) return s;
-  sum_v_ = tab::kA10_6 * V_[5] + tab::kA10_7 * V_[6] + tab::kA10_9 * v_new_;
+  // Θ₁₀ = h (a₁₀,₆ K_6 + a₁₀,₇ K_7 + a₁₀,₉ K_9), K_9 = dexp⁻¹ of the step's end (K_[kStages]).
+  sum_v_ = tab::kA10_6 * K_[5] + tab::kA10_7 * K_[6] + tab::kA10_9 * K_[tab::kStages];
   system_->IntegratePosition(q_, sum_v_, h, &Q10_);
+  theta_ = h * sum_v_;
   v_tilde_ = v_ + (h * tab::kA10_6) * A_[5] + (h * tab::kA10_7) * A_[6];
   s = stage_->Solve(t_ + tab::kC10 * h, Q10_, rows_, v_tilde_, h * tab::kA10_9, &A9_, &V10_);
   if (s != StageStatus::kOk) return s;
+  system_->DexpInv(theta_, V10_, &K10_);
   // M, F, G at stage 10, kept for the velocity interpolant.
   return dense_stage_->Prepare(t_ + tab::kC10 * h, Q10_, V10_, rows_);
 }
@@ -178,7 +186,7 @@ double Hem5::LocalError(double h) {
   y_new_.tail(nv) = v_new_;
   const double e1 = ErrorNorm(err_, y_old_, y_new_);
   // e₂: the solution against y_n + h (5/2 K_7 − 3/2 K_8).
-  sum_v_ = 2.5 * V_[6] - 1.5 * V_[7];
+  sum_v_ = 2.5 * K_[6] - 1.5 * K_[7];
   system_->IntegratePosition(q_, sum_v_, h, &q_tmp_);
   err_.head(nq) = q_new_ - q_tmp_;
   err_.tail(nv) = v_new_ - v_ - h * (2.5 * A_[6] - 1.5 * A_[7]);
@@ -216,19 +224,19 @@ bool Hem5::ProjectIfNeeded(double t, bool* projected) {
 
 void Hem5::BuildDenseOutput(double h) {
   for (int k = 0; k < 4; ++k) {
-    rq_[k] = tab::kD[k][tab::kDenseStages - 1] * V10_;
+    rq_[k] = tab::kD[k][tab::kDenseStages - 1] * K10_;
     rv_[k].setZero();
     for (int c = 0; c < 5; ++c) {
       const int j = kDenseStageIndex[static_cast<std::size_t>(c)];
-      rq_[k] += tab::kD[k][c] * V_[j];
+      rq_[k] += tab::kD[k][c] * K_[j];
       rv_[k] += tab::kD[k][c] * A_[j];
     }
     rq_[k] *= h;
     rv_[k] *= h;
   }
-  // Make Δ(1) equal the step's own increment h Σ b_j V_j (the printed D differ from b by 3e-14).
-  sum_v_ = tab::kA[tab::kStages][0] * V_[0];
-  for (int j = 1; j < tab::kStages; ++j) sum_v_ += tab::kA[tab::kStages][j] * V_[j];
+  // Make Δ(1) equal the step's own increment h Σ b_j K_j (the printed D differ from b by 3e-14).
+  sum_v_ = tab::kA[tab::kStages][0] * K_[0];
+  for (int j = 1; j < tab::kStages; ++j) sum_v_ += tab::kA[tab::kStages][j] * K_[j];
   rq_[0] += h * sum_v_ - (rq_[0] + rq_[1] + rq_[2] + rq_[3]);
   q_end_ = q_new_;
   v_end_ = v_new_;

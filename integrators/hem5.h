@@ -7,20 +7,27 @@
 // One step from (t_n, q_n, v_n) with step h and the coefficients (c, a, b) below, stages
 // i = 1..8 (Q_1 = q_n, V_1 = v_n; stage 9 is the solution):
 //
-//   Q_{i+1} = q_n ⊕ h Σ_{j≤i} a_{i+1,j} V_j                 (MechanicalSystem::IntegratePosition)
+//   Q_{i+1} = q_n ⊕ Θ_{i+1},  Θ_{i+1} = h Σ_{j≤i} a_{i+1,j} K_j,  K_j = dexp⁻¹_{Θ_j}(V_j)
+//                                  (MechanicalSystem::IntegratePosition and DexpInv; Θ_1 = 0)
 //   [ M(Q_i)  −G(Q_i)ᵀ ] [ V̇_i ]   [ F(Q_i, V_i, t_n + c_i h) ]
 //   [ G(Q_{i+1})   0   ] [ Λ_i ] = [ r_i                       ]             (eq. 31)
 //   r_i = −(G(Q_{i+1}) (v_n + h Σ_{j<i} a_{i+1,j} V̇_j) + ∂g/∂t) / (h a_{i+1,i})      (eq. 32)
 //   V_{i+1} = v_n + h Σ_{j≤i} a_{i+1,j} V̇_j,
 //
 // with a_{9,j} = b_j: q_{n+1} = Q_9, v_{n+1} = V_9, which satisfies G(q_{n+1}) v_{n+1} + ∂g/∂t = 0
-// to the stage tolerance. Eight linear systems per attempted step (no FSAL: stage 1 depends on
-// h through G(Q_2)). Each is solved by integrators::HalfExplicitStage (Cholesky of M, a
-// rank-revealing minimum-norm solve of the non-symmetric W̃ = G(Q_{i+1}) M⁻¹ G(Q_i)ᵀ), which is
-// what makes redundant constraints work; see half_explicit_stage.h and docs/half-explicit.md.
+// to the stage tolerance. The positions are a Munthe-Kaas Lie-group RK (Hairer, Lubich & Wanner,
+// Geometric Numerical Integration, Sec. IV.8): HEM5 applied to the DAE written in the tangent
+// coordinates θ of q = q_n ⊕ θ, θ̇ = dexp⁻¹_θ(v), so the order stays 5 on rotations (with K_j = V_j
+// the local error on a spinning body is O(h³) and the order drops to 2). The velocity-level stage
+// systems are unchanged: Q_{i+1} does not depend on Λ_i, so each stage is still one linear solve.
+// Eight linear systems per attempted step (no FSAL: stage 1 depends on h through G(Q_2)). Each is
+// solved by integrators::HalfExplicitStage (Cholesky of M, a rank-revealing minimum-norm solve of
+// the non-symmetric W̃ = G(Q_{i+1}) M⁻¹ G(Q_i)ᵀ), which is what makes redundant constraints work;
+// see half_explicit_stage.h and docs/half-explicit.md.
 //
 // Error estimate (eq. 33–34; Brasey's HEM5 code): with y = (q, v) and Y_8 = (Q_8, V_8),
-//   e₁ = ‖y_{n+1} − Y_8‖,   e₂ = ‖y_{n+1} − y_n − h (5/2 K_7 − 3/2 K_8)‖   (K = V for q, V̇ for v),
+//   e₁ = ‖y_{n+1} − Y_8‖,   e₂ = ‖y_{n+1} − y_n − h (5/2 K_7 − 3/2 K_8)‖   (K = V̇ for v; for q
+//   the position q_n ⊕ h (5/2 K_7 − 3/2 K_8) with the tangent rates K_j),
 //   err = e₁² / (e₁ + 0.01 e₂) = O(h⁵),
 // in the scaled RMS norm of Integrator::ErrorNorm; step-size rule eq. (30) with p = 4 in
 // Integrator::StepFactor, i.e. exponent 1/5 (HEM5's ALPHA = 1/5). The "p = 5" is the
@@ -28,11 +35,11 @@
 //
 // Continuous extension (HEM5 code, dense output "CT4", order 4): one more stage after an
 // accepted step, at c₁₀ = 1/20, with stage 9 = (q_{n+1}, v_{n+1}):
-//   Q₁₀ = q_n ⊕ h (a₁₀,₆ V_6 + a₁₀,₇ V_7 + a₁₀,₉ v_{n+1}),  V̇_9 from eq. (31) with M, F, G at
+//   Q₁₀ = q_n ⊕ h (a₁₀,₆ K_6 + a₁₀,₇ K_7 + a₁₀,₉ K_9),  V̇_9 from eq. (31) with M, F, G at
 //   (q_{n+1}, v_{n+1}) and the constraint at Q₁₀, V₁₀ = v_n + h (a₁₀,₆ V̇_6 + a₁₀,₇ V̇_7 + a₁₀,₉
 //   V̇_9).
 // With θ = (s − t_n)/h and d_j(θ) = θ Σ_k D_kj θ^(k−1), j ∈ {4, …, 8, 10}:
-//   q(θ) = q_n ⊕ h Σ_j d_j(θ) V_j,
+//   q(θ) = q_n ⊕ h Σ_j d_j(θ) K_j   (K₁₀ = dexp⁻¹_{Θ₁₀}(V₁₀)),
 //   v(θ) = v_n + h Σ_{j=4..8} d_j(θ) V̇_j + h d₁₀(θ) V̇₁₀(θ),
 // where V̇₁₀(θ) solves eq. (31) with M, F, G at stage 10 and the constraint G(q(θ)) v(θ) + ∂g/∂t = 0
 // at the interpolated point: the dense velocity satisfies the velocity constraint (one small
@@ -175,6 +182,9 @@ class Hem5 final : public Integrator {
   std::array<Eigen::VectorXd, hem5_tableau::kStages + 1> Q_;  // stage positions (nq)
   std::array<Eigen::VectorXd, hem5_tableau::kStages + 1> V_;  // stage velocities (nv)
   std::array<Eigen::VectorXd, hem5_tableau::kStages> A_;      // stage accelerations V̇ (nv)
+  // Stage tangent rates K_j = dexp⁻¹_{Θ_j}(V_j) (nv); K_[kStages] belongs to the step's end.
+  std::array<Eigen::VectorXd, hem5_tableau::kStages + 1> K_;
+  Eigen::VectorXd theta_, K10_;
   Eigen::VectorXd sum_v_, v_tilde_, q_new_, v_new_, q_tmp_;
   Eigen::VectorXd err_, y_old_, y_new_;
   Eigen::VectorXd g_;

@@ -2,7 +2,8 @@
 // velocity constraint of the dense output, position projection with counts, redundant
 // constraints (a parallelogram four-bar with a redundant fifth bar; a block resting flat on four
 // colinear contact points), contacts closing inside a step, a rank change that no step can
-// resolve, and every example through the CLI against DOPRI5.
+// resolve, every example through the CLI against DOPRI5, and spatial (quaternion) bodies: order
+// and dense-output order through dexp⁻¹, Bricard energy drift.
 #include "integrators/hem5.h"
 
 #include <gtest/gtest.h>
@@ -18,8 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "engine/assembly.h"
 #include "engine/lagrangian_system.h"
+#include "engine/spatial_model.h"
 #include "events/simulation.h"
+#include "tests/engine/spatial_mechanisms.h"
 #include "tests/integrators/test_problems.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
@@ -450,6 +454,208 @@ TEST(Hem5Examples, ImpactTimesMatchDopri5ThroughTheCli) {
   }
   fs::remove_all(scratch);
   EXPECT_GE(compared, 4);
+}
+
+// ---- Spatial (quaternion) bodies: order through dexp⁻¹, Bricard ------------------------------
+
+// The same model with the pre-Lie-group position stages (K_j = V_j): shows what dexp⁻¹ buys.
+class IdentityDexpSystem final : public engine::SpatialMultibodySystem {
+ public:
+  using engine::SpatialMultibodySystem::SpatialMultibodySystem;
+  void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
+               Eigen::VectorXd* theta_dot) const override {
+    (void)theta;
+    *theta_dot = v;
+  }
+};
+
+std::vector<int> AllJointRows(const engine::SpatialMultibodySystem& s) {
+  std::vector<int> rows(static_cast<std::size_t>(s.num_joint_rows()));
+  for (int r = 0; r < s.num_joint_rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
+  return rows;
+}
+
+// Mean observed order of the error in (q, v) at t = 1 under constant steps 1/8 … 1/64, against
+// a 1/2048 run (its error is (1/32)⁵ ≈ 3e-8 of the 1/64 one for order 5).
+double ConstantStepOrder(const engine::SpatialMultibodySystem& system, const char* label) {
+  const std::vector<int> rows = AllJointRows(system);
+  const Eigen::VectorXd q0 = system.model().InitialPositions();
+  const Eigen::VectorXd v0 = system.model().InitialVelocities();
+  auto solve = [&](double h) {
+    IntegratorOptions options = Index2(1e-8);
+    options.adaptive = false;
+    options.h_init = h;
+    options.project = false;
+    Hem5 hem5(options);
+    hem5.Reset(system, rows, 0.0, q0, v0);
+    while (hem5.t() < 1.0 - 1e-12) {
+      EXPECT_EQ(hem5.Step(1.0), StepStatus::kAccepted) << label << " " << hem5.failure_message();
+    }
+    Eigen::VectorXd y(q0.size() + v0.size());
+    y << hem5.q(), hem5.v();
+    return y;
+  };
+  const Eigen::VectorXd reference = solve(1.0 / 2048);
+  std::vector<double> errors;
+  for (int n : {8, 16, 32, 64}) errors.push_back((solve(1.0 / n) - reference).norm());
+  double slope_sum = 0;
+  for (std::size_t k = 1; k < errors.size(); ++k) {
+    const double slope = std::log2(errors[k - 1] / errors[k]);
+    std::printf("  %s: h = 1/%d error %.3e, observed order %.2f\n", label, 8 << k, errors[k],
+                slope);
+    slope_sum += slope;
+  }
+  const double order = slope_sum / static_cast<double>(errors.size() - 1);
+  std::printf("  %s: mean observed order %.2f\n", label, order);
+  return order;
+}
+
+// A free asymmetric body (J = diag(1, 2, 3), ω = (1, 0.2, 3) rad/s, no gravity, no
+// constraints), the case of SpatialBenchmarks.Dopri5OrderOnAFreeSpinningBody.
+std::shared_ptr<const engine::SpatialModel> FreeSpinningBody() {
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody body;
+  body.name = "body";
+  body.inertia = Eigen::Vector3d(1.0, 2.0, 3.0).asDiagonal();
+  body.angular_velocity = {1.0, 0.2, 3.0};
+  builder.AddBody(body);
+  return builder.Build();
+}
+
+// A spatial pendulum: an asymmetric body (1 kg, J = diag(0.02, 0.05, 0.06)) hung from the
+// ground by a spherical joint at the origin, centre of mass at c = (0.3, −0.8, 0.1), spinning at
+// ω = (1, 0.5, 2) rad/s (body frame = world at t = 0) with the consistent ṙ = ω × c; gravity.
+std::shared_ptr<const engine::SpatialModel> SphericalPendulum() {
+  engine::SpatialModelBuilder builder;
+  const Eigen::Vector3d c(0.3, -0.8, 0.1);
+  engine::SpatialBody body;
+  body.name = "bob";
+  body.mass = 1.0;
+  body.inertia = Eigen::Vector3d(0.02, 0.05, 0.06).asDiagonal();
+  body.position = c;
+  body.angular_velocity = {1.0, 0.5, 2.0};
+  body.velocity = body.angular_velocity.cross(c);
+  const int b = builder.AddBody(body);
+  engine::SpatialJoint joint;
+  joint.name = "pivot";
+  joint.type = engine::SpatialJointType::kSpherical;
+  joint.body_a = engine::kGround;
+  joint.body_b = b;
+  joint.point_a = Eigen::Vector3d::Zero();
+  joint.point_b = -c;
+  builder.AddJoint(joint);
+  builder.SetGravity({0.0, -9.81, 0.0});
+  return builder.Build();
+}
+
+// HEM5's position stages go through dexp⁻¹ (Munthe-Kaas), so the order on rotations is the
+// method's 5; with K_j = V_j it was 2. ±0.3 is the margin of the generic order tests.
+TEST(Hem5Spatial, OrderFiveOnAFreeSpinningBody) {
+  const engine::SpatialMultibodySystem lie(FreeSpinningBody());
+  EXPECT_NEAR(ConstantStepOrder(lie, "HEM5 free body"), 5.0, 0.3);
+  const IdentityDexpSystem plain(FreeSpinningBody());
+  // The uncorrected stages lose three orders (local error O(h³)): anything below 3 shows it.
+  EXPECT_LT(ConstantStepOrder(plain, "HEM5 free body, K = V"), 3.0);
+}
+
+TEST(Hem5Spatial, OrderFiveOnASphericalPendulum) {
+  const engine::SpatialMultibodySystem lie(SphericalPendulum());
+  EXPECT_NEAR(ConstantStepOrder(lie, "HEM5 spherical pendulum"), 5.0, 0.3);
+  const IdentityDexpSystem plain(SphericalPendulum());
+  EXPECT_LT(ConstantStepOrder(plain, "HEM5 spherical pendulum, K = V"), 3.0);
+}
+
+// Dense output on the free spinning body: q(θ) at the midpoint of the last step of a run with
+// constant steps h = 1/8 … 1/64 against a 1/2048 run ending there (1 − h/2 is a multiple of
+// 1/2048). The interpolant is of order 4 (local error O(h⁵)), so the error must fall with
+// slope ≥ 4 − 0.3 (margin of the generic order tests); with V_j instead of K_j in the
+// interpolant only, it measures 3.0.
+TEST(Hem5Spatial, DenseOutputOrderOnAFreeSpinningBody) {
+  const engine::SpatialMultibodySystem system(FreeSpinningBody());
+  const Eigen::VectorXd q0 = system.model().InitialPositions();
+  const Eigen::VectorXd v0 = system.model().InitialVelocities();
+  auto run = [&](double t_end, Hem5* hem5) {
+    hem5->Reset(system, {}, 0.0, q0, v0);
+    while (hem5->t() < t_end - 1e-12) {
+      EXPECT_EQ(hem5->Step(t_end), StepStatus::kAccepted);
+    }
+  };
+  IntegratorOptions options = Index2(1e-8);
+  options.adaptive = false;
+  options.project = false;
+  std::vector<double> errors;
+  for (int n : {8, 16, 32, 64}) {
+    const double h = 1.0 / n, t_mid = 1.0 - 0.5 * h;
+    options.h_init = h;
+    Hem5 coarse(options);
+    run(1.0, &coarse);
+    Eigen::VectorXd q, v;
+    coarse.Interpolate(t_mid, &q, &v);
+    options.h_init = 1.0 / 2048;
+    Hem5 fine(options);
+    run(t_mid, &fine);
+    errors.push_back((q - fine.q()).norm());
+  }
+  double slope_sum = 0;
+  for (std::size_t k = 1; k < errors.size(); ++k) {
+    const double slope = std::log2(errors[k - 1] / errors[k]);
+    std::printf("  HEM5 dense output, free body: h = 1/%d error %.3e, slope %.2f\n", 8 << k,
+                errors[k], slope);
+    slope_sum += slope;
+  }
+  EXPECT_GT(slope_sum / static_cast<double>(errors.size() - 1), 3.7);
+}
+
+// Bricard (6R, 30 rows of rank 29: one redundant) released at rest under gravity, 3 s with
+// HEM5 and projection. Energy must stay within the IFToMM A04 criterion (1e-3 J); the velocity
+// constraint holds at every step end (stage tolerance, see Hem5Redundant tests).
+TEST(Hem5Spatial, BricardKeepsEnergyWithRedundantJoints) {
+  auto system = engine::testing::Bricard();
+  const std::vector<int> rows = AllJointRows(*system);
+  Eigen::VectorXd q = system->model().InitialPositions(), v = system->model().InitialVelocities();
+  const engine::AssemblyReport assembly = engine::Assemble(*system, 0.0, rows, {}, &q, &v);
+  ASSERT_TRUE(assembly.ok) << assembly.message;
+  auto energy = [&](double t, const Eigen::VectorXd& qs, const Eigen::VectorXd& vs) {
+    return system->KineticEnergy(qs, vs) + system->PotentialEnergy(t, qs);
+  };
+  const double E0 = energy(0.0, q, v);
+  const double t_end = 3.0;
+  for (const double rtol : {1e-5, 1e-8}) {
+    IntegratorOptions options = Index2(rtol);
+    options.atol = 0.01 * rtol;
+    options.h_min = 1e-12;
+    options.projection_tol = 1e-10;
+    // Stage residual tolerance (1e-8 scaled): with newton_tol = 1e-13 the redundant row's
+    // least-squares residual (8e-13, round-off) is taken for a rank change and the run stalls.
+    options.newton_tol = 1e-8;
+    Hem5 hem5(options);
+    hem5.Reset(*system, rows, 0.0, q, v);
+    double drift = 0, travel = 0, max_gv = 0;
+    Eigen::MatrixXd G;
+    Eigen::VectorXd g_t;
+    while (hem5.t() < t_end) {
+      ASSERT_EQ(hem5.Step(t_end), StepStatus::kAccepted)
+          << "t = " << hem5.t() << ": " << hem5.failure_message();
+      drift = std::max(drift, std::abs(energy(hem5.t(), hem5.q(), hem5.v()) - E0));
+      for (int i = 0; i < system->model().num_bodies(); ++i) {
+        travel = std::max(travel, (hem5.q().segment<3>(7 * i) - q.segment<3>(7 * i)).norm());
+      }
+      system->ConstraintJacobian(hem5.t(), hem5.q(), rows, &G);
+      system->ConstraintTimeDerivative(hem5.t(), hem5.q(), rows, &g_t);
+      max_gv = std::max(max_gv, (G * hem5.v() + g_t).lpNorm<Eigen::Infinity>());
+    }
+    const IntegratorStats& st = hem5.stats();
+    std::printf(
+        "  HEM5 Bricard rtol %.0e: E0 = %.6f J, max |E - E0| = %.2e J over %.1f s, %ld steps, "
+        "%ld rejected, %ld rhs, %ld projections, max |g| before projection %.2e, max |G v + g_t| "
+        "%.2e, max travel %.3f m\n",
+        rtol, E0, drift, t_end, st.accepted_steps, st.rejected_steps, st.rhs_evaluations,
+        st.position_projections, hem5.max_position_violation(), max_gv, travel);
+    EXPECT_GT(travel, 0.1);  // the redundant linkage does move
+    EXPECT_LT(drift, 1e-3);  // IFToMM A04 criterion
+    // Velocity constraint: stage tolerance 1e-8 scaled by max(1, ‖G‖‖v‖∞ + ‖g_t‖∞).
+    EXPECT_LT(max_gv, 1e-7);
+  }
 }
 
 }  // namespace
