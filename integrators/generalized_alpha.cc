@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +22,11 @@ constexpr double kNewtonFailureShrink = 0.25;
 // that the iteration error stays well below the local error (Hairer & Wanner II, Sec. IV.8 use
 // κ ∈ [0.01, 0.1]).
 constexpr double kNewtonErrorFraction = 0.03;
+// Round-off level of the position constraints, in units of ε (1 + ‖q‖∞): g is a difference of
+// coordinates of size ‖q‖ (a few roundings each), so |g| below this is treated as 0 by the
+// index-3 Newton iteration. 16 ε ‖q‖ covers the few operations of the contact and joint gaps
+// (a gap of 0.3 m is resolved to 1e-15 m); it is 1e6 times below the default newton_tol.
+constexpr double kConstraintRoundoff = 16.0;
 // Order p of the method in eq. (30): the local error estimate is O(h^(p+1)).
 constexpr int kEstimateOrder = 2;
 
@@ -90,8 +96,8 @@ void GeneralizedAlpha::UpdateState(double h) {
   const auto& p = par_;
   a_new_ = (p.alpha_f * vdot_ + (1.0 - p.alpha_f) * vdot_new_ - p.alpha_m * a_shift_) /
            (1.0 - p.alpha_m);
-  v_new_ = v_ + h * (1.0 - p.gamma) * a_shift_ + h * p.gamma * a_new_;
-  dq_new_ = h * v_ + h * h * (0.5 - p.beta) * a_shift_ + h * h * p.beta * a_new_;
+  v_new_ = v_shift_ + h * (1.0 - p.gamma) * a_shift_ + h * p.gamma * a_new_;
+  dq_new_ = h * v_shift_ + h * h * (0.5 - p.beta) * a_shift_ + h * h * p.beta * a_new_;
   if (options_.formulation == Formulation::kStabilizedIndex2) {
     system_->IntegratePosition(q_, dq_new_, 1.0, &q_hat_);
     system_->IntegratePosition(q_hat_, U_, 1.0, &q_new_);
@@ -160,6 +166,44 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
   return true;
 }
 
+void GeneralizedAlpha::ShiftToStep(double h) {
+  a_shift_ = a_;
+  v_shift_ = v_;
+  if (!correct_variable_step_ || h_last_ <= 0.0 || h == h_last_) return;
+  // ã_n = a_n + Δ_α (h − h_{n−1}) v⃛, v⃛ ≈ (v̇_n − v̇_{n−1}) / h_{n−1} (see the header).
+  e_ = (par_.alpha_m - par_.alpha_f) * (h - h_last_) / h_last_ * (vdot_ - vdot_prev_);
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  if (options_.formulation != Formulation::kIndex3 || m == 0) {
+    a_shift_ += e_;
+    return;
+  }
+  // Index 3: constrained directions range(W), W = M⁻¹Gᵀ (G M⁻¹Gᵀ)⁻¹, shifted with G q⃛ instead of
+  // v̇ differences, and ṽ_n moves v's offset c₂ h² q⃛ to the new step (see the header).
+  Eigen::MatrixXd M, G, G_prev;  // at t_n and t_{n−1} (M_, G_ belong to the iteration)
+  Eigen::VectorXd gamma, gamma_prev;
+  system_->MassMatrix(q_, &M);
+  system_->ConstraintJacobian(t_, q_, rows_, &G);
+  system_->ConstraintJacobian(t_prev_, q_prev_, rows_, &G_prev);
+  system_->ConstraintGamma(t_, q_, v_, rows_, &gamma);
+  system_->ConstraintGamma(t_prev_, q_prev_, v_prev_, rows_, &gamma_prev);
+  // G q⃛ = −(γ̇ + Ġ v̇) (time derivative of g̈ = G v̇ + γ = 0), by differences over the last step.
+  const Eigen::VectorXd Gq3 = -((gamma - gamma_prev) + (G - G_prev) * vdot_) / h_last_;
+  const Eigen::LDLT<Eigen::MatrixXd> mass(M);
+  const Eigen::MatrixXd MiGt = mass.solve(G.transpose());
+  // Rank-revealing: redundant rows (e.g. contacts of a block on two supports) leave G M⁻¹Gᵀ
+  // singular; the minimum-norm solution then shifts along the range only.
+  const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> delassus(G * MiGt);
+  const double dalpha = par_.alpha_m - par_.alpha_f;
+  const double c2 = -1.0 / 12.0 - 0.25 * dalpha * dalpha;
+  const Eigen::VectorXd Wq3 = MiGt * delassus.solve(Gq3);
+  a_shift_ += e_ - MiGt * delassus.solve(G * e_) + dalpha * (h - h_last_) * Wq3;
+  v_shift_ += c2 * (h * h - h_last_ * h_last_) * Wq3;
+  if (!a_shift_.allFinite() || !v_shift_.allFinite()) {  // degenerate data: no index-3 shift
+    a_shift_ = a_ + e_;
+    v_shift_ = v_;
+  }
+}
+
 GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
   const int nv = system_->nv();
   const auto m = static_cast<Eigen::Index>(rows_.size());
@@ -171,10 +215,7 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
   const bool ggl = f == Formulation::kStabilizedIndex2;
 
   // ã_n: a_n moved to the new step size (see the header).
-  a_shift_ = a_;
-  if (correct_variable_step_ && h_last_ > 0.0) {
-    a_shift_ += (par_.alpha_m - par_.alpha_f) * (h - h_last_) / h_last_ * (vdot_ - vdot_prev_);
-  }
+  ShiftToStep(h);
 
   for (int attempt = 0; attempt < 2; ++attempt) {
     // Predictor: constant acceleration and multipliers.
@@ -220,6 +261,12 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
         r_.head(nv).noalias() = M_ * vdot_new_ - F_ - G_.transpose() * lambda_new_;
         if (f == Formulation::kIndex3) {
           system_->ConstraintValues(t, q_new_, rows_, &g_);
+          // Values at the round-off level of g are indistinguishable from 0: dividing them by
+          // β'' = O(h²) would drive v̇ and v by O(ε‖q‖/h²) and O(ε‖q‖/h), which never settle at
+          // the tiny steps that follow events (see kConstraintRoundoff).
+          const double g_floor = kConstraintRoundoff * std::numeric_limits<double>::epsilon() *
+                                 (1.0 + q_new_.lpNorm<Eigen::Infinity>());
+          g_ = (g_.array().abs() <= g_floor).select(0.0, g_);
           r_.tail(m) = g_ / beta2;
         } else {
           system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
@@ -296,7 +343,7 @@ double GeneralizedAlpha::ErrorEstimate(double h) {
   const int nv = system_->nv();
   // eq. (29) in the tangent space. Positions only, as in the paper: a velocity estimate needs
   // v̇, which in the index-3 form carries the Newton residual of g divided by β'' = O(h²).
-  e_ = dq_new_ - h * v_ - h * h * (vdot_ / 3.0 + vdot_new_ / 6.0);
+  e_ = dq_new_ - h * v_shift_ - h * h * (vdot_ / 3.0 + vdot_new_ / 6.0);
   if (nq == nv) return ErrorNorm(e_, q_, q_new_);
   y_old_.setZero(nv);  // no componentwise size for non-vector coordinates: atol only
   return ErrorNorm(e_, y_old_, y_old_);

@@ -32,23 +32,37 @@
 // (θ > 0.3) or diverged. A step whose Newton iteration fails with fresh Jacobians is retried with
 // h/4 (a rejected step); below h_min the step returns kNewtonFailure. Convergence: the increment
 // (β''Δv̇, γ''Δv̇, ΔU) relative to 1 + ‖q‖∞, 1 + ‖v‖∞ below newton_tol (GGL also needs the
-// position correction ‖g‖∞ ≤ newton_tol). Counted in stats: newton_iterations, residual
-// evaluations (rhs_evaluations), jacobian_evaluations, factorizations.
+// position correction ‖g‖∞ ≤ newton_tol). Index 3: components of g below the round-off level
+// 16 ε (1 + ‖q‖∞) are taken as 0 in R_c, since g/β'' would turn them into velocity increments
+// ≈ ε‖q‖/h that never settle at the tiny steps that follow events. Counted in stats:
+// newton_iterations, residual evaluations (rhs_evaluations), jacobian_evaluations, factorizations.
 //
 // Error estimate (eq. 25–29): the difference to the third-order Taylor expansion,
-//   e_q = Δq − h v_n − h² (v̇_n/3 + v̇_{n+1}/6)  (eq. 29), O(h³),
+//   e_q = Δq − h ṽ_n − h² (v̇_n/3 + v̇_{n+1}/6)  (eq. 29; ṽ_n below), O(h³),
 // on the positions only (as the paper; a velocity estimate would use v̇, which in the index-3
 // form carries the Newton residual of g divided by β'' = O(h²) and stalls small steps), measured
 // with Integrator::ErrorNorm; step-size rule eq. (30) with p = 2.
 //
 // Variable steps. a_n approximates v̇(t_n + Δ_α h) with Δ_α = α_m − α_f (Arnold & Brüls 2007,
 // Sec. 3), h the step that produced it; using it unchanged in a step of another size loses one
-// order in v (the remark after eq. 16 of Haddouni et al.). Before a step of size h the
-// auxiliary acceleration is shifted to the new step,
-//   ã_n = a_n + Δ_α (h − h_{n−1}) (v̇_n − v̇_{n−1}) / h_{n−1},
+// order in v (the remark after eq. 16 of Haddouni et al.). Before a step of size h after one of
+// size h_{n−1} the auxiliary acceleration is shifted to the new step,
+//   ã_n = a_n + Δ_α (h − h_{n−1}) v⃛,   v⃛ ≈ (v̇_n − v̇_{n−1}) / h_{n−1},
 // a first-order Taylor correction that restores a_n = v̇(t_n + Δ_α h) + O(h²) (the rule of Arnold
 // & Brüls' variable-step analysis as used by Jay & Negrut for HHT-α; here derived directly from
-// that property). After Reset a_0 = v̇_0 and no correction is made on the first step.
+// that property). Index 3 needs more (our own derivation; no published rule was at hand): in the
+// constrained directions the scheme differentiates positions fixed by g, its v carries the steady
+// offset c₂ h² q⃛, c₂ = −1/12 − Δ_α²/4 (position and velocity updates with a_n = q̈(t_n + Δ_α h)
+// and v_n = q̇(t_n) + c₂ h² q⃛), and v̇ there has O(h) errors, so v̇ differences are unusable in
+// those directions (and differences of v or a feed the O(ε/h) index-3 velocity noise back: both
+// tried, unstable for ratio 4). With W = M⁻¹Gᵀ (G M⁻¹Gᵀ)⁻¹ at t_n (G W = I), and G q⃛ from the
+// time derivative of g̈ = G v̇ + γ = 0, i.e. G q⃛ = −(γ̇ + Ġ v̇), by differences over the last step
+// (γ involves v but not its difference quotient, so no noise is amplified):
+//   ã_n = a_n + (I − W G) Δ_α (h − h_{n−1}) v⃛ + Δ_α (h − h_{n−1}) W G q⃛,
+//   ṽ_n = v_n + c₂ (h² − h_{n−1}²) W G q⃛        (ṽ_n replaces v_n in the step).
+// Without ṽ_n, steps alternating h, 2h force the a/v̇ recursions (eigenvalues near −ρ∞) at
+// resonance and the index-3 error is O(1) at ρ∞ = 0.9 (tests/integrators/generalized_alpha_test.cc,
+// docs/implicit.md). After Reset a_0 = v̇_0 and no shift is made on the first step.
 //
 // Dense output: quintic Hermite interpolation in the tangent space of q_n from (q, v, v̇) at both
 // ends; v(s) is its time derivative (so q̇ = v holds on the interpolant). It reproduces both
@@ -99,7 +113,8 @@ class GeneralizedAlpha final : public Integrator {
   // Multipliers and accelerations at t() (sizes active_rows().size() and nv).
   const Eigen::VectorXd& lambda() const { return lambda_; }
   const Eigen::VectorXd& vdot() const { return vdot_; }
-  // When false, the variable-step correction of a_n is not applied (tests show the order loss).
+  // When false, the variable-step shifts of a_n and (index 3) v_n are not applied (tests show
+  // the order loss).
   void set_variable_step_correction(bool on) { correct_variable_step_ = on; }
 
  private:
@@ -117,6 +132,8 @@ class GeneralizedAlpha final : public Integrator {
   // Evaluates the Jacobians at the current iterate and (re)factorizes S for step h.
   bool RefreshMatrix(double h, bool new_jacobians);
   double ErrorEstimate(double h);
+  // ã_n and ṽ_n for a step of size h after one of size h_last_ (variable-step rule, header).
+  void ShiftToStep(double h);
 
   GeneralizedAlphaParameters par_;
   bool correct_variable_step_ = true;
@@ -128,8 +145,8 @@ class GeneralizedAlpha final : public Integrator {
 
   // State at t_n: v̇_n, a_n, λ_n; v̇_{n−1} and the step sizes behind a_n.
   Eigen::VectorXd vdot_, a_, lambda_, vdot_prev_;
-  double h_last_ = 0;        // size of the last accepted step (0 after Reset)
-  Eigen::VectorXd a_shift_;  // ã_n used by the current step
+  double h_last_ = 0;                  // size of the last accepted step (0 after Reset)
+  Eigen::VectorXd a_shift_, v_shift_;  // ã_n, ṽ_n used by the current step
   // Iterate.
   Eigen::VectorXd q_new_, v_new_, vdot_new_, a_new_, lambda_new_, dq_new_, q_hat_, U_, nu_;
   // Work.

@@ -101,12 +101,8 @@ struct KnownDefect {
   bool run;
 };
 constexpr KnownDefect kKnownDefects[] = {
-    // Newton failure at t = 0.0367 s during the impact cascade (exit 3).
-    {"ball_stack", "generalized_alpha", "index3", true},
     // 61 impacts instead of 60.
     {"ball_stack", "half_implicit", "index3", true},
-    // Newton failure at t = 0.169 s (exit 3).
-    {"rocking_block", "generalized_alpha", "index3", true},
     // 44 impacts instead of 48.
     {"rocking_block", "half_implicit", "index3", true},
     // 313 424 impacts instead of 145 (no clean transition to rest); first 5 times within 1.9e-4 s.
