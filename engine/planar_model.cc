@@ -305,15 +305,7 @@ int PlanarModelBuilder::AddBody(const PlanarBody& body) {
 }
 
 int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
-  RequireName("joint", joint.name, model_.joints_.size());
-  const std::string label = Label("joint", joint.name);
-  RequireUniqueName(label, joint.name, model_.joints_);
-  const int n = model_.num_bodies();
-  RequireBody(label, "body_a", joint.body_a, n, true);
-  RequireBody(label, "body_b", joint.body_b, n, true);
-  if (joint.body_a == joint.body_b) {
-    Fail(label, "body_a and body_b are the same body (" + std::to_string(joint.body_a) + ")");
-  }
+  const std::string label = RequireTwoBodyItem("joint", joint, model_.joints_, model_.num_bodies());
   RequireFiniteVec(label, "point_a", joint.point_a);
   RequireFiniteVec(label, "point_b", joint.point_b);
   RequireFiniteVec(label, "axis_a", joint.axis_a);
@@ -330,15 +322,8 @@ int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
 }
 
 int PlanarModelBuilder::AddSpringDamper(const PlanarSpringDamper& spring) {
-  RequireName("spring", spring.name, model_.springs_.size());
-  const std::string label = Label("spring", spring.name);
-  RequireUniqueName(label, spring.name, model_.springs_);
-  const int n = model_.num_bodies();
-  RequireBody(label, "body_a", spring.body_a, n, true);
-  RequireBody(label, "body_b", spring.body_b, n, true);
-  if (spring.body_a == spring.body_b) {
-    Fail(label, "body_a and body_b are the same body (" + std::to_string(spring.body_a) + ")");
-  }
+  const std::string label =
+      RequireTwoBodyItem("spring", spring, model_.springs_, model_.num_bodies());
   RequireFiniteVec(label, "point_a", spring.point_a);
   RequireFiniteVec(label, "point_b", spring.point_b);
   RequireNonNegative(label, "stiffness", spring.stiffness);

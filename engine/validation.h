@@ -75,6 +75,21 @@ inline void RequireBody(const std::string& label, const char* field, int index, 
                     (ground_allowed ? " (" + std::to_string(ground) + " is the ground)" : ""));
   }
 }
+// The checks every item between two bodies (or a body and the ground) shares: a unique
+// non-empty name among `existing`, valid body indices, two different bodies. Returns its label.
+template <class Item>
+std::string RequireTwoBodyItem(const char* kind, const Item& item,
+                               const std::vector<Item>& existing, int num_bodies) {
+  RequireName(kind, item.name, existing.size());
+  std::string label = Label(kind, item.name);
+  RequireUniqueName(label, item.name, existing);
+  RequireBody(label, "body_a", item.body_a, num_bodies, true);
+  RequireBody(label, "body_b", item.body_b, num_bodies, true);
+  if (item.body_a == item.body_b) {
+    Fail(label, "body_a and body_b are the same body (" + std::to_string(item.body_a) + ")");
+  }
+  return label;
+}
 inline void CheckSize(const Eigen::VectorXd& x, int expected, const char* what, const char* where) {
   if (x.size() != expected) {
     throw std::invalid_argument(std::string(where) + ": " + what + " has size " +
