@@ -133,6 +133,29 @@ void MechanicalSystem::ConstraintForceJacobian(double t, const Eigen::VectorXd& 
       K_G);
 }
 
+void MechanicalSystem::ConstraintVelocityJacobian(double t, const Eigen::VectorXd& q,
+                                                  const Eigen::VectorXd& v,
+                                                  std::span<const int> rows,
+                                                  Eigen::MatrixXd* Z) const {
+  const int n = nv();
+  Eigen::VectorXd q_pert = q;
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(n), g_t;
+  Eigen::MatrixXd G;
+  CentralDifferences(
+      n, static_cast<int>(rows.size()), DifferenceStep(q), 1.0,
+      [&](int j, double eps) {
+        e.setZero();
+        e(j) = 1.0;
+        IntegratePosition(q, e, eps, &q_pert);
+      },
+      [&](Eigen::VectorXd* gdot) {
+        ConstraintJacobian(t, q_pert, rows, &G);
+        ConstraintTimeDerivative(t, q_pert, rows, &g_t);
+        *gdot = G * v + g_t;
+      },
+      Z);
+}
+
 std::string MechanicalSystem::PositionName(int i) const { return "q" + std::to_string(i); }
 std::string MechanicalSystem::VelocityName(int i) const { return "v" + std::to_string(i); }
 

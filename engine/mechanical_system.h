@@ -85,6 +85,12 @@ class MechanicalSystem {
   virtual void ConstraintForceJacobian(double t, const Eigen::VectorXd& q,
                                        std::span<const int> rows, const Eigen::VectorXd& lambda,
                                        Eigen::MatrixXd* K_G) const;
+  // Z = ∂(G(q, t) v + ∂g/∂t)/∂q (rows.size() × nv) at fixed v: the position derivative of the
+  // velocity constraint, needed in the iteration matrices of index-2 and GGL schemes. Central
+  // finite differences with the step above.
+  virtual void ConstraintVelocityJacobian(double t, const Eigen::VectorXd& q,
+                                          const Eigen::VectorXd& v, std::span<const int> rows,
+                                          Eigen::MatrixXd* Z) const;
 
   // Names of the coordinates, used for output columns ("<body>.<coordinate>", "<body>.v<...>").
   virtual std::string PositionName(int i) const;

@@ -125,23 +125,8 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
     system_->MassMatrix(q_new_, &M_);
     system_->ConstraintJacobian(t, q_new_, rows_, &G_);
     if (options_.formulation != Formulation::kIndex3 && m > 0) {
-      // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ by central differences (step as in
-      // MechanicalSystem::ForceJacobians): the index-2 row of S is G + (β''/γ'') Z.
-      const double eps = 6e-6 * std::max(1.0, q_new_.lpNorm<Eigen::Infinity>());
-      Z_.resize(m, nv);
-      Eigen::VectorXd e = Eigen::VectorXd::Zero(nv), qp, plus, minus;
-      Eigen::MatrixXd Gp;
-      for (int j = 0; j < nv; ++j) {
-        e.setZero();
-        e(j) = eps;
-        for (int sign : {1, -1}) {
-          system_->IntegratePosition(q_new_, e, static_cast<double>(sign), &qp);
-          system_->ConstraintJacobian(t, qp, rows_, &Gp);
-          system_->ConstraintTimeDerivative(t, qp, rows_, &gt_);
-          (sign > 0 ? plus : minus) = Gp * v_new_ + gt_;
-        }
-        Z_.col(j) = (plus - minus) / (2.0 * eps);
-      }
+      // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ: the index-2 row of S is G + (β''/γ'') Z.
+      system_->ConstraintVelocityJacobian(t, q_new_, v_new_, rows_, &Z_);
     }
     jacobians_stale_ = false;
   }

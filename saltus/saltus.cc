@@ -145,6 +145,10 @@ class ForcedSystem final : public engine::MechanicalSystem {
                                const VectorXd& lambda, MatrixXd* K_G) const override {
     inner_->ConstraintForceJacobian(t, q, rows, lambda, K_G);
   }
+  void ConstraintVelocityJacobian(double t, const VectorXd& q, const VectorXd& v,
+                                  std::span<const int> rows, MatrixXd* Z) const override {
+    inner_->ConstraintVelocityJacobian(t, q, v, rows, Z);
+  }
   std::string PositionName(int i) const override { return inner_->PositionName(i); }
   std::string VelocityName(int i) const override { return inner_->VelocityName(i); }
 

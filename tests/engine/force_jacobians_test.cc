@@ -156,5 +156,34 @@ TEST(ForceJacobiansTest, ConstraintForceJacobianOfPendulumPin) {
                std::invalid_argument);
 }
 
+TEST(ForceJacobiansTest, ConstraintVelocityJacobianOfPendulumPin) {
+  // Same pin: G v = −(ṙ + θ̇ perp(s_w)), and ∂/∂θ at fixed v is −θ̇ perp(perp(s_w)) = θ̇ s_w;
+  // every other column is 0 (no time dependence).
+  constexpr double ell = 0.7;
+  PlanarModelBuilder builder;
+  PlanarBody body;
+  body.name = "bob";
+  const int bob = builder.AddBody(body);
+  PlanarJoint pin;
+  pin.name = "pin";
+  pin.body_a = kGround;
+  pin.body_b = bob;
+  pin.point_b = {0.0, ell};
+  builder.AddJoint(pin);
+  PlanarMultibodySystem sys(builder.Build());
+  Eigen::VectorXd q(3), v(3);
+  q << 0.2, -0.5, 0.9;
+  v << 0.3, -0.1, 1.7;
+  const std::vector<int> rows = {0, 1};
+  Eigen::MatrixXd Z;
+  sys.ConstraintVelocityJacobian(0.0, q, v, rows, &Z);
+  const Eigen::Vector2d s_w(-ell * std::sin(q(2)), ell * std::cos(q(2)));
+  Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(2, 3);
+  expected.col(2) = v(2) * s_w;
+  // Central differences of sin/cos terms of size ~1.2 (θ̇ ℓ): truncation ≈ ε²·1.2 ≈ 5e-11.
+  EXPECT_LT((Z - expected).lpNorm<Eigen::Infinity>(), 1e-8) << Z;
+  EXPECT_GT(expected.col(2).norm(), 0.5);  // the check above is not vacuous
+}
+
 }  // namespace
 }  // namespace saltus::engine
