@@ -14,7 +14,7 @@ namespace tab = dopri5_tableau;
 namespace {
 
 // Hairer's HINIT: the new step is (0.01 / max(‖f‖, ‖f'‖))^(1/(order)), order of the method.
-constexpr double kInitialStepOrder = 5.0;
+constexpr int kInitialStepOrder = 5;
 
 }  // namespace
 
@@ -97,45 +97,11 @@ void Dopri5::DoReset() {
 }
 
 double Dopri5::InitialStep() {
-  const int nq = system_->nq();
-  const int nv = system_->nv();
-  const double atol = options_.atol;
-  const double rtol = options_.rtol;
-  // (x / sc)², with 0 for x = 0 (also when sc = 0: atol = 0 and a zero component).
-  auto sq = [](double x, double sc) { return x == 0.0 ? 0.0 : (x / sc) * (x / sc); };
-  auto scale = [&](double y) { return atol + rtol * std::abs(y); };
-  // Scale of the position tangent: componentwise when nq = nv, else from ‖q‖∞ (heuristic only).
-  const double q_scale_uniform = scale(q_.lpNorm<Eigen::Infinity>());
-  auto tangent_scale = [&](int i) { return nq == nv ? scale(q_[i]) : q_scale_uniform; };
-
-  // d0 = ‖y0‖, d1 = ‖f(y0)‖ in the scaled RMS norms (y = (q, v), f = (v, v̇)).
-  double d0 = 0, d1 = 0;
-  for (int i = 0; i < nq; ++i) d0 += sq(q_[i], scale(q_[i]));
-  for (int i = 0; i < nv; ++i) d0 += sq(v_[i], scale(v_[i]));
-  for (int i = 0; i < nv; ++i) d1 += sq(v_[i], tangent_scale(i)) + sq(A_[0][i], scale(v_[i]));
-  d0 = std::sqrt(d0 / std::max(1, nq + nv));
-  d1 = std::sqrt(d1 / std::max(1, 2 * nv));
-
-  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-  h0 = std::min(h0, options_.h_max);
-
-  // One explicit Euler step of size h0 and the derivative there: d2 ≈ ‖f'‖.
-  system_->IntegratePosition(q_, v_, h0, &Q_);
-  V_[1] = v_ + h0 * A_[0];
-  if (Acceleration(t_ + h0, Q_, V_[1], &A_[1]) != EvalResult::kOk) {
-    // Leave the real failure, if any, to the step; h0 is a safe small guess.
-    return std::max(h0, options_.h_min);
-  }
-  double d2 = 0;
-  for (int i = 0; i < nv; ++i) {
-    d2 += sq(V_[1][i] - v_[i], tangent_scale(i)) + sq(A_[1][i] - A_[0][i], scale(v_[i]));
-  }
-  d2 = std::sqrt(d2 / std::max(1, 2 * nv)) / h0;
-
-  const double d12 = std::max(d1, d2);
-  const double h1 =
-      d12 <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d12, 1.0 / kInitialStepOrder);
-  return std::max(std::min({100 * h0, h1, options_.h_max}), options_.h_min);
+  return InitialStepEstimate(
+      A_[0], kInitialStepOrder,
+      [&](double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::VectorXd* a) {
+        return Acceleration(t, q, v, a) == EvalResult::kOk;
+      });
 }
 
 Dopri5::EvalResult Dopri5::Stages(double h) {

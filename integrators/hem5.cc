@@ -85,39 +85,13 @@ void Hem5::DoReset() {
 }
 
 double Hem5::InitialStep(const Eigen::VectorXd& a0) {
-  // Hairer, Nørsett & Wanner, Sec. II.4 (HINIT), on y = (q, v), f = (v, v̇), as in Dopri5.
-  const int nq = system_->nq();
-  const int nv = system_->nv();
-  const double atol = options_.atol;
-  const double rtol = options_.rtol;
-  auto sq = [](double x, double sc) { return x == 0.0 ? 0.0 : (x / sc) * (x / sc); };
-  auto scale = [&](double y) { return atol + rtol * std::abs(y); };
-  const double q_scale_uniform = scale(q_.lpNorm<Eigen::Infinity>());
-  auto tangent_scale = [&](int i) { return nq == nv ? scale(q_[i]) : q_scale_uniform; };
-  double d0 = 0, d1 = 0;
-  for (int i = 0; i < nq; ++i) d0 += sq(q_[i], scale(q_[i]));
-  for (int i = 0; i < nv; ++i) d0 += sq(v_[i], scale(v_[i]));
-  for (int i = 0; i < nv; ++i) d1 += sq(v_[i], tangent_scale(i)) + sq(a0[i], scale(v_[i]));
-  d0 = std::sqrt(d0 / std::max(1, nq + nv));
-  d1 = std::sqrt(d1 / std::max(1, 2 * nv));
-  double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-  h0 = std::min(h0, options_.h_max);
-
   engine::ConstrainedDynamics dynamics(*system_);
-  Eigen::VectorXd q1, v1 = v_ + h0 * a0, a1, lambda;
-  system_->IntegratePosition(q_, v_, h0, &q1);
-  ++stats_.rhs_evaluations;
-  if (!dynamics.Solve(t_ + h0, q1, v1, rows_, &a1, &lambda).ok || !a1.allFinite()) {
-    return std::max(h0, options_.h_min);
-  }
-  double d2 = 0;
-  for (int i = 0; i < nv; ++i) {
-    d2 += sq(v1[i] - v_[i], tangent_scale(i)) + sq(a1[i] - a0[i], scale(v_[i]));
-  }
-  d2 = std::sqrt(d2 / std::max(1, 2 * nv)) / h0;
-  const double d12 = std::max(d1, d2);
-  const double h1 = d12 <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d12, 1.0 / 5.0);
-  return std::max(std::min({100 * h0, h1, options_.h_max}), options_.h_min);
+  Eigen::VectorXd lambda;
+  return InitialStepEstimate(
+      a0, 5, [&](double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::VectorXd* a) {
+        ++stats_.rhs_evaluations;
+        return dynamics.Solve(t, q, v, rows_, a, &lambda).ok && a->allFinite();
+      });
 }
 
 StageStatus Hem5::Stages(double h) {

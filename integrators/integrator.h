@@ -29,6 +29,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -159,6 +160,13 @@ class Integrator {
   // (Hairer, Nørsett & Wanner, Sec. II.4, eq. 4.10–4.11). 0 when n = 0.
   double ErrorNorm(const Eigen::VectorXd& err, const Eigen::VectorXd& y_old,
                    const Eigen::VectorXd& y_new) const;
+  // Starting step of Hairer, Nørsett & Wanner (Solving ODEs I, Sec. II.4, HINIT) for a method of
+  // the given order on y = (q, v), f = (v, v̇), at the current state with v̇ = a0. `acceleration`
+  // evaluates v̇ at (t, q, v) and returns false when it cannot. Clamped to [h_min, h_max].
+  double InitialStepEstimate(
+      const Eigen::VectorXd& a0, int order,
+      const std::function<bool(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                               Eigen::VectorXd* vdot)>& acceleration) const;
   // Step-size factor h_new / h = s (1/err)^(1/(p+1)) from eq. (30), p the order of the embedded
   // lower-order solution, clamped to [fac_min, fac_max] (upper bound 1 when after_rejection, i.e.
   // for a rejected step and for the first accepted step after one). err = 0 gives the upper

@@ -65,7 +65,8 @@ const std::array<IntegratorEntry, 7>& Table() {
        &Make<GeneralizedAlpha>},
       {"half_implicit",
        "Half-implicit symplectic-Euler scheme on the index-3 formulation (technical note "
-       "'half-implicit integration of index-3 DAEs of multibody dynamics'): explicit velocity update, implicit position update, quasi-Newton matrix built "
+       "'half-implicit integration of index-3 DAEs of multibody dynamics'): explicit velocity "
+       "update, implicit position update, quasi-Newton matrix built "
        "once per step from time-t_n Jacobians; order 1, fixed or adaptive step",
        {Formulation::kIndex3},
        &Make<HalfImplicit>},
