@@ -8,13 +8,21 @@
 // λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). Redundant rows (rank(G) < m, e.g. a closed loop
 // counted twice) get the minimum-norm λ, which is the multiplier the LCP solvers also see.
 //
+// Large mechanisms (engine/block_sparse.h): when the system provides its block-sparse M and G
+// (MechanicalSystem::BlockSparseMatrices) and nv ≥ kSparseMinimumNv (or the sparse path is
+// forced), M⁻¹ is formed by body blocks and W by a sparse LDLᵀ, in O(nv + nnz) per call for a
+// chain. W numerically singular (redundant rows) or a residual above the consistency bound falls
+// back to the dense minimum-norm path above, for that call and for later calls on the same rows.
+//
 // The object owns its workspace: after the first call with a given m it does not allocate
 // (provided the system's MassMatrix, Forces and constraint routines do not).
 #pragma once
 
 #include <Eigen/Dense>
 #include <span>
+#include <vector>
 
+#include "engine/block_sparse.h"
 #include "engine/mechanical_system.h"
 
 namespace saltus::engine {
@@ -43,6 +51,7 @@ struct DynamicsStatus {
                         // (residual above √ε of the right-hand side's scale), or non-finite v̇
   int rank = 0;         // numerical rank of G on the given rows (= rank of W since M is SPD)
   double residual = 0;  // ‖G v̇ + γ‖∞ after the solve
+  bool sparse = false;  // solved by the block-sparse path (else dense)
 };
 
 class ConstrainedDynamics {
@@ -60,7 +69,18 @@ class ConstrainedDynamics {
   void set_rank_tolerance(double tol);
   double rank_tolerance() const { return rank_tolerance_; }
 
+  // Dense, sparse or automatic (the default; see engine::LinearAlgebra). kSparse still falls back
+  // to dense when the system has no block structure or W is singular.
+  void set_linear_algebra(LinearAlgebra mode) { linear_algebra_ = mode; }
+  LinearAlgebra linear_algebra() const { return linear_algebra_; }
+
  private:
+  // The sparse path; false when it does not apply (no structure, W singular, inconsistent), and
+  // the dense path must be taken.
+  bool SolveSparse(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                   std::span<const int> rows, Eigen::VectorXd* vdot, Eigen::VectorXd* lambda,
+                   DynamicsStatus* status);
+
   const MechanicalSystem& system_;
   double rank_tolerance_ = 1e-10;
   Eigen::MatrixXd M_, G_, MinvGt_, W_;
@@ -68,6 +88,14 @@ class ConstrainedDynamics {
   Eigen::LLT<Eigen::MatrixXd> llt_;
   bool mass_factored_ = false;  // llt_ holds M (reused when M is constant)
   MinNormSolver w_solver_;
+  // Sparse path.
+  LinearAlgebra linear_algebra_ = LinearAlgebra::kAuto;
+  MassBlocks mass_blocks_;
+  BlockSparseRows G_sparse_;
+  SparseDelassus delassus_;
+  bool sparse_mass_factored_ = false;
+  std::vector<int> dense_rows_;  // row set on which W was singular: dense path directly
+  bool dense_rows_valid_ = false;
 };
 
 }  // namespace saltus::engine

@@ -28,6 +28,9 @@
 
 namespace saltus::engine {
 
+struct MassBlocks;       // engine/block_sparse.h
+struct BlockSparseRows;  // engine/block_sparse.h
+
 class MechanicalSystem {
  public:
   virtual ~MechanicalSystem();
@@ -92,9 +95,34 @@ class MechanicalSystem {
                                           const Eigen::VectorXd& v, std::span<const int> rows,
                                           Eigen::MatrixXd* Z) const;
 
+  // ---- Block-sparse structure (optional, for large mechanisms; engine/block_sparse.h) -------
+  // The diagonal blocks of M(q) (when M is non-null) and G(q, t) on `rows` as block-sparse rows
+  // (when G is non-null; blocks = the velocities of one body), in O(nv + nnz) without forming the
+  // dense matrices. Returns false when the system does not provide them (the default): solvers
+  // then use MassMatrix and ConstraintJacobian.
+  virtual bool BlockSparseMatrices(double /*t*/, const Eigen::VectorXd& /*q*/,
+                                   std::span<const int> /*rows*/, MassBlocks* /*M*/,
+                                   BlockSparseRows* /*G*/) const {
+    return false;
+  }
+
   // Names of the coordinates, used for output columns ("<body>.<coordinate>", "<body>.v<...>").
   virtual std::string PositionName(int i) const;
   virtual std::string VelocityName(int i) const;
+
+  // ---- Force elements evaluated explicitly from the last accepted step ---------------------
+  // Some force elements use the constraint forces of the previous step, e.g. Coulomb friction in
+  // a joint from its normal force (half-implicit seed, Sec. 3.4: "evaluated explicitly based on
+  // the joint normal force from the previous step"). When UsesAcceptedSteps() is true the event
+  // loop (events::Simulation) calls AcceptStep after every accepted step and every restart with
+  // the index-1 multipliers λ of the active `rows` at (t, q, v), whatever the integrator; the
+  // system keeps what it needs in mutable members (such a system is not thread-compatible and
+  // serves one simulation at a time). Defaults: false / nothing.
+  virtual bool UsesAcceptedSteps() const { return false; }
+  virtual void AcceptStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                          std::span<const int> rows, const Eigen::VectorXd& lambda) const {
+    (void)t, (void)q, (void)v, (void)rows, (void)lambda;
+  }
 
   // ---- Constraint rows -------------------------------------------------------------------
   // Appends a block; its rows get the next global indices. Returns the first of them.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/block_sparse.h"
 #include "engine/constrained_dynamics.h"
 
 namespace saltus::engine {
@@ -38,61 +39,112 @@ void CheckSize(const Eigen::VectorXd& x, int expected, const char* what, const c
 }
 
 // The metric N and the factors that both projections need on a set of rows:
-// N⁻¹Gᵀ (nv × m) and the rank-revealing factorization of W = G N⁻¹ Gᵀ.
+// N⁻¹Gᵀ (nv × m) and a factorization of W = G N⁻¹ Gᵀ: the dense rank-revealing one, or the
+// block-sparse LDLᵀ (engine/block_sparse.h) when `sparse`.
 class MetricProjector {
  public:
-  MetricProjector(const MechanicalSystem& system, const Eigen::VectorXd& q,
-                  const ProjectionOptions& options)
-      : options_(options) {
-    if (options.metric == ProjectionMetric::kMass) {
-      Eigen::MatrixXd M;
-      system.MassMatrix(q, &M);
-      llt_.compute(M);
-      use_identity_ = false;
-      ok_ = llt_.info() == Eigen::Success;
+  MetricProjector(const MechanicalSystem& system, std::span<const int> rows,
+                  const ProjectionOptions& options, bool sparse)
+      : system_(system), rows_(rows), options_(options), sparse_(sparse) {}
+
+  // Sets up N at q (factorizes M for the mass metric). False when M is not positive definite.
+  bool SetMetric(double t, const Eigen::VectorXd& q) {
+    if (options_.metric != ProjectionMetric::kMass) return true;
+    if (sparse_) {
+      system_.BlockSparseMatrices(t, q, {}, &blocks_, nullptr);
+      return delassus_.SetMetric(blocks_);
+    }
+    Eigen::MatrixXd M;
+    system_.MassMatrix(q, &M);
+    llt_.compute(M);
+    use_identity_ = false;
+    return llt_.info() == Eigen::Success;
+  }
+
+  // Evaluates G at (t, q) (without factorizing).
+  void Evaluate(double t, const Eigen::VectorXd& q) {
+    if (sparse_) {
+      system_.BlockSparseMatrices(t, q, rows_, nullptr, &G_sparse_);
+    } else {
+      system_.ConstraintJacobian(t, q, rows_, &G_);
     }
   }
-
-  bool ok() const { return ok_; }
-
-  // Factors W at the Jacobian G.
-  void Factor(const Eigen::MatrixXd& G) {
-    NinvGt_ = G.transpose();
-    if (!use_identity_) llt_.solveInPlace(NinvGt_);
-    W_.noalias() = G * NinvGt_;
-    solver_.Compute(W_, options_.rank_tolerance);
+  // y = G x for the last Evaluate.
+  void Multiply(const Eigen::VectorXd& x, Eigen::VectorXd* y) const {
+    if (sparse_) {
+      G_sparse_.Multiply(x, y);
+    } else {
+      y->noalias() = G_ * x;
+    }
   }
-  int rank() const { return solver_.rank(); }
+  double GMaxAbs() const {
+    return sparse_ ? G_sparse_.MaxAbs() : (G_.size() > 0 ? G_.lpNorm<Eigen::Infinity>() : 0.0);
+  }
+  // Factors W at the last Evaluate. False (sparse only) when W is numerically singular.
+  bool Factor() {
+    if (sparse_) {
+      if (options_.metric == ProjectionMetric::kIdentity) {
+        delassus_.SetIdentityMetric(G_sparse_.block_size, G_sparse_.cols);
+      }
+      rank_ = static_cast<int>(rows_.size());
+      return delassus_.Factor(G_sparse_, options_.rank_tolerance);
+    }
+    NinvGt_ = G_.transpose();
+    if (!use_identity_) llt_.solveInPlace(NinvGt_);
+    W_.noalias() = G_ * NinvGt_;
+    solver_.Compute(W_, options_.rank_tolerance);
+    rank_ = solver_.rank();
+    return true;
+  }
+  int rank() const { return rank_; }
 
   // correction = −N⁻¹ Gᵀ W⁺ r, the N-metric least-norm δ with G δ = −r.
   void Correction(const Eigen::VectorXd& r, Eigen::VectorXd* correction) {
+    if (sparse_) {
+      delassus_.Solve(r, &multiplier_);
+      correction->setZero(system_.nv());
+      delassus_.AddNinvGt(-multiplier_, correction);
+      return;
+    }
     solver_.Solve(r, &multiplier_);
     correction->noalias() = -(NinvGt_ * multiplier_);
   }
 
  private:
+  const MechanicalSystem& system_;
+  std::span<const int> rows_;
   const ProjectionOptions& options_;
+  bool sparse_;
   bool use_identity_ = true;
-  bool ok_ = true;
+  int rank_ = 0;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::MatrixXd NinvGt_, W_;
+  Eigen::MatrixXd G_, NinvGt_, W_;
   MinNormSolver solver_;
+  MassBlocks blocks_;
+  BlockSparseRows G_sparse_;
+  SparseDelassus delassus_;
   Eigen::VectorXd multiplier_;
 };
 
 bool AllFinite(const Eigen::VectorXd& x) { return x.allFinite(); }
 
-}  // namespace
+// Whether to try the block-sparse path: the system provides it and the options or the size ask.
+bool UseSparse(const MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+               const ProjectionOptions& options) {
+  if (options.linear_algebra == LinearAlgebra::kDense) return false;
+  if (options.linear_algebra == LinearAlgebra::kAuto && system.nv() < kSparseMinimumNv) {
+    return false;
+  }
+  return system.BlockSparseMatrices(t, q, {}, nullptr, nullptr);
+}
 
-ProjectionResult ProjectPositions(const MechanicalSystem& system, double t,
-                                  std::span<const int> rows, const ProjectionOptions& options,
-                                  Eigen::VectorXd* q) {
-  constexpr const char* kWhere = "ProjectPositions";
-  ValidateOptions(options, kWhere);
-  CheckSize(*q, system.nq(), "q", kWhere);
+// One projection attempt; *singular is set when the sparse W is singular (the caller then
+// repeats with the dense path).
+ProjectionResult ProjectPositionsWith(const MechanicalSystem& system, double t,
+                                      std::span<const int> rows, const ProjectionOptions& options,
+                                      bool sparse, Eigen::VectorXd* q, bool* singular) {
   ProjectionResult result;
-  if (rows.empty()) return result;
-
+  *singular = false;
   Eigen::VectorXd g;
   system.ConstraintValues(t, *q, rows, &g);
   double residual = g.lpNorm<Eigen::Infinity>();
@@ -105,14 +157,16 @@ ProjectionResult ProjectPositions(const MechanicalSystem& system, double t,
   }
   if (residual <= tolerance) return result;
 
-  MetricProjector projector(system, *q, options);
-  if (!projector.ok()) {
+  MetricProjector projector(system, rows, options, sparse);
+  if (!projector.SetMetric(t, *q)) {
     result.converged = false;
     return result;
   }
-  Eigen::MatrixXd G;
-  system.ConstraintJacobian(t, *q, rows, &G);
-  projector.Factor(G);
+  projector.Evaluate(t, *q);
+  if (!projector.Factor()) {
+    *singular = true;
+    return result;
+  }
   result.rank = projector.rank();
 
   // On failure q is left unchanged and result.residual keeps its initial value.
@@ -133,8 +187,11 @@ ProjectionResult ProjectPositions(const MechanicalSystem& system, double t,
     // Contraction slower than 1/2 (large initial violation): refresh the Jacobian, which turns
     // the simplified Newton into Newton's method from here on.
     if (next > 0.5 * residual) {
-      system.ConstraintJacobian(t, q_k, rows, &G);
-      projector.Factor(G);
+      projector.Evaluate(t, q_k);
+      if (!projector.Factor()) {
+        *singular = true;
+        return result;
+      }
     }
     residual = next;
   }
@@ -142,39 +199,38 @@ ProjectionResult ProjectPositions(const MechanicalSystem& system, double t,
   return result;
 }
 
-ProjectionResult ProjectVelocities(const MechanicalSystem& system, double t,
-                                   const Eigen::VectorXd& q, std::span<const int> rows,
-                                   const ProjectionOptions& options, Eigen::VectorXd* v) {
-  constexpr const char* kWhere = "ProjectVelocities";
-  ValidateOptions(options, kWhere);
-  CheckSize(q, system.nq(), "q", kWhere);
-  CheckSize(*v, system.nv(), "v", kWhere);
+ProjectionResult ProjectVelocitiesWith(const MechanicalSystem& system, double t,
+                                       const Eigen::VectorXd& q, std::span<const int> rows,
+                                       const ProjectionOptions& options, bool sparse,
+                                       Eigen::VectorXd* v, bool* singular) {
   ProjectionResult result;
-  if (rows.empty()) return result;
-
-  Eigen::MatrixXd G;
+  *singular = false;
+  MetricProjector projector(system, rows, options, sparse);
+  projector.Evaluate(t, q);
   Eigen::VectorXd g_t;
-  system.ConstraintJacobian(t, q, rows, &G);
   system.ConstraintTimeDerivative(t, q, rows, &g_t);
-  Eigen::VectorXd r = g_t;
-  r.noalias() += G * *v;
+  Eigen::VectorXd r(static_cast<Eigen::Index>(rows.size())), Gv;
+  projector.Multiply(*v, &Gv);
+  r = g_t + Gv;
   result.residual = r.lpNorm<Eigen::Infinity>();
   if (!AllFinite(r)) {
     result.converged = false;
     return result;
   }
-  const double tolerance =
-      std::max(options.tolerance, kFloorFactor * kEps *
-                                      (G.lpNorm<Eigen::Infinity>() * v->lpNorm<Eigen::Infinity>() +
-                                       g_t.lpNorm<Eigen::Infinity>()));
+  const double tolerance = std::max(
+      options.tolerance,
+      kFloorFactor * kEps *
+          (projector.GMaxAbs() * v->lpNorm<Eigen::Infinity>() + g_t.lpNorm<Eigen::Infinity>()));
   if (result.residual <= tolerance) return result;
 
-  MetricProjector projector(system, q, options);
-  if (!projector.ok()) {
+  if (!projector.SetMetric(t, q)) {
     result.converged = false;
     return result;
   }
-  projector.Factor(G);
+  if (!projector.Factor()) {
+    *singular = true;
+    return result;
+  }
   result.rank = projector.rank();
   // On failure v is left unchanged and result.residual keeps its initial value.
   Eigen::VectorXd v_k = *v;
@@ -182,8 +238,8 @@ ProjectionResult ProjectVelocities(const MechanicalSystem& system, double t,
   for (int k = 1; k <= options.max_iterations; ++k) {
     projector.Correction(r, &dv);
     v_k += dv;
-    r = g_t;
-    r.noalias() += G * v_k;
+    projector.Multiply(v_k, &Gv);
+    r = g_t + Gv;
     result.iterations = k;
     const double next = r.lpNorm<Eigen::Infinity>();
     if (!AllFinite(r)) break;
@@ -195,6 +251,41 @@ ProjectionResult ProjectVelocities(const MechanicalSystem& system, double t,
   }
   result.converged = false;
   return result;
+}
+
+}  // namespace
+
+ProjectionResult ProjectPositions(const MechanicalSystem& system, double t,
+                                  std::span<const int> rows, const ProjectionOptions& options,
+                                  Eigen::VectorXd* q) {
+  constexpr const char* kWhere = "ProjectPositions";
+  ValidateOptions(options, kWhere);
+  CheckSize(*q, system.nq(), "q", kWhere);
+  if (rows.empty()) return ProjectionResult();
+  bool singular = false;
+  if (UseSparse(system, t, *q, options)) {
+    const ProjectionResult result =
+        ProjectPositionsWith(system, t, rows, options, true, q, &singular);
+    if (!singular) return result;
+  }
+  return ProjectPositionsWith(system, t, rows, options, false, q, &singular);
+}
+
+ProjectionResult ProjectVelocities(const MechanicalSystem& system, double t,
+                                   const Eigen::VectorXd& q, std::span<const int> rows,
+                                   const ProjectionOptions& options, Eigen::VectorXd* v) {
+  constexpr const char* kWhere = "ProjectVelocities";
+  ValidateOptions(options, kWhere);
+  CheckSize(q, system.nq(), "q", kWhere);
+  CheckSize(*v, system.nv(), "v", kWhere);
+  if (rows.empty()) return ProjectionResult();
+  bool singular = false;
+  if (UseSparse(system, t, q, options)) {
+    const ProjectionResult result =
+        ProjectVelocitiesWith(system, t, q, rows, options, true, v, &singular);
+    if (!singular) return result;
+  }
+  return ProjectVelocitiesWith(system, t, q, rows, options, false, v, &singular);
 }
 
 }  // namespace saltus::engine

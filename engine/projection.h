@@ -28,6 +28,7 @@
 #include <Eigen/Dense>
 #include <span>
 
+#include "engine/block_sparse.h"
 #include "engine/mechanical_system.h"
 
 namespace saltus::engine {
@@ -39,6 +40,10 @@ struct ProjectionOptions {
   double tolerance = 1e-12;  // on ‖g‖∞ (positions) and ‖G v + ∂g/∂t‖∞ (velocities), > 0
   int max_iterations = 20;        // ≥ 1
   double rank_tolerance = 1e-10;  // relative pivot threshold of W's rank-revealing QR, in (0, 1)
+  // Dense or block-sparse factorization of W (engine/block_sparse.h); kAuto: sparse when the
+  // system provides its block structure and nv ≥ kSparseMinimumNv. A singular sparse W (redundant
+  // rows) falls back to the dense rank-revealing path.
+  LinearAlgebra linear_algebra = LinearAlgebra::kAuto;
 };
 
 struct ProjectionResult {

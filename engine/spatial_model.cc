@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/block_sparse.h"
 #include "engine/rotation.h"
 #include "engine/validation.h"
 
@@ -277,9 +278,29 @@ class SpatialJointBlock : public ConstraintBlock {
     G.setZero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      auto G_row = G.row(static_cast<Eigen::Index>(k));
-      const BodyKin a = KinOf(row.body_a, q);
-      const BodyKin b = KinOf(row.body_b, q);
+      JacobianRow(row, t, KinOf(row.body_a, q), KinOf(row.body_b, q),
+                  G.row(static_cast<Eigen::Index>(k)));
+    }
+  }
+
+  // Row `local_row` of G as its two 6-blocks: on body_a (columns 0-5 of `blocks`) and body_b
+  // (columns 6-11); a ground side stays zero.
+  void JacobianBlocks(double t, const Eigen::VectorXd& q, int local_row,
+                      Eigen::Matrix<double, 1, 12>* blocks) const {
+    const Row& row = rows_[static_cast<std::size_t>(local_row)];
+    BodyKin a = KinOf(row.body_a, q);
+    BodyKin b = KinOf(row.body_b, q);
+    if (a.body != kGround) a.body = 0;
+    if (b.body != kGround) b.body = 1;
+    blocks->setZero();
+    JacobianRow(row, t, a, b, *blocks);
+  }
+
+  // G row += ∂ġ/∂v of `row`, with the bodies' columns at 6 · a.body and 6 · b.body.
+  template <class GRow>
+  static void JacobianRow(const Row& row, double t, const BodyKin& a, const BodyKin& b,
+                          GRow&& G_row) {
+    {
       const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
       switch (row.type) {
         case RowType::kPoint: {
@@ -622,6 +643,22 @@ int SpatialModelBuilder::AddLoad(const SpatialLoad& load) {
   return static_cast<int>(model_.loads_.size()) - 1;
 }
 
+int SpatialModelBuilder::AddPrismaticFriction(const SpatialPrismaticFriction& friction) {
+  RequireName("prismatic friction", friction.name, model_.frictions_.size());
+  const std::string label = Label("prismatic friction", friction.name);
+  RequireUniqueName(label, friction.name, model_.frictions_);
+  if (friction.joint < 0 || friction.joint >= static_cast<int>(model_.joints_.size())) {
+    Fail(label, "unknown joint index " + std::to_string(friction.joint));
+  }
+  const SpatialJoint& joint = model_.joints_[static_cast<std::size_t>(friction.joint)];
+  if (joint.type != SpatialJointType::kPrismatic) {
+    Fail(label, "needs a prismatic joint, joint '" + joint.name + "' is not one");
+  }
+  RequireNonNegative(label, "mu", friction.mu);
+  model_.frictions_.push_back(friction);
+  return static_cast<int>(model_.frictions_.size()) - 1;
+}
+
 void SpatialModelBuilder::SetForceCallback(ForceCallback callback) {
   model_.callback_ = std::move(callback);
 }
@@ -641,6 +678,7 @@ std::shared_ptr<const SpatialModel> SpatialModelBuilder::Build() {
 SpatialMultibodySystem::SpatialMultibodySystem(std::shared_ptr<const SpatialModel> model)
     : model_(std::move(model)) {
   if (!model_) throw std::invalid_argument("SpatialMultibodySystem: null model");
+  friction_normal_.assign(model_->prismatic_frictions().size(), 0.0);
   for (const SpatialBody& body : model_->bodies()) {
     if (body.com != Eigen::Vector3d::Zero()) constant_mass_ = false;
   }
@@ -650,7 +688,59 @@ SpatialMultibodySystem::SpatialMultibodySystem(std::shared_ptr<const SpatialMode
   for (int r = 0; r < block->num_rows(); ++r) {
     joint_rows_[static_cast<std::size_t>(block->row(r).joint)].push_back(r);
   }
+  joint_block_ = block;
   AddConstraintBlock(block);  // first block: local rows are global rows
+}
+
+bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd& q,
+                                                 std::span<const int> rows, MassBlocks* M,
+                                                 BlockSparseRows* G) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::BlockSparseMatrices");
+  if (M != nullptr) {
+    M->block_size = 6;
+    M->blocks.resize(6, nv());
+    for (int i = 0; i < model_->num_bodies(); ++i) {
+      const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
+      const double m = body.mass;
+      const Eigen::Vector3d& c = body.com;
+      auto block = M->blocks.middleCols<6>(6 * i);
+      block.setZero();
+      block.block<3, 3>(0, 0).diagonal().setConstant(m);
+      block.block<3, 3>(3, 3) =
+          body.inertia + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
+      if (c != Eigen::Vector3d::Zero()) {
+        const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(7 * i + 3));
+        const Eigen::Matrix3d coupling = -m * R * Skew(c);
+        block.block<3, 3>(0, 3) = coupling;
+        block.block<3, 3>(3, 0) = coupling.transpose();
+      }
+    }
+  }
+  if (G != nullptr) {
+    const auto& joints = static_cast<const SpatialJointBlock&>(*joint_block_);
+    G->Clear(6, nv());
+    Eigen::Matrix<double, 1, 12> blocks;
+    thread_local Eigen::MatrixXd dense_row;
+    for (const int r : rows) {
+      if (r >= 0 && r < num_joint_rows_) {
+        joints.JacobianBlocks(t, q, r, &blocks);
+        const Row& row = joints.row(r);
+        const int first =
+            row.body_a == kGround || (row.body_b != kGround && row.body_b < row.body_a) ? 1 : 0;
+        for (int side : {first, 1 - first}) {
+          const int body = side == 0 ? row.body_a : row.body_b;
+          if (body == kGround) continue;
+          double* out = G->AddBlock(body);
+          for (int j = 0; j < 6; ++j) out[j] = blocks(6 * side + j);
+        }
+        G->EndRow();
+      } else {
+        ConstraintJacobian(t, q, std::span<const int>(&r, 1), &dense_row);  // throws if r invalid
+        G->AppendDenseRow(dense_row.row(0));
+      }
+    }
+  }
+  return true;
 }
 
 void SpatialMultibodySystem::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const {
@@ -722,6 +812,19 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
         -spring.stiffness * (angle.theta - spring.angle0) - spring.damping * angle.theta_dot;
     AddWrench(b, Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), tau * angle.n, F);
     AddWrench(a, Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), -tau * angle.n, F);
+  }
+  for (std::size_t i = 0; i < model_->prismatic_frictions().size(); ++i) {
+    const SpatialPrismaticFriction& fr = model_->prismatic_frictions()[i];
+    const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(fr.joint)];
+    const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(fr.joint)];
+    const BodyKin a = KinOf(joint.body_a, q, v);
+    const BodyKin b = KinOf(joint.body_b, q, v);
+    const Eigen::Vector3d axis = a.R * f.axes_a.col(2);
+    const double u = axis.dot(b.PointRate(f.point_b) - a.PointRate(f.point_a));
+    const double sign = u > 0 ? 1.0 : (u < 0 ? -1.0 : 0.0);
+    const Eigen::Vector3d f_b = -fr.mu * friction_normal_[i] * sign * axis;
+    AddWrench(b, f.point_b, f_b, Eigen::Vector3d::Zero(), F);
+    AddWrench(a, f.point_a, -f_b, Eigen::Vector3d::Zero(), F);
   }
   if (model_->force_callback()) {
     model_->force_callback()(t, q, v, F);
@@ -857,6 +960,23 @@ std::vector<JointReaction> SpatialMultibodySystem::JointReactions(
     reduce(joint.body_b, f.point_b, &out[j].force_on_b, &out[j].torque_on_b);
   }
   return out;
+}
+
+void SpatialMultibodySystem::AcceptStep(double t, const Eigen::VectorXd& q,
+                                        const Eigen::VectorXd& v, std::span<const int> rows,
+                                        const Eigen::VectorXd& lambda) const {
+  (void)v;
+  if (model_->prismatic_frictions().empty()) return;
+  const std::vector<JointReaction> reactions = JointReactions(t, q, rows, lambda);
+  for (std::size_t i = 0; i < model_->prismatic_frictions().size(); ++i) {
+    const int j = model_->prismatic_frictions()[i].joint;
+    const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(j)];
+    const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(j)];
+    const BodyKin a = KinOf(joint.body_a, q);
+    const Eigen::Vector3d axis = a.R * f.axes_a.col(2);
+    const Eigen::Vector3d& force = reactions[static_cast<std::size_t>(j)].force_on_b;
+    friction_normal_[i] = (force - axis.dot(force) * axis).norm();
+  }
 }
 
 }  // namespace saltus::engine

@@ -173,6 +173,20 @@ struct SpatialLoad {
   std::optional<TimeProfile> scale;                  // force and torque × φ(t) when set
 };
 
+// Coulomb friction in a prismatic joint, evaluated explicitly from the joint's normal force of
+// the last accepted step (half-implicit seed, Sec. 3.4; no static/kinetic distinction): on body b
+//   f_b = −μ N sign(u) z_a   at the joint point of b (the opposite on a at its joint point),
+// u = (ṗ_b − ṗ_a)·z_a the sliding velocity along the joint axis z_a (sign(0) = 0), N = |(I − z_a
+// z_aᵀ) f_reaction,b| the magnitude of the joint's reaction force on b perpendicular to the axis
+// (JointReaction::force_on_b from the multipliers passed to AcceptStep; the seed's slider moves
+// along x with its normal force along z, which this generalizes). N = 0 until the first
+// AcceptStep.
+struct SpatialPrismaticFriction {
+  std::string name;
+  int joint = 0;    // a prismatic joint
+  double mu = 0.0;  // ≥ 0
+};
+
 // Adds user forces to F (nv, already holding the model's forces).
 using ForceCallback = std::function<void(double t, const Eigen::VectorXd& q,
                                          const Eigen::VectorXd& v, Eigen::VectorXd* F)>;
@@ -193,6 +207,7 @@ class SpatialModel {
   const std::vector<SpatialSpringDamper>& springs() const { return springs_; }
   const std::vector<SpatialTorsionalSpring>& torsional_springs() const { return torsional_; }
   const std::vector<SpatialLoad>& loads() const { return loads_; }
+  const std::vector<SpatialPrismaticFriction>& prismatic_frictions() const { return frictions_; }
   const ForceCallback& force_callback() const { return callback_; }
   const Eigen::Vector3d& gravity() const { return gravity_; }
   // Index of the body with this name, kGround for "ground", -2 if none.
@@ -211,6 +226,7 @@ class SpatialModel {
   std::vector<SpatialSpringDamper> springs_;
   std::vector<SpatialTorsionalSpring> torsional_;
   std::vector<SpatialLoad> loads_;
+  std::vector<SpatialPrismaticFriction> frictions_;
   ForceCallback callback_;
   Eigen::Vector3d gravity_ = Eigen::Vector3d::Zero();
 };
@@ -225,6 +241,8 @@ class SpatialModelBuilder {
   int AddSpringDamper(const SpatialSpringDamper& spring);
   int AddTorsionalSpring(const SpatialTorsionalSpring& spring);
   int AddLoad(const SpatialLoad& load);
+  // Throws std::invalid_argument when the joint is not prismatic or μ < 0 / not finite.
+  int AddPrismaticFriction(const SpatialPrismaticFriction& friction);
   void SetForceCallback(ForceCallback callback);
   void SetGravity(const Eigen::Vector3d& g);
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -268,9 +286,21 @@ class SpatialMultibodySystem : public MechanicalSystem {
   void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
                Eigen::VectorXd* theta_dot) const override;
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;
+  // 6 × 6 mass blocks (one per body) and block-sparse G: a joint or driver row has the 6-blocks of
+  // its two bodies (one when the other is the ground); rows of other blocks (contacts) are
+  // evaluated densely and their non-zero body blocks kept.
+  bool BlockSparseMatrices(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                           MassBlocks* M, BlockSparseRows* G) const override;
   // "<body>.x .y .z .qw .qx .qy .qz" and "<body>.vx .vy .vz .wx .wy .wz".
   std::string PositionName(int i) const override;
   std::string VelocityName(int i) const override;
+  // Prismatic friction: stores each friction joint's normal force N from λ (see
+  // SpatialPrismaticFriction).
+  bool UsesAcceptedSteps() const override { return !model_->prismatic_frictions().empty(); }
+  void AcceptStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                  std::span<const int> rows, const Eigen::VectorXd& lambda) const override;
+  // N of each prismatic friction element (order of SpatialModel::prismatic_frictions()).
+  const std::vector<double>& friction_normal_forces() const { return friction_normal_; }
 
   int num_joint_rows() const { return num_joint_rows_; }
   // Global rows of joint j (its own rows followed by those of the drivers acting on it).
@@ -283,9 +313,11 @@ class SpatialMultibodySystem : public MechanicalSystem {
 
  private:
   std::shared_ptr<const SpatialModel> model_;
+  mutable std::vector<double> friction_normal_;  // N per friction element (AcceptStep)
   bool constant_mass_ = true;
   int num_joint_rows_ = 0;
   std::vector<std::vector<int>> joint_rows_;
+  std::shared_ptr<const ConstraintBlock> joint_block_;  // the first block (SpatialJointBlock)
 };
 
 }  // namespace saltus::engine

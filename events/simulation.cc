@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "contact/impact_problem.h"
+#include "engine/block_sparse.h"
 
 namespace saltus::events {
 
@@ -161,6 +162,10 @@ struct Simulation::Impl {
   // resets the integrator.
   void StartPhase(double t, const VectorXd& q, const VectorXd& v, const std::vector<int>& closed,
                   std::vector<int>* active);
+  // Passes the multipliers at an accepted state to MechanicalSystem::AcceptStep when the
+  // system uses them. Throws RunFailure.
+  void NotifyAcceptedStep(double t, const VectorXd& q, const VectorXd& v,
+                          const std::vector<int>& active);
 };
 
 Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
@@ -445,6 +450,19 @@ void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v
     }
   }
   im.integrator->Reset(im.sys, *active, t, q, v);
+  NotifyAcceptedStep(t, q, v, *active);
+}
+
+void Simulation::Impl::NotifyAcceptedStep(double t, const VectorXd& q, const VectorXd& v,
+                                          const std::vector<int>& active) {
+  // Force elements evaluated from the last step's constraint forces (MechanicalSystem::
+  // AcceptStep): index-1 multipliers at the accepted state, whatever the integrator.
+  if (!sys.UsesAcceptedSteps()) return;
+  if (!dynamics.Solve(t, q, v, active, &vdot_buf, &lambda_buf).ok) {
+    throw RunFailure{RunStatus::kLinearSolveFailure,
+                     "singular constrained dynamics while evaluating joint forces"};
+  }
+  sys.AcceptStep(t, q, v, active, lambda_buf);
 }
 
 void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
@@ -685,12 +703,11 @@ RunResult Simulation::AdvanceTo(double t_end) {
         im.integrator->Interpolate(t1, &qs, &vs);
         if (!active_.empty()) {
           sys.ConstraintValues(t1, qs, active_, &im.g_buf);
-          sys.ConstraintJacobian(t1, qs, active_, &im.G_buf);
-          sys.ConstraintTimeDerivative(t1, qs, active_, &im.gt_buf);
+          engine::ConstraintRate(sys, t1, qs, vs, active_, &im.gt_buf);  // G v + ∂g/∂t
           im.stats.max_position_violation =
               std::max(im.stats.max_position_violation, im.g_buf.cwiseAbs().maxCoeff());
-          im.stats.max_velocity_violation = std::max(
-              im.stats.max_velocity_violation, (im.G_buf * vs + im.gt_buf).cwiseAbs().maxCoeff());
+          im.stats.max_velocity_violation =
+              std::max(im.stats.max_velocity_violation, im.gt_buf.cwiseAbs().maxCoeff());
           const auto ds = im.dynamics.Solve(t1, im.integrator->q(), im.integrator->v(), active_,
                                             &im.vdot_buf, &im.lambda_buf);
           im.stats.max_acceleration_violation =
@@ -699,6 +716,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
         t_ = t1;
         q_ = im.integrator->q();
         v_ = im.integrator->v();
+        im.NotifyAcceptedStep(t_, q_, v_, active_);
         for (Observer* o : observers_) {
           o->OnStep(t_, q_, v_);
           if (options_.output_step <= 0) o->OnOutput(t_, q_, v_);

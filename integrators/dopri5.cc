@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/block_sparse.h"
 #include "engine/projection.h"
 
 namespace saltus::integrators {
@@ -162,10 +163,7 @@ bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
   *projected = false;
   if (!options_.project || rows_.empty()) return true;
   system_->ConstraintValues(t, q_new_, rows_, &g_);
-  system_->ConstraintJacobian(t, q_new_, rows_, &G_);
-  system_->ConstraintTimeDerivative(t, q_new_, rows_, &g_t_);
-  Gv_.noalias() = G_ * v_new_;
-  Gv_ += g_t_;
+  engine::ConstraintRate(*system_, t, q_new_, v_new_, rows_, &Gv_);  // O(nnz) when block-sparse
   const double tol = options_.projection_tol;
   if (g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol) return true;
 
