@@ -16,8 +16,14 @@ max |q(t_end) - q_ref(t_end)| over the positions, q_ref from HEM5 at rtol = 1e-1
 CPU time = the run's wall_seconds in summary.json (one run per configuration; the machine is
 shared: figures below 10 ms are noise).
 
-Usage: bench/slider_crank_study.py [--build-dir build] [--markdown FILE]
-Only /usr/bin/python3 (standard library).
+Usage: bench/slider_crank_study.py [--build-dir build] [--markdown FILE] [--plots DIR]
+           [--only hem5,phem56,...]
+Only /usr/bin/python3 (standard library); --plots needs matplotlib and writes, for HEM5, PHEM56,
+DOPRI5 and the generalized-alpha forms (the integrators of the paper's figures), the PNG files
+DIR/slider_crank_steps.png (average step, accepted and rejected steps against the tolerance),
+DIR/slider_crank_violations.png (largest position and velocity violation, CPU time against the
+tolerance) and DIR/slider_crank_work_precision.png (rhs evaluations and CPU time against the
+error at t_end).
 """
 
 import argparse
@@ -93,6 +99,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--markdown", default="")
+    ap.add_argument("--plots", default="", help="directory for the PNG figures (matplotlib)")
+    ap.add_argument("--only", default="", help="comma-separated integrator names to run")
     a = ap.parse_args()
     cli = os.path.join(ROOT, a.build_dir, "tools", "saltus")
     if not os.path.exists(cli):
@@ -104,7 +112,10 @@ def main():
         sys.exit("reference run failed: " + err)
     q_ref = ref[1]
     rows = []
+    only = [x for x in a.only.split(",") if x]
     for name, formulation in integrators(cli):
+        if only and name not in only:
+            continue
         for rtol in TOLERANCES:
             out = os.path.join(tmp, f"{name}_{rtol:g}")
             r, err = run(cli, scene, out, name, formulation, rtol)
@@ -141,6 +152,70 @@ def main():
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write(text + "\n")
+    if a.plots:
+        plot(rows, a.plots)
+
+
+PLOTTED = [("hem5", "index2"), ("phem56", "index2"), ("dopri5", "index1"),
+           ("generalized_alpha", "index3"), ("generalized_alpha", "index2"),
+           ("generalized_alpha", "ggl")]
+
+
+def plot(rows, directory):
+    """The Fig. 4-5 pattern of Haddouni et al. (2017) as PNG files in directory."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(directory, exist_ok=True)
+    series = {}
+    for name, formulation, rtol, d, _ in rows:
+        if d is not None and (name, formulation) in PLOTTED:
+            series.setdefault((name, formulation), []).append((rtol, d))
+    style = {"hem5": "o-", "phem56": "s-", "dopri5": "^-", "generalized_alpha": "x--"}
+
+    def panel(ax, key, ylabel, xkey="rtol", log_y=True):
+        for (name, formulation), pts in series.items():
+            xs = [r if xkey == "rtol" else d[xkey] for r, d in pts]
+            ys = [max(d[key], 1e-17) if log_y else d[key] for _, d in pts]
+            ax.plot(xs, ys, style.get(name, ".-"), label=f"{name} ({formulation})", ms=4)
+        ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+        if xkey == "rtol":
+            ax.invert_xaxis()
+            ax.set_xlabel("tolerance (rtol; atol = rtol/100)")
+        else:
+            ax.invert_xaxis()
+            ax.set_xlabel("error max |q(T) - q_ref(T)|")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+
+    figures = [
+        ("slider_crank_steps.png", [("avg_step", "average step (s)"),
+                                    ("accepted", "accepted steps"),
+                                    ("rejected", "rejected steps")]),
+        ("slider_crank_violations.png", [("g", "max |g| (position violation)"),
+                                         ("gv", "max |G v| (velocity violation)"),
+                                         ("cpu_ms", "CPU time (ms)")]),
+    ]
+    for filename, panels in figures:
+        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2))
+        for ax, (key, label) in zip(axes, panels):
+            panel(ax, key, label, log_y=(key != "rejected"))
+        axes[0].legend(fontsize=7)
+        fig.suptitle("Slider-crank (2 s), Saltus integrators (pattern of Haddouni et al. 2017, "
+                     "Fig. 4-5)", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(os.path.join(directory, filename), dpi=110)
+        plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    panel(axes[0], "rhs", "rhs evaluations (linear solves)", xkey="error")
+    panel(axes[1], "cpu_ms", "CPU time (ms)", xkey="error")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Slider-crank work-precision", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, "slider_crank_work_precision.png"), dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,11 @@ Bdf::Bdf(const IntegratorOptions& options, const BdfOptions& bdf) : Integrator(o
   if (!(bdf_.refactor_threshold > 0)) {
     throw std::invalid_argument("BdfOptions.refactor_threshold must be > 0");
   }
+  if (bdf_.partitioned_update && bdf_.jacobian != BdfJacobian::kColouredDifferences) {
+    throw std::invalid_argument(
+        "BdfOptions.partitioned_update needs jacobian = kColouredDifferences (the system-block "
+        "Jacobian re-assembles J with the new c0 anyway)");
+  }
 }
 
 Bdf::~Bdf() = default;
@@ -64,7 +69,13 @@ void Bdf::DoReset() {
   hv_.assign(1, v_);
   hlambda_.assign(1, lambda_);
   last_order_ = 1;
+  k_next_ = 1;
+  steps_at_order_ = 0;
+  initial_phase_ = true;
+  consecutive_rejections_ = 0;
   jacobians_stale_ = true;
+  c0_jbar_ = 0;
+  if (pattern_.cols != 2 * nv + 2 * m) have_pattern_ = false;  // the active rows changed
   J_lu_.Invalidate();
   dt_.clear();
   if (reset_status_ != StepStatus::kAccepted) return;
@@ -110,7 +121,8 @@ void Bdf::Prepare(double h) {
     error_factor_ = 0.5;
     return;
   }
-  k_ = std::min(bdf_.order, static_cast<int>(n_hist));
+  const bool select = bdf_.variable_order && options_.adaptive;
+  k_ = std::min(select ? k_next_ : bdf_.order, static_cast<int>(n_hist));
   const auto k = static_cast<std::size_t>(k_);
 
   // Corrector nodes x_0 = t_{n+1}, x_j = t_{n+1−j}; c_j = l_j'(x_0).
@@ -185,6 +197,25 @@ bool Bdf::Factorize() {
   // Scaled as diag(1/c₀, 1/c₀, 1, 1) J diag(1, 1, c₀, c₀), whose entries stay O(1) as h → 0
   // (unscaled, the condition number grows like c₀² and tiny steps before an event look singular).
   const double s = 1.0 / c0;
+  if (bdf_.jacobian == BdfJacobian::kColouredDifferences) {
+    if (c0 != c0_jbar_) {
+      // Partitioned update, eq. (24)/(25) for the GGL residual: J̄ += c₀ diag(I, M(q_new), 0, 0)
+      // − c₀,old diag(I, M̄, 0, 0); only the c₀-dependent entries change, ∂F/∂y is kept.
+      ++jstats_.partitioned_updates;
+      Jbar_.block(0, 0, nv, nv).diagonal().array() += c0 - c0_jbar_;
+      system_->MassMatrix(q_new_, &M_);
+      Jbar_.block(nv, nv, nv, nv) += c0 * M_ - c0_jbar_ * Mbar_;
+      Mbar_ = M_;
+      c0_jbar_ = c0;
+    }
+    // The same scaling as below: diag(1/c₀, 1/c₀, 1, 1) J̄ diag(1, 1, c₀, c₀).
+    J_ = Jbar_;
+    J_.topRows(2 * nv) *= s;
+    J_.rightCols(2 * m) *= c0;
+    ++stats_.factorizations;
+    c0_matrix_ = c0;
+    return J_lu_.Factorize(J_);
+  }
   J_.setZero(n, n);
   J_.block(0, 0, nv, nv).diagonal().setConstant(1.0);
   J_.block(0, nv, nv, nv).diagonal().setConstant(-s);
@@ -213,11 +244,21 @@ Bdf::Outcome Bdf::Solve(double h) {
     lambda_new_ = lambda_pred_;
     mu_new_.setZero(m);
     UpdatePosition();
+    const bool coloured = bdf_.jacobian == BdfJacobian::kColouredDifferences;
     if (!bdf_.reuse_iteration_matrix || jacobians_stale_ || !J_lu_.valid()) {
-      ++stats_.rhs_evaluations;
-      if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
+      if (coloured) {
+        if (!DifferenceJacobian(t, !have_pattern_ || refresh_pattern_)) return Outcome::kNonFinite;
+      } else {
+        ++stats_.rhs_evaluations;
+        if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
+      }
       if (!Factorize()) return Outcome::kLinearSolveFailure;
     } else if (std::abs(c0 / c0_matrix_ - 1.0) > bdf_.refactor_threshold) {
+      // Coloured differences without the partitioned update: J = c₀𝓜 − ∂F/∂y is differenced as
+      // a whole (as in DASSL), so a new c₀ needs a new difference approximation.
+      if (coloured && !bdf_.partitioned_update && !DifferenceJacobian(t, false)) {
+        return Outcome::kNonFinite;
+      }
       if (!Factorize()) {
         jacobians_stale_ = true;
         continue;
@@ -235,7 +276,11 @@ Bdf::Outcome Bdf::Solve(double h) {
       // the matrix from the predictor can stall when the constraint normals turn a lot within
       // the step (ωh ≈ 0.6 on a circle); re-evaluating restores quadratic convergence.
       if (attempt == 1 && monitor.iterations() > 0) {
-        if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
+        if (coloured) {
+          if (!DifferenceJacobian(t, false)) return Outcome::kNonFinite;
+        } else if (!EvaluateJacobians(t)) {
+          return Outcome::kNonFinite;
+        }
         if (!Factorize()) return Outcome::kLinearSolveFailure;
       }
       ++stats_.rhs_evaluations;
@@ -296,6 +341,9 @@ Bdf::Outcome Bdf::Solve(double h) {
       return Outcome::kConverged;
     }
     jacobians_stale_ = true;  // retry once, with full Newton
+    // Coloured differences: the failure may come from entries missing in the estimated pattern;
+    // the retry starts with a full difference that refreshes it (Sec. 3.1).
+    if (coloured) refresh_pattern_ = true;
   }
   return Outcome::kNewtonFailure;
 }
@@ -319,6 +367,7 @@ StepStatus Bdf::DoStep(double t_limit) {
     if (outcome == Outcome::kLinearSolveFailure) return StepStatus::kLinearSolveFailure;
     if (outcome == Outcome::kNewtonFailure) {
       ++stats_.rejected_steps;
+      NoteRejection();
       if (!adaptive || h <= options_.h_min) return StepStatus::kNewtonFailure;
       h = std::max(h * kNewtonFailureShrink, options_.h_min);
       rejected = true;
@@ -341,6 +390,7 @@ StepStatus Bdf::DoStep(double t_limit) {
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
+        NoteRejection();
         if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
         h = std::max(h * StepFactor(err, k_, /*after_rejection=*/true), options_.h_min);
         rejected = true;
@@ -373,7 +423,8 @@ StepStatus Bdf::DoStep(double t_limit) {
     htheta_.insert(htheta_.begin(), theta_new_);
     hv_.insert(hv_.begin(), v_new_);
     hlambda_.insert(hlambda_.begin(), lambda_new_);
-    const std::size_t keep = static_cast<std::size_t>(bdf_.order) + 1;
+    // Order selection needs y_{n+1}, …, y_{n−k−1} (k + 3 values) for the order-(k+1) estimate.
+    const std::size_t keep = static_cast<std::size_t>(bdf_.order) + 2;
     if (ht_.size() > keep) {
       ht_.resize(keep);
       htheta_.resize(keep);
@@ -391,15 +442,178 @@ StepStatus Bdf::DoStep(double t_limit) {
     v_ = v_new_;
     lambda_ = lambda_new_;
     mu_ = mu_new_;
+    steps_at_order_ = k_ == last_order_ ? steps_at_order_ + 1 : 1;
     last_order_ = k_;
+    ++steps_per_order_[static_cast<std::size_t>(k_ - 1)];
+    consecutive_rejections_ = 0;
 
-    if (adaptive) {
+    if (adaptive && bdf_.variable_order) {
+      // DASSL's step-size rule for the chosen order (Brenan, Campbell & Petzold, Sec. 5.2.2):
+      // r = (2 est + 10⁻⁴)^(−1/(k+1)); double when r ≥ 2, keep h when 1 < r < 2 (constant steps
+      // keep the BDF coefficients and J), else shrink by r clamped to [0.5, 0.9].
+      const double est = SelectOrder(h, err);
+      double r = std::pow(2.0 * est + 1e-4, -1.0 / (k_next_ + 1));
+      if (r >= kMaxStepRatio) {
+        r = kMaxStepRatio;
+      } else if (r <= 1.0) {
+        r = std::clamp(r, 0.5, 0.9);
+      } else {
+        r = 1.0;
+      }
+      if (rejected) r = std::min(r, 1.0);
+      double h_next = h * r;
+      if (last && !rejected) h_next = std::max(h_next, std::min(h_wanted, kMaxStepRatio * h));
+      h_ = std::clamp(h_next, options_.h_min, options_.h_max);
+    } else if (adaptive) {
       double h_next = h * std::min(StepFactor(err, k_, rejected), rejected ? 1.0 : kMaxStepRatio);
       if (last && !rejected) h_next = std::max(h_next, std::min(h_wanted, kMaxStepRatio * h));
       h_ = std::clamp(h_next, options_.h_min, options_.h_max);
     }
     return StepStatus::kAccepted;
   }
+}
+
+void Bdf::NoteRejection() {
+  initial_phase_ = false;
+  ++consecutive_rejections_;
+  // Repeated failures: one order lower per further failure (DASSL drops to order 1 after the
+  // third; the predictor of a lower order is less sensitive to the rough history).
+  if (consecutive_rejections_ >= 2) k_next_ = std::max(1, std::min(k_next_, k_) - 1);
+}
+
+double Bdf::DifferentialNorm(const Eigen::VectorXd& theta, const Eigen::VectorXd& v) const {
+  // The norm of the error test (DoStep), with the state of the last accepted step.
+  double err_q;
+  if (system_->nq() == system_->nv()) {
+    err_q = ErrorNorm(theta, q_prev_, q_);
+  } else {
+    const Eigen::VectorXd zero = Eigen::VectorXd::Zero(system_->nv());
+    err_q = ErrorNorm(theta, zero, zero);
+  }
+  const double err_v = ErrorNorm(v, v_prev_, v_);
+  return std::sqrt(0.5 * (err_q * err_q + err_v * err_v));
+}
+
+double Bdf::SelectOrder(double h, double err) {
+  const int k = k_;
+  const int max_order = bdf_.order;
+  const std::size_t points = ht_.size();  // y_{n+1} first
+  // T(j) ≈ ‖h^{j+1} y^{(j+1)}‖ = ‖(j+1)! h^{j+1} y[t_{n+1}, …, t_{n−j}]‖ (≈ ‖∇^{j+1} y_{n+1}‖ for
+  // constant steps); DASSL's TERK-type terms: T(k−1) = TERKM1, T(k) = TERK, T(k+1) = TERKP1.
+  // Returns −1 when the history is too short.
+  auto T = [&](int j) -> double {
+    if (j < 0 || static_cast<std::size_t>(j + 2) > points) return -1.0;
+    const auto n = static_cast<std::size_t>(j + 2);
+    std::vector<Eigen::VectorXd> dth(htheta_.begin(), htheta_.begin() + static_cast<long>(n));
+    std::vector<Eigen::VectorXd> dv(hv_.begin(), hv_.begin() + static_cast<long>(n));
+    for (std::size_t l = 1; l < n; ++l) {
+      for (std::size_t i = 0; i + l < n; ++i) {
+        const double dt = ht_[i] - ht_[i + l];
+        dth[i] = (dth[i] - dth[i + 1]) / dt;
+        dv[i] = (dv[i] - dv[i + 1]) / dt;
+      }
+    }
+    double scale = 1.0;
+    for (int i = 1; i <= j + 1; ++i) scale *= i * h;
+    return DifferentialNorm(scale * dth[0], scale * dv[0]);
+  };
+  const double terk = T(k), terkm1 = T(k - 1), terkm2 = T(k - 2), terkp1 = T(k + 1);
+  int k_new = k;
+  // Lowering test (all phases): the derivatives do not decrease with the order.
+  bool lower = false;
+  if (k > 2) {
+    lower = std::max(terkm1, terkm2) <= terk;
+  } else if (k == 2) {
+    lower = terkm1 <= 0.5 * terk;
+  }
+  if (lower) {
+    k_new = k - 1;
+    initial_phase_ = false;
+  } else if (initial_phase_) {
+    // Initial phase after a restart: raise the order every step up to the maximum.
+    k_new = std::min(k + 1, max_order);
+    if (k_new == max_order) initial_phase_ = false;
+  } else if (k < max_order && steps_at_order_ >= k + 1 && terkp1 >= 0) {
+    // Raise only after k + 1 steps at constant order (the differences then belong to one order).
+    if (k == 1) {
+      if (terkp1 < 0.5 * terk) k_new = 2;
+    } else if (terkm1 <= std::min(terk, terkp1)) {
+      k_new = k - 1;
+    } else if (terkp1 < terk) {
+      k_new = k + 1;
+    }
+  }
+  k_next_ = k_new;
+  // Estimated local error at the new order: the BDF error constant 1/(k+1) times T(k).
+  if (k_new == k) return err;
+  return T(k_new) / (k_new + 1);
+}
+
+void Bdf::StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) const {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const double c0 = c_[0];
+  const Eigen::VectorXd theta = y.head(nv), v = y.segment(nv, nv);
+  Eigen::VectorXd q, F, w, dexp;
+  Eigen::MatrixXd M;
+  system_->IntegratePosition(q_, theta, 1.0, &q);
+  system_->MassMatrix(q, &M);
+  system_->Forces(t, q, v, &F);
+  r->resize(2 * nv + 2 * m);
+  r->segment(nv, nv).noalias() = M * (c0 * v + sum_v_) - F;
+  w = v;
+  if (m > 0) {
+    Eigen::MatrixXd G;
+    Eigen::VectorXd gt, g;
+    system_->ConstraintJacobian(t, q, rows_, &G);
+    system_->ConstraintTimeDerivative(t, q, rows_, &gt);
+    system_->ConstraintValues(t, q, rows_, &g);
+    w.noalias() += G.transpose() * y.tail(m);
+    r->segment(nv, nv).noalias() -= G.transpose() * y.segment(2 * nv, m);
+    r->segment(2 * nv, m).noalias() = G * v + gt;
+    r->tail(m) = g;
+  }
+  system_->DexpInv(theta, w, &dexp);
+  r->head(nv) = c0 * theta + sum_theta_ - dexp;
+}
+
+bool Bdf::DifferenceJacobian(double t, bool dense) {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const Eigen::Index n = 2 * nv + 2 * m;
+  Eigen::VectorXd y(n), r0;
+  y << theta_new_, v_new_, lambda_new_, mu_new_;
+  const ResidualFunction R = [this, t](const Eigen::VectorXd& x, Eigen::VectorXd* out) {
+    StepResidual(t, x, out);
+  };
+  StepResidual(t, y, &r0);
+  ++stats_.jacobian_evaluations;
+  jstats_.unknowns = static_cast<int>(n);
+  int evaluations;
+  if (dense) {
+    evaluations = DenseDifferenceJacobian(R, y, r0, &Jbar_);
+    ++jstats_.dense_jacobians;
+    if (!have_pattern_) {
+      pattern_ = PatternOf(Jbar_);
+      colouring_ = ColourColumns(pattern_);
+      have_pattern_ = true;
+    } else if (UpdatePattern(Jbar_, 0.0, &pattern_)) {
+      colouring_ = ColourColumns(pattern_);
+      ++jstats_.pattern_changes;
+    }
+    refresh_pattern_ = false;
+  } else {
+    evaluations = SparseDifferenceJacobian(R, y, r0, pattern_, colouring_, &Jbar_);
+    ++jstats_.sparse_jacobians;
+    jstats_.sparse_evaluations += evaluations;
+    jstats_.sparse_colours += colouring_.num_colours;
+  }
+  jstats_.colours = colouring_.num_colours;
+  stats_.rhs_evaluations += evaluations + 1;
+  c0_jbar_ = c_[0];
+  system_->MassMatrix(q_new_, &Mbar_);
+  jacobians_stale_ = false;
+  return Jbar_.allFinite();
 }
 
 void Bdf::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {

@@ -46,6 +46,32 @@
 // the index requires. Step size: eq. (30) with exponent 1/(k + 1) and the ratio h_{n+1}/h_n
 // capped at 2 (zero-stability of variable-step BDF2 needs a ratio below 1 + √2).
 //
+// Variable order (BdfOptions::variable_order, adaptive runs only; fixed-step runs keep the fixed
+// order so that the order tests see it): DASSL's order selection (Petzold 1982; Brenan, Campbell
+// & Petzold, Sec. 5.2.2), with the terms T(j) ≈ ‖h^{j+1} y^{(j+1)}‖ computed from the divided
+// differences of the last j + 2 accepted (θ, v) (= ‖∇^{j+1} y_{n+1}‖ for constant steps):
+//   - lower to k − 1 if max(T(k−1), T(k−2)) ≤ T(k) (k > 2), or T(k−1) ≤ ½ T(k) (k = 2);
+//   - initial phase after every Reset: raise the order by one per step up to the maximum, until
+//     the first rejection or lowering;
+//   - afterwards raise only after k + 1 steps at constant order: k = 1 → 2 if T(2) < ½ T(1);
+//     k ≥ 2: lower if T(k−1) ≤ min(T(k), T(k+1)), else raise if T(k+1) < T(k);
+//   - new step h·r, r = (2 est + 10⁻⁴)^(−1/(k+1)) with est the error estimate at the new order
+//     (the predictor–corrector estimate if unchanged, else T(k_new)/(k_new + 1)); r ≥ 2 → 2,
+//     1 < r < 2 → 1 (keep h), r ≤ 1 → clamp to [0.5, 0.9];
+//   - after two consecutive rejections, one order lower per further rejection.
+// Every Reset restarts at order 1.
+//
+// Coloured sparse Jacobians (BdfOptions::jacobian = kColouredDifferences; Arnold, Fuchs &
+// Führer, Sec. 3.1, integrators/sparse_jacobian.h): J̄ = ∂R/∂y of the whole Newton residual R by
+// grouped differences (eq. 20), n_colours + 1 residual evaluations; the pattern comes from a
+// first full difference (eq. 16) and is refreshed (union with a new full difference, recoloured
+// if it grew) after a failed Newton iteration. Without the partitioned update, J̄ is
+// re-differenced when c₀ changed by more than refactor_threshold (DASSL's standard strategy).
+// Partitioned update (BdfOptions::partitioned_update, eq. 24/25): on such a change
+//   J̄ ← J̄ + c₀,new diag(I, M(q_new), 0, 0) − c₀,old diag(I, M_old, 0, 0),
+// keeping the ∂F/∂y part; J̄ is re-differenced only after slow or failed Newton iterations. The
+// extended update for time-excited systems (eq. 26) is not implemented.
+//
 // Dense output: the corrector's polynomial through (t_{n+1}, …, t_{n+1−k}) for θ and for v
 // (order k); q(s) = q_n ⊕ θ(s). It reproduces both ends of the step. On the first step after a
 // Reset: the quadratics through both ends with the initial slopes v_n and v̇_n (exact for free
@@ -62,6 +88,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <array>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -69,19 +96,44 @@
 #include "engine/constrained_dynamics.h"
 #include "integrators/integrator.h"
 #include "integrators/newton.h"
+#include "integrators/sparse_jacobian.h"
 
 namespace saltus::integrators {
 
+// How the iteration matrix J = c₀𝓜 − ∂F/∂y is obtained.
+enum class BdfJacobian {
+  kSystemBlocks,        // K_t, C_t, Z, G, M from the system's (analytic or FD) block routines
+  kColouredDifferences  // ∂R/∂y of the whole Newton residual by grouped differences (eq. 20)
+};
+
 struct BdfOptions {
-  int order = 2;                       // fixed order k ∈ [1, 5]
+  int order = 2;                       // fixed order k ∈ [1, 5]; maximum order if variable_order
+  bool variable_order = false;         // DASSL-type order selection in [1, order] (adaptive only)
   bool reuse_iteration_matrix = true;  // false: new Jacobians and factorization every step
   double refactor_threshold = 0.25;    // refactorize when |c₀/c₀_matrix − 1| exceeds this
+  BdfJacobian jacobian = BdfJacobian::kSystemBlocks;
+  // kColouredDifferences only: a change of c₀ updates J by eq. (24)/(25) instead of a new
+  // difference approximation (the system-block Jacobian always re-assembles J with the new c₀).
+  bool partitioned_update = false;
+};
+
+// Counters of the coloured-difference Jacobians (BdfJacobian::kColouredDifferences).
+struct BdfJacobianStats {
+  long dense_jacobians = 0;      // full differences (eq. 16): first one and pattern refreshes
+  long sparse_jacobians = 0;     // grouped differences (eq. 20)
+  long sparse_evaluations = 0;   // residual evaluations spent in grouped differences
+  long sparse_colours = 0;       // Σ of the number of colours over the grouped differences
+  long pattern_changes = 0;      // refreshes that added entries (colouring recomputed)
+  long partitioned_updates = 0;  // cheap updates (eq. 24/25)
+  int colours = 0;               // current number of colours
+  int unknowns = 0;              // n_y = 2 nv + 2 m
 };
 
 class Bdf final : public Integrator {
  public:
   // Supports kStabilizedIndex2 only. Throws std::invalid_argument on invalid options, another
-  // formulation, order outside [1, 5] or refactor_threshold ≤ 0.
+  // formulation, order outside [1, 5], refactor_threshold ≤ 0, or partitioned_update without
+  // jacobian = kColouredDifferences.
   explicit Bdf(const IntegratorOptions& options, const BdfOptions& bdf = {});
   ~Bdf() override;
 
@@ -92,6 +144,9 @@ class Bdf final : public Integrator {
   const BdfOptions& bdf_options() const { return bdf_; }
   // Order used by the last accepted step (1 right after Reset, then rising to order()).
   int last_order() const { return last_order_; }
+  // Number of accepted steps made at each order 1…5 since construction (index order − 1).
+  const std::array<long, 5>& steps_per_order() const { return steps_per_order_; }
+  const BdfJacobianStats& jacobian_stats() const { return jstats_; }
   // Multipliers λ (m) and the GGL stabilizing multipliers μ (m) at t().
   const Eigen::VectorXd& lambda() const { return lambda_; }
   const Eigen::VectorXd& mu() const { return mu_; }
@@ -100,6 +155,7 @@ class Bdf final : public Integrator {
   enum class Outcome { kConverged, kNewtonFailure, kLinearSolveFailure, kNonFinite };
 
   void DoReset() override;
+  bool NeedsIndependentRows() const override { return true; }
   StepStatus DoStep(double t_limit) override;
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
 
@@ -109,6 +165,17 @@ class Bdf final : public Integrator {
   // hold the result.
   Outcome Solve(double h);
   bool EvaluateJacobians(double t);
+  // Coloured differences of the Newton residual at (θ, v, λ, μ)_new; fills Jbar_ (unscaled).
+  bool DifferenceJacobian(double t, bool dense);
+  // Residual R(y) of the step at t for y = (θ, v, λ, μ) (unscaled, current c_).
+  void StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) const;
+  // DASSL-type order selection after an accepted step at order k_ of size h (history updated);
+  // returns the error estimate for the chosen order (sets k_next_).
+  double SelectOrder(double h, double err);
+  // Bookkeeping of a rejected step (ends the initial phase, lowers the order on repeats).
+  void NoteRejection();
+  // Weighted norm of (θ, v) parts as in the error test.
+  double DifferentialNorm(const Eigen::VectorXd& theta, const Eigen::VectorXd& v) const;
   bool Factorize();
   void UpdatePosition();
 
@@ -116,6 +183,21 @@ class Bdf final : public Integrator {
   std::unique_ptr<engine::ConstrainedDynamics> dynamics_;
   StepStatus reset_status_ = StepStatus::kAccepted;
   int last_order_ = 1;
+  std::array<long, 5> steps_per_order_{};
+  // Variable order: order for the next step, steps taken at the current order, initial phase
+  // (order raised every step until the first rejection or lowering), consecutive rejections.
+  int k_next_ = 1;
+  int steps_at_order_ = 0;
+  bool initial_phase_ = true;
+  int consecutive_rejections_ = 0;
+  // Coloured differences: pattern, colouring, J̄ at c0_jbar_ (and M there for eq. 25).
+  BdfJacobianStats jstats_;
+  SparsityPattern pattern_;
+  ColumnColouring colouring_;
+  bool have_pattern_ = false;
+  bool refresh_pattern_ = false;
+  double c0_jbar_ = 0;
+  Eigen::MatrixXd Jbar_, Mbar_;
 
   // History, newest first: times, θ relative to the current q_n, v, λ (at most order + 1).
   std::vector<double> ht_;

@@ -51,6 +51,7 @@ GeneralizedAlpha::GeneralizedAlpha(const IntegratorOptions& options)
                                 std::string(ToString(options.formulation)) +
                                 "'; supported: index3, index2, ggl");
   }
+  resync_algebraic_ = options.formulation == Formulation::kIndex3 && par_.alpha_m == par_.alpha_f;
 }
 
 GeneralizedAlpha::~GeneralizedAlpha() = default;
@@ -426,6 +427,13 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
     a_.swap(a_new_);
     lambda_.swap(lambda_new_);
     h_last_ = h;
+    if (resync_algebraic_) {
+      // Index 3 with ρ∞ = 1 (header, "No damping"): v̇, λ and a from the index-1 solve.
+      ++stats_.rhs_evaluations;
+      const engine::DynamicsStatus ds = dynamics_->Solve(t_, q_, v_, rows_, &vdot_, &lambda_);
+      if (!ds.ok || !vdot_.allFinite()) return StepStatus::kNonFinite;
+      a_ = vdot_;
+    }
 
     if (adaptive) {
       double h_next = h * StepFactor(err, kEstimateOrder, rejected);

@@ -64,6 +64,18 @@
 // resonance and the index-3 error is O(1) at ρ∞ = 0.9 (tests/integrators/generalized_alpha_test.cc,
 // docs/implicit.md). After Reset a_0 = v̇_0 and no shift is made on the first step.
 //
+// No damping (ρ∞ = 1) in the index-3 form (issue 5). The recursions of the algebraic variables
+// (v̇, λ, a in the constrained directions, which the index-3 form gets by differentiating
+// positions twice) have the parasitic root −ρ∞; at ρ∞ = 1 it lies on the unit circle, and with
+// G(q) varying along the motion their errors grow: on the planar double pendulum (h = 1e-2) the
+// gap between the scheme's v̇ and the index-1 v̇ at the same state doubles every 0.2 s, from
+// 1e-2 to 9e2, until Newton fails at t = 3.97 s (3.4–5.3 s for h = 5e-3, 1e-3; ρ∞ = 0.98 and
+// 0.99 fail at h = 1e-2 too, 0.95 does not). Positions stay on the manifold (|g| 2e-10). At
+// ρ∞ = 1, Δ_α = α_m − α_f = 0, so a_n approximates v̇(t_n) itself: after every accepted step v̇,
+// λ and a are replaced by the index-1 values at (t_{n+1}, q_{n+1}, v_{n+1})
+// (engine::ConstrainedDynamics, one KKT solve), which removes the parasitic mode and keeps
+// a_n = v̇(t_n) + O(h²). Index 2 and GGL do not need it (measured: 10 s at h = 1e-2 … 1e-3).
+//
 // Dense output: quintic Hermite interpolation in the tangent space of q_n from (q, v, v̇) at both
 // ends; v(s) is its time derivative (so q̇ = v holds on the interpolant). It reproduces both
 // end states; its error is dominated by the O(h²) global error of the data (dense order 2).
@@ -121,6 +133,7 @@ class GeneralizedAlpha final : public Integrator {
   enum class Outcome { kConverged, kNewtonFailure, kLinearSolveFailure, kNonFinite };
 
   void DoReset() override;
+  bool NeedsIndependentRows() const override { return true; }
   StepStatus DoStep(double t_limit) override;
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
 
@@ -137,6 +150,7 @@ class GeneralizedAlpha final : public Integrator {
 
   GeneralizedAlphaParameters par_;
   bool correct_variable_step_ = true;
+  bool resync_algebraic_ = false;  // index 3 with ρ∞ = 1 (see the header)
   std::unique_ptr<engine::ConstrainedDynamics> dynamics_;
   StepStatus reset_status_ = StepStatus::kAccepted;
   IterationMatrix S_lu_, P_lu_;

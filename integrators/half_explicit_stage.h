@@ -13,14 +13,29 @@
 //   W̃ μ = −(G_{i+1} (ṽ + α M⁻¹F) + ∂g/∂t),   W̃ = G_{i+1} M⁻¹ G_iᵀ (m × m, not symmetric),
 //   V_{i+1} = ṽ + α M⁻¹F + M⁻¹ G_iᵀ μ,   V̇_i = M⁻¹F + M⁻¹ G_iᵀ μ / α.
 //
-// Redundant and rank-changing constraints (Haddouni et al. 2017, Sec. 4.5): W̃ is factored by a
-// complete orthogonal decomposition with a relative pivot threshold (rank_tolerance) and μ is the
-// minimum-norm least-squares solution. When the rows are redundant with the same rank at both
-// stage points (closed loops counted twice, four coplanar contact points), the right-hand side
-// lies in the range of W̃ and the velocity constraint is met to round-off. When the rank differs
-// between the two points (or W̃ loses rank in a way the right-hand side does not follow), the
-// least-squares solution leaves a residual; the stage reports kInconsistent together with the rows
-// whose velocity constraint is violated, and the integrator rejects the step and retries smaller.
+// Redundant and rank-changing constraints (Haddouni et al. 2017, Sec. 4.5): consistent rank
+// reduction. Once per step the integrator calls SelectRows at the step's start q_n: a
+// column-pivoted (rank-revealing) Householder QR of G(q_n)ᵀ picks r independent rows S (pivot
+// |R_kk| above select_tolerance × |R_00|, default 1e-8 = the stage residual tolerance, so that rows
+// dependent to the constraint tolerance count as redundant). Every stage of that step then imposes
+// only the rows S: G_S(Q_{i+1}) and G_S(Q_i) replace G in the stage system, W̃_S = G_S(Q_{i+1}) M⁻¹
+// G_S(Q_i)ᵀ (r × r) is factored by a complete orthogonal decomposition with a relative pivot
+// threshold (rank_tolerance) and μ_S is its minimum-norm least-squares solution; the dropped rows
+// carry no multiplier. Using the same S at both stage points makes the reduction consistent: near
+// the manifold the redundant Jacobian is only nearly rank-deficient (its smallest singular value is
+// of the order of the position drift of the explicit stage point), and a per-stage rank decision
+// (or a least-squares solve on all rows) reads that as a rank change.
+// After the solve every row's velocity residual ρ_k = G_k(Q_{i+1}) V_{i+1} + ∂g_k/∂t is checked:
+//   kept rows:    |ρ_k| ≤ tol · scale  (round-off of the solve),
+//   dropped rows: |ρ_k| ≤ tol · scale + κ ‖g(Q_{i+1})‖∞ ‖V_{i+1}‖∞,  κ = 10 m⁻¹,
+// where the second term is what a row that is a combination of the kept rows on the manifold
+// g = 0 leaves off it: its Jacobian deviates from that combination by O(‖g‖) times the curvature
+// of the constraints (κ = 10 m⁻¹: Jacobians varying on scales of 0.1 m and more; measured on
+// Bricard, 1 m links in quaternion coordinates: ρ_k ≤ 3 ‖g‖ ‖V‖). A genuine rank
+// change (a row independent of S at Q_{i+1}, e.g. a contact that stops being redundant) leaves a
+// residual of the order of ‖Q_{i+1} − q_n‖ ≫ ‖g‖; the stage then reports kInconsistent with the
+// rows whose residual exceeded the bound, and the integrator rejects the step and retries smaller.
+// Without SelectRows (or after a change of the row count) all rows are kept.
 //
 // Symbols: nv velocities, m = rows.size() active rows. The object owns its workspace; after the
 // first call with given sizes it does not allocate (except for the failure report).
@@ -53,13 +68,25 @@ class HalfExplicitStage {
   // above it the stage is kInconsistent. Default 1e-8.
   void set_residual_tolerance(double tol) { residual_tolerance_ = tol; }
 
+  // Chooses the independent rows S at (t, q) (see above); once per step, before the stages.
+  // Returns r = |S|. kNonFinite-free: a non-finite G keeps all rows (the stage then fails).
+  int SelectRows(double t, const Eigen::VectorXd& q, std::span<const int> rows);
+  // Uses the row selection of another stage object (same rows).
+  void CopySelection(const HalfExplicitStage& other);
+  // Relative pivot threshold of SelectRows' rank-revealing QR, in (0, 1); default 1e-8.
+  void set_select_tolerance(double tol);
+  // Positions in `rows` of the kept (S) and dropped rows of the current selection.
+  const std::vector<int>& kept() const { return kept_; }
+  const std::vector<int>& dropped() const { return dropped_; }
+
   // Evaluates M, F and G at (t_i, Q_i, V_i) and factors M (once when the mass matrix is
   // constant). Must precede Solve. Returns kSingularMass or kNonFinite on failure.
   StageStatus Prepare(double t_i, const Eigen::VectorXd& Q_i, const Eigen::VectorXd& V_i,
                       std::span<const int> rows);
 
   // Solves the stage with the prepared (M_i, F_i, G_i) and the constraint at (t_next, Q_next):
-  // V_next (nv) = ṽ + α V̇; vdot (nv) = V̇ when α > 0 (left unspecified when α = 0).
+  // V_next (nv) = ṽ + α V̇; vdot (nv) = V̇ when α ≠ 0 (PHEM56 has a negative â_55; left unspecified
+  // when α = 0).
   StageStatus Solve(double t_next, const Eigen::VectorXd& Q_next, std::span<const int> rows,
                     const Eigen::VectorXd& v_tilde, double alpha, Eigen::VectorXd* vdot,
                     Eigen::VectorXd* V_next);
@@ -85,6 +112,14 @@ class HalfExplicitStage {
   Eigen::LLT<Eigen::MatrixXd> llt_;
   bool mass_factored_ = false;
   engine::MinNormSolver w_solver_;
+  double select_tolerance_ = 1e-8;
+  std::vector<int> kept_, dropped_;  // positions in rows
+  std::size_t selection_rows_ = 0;   // rows.size() the selection was made for
+  bool reduced_ = false;             // some row dropped
+  Eigen::MatrixXd G_full_, G_sel_;
+  Eigen::VectorXd rhs_full_, g_;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> select_qr_;
+  void EnsureSelection(std::size_t m);
   std::vector<int> offending_rows_;
   double last_residual_ = 0;
   int last_rank_ = 0;

@@ -234,19 +234,13 @@ StepStatus HalfImplicit::DoStep(double t_limit) {
 }
 
 void HalfImplicit::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  // The scheme's own continuous extension (see the header): a step of size σ = s − t_n,
+  // v(σ) = v_n + (σ/h)(v_{n+1} − v_n), θ(σ) = σ v_n + (σ/h)² (θ_{n+1} − h v_n).
   const double h = h_dense_;
   const double th = (s - t_prev_) / h;
-  const double t2 = th * th, t3 = t2 * th;
-  // Cubic Hermite basis on [0, 1]; the value at θ = 0 is the zero displacement.
-  const double h1 = th - 2 * t2 + t3;  // slope at 0
-  const double h2 = 3 * t2 - 2 * t3;   // value at 1
-  const double h3 = -t2 + t3;          // slope at 1
-  const double dh1 = 1 - 4 * th + 3 * t2;
-  const double dh2 = 6 * th - 6 * t2;
-  const double dh3 = -2 * th + 3 * t2;
-  *v = (h1 * h) * d_v0_ + h2 * d_q1_ + (h3 * h) * d_v1_;  // tangent displacement first
+  *v = (th * h) * d_v0_ + (th * th) * (d_q1_ - h * d_v0_);  // tangent displacement first
   system_->IntegratePosition(q_prev_, *v, 1.0, q);
-  *v = dh1 * d_v0_ + (dh2 / h) * d_q1_ + dh3 * d_v1_;
+  *v = d_v0_ + th * (d_v1_ - d_v0_);
 }
 
 }  // namespace saltus::integrators

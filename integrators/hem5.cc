@@ -48,6 +48,8 @@ void Hem5::DoReset() {
   for (HalfExplicitStage* s : {stage_.get(), dense_stage_.get()}) {
     s->set_rank_tolerance(rank_tolerance_);
     s->set_residual_tolerance(options_.newton_tol);
+    // Rows dependent at q_n to the constraint tolerance count as redundant (consistent reduction).
+    s->set_select_tolerance(std::clamp(options_.newton_tol, 1e-14, 1e-2));
   }
   for (int i = 0; i <= tab::kStages; ++i) {
     Q_[i].resize(nq);
@@ -98,6 +100,8 @@ StageStatus Hem5::Stages(double h) {
   Q_[0] = q_;
   V_[0] = v_;
   K_[0] = v_;  // Θ_1 = 0: dexp⁻¹₀ = I
+  // Consistent rank reduction: the independent rows at q_n, used in every stage of the step.
+  stage_->SelectRows(t_, q_, rows_);
   for (int i = 0; i < tab::kStages; ++i) {
     const auto& next = tab::kA[i + 1];  // row kStages is b: the solution
     ++stats_.rhs_evaluations;
@@ -144,7 +148,8 @@ StageStatus Hem5::DenseStage(double h) {
   s = stage_->Solve(t_ + tab::kC10 * h, Q10_, rows_, v_tilde_, h * tab::kA10_9, &A9_, &V10_);
   if (s != StageStatus::kOk) return s;
   system_->DexpInv(theta_, V10_, &K10_);
-  // M, F, G at stage 10, kept for the velocity interpolant.
+  // M, F, G at stage 10, kept for the velocity interpolant, with the step's row selection.
+  dense_stage_->CopySelection(*stage_);
   return dense_stage_->Prepare(t_ + tab::kC10 * h, Q10_, V10_, rows_);
 }
 
@@ -266,6 +271,7 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
     if (s == StageStatus::kInconsistent) {
       // A rank change inside the step: retry smaller (Haddouni et al., Sec. 4.5).
       ++stats_.rejected_steps;
+      ++stage_rejections_;
       if (!adaptive || h <= options_.h_min) return StageFailure(s, h, failure_stage_);
       h = std::max(0.25 * h, options_.h_min);
       rejected = true;
@@ -290,6 +296,7 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
     s = DenseStage(h);
     if (s == StageStatus::kInconsistent) {
       ++stats_.rejected_steps;
+      ++stage_rejections_;
       if (!adaptive || h <= options_.h_min) return StageFailure(s, h, 9);
       h = std::max(0.25 * h, options_.h_min);
       rejected = true;

@@ -22,8 +22,9 @@
 // systems are unchanged: Q_{i+1} does not depend on Λ_i, so each stage is still one linear solve.
 // Eight linear systems per attempted step (no FSAL: stage 1 depends on h through G(Q_2)). Each is
 // solved by integrators::HalfExplicitStage (Cholesky of M, a rank-revealing minimum-norm solve of
-// the non-symmetric W̃ = G(Q_{i+1}) M⁻¹ G(Q_i)ᵀ), which is what makes redundant constraints work;
-// see half_explicit_stage.h and docs/half-explicit.md.
+// the non-symmetric W̃ = G(Q_{i+1}) M⁻¹ G(Q_i)ᵀ) on the independent rows selected once per step
+// at q_n (consistent rank reduction), which is what makes redundant constraints work; see
+// half_explicit_stage.h and docs/half-explicit.md.
 //
 // Error estimate (eq. 33–34; Brasey's HEM5 code): with y = (q, v) and Y_8 = (Q_8, V_8),
 //   e₁ = ‖y_{n+1} − Y_8‖,   e₂ = ‖y_{n+1} − y_n − h (5/2 K_7 − 3/2 K_8)‖   (K = V̇ for v; for q
@@ -148,6 +149,10 @@ class Hem5 final : public Integrator {
   // After a failed Step: what failed and the constraint rows involved (names); empty otherwise.
   const std::string& failure_message() const { return failure_message_; }
   std::string failure_detail() const override { return failure_message_; }
+  // Steps rejected because a stage system could not meet the velocity constraint (a rank change
+  // or a dropped row beyond the drift bound, half_explicit_stage.h), since construction; they are
+  // also counted in stats().rejected_steps, with the error-control rejections.
+  long stage_rejections() const { return stage_rejections_; }
   // Largest ‖g_A‖∞ at a step end before projection, since construction.
   double max_position_violation() const { return max_position_violation_; }
   // Linear solves made by Interpolate (not in stats(), which Interpolate cannot modify).
@@ -175,6 +180,7 @@ class Hem5 final : public Integrator {
   std::string failure_message_;
   double rank_tolerance_ = 1e-10;
   double max_position_violation_ = 0;
+  long stage_rejections_ = 0;
   mutable long interpolation_solves_ = 0;
   long factorizations_seen_ = 0;  // of stage_ and dense_stage_, already added to stats_
   int failure_stage_ = 0;

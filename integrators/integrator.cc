@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "integrators/row_selection.h"
+
 namespace saltus::integrators {
 
 namespace {
@@ -140,7 +142,8 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
   }
 
   system_ = &system;
-  rows_ = std::move(active_rows);
+  rows_ =
+      NeedsIndependentRows() ? IndependentRows(system, t, q, active_rows) : std::move(active_rows);
   t_ = t;
   t_prev_ = t;
   q_ = q;

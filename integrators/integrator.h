@@ -121,6 +121,8 @@ class Integrator {
   // inconsistent sizes (q: nq, v: nv), NaN/Inf in t, q or v, an active row outside
   // [0, num_constraints()) or listed twice, or an unsupported formulation. The system must
   // outlive the integrator's use of it. Statistics are not cleared: they accumulate over Resets.
+  // Schemes that need independent rows keep a basis of them (NeedsIndependentRows below), so
+  // active_rows() may be a subset of `active_rows` with the same span.
   // A failure of the scheme's first evaluation at (t, q, v) is reported by the next Step.
   void Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows, double t,
              const Eigen::VectorXd& q, const Eigen::VectorXd& v);
@@ -150,6 +152,11 @@ class Integrator {
 
  protected:
   virtual void DoReset() {}
+  // True for schemes that factorize the full Newton matrix [S, −Gᵀ; G, 0] and so need linearly
+  // independent active rows: Reset then keeps an independent subset with the same span
+  // (row_selection.h). Schemes with minimum-norm solves (DOPRI5) or their own per-step reduction
+  // (HEM5, PHEM56) keep every row.
+  virtual bool NeedsIndependentRows() const { return false; }
   // Attempts steps (rejecting and shrinking as needed) until one is accepted; updates t_, q_,
   // v_, t_prev_, h_ and the dense output. Must not step past t_limit.
   virtual StepStatus DoStep(double t_limit) = 0;

@@ -12,6 +12,7 @@
 #include "integrators/hem5.h"
 #include "integrators/integrator.h"
 #include "integrators/nullspace_newmark.h"
+#include "integrators/phem56.h"
 
 namespace saltus::integrators {
 
@@ -33,8 +34,8 @@ std::unique_ptr<Integrator> MakeNullspaceNewmark(const IntegratorOptions& option
   }
 }
 
-const std::array<IntegratorEntry, 7>& Table() {
-  static const std::array<IntegratorEntry, 7> table = {{
+const std::array<IntegratorEntry, 8>& Table() {
+  static const std::array<IntegratorEntry, 8> table = {{
       {"dopri5",
        "Dormand-Prince 5(4), explicit Runge-Kutta with dense output of order 4, on the index-1 "
        "formulation with MDOP5 projection of positions and velocities",
@@ -46,6 +47,12 @@ const std::array<IntegratorEntry, 7>& Table() {
        "projection; minimum-norm stage solves for redundant constraints",
        {Formulation::kIndex2},
        &Make<Hem5>},
+      {"phem56",
+       "Murua's PHEM56, 6-stage partitioned half-explicit Runge-Kutta of order 5 (explicit part "
+       "Dormand-Prince) on the index-2 formulation (velocity constraints met at every stage), "
+       "embedded order-4 estimate, dense output of order 4, position projection",
+       {Formulation::kIndex2},
+       &Make<Phem56>},
       {"newmark_nullspace",
        "Newmark trapezoidal rule (beta = 1/4, gamma = 1/2) integrated in the tangent space of the "
        "constraint manifold (null-space method): positions, velocities and accelerations satisfy "
