@@ -15,6 +15,7 @@
 #include "events/simulation.h"
 #include "integrators/integrator.h"
 #include "tools/compare.h"
+#include "tools/generators.h"
 #include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
 #include "tools/scene.h"
@@ -29,6 +30,8 @@ constexpr std::string_view kUsage =
     "usage:\n"
     "  saltus run SCENE.yaml [options]   simulate a scene and write its results\n"
     "  saltus compare [options]          compare integrators over scene sets (docs/compare.md)\n"
+    "  saltus generate NAME --n N [--seed S] [--out FILE]\n"
+    "                                    write a generated scene (n_chain, excited_chain)\n"
     "  saltus list                       list the integrators and their formulations\n"
     "  saltus help                       show this help\n"
     "\n"
@@ -40,7 +43,7 @@ constexpr std::string_view kUsage =
     "  --t-end T              final time in seconds (> 0)\n"
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
-    "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series; planar scenes)\n"
+    "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
     "\n"
     "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
     "            3 the run stopped early (files written, with DIR/last_state.json)\n";
@@ -150,6 +153,66 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
   }
 }
 
+// `saltus generate NAME --n N [--seed S] [--out FILE]` (tools/generators.h): the scene YAML on
+// `out`, or in FILE.
+int Generate(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  std::optional<std::string> name, out_file;
+  std::optional<long long> n, seed;
+  const auto integer = [](const std::string& flag, const std::string& text, long long low) {
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < low) {
+      throw UsageError(flag + ": expected an integer >= " + std::to_string(low) + ", got '" + text +
+                       "'");
+    }
+    return value;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--n" || arg == "--seed" || arg == "--out") {
+      if (i + 1 >= args.size()) throw UsageError(arg + ": missing value");
+      const std::string& value = args[++i];
+      if (arg == "--n") {
+        n = integer(arg, value, 1);
+      } else if (arg == "--seed") {
+        seed = integer(arg, value, 0);
+      } else {
+        if (value.empty()) throw UsageError("--out: empty file name");
+        out_file = value;
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw UsageError("unknown option '" + arg + "' (generate options: --n, --seed, --out)");
+    } else if (name) {
+      throw UsageError("generate: unexpected argument '" + arg + "' (one generator)");
+    } else {
+      name = arg;
+    }
+  }
+  if (!name) throw UsageError("generate: missing the generator name (n_chain, excited_chain)");
+  if (!n) throw UsageError("generate: missing --n N");
+  if (*n > kMaxGeneratedBodies) {
+    throw UsageError("--n: at most " + std::to_string(kMaxGeneratedBodies) + ", got " +
+                     std::to_string(*n));
+  }
+  std::string text;
+  try {
+    text = GenerateScene(*name, static_cast<int>(*n), static_cast<std::uint64_t>(seed.value_or(1)));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!out_file) {
+    out << text;
+    return kExitOk;
+  }
+  std::ofstream file(*out_file, std::ios::binary | std::ios::trunc);
+  file << text;
+  if (!file.flush()) {
+    err << "error: cannot write " << *out_file << '\n';
+    return kExitError;
+  }
+  return kExitOk;
+}
+
 int List(std::ostream& out) {
   std::size_t width = 0;
   for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
@@ -182,7 +245,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   // Planar or spatial (dimension: 3; assembled, with its topology in `report`).
   const SceneSystem built = BuildSceneSystem(scene);
   const auto planar = std::dynamic_pointer_cast<engine::PlanarMultibodySystem>(built.system);
-  if (run.vtk && !planar) throw UsageError("--vtk: the ParaView output is for planar scenes only");
+  const auto spatial_system =
+      std::dynamic_pointer_cast<engine::SpatialMultibodySystem>(built.system);
   const std::shared_ptr<engine::MechanicalSystem> system = built.system;
   const Eigen::VectorXd& q0 = built.q0;
   const Eigen::VectorXd& v0 = built.v0;
@@ -245,7 +309,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   // --hdf5 and --vtk (tools/hdf5_writer.h, tools/vtk_writer.h); a path that cannot be created
   // is an output error.
   std::unique_ptr<Hdf5Writer> hdf5;
-  std::unique_ptr<VtkWriter> vtk;
+  std::unique_ptr<VtkSeries> vtk;
   try {
     const bool at_steps = scene.options.output_step <= 0;
     if (run.hdf5) {
@@ -253,10 +317,16 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
       simulation.AddObserver(hdf5.get());
     }
     if (run.vtk) {
-      vtk = std::make_unique<VtkWriter>(
-          std::shared_ptr<const engine::PlanarModel>(planar, &planar->model()), scene.contacts, dir,
-          "vtk", at_steps);
-      simulation.AddObserver(vtk.get());
+      if (planar) {
+        vtk = std::make_unique<VtkWriter>(
+            std::shared_ptr<const engine::PlanarModel>(planar, &planar->model()), scene.contacts,
+            dir, "vtk", at_steps);
+      } else if (spatial_system) {  // dimension: 3, with the scene's shapes
+        vtk = std::make_unique<SpatialVtkWriter>(
+            std::shared_ptr<const engine::SpatialModel>(spatial_system, &spatial_system->model()),
+            scene.spatial.shapes, scene.spatial.shape_bodies, dir, "vtk", at_steps);
+      }
+      if (vtk) simulation.AddObserver(vtk.get());
     }
   } catch (const std::runtime_error& e) {
     err << "error: " << e.what() << '\n';
@@ -267,6 +337,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   info.scene = scene.name;
   info.scene_file = scene.file;
   info.t_end = scene.t_end;
+  info.topology = built.topology;  // spatial scenes: at the assembled q0
   bool finished = false;
   try {
     simulation.SetState(0.0, q0, v0);
@@ -392,7 +463,9 @@ int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& e
     }
     if (command == "run") return Run(args.subspan(1), out, err, stderr_is_terminal);
     if (command == "compare") return RunCompare(args.subspan(1), out, err);
-    throw UsageError("unknown command '" + command + "' (use run, compare, list or help)");
+    if (command == "generate") return Generate(args.subspan(1), out, err);
+    throw UsageError("unknown command '" + command +
+                     "' (use run, compare, generate, list or help)");
   } catch (const UsageError& e) {
     err << "error: " << e.what() << "\n(saltus help shows the usage)\n";
     return kExitBadInput;

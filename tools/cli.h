@@ -3,6 +3,7 @@
 //   saltus run SCENE.yaml [--integrator NAME] [--formulation index1|index2|index3|ggl]
 //                         [--rtol R] [--atol A] [--t-end T] [--out DIR] [--hdf5] [--vtk]
 //   saltus compare --scenes FILES… --integrators NAMES… --rtol R1,R2,… --out DIR (docs/compare.md)
+//   saltus generate NAME --n N [--seed S] [--out FILE]   (tools/generators.h)
 //   saltus list
 //   saltus help
 //

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -628,9 +629,9 @@ class SceneParser {
 
   Scene ParseSpatial(const MapReader& top, Scene scene) {
     top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "simulation"}),
+                        "drivers", "forces", "shapes", "contacts", "simulation"}),
                   Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "simulation", "contacts", "reference"}),
+                        "drivers", "forces", "shapes", "contacts", "simulation", "reference"}),
                   "a spatial scene (dimension: 3)");
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
@@ -648,8 +649,271 @@ class SceneParser {
     for (const YAML::Node& n : ListSection(top, "joints")) ParseSpatialJoint(n, &scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseSpatialForce(n, &scene);
+    for (const YAML::Node& n : ListSection(top, "shapes")) ParseShape(n, &scene);
+    ParseContactPairs(top, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
     return scene;
+  }
+
+  // ---- Shapes and contact pairs of spatial scenes (issue 4) -----------------------------------
+
+  // A 32-bit collision bit set (`group`, `mask`): an integer in [0, 2^32 - 1].
+  static std::uint32_t BitSet(const MapReader& r, std::string_view key, std::uint32_t fallback) {
+    const YAML::Node* value = r.Find(key);
+    if (value == nullptr) return fallback;
+    std::optional<long> n;
+    if (value->IsScalar()) n = ParseInteger(value->Scalar());
+    if (!n || *n < 0 || *n > 4294967295L) {
+      r.Fail(*value, std::string(key) + " must be an integer bit set in [0, 4294967295], got " +
+                         Describe(*value));
+    }
+    return static_cast<std::uint32_t>(*n);
+  }
+
+  void ParseShape(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    MapReader r(file_, node, "shape #" + std::to_string(sp.shapes.size() + 1));
+    const std::string name = r.RequiredString("name");
+    if (!IsValidName(name)) r.Fail(r.Require("name"), "name '" + name + "' " + kNameRule);
+    if (const auto it = shape_index_.find(name); it != shape_index_.end()) {
+      r.Fail(r.Require("name"),
+             "duplicate shape name '" + name + "' (already used by the shape at line " +
+                 std::to_string(sp.shape_lines[static_cast<std::size_t>(it->second)]) + ")");
+    }
+    r.SetItem("shape '" + name + "'");
+    static const std::vector<std::string> kShapeTypes =
+        Keys({"sphere", "box", "cylinder", "capsule", "ellipsoid", "plane", "convex_mesh",
+              "triangle_mesh"});
+    const std::string type = Type(r, kShapeTypes);
+    const std::vector<std::string> common =
+        Keys({"name", "body", "type", "position", "quaternion", "group", "mask"});
+    std::vector<std::string> all = common;
+    for (const char* k :
+         {"radius", "length", "half_size", "radii", "normal", "offset", "file", "per_triangle"}) {
+      all.emplace_back(k);
+    }
+    std::vector<std::string> allowed = common;
+    const auto allow = [&](std::initializer_list<const char*> keys) {
+      for (const char* k : keys) allowed.emplace_back(k);
+    };
+    if (type == "sphere") allow({"radius"});
+    if (type == "box") allow({"half_size"});
+    if (type == "cylinder" || type == "capsule") allow({"radius", "length"});
+    if (type == "ellipsoid") allow({"radii"});
+    if (type == "plane") allow({"normal", "offset"});
+    if (type == "convex_mesh") allow({"file"});
+    if (type == "triangle_mesh") allow({"file", "per_triangle"});
+    r.CheckKeys(allowed, all, "a " + type + " shape");
+
+    const int body = BodyRef(r, "body");
+    Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+    pose.translation() = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
+    if (const YAML::Node* qn = r.Find("quaternion")) {
+      const Eigen::Vector4d Q =
+          r.Vector("quaternion", 4, "[w, x, y, z]", Eigen::Vector4d(1, 0, 0, 0));
+      if (!(std::abs(Q.norm() - 1.0) <= 1e-6)) {
+        r.Fail(*qn, "quaternion must be a unit quaternion [w, x, y, z], got norm " +
+                        FormatNumber(Q.norm()) + " (only norms within 1e-6 of 1 are normalized)");
+      }
+      pose.linear() = Eigen::Quaterniond(Q(0), Q(1), Q(2), Q(3)).normalized().toRotationMatrix();
+    }
+    const auto positive3 = [&](std::string_view key, std::string_view layout) {
+      r.Require(key);
+      const Eigen::Vector3d x = r.Vec3(key, Eigen::Vector3d::Zero(), layout);
+      for (int i = 0; i < 3; ++i) {
+        if (!(x[i] > 0)) {
+          r.Fail(*r.Find(key), std::string(key) + " must have 3 entries > 0, got " +
+                                   FormatNumber(x[i]) + " at position " + std::to_string(i));
+        }
+      }
+      return x;
+    };
+    // The mesh file, relative to the scene file's folder.
+    const auto mesh_path = [&]() {
+      std::filesystem::path path(r.RequiredString("file"));
+      if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+      return path.string();
+    };
+    using contact::Shape;
+    std::optional<Shape> shape;
+    try {
+      if (type == "sphere") {
+        shape = Shape::Sphere(r.RequiredNumber("radius", Range::kPositive), pose, name);
+      } else if (type == "box") {
+        shape = Shape::Box(positive3("half_size", "[hx, hy, hz] (half sizes)"), pose, name);
+      } else if (type == "cylinder") {
+        shape = Shape::Cylinder(r.RequiredNumber("radius", Range::kPositive),
+                                r.RequiredNumber("length", Range::kPositive), pose, name);
+      } else if (type == "capsule") {
+        shape = Shape::Capsule(r.RequiredNumber("radius", Range::kPositive),
+                               r.RequiredNumber("length", Range::kPositive), pose, name);
+      } else if (type == "ellipsoid") {
+        shape = Shape::Ellipsoid(positive3("radii", "[a, b, c]"), pose, name);
+      } else if (type == "plane") {
+        shape = Shape::Plane(NonZero3(r, "normal", Eigen::Vector3d::UnitZ()),
+                             r.Number("offset", Range::kAny, 0.0), pose, name);
+      } else if (type == "convex_mesh") {
+        shape = Shape::ConvexMeshFromFile(mesh_path(), pose, name);
+      } else {
+        shape = Shape::TriangleMeshFromFile(mesh_path(), pose, name);
+      }
+    } catch (const std::invalid_argument& e) {
+      const YAML::Node* at = r.Find("file");
+      if (at == nullptr) at = &r.node();
+      r.Fail(*at, e.what());
+    }
+    const contact::CollisionFilter filter{BitSet(r, "group", 1u), BitSet(r, "mask", 0xFFFFFFFFu)};
+    std::vector<Shape> parts;
+    if (type == "triangle_mesh" && r.Bool("per_triangle", false)) {
+      // One shape (and so one contact row per pair) per triangle, named "<name>.<k>": a concave
+      // surface then gives a separate gap for each facet, so that crossing a crease is an event
+      // of the facet ahead instead of a jump of the nearest facet's normal.
+      const contact::TriangleMesh& mesh = shape->mesh();
+      for (std::size_t k = 0; k < mesh.triangles.size(); ++k) {
+        contact::TriangleMesh one;
+        for (int c = 0; c < 3; ++c) {
+          one.vertices.push_back(mesh.vertices[static_cast<std::size_t>(
+              mesh.triangles[k][static_cast<std::size_t>(c)])]);
+        }
+        one.triangles.push_back({0, 1, 2});
+        parts.push_back(
+            Shape::TriangleMeshSurface(std::move(one), pose, name + "." + std::to_string(k)));
+      }
+    } else {
+      parts.push_back(*shape);
+    }
+    shape_index_[name] = static_cast<int>(sp.shapes.size());
+    for (Shape& part : parts) {
+      sp.shapes.push_back(std::move(part));
+      sp.shape_bodies.push_back(body);
+      sp.shape_lines.push_back(r.line());
+      sp.shape_filters.push_back(filter);
+      shape_groups_.push_back(shape_index_[name]);
+    }
+  }
+
+  // A [shape_a, shape_b] reference pair; returns the two shape indices.
+  std::pair<int, int> ShapePair(const MapReader& r, const YAML::Node& value,
+                                std::string_view key) const {
+    if (!value.IsSequence() || value.size() != 2) {
+      r.Fail(value, std::string(key) + " must be a list of two shape names [a, b], got " +
+                        Describe(value));
+    }
+    int index[2] = {0, 0};
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::string name = r.ToString(value[k], key);
+      const auto it = shape_index_.find(name);
+      if (it == shape_index_.end()) {
+        std::vector<std::string> known;
+        for (const auto& [n, i] : shape_index_) known.push_back(n);
+        r.Fail(value[k], std::string(key) + ": '" + name + "' is not a shape" +
+                             Suggestion(name, known) + " (shapes: " + JoinWords(known, ", ") + ")");
+      }
+      index[k] = it->second;
+    }
+    if (index[0] == index[1]) {
+      r.Fail(value, std::string(key) + ": a shape cannot touch itself ('" +
+                        r.ToString(value[0], key) + "' twice)");
+    }
+    return {std::min(index[0], index[1]), std::max(index[0], index[1])};
+  }
+
+  // Why shapes i and j can never form a pair (empty if they can).
+  std::string PairObstacle(const SpatialScene& sp, int i, int j) const {
+    const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+    if (sp.shape_bodies[a] == sp.shape_bodies[b]) {
+      return sp.shape_bodies[a] == engine::kGround ? "both shapes are fixed to the ground"
+                                                   : "both shapes are on the same body";
+    }
+    if (!sp.shapes[a].is_convex() && !sp.shapes[b].is_convex()) {
+      return "neither shape is convex (a pair needs a sphere, box, cylinder, capsule, ellipsoid "
+             "or convex mesh on one side)";
+    }
+    return {};
+  }
+
+  // `contacts:` of a spatial scene: which shape pairs get unilateral rows. All pairs by default
+  // (except shapes on the same body, two shapes on the ground and two non-convex shapes),
+  // filtered by the shapes' group/mask bits; `exclude` removes pairs, `pairs` adds pairs (needed
+  // with `default: none`) and sets their restitution.
+  void ParseContactPairs(const MapReader& top, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    const int n = static_cast<int>(sp.shapes.size());
+    bool all_pairs = true;
+    std::set<std::pair<int, int>> excluded;
+    std::map<std::pair<int, int>, std::pair<double, int>> listed;  // restitution, line
+    if (const YAML::Node* section = top.Find("contacts"); section && !section->IsNull()) {
+      MapReader r(file_, *section, "contacts");
+      r.CheckKeys(Keys({"default", "exclude", "pairs"}));
+      if (const YAML::Node* d = r.Find("default")) {
+        const std::string value = r.ToString(*d, "default");
+        if (value != "all" && value != "none") {
+          r.Fail(*d,
+                 "default must be 'all' (every shape pair may touch) or 'none' (only the "
+                 "listed pairs), got '" +
+                     value + "'");
+        }
+        all_pairs = value == "all";
+      }
+      if (const YAML::Node* ex = r.Find("exclude"); ex && !ex->IsNull()) {
+        if (!ex->IsSequence()) {
+          r.Fail(*ex, "exclude must be a list of shape pairs [[a, b], ...], got " + Describe(*ex));
+        }
+        for (std::size_t k = 0; k < ex->size(); ++k) {
+          excluded.insert(ShapePair(r, (*ex)[k], "exclude[" + std::to_string(k) + "]"));
+        }
+      }
+      for (const YAML::Node& item : ListSection(r, "pairs")) {
+        MapReader pr(file_, item, "contact pair #" + std::to_string(listed.size() + 1));
+        pr.CheckKeys(Keys({"shapes", "restitution"}));
+        const std::pair<int, int> ij = ShapePair(pr, pr.Require("shapes"), "shapes");
+        pr.SetItem("contact pair '" + sp.shapes[static_cast<std::size_t>(ij.first)].name() + "-" +
+                   sp.shapes[static_cast<std::size_t>(ij.second)].name() + "'");
+        if (const std::string why = PairObstacle(sp, ij.first, ij.second); !why.empty()) {
+          pr.Fail(pr.Require("shapes"), why);
+        }
+        if (excluded.count(ij) != 0) pr.Fail(pr.Require("shapes"), "the pair is also excluded");
+        if (listed.count(ij) != 0) {
+          pr.Fail(pr.Require("shapes"), "the pair is listed twice (first at line " +
+                                            std::to_string(listed[ij].second) + ")");
+        }
+        listed[ij] = {pr.Number("restitution", Range::kUnitInterval, -1.0), pr.line()};
+      }
+    }
+    const auto add = [&](int i, int j, double restitution, int line) {
+      std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+      // Shape A: the one fixed to the ground if any (the contact layer's convention).
+      if (sp.shape_bodies[b] == engine::kGround) std::swap(a, b);
+      contact::SpatialContactPair pair;
+      pair.name = sp.shapes[a].name() + "-" + sp.shapes[b].name();
+      pair.body_a = sp.shape_bodies[a];
+      pair.shape_a = sp.shapes[a];
+      pair.body_b = sp.shape_bodies[b];
+      pair.shape_b = sp.shapes[b];
+      pair.restitution = restitution;
+      sp.contact_pairs.push_back(std::move(pair));
+      sp.contact_pair_lines.push_back(line);
+    };
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < n; ++j) {
+        // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
+        const int gi = shape_groups_[static_cast<std::size_t>(i)];
+        const int gj = shape_groups_[static_cast<std::size_t>(j)];
+        const std::pair<int, int> item{std::min(gi, gj), std::max(gi, gj)};
+        const auto it = listed.find(item);
+        if (it != listed.end()) {
+          add(i, j, it->second.first, it->second.second);
+          continue;
+        }
+        if (!all_pairs || excluded.count(item) != 0 || !PairObstacle(sp, i, j).empty()) {
+          continue;
+        }
+        const contact::CollisionFilter& fa = sp.shape_filters[static_cast<std::size_t>(i)];
+        const contact::CollisionFilter& fb = sp.shape_filters[static_cast<std::size_t>(j)];
+        if ((fa.group & fb.mask) == 0 || (fb.group & fa.mask) == 0) continue;
+        add(i, j, -1.0, sp.shape_lines[static_cast<std::size_t>(j)]);
+      }
+    }
   }
 
   // A non-zero 3-vector (a direction; not normalized here, the engine normalizes).
@@ -944,12 +1208,13 @@ class SceneParser {
     SpatialScene& sp = scene->spatial;
     MapReader r(file_, node,
                 "force #" + std::to_string(sp.springs.size() + sp.torsional_springs.size() +
-                                           sp.loads.size() + 1));
+                                           sp.loads.size() + sp.prismatic_frictions.size() + 1));
     const std::string name = ClaimName(r, "force");
-    const std::string type = Type(r, Keys({"spring_damper", "torsional_spring", "load"}));
+    const std::string type =
+        Type(r, Keys({"spring_damper", "torsional_spring", "load", "prismatic_friction"}));
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale"});
+              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale", "mu"});
     if (type == "spring_damper") {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
                         "damping", "rest_length"}),
@@ -970,6 +1235,19 @@ class SceneParser {
       s.rest_length = r.Number("rest_length", Range::kNonNegative, initial);
       sp.springs.push_back(s);
       sp.spring_lines.push_back(r.line());
+    } else if (type == "prismatic_friction") {
+      r.CheckKeys(Keys({"name", "type", "joint", "mu"}), all, "a prismatic_friction force");
+      engine::SpatialPrismaticFriction fr;
+      fr.name = name;
+      fr.joint = JointRef(r, "joint");
+      const engine::SpatialJoint& j = sp.joints[static_cast<std::size_t>(fr.joint)];
+      if (j.type != engine::SpatialJointType::kPrismatic) {
+        r.Fail(*r.Find("joint"),
+               "prismatic friction needs a prismatic joint; '" + j.name + "' is not one");
+      }
+      fr.mu = r.RequiredNumber("mu", Range::kNonNegative);
+      sp.prismatic_frictions.push_back(fr);
+      sp.friction_lines.push_back(r.line());
     } else if (type == "torsional_spring") {
       r.CheckKeys(Keys({"name", "type", "joint", "stiffness", "damping", "angle0"}), all,
                   "a torsional_spring force");
@@ -1156,6 +1434,8 @@ class SceneParser {
   std::map<std::string, int> body_index_;
   std::vector<std::string> body_names_;
   std::map<std::string, int> joint_index_;  // spatial scenes
+  std::map<std::string, int> shape_index_;  // spatial scenes: first shape of each named item
+  std::vector<int> shape_groups_;           // the named item (first shape) of every shape
 };
 
 }  // namespace

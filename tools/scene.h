@@ -18,14 +18,18 @@
 
 #include <Eigen/Dense>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "contact/broadphase.h"
 #include "contact/planar_contacts.h"
+#include "contact/spatial_contacts.h"
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
+#include "engine/topology.h"
 #include "events/simulation.h"
 
 namespace saltus::tools {
@@ -73,7 +77,17 @@ struct SpatialScene {
   std::vector<engine::SpatialSpringDamper> springs;
   std::vector<engine::SpatialTorsionalSpring> torsional_springs;
   std::vector<engine::SpatialLoad> loads;
+  std::vector<engine::SpatialPrismaticFriction> prismatic_frictions;
   std::vector<int> body_lines, joint_lines, driver_lines, spring_lines, torsional_lines, load_lines;
+  std::vector<int> friction_lines;
+  // `shapes:` (pose X_BS in the body frame; body engine::kGround for shapes fixed in the world)
+  // and the unilateral contact pairs that `contacts:` selects among them (one
+  // contact::SpatialContacts block, after the joint and driver rows).
+  std::vector<contact::Shape> shapes;
+  std::vector<int> shape_bodies, shape_lines;
+  std::vector<contact::CollisionFilter> shape_filters;
+  std::vector<contact::SpatialContactPair> contact_pairs;
+  std::vector<int> contact_pair_lines;  // the explicit pair's line, else the shape_b's line
 };
 
 struct Scene {
@@ -116,7 +130,8 @@ std::string CheckIntegratorChoice(std::string_view integrator,
 std::shared_ptr<engine::PlanarMultibodySystem> BuildSystem(const Scene& scene);
 
 // The engine::SpatialMultibodySystem of a spatial scene (joint and driver rows as its first
-// constraint block). Throws SceneError with the line of an item the engine rejects, or when the
+// constraint block, then one contact::SpatialContacts block of SpatialScene::contact_pairs when
+// there are any). Throws SceneError with the line of an item the engine rejects, or when the
 // scene is planar.
 std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& scene);
 
@@ -130,6 +145,8 @@ struct SceneSystem {
   std::shared_ptr<engine::MechanicalSystem> system;
   Eigen::VectorXd q0, v0;
   std::string report;  // empty for planar scenes
+  // Spatial scenes: the topology at the assembled q0 (summary.json's "topology").
+  std::optional<engine::TopologyReport> topology;
 };
 SceneSystem BuildSceneSystem(const Scene& scene);
 

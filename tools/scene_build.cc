@@ -124,11 +124,28 @@ std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& 
   add_all(sp.torsional_springs.size(), sp.torsional_lines,
           [&](std::size_t i) { builder.AddTorsionalSpring(sp.torsional_springs[i]); });
   add_all(sp.loads.size(), sp.load_lines, [&](std::size_t i) { builder.AddLoad(sp.loads[i]); });
+  add_all(sp.prismatic_frictions.size(), sp.friction_lines,
+          [&](std::size_t i) { builder.AddPrismaticFriction(sp.prismatic_frictions[i]); });
+  std::shared_ptr<const engine::SpatialModel> model;
+  std::shared_ptr<engine::SpatialMultibodySystem> system;
   try {
-    return std::make_shared<engine::SpatialMultibodySystem>(builder.Build());
+    model = builder.Build();
+    system = std::make_shared<engine::SpatialMultibodySystem>(model);
   } catch (const std::invalid_argument& e) {
     throw SceneError(scene.file, 0, e.what());
   }
+  if (!sp.contact_pairs.empty()) {
+    // Validate the pairs one by one first, for the line number; then build the one block.
+    add_all(sp.contact_pairs.size(), sp.contact_pair_lines,
+            [&](std::size_t i) { contact::SpatialContacts single(model, {sp.contact_pairs[i]}); });
+    try {
+      system->AddConstraintBlock(
+          std::make_shared<const contact::SpatialContacts>(model, sp.contact_pairs));
+    } catch (const std::invalid_argument& e) {
+      throw SceneError(scene.file, 0, e.what());
+    }
+  }
+  return system;
 }
 
 SceneSystem BuildSceneSystem(const Scene& scene) {
@@ -146,10 +163,6 @@ SceneSystem BuildSceneSystem(const Scene& scene) {
   out.v0 = model.InitialVelocities();
   std::vector<int> rows(static_cast<std::size_t>(system->num_joint_rows()));
   for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = static_cast<int>(r);
-
-  std::ostringstream report;
-  const engine::TopologyReport topology = engine::AnalyzeTopology(*system, 0.0, out.q0);
-  report << "topology: " << topology.Summary(model);
 
   // Consistent initialization (|g| <= 1e-10; the event loop's SetState then projects to its
   // own tolerance).
@@ -170,6 +183,9 @@ SceneSystem BuildSceneSystem(const Scene& scene) {
         scene.file, line,
         "the initial state cannot be assembled (consistent initialization): " + assembly.message);
   }
+  out.topology = engine::AnalyzeTopology(*system, 0.0, out.q0);
+  std::ostringstream report;
+  report << "topology: " << out.topology->Summary(model);
   report << "assembly: position correction " << assembly.position_correction
          << ", velocity correction " << assembly.velocity_correction << " (" << assembly.iterations
          << " iterations, |g|max " << assembly.position_residual << ")\n";

@@ -18,6 +18,44 @@ void AppendDouble(double x, std::string* line) {
   line->append(FormatDouble(x));
 }
 
+// summary.json's "topology" object (engine::TopologyReport, names from the model).
+void WriteTopology(const engine::TopologyReport& t, const engine::SpatialModel& model,
+                   JsonWriter* w) {
+  const auto body_name = [&](int b) {
+    return b == engine::kGround ? std::string("ground")
+                                : model.bodies()[static_cast<std::size_t>(b)].name;
+  };
+  w->Key("topology").BeginObject();
+  w->Key("bodies").Integer(model.num_bodies());
+  w->Key("joints").Integer(static_cast<long>(model.joints().size()));
+  w->Key("drivers").Integer(static_cast<long>(model.drivers().size()));
+  w->Key("components").Integer(t.num_components);
+  w->Key("components_grounded").BeginArray();
+  for (const bool grounded : t.component_grounded) w->Bool(grounded);
+  w->EndArray();
+  w->Key("independent_loops").Integer(t.num_loops);
+  w->Key("loops").BeginArray();
+  for (const engine::KinematicLoop& loop : t.loops) {
+    w->BeginObject();
+    w->Key("joints").BeginArray();
+    for (const int j : loop.joints) w->String(model.joints()[static_cast<std::size_t>(j)].name);
+    w->EndArray();
+    w->Key("bodies").BeginArray();
+    for (const int b : loop.bodies) w->String(body_name(b));
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+  w->Key("unconnected_bodies").BeginArray();
+  for (const int b : t.unconnected_bodies) w->String(body_name(b));
+  w->EndArray();
+  w->Key("constraint_rows").Integer(t.num_rows);
+  w->Key("rank_of_G").Integer(t.rank);
+  w->Key("redundant_rows").Integer(t.redundant_rows);
+  w->Key("degrees_of_freedom").Integer(t.degrees_of_freedom);
+  w->EndObject();
+}
+
 }  // namespace
 
 // ---- trajectory.csv -------------------------------------------------------------------------
@@ -133,6 +171,8 @@ void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
       .Number(system.KineticEnergy(simulation.q(), simulation.v()) +
               system.PotentialEnergy(simulation.t(), simulation.q()));
   w.Key("wall_seconds").Number(s.wall_seconds);
+  const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(&system);
+  if (info.topology && spatial) WriteTopology(*info.topology, spatial->model(), &w);
   w.EndObject();
 }
 

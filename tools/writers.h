@@ -7,7 +7,10 @@
 //                   row names joined by ';', impulses (N·s, one per row) likewise; energies T + V
 //                   (J) at t*⁻ and t*⁺.
 //   summary.json    scene, integrator, formulation, status, times, step and event counts,
-//                   constraint violations, wall time (events::SimulationStats).
+//                   constraint violations, wall time (events::SimulationStats); for spatial
+//                   scenes a "topology" object: bodies, joints, components (number and whether
+//                   grounded), independent loops with their joint and body names, unconnected
+//                   bodies, constraint rows, rank of G, redundant rows, degrees of freedom.
 //   last_state.json after a failed run: t, named q and v, closed contacts, the reason.
 //
 // Every double is printed with %.17g (FormatDouble), so files round-trip exactly and two runs
@@ -15,11 +18,13 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "engine/mechanical_system.h"
+#include "engine/topology.h"
 #include "events/simulation.h"
 
 namespace saltus::tools {
@@ -81,6 +86,9 @@ struct RunInfo {
   std::string status;   // events::ToString(RunStatus), or "error" for an exception
   std::string message;  // why the run stopped early; empty when finished
   double t_reached = 0;
+  // Spatial scenes: the model's topology at the initial configuration (engine/topology.h),
+  // written as summary.json's "topology" object; planar models do not offer one.
+  std::optional<engine::TopologyReport> topology;
 };
 
 void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation, std::ostream& out);

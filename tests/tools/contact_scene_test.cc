@@ -1,0 +1,397 @@
+// Spatial scenes with shapes and contact pairs (issue 4), at user level: every example in
+// examples/spatial/ with `shapes:` loads, runs with DOPRI5, never gains energy at an event and
+// never penetrates by more than τ0 after a projection; each one meets its own closed form or
+// statics (ball on table: impact times; tumbling box and box stack: resting forces and moments;
+// Newton's cradle: the simultaneous-impact LCP outcome; sphere in bowl: energy in sliding
+// contact); bad `shapes:`/`contacts:` input is "<file>:<line>: <item>: <what>" and exit 2; the
+// sphere-pile generator reproduces the checked-in scene.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/rotation.h"
+#include "events/simulation.h"
+#include "tools/cli.h"
+#include "tools/generators.h"
+#include "tools/generators_contact.h"
+#include "tools/scene.h"
+
+namespace saltus::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Eigen::MatrixXd;
+using Eigen::Vector3d;
+using Eigen::VectorXd;
+
+const fs::path kSpatialExamples = fs::path(SALTUS_EXAMPLES_DIR) / "spatial";
+constexpr double kG = 9.81;
+
+class Recorder : public events::Observer {
+ public:
+  void OnEvent(const events::Event& e, const VectorXd&, const VectorXd& v_minus,
+               const VectorXd& v_plus) override {
+    events.push_back(e);
+    v_before.push_back(v_minus);
+    v_after.push_back(v_plus);
+  }
+  std::vector<double> TimesOf(events::EventKind k) const {
+    std::vector<double> ts;
+    for (const events::Event& e : events) {
+      if (e.kind == k) ts.push_back(e.t);
+    }
+    return ts;
+  }
+  std::vector<events::Event> events;
+  std::vector<VectorXd> v_before, v_after;
+};
+
+// A scene of examples/spatial/ set up as `saltus run` does (BuildSceneSystem: assembled state).
+struct SceneRun {
+  Scene scene;
+  SceneSystem built;
+  std::unique_ptr<events::Simulation> sim;
+  Recorder rec;
+
+  explicit SceneRun(const std::string& file)
+      : scene(LoadSceneFile((kSpatialExamples / file).string())) {
+    built = BuildSceneSystem(scene);
+    sim = std::make_unique<events::Simulation>(built.system, scene.options);
+    sim->AddObserver(&rec);
+    sim->SetState(0, built.q0, built.v0);
+  }
+  events::RunResult Advance(double t) { return sim->AdvanceTo(t); }
+
+  // Largest T + V gain across an event (≤ 0 when every event dissipates).
+  double WorstEnergyGain() const {
+    double worst = -1e300;
+    for (const events::Event& e : rec.events) {
+      worst = std::max(worst, e.energy_after - e.energy_before);
+    }
+    return rec.events.empty() ? 0.0 : worst;
+  }
+  // G_Aᵀ λ of the closed rows at the current state: the generalized contact force.
+  VectorXd ContactForce() const {
+    MatrixXd G;
+    sim->system().ConstraintJacobian(sim->t(), sim->q(), sim->active_rows(), &G);
+    return G.transpose() * sim->Multipliers();
+  }
+};
+
+// The invariants every contact example must keep (issue 4, §4): impacts never add energy (the
+// projections after an event change T + V by round-off of states of ~1 J: 1e-9 J) and gaps
+// after each projection are ≥ −τ0.
+void ExpectPhysical(const SceneRun& run, const std::string& label) {
+  EXPECT_LE(run.WorstEnergyGain(), 1e-9) << label;
+  EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0) << label;
+}
+
+TEST(ContactScenes, BallOnTableBouncesAtClosedFormTimesAndRestsWithWeight) {
+  SceneRun run("ball_on_table.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "ball_on_table");
+  // Closed form of the header: t1 = √(2·0.5/g), flights 2 eᵏ v1/g.
+  const double e = 0.8, t1 = std::sqrt(2 * 0.5 / kG);
+  const std::vector<double> impacts = run.rec.TimesOf(events::EventKind::kImpact);
+  ASSERT_GE(impacts.size(), 30u);  // eᵏ v1 reaches τ1 = 1e-6 after ~67 impacts
+  double t = t1, v = kG * t1, worst = 0;
+  for (std::size_t k = 0; k < 30; ++k) {
+    worst = std::max(worst, std::abs(impacts[k] - t));
+    v *= e;
+    t += 2 * v / kG;
+  }
+  // Roots located to 1e-12·t, DOPRI5 exact on parabolas (as the planar bouncing ball): 1e-9 s.
+  EXPECT_LT(worst, 1e-9);
+  std::printf("ball_on_table: %zu impacts, first 30 within %.2e s of the closed form\n",
+              impacts.size(), worst);
+  // Rests on the table: one closed row carrying m g, centre 0.1 m above the top (0.72 m).
+  ASSERT_EQ(run.sim->closed_rows().size(), 1u);
+  EXPECT_NEAR(run.sim->Multipliers()[0], 1.0 * kG, 1e-9);  // index-1 solve, round-off
+  EXPECT_NEAR(run.sim->q()[2], 0.82, 1e-9);                // τ0-level projection
+}
+
+TEST(ContactScenes, TumblingBoxComesToRestFlatWithWeightAndNoMoment) {
+  SceneRun run("tumbling_box.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "tumbling_box");
+  EXPECT_GE(run.rec.TimesOf(events::EventKind::kImpact).size(), 3u);
+  // Flat on its largest face: the 4 corners of one face closed, centre at h_z = 0.05 m.
+  ASSERT_EQ(run.sim->closed_rows().size(), 4u);
+  EXPECT_NEAR(run.sim->q()[2], 0.05, 1e-9);
+  // Σ forces = m g upward, moment about the centre (= body origin) zero: G_Aᵀ λ = (0, 0, m g,
+  // 0, 0, 0). Index-1 solve of a rank-3 Delassus matrix, forces ~ 2.5 N: 1e-8.
+  const VectorXd f = run.ContactForce();
+  EXPECT_NEAR(f[2], 1.0 * kG, 1e-8);
+  EXPECT_LT(f.head<2>().norm(), 1e-8);
+  EXPECT_LT(f.tail<3>().norm(), 1e-8) << "moment about the centre";
+  for (Eigen::Index k = 0; k < 4; ++k) EXPECT_GE(run.sim->Multipliers()[k], -1e-10);
+  // Resting generates no events.
+  const std::size_t at_rest = run.rec.events.size();
+  ASSERT_EQ(run.Advance(run.scene.t_end + 1.0).status, events::RunStatus::kFinished);
+  EXPECT_EQ(run.rec.events.size(), at_rest);
+  std::printf("tumbling_box: %zu impacts, %zu events, rests with %.12f N (m g %.12f)\n",
+              run.rec.TimesOf(events::EventKind::kImpact).size(), at_rest, f[2], kG);
+}
+
+TEST(ContactScenes, BoxStackRestsWithTheWeightsAbove) {
+  SceneRun run("box_stack.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "box_stack");
+  // Every box flat on the one below: 4 corners per interface, of which the contact LCP closes
+  // at least 3 (the Delassus matrix of a face has rank 3: a fourth corner at gap 0 may stay
+  // open with zero force).
+  EXPECT_GE(run.sim->closed_rows().size(), 9u);
+  EXPECT_LE(run.sim->closed_rows().size(), 12u);
+  // Centre heights 0.1, 0.28, 0.42 m (τ0-level projection).
+  EXPECT_NEAR(run.sim->q()[2], 0.1, 1e-9);
+  EXPECT_NEAR(run.sim->q()[7 + 2], 0.28, 1e-9);
+  EXPECT_NEAR(run.sim->q()[14 + 2], 0.42, 1e-9);
+  // Each body in equilibrium: G_Aᵀ λ = (0, 0, m_i g, 0, 0, 0) per body (index-1 solve: 1e-8).
+  const VectorXd f = run.ContactForce();
+  const double masses[3] = {2.0, 1.5, 1.0};
+  for (int b = 0; b < 3; ++b) {
+    EXPECT_NEAR(f[6 * b + 2], masses[b] * kG, 1e-8) << "body " << b;
+    EXPECT_LT(f.segment<2>(6 * b).norm(), 1e-8) << "body " << b;
+    EXPECT_LT(f.segment<3>(6 * b + 3).norm(), 1e-8) << "moment on body " << b;
+  }
+  const std::size_t at_rest = run.rec.events.size();
+  ASSERT_EQ(run.Advance(run.scene.t_end + 0.5).status, events::RunStatus::kFinished);
+  EXPECT_EQ(run.rec.events.size(), at_rest);
+  std::printf("box_stack: %zu impacts, %zu events, %zu closed rows at rest\n",
+              run.rec.TimesOf(events::EventKind::kImpact).size(), at_rest,
+              run.sim->closed_rows().size());
+}
+
+TEST(ContactScenes, NewtonsCradleImpactIsSimultaneous) {
+  SceneRun run("newtons_cradle.yaml");
+  ASSERT_EQ(run.Advance(0.5).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "newtons_cradle");
+  ASSERT_FALSE(run.rec.events.empty());
+  std::size_t first = 0;
+  while (first < run.rec.events.size() &&
+         run.rec.events[first].kind != events::EventKind::kImpact) {
+    ++first;
+  }
+  ASSERT_LT(first, run.rec.events.size()) << "no impact";
+  const VectorXd& vm = run.rec.v_before[first];
+  const VectorXd& vp = run.rec.v_after[first];
+  // Before: ball 1 at V along x, the others at rest.
+  const double V = vm[0];
+  const double V_closed = std::sqrt(2 * kG * 0.4 * (1 - std::cos(0.5)));  // energy, header
+  EXPECT_NEAR(V, V_closed, 1e-6 * V_closed);  // dopri5 rtol 1e-9 on a 0.6 s swing
+  for (int b = 1; b < 5; ++b) EXPECT_LT(std::abs(vm[6 * b]), 1e-9);
+  // Simultaneous Newton impact, e = 1, equal masses (header): v1 = −3V/5, v2..5 = 2V/5.
+  // LCP solution to round-off of the impulses (~V m): 1e-9 relative.
+  EXPECT_NEAR(vp[0], -0.6 * V, 1e-9 * V);
+  for (int b = 1; b < 5; ++b) EXPECT_NEAR(vp[6 * b], 0.4 * V, 1e-9 * V) << "ball " << b + 1;
+  // The sequential model would give v5 = V, v1..4 = 0: not what the LCP does.
+  std::printf("newtons_cradle: V = %.9f, after: %.9f %.9f %.9f %.9f %.9f\n", V, vp[0], vp[6],
+              vp[12], vp[18], vp[24]);
+}
+
+// Records the largest distance of the sphere's centre from the bowl's centre (0, 0, 0.5).
+class BowlWatcher : public events::Observer {
+ public:
+  void OnStep(double, const VectorXd& q, const VectorXd&) override {
+    const double d = (q.head<3>() - Vector3d(0, 0, 0.5)).norm();
+    max_distance = std::max(max_distance, d);
+    min_distance = std::min(min_distance, d);
+  }
+  double max_distance = 0, min_distance = 1e300;
+};
+
+TEST(ContactScenes, SphereInBowlStaysOnTheFacets) {
+  SceneRun run("sphere_in_bowl.yaml");
+  BowlWatcher watch;
+  run.sim->AddObserver(&watch);
+  // 1 s of the 2 s scene (the test's time budget): the settling impacts and sliding.
+  ASSERT_EQ(run.Advance(1.0).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "sphere_in_bowl");
+  const std::size_t impacts = run.rec.TimesOf(events::EventKind::kImpact).size();
+  EXPECT_GE(impacts, 2u);
+  // Per-triangle rows: every facet is a shape, so crossing a concave crease is an impact of the
+  // facet ahead (energy checked above), never a penetration. The facets lie inside the sphere
+  // of radius 0.5 (vertices on it), so the centre stays within 0.5 − r = 0.45 m of the bowl's
+  // centre (+ τ0 = 1e-8, the projection tolerance of the gaps) once it has landed, and above
+  // the facets' sag: the facet planes are at least 0.5 cos(0.13) = 0.4958 m from the centre
+  // (half the largest facet angle 0.26 rad), so ≥ 0.4458 − 1e-8.
+  EXPECT_LE(watch.max_distance, 0.45 + 1e-8);
+  const Vector3d c = run.sim->q().head<3>();
+  EXPECT_GE((c - Vector3d(0, 0, 0.5)).norm(), 0.5 * std::cos(0.13) - 0.05 - 1e-8);
+  std::printf("sphere_in_bowl (1 s): %zu impacts, %zu events, centre within [%.6f, %.6f] m\n",
+              impacts, run.rec.events.size(), watch.min_distance, watch.max_distance);
+}
+
+TEST(ContactScenes, SpherePileOfTwentyFallsIntoTheBox) {
+  SceneRun run("sphere_pile_20.yaml");
+  // 1 s of the 2 s scene (the test's time budget): every sphere has landed (the highest starts
+  // 0.17 m above the floor) and the pile is still settling.
+  ASSERT_EQ(run.Advance(1.0).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "sphere_pile_20");
+  // Rows: all pairs, 20·19/2 sphere pairs + 5 planes × 20.
+  EXPECT_EQ(run.built.system->num_constraints(), 190 + 100);
+  // Every sphere inside the box (walls ±0.3 m, radius 0.05 m; τ0 margin) and above the floor.
+  for (int i = 0; i < 20; ++i) {
+    const Vector3d c = run.sim->q().segment<3>(7 * i);
+    EXPECT_LE(std::abs(c.x()), 0.25 + 1e-8);
+    EXPECT_LE(std::abs(c.y()), 0.25 + 1e-8);
+    EXPECT_GE(c.z(), 0.05 - 1e-8);
+  }
+  std::printf("sphere_pile_20: %zu impacts, %zu events, %ld steps, %.2f s wall\n",
+              run.rec.TimesOf(events::EventKind::kImpact).size(), run.rec.events.size(),
+              run.sim->stats().integrator.accepted_steps, run.sim->stats().wall_seconds);
+}
+
+TEST(ContactScenes, GeneratorReproducesTheCheckedInPile) {
+  std::ifstream in(kSpatialExamples / "sphere_pile_20.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(SpherePileYaml(20), text.str());
+  EXPECT_EQ(GenerateScene("sphere_pile", 20), text.str());
+  EXPECT_THROW(SpherePileYaml(0), std::invalid_argument);
+  const Scene s = ParseScene(SpherePileYaml(7), "pile7.yaml");
+  EXPECT_EQ(s.spatial.contact_pairs.size(), 7u * 6u / 2u + 5u * 7u);
+}
+
+// ---- Pair selection ------------------------------------------------------------------------
+
+std::string PairScene(const std::string& shapes, const std::string& contacts) {
+  return "scene: s\ndimension: 3\nbodies:\n"
+         "  - {name: a, mass: 1, inertia: 0.01, position: [0, 0, 1]}\n"
+         "  - {name: b, mass: 1, inertia: 0.01, position: [1, 0, 1]}\n"
+         "shapes:\n" +
+         shapes + contacts + "simulation:\n  t_end: 1\n";
+}
+
+const std::string kThreeShapes =
+    "  - {name: floor, body: ground, type: plane}\n"
+    "  - {name: wall, body: ground, type: plane, normal: [1, 0, 0], offset: -2}\n"
+    "  - {name: sa, body: a, type: sphere, radius: 0.1}\n"
+    "  - {name: sa2, body: a, type: box, half_size: [0.1, 0.1, 0.1], position: [0, 0, 0.2]}\n"
+    "  - {name: sb, body: b, type: capsule, radius: 0.1, length: 0.3, group: 2, mask: 1}\n";
+
+std::vector<std::string> PairNames(const Scene& s) {
+  std::vector<std::string> names;
+  for (const contact::SpatialContactPair& p : s.spatial.contact_pairs) names.push_back(p.name);
+  return names;
+}
+
+TEST(ContactScenePairs, AllPairsByDefaultExceptSameBodyAndGround) {
+  const Scene s = ParseScene(PairScene(kThreeShapes, ""), "p.yaml");
+  // floor–wall (both ground) and sa–sa2 (same body) are left out.
+  EXPECT_EQ(PairNames(s), (std::vector<std::string>{"floor-sa", "floor-sa2", "floor-sb", "wall-sa",
+                                                    "wall-sa2", "wall-sb", "sa-sb", "sa2-sb"}));
+  EXPECT_EQ(s.spatial.contact_pairs[0].body_a, engine::kGround);
+  EXPECT_EQ(s.spatial.contact_pairs[0].body_b, 0);
+}
+
+TEST(ContactScenePairs, GroupsMasksExcludeAndListedPairs) {
+  // sa in group 4 only: sb (mask 1) does not accept it; the floor (mask all) does.
+  std::string shapes = kThreeShapes;
+  shapes.replace(shapes.find("radius: 0.1}"), 12, "radius: 0.1, group: 4}");
+  Scene s = ParseScene(PairScene(shapes, "contacts:\n  exclude: [[wall, sa2]]\n"), "p.yaml");
+  EXPECT_EQ(PairNames(s), (std::vector<std::string>{"floor-sa", "floor-sa2", "floor-sb", "wall-sa",
+                                                    "wall-sb", "sa2-sb"}));
+  // A listed pair overrides the groups and carries its restitution; default none keeps only it.
+  s = ParseScene(PairScene(shapes,
+                           "contacts:\n  default: none\n  pairs:\n"
+                           "    - {shapes: [sb, sa], restitution: 0.25}\n"),
+                 "p.yaml");
+  ASSERT_EQ(PairNames(s), (std::vector<std::string>{"sa-sb"}));
+  EXPECT_DOUBLE_EQ(s.spatial.contact_pairs[0].restitution, 0.25);
+  // Built: rows after the joints, named after the pair, with the restitution.
+  const std::shared_ptr<engine::SpatialMultibodySystem> sys = BuildSpatialSystem(s);
+  ASSERT_EQ(sys->num_constraints(), 1);  // sphere–capsule: one closest-point row
+  EXPECT_EQ(sys->constraint_info(0).name, "sa-sb");
+  EXPECT_DOUBLE_EQ(sys->constraint_info(0).restitution, 0.25);
+}
+
+// ---- Bad input -----------------------------------------------------------------------------
+
+class ContactSceneErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("saltus_contact_scene_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // Writes the scene into the scratch folder and expects LoadSceneFile to fail at `line` with
+  // every fragment in the message.
+  void ExpectError(const std::string& text, int line, const std::vector<std::string>& fragments) {
+    const fs::path path = dir_ / "bad.yaml";
+    std::ofstream(path) << text;
+    try {
+      const Scene s = LoadSceneFile(path.string());
+      (void)BuildSceneSystem(s);
+      ADD_FAILURE() << "no error for:\n" << text;
+    } catch (const SceneError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      for (const std::string& f : fragments) {
+        EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
+            << "'" << f << "' not in: " << e.what();
+      }
+    }
+  }
+  fs::path dir_;
+};
+
+// Lines: 1 scene, 2 dimension, 3 bodies, 4 a, 5 b, 6 shapes, 7.. the shapes.
+TEST_F(ContactSceneErrors, ShapesAndPairs) {
+  ExpectError(PairScene("  - {name: s, body: c, type: sphere, radius: 0.1}\n", ""), 7,
+              {"shape 's'", "body 'c' is not a body"});
+  ExpectError(PairScene("  - {name: s, body: a, type: sphere, radius: 0}\n", ""), 7,
+              {"shape 's'", "radius must be > 0"});
+  ExpectError(PairScene("  - {name: s, body: a, type: box, half_size: [0.1, 0, 0.1]}\n", ""), 7,
+              {"shape 's'", "half_size"});
+  ExpectError(PairScene("  - {name: s, body: a, type: sphere, radius: 0.1, length: 2}\n", ""), 7,
+              {"shape 's'", "does not apply to a sphere shape"});
+  ExpectError(PairScene("  - {name: s, body: a, type: cone, radius: 0.1}\n", ""), 7,
+              {"type 'cone' is unknown"});
+  ExpectError(PairScene(kThreeShapes, "contacts:\n  pairs:\n    - {shapes: [sa, sc]}\n"), 14,
+              {"'sc' is not a shape"});
+  ExpectError(PairScene(kThreeShapes, "contacts:\n  pairs:\n    - {shapes: [sa, sa2]}\n"), 14,
+              {"same body"});
+  ExpectError(PairScene(kThreeShapes,
+                        "contacts:\n  exclude: [[floor, sb]]\n  pairs:\n"
+                        "    - {shapes: [sb, floor]}\n"),
+              15, {"also excluded"});
+  ExpectError(
+      PairScene(kThreeShapes, "contacts:\n  pairs:\n    - {shapes: [sa, sb], restitution: 1.5}\n"),
+      14, {"restitution must be in [0, 1]"});
+}
+
+TEST_F(ContactSceneErrors, MeshFiles) {
+  ExpectError(PairScene("  - {name: m, body: a, type: convex_mesh, file: nowhere.obj}\n", ""), 7,
+              {"shape 'm'", "nowhere.obj"});
+  // A closed but non-convex polyhedron: a tetrahedron with a dent (the apex of a fourth vertex
+  // pushed inside): an octahedron-like surface with one vertex inside the hull.
+  std::ofstream(dir_ / "dented.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0.1 0.1 0.1\nv 0 0 1\n"
+                                        "f 1 3 2\nf 1 2 4\nf 2 5 4\nf 1 4 5\nf 2 3 5\nf 1 5 3\n";
+  ExpectError(PairScene("  - {name: m, body: a, type: convex_mesh, file: dented.obj}\n", ""), 7,
+              {"shape 'm'", "dented.obj", "convex"});
+  // The same file is a valid triangle mesh.
+  std::ofstream(dir_ / "ok.yaml") << PairScene(
+      "  - {name: m, body: ground, type: triangle_mesh, file: dented.obj}\n"
+      "  - {name: s, body: a, type: sphere, radius: 0.1}\n",
+      "");
+  EXPECT_EQ(LoadSceneFile((dir_ / "ok.yaml").string()).spatial.contact_pairs.size(), 1u);
+  // Through the command line: exit 2, the message on stderr.
+  std::ofstream(dir_ / "bad2.yaml")
+      << PairScene("  - {name: m, body: a, type: convex_mesh, file: missing.stl}\n", "");
+  const std::vector<std::string> args = {"run", (dir_ / "bad2.yaml").string(), "--out",
+                                         (dir_ / "out").string()};
+  std::ostringstream o, e;
+  EXPECT_EQ(RunCli(args, o, e), kExitBadInput);
+  EXPECT_NE(e.str().find("bad2.yaml:7: shape 'm'"), std::string::npos) << e.str();
+}
+
+}  // namespace
+}  // namespace saltus::tools
