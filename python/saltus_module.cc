@@ -17,10 +17,12 @@
 #include <pybind11/stl.h>
 
 #include "integrators/integrator.h"
+#include "python/bindings.h"
 #include "saltus/saltus.h"
 
 namespace py = pybind11;
 using Eigen::VectorXd;
+using saltus::python::ToVector;
 
 namespace {
 
@@ -52,14 +54,6 @@ py::dict StatsDict(const saltus::Statistics& s) {
   d["max_acceleration_violation"] = s.max_acceleration_violation;
   d["wall_seconds"] = s.wall_seconds;
   return d;
-}
-
-VectorXd ToVector(const py::object& o, const char* what) {
-  try {
-    return o.cast<VectorXd>();
-  } catch (const py::cast_error&) {
-    throw saltus::InvalidArgument(std::string(what) + " must be a 1-D array of floats");
-  }
 }
 
 }  // namespace
@@ -139,45 +133,10 @@ PYBIND11_MODULE(saltus, m) {
           [](saltus::SimulationOptions& o, double x) { o.thresholds.tau3 = x; })
       .def_readwrite("time_events", &saltus::SimulationOptions::time_events);
 
-  py::class_<saltus::Model>(m, "Model")
-      .def_static("from_scene_file", &saltus::Model::FromSceneFile, py::arg("path"))
+  py::class_<saltus::Model> model_class(m, "Model");
+  model_class.def_static("from_scene_file", &saltus::Model::FromSceneFile, py::arg("path"))
       .def_static("from_scene_text", &saltus::Model::FromSceneText, py::arg("yaml"),
                   py::arg("label") = "<scene>")
-      .def_static(
-          "lagrangian",
-          [](int n, py::object mass, py::object force, py::object q0, py::object v0,
-             std::vector<std::string> names) {
-            saltus::engine::LagrangianCallbacks cb;
-            cb.n = n;
-            if (!mass.is_none()) {
-              Eigen::MatrixXd M;
-              try {
-                M = mass.cast<Eigen::MatrixXd>();
-              } catch (const py::cast_error&) {
-                throw saltus::InvalidArgument("mass must be an n x n array");
-              }
-              if (M.rows() != n || M.cols() != n) {
-                throw saltus::InvalidArgument("mass must be " + std::to_string(n) + " x " +
-                                              std::to_string(n));
-              }
-              cb.mass = [M](const VectorXd&, Eigen::MatrixXd* out) { *out = M; };
-              cb.constant_mass = true;
-            }
-            if (!force.is_none()) {
-              if (!PyCallable_Check(force.ptr())) {
-                throw saltus::InvalidArgument("force must be callable f(t, q, v)");
-              }
-              py::function f = force;
-              cb.forces = [f](double t, const VectorXd& q, const VectorXd& v, VectorXd* F) {
-                *F = ToVector(f(t, q, v), "the force callback's result");
-              };
-            }
-            cb.coordinate_names = std::move(names);
-            return saltus::Model::FromLagrangian(cb, {}, ToVector(q0, "q0"), ToVector(v0, "v0"));
-          },
-          py::arg("n"), py::arg("mass") = py::none(), py::arg("force") = py::none(), py::arg("q0"),
-          py::arg("v0"), py::arg("names") = std::vector<std::string>{},
-          "A Lagrangian system M v' = f(t, q, v) (M constant, default identity).")
       .def_property_readonly("nq", &saltus::Model::nq)
       .def_property_readonly("nv", &saltus::Model::nv)
       .def_property_readonly("num_constraints", &saltus::Model::num_constraints)
@@ -189,6 +148,7 @@ PYBIND11_MODULE(saltus, m) {
       .def("position_names", &saltus::Model::PositionNames)
       .def("velocity_names", &saltus::Model::VelocityNames)
       .def("constraint_names", &saltus::Model::ConstraintNames);
+  saltus::python::BindModelBuilders(m, model_class);
 
   py::class_<saltus::RunResult>(m, "RunResult")
       .def_property_readonly("ok", &saltus::RunResult::ok)

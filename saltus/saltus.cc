@@ -205,30 +205,31 @@ std::shared_ptr<Model::Data> PlanarData(std::shared_ptr<engine::PlanarMultibodyS
   return data;
 }
 
+// A planar or spatial (`dimension: 3`, assembled) scene with its options.
+std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
+  tools::SceneSystem built = tools::BuildSceneSystem(scene);
+  auto data = std::make_shared<Model::Data>();
+  if (auto planar = std::dynamic_pointer_cast<engine::PlanarMultibodySystem>(built.system)) {
+    data->planar = std::shared_ptr<const engine::PlanarModel>(planar, &planar->model());
+  }
+  data->system = std::move(built.system);
+  data->q0 = std::move(built.q0);
+  data->v0 = std::move(built.v0);
+  data->name = scene.name;
+  data->options = scene.options;
+  data->t_end = scene.t_end;
+  data->contacts = scene.contacts;
+  return data;
+}
+
 }  // namespace
 
 Model Model::FromSceneText(const std::string& yaml, const std::string& label) {
-  return Translate([&] {
-    const tools::Scene scene = tools::ParseScene(yaml, label);
-    auto data = PlanarData(tools::BuildSystem(scene));
-    data->name = scene.name;
-    data->options = scene.options;
-    data->t_end = scene.t_end;
-    data->contacts = scene.contacts;
-    return Model(std::move(data));
-  });
+  return Translate([&] { return Model(SceneData(tools::ParseScene(yaml, label))); });
 }
 
 Model Model::FromSceneFile(const std::string& path) {
-  return Translate([&] {
-    const tools::Scene scene = tools::LoadSceneFile(path);
-    auto data = PlanarData(tools::BuildSystem(scene));
-    data->name = scene.name;
-    data->options = scene.options;
-    data->t_end = scene.t_end;
-    data->contacts = scene.contacts;
-    return Model(std::move(data));
-  });
+  return Translate([&] { return Model(SceneData(tools::LoadSceneFile(path))); });
 }
 
 Model Model::FromPlanar(std::shared_ptr<const engine::PlanarModel> model,

@@ -56,30 +56,16 @@ void Append(std::string* out, double x) {
   out->push_back(' ');
 }
 
-}  // namespace
-
-VtkWriter::VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
-                     std::vector<contact::PlanarContact> contacts, const std::filesystem::path& dir,
-                     const std::string& name, bool frames_at_steps)
-    : model_(std::move(model)),
-      contacts_(std::move(contacts)),
-      dir_(dir),
-      name_(name),
-      frames_at_steps_(frames_at_steps) {
-  if (!model_) throw std::invalid_argument("VtkWriter: null model");
-  if (name_.empty() || name_.find_first_of("/\\") != std::string::npos) {
-    throw std::invalid_argument("VtkWriter: the series name '" + name_ +
+void CheckSeriesName(const std::string& writer, const std::string& name) {
+  if (name.empty() || name.find_first_of("/\\") != std::string::npos) {
+    throw std::invalid_argument(writer + ": the series name '" + name +
                                 "' must be non-empty and contain no path separator");
   }
-  for (const contact::PlanarContact& c : contacts_) {
-    for (int b : {c.body_a, c.body_b}) {
-      if (b < engine::kGround || b >= model_->num_bodies()) {
-        throw std::invalid_argument("VtkWriter: contact '" + c.name + "' names body " +
-                                    std::to_string(b) + ", not in the model");
-      }
-    }
-  }
-  const std::filesystem::path frames = dir_ / name_;
+}
+
+// Creates DIR/<name>/ and removes the frames of an earlier run.
+void PrepareFrameDirectory(const std::filesystem::path& dir, const std::string& name) {
+  const std::filesystem::path frames = dir / name;
   std::error_code ec;
   std::filesystem::create_directories(frames, ec);
   if (ec || !std::filesystem::is_directory(frames)) {
@@ -93,6 +79,66 @@ VtkWriter::VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
       std::filesystem::remove(entry.path(), ec);
     }
   }
+}
+
+void WriteFrameFile(const std::filesystem::path& dir, const std::string& name, std::size_t index,
+                    const std::string& text) {
+  char file[32];
+  std::snprintf(file, sizeof file, "frame_%06zu.vtp", index);
+  const std::filesystem::path path = dir / name / file;
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  stream << text;
+  stream.close();
+  if (!stream) throw std::runtime_error("cannot write the VTK frame '" + path.string() + "'");
+}
+
+// DIR/<name>.pvd listing every frame.
+void WriteCollection(const std::filesystem::path& path, const std::string& name,
+                     const std::vector<double>& times) {
+  std::string out =
+      "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
+      "byte_order=\"LittleEndian\">\n<Collection>\n";
+  char file[32];
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    std::snprintf(file, sizeof file, "frame_%06zu.vtp", i);
+    out += "<DataSet timestep=\"" + FormatDouble(times[i]) + "\" group=\"\" part=\"0\" file=\"" +
+           name + "/" + file + "\"/>\n";
+  }
+  out += "</Collection>\n</VTKFile>\n";
+  // Written next to the final name and renamed, so that a reader never sees half a file.
+  const std::filesystem::path partial = path.string() + ".partial";
+  std::ofstream stream(partial, std::ios::binary | std::ios::trunc);
+  stream << out;
+  stream.close();
+  std::error_code ec;
+  if (stream) std::filesystem::rename(partial, path, ec);
+  if (!stream || ec) {
+    std::filesystem::remove(partial, ec);
+    throw std::runtime_error("cannot write the VTK collection '" + path.string() + "'");
+  }
+}
+
+}  // namespace
+
+VtkWriter::VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
+                     std::vector<contact::PlanarContact> contacts, const std::filesystem::path& dir,
+                     const std::string& name, bool frames_at_steps)
+    : model_(std::move(model)),
+      contacts_(std::move(contacts)),
+      dir_(dir),
+      name_(name),
+      frames_at_steps_(frames_at_steps) {
+  if (!model_) throw std::invalid_argument("VtkWriter: null model");
+  CheckSeriesName("VtkWriter", name_);
+  for (const contact::PlanarContact& c : contacts_) {
+    for (int b : {c.body_a, c.body_b}) {
+      if (b < engine::kGround || b >= model_->num_bodies()) {
+        throw std::invalid_argument("VtkWriter: contact '" + c.name + "' names body " +
+                                    std::to_string(b) + ", not in the model");
+      }
+    }
+  }
+  PrepareFrameDirectory(dir_, name_);
   Close();  // an empty, valid collection from the start
 }
 
@@ -258,39 +304,333 @@ void VtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eigen::Vect
   cells("Lines", lines);
   out += "</Piece>\n</PolyData>\n</VTKFile>\n";
 
-  char file[32];
-  std::snprintf(file, sizeof file, "frame_%06zu.vtp", times_.size());
-  const std::filesystem::path path = dir_ / name_ / file;
-  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-  stream << out;
-  stream.close();
-  if (!stream) throw std::runtime_error("cannot write the VTK frame '" + path.string() + "'");
+  WriteFrameFile(dir_, name_, times_.size(), buffer_);
   times_.push_back(t);
 }
 
-void VtkWriter::Close() {
-  std::string out =
-      "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
-      "byte_order=\"LittleEndian\">\n<Collection>\n";
-  char file[32];
-  for (std::size_t i = 0; i < times_.size(); ++i) {
-    std::snprintf(file, sizeof file, "frame_%06zu.vtp", i);
-    out += "<DataSet timestep=\"" + FormatDouble(times_[i]) + "\" group=\"\" part=\"0\" file=\"" +
-           name_ + "/" + file + "\"/>\n";
+void VtkWriter::Close() { WriteCollection(pvd_path(), name_, times_); }
+
+// ---- SpatialVtkWriter ------------------------------------------------------------------------
+
+namespace {
+
+using Eigen::Vector3d;
+using Surface = SpatialVtkWriter::Surface;
+
+// Latitude-longitude grid of the unit sphere mapped by `map(direction, upper)`: rings of
+// constant latitude, poles as single points; for a capsule the equator is doubled (upper and
+// lower hemispheres) so that the cylinder between them is drawn.
+template <class Map>
+Surface LatLongGrid(const Map& map, bool split_equator) {
+  Surface s;
+  const int rings = kSurfaceRings, segments = kSurfaceSegments;
+  s.vertices.push_back(map(Vector3d::UnitZ(), true));  // north pole
+  std::vector<int> ring_start;
+  for (int i = 1; i < rings; ++i) {
+    const double phi = std::numbers::pi * (0.5 - static_cast<double>(i) / rings);  // latitude
+    const int copies = split_equator && 2 * i == rings ? 2 : 1;
+    for (int c = 0; c < copies; ++c) {
+      const bool upper = phi > 0 || (phi == 0 && c == 0);
+      ring_start.push_back(static_cast<int>(s.vertices.size()));
+      for (int k = 0; k < segments; ++k) {
+        const double lambda = 2 * std::numbers::pi * k / segments;
+        s.vertices.push_back(map(Vector3d(std::cos(phi) * std::cos(lambda),
+                                          std::cos(phi) * std::sin(lambda), std::sin(phi)),
+                                 upper));
+      }
+    }
   }
-  out += "</Collection>\n</VTKFile>\n";
-  const std::filesystem::path path = pvd_path();
-  // Written next to the final name and renamed, so that a reader never sees half a file.
-  const std::filesystem::path partial = path.string() + ".partial";
-  std::ofstream stream(partial, std::ios::binary | std::ios::trunc);
-  stream << out;
-  stream.close();
-  std::error_code ec;
-  if (stream) std::filesystem::rename(partial, path, ec);
-  if (!stream || ec) {
-    std::filesystem::remove(partial, ec);
-    throw std::runtime_error("cannot write the VTK collection '" + path.string() + "'");
+  const int south = static_cast<int>(s.vertices.size());
+  s.vertices.push_back(map(-Vector3d::UnitZ(), false));
+  const auto at = [&](std::size_t ring, int k) { return ring_start[ring] + (k % segments); };
+  for (int k = 0; k < segments; ++k) {
+    s.triangles.push_back({0, at(0, k), at(0, k + 1)});
+    s.triangles.push_back({south, at(ring_start.size() - 1, k + 1), at(ring_start.size() - 1, k)});
   }
+  for (std::size_t r = 0; r + 1 < ring_start.size(); ++r) {
+    for (int k = 0; k < segments; ++k) {
+      s.triangles.push_back({at(r, k), at(r + 1, k), at(r + 1, k + 1)});
+      s.triangles.push_back({at(r, k), at(r + 1, k + 1), at(r, k + 1)});
+    }
+  }
+  return s;
+}
+
+Surface BoxSurface(const Vector3d& half) {
+  Surface s;
+  for (int i = 0; i < 8; ++i) {
+    s.vertices.emplace_back((i & 1) ? half.x() : -half.x(), (i & 2) ? half.y() : -half.y(),
+                            (i & 4) ? half.z() : -half.z());
+  }
+  // Two outward triangles per face (vertex i has bit 0: +x, bit 1: +y, bit 2: +z).
+  s.triangles = {{0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6}, {0, 1, 5}, {0, 5, 4},
+                 {2, 6, 7}, {2, 7, 3}, {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5}};
+  return s;
+}
+
+Surface CylinderSurface(double radius, double length) {
+  Surface s;
+  const int n = kSurfaceSegments;
+  for (int k = 0; k < n; ++k) {
+    const double a = 2 * std::numbers::pi * k / n;
+    s.vertices.emplace_back(radius * std::cos(a), radius * std::sin(a), -length / 2);
+    s.vertices.emplace_back(radius * std::cos(a), radius * std::sin(a), length / 2);
+  }
+  const int bottom = 2 * n, top = 2 * n + 1;
+  s.vertices.emplace_back(0, 0, -length / 2);
+  s.vertices.emplace_back(0, 0, length / 2);
+  for (int k = 0; k < n; ++k) {
+    const int b0 = 2 * k, t0 = 2 * k + 1, b1 = 2 * ((k + 1) % n), t1 = b1 + 1;
+    s.triangles.push_back({b0, b1, t1});
+    s.triangles.push_back({b0, t1, t0});
+    s.triangles.push_back({bottom, b1, b0});
+    s.triangles.push_back({top, t0, t1});
+  }
+  return s;
+}
+
+Surface Transformed(Surface s, const Eigen::Isometry3d& pose) {
+  for (Vector3d& x : s.vertices) x = pose * x;
+  return s;
+}
+
+}  // namespace
+
+SpatialVtkWriter::Surface SpatialVtkWriter::Tessellate(const contact::Shape& shape) {
+  using contact::ShapeType;
+  switch (shape.type()) {
+    case ShapeType::kSphere: {
+      const double r = shape.radius();
+      return LatLongGrid([r](const Vector3d& d, bool) -> Vector3d { return r * d; }, false);
+    }
+    case ShapeType::kEllipsoid: {
+      const Vector3d radii = shape.radii();
+      return LatLongGrid(
+          [radii](const Vector3d& d, bool) -> Vector3d { return radii.cwiseProduct(d); }, false);
+    }
+    case ShapeType::kCapsule: {
+      const double r = shape.radius(), half = shape.length() / 2;
+      return LatLongGrid(
+          [r, half](const Vector3d& d, bool upper) -> Vector3d {
+            return r * d + Vector3d(0, 0, upper ? half : -half);
+          },
+          true);
+    }
+    case ShapeType::kBox:
+      return BoxSurface(shape.half_size());
+    case ShapeType::kCylinder:
+      return CylinderSurface(shape.radius(), shape.length());
+    case ShapeType::kPlane: {
+      // A square patch of {x : n·x = d} centred at d n.
+      const Vector3d n = shape.plane_normal();
+      const Vector3d u = n.unitOrthogonal(), w = n.cross(u);
+      const Vector3d c = shape.plane_offset() * n;
+      const double h = kPlanePatchHalfSize;
+      Surface s;
+      s.vertices = {c - h * u - h * w, c + h * u - h * w, c + h * u + h * w, c - h * u + h * w};
+      s.triangles = {{0, 1, 2}, {0, 2, 3}};
+      return s;
+    }
+    case ShapeType::kConvexMesh:
+    case ShapeType::kTriangleMesh:
+      return {shape.mesh().vertices, shape.mesh().triangles};
+  }
+  throw std::logic_error("SpatialVtkWriter: unknown shape type");
+}
+
+SpatialVtkWriter::SpatialVtkWriter(std::shared_ptr<const engine::SpatialModel> model,
+                                   std::vector<contact::Shape> shapes,
+                                   std::vector<int> shape_bodies, const std::filesystem::path& dir,
+                                   const std::string& name, bool frames_at_steps)
+    : model_(std::move(model)),
+      shape_bodies_(std::move(shape_bodies)),
+      dir_(dir),
+      name_(name),
+      frames_at_steps_(frames_at_steps) {
+  if (!model_) throw std::invalid_argument("SpatialVtkWriter: null model");
+  CheckSeriesName("SpatialVtkWriter", name_);
+  if (shapes.size() != shape_bodies_.size()) {
+    throw std::invalid_argument("SpatialVtkWriter: " + std::to_string(shapes.size()) +
+                                " shapes but " + std::to_string(shape_bodies_.size()) +
+                                " shape bodies");
+  }
+  const int nb = model_->num_bodies();
+  std::vector<bool> has_shape(static_cast<std::size_t>(nb), false);
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const int b = shape_bodies_[k];
+    if (b < engine::kGround || b >= nb) {
+      throw std::invalid_argument("SpatialVtkWriter: " + shapes[k].Label() + " is on body " +
+                                  std::to_string(b) + ", not in the model");
+    }
+    if (b != engine::kGround) has_shape[static_cast<std::size_t>(b)] = true;
+    surfaces_.push_back(Transformed(Tessellate(shapes[k]), shapes[k].pose()));
+  }
+  for (int b = 0; b < nb; ++b) {
+    const engine::SpatialBody& body = model_->bodies()[static_cast<std::size_t>(b)];
+    // The uniform box with the body's mass and principal moments I_k = m (a_i² + a_j²)/12.
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(body.inertia);
+    const Vector3d I = eig.eigenvalues();
+    Vector3d half;
+    for (int k = 0; k < 3; ++k) {
+      const double sq = 6.0 * (I[(k + 1) % 3] + I[(k + 2) % 3] - I[k]) / body.mass;
+      half[k] = 0.5 * std::sqrt(std::max(sq, 0.0));
+    }
+    triad_length_.push_back(kTriadScale * std::max(half.maxCoeff(), 0.01));
+    Eigen::Isometry3d principal = Eigen::Isometry3d::Identity();
+    principal.linear() = eig.eigenvectors();
+    principal.translation() = body.com;
+    inertia_boxes_.push_back(has_shape[static_cast<std::size_t>(b)]
+                                 ? Surface{}
+                                 : Transformed(BoxSurface(half), principal));
+  }
+  PrepareFrameDirectory(dir_, name_);
+  Close();
+}
+
+SpatialVtkWriter::~SpatialVtkWriter() {
+  try {
+    Close();
+  } catch (const std::exception&) {  // reported by an explicit Close()
+  }
+}
+
+void SpatialVtkWriter::OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  if (frames_at_steps_ && (times_.empty() || t != times_.back())) WriteFrame(t, q, v);
+}
+
+void SpatialVtkWriter::OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  if (!times_.empty() && t == times_.back()) return;
+  WriteFrame(t, q, v);
+}
+
+void SpatialVtkWriter::Close() { WriteCollection(pvd_path(), name_, times_); }
+
+void SpatialVtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  const int nb = model_->num_bodies();
+  if (q.size() != 7 * nb || v.size() != 6 * nb) {
+    throw std::invalid_argument("SpatialVtkWriter: q and v must have 7 and 6 entries per body (" +
+                                std::to_string(7 * nb) + ", " + std::to_string(6 * nb) + ")");
+  }
+  struct BodyPose {
+    Vector3d r = Vector3d::Zero(), r_dot = Vector3d::Zero(), omega = Vector3d::Zero();
+    Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
+  };
+  const auto pose_of = [&](int b) {
+    BodyPose p;
+    if (b == engine::kGround) return p;
+    const Eigen::Index i = 7 * static_cast<Eigen::Index>(b), j = 6 * static_cast<Eigen::Index>(b);
+    p.r = q.segment<3>(i);
+    p.R =
+        Eigen::Quaterniond(q[i + 3], q[i + 4], q[i + 5], q[i + 6]).normalized().toRotationMatrix();
+    p.r_dot = v.segment<3>(j);
+    p.omega = v.segment<3>(j + 3);
+    return p;
+  };
+  std::vector<Vector3d> x, xdot;  // points and their velocities
+  std::vector<int> point_body;
+  const auto add_point = [&](int body, const BodyPose& p, const Vector3d& s) {
+    x.push_back(p.r + p.R * s);
+    xdot.push_back(p.r_dot + p.R * p.omega.cross(s));
+    point_body.push_back(body);
+    return static_cast<int>(x.size()) - 1;
+  };
+  std::vector<int> verts, vert_item;
+  std::vector<std::array<int, 2>> lines;
+  std::vector<int> line_item;
+  std::vector<std::array<int, 3>> polys;
+  std::vector<int> poly_kind, poly_item;
+  const auto add_surface = [&](int body, const BodyPose& p, const Surface& s, int kind, int item) {
+    const int first = static_cast<int>(x.size());
+    for (const Vector3d& vertex : s.vertices) add_point(body, p, vertex);
+    for (const auto& tri : s.triangles) {
+      polys.push_back({first + tri[0], first + tri[1], first + tri[2]});
+      poly_kind.push_back(kind);
+      poly_item.push_back(item);
+    }
+  };
+  for (int b = 0; b < nb; ++b) {
+    const BodyPose p = pose_of(b);
+    const int origin = add_point(b, p, Vector3d::Zero());
+    verts.push_back(origin);
+    vert_item.push_back(b);
+    const double l = triad_length_[static_cast<std::size_t>(b)];
+    for (int k = 0; k < 3; ++k) {
+      lines.push_back({origin, add_point(b, p, l * Vector3d::Unit(k))});
+      line_item.push_back(b);
+    }
+  }
+  for (std::size_t k = 0; k < surfaces_.size(); ++k) {
+    add_surface(shape_bodies_[k], pose_of(shape_bodies_[k]), surfaces_[k], 5, static_cast<int>(k));
+  }
+  for (int b = 0; b < nb; ++b) {
+    add_surface(b, pose_of(b), inertia_boxes_[static_cast<std::size_t>(b)], 6, b);
+  }
+
+  std::string& out = buffer_;
+  out.clear();
+  out +=
+      "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" "
+      "byte_order=\"LittleEndian\">\n<PolyData>\n"
+      "<FieldData><DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" "
+      "format=\"ascii\">" +
+      FormatDouble(t) + "</DataArray></FieldData>\n";
+  out += "<Piece NumberOfPoints=\"" + std::to_string(x.size()) + "\" NumberOfVerts=\"" +
+         std::to_string(verts.size()) + "\" NumberOfLines=\"" + std::to_string(lines.size()) +
+         "\" NumberOfStrips=\"0\" NumberOfPolys=\"" + std::to_string(polys.size()) + "\">\n";
+  const auto vectors = [&](const std::vector<Vector3d>& list) {
+    for (const Vector3d& p : list) Append(&out, p.x()), Append(&out, p.y()), Append(&out, p.z());
+  };
+  const auto ints = [&](const std::vector<int>& list) {
+    for (int i : list) out += std::to_string(i) + ' ';
+  };
+  out +=
+      "<Points><DataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\" "
+      "format=\"ascii\">";
+  vectors(x);
+  out +=
+      "</DataArray></Points>\n<PointData Vectors=\"velocity\">\n"
+      "<DataArray type=\"Int32\" Name=\"body\" format=\"ascii\">";
+  ints(point_body);
+  out +=
+      "</DataArray>\n<DataArray type=\"Float64\" Name=\"velocity\" NumberOfComponents=\"3\" "
+      "format=\"ascii\">";
+  vectors(xdot);
+  // Cell data in VTK's cell order: verts, lines, polys.
+  std::vector<int> kinds(verts.size(), 0), items = vert_item;
+  kinds.insert(kinds.end(), lines.size(), 4);
+  items.insert(items.end(), line_item.begin(), line_item.end());
+  kinds.insert(kinds.end(), poly_kind.begin(), poly_kind.end());
+  items.insert(items.end(), poly_item.begin(), poly_item.end());
+  out +=
+      "</DataArray>\n</PointData>\n<CellData Scalars=\"kind\">\n"
+      "<DataArray type=\"Int32\" Name=\"kind\" format=\"ascii\">";
+  ints(kinds);
+  out += "</DataArray>\n<DataArray type=\"Int32\" Name=\"item\" format=\"ascii\">";
+  ints(items);
+  out += "</DataArray>\n</CellData>\n";
+  const auto cells = [&](const char* tag, const auto& list) {
+    if (list.empty()) return;
+    out += std::string("<") + tag +
+           "><DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">";
+    for (const auto& cell : list) {
+      for (int i : cell) out += std::to_string(i) + ' ';
+    }
+    out += "</DataArray>\n<DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">";
+    std::size_t offset = 0;
+    for (const auto& cell : list) {
+      offset += cell.size();
+      out += std::to_string(offset) + ' ';
+    }
+    out += std::string("</DataArray></") + tag + ">\n";
+  };
+  std::vector<std::array<int, 1>> vert_cells;
+  for (int i : verts) vert_cells.push_back({i});
+  cells("Verts", vert_cells);
+  cells("Lines", lines);
+  cells("Polys", polys);
+  out += "</Piece>\n</PolyData>\n</VTKFile>\n";
+  WriteFrameFile(dir_, name_, times_.size(), out);
+  times_.push_back(t);
 }
 
 }  // namespace saltus::tools
