@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
@@ -102,6 +103,7 @@ namespace {
 struct EventFunctions {
   double t = 0;
   VectorXd gaps;     // open rows
+  VectorXd rates;    // open rows: ġ = G v + ∂g/∂t (tunnelling guard)
   VectorXd lambdas;  // closed rows (in order of `closed`)
 };
 
@@ -563,7 +565,10 @@ RunResult Simulation::AdvanceTo(double t_end) {
   auto evaluate = [&](double s, EventFunctions* f) {
     f->t = s;
     im.integrator->Interpolate(s, &qs, &vs);
-    if (!im.open_rows.empty()) sys.ConstraintValues(s, qs, im.open_rows, &f->gaps);
+    if (!im.open_rows.empty()) {
+      sys.ConstraintValues(s, qs, im.open_rows, &f->gaps);
+      engine::ConstraintRate(sys, s, qs, vs, im.open_rows, &f->rates);
+    }
     if (!closed_.empty()) {
       const auto st = im.dynamics.Solve(s, qs, vs, active_, &im.vdot_buf, &im.lambda_buf);
       if (!st.ok) {
@@ -622,6 +627,53 @@ RunResult Simulation::AdvanceTo(double t_end) {
     return std::pair<double, double>(lo, hi);
   };
 
+  // Tunnelling guard. An open row whose gap is positive at two consecutive samples may still
+  // have crossed zero and come back between them (a fast body through a thin obstacle: the
+  // signed distance to a box is positive on both sides of it). When the gap rate ġ = G v + ∂g/∂t
+  // is negative at the first sample and positive at the second, the gap has a minimum between
+  // them; a golden-section search for it (on the dense output, this row only) either finds a gap
+  // ≤ 0, which brackets a crossing that `locate` then finds, or a positive minimum (no contact).
+  // Not caught: a crossing and a turning point of the approach inside one sample interval.
+  // Returns the located crossing, or ∞.
+  VectorXd gap1;
+  auto find_tunnelling = [&](double lo, double hi, double g_lo, std::size_t r) {
+    const int row = im.open_rows[r];
+    auto gap = [&](double s) {
+      im.integrator->Interpolate(s, &qs, &vs);
+      sys.ConstraintValues(s, qs, std::span<const int>(&row, 1), &gap1);
+      return gap1[0];
+    };
+    const double tol = options_.root_tolerance * std::max(1.0, std::abs(hi));
+    constexpr double kInvPhi = 0.6180339887498949;  // (√5 − 1)/2
+    const double t_lo = lo;
+    double x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
+    double f1 = gap(x1), f2 = gap(x2);
+    while (hi - lo > tol) {
+      if (f1 <= 0.0 || f2 <= 0.0) {
+        const double crossing = f1 <= 0.0 ? x1 : x2;
+        const auto [root, above] =
+            locate(t_lo, crossing, g_lo, f1 <= 0.0 ? f1 : f2,
+                   [&](const EventFunctions& fm) { return phi_open(fm, r); });
+        (void)above;
+        return root;
+      }
+      if (f1 < f2) {
+        hi = x2;
+        x2 = x1;
+        f2 = f1;
+        x1 = hi - kInvPhi * (hi - lo);
+        f1 = gap(x1);
+      } else {
+        lo = x1;
+        x1 = x2;
+        f1 = f2;
+        x2 = lo + kInvPhi * (hi - lo);
+        f2 = gap(x2);
+      }
+    }
+    return std::numeric_limits<double>::infinity();
+  };
+
   try {
     while (t_ < t_end) {
       double t_limit = t_end;
@@ -674,6 +726,17 @@ RunResult Simulation::AdvanceTo(double t_end) {
             // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
             t_event = std::min(t_event, lo);
             root_of_open[r] = lo;
+          } else if (a > 0 && b > 0 && im.mode[r] != Impl::kUnarmed &&
+                     f_prev.rates[static_cast<Eigen::Index>(r)] < 0.0 &&
+                     f_next.rates[static_cast<Eigen::Index>(r)] > 0.0) {
+            // Armed (φ = g) or departing (φ = g/(t − t_phase), same sign) row with a minimum of
+            // the gap between the samples: the tunnelling guard above.
+            const double root =
+                find_tunnelling(s_prev, s, f_prev.gaps[static_cast<Eigen::Index>(r)], r);
+            if (std::isfinite(root)) {
+              t_event = std::min(t_event, root);
+              root_of_open[r] = root;
+            }
           }
         }
         for (std::size_t r = 0; r < closed_.size(); ++r) {
@@ -695,7 +758,6 @@ RunResult Simulation::AdvanceTo(double t_end) {
         std::swap(f_prev, f_next);
         s_prev = s;
       }
-
       if (!std::isfinite(t_event)) {
         // A full step without event.
         emit_outputs_until(t1, true);
