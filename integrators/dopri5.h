@@ -131,6 +131,7 @@ class Dopri5 final : public Integrator {
   static StepStatus ToStatus(EvalResult r);
 
   void DoReset() override;
+  bool NeedsIndependentRows() const override { return true; }
   StepStatus DoStep(double t_limit) override;
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
 

@@ -148,7 +148,7 @@ class Hem5 final : public Integrator {
 
   // After a failed Step: what failed and the constraint rows involved (names); empty otherwise.
   const std::string& failure_message() const { return failure_message_; }
-  std::string failure_detail() const override { return failure_message_; }
+  std::string SchemeFailureDetail() const override { return failure_message_; }
   // Steps rejected because a stage system could not meet the velocity constraint (a rank change
   // or a dropped row beyond the drift bound, half_explicit_stage.h), since construction; they are
   // also counted in stats().rejected_steps, with the error-control rejections.
@@ -160,6 +160,7 @@ class Hem5 final : public Integrator {
 
  private:
   void DoReset() override;
+  bool NeedsIndependentRows() const override { return true; }
   StepStatus DoStep(double t_limit) override;
   StepStatus AttemptSteps(double t_limit);
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -142,9 +143,17 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
   }
 
   system_ = &system;
-  rows_ =
-      NeedsIndependentRows() ? IndependentRows(system, t, q, active_rows) : std::move(active_rows);
+  dropped_rows_.clear();
+  dropped_row_failure_.clear();
+  if (NeedsIndependentRows()) {
+    rows_ = IndependentRows(system, t, q, active_rows);
+    std::set_difference(active_rows.begin(), active_rows.end(), rows_.begin(), rows_.end(),
+                        std::back_inserter(dropped_rows_));
+  } else {
+    rows_ = std::move(active_rows);
+  }
   t_ = t;
+  restart_t_ = t;
   t_prev_ = t;
   q_ = q;
   v_ = v;
@@ -159,8 +168,29 @@ StepStatus Integrator::Step(double t_limit) {
   if (!(t_limit > t_))
     throw std::invalid_argument("Integrator::Step: t_limit (" + Num(t_limit) +
                                 ") must be greater than the current time t (" + Num(t_) + ")");
+  dropped_row_failure_.clear();
   const StepStatus status = DoStep(t_limit);
   if (status != StepStatus::kAccepted) return status;
+  if (!dropped_rows_.empty() && q_.allFinite()) {
+    Eigen::VectorXd g;
+    system_->ConstraintValues(t_, q_, dropped_rows_, &g);
+    Eigen::Index worst = 0;
+    const double violation = g.cwiseAbs().maxCoeff(&worst);
+    const double tol =
+        kDroppedRowToleranceFactor * std::max(options_.projection_tol, options_.newton_tol);
+    if (!(violation <= tol)) {
+      const int row = dropped_rows_[static_cast<std::size_t>(worst)];
+      dropped_row_failure_ =
+          "constraint '" + system_->constraint_info(row).name +
+          "' was linearly dependent on the others at the restart (t = " + Num(restart_t_) +
+          ") and is violated by " + Num(violation) + " at t = " + Num(t_) +
+          ": the rank of the constraints changed (not a structural redundancy)";
+      t_ = t_prev_;
+      q_ = q_prev_;
+      v_ = v_prev_;
+      return StepStatus::kLinearSolveFailure;
+    }
+  }
 
   if (!q_.allFinite() || !v_.allFinite() || !std::isfinite(t_)) {
     // Back to the last accepted state; the dense output collapses to that point.

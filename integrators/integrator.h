@@ -94,6 +94,11 @@ enum class StepStatus {
 };
 std::string_view ToString(StepStatus s);
 
+// Dropped dependent rows (Integrator::NeedsIndependentRows) may drift by this factor times the
+// scheme's constraint tolerance before the step is undone; structurally redundant rows stay at
+// a few times the kept rows' violation (Bricard: ≈ 3 ‖g‖ ‖v‖).
+inline constexpr double kDroppedRowToleranceFactor = 10.0;
+
 class Integrator {
  public:
   // Throws std::invalid_argument naming the option when the options are invalid: rtol, atol < 0
@@ -113,8 +118,10 @@ class Integrator {
   virtual int dense_output_order() const = 0;
   virtual bool Supports(Formulation f) const = 0;
   // Why the last Step failed, beyond its status (e.g. the constraints of a singular stage
-  // system); empty when the scheme has nothing to add.
-  virtual std::string failure_detail() const { return {}; }
+  // system, or a dropped dependent row that became violated); empty when there is nothing to add.
+  std::string failure_detail() const {
+    return dropped_row_failure_.empty() ? SchemeFailureDetail() : dropped_row_failure_;
+  }
 
   // (Re)starts at (t, q, v) with `active_rows` frozen. The state should satisfy the constraints
   // of the formulation (the loop projects before Reset). Throws std::invalid_argument on
@@ -122,7 +129,11 @@ class Integrator {
   // [0, num_constraints()) or listed twice, or an unsupported formulation. The system must
   // outlive the integrator's use of it. Statistics are not cleared: they accumulate over Resets.
   // Schemes that need independent rows keep a basis of them (NeedsIndependentRows below), so
-  // active_rows() may be a subset of `active_rows` with the same span.
+  // active_rows() may be a subset of `active_rows` with the same span. The dropped rows are
+  // watched: a step after which one of them is violated by more than
+  // kDroppedRowToleranceFactor × max(projection_tol, newton_tol) (the dependence was not
+  // structural but a rank drop at the restart point, e.g. two curves tangent there) is undone
+  // and Step returns kLinearSolveFailure, failure_detail() naming the row.
   // A failure of the scheme's first evaluation at (t, q, v) is reported by the next Step.
   void Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows, double t,
              const Eigen::VectorXd& q, const Eigen::VectorXd& v);
@@ -152,11 +163,18 @@ class Integrator {
 
  protected:
   virtual void DoReset() {}
-  // True for schemes that factorize the full Newton matrix [S, −Gᵀ; G, 0] and so need linearly
-  // independent active rows: Reset then keeps an independent subset with the same span
-  // (row_selection.h). Schemes with minimum-norm solves (DOPRI5) or their own per-step reduction
-  // (HEM5, PHEM56) keep every row.
+  // True for schemes that need linearly independent active rows: Reset then keeps an independent
+  // subset with the same span (row_selection.h). The implicit schemes factorize the full Newton
+  // matrix [S, −Gᵀ; G, 0], singular with redundant rows; DOPRI5's index-1 solve is minimum-norm
+  // but off the manifold the redundant rows stop being exactly dependent and their drift read as
+  // inconsistent constraints (Bricard stopped at t = 0.17 s at rtol 1e-3). HEM5 and PHEM56 add
+  // their own per-step choice among the kept rows (rank changes within a phase); without the
+  // structural choice here, drift made all 30 Bricard rows look independent at q_n and PHEM56
+  // stopped at rtol 1e-3…1e-5. The null-space Newmark scheme works with least-squares bases and
+  // keeps every row.
   virtual bool NeedsIndependentRows() const { return false; }
+  // The scheme's own failure detail (see failure_detail).
+  virtual std::string SchemeFailureDetail() const { return {}; }
   // Attempts steps (rejecting and shrinking as needed) until one is accepted; updates t_, q_,
   // v_, t_prev_, h_ and the dense output. Must not step past t_limit.
   virtual StepStatus DoStep(double t_limit) = 0;
@@ -183,6 +201,9 @@ class Integrator {
   const engine::MechanicalSystem* system_ = nullptr;
   IntegratorOptions options_;
   std::vector<int> rows_;
+  std::vector<int> dropped_rows_;  // active rows left out by NeedsIndependentRows
+  std::string dropped_row_failure_;
+  double restart_t_ = 0;  // time of the last Reset
   double t_ = 0, t_prev_ = 0, h_ = 0;
   Eigen::VectorXd q_, v_, q_prev_, v_prev_;
   IntegratorStats stats_;

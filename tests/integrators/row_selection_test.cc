@@ -126,22 +126,28 @@ TEST(RedundantConstraints, ImplicitSchemesRunTheBricardLinkage) {
   // through (each failed at t = 0 before the row selection). The second-order schemes run at
   // rtol 1e-6 and must meet the IFToMM energy criterion (1e-3 J; measured 0.9e-4–2.6e-4 J); the
   // first-order half-implicit scheme runs at rtol 1e-4 (its energy error is O(h): 1.5e-3 J at
-  // rtol 1e-6 with 106,053 steps), bounded by 0.1 J. Index-3 and GGL forms keep all 30 rows,
-  // the dropped one included, at their Newton tolerance: |g| ≤ 1e-6 is 100× newton_tol 1e-8.
+  // rtol 1e-6 with 106,053 steps), bounded by 0.1 J. DOPRI5 and PHEM56 at the loose rtol 1e-3,
+  // where the drift of the redundant row used to stop them (DOPRI5: inconsistent index-1 rows at
+  // t = 0.17 s; PHEM56: stage failure at t = 0.32 s), bounded by 0.1 J. Index-3 and GGL forms keep
+  // all 30 rows, the dropped one included, at their Newton tolerance: |g| ≤ 1e-6 is 100× newton_tol
+  // 1e-8; DOPRI5 (index 1) and PHEM56 (index 2) project positions when |g| exceeds projection_tol
+  // (default 1e-4), the bound for them.
   struct Case {
     std::string name;
     Formulation formulation;
-    double rtol, energy_bound;
+    double rtol, energy_bound, g_bound;
   };
   const auto system = engine::testing::Bricard();
-  for (const Case& c : {Case{"generalized_alpha", Formulation::kIndex3, 1e-6, 1e-3},
-                        Case{"generalized_alpha", Formulation::kStabilizedIndex2, 1e-6, 1e-3},
-                        Case{"bdf", Formulation::kStabilizedIndex2, 1e-6, 1e-3},
-                        Case{"half_implicit", Formulation::kIndex3, 1e-4, 1e-1}}) {
+  for (const Case& c : {Case{"generalized_alpha", Formulation::kIndex3, 1e-6, 1e-3, 1e-6},
+                        Case{"generalized_alpha", Formulation::kStabilizedIndex2, 1e-6, 1e-3, 1e-6},
+                        Case{"bdf", Formulation::kStabilizedIndex2, 1e-6, 1e-3, 1e-6},
+                        Case{"half_implicit", Formulation::kIndex3, 1e-4, 1e-1, 1e-6},
+                        Case{"dopri5", Formulation::kIndex1, 1e-3, 1e-1, 1e-4},
+                        Case{"phem56", Formulation::kIndex2, 1e-3, 1e-1, 1e-4}}) {
     const RunResult r = RunScheme(system, c.name, c.formulation, c.rtol, 2.0);
     EXPECT_TRUE(r.ok) << c.name << " stopped at t = " << r.t;
     EXPECT_LT(r.energy_drift, c.energy_bound) << c.name;
-    EXPECT_LT(r.max_g, 1e-6) << c.name;
+    EXPECT_LT(r.max_g, c.g_bound) << c.name;
   }
 }
 
