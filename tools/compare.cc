@@ -95,6 +95,7 @@ struct SceneEntry {
   std::string set;                             // set name, or "scenes" for --scenes
   std::optional<ReferenceSolution> reference;  // after the reference phase
   std::string reference_note;                  // why there is none
+  std::string reference_origin;  // file of the `reference:` (the set file when it names one)
 };
 
 struct Job {
@@ -241,7 +242,9 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
   options.integrator_options.atol = job.atol;
 
   // The reference grid: the scene's reference, or (for a reference run) all positions.
-  const std::shared_ptr<engine::PlanarMultibodySystem> system = BuildSystem(scene);
+  // Planar or spatial; a spatial scene's initial state is its consistent initialization.
+  const SceneSystem built = BuildSceneSystem(scene);
+  const std::shared_ptr<engine::MechanicalSystem> system = built.system;
   std::optional<ReferenceSolution> grid = entry.reference;
   if (job.is_reference) {
     ReferenceSolution r;
@@ -268,9 +271,13 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
     if (recorder) simulation->AddObserver(recorder.get());
     const Clock::time_point start = Clock::now();
     try {
-      simulation->SetState(0.0, system->model().InitialPositions(),
-                           system->model().InitialVelocities());
+      simulation->SetState(0.0, built.q0, built.v0);
       result = simulation->AdvanceTo(scene.t_end);
+      // The loop's output grid can step just past t_end in floating point (100 · 0.035 =
+      // 3.5000000000000004 > 3.5) and then emits no row there: the final state stands for it.
+      if (recorder && result.status == events::RunStatus::kFinished) {
+        recorder->OnOutput(simulation->t(), simulation->q(), simulation->v());
+      }
     } catch (const std::exception& e) {
       result.status = events::RunStatus::kNonFinite;
       result.t = simulation->t();
@@ -368,7 +375,7 @@ std::string SignalName(int sig) {
 template <class Done>
 void RunPool(const std::vector<SceneEntry>& scenes, const std::vector<Job>& jobs, int parallel,
              double time_limit, int repeat, const std::filesystem::path& reference_dir,
-             Done&& done) {
+             const CompareHooks& hooks, Done&& done) {
   std::vector<Running> running;
   std::size_t next = 0;
   const auto reference_path = [&](const Job& job) {
@@ -386,6 +393,10 @@ void RunPool(const std::vector<SceneEntry>& scenes, const std::vector<Job>& jobs
         std::string text;
         int code = 0;
         try {
+          if (hooks.in_child) {
+            const Job& job = jobs[next];
+            hooks.in_child(scenes[job.scene].scene.name, job.integrator, job.rtol);
+          }
           text = Serialize(SimulateJob(scenes[jobs[next].scene], jobs[next], repeat,
                                        reference_path(jobs[next])));
         } catch (const std::exception& e) {
@@ -466,13 +477,22 @@ void RunPool(const std::vector<SceneEntry>& scenes, const std::vector<Job>& jobs
 
 // ---- Study set-up --------------------------------------------------------------------------
 
-void LoadScene(const std::string& file, const std::string& set, std::optional<double> t_end,
+void LoadScene(const SceneSetEntry& item, const std::string& set, std::optional<double> t_end,
                std::vector<SceneEntry>* scenes) {
+  const std::string& file = item.file;
   SceneEntry entry;
   entry.scene = LoadSceneFile(file);
+  if (!item.name.empty()) entry.scene.name = item.name;
+  if (item.t_end) entry.scene.t_end = *item.t_end;
   if (t_end) entry.scene.t_end = *t_end;
+  if (!item.analytic.empty()) {
+    entry.scene.reference = SceneReference{};
+    entry.scene.reference.analytic = item.analytic;
+    entry.scene.reference.line = item.line;
+    entry.reference_origin = item.set_file;  // errors of the closed form point at the set's line
+  }
   entry.set = set;
-  BuildSystem(entry.scene);  // anything the engine rejects is bad input, before any run
+  BuildSceneSystem(entry.scene);  // anything the engine rejects is bad input, before any run
   for (const SceneEntry& other : *scenes) {
     if (other.scene.name == entry.scene.name) {
       if (std::filesystem::equivalent(other.scene.file, entry.scene.file)) return;  // listed twice
@@ -490,18 +510,19 @@ void ResolveStaticReference(SceneEntry* entry) {
   const SceneReference& spec = scene.reference;
   const double step = spec.step > 0 ? spec.step : scene.t_end / 100;
   if (!spec.file.empty()) {
-    const auto system = BuildSystem(scene);
+    const auto system = BuildSceneSystem(scene).system;
     try {
       entry->reference = LoadReferenceFile(spec.file, *system, scene.t_end, spec.step);
     } catch (const std::invalid_argument& e) {
       throw SceneError(scene.file, spec.line, std::string("reference: ") + e.what());
     }
   } else if (!spec.analytic.empty()) {
-    const auto system = BuildSystem(scene);
+    const auto system = BuildSceneSystem(scene).system;
     try {
       entry->reference = AnalyticReference(spec.analytic, scene, *system, step);
     } catch (const std::invalid_argument& e) {
-      throw SceneError(scene.file, spec.line, e.what());
+      throw SceneError(entry->reference_origin.empty() ? scene.file : entry->reference_origin,
+                       spec.line, e.what());
     }
   }
 }
@@ -531,7 +552,7 @@ std::vector<double> ParseToleranceList(const std::string& text) {
   return values;
 }
 
-std::vector<std::string> SceneSetFiles(const std::string& name_or_path, std::string* set_name) {
+std::vector<SceneSetEntry> SceneSet(const std::string& name_or_path, std::string* set_name) {
   std::filesystem::path path = name_or_path;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
@@ -557,16 +578,62 @@ std::vector<std::string> SceneSetFiles(const std::string& name_or_path, std::str
     throw std::invalid_argument(path.string() + ": a set file needs 'scenes:' (a list of files)");
   }
   *set_name = root["set"] && root["set"].IsScalar() ? root["set"].Scalar() : path.stem().string();
-  std::vector<std::string> files;
+  std::vector<SceneSetEntry> entries;
   for (const YAML::Node& n : root["scenes"]) {
-    if (!n.IsScalar()) {
-      throw std::invalid_argument(path.string() + ":" + std::to_string(n.Mark().line + 1) +
-                                  ": scenes must be file names");
+    SceneSetEntry entry;
+    entry.set_file = path.string();
+    entry.line = n.Mark().line + 1;
+    const std::string where = path.string() + ":" + std::to_string(entry.line) + ": ";
+    const YAML::Node file_node = n.IsMap() ? n["file"] : n;
+    if (!file_node || !file_node.IsScalar()) {
+      throw std::invalid_argument(where +
+                                  "a scene is a file name or {file: F, t_end: T, analytic: NAME}");
     }
-    std::filesystem::path scene = n.Scalar();
+    if (n.IsMap()) {
+      for (const auto& key : n) {
+        const std::string k = key.first.as<std::string>();
+        if (k != "file" && k != "name" && k != "t_end" && k != "analytic") {
+          throw std::invalid_argument(where + "unknown key '" + k +
+                                      "' (a scene entry has file, name, t_end, analytic)");
+        }
+      }
+      if (n["name"]) {
+        entry.name = n["name"].IsScalar() ? n["name"].Scalar() : "";
+        const bool valid =
+            !entry.name.empty() && std::all_of(entry.name.begin(), entry.name.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                     c == '.';
+            });
+        if (!valid) {
+          throw std::invalid_argument(where + "name must be letters, digits, '_', '-' or '.'");
+        }
+      }
+      if (n["t_end"]) {
+        double t = 0;
+        const std::string text = n["t_end"].IsScalar() ? n["t_end"].Scalar() : "";
+        const auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), t);
+        if (text.empty() || code != std::errc() || end != text.data() + text.size() ||
+            !std::isfinite(t) || !(t > 0)) {
+          throw std::invalid_argument(where + "t_end must be a number > 0, got '" + text + "'");
+        }
+        entry.t_end = t;
+      }
+      if (n["analytic"]) {
+        if (!n["analytic"].IsScalar()) throw std::invalid_argument(where + "analytic: a name");
+        entry.analytic = n["analytic"].Scalar();
+      }
+    }
+    std::filesystem::path scene = file_node.Scalar();
     if (scene.is_relative()) scene = path.parent_path() / scene;
-    files.push_back(scene.lexically_normal().string());
+    entry.file = scene.lexically_normal().string();
+    entries.push_back(std::move(entry));
   }
+  return entries;
+}
+
+std::vector<std::string> SceneSetFiles(const std::string& name_or_path, std::string* set_name) {
+  std::vector<std::string> files;
+  for (const SceneSetEntry& entry : SceneSet(name_or_path, set_name)) files.push_back(entry.file);
   return files;
 }
 
@@ -588,16 +655,22 @@ void WriteResultRow(const ResultRow& row, std::ostream& out) {
 }
 
 int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  return RunCompare(args, out, err, CompareHooks{});
+}
+
+int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+               const CompareHooks& hooks) {
   const Clock::time_point study_start = Clock::now();
   // ---- 1. Bad input, before any run. ----
   const Options o = ParseArgs(args);
   std::vector<SceneEntry> scenes;
   for (const std::string& set : o.sets) {
     std::string name;
-    for (const std::string& file : SceneSetFiles(set, &name))
-      LoadScene(file, name, o.t_end, &scenes);
+    for (const SceneSetEntry& item : SceneSet(set, &name)) LoadScene(item, name, o.t_end, &scenes);
   }
-  for (const std::string& file : o.scene_files) LoadScene(file, "scenes", o.t_end, &scenes);
+  for (const std::string& file : o.scene_files) {
+    LoadScene(SceneSetEntry{file, {}, {}, {}, {}, 0}, "scenes", o.t_end, &scenes);
+  }
 
   std::vector<std::string> known;
   for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
@@ -682,7 +755,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
   if (!reference_jobs.empty()) {
     err << "compare: " << reference_jobs.size() << " reference run(s)\n";
     RunPool(
-        scenes, reference_jobs, parallel, 5 * o.time_limit, 1, reference_dir,
+        scenes, reference_jobs, parallel, 5 * o.time_limit, 1, reference_dir, hooks,
         [&](std::size_t k, const ResultRow& row) {
           const Job& job = reference_jobs[k];
           SceneEntry& entry = scenes[job.scene];
@@ -691,7 +764,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
                                   " rtol=" + Short(job.rtol) + " atol=" + Short(job.atol);
           const auto status = row.find("status");
           if (status != row.end() && status->second == "ok") {
-            const auto system = BuildSystem(entry.scene);
+            const auto system = BuildSceneSystem(entry.scene).system;
             entry.reference = LoadReferenceFile(
                 (reference_dir / (entry.scene.name + ".csv")).string(), *system, entry.scene.t_end);
             entry.reference->how = how;
@@ -727,7 +800,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
       << " at a time, time limit " << Short(o.time_limit) << " s\n";
   std::size_t finished = 0;
   std::map<std::string, int> by_status;
-  RunPool(scenes, jobs, parallel, o.time_limit, o.repeat, reference_dir,
+  RunPool(scenes, jobs, parallel, o.time_limit, o.repeat, reference_dir, hooks,
           [&](std::size_t k, ResultRow row) {
             const Job& job = jobs[k];
             const SceneEntry& entry = scenes[job.scene];

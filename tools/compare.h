@@ -27,7 +27,9 @@
 // Reference runs get five times the time limit of the study's runs.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -45,9 +47,38 @@ using ResultRow = std::map<std::string, std::string>;
 // tools/cli.h. Throws std::invalid_argument on bad input (the CLI turns it into exit code 2).
 int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err);
 
+// Test seam, reachable from C++ only (no option, no environment variable): `in_child`, when set,
+// is called in every run's child process (reference runs included) just before its simulation,
+// with the scene name, integrator and rtol. Tests use it to make a child crash (raise a signal)
+// and check that the run is recorded as failed and the study goes on.
+struct CompareHooks {
+  std::function<void(const std::string& scene, const std::string& integrator, double rtol)>
+      in_child;
+};
+int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+               const CompareHooks& hooks);
+
 // Parses "1e-2,1e-4" into tolerances (each finite and > 0). Throws std::invalid_argument naming
 // the bad item.
 std::vector<double> ParseToleranceList(const std::string& text);
+
+// One scene of a set file: a file name, or a map {file: F, name: N, t_end: T, analytic: NAME}
+// that renames the scene (results are keyed by scene name), overrides its t_end and names a
+// closed-form reference (tools/reference.h) for it, so that shipped scenes can be used in a set
+// without editing them.
+struct SceneSetEntry {
+  std::string file;             // resolved against the set file's folder
+  std::string name;             // replaces the scene's name when not empty
+  std::optional<double> t_end;  // overrides the scene's (--t-end overrides both)
+  std::string analytic;         // replaces the scene's `reference:` section when not empty
+  std::string set_file;         // the set file and the entry's line, for messages
+  int line = 0;
+};
+
+// The entries of a set file (YAML: `set: NAME`, optional `description`, `scenes:` a list of
+// entries, paths relative to the set file); `name_or_path` as for SceneSetFiles. Throws
+// std::invalid_argument naming the set file and line.
+std::vector<SceneSetEntry> SceneSet(const std::string& name_or_path, std::string* set_name);
 
 // Scene files listed by a set file (YAML: `set: NAME`, optional `description`, `scenes:` a list
 // of paths relative to the set file). `name_or_path` is a file path, or the name of a set shipped

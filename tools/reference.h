@@ -24,6 +24,21 @@
 //                              2 e^j ṡ_1/|a| accumulating at t∞ = t_1 + 2 e ṡ_1/(|a|(1 − e))
 //                              (e < 1), then rest on the line; uniform motion along the line
 //                              (Haddouni et al. 2017; the Siconos BouncingBallED benchmark);
+//               free_body      one body, no joints, forces or contacts (planar or spatial):
+//                              centre of mass c(t) = c0 + ċ0 t + g t²/2; planar θ = θ0 + ω t;
+//                              spatial with the body-frame ω along a principal axis of inertia
+//                              (Euler's equations keep it constant): R(t) = R0 Rot(ω/|ω|, |ω|t);
+//               spinning_top   a symmetric body on a spherical joint with the ground, started in
+//                              steady precession Ω (J3 ω3 − J1' Ω cos θ) = m g l (Goldstein,
+//                              Classical Mechanics, Sec. 5.7): R(t) = Rot(k, Ωt) R0 Rot(e3, ψ̇t),
+//                              k = −g/|g|, e3 the body's pivot-to-centre-of-mass axis;
+//               slider_crank   the driven spatial slider-crank (crank on a revolute joint with
+//                              the ground under an angle driver φ(t), rod with a spherical and a
+//                              spherical/universal joint, slider on a prismatic guide): the
+//                              crank turns by φ(t) − φ(0) about its axis and the slider solves
+//                              |p(t) − w(0) − d u| = L for its travel d (root with d(0) = 0);
+//                              the crank's and slider's seven coordinates are compared;
+//             spatial quaternions follow the continuous half-angle formula (no sign flips);
 //   a run     a tight-tolerance run of a chosen integrator, made by `saltus compare` and written
 //             with WriteReferenceCsv, its provenance kept in ReferenceSolution::how.
 #pragma once

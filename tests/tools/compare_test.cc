@@ -1,11 +1,17 @@
-// `saltus compare` (tools/compare.h) and reference solutions (tools/reference.h): the closed-form
-// bouncing disk, reference files, the error against a reference, the study with finished,
-// failed and timed-out runs, and bad input.
+// `saltus compare` (tools/compare.h) and reference solutions (tools/reference.h): the closed
+// forms (bouncing disk, free body, spinning top, driven slider-crank), reference files, the error
+// against a reference, set files, the study with finished, failed, crashed and timed-out runs,
+// and bad input.
 #include "tools/compare.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <csignal>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "events/simulation.h"
 #include "tools/cli.h"
 #include "tools/reference.h"
 #include "tools/scene.h"
@@ -327,13 +334,254 @@ TEST_F(CompareTest, BadInputStopsBeforeAnyRun) {
 TEST_F(CompareTest, ShippedSetsLoad) {
   for (const std::string set : {"joints", "impacts", "stiff"}) {
     std::string name;
-    const std::vector<std::string> files = SceneSetFiles(set, &name);
+    const std::vector<SceneSetEntry> entries = SceneSet(set, &name);
     EXPECT_EQ(name, set);
-    EXPECT_GE(files.size(), 2u);
-    for (const std::string& file : files) {
-      EXPECT_NO_THROW(BuildSystem(LoadSceneFile(file))) << file;
+    EXPECT_GE(entries.size(), 2u);
+    for (const SceneSetEntry& entry : entries) {
+      Scene scene = LoadSceneFile(entry.file);
+      SceneSystem built;
+      EXPECT_NO_THROW(built = BuildSceneSystem(scene)) << entry.file;
+      if (!entry.analytic.empty() && built.system) {
+        if (entry.t_end) scene.t_end = *entry.t_end;
+        EXPECT_NO_THROW(AnalyticReference(entry.analytic, scene, *built.system, scene.t_end / 100))
+            << entry.file;
+      }
     }
   }
+}
+
+// ---- Closed forms of spatial and free bodies -----------------------------------------------
+
+// Runs `scene` with DOPRI5 at rtol = atol and returns its error against `ref`.
+double RunAgainst(const Scene& scene, const ReferenceSolution& ref, double rtol) {
+  const SceneSystem built = BuildSceneSystem(scene);
+  events::SimulationOptions options = scene.options;
+  options.integrator = "dopri5";
+  options.integrator_options.formulation = integrators::Formulation::kIndex1;
+  options.integrator_options.rtol = rtol;
+  options.integrator_options.atol = rtol;
+  options.output_step = ref.step;
+  events::Simulation simulation(built.system, options);
+  ReferenceRecorder recorder(ref);
+  simulation.AddObserver(&recorder);
+  simulation.SetState(0.0, built.q0, built.v0);
+  const events::RunResult result = simulation.AdvanceTo(scene.t_end);
+  EXPECT_EQ(result.status, events::RunStatus::kFinished) << result.message;
+  return recorder.Error();
+}
+
+Scene ExampleScene(const std::string& relative, double t_end) {
+  Scene scene = LoadSceneFile(std::string(SALTUS_EXAMPLES_DIR) + "/" + relative);
+  scene.t_end = t_end;
+  return scene;
+}
+
+std::string AnalyticMessage(const std::string& name, const Scene& scene) {
+  try {
+    AnalyticReference(name, scene, *BuildSceneSystem(scene).system, 0.1);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST_F(CompareTest, FreeBodyClosedFormPlanarAndSpatial) {
+  const Scene planar = ParseScene(R"(scene: thrown
+bodies:
+  - {name: plate, mass: 1, inertia: 0.1, position: [0, 1, 0.3], velocity: [2, 3, 4]}
+simulation:
+  t_end: 1
+)",
+                                  "thrown.yaml");
+  const ReferenceSolution p =
+      AnalyticReference("free_body", planar, *BuildSceneSystem(planar).system, 0.1);
+  ASSERT_EQ(p.times.size(), 11u);
+  // x = 2 t, y = 1 + 3 t − 9.81 t²/2, θ = 0.3 + 4 t at t = 1; round-off of a few ulps.
+  EXPECT_NEAR(p.values(10, 0), 2.0, 1e-14);
+  EXPECT_NEAR(p.values(10, 1), 1 + 3 - 0.5 * 9.81, 1e-14);
+  EXPECT_NEAR(p.values(10, 2), 4.3, 1e-14);
+  // DOPRI5 integrates a quadratic exactly: only round-off over ~10 steps remains.
+  EXPECT_LT(RunAgainst(planar, p, 1e-6), 1e-12);
+
+  // A box spinning about its principal z axis, centre of mass off the body origin (so the
+  // origin circles the centre of mass while it falls).
+  const std::string spatial_text = R"(scene: spinning_box
+dimension: 3
+bodies:
+  - {name: box, mass: 2, inertia: [0.1, 0.2, 0.3], com: [0.1, 0, 0], position: [0, 0, 1],
+     quaternion: [0.9238795325112867, 0.3826834323650898, 0, 0], velocity: [1, 0, 2],
+     angular_velocity: [0, 0, 6]}
+simulation:
+  t_end: 2
+)";
+  const Scene spatial = ParseScene(spatial_text, "spinning_box.yaml");
+  const ReferenceSolution s =
+      AnalyticReference("free_body", spatial, *BuildSceneSystem(spatial).system, 0.05);
+  ASSERT_EQ(s.names.size(), 7u);
+  EXPECT_EQ(s.names[3], "box.qw");
+  // DOPRI5 at rtol 1e-10 over 12 rad of rotation: global error a few 1e-10; 1e-8 leaves room.
+  const double fine = RunAgainst(spatial, s, 1e-10);
+  EXPECT_LT(fine, 1e-8);
+  // ...and the error follows the tolerance (the closed form is not just the run itself).
+  const double coarse = RunAgainst(spatial, s, 1e-5);
+  EXPECT_GT(coarse, 10 * fine);
+  EXPECT_LT(coarse, 1e-2);
+  // Not a principal axis: no closed form, refused naming the scene.
+  std::string tumbling = spatial_text;
+  tumbling.replace(tumbling.find("[0, 0, 6]"), 9, "[1, 0, 6]");
+  EXPECT_NE(AnalyticMessage("free_body", ParseScene(tumbling, "t.yaml")).find("principal axis"),
+            std::string::npos);
+  EXPECT_NE(AnalyticMessage("free_body", ParseScene(kPendulum, "p.yaml")).find("'pendulum'"),
+            std::string::npos);
+}
+
+TEST_F(CompareTest, SpinningTopSteadyPrecession) {
+  const Scene top = ExampleScene("spatial/spinning_top.yaml", 1.0);
+  const ReferenceSolution ref =
+      AnalyticReference("spinning_top", top, *BuildSceneSystem(top).system, 0.01);
+  // The tilt stays θ = 0.3 rad: the body z axis has k·b = cos 0.3 at every time, and the axis
+  // has precessed by Ω t about z (Ω = 0.8245 rad/s, slow root; from the scene's comment).
+  const double Omega = 0.82453619590491523;
+  for (std::size_t i = 0; i < ref.times.size(); i += 10) {
+    const auto r = static_cast<Eigen::Index>(i);
+    const Eigen::Quaterniond q(ref.values(r, 3), ref.values(r, 4), ref.values(r, 5),
+                               ref.values(r, 6));
+    const Eigen::Vector3d b = q.toRotationMatrix().col(2);
+    EXPECT_NEAR(b.z(), std::cos(0.3), 1e-12);  // round-off of the quaternion products
+    const double t = ref.times[i];
+    // b = Rot(z, Ω t) (0, −sin θ, cos θ): its azimuth is −π/2 + Ω t.
+    EXPECT_NEAR(std::atan2(b.y(), b.x()), std::remainder(-M_PI / 2 + Omega * t, 2 * M_PI), 1e-10);
+    EXPECT_NEAR(ref.values(r, 0), 0.0, 1e-15);  // the body origin is the pivot
+  }
+  // DOPRI5 at rtol 1e-10 follows it; at rtol 1e-5 the error is much larger (the reference is
+  // not the run): 100 rad/s spin over 1 s, global error ~1e-9 at 1e-10.
+  const double fine = RunAgainst(top, ref, 1e-10);
+  EXPECT_LT(fine, 1e-7);
+  EXPECT_GT(RunAgainst(top, ref, 1e-5), 10 * fine);
+  // Off the steady precession (1 % more precession rate): refused.
+  Scene off = top;
+  off.spatial.bodies[0].angular_velocity[1] *= 1.01;
+  EXPECT_NE(AnalyticMessage("spinning_top", off).find("steady precession"), std::string::npos);
+}
+
+TEST_F(CompareTest, DrivenSliderCrankKinematics) {
+  const Scene crank = ExampleScene("spatial/slider_crank.yaml", 1.0);
+  const auto system = BuildSceneSystem(crank).system;
+  const ReferenceSolution ref = AnalyticReference("slider_crank", crank, *system, 0.01);
+  const auto slider_x =
+      std::find(ref.names.begin(), ref.names.end(), "slider.x") - ref.names.begin();
+  ASSERT_LT(slider_x, static_cast<long>(ref.names.size()));
+  // The scene's own closed form (its header comment): x = sqrt(0.3² − p_y² − p_z²) with the crank
+  // pin p = (0, 0.1 + 0.08 cos θ, 0.12 + 0.08 sin θ), θ = π/2 − 2π t.
+  for (std::size_t i = 0; i < ref.times.size(); ++i) {
+    const double theta = M_PI / 2 - 2 * M_PI * ref.times[i];
+    const double py = 0.1 + 0.08 * std::cos(theta), pz = 0.12 + 0.08 * std::sin(theta);
+    // Both evaluate the same geometry through different round-off: 1e-12 m.
+    EXPECT_NEAR(ref.values(static_cast<Eigen::Index>(i), slider_x),
+                std::sqrt(0.09 - py * py - pz * pz), 1e-12)
+        << "t = " << ref.times[i];
+  }
+  // DOPRI5 at rtol 1e-10 on the driven mechanism: position drift is projected, the error is
+  // the integration's (~1e-9); 1e-7 leaves room.
+  const double fine = RunAgainst(crank, ref, 1e-10);
+  EXPECT_LT(fine, 1e-7);
+  Scene free_crank = crank;
+  free_crank.spatial.drivers.clear();
+  EXPECT_NE(AnalyticMessage("slider_crank", free_crank).find("angle driver"), std::string::npos);
+}
+
+TEST_F(CompareTest, SetEntriesOverrideTheFinalTimeAndNameAClosedForm) {
+  const std::string crank = std::string(SALTUS_EXAMPLES_DIR) + "/spatial/slider_crank.yaml";
+  const std::string set = Write("mini.yaml", "set: mini\nscenes:\n  - {file: " + crank +
+                                                 ", t_end: 0.5, analytic: slider_crank}\n");
+  const Outcome o = Compare({"--set", set, "--integrators", "dopri5", "--rtol", "1e-4,1e-7",
+                             "--out", (dir_ / "out").string(), "--no-plots", "--repeat", "1"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const auto rows = ReadResults(dir_ / "out" / "results.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  std::map<std::string, double> error;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("set"), "mini");
+    EXPECT_EQ(row.at("t_end"), "0.5");
+    EXPECT_EQ(row.at("reference"), "analytic slider_crank");
+    ASSERT_EQ(row.at("status"), "ok") << row.at("reason");
+    error[row.at("rtol")] = std::stod(row.at("error"));
+  }
+  EXPECT_LT(error["9.9999999999999995e-08"], error["0.0001"]);
+  EXPECT_LT(error["9.9999999999999995e-08"], 1e-5);  // a global error of a few rtol
+  // Bad entries stop the study naming the set file and line.
+  const auto bad = [&](const std::string& entry) {
+    const Outcome b = Compare({"--set", Write("bad.yaml", "set: bad\nscenes:\n  - " + entry + "\n"),
+                               "--out", (dir_ / "bad").string(), "--no-plots"});
+    EXPECT_EQ(b.code, kExitBadInput) << entry;
+    EXPECT_FALSE(fs::exists(dir_ / "bad")) << entry;
+    return b.err;
+  };
+  EXPECT_NE(bad("{file: " + crank + ", t_end: -1}").find("bad.yaml:3: t_end"), std::string::npos);
+  EXPECT_NE(bad("{file: " + crank + ", tend: 1}").find("unknown key 'tend'"), std::string::npos);
+  EXPECT_NE(bad("{file: " + crank + ", analytic: spinning_top}").find("bad.yaml:3:"),
+            std::string::npos);
+}
+
+TEST_F(CompareTest, ReferenceGridOvershootingTheFinalTimeIsStillComplete) {
+  // 10 · 0.07 = 0.7000000000000001 > t_end = 0.7: the event loop emits no output row at the last
+  // reference time; the run's final state must stand for it, else the reference run is
+  // incomplete and every error of the scene stays empty.
+  std::string text = kPendulum;
+  text.replace(text.find("t_end: 1"), 8, "t_end: 0.7");
+  const std::string scene =
+      Write("p07.yaml", text + "reference: {integrator: dopri5, rtol: 1e-9, step: 0.07}\n");
+  const Outcome o = Compare({"--scenes", scene, "--integrators", "dopri5", "--rtol", "1e-4",
+                             "--out", (dir_ / "out").string(), "--no-plots", "--repeat", "1"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  const auto rows = ReadResults(dir_ / "out" / "results.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("reference"), "run dopri5/index1 rtol=1e-09 atol=1e-11") << o.err;
+  ASSERT_FALSE(rows[0].at("error").empty()) << o.err;
+  EXPECT_LT(std::stod(rows[0].at("error")), 1e-2);  // rtol 1e-4 over 0.7 s of a pendulum
+}
+
+TEST_F(CompareTest, CrashingRunIsRecordedAndTheStudyGoesOn) {
+  Write("ref.csv", "t,link.x\n0,0.5\n");
+  const std::string scene =
+      Write("pendulum.yaml", std::string(kPendulum) + "reference: {file: ref.csv, step: 0.5}\n");
+  CompareHooks hooks;
+  hooks.in_child = [](const std::string&, const std::string&, double rtol) {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);  // no core file from the deliberate crashes
+    if (rtol == 1e-4) std::raise(SIGSEGV);
+    if (rtol == 1e-5) std::abort();
+  };
+  const std::vector<std::string> args = {"--scenes",
+                                         scene,
+                                         "--integrators",
+                                         "dopri5",
+                                         "--rtol",
+                                         "1e-3,1e-4,1e-5,1e-6",
+                                         "--out",
+                                         (dir_ / "out").string(),
+                                         "--no-plots",
+                                         "--repeat",
+                                         "1",
+                                         "--jobs",
+                                         "2"};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCompare(args, out, err, hooks), kExitOk) << err.str();
+  const auto rows = ReadResults(dir_ / "out" / "results.csv");
+  ASSERT_EQ(rows.size(), 4u);  // the runs after the crashes went on
+  std::map<std::string, std::map<std::string, std::string>> by_rtol;
+  for (const auto& row : rows) by_rtol[row.at("rtol")] = row;
+  EXPECT_EQ(by_rtol["0.001"]["status"], "ok");
+  EXPECT_EQ(by_rtol["9.9999999999999995e-07"]["status"], "ok");
+  EXPECT_EQ(by_rtol["0.0001"]["status"], "failed");
+  EXPECT_NE(by_rtol["0.0001"]["reason"].find("crashed: signal " + std::to_string(SIGSEGV)),
+            std::string::npos)
+      << by_rtol["0.0001"]["reason"];
+  EXPECT_EQ(by_rtol["1.0000000000000001e-05"]["status"], "failed");
+  EXPECT_NE(by_rtol["1.0000000000000001e-05"]["reason"].find("crashed: signal " +
+                                                             std::to_string(SIGABRT)),
+            std::string::npos);
+  EXPECT_TRUE(by_rtol["0.0001"]["error"].empty());
 }
 
 }  // namespace
