@@ -167,18 +167,8 @@ bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
   const double tol = options_.projection_tol;
   if (g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol) return true;
 
-  engine::ProjectionOptions po;
-  po.metric = options_.projection_metric;
-  po.tolerance = options_.newton_tol;
-  po.max_iterations = options_.max_newton_iterations;
-  const engine::ProjectionResult rp = engine::ProjectPositions(*system_, t, rows_, po, &q_new_);
-  ++stats_.position_projections;
-  stats_.newton_iterations += rp.iterations;
-  if (!rp.converged) return false;
-  const engine::ProjectionResult rv =
-      engine::ProjectVelocities(*system_, t, q_new_, rows_, po, &v_new_);
-  ++stats_.velocity_projections;
-  if (!rv.converged) return false;
+  if (!ProjectOntoConstraints(t, engine::ProjectionOptions{}.rank_tolerance, &q_new_, &v_new_))
+    return false;
   *projected = true;
   return true;
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/projection.h"
 #include "integrators/row_selection.h"
 
 namespace saltus::integrators {
@@ -277,6 +278,27 @@ double Integrator::InitialStepEstimate(
   const double h1 = d12 <= 1e-15 ? std::max(1e-6, h0 * 1e-3)
                                  : std::pow(0.01 / d12, 1.0 / static_cast<double>(order));
   return std::max(std::min({100 * h0, h1, options_.h_max}), options_.h_min);
+}
+
+bool Integrator::ProjectOntoConstraints(double t, double rank_tolerance, Eigen::VectorXd* q,
+                                        Eigen::VectorXd* v) {
+  engine::ProjectionOptions po;
+  po.metric = options_.projection_metric;
+  po.tolerance = std::min(options_.newton_tol, 0.1 * options_.projection_tol);
+  po.max_iterations = options_.max_newton_iterations;
+  po.rank_tolerance = rank_tolerance;
+  Eigen::VectorXd q_projected = *q;
+  const engine::ProjectionResult rp =
+      engine::ProjectPositions(*system_, t, rows_, po, &q_projected);
+  ++stats_.position_projections;
+  stats_.newton_iterations += rp.iterations;
+  if (!rp.converged) return false;
+  const engine::ProjectionResult rv =
+      engine::ProjectVelocities(*system_, t, q_projected, rows_, po, v);
+  ++stats_.velocity_projections;
+  if (!rv.converged) return false;
+  *q = std::move(q_projected);
+  return true;
 }
 
 double Integrator::StepFactor(double err, int p, bool after_rejection) const {

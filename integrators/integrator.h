@@ -192,6 +192,13 @@ class Integrator {
       const Eigen::VectorXd& a0, int order,
       const std::function<bool(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                                Eigen::VectorXd* vdot)>& acceleration) const;
+  // Projects (q, v) onto the active rows at t: positions by eq. (35), then velocities by eq. (36),
+  // with the options' metric and iteration budget and the Newton tolerance
+  // min(newton_tol, 0.1 · projection_tol), so that the result lands well below the threshold
+  // that triggered it; `rank_tolerance` as in engine::ProjectionOptions. Counts the projections
+  // and Newton iterations. False (q, v unchanged) if either projection fails.
+  bool ProjectOntoConstraints(double t, double rank_tolerance, Eigen::VectorXd* q,
+                              Eigen::VectorXd* v);
   // Step-size factor h_new / h = s (1/err)^(1/(p+1)) from eq. (30), p the order of the embedded
   // lower-order solution, clamped to [fac_min, fac_max] (upper bound 1 when after_rejection, i.e.
   // for a rejected step and for the first accepted step after one). err = 0 gives the upper

@@ -161,19 +161,7 @@ bool Phem56::ProjectIfNeeded(double t, bool* projected) {
   const double violation = g_.lpNorm<Eigen::Infinity>();
   max_position_violation_ = std::max(max_position_violation_, violation);
   if (!options_.project || violation <= options_.projection_tol) return true;
-  engine::ProjectionOptions po;
-  po.metric = options_.projection_metric;
-  po.tolerance = std::min(options_.newton_tol, 0.1 * options_.projection_tol);
-  po.max_iterations = options_.max_newton_iterations;
-  po.rank_tolerance = std::max(rank_tolerance_, 1e-10);
-  const engine::ProjectionResult rp = engine::ProjectPositions(*system_, t, rows_, po, &q_new_);
-  ++stats_.position_projections;
-  stats_.newton_iterations += rp.iterations;
-  if (!rp.converged) return false;
-  const engine::ProjectionResult rv =
-      engine::ProjectVelocities(*system_, t, q_new_, rows_, po, &v_new_);
-  ++stats_.velocity_projections;
-  if (!rv.converged) return false;
+  if (!ProjectOntoConstraints(t, std::max(rank_tolerance_, 1e-10), &q_new_, &v_new_)) return false;
   *projected = true;
   return true;
 }
