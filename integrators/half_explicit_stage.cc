@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -173,6 +174,35 @@ StageStatus HalfExplicitStage::Solve(double t_next, const Eigen::VectorXd& Q_nex
     if (!vdot->allFinite()) return StageStatus::kNonFinite;
   }
   return StageStatus::kOk;
+}
+
+StepStatus DescribeStageFailure(const HalfExplicitStage& stage_system, StageStatus s,
+                                std::string_view scheme, int stage, double t, double h,
+                                const engine::MechanicalSystem& system, std::size_t num_rows,
+                                std::string* message) {
+  std::ostringstream msg;
+  msg << scheme << ": ";
+  StepStatus status = StepStatus::kLinearSolveFailure;
+  switch (s) {
+    case StageStatus::kNonFinite:
+      msg << "NaN or Inf in stage " << stage + 1 << " at t = " << t;
+      status = StepStatus::kNonFinite;
+      break;
+    case StageStatus::kSingularMass:
+      msg << "mass matrix not positive definite in stage " << stage + 1 << " at t = " << t;
+      break;
+    case StageStatus::kInconsistent:
+    case StageStatus::kOk:
+      msg << "stage " << stage + 1 << " system (eq. 31) at t = " << t << ", h = " << h
+          << " cannot satisfy the velocity constraint (residual " << stage_system.last_residual()
+          << ", rank of the stage matrix G M^-1 G^T " << stage_system.last_rank() << " of "
+          << stage_system.kept().size() << " selected of " << num_rows
+          << " rows); constraints involved:";
+      for (int row : stage_system.offending_rows()) msg << " " << system.constraint_info(row).name;
+      break;
+  }
+  *message = msg.str();
+  return status;
 }
 
 }  // namespace saltus::integrators

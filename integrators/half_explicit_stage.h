@@ -43,10 +43,13 @@
 
 #include <Eigen/Dense>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/constrained_dynamics.h"
 #include "engine/mechanical_system.h"
+#include "integrators/integrator.h"
 
 namespace saltus::integrators {
 
@@ -125,5 +128,14 @@ class HalfExplicitStage {
   int last_rank_ = 0;
   long factorizations_ = 0;
 };
+
+// The step status for a failed stage `stage` (0-based) of `scheme` in the step from t of size h,
+// and in *message why: NaN/Inf (kNonFinite), M not positive definite (kLinearSolveFailure), or a
+// stage system that cannot satisfy the velocity constraint (kLinearSolveFailure), naming its
+// residual, rank and the constraints involved (stage.offending_rows()).
+StepStatus DescribeStageFailure(const HalfExplicitStage& stage_system, StageStatus s,
+                                std::string_view scheme, int stage, double t, double h,
+                                const engine::MechanicalSystem& system, std::size_t num_rows,
+                                std::string* message);
 
 }  // namespace saltus::integrators

@@ -210,27 +210,8 @@ void Hem5::BuildDenseOutput(double h) {
 }
 
 StepStatus Hem5::StageFailure(StageStatus s, double h, int stage) {
-  std::ostringstream msg;
-  switch (s) {
-    case StageStatus::kNonFinite:
-      msg << "hem5: NaN or Inf in stage " << stage + 1 << " at t = " << t_;
-      failure_message_ = msg.str();
-      return StepStatus::kNonFinite;
-    case StageStatus::kSingularMass:
-      msg << "hem5: mass matrix not positive definite in stage " << stage + 1 << " at t = " << t_;
-      failure_message_ = msg.str();
-      return StepStatus::kLinearSolveFailure;
-    case StageStatus::kInconsistent:
-    case StageStatus::kOk:
-      break;
-  }
-  msg << "hem5: stage " << stage + 1 << " system (eq. 31) at t = " << t_ << ", h = " << h
-      << " cannot satisfy the velocity constraint (residual " << stage_->last_residual()
-      << ", rank of G(Q_i+1) M^-1 G(Q_i)^T " << stage_->last_rank() << " of " << rows_.size()
-      << "); constraints involved:";
-  for (int row : stage_->offending_rows()) msg << " " << system_->constraint_info(row).name;
-  failure_message_ = msg.str();
-  return StepStatus::kLinearSolveFailure;
+  return DescribeStageFailure(*stage_, s, "hem5", stage, t_, h, *system_, rows_.size(),
+                              &failure_message_);
 }
 
 StepStatus Hem5::DoStep(double t_limit) {

@@ -191,28 +191,8 @@ void Phem56::BuildDenseOutput(double h) {
 }
 
 StepStatus Phem56::StageFailure(StageStatus s, double h, int stage) {
-  std::ostringstream msg;
-  switch (s) {
-    case StageStatus::kNonFinite:
-      msg << "phem56: NaN or Inf in stage " << stage + 1 << " at t = " << t_;
-      failure_message_ = msg.str();
-      return StepStatus::kNonFinite;
-    case StageStatus::kSingularMass:
-      msg << "phem56: mass matrix not positive definite in stage " << stage + 1 << " at t = " << t_;
-      failure_message_ = msg.str();
-      return StepStatus::kLinearSolveFailure;
-    case StageStatus::kInconsistent:
-    case StageStatus::kOk:
-      break;
-  }
-  msg << "phem56: stage " << stage + 1 << " system (eq. 31) at t = " << t_ << ", h = " << h
-      << " cannot satisfy the velocity constraint (residual " << stage_->last_residual()
-      << ", rank of G(Q^_i) M^-1 G(Q_i)^T " << stage_->last_rank() << " of "
-      << stage_->kept().size() << " selected of " << rows_.size()
-      << " rows); constraints involved:";
-  for (int row : stage_->offending_rows()) msg << " " << system_->constraint_info(row).name;
-  failure_message_ = msg.str();
-  return StepStatus::kLinearSolveFailure;
+  return DescribeStageFailure(*stage_, s, "phem56", stage, t_, h, *system_, rows_.size(),
+                              &failure_message_);
 }
 
 StepStatus Phem56::DoStep(double t_limit) {
