@@ -634,9 +634,11 @@ RunResult Simulation::AdvanceTo(double t_end) {
   // them; a golden-section search for it (on the dense output, this row only) either finds a gap
   // ≤ 0, which brackets a crossing that `locate` then finds, or a positive minimum (no contact).
   // Not caught: a crossing and a turning point of the approach inside one sample interval.
-  // Returns the located crossing, or ∞.
+  // The search stops as soon as the bracket is too short for the gap to reach zero at the
+  // largest of the two end rates `rate_bound` (the rate runs from −|ġ_a| to +|ġ_b| through the
+  // minimum), so a body passing by costs a few evaluations. Returns the located crossing, or ∞.
   VectorXd gap1;
-  auto find_tunnelling = [&](double lo, double hi, double g_lo, std::size_t r) {
+  auto find_tunnelling = [&](double lo, double hi, double g_lo, double rate_bound, std::size_t r) {
     const int row = im.open_rows[r];
     auto gap = [&](double s) {
       im.integrator->Interpolate(s, &qs, &vs);
@@ -648,7 +650,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
     const double t_lo = lo;
     double x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
     double f1 = gap(x1), f2 = gap(x2);
-    while (hi - lo > tol) {
+    while (hi - lo > tol && (hi - lo) * rate_bound >= std::min(f1, f2)) {
       if (f1 <= 0.0 || f2 <= 0.0) {
         const double crossing = f1 <= 0.0 ? x1 : x2;
         const auto [root, above] =
@@ -732,7 +734,10 @@ RunResult Simulation::AdvanceTo(double t_end) {
             // Armed (φ = g) or departing (φ = g/(t − t_phase), same sign) row with a minimum of
             // the gap between the samples: the tunnelling guard above.
             const double root =
-                find_tunnelling(s_prev, s, f_prev.gaps[static_cast<Eigen::Index>(r)], r);
+                find_tunnelling(s_prev, s, f_prev.gaps[static_cast<Eigen::Index>(r)],
+                                std::max(-f_prev.rates[static_cast<Eigen::Index>(r)],
+                                         f_next.rates[static_cast<Eigen::Index>(r)]),
+                                r);
             if (std::isfinite(root)) {
               t_event = std::min(t_event, root);
               root_of_open[r] = root;
