@@ -12,9 +12,9 @@
 // one iteration integrates 20 s (the seed: 200 s). Counters per run: accepted steps, Newton
 // iterations, Jacobian (difference) evaluations, partitioned updates, factorizations, colours.
 //
-// The chain is the system of tests/integrators/bdf_test.cc (N unit masses in Cartesian
-// coordinates, rods of length 1), repeated here because the benchmarks do not link the test
-// sources (same settings as BdfColouredJacobian.PartitionedUpdateReducesJacobianEvaluations).
+// The chain is the system of tests/integrators/bdf_test.cc (tests/integrators/excited_chain.h:
+// N unit masses in Cartesian coordinates, rods of length 1; same settings as
+// BdfColouredJacobian.PartitionedUpdateReducesJacobianEvaluations).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -24,91 +24,18 @@
 
 #include "engine/mechanical_system.h"
 #include "integrators/bdf.h"
+#include "tests/integrators/excited_chain.h"
 
 namespace saltus::bench {
 namespace {
 
-constexpr double kA = 0.2, kOmega = 2 * M_PI * 0.05, kPhi = 0.01, kGravity = 9.81;
-
-Eigen::Vector2d Suspension(double t) { return {0.0, kA * std::sin(kOmega * t)}; }
-Eigen::Vector2d SuspensionRate(double t) { return {0.0, kA * kOmega * std::cos(kOmega * t)}; }
-Eigen::Vector2d SuspensionAccel(double t) {
-  return {0.0, -kA * kOmega * kOmega * std::sin(kOmega * t)};
-}
-
-// Rows g_i = (|d_i|² − 1)/2, d_i = p_i − p_{i−1}, p₀ = s(t).
-class ChainRods final : public engine::ConstraintBlock {
- public:
-  explicit ChainRods(int n) : n_(n) { info_.name = "rod"; }
-  int num_rows() const override { return n_; }
-  const engine::ConstraintRowInfo& row_info(int /*local_row*/) const override { return info_; }
-  void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
-              Eigen::Ref<Eigen::VectorXd> g) const override {
-    for (std::size_t k = 0; k < rows.size(); ++k)
-      g(static_cast<Eigen::Index>(k)) = 0.5 * (D(t, q, rows[k]).squaredNorm() - 1.0);
-  }
-  void Jacobian(double t, const Eigen::VectorXd& q, std::span<const int> rows,
-                Eigen::Ref<Eigen::MatrixXd> G) const override {
-    G.setZero();
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      const int i = rows[k];
-      const Eigen::Vector2d d = D(t, q, i);
-      const auto r = static_cast<Eigen::Index>(k);
-      G.block<1, 2>(r, 2 * i) = d.transpose();
-      if (i > 0) G.block<1, 2>(r, 2 * (i - 1)) = -d.transpose();
-    }
-  }
-  void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
-                      Eigen::Ref<Eigen::VectorXd> g_t) const override {
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      g_t(static_cast<Eigen::Index>(k)) = rows[k] == 0 ? -D(t, q, 0).dot(SuspensionRate(t)) : 0.0;
-    }
-  }
-  void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-             std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-      const int i = rows[k];
-      const Eigen::Vector2d v_prev =
-          i == 0 ? SuspensionRate(t) : Eigen::Vector2d(v.segment<2>(2 * (i - 1)));
-      double value = (Eigen::Vector2d(v.segment<2>(2 * i)) - v_prev).squaredNorm();
-      if (i == 0) value -= D(t, q, 0).dot(SuspensionAccel(t));
-      gamma(static_cast<Eigen::Index>(k)) = value;
-    }
-  }
-
- private:
-  Eigen::Vector2d D(double t, const Eigen::VectorXd& q, int i) const {
-    const Eigen::Vector2d prev =
-        i == 0 ? Suspension(t) : Eigen::Vector2d(q.segment<2>(2 * (i - 1)));
-    return Eigen::Vector2d(q.segment<2>(2 * i)) - prev;
-  }
-  int n_;
-  engine::ConstraintRowInfo info_;
-};
-
-class ChainSystem final : public engine::MechanicalSystem {
- public:
-  explicit ChainSystem(int n) : n_(n) { AddConstraintBlock(std::make_shared<ChainRods>(n)); }
-  int nq() const override { return 2 * n_; }
-  int nv() const override { return 2 * n_; }
-  void MassMatrix(const Eigen::VectorXd& /*q*/, Eigen::MatrixXd* M) const override {
-    M->setIdentity(2 * n_, 2 * n_);
-  }
-  bool HasConstantMassMatrix() const override { return true; }
-  void Forces(double /*t*/, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/,
-              Eigen::VectorXd* F) const override {
-    F->setZero(2 * n_);
-    for (int i = 0; i < n_; ++i) (*F)(2 * i + 1) = -kGravity;
-  }
-
- private:
-  int n_;
-};
+// The seed's regime (Table 2): 0.2 sin(2π·0.05 t), rods 0.01 sin(i + 1) rad off the vertical.
+const integrators::testing::ChainParams kSeedChain{0.2, 2 * M_PI * 0.05, 0.01};
 
 void BM_BdfChain(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const int mode = static_cast<int>(state.range(1));
-  ChainSystem system(n);
+  integrators::testing::ChainSystem system(n, kSeedChain);
   integrators::IntegratorOptions o;
   o.formulation = integrators::Formulation::kStabilizedIndex2;
   o.rtol = 1e-4;
@@ -118,14 +45,8 @@ void BM_BdfChain(benchmark::State& state) {
   bo.variable_order = true;
   if (mode >= 1) bo.jacobian = integrators::BdfJacobian::kColouredDifferences;
   bo.partitioned_update = mode == 2;
-  Eigen::VectorXd q0 = Eigen::VectorXd::Zero(2 * n), v0 = Eigen::VectorXd::Zero(2 * n);
-  Eigen::Vector2d p = Suspension(0.0);
-  for (int i = 0; i < n; ++i) {
-    const double phi = kPhi * std::sin(i + 1.0);
-    p += Eigen::Vector2d(std::sin(phi), -std::cos(phi));
-    q0.segment<2>(2 * i) = p;
-    v0(2 * i + 1) = kA * kOmega;
-  }
+  Eigen::VectorXd q0, v0;
+  integrators::testing::ChainStart(n, kSeedChain, &q0, &v0);
   std::vector<int> rows(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = i;
   const double t_end = 20.0;

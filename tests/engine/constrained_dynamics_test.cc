@@ -12,36 +12,8 @@
 
 #include "engine/lagrangian_system.h"
 #include "engine/planar_model.h"
+#include "tests/engine/malloc_counter.h"
 #include "tests/engine/planar_test_models.h"
-
-// ---- Allocation counter -------------------------------------------------------------------
-// Eigen allocates through std::malloc and operator new goes through malloc too, so counting
-// calls to malloc/calloc/realloc between two points counts every heap allocation. glibc only
-// (the __libc_* entry points), and not under the address sanitizer, which owns malloc.
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-#define SALTUS_COUNT_MALLOC 1
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-extern "C" {
-void* __libc_malloc(std::size_t size);
-void* __libc_calloc(std::size_t count, std::size_t size);
-void* __libc_realloc(void* ptr, std::size_t size);
-void* malloc(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  return __libc_malloc(size);
-}
-void* calloc(std::size_t count, std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  return __libc_calloc(count, size);
-}
-void* realloc(void* ptr, std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  return __libc_realloc(ptr, size);
-}
-}
-#endif
 
 namespace saltus::engine {
 namespace {

@@ -13,34 +13,9 @@
 #include "engine/constrained_dynamics.h"
 #include "engine/projection.h"
 #include "engine/rotation.h"
+#include "tests/engine/malloc_counter.h"
 #include "tests/engine/n_chain_model.h"
 #include "tests/engine/spatial_mechanisms.h"
-
-// ---- Allocation counter (as in constrained_dynamics_test.cc) ------------------------------------
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-#define SALTUS_COUNT_MALLOC 1
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-extern "C" {
-void* __libc_malloc(std::size_t size);
-void* __libc_calloc(std::size_t count, std::size_t size);
-void* __libc_realloc(void* ptr, std::size_t size);
-void* malloc(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  return __libc_malloc(size);
-}
-void* calloc(std::size_t count, std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  return __libc_calloc(count, size);
-}
-void* realloc(void* ptr, std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) ++g_allocations;
-  return __libc_realloc(ptr, size);
-}
-}
-#endif
 
 namespace saltus::engine {
 namespace {
