@@ -322,13 +322,7 @@ int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
 }
 
 int PlanarModelBuilder::AddSpringDamper(const PlanarSpringDamper& spring) {
-  const std::string label =
-      RequireTwoBodyItem("spring", spring, model_.springs_, model_.num_bodies());
-  RequireFiniteVec(label, "point_a", spring.point_a);
-  RequireFiniteVec(label, "point_b", spring.point_b);
-  RequireNonNegative(label, "stiffness", spring.stiffness);
-  RequireNonNegative(label, "damping", spring.damping);
-  RequireNonNegative(label, "rest_length", spring.rest_length);
+  RequireSpringDamper(spring, model_.springs_, model_.num_bodies());
   model_.springs_.push_back(spring);
   return static_cast<int>(model_.springs_.size()) - 1;
 }

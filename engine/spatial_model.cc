@@ -601,13 +601,7 @@ int SpatialModelBuilder::AddDriver(const SpatialDriver& driver) {
 }
 
 int SpatialModelBuilder::AddSpringDamper(const SpatialSpringDamper& spring) {
-  const std::string label =
-      RequireTwoBodyItem("spring", spring, model_.springs_, model_.num_bodies());
-  RequireFiniteVec(label, "point_a", spring.point_a);
-  RequireFiniteVec(label, "point_b", spring.point_b);
-  RequireNonNegative(label, "stiffness", spring.stiffness);
-  RequireNonNegative(label, "damping", spring.damping);
-  RequireNonNegative(label, "rest_length", spring.rest_length);
+  RequireSpringDamper(spring, model_.springs_, model_.num_bodies());
   model_.springs_.push_back(spring);
   return static_cast<int>(model_.springs_.size()) - 1;
 }
