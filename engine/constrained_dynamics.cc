@@ -16,6 +16,12 @@ void MinNormSolver::Compute(const Eigen::MatrixXd& A, double tolerance) {
 
 namespace {
 
+// Relative residual (to the scale of the summed terms) above which the dense solve is refined
+// by PenaltyMinNormSolver, and the residual that refinement aims at: a few hundred ε, above the
+// round-off of a well-conditioned solve, far below the consistency bound √ε.
+constexpr double kRefineTolerance = 1e-12;
+constexpr int kRefinePasses = 4;
+
 // y ← (I − τ w wᵀ) y with w = [1; essential] (a real Householder reflector, its own inverse and
 // transpose). Written out because Eigen's applyHouseholderOnTheLeft allocates a temporary when
 // applied to a block of a dynamic vector.
@@ -63,6 +69,55 @@ void MinNormSolver::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
   // x = P y.
   const auto& perm = cod_.colsPermutation().indices();
   for (Eigen::Index i = 0; i < n; ++i) (*x)(perm(i)) = y_(i);
+}
+
+bool PenaltyMinNormSolver::Compute(const Eigen::MatrixXd& NinvGt, const Eigen::MatrixXd& W) {
+  NinvGt_ = &NinvGt;
+  W_ = &W;
+  shifted_ = W;
+  const double w_max = W.size() > 0 ? W.diagonal().maxCoeff() : 0.0;
+  shifted_.diagonal().array() += (w_max > 0.0 ? w_max : 1.0) / kPenalty;
+  llt_.compute(shifted_);
+  return llt_.info() == Eigen::Success;
+}
+
+double PenaltyMinNormSolver::Solve(const Eigen::VectorXd& b, double tolerance,
+                                   Eigen::VectorXd* delta) {
+  const Eigen::MatrixXd& W = *W_;
+  mu_.setZero(b.size());  // δ = N⁻¹Gᵀ μ
+  rho_ = b;               // b − G δ = b − W μ
+  double rho_norm = rho_.lpNorm<Eigen::Infinity>();
+  double rho_dot = rho_.squaredNorm();
+  // The best iterate so far: with b partly outside range(G) (inconsistent redundant rows,
+  // round-off at a singular configuration) CG may stop reducing ‖·‖∞ and amplify that part
+  // along the near-singular directions; the best μ is returned.
+  best_ = mu_;
+  double best_norm = rho_norm;
+  if (rho_norm > tolerance && rho_dot > 0.0) {
+    p_ = rho_;
+    const Eigen::Index max_iterations = 2 * b.size() + 10;  // b.size() in exact arithmetic
+    for (Eigen::Index k = 0; k < max_iterations; ++k) {
+      y_ = p_;
+      llt_.solveInPlace(y_);  // (W + I/α) y = p
+      Ap_.noalias() = W * y_;
+      const double curvature = p_.dot(Ap_);
+      if (!(curvature > 0.0)) break;  // p has no component in range(W): nothing left to reach
+      const double a = rho_dot / curvature;
+      mu_.noalias() += a * y_;
+      rho_.noalias() -= a * Ap_;
+      rho_norm = rho_.lpNorm<Eigen::Infinity>();
+      if (rho_norm < best_norm) {
+        best_norm = rho_norm;
+        best_ = mu_;
+      }
+      if (rho_norm <= tolerance || rho_norm > kDivergence * best_norm) break;
+      const double next_dot = rho_.squaredNorm();
+      p_ = rho_ + (next_dot / rho_dot) * p_;
+      rho_dot = next_dot;
+    }
+  }
+  delta->noalias() = *NinvGt_ * best_;
+  return best_norm;
 }
 
 ConstrainedDynamics::ConstrainedDynamics(const MechanicalSystem& system) : system_(system) {}
@@ -149,6 +204,30 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
                        W_.lpNorm<Eigen::Infinity>() * lambda->lpNorm<Eigen::Infinity>() +
                        G_.lpNorm<Eigen::Infinity>() * vdot->lpNorm<Eigen::Infinity>() +
                        gamma_.lpNorm<Eigen::Infinity>();
+  // Near a singular configuration (W nearly rank-deficient: a direction dropped by the rank
+  // decision or resolved to few digits) the residual is well above round-off although the
+  // accelerations are well defined (λ is not unique there, v̇ is). The residual is then
+  // removed by the penalty least-norm solve, which needs no rank decision:
+  // v̇ += δ with M δ ∈ range(Gᵀ), G δ = −(G v̇ + γ), and λ += W⁺ G δ.
+  // The CG residual is measured through W; a few passes (iterative refinement) bring the
+  // true one down where W is resolved to few digits only.
+  for (int pass = 0;
+       pass < kRefinePasses && status.residual > kRefineTolerance * scale && vdot->allFinite();
+       ++pass) {
+    if (pass > 0 || penalty_.Compute(MinvGt_, W_)) {
+      refine_rhs_ = -residual_;
+      penalty_.Solve(refine_rhs_, kRefineTolerance * scale, &delta_);
+      *vdot += delta_;
+      refine_rhs_.noalias() = G_ * delta_;
+      w_solver_.Solve(refine_rhs_, &delta_lambda_);
+      *lambda += delta_lambda_;
+      residual_ = gamma_;
+      residual_.noalias() += G_ * *vdot;
+      status.residual = residual_.lpNorm<Eigen::Infinity>();
+    } else {
+      break;
+    }
+  }
   const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
   status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
   return status;

@@ -7,6 +7,11 @@
 // inverted) and a rank-revealing factorization of the Delassus matrix W = G M⁻¹ Gᵀ (m × m):
 // λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). Redundant rows (rank(G) < m, e.g. a closed loop
 // counted twice) get the minimum-norm λ, which is the multiplier the LCP solvers also see.
+// Near a singular configuration (G nearly loses rank: a four-bar with its bars aligned) λ is
+// not unique but v̇ is; a rank decision on W would drop the near-singular direction and leave
+// G v̇ + γ far from zero. When the residual exceeds 1e-12 of the scale of the summed terms, v̇
+// is refined by the penalty least-norm solve below (no rank decision): v̇ += δ with
+// M δ ∈ range(Gᵀ), G δ = −(G v̇ + γ), and λ += W⁺ G δ (the refinement allocates on first use).
 //
 // Large mechanisms (engine/block_sparse.h): when the system provides its block-sparse M and G
 // (MechanicalSystem::BlockSparseMatrices) and nv ≥ kSparseMinimumNv (or the sparse path is
@@ -44,6 +49,40 @@ class MinNormSolver {
  private:
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod_;
   Eigen::VectorXd c_, y_;
+};
+
+// Least-norm solutions of an underdetermined, possibly rank-deficient G δ = b in the metric of
+// an SPD N (Bayo & Ledesma 1996; Cuadrado et al. 2000, ALI3-P projections):
+//   δ = N⁻¹Gᵀ W⁺ b,  W = G N⁻¹ Gᵀ,
+// without a rank decision. The penalty matrix P = N + α GᵀG is SPD whatever the rank of G, and
+// α P⁻¹Gᵀ = N⁻¹Gᵀ(W + I/α)⁻¹: one penalty correction of a residual p is δ = N⁻¹Gᵀ y with
+// (W + I/α) y = p (a Cholesky factorization of the SPD W + I/α; δ is formed as N⁻¹Gᵀ y so
+// that it lies in range(N⁻¹Gᵀ) to round-off), and G δ = A p with the symmetric positive
+// semidefinite A = W(W + I/α)⁻¹ (eigenvalues αw/(1 + αw) in [0, 1)). Solve runs conjugate
+// gradients on A z = b, i.e. on the iterated penalty correction: A is the identity up to the
+// directions of W with αw ≲ 1 (near a singular configuration: G nearly loses rank), which CG
+// resolves in about as many extra iterations. 1/α = (largest diagonal entry of W) / kPenalty.
+// At a singular configuration the component of b outside range(G) cannot be reached: Solve
+// then returns the best δ found and its residual says so (no hidden inconsistency).
+class PenaltyMinNormSolver {
+ public:
+  static constexpr double kPenalty = 1e10;  // κ ε ≈ 2e-6: the Cholesky factor keeps ~6 digits
+  // Factors W + I/α for NinvGt = N⁻¹Gᵀ (nv × m) and W = G N⁻¹Gᵀ (m × m), which must outlive the
+  // Solve calls. False if the factorization fails (W not symmetric positive semidefinite).
+  bool Compute(const Eigen::MatrixXd& NinvGt, const Eigen::MatrixXd& W);
+  // δ (nv) with ‖G δ − b‖∞ ≤ tolerance when reachable (else after ≤ 2m + 10 iterations),
+  // the residual measured through W; returns that residual norm. Does not allocate after the
+  // first call with the same sizes.
+  double Solve(const Eigen::VectorXd& b, double tolerance, Eigen::VectorXd* delta);
+
+ private:
+  // CG stops once its residual grows beyond this factor of the best one (loss of conjugacy).
+  static constexpr double kDivergence = 100.0;
+  const Eigen::MatrixXd* NinvGt_ = nullptr;
+  const Eigen::MatrixXd* W_ = nullptr;
+  Eigen::MatrixXd shifted_;  // W + I/α
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::VectorXd rho_, p_, y_, Ap_, mu_, best_;
 };
 
 struct DynamicsStatus {
@@ -88,6 +127,8 @@ class ConstrainedDynamics {
   Eigen::LLT<Eigen::MatrixXd> llt_;
   bool mass_factored_ = false;  // llt_ holds M (reused when M is constant)
   MinNormSolver w_solver_;
+  PenaltyMinNormSolver penalty_;  // refinement near singular configurations
+  Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;
   // Sparse path.
   LinearAlgebra linear_algebra_ = LinearAlgebra::kAuto;
   MassBlocks mass_blocks_;

@@ -54,9 +54,8 @@ class MetricProjector {
       system_.BlockSparseMatrices(t, q, {}, &blocks_, nullptr);
       return delassus_.SetMetric(blocks_);
     }
-    Eigen::MatrixXd M;
-    system_.MassMatrix(q, &M);
-    llt_.compute(M);
+    system_.MassMatrix(q, &M_);
+    llt_.compute(M_);
     use_identity_ = false;
     return llt_.info() == Eigen::Success;
   }
@@ -89,25 +88,28 @@ class MetricProjector {
       rank_ = static_cast<int>(rows_.size());
       return delassus_.Factor(G_sparse_, options_.rank_tolerance);
     }
+    // Rank of G (reported only): rank-revealing QR of W = G N⁻¹ Gᵀ.
     NinvGt_ = G_.transpose();
     if (!use_identity_) llt_.solveInPlace(NinvGt_);
     W_.noalias() = G_ * NinvGt_;
     solver_.Compute(W_, options_.rank_tolerance);
     rank_ = solver_.rank();
-    return true;
+    return penalty_.Compute(NinvGt_, W_);
   }
   int rank() const { return rank_; }
 
-  // correction = −N⁻¹ Gᵀ W⁺ r, the N-metric least-norm δ with G δ = −r.
-  void Correction(const Eigen::VectorXd& r, Eigen::VectorXd* correction) {
+  // correction ≈ −N⁻¹ Gᵀ W⁺ r, the N-metric least-norm δ with G δ = −r; the dense path stops
+  // once ‖G δ + r‖∞ ≤ tolerance (or after its iteration cap).
+  void Correction(const Eigen::VectorXd& r, double tolerance, Eigen::VectorXd* correction) {
     if (sparse_) {
       delassus_.Solve(r, &multiplier_);
       correction->setZero(system_.nv());
       delassus_.AddNinvGt(-multiplier_, correction);
       return;
     }
-    solver_.Solve(r, &multiplier_);
-    correction->noalias() = -(NinvGt_ * multiplier_);
+    // Penalty projection with conjugate gradients (engine/constrained_dynamics.h): no rank
+    // decision, so a step near a singular configuration still gets its full correction.
+    penalty_.Solve(-r, tolerance, correction);
   }
 
  private:
@@ -118,7 +120,8 @@ class MetricProjector {
   bool use_identity_ = true;
   int rank_ = 0;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  Eigen::MatrixXd G_, NinvGt_, W_;
+  Eigen::MatrixXd M_, G_, NinvGt_, W_;
+  PenaltyMinNormSolver penalty_;
   MinNormSolver solver_;
   MassBlocks blocks_;
   BlockSparseRows G_sparse_;
@@ -173,7 +176,7 @@ ProjectionResult ProjectPositionsWith(const MechanicalSystem& system, double t,
   Eigen::VectorXd q_k = *q;
   Eigen::VectorXd dq;
   for (int k = 1; k <= options.max_iterations; ++k) {
-    projector.Correction(g, &dq);
+    projector.Correction(g, 0.5 * tolerance, &dq);
     system.IntegratePosition(q_k, dq, 1.0, &q_k);
     system.ConstraintValues(t, q_k, rows, &g);
     const double next = g.lpNorm<Eigen::Infinity>();
@@ -236,7 +239,7 @@ ProjectionResult ProjectVelocitiesWith(const MechanicalSystem& system, double t,
   Eigen::VectorXd v_k = *v;
   Eigen::VectorXd dv;
   for (int k = 1; k <= options.max_iterations; ++k) {
-    projector.Correction(r, &dv);
+    projector.Correction(r, 0.5 * tolerance, &dv);
     v_k += dv;
     projector.Multiply(v_k, &Gv);
     r = g_t + Gv;

@@ -5,11 +5,21 @@
 //   velocities (36):  N(q̃)(ṽ − v) + Gᵀ(q̃) η = 0,   G(q̃) ṽ + ∂g/∂t = 0,
 //
 // on the given rows, with the metric N = M (default) or N = I. Positions are solved by a
-// simplified Newton iteration q_{k+1} = q_k ⊕ (−N⁻¹ Gᵀ W⁺ g(q_k)), W = G N⁻¹ Gᵀ, with a
-// rank-revealing factorization of W so that redundant rows (rank-deficient G) are handled; the
-// position update goes through MechanicalSystem::IntegratePosition. Velocities are one linear
-// solve, refined by the same factorization while the residual is above tolerance (iterative
-// refinement). Nothing is changed when `rows` is empty.
+// simplified Newton iteration q_{k+1} = q_k ⊕ δ_k with δ_k the N-metric least-norm solution of
+// G δ = −g(q_k), velocities by the same least-norm correction, repeated while the residual is
+// above tolerance (iterative refinement); the position update goes through
+// MechanicalSystem::IntegratePosition. Nothing is changed when `rows` is empty.
+//
+// The least-norm correction δ = −N⁻¹Gᵀ W⁺ r (W = G N⁻¹ Gᵀ) is computed without a rank decision
+// (engine::PenaltyMinNormSolver: the penalty matrix N + α GᵀG of the mass-orthogonal
+// projections of Bayo & Ledesma 1996 / Cuadrado et al. 2000, SPD whatever the rank of G, with
+// conjugate gradients on the iterated penalty correction). Redundant rows (rank-deficient G)
+// and configurations close to a singular one (W with eigenvalues far below 1e-10 of the
+// largest, e.g. a four-bar with its bars aligned) get their full correction; what cannot be
+// corrected at an exactly singular point (the part of the residual outside range(G)) stays in
+// the residual, and the projection then fails. `rank` is reported from a rank-revealing QR of
+// W (rank_tolerance); the block-sparse path factorizes W by LDLᵀ and falls back to the dense
+// path when W is numerically singular.
 //
 // The simplified Newton keeps G and W of the starting point and re-evaluates them only when an
 // iteration reduces ‖g‖∞ by less than half, so the update q̃ − q lies in range(N⁻¹ Gᵀ(q)): q̃ is
@@ -39,7 +49,8 @@ struct ProjectionOptions {
   ProjectionMetric metric = ProjectionMetric::kMass;
   double tolerance = 1e-12;  // on ‖g‖∞ (positions) and ‖G v + ∂g/∂t‖∞ (velocities), > 0
   int max_iterations = 20;        // ≥ 1
-  double rank_tolerance = 1e-10;  // relative pivot threshold of W's rank-revealing QR, in (0, 1)
+  double rank_tolerance = 1e-10;  // relative pivot threshold of W's rank-revealing QR (reported
+                                  // rank; singular test of the sparse path), in (0, 1)
   // Dense or block-sparse factorization of W (engine/block_sparse.h); kAuto: sparse when the
   // system provides its block structure and nv ≥ kSparseMinimumNv. A singular sparse W (redundant
   // rows) falls back to the dense rank-revealing path.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/lagrangian_system.h"
 #include "engine/planar_model.h"
 #include "tests/engine/planar_test_models.h"
 
@@ -332,6 +333,71 @@ TEST(ProjectVelocitiesTest, RedundantRows) {
   ASSERT_TRUE(result.converged);
   EXPECT_EQ(result.rank, 2);
   EXPECT_LE(result.residual, 1e-12);
+}
+
+// A point mass in the plane (M = diag(2, 5)) on two unit circles centred at (0, 0) and (d, 0),
+// d = 2 x₀ with x₀² + y₀² = 1: they meet at (x₀, ±y₀), and G = 2 [x₀ y₀; −x₀ y₀] has singular
+// values 2√2 x₀ and 2√2 y₀. For y₀ → 0 the circles become tangent (a singular configuration:
+// G loses rank, as the double four-bar does when its bars lie on the ground line).
+std::unique_ptr<LagrangianSystem> TwoCircles(double y0) {
+  const double d = 2.0 * std::sqrt(1.0 - y0 * y0);
+  LagrangianCallbacks callbacks;
+  callbacks.n = 2;
+  callbacks.constant_mass = true;
+  callbacks.mass = [](const Eigen::VectorXd&, Eigen::MatrixXd* M) {
+    *M = Eigen::Vector2d(2.0, 5.0).asDiagonal();
+  };
+  auto system = std::make_unique<LagrangianSystem>(callbacks);
+  ConstraintCallbacks circles;
+  circles.rows.resize(2);
+  circles.rows[0].name = "circle0";
+  circles.rows[1].name = "circle1";
+  circles.values = [d](double, const Eigen::VectorXd& q, Eigen::VectorXd* g) {
+    g->resize(2);
+    *g << q.squaredNorm() - 1.0, (q - Eigen::Vector2d(d, 0.0)).squaredNorm() - 1.0;
+  };
+  circles.jacobian = [d](double, const Eigen::VectorXd& q, Eigen::MatrixXd* G) {
+    G->resize(2, 2);
+    G->row(0) = 2.0 * q.transpose();
+    G->row(1) = 2.0 * (q - Eigen::Vector2d(d, 0.0)).transpose();
+  };
+  system->AddConstraintBlock(std::make_shared<CallbackConstraints>(circles, 2));
+  return system;
+}
+
+TEST(ProjectVelocitiesTest, NearSingularConfigurationGetsTheFullCorrection) {
+  // y₀ = 1e-6: W = G M⁻¹ Gᵀ has eigenvalues in the ratio ~y₀² = 1e-12, below the 1e-10 rank
+  // threshold of a rank-revealing factorization of W, yet G has full rank 2 and the only
+  // velocity with G ṽ = 0 is ṽ = 0 (closed form).
+  const double y0 = 1e-6;
+  auto system = TwoCircles(y0);
+  const std::vector<int> rows = {0, 1};
+  const Eigen::VectorXd q = Eigen::Vector2d(std::sqrt(1.0 - y0 * y0), y0);
+  Eigen::VectorXd v = Eigen::Vector2d(0.3, -0.7);
+  ProjectionOptions options;
+  options.tolerance = 1e-14;
+  const ProjectionResult result = ProjectVelocities(*system, 0.0, q, rows, options, &v);
+  ASSERT_TRUE(result.converged);
+  EXPECT_LE(result.residual, options.tolerance);
+  // ‖G ṽ‖∞ ≤ 1e-14 bounds ṽ_x by 1e-14 / (2 x₀) and ṽ_y by 1e-14 / (2 y₀) = 5e-9.
+  EXPECT_NEAR(v(0), 0.0, 1e-14);
+  EXPECT_NEAR(v(1), 0.0, 5e-9);
+}
+
+TEST(ProjectVelocitiesTest, SingularConfigurationGivesTheMassOrthogonalProjection) {
+  // y₀ = 0: tangent circles, G = [2 0; −2 0] has rank 1 and the rows are consistent
+  // (g_t = 0). The M-orthogonal projection onto {ṽ_x = 0} keeps ṽ_y (closed form: M diagonal).
+  auto system = TwoCircles(0.0);
+  const std::vector<int> rows = {0, 1};
+  const Eigen::VectorXd q = Eigen::Vector2d(1.0, 0.0);
+  Eigen::VectorXd v = Eigen::Vector2d(0.3, -0.7);
+  const ProjectionResult result = ProjectVelocities(*system, 0.0, q, rows, {}, &v);
+  ASSERT_TRUE(result.converged);
+  EXPECT_EQ(result.rank, 1);
+  // The residual tolerance 1e-12 (default) bounds ṽ_x by 1e-12 / 2; ṽ_y is untouched up to
+  // round-off (the correction is M⁻¹Gᵀμ, zero in y).
+  EXPECT_NEAR(v(0), 0.0, 1e-12);
+  EXPECT_NEAR(v(1), -0.7, 1e-15);
 }
 
 }  // namespace
