@@ -76,6 +76,29 @@ Eigen::MatrixXd BlockSparseRows::ToDense() const {
 
 // ---- SparseDelassus --------------------------------------------------------------------------
 
+namespace {
+
+// out = B x for block c of a b × nv matrix of b × b blocks (column-major, block c contiguous at
+// data + b² c). Spatial (6) and planar (3) blocks use fixed-size products: Eigen's dynamic-size
+// product of a middleCols block dispatches to its general matrix-vector kernel, whose setup
+// costs more than the 36 multiply-adds.
+template <int B>
+void FixedBlockTimes(const double* block, const double* x, double* out) {
+  Eigen::Map<Eigen::Matrix<double, B, 1>>(out).noalias() =
+      Eigen::Map<const Eigen::Matrix<double, B, B>>(block) *
+      Eigen::Map<const Eigen::Matrix<double, B, 1>>(x);
+}
+void BlockTimes(const Eigen::MatrixXd& blocks, int b, Eigen::Index c, const double* x,
+                double* out) {
+  const double* block = blocks.data() + c * b * b;
+  if (b == 6) return FixedBlockTimes<6>(block, x, out);
+  if (b == 3) return FixedBlockTimes<3>(block, x, out);
+  Eigen::Map<Eigen::VectorXd>(out, b).noalias() =
+      Eigen::Map<const Eigen::MatrixXd>(block, b, b) * Eigen::Map<const Eigen::VectorXd>(x, b);
+}
+
+}  // namespace
+
 bool SparseDelassus::SetMetric(const MassBlocks& N) {
   const int b = N.block_size;
   const auto nv = N.blocks.cols();
@@ -126,8 +149,7 @@ void SparseDelassus::AnalyzePattern(const BlockSparseRows& G) {
     }
   }
   // Pairs of entries sharing a column block; W(i, j) gets G_ka N⁻¹ G_kbᵀ.
-  pair_a_.clear();
-  pair_b_.clear();
+  std::vector<int> pair_a, pair_b;
   std::vector<Eigen::Triplet<double, int>> pattern;
   for (int c = 0; c < num_blocks; ++c) {
     for (int p = col_start[static_cast<std::size_t>(c)];
@@ -135,8 +157,8 @@ void SparseDelassus::AnalyzePattern(const BlockSparseRows& G) {
       for (int r = p; r < col_start[static_cast<std::size_t>(c) + 1]; ++r) {
         const int ka = col_entries[static_cast<std::size_t>(p)];
         const int kb = col_entries[static_cast<std::size_t>(r)];
-        pair_a_.push_back(ka);
-        pair_b_.push_back(kb);
+        pair_a.push_back(ka);
+        pair_b.push_back(kb);
         const int i = entry_row[static_cast<std::size_t>(ka)];
         const int j = entry_row[static_cast<std::size_t>(kb)];
         pattern.emplace_back(i, j, 1.0);
@@ -166,16 +188,26 @@ void SparseDelassus::AnalyzePattern(const BlockSparseRows& G) {
   W_.resize(m, m);
   W_.setFromTriplets(upper.begin(), upper.end());
   W_.makeCompressed();
-  pair_pos_.resize(pair_a_.size());
-  for (std::size_t p = 0; p < pair_a_.size(); ++p) {
-    int pi = perm_[static_cast<std::size_t>(entry_row[static_cast<std::size_t>(pair_a_[p])])];
-    int pj = perm_[static_cast<std::size_t>(entry_row[static_cast<std::size_t>(pair_b_[p])])];
+  pair_pos_.resize(pair_a.size());
+  for (std::size_t p = 0; p < pair_a.size(); ++p) {
+    int pi = perm_[static_cast<std::size_t>(entry_row[static_cast<std::size_t>(pair_a[p])])];
+    int pj = perm_[static_cast<std::size_t>(entry_row[static_cast<std::size_t>(pair_b[p])])];
     if (pi > pj) std::swap(pi, pj);
     const int* begin = W_.innerIndexPtr() + W_.outerIndexPtr()[pj];
     const int* end = W_.innerIndexPtr() + W_.outerIndexPtr()[pj + 1];
     pair_pos_[p] = static_cast<int>(std::lower_bound(begin, end, pi) - W_.innerIndexPtr());
   }
   ldlt_.Analyze(W_);
+  int max_entries = 0;
+  for (int c = 0; c < num_blocks; ++c) {
+    max_entries = std::max(max_entries, col_start[static_cast<std::size_t>(c) + 1] -
+                                            col_start[static_cast<std::size_t>(c)]);
+  }
+  y_block_.resize(static_cast<std::size_t>(max_entries) * static_cast<std::size_t>(b));
+  z_.resize(2 * static_cast<std::size_t>(b));
+  col_start_ = std::move(col_start);
+  col_entries_ = std::move(col_entries);
+  entry_row_ = std::move(entry_row);
   structure_ = G;
   x_perm_.resize(m);
   ++analyses_;
@@ -186,28 +218,37 @@ bool SparseDelassus::Factor(const BlockSparseRows& G, double rank_tolerance) {
   const int b = G.block_size;
   if (b != block_size_) return false;
   if (!G.SameStructure(structure_)) AnalyzePattern(G);
-  // Y_k = N_c⁻¹ G_kᵀ for every block entry k (column block c).
-  Y_.resize(G.values.size());
-  const auto nnz = G.block_col.size();
-  for (std::size_t k = 0; k < nnz; ++k) {
-    const Eigen::Map<const Eigen::VectorXd> g(G.values.data() + k * static_cast<std::size_t>(b), b);
-    Eigen::Map<Eigen::VectorXd> y(Y_.data() + k * static_cast<std::size_t>(b), b);
-    if (identity_) {
-      y = g;
-    } else {
-      y.noalias() = ninv_.middleCols(static_cast<Eigen::Index>(G.block_col[k]) * b, b) * g;
-    }
-  }
+  // Body block by body block (one pass over G, no stored N⁻¹Gᵀ: the working set of a long chain
+  // then fits in cache, issue 3 §8): y_k = N_c⁻¹ G_kᵀ for the entries k of column block c, then
+  // W(i, j) += G_ka y_kb for the pairs of those entries, in the order of pair_pos_.
   double* w = W_.valuePtr();
   std::fill(w, w + W_.nonZeros(), 0.0);
-  for (std::size_t p = 0; p < pair_pos_.size(); ++p) {
-    const double* ga =
-        G.values.data() + static_cast<std::size_t>(pair_a_[p]) * static_cast<std::size_t>(b);
-    const double* yb =
-        Y_.data() + static_cast<std::size_t>(pair_b_[p]) * static_cast<std::size_t>(b);
-    double sum = 0.0;
-    for (int j = 0; j < b; ++j) sum += ga[j] * yb[j];
-    w[pair_pos_[p]] += sum;
+  const auto ub = static_cast<std::size_t>(b);
+  const int num_blocks = static_cast<int>(col_start_.size()) - 1;
+  std::size_t pair = 0;
+  for (int c = 0; c < num_blocks; ++c) {
+    const int begin = col_start_[static_cast<std::size_t>(c)];
+    const int end = col_start_[static_cast<std::size_t>(c) + 1];
+    for (int p = begin; p < end; ++p) {
+      const double* g = G.values.data() +
+                        static_cast<std::size_t>(col_entries_[static_cast<std::size_t>(p)]) * ub;
+      double* y = y_block_.data() + static_cast<std::size_t>(p - begin) * ub;
+      if (identity_) {
+        std::copy(g, g + b, y);
+      } else {
+        BlockTimes(ninv_, b, c, g, y);
+      }
+    }
+    for (int p = begin; p < end; ++p) {
+      const double* ga = G.values.data() +
+                         static_cast<std::size_t>(col_entries_[static_cast<std::size_t>(p)]) * ub;
+      for (int r = p; r < end; ++r) {
+        const double* yb = y_block_.data() + static_cast<std::size_t>(r - begin) * ub;
+        double sum = 0.0;
+        for (int j = 0; j < b; ++j) sum += ga[j] * yb[j];
+        w[pair_pos_[pair++]] += sum;
+      }
+    }
   }
   w_max_abs_ = 0.0;
   for (Eigen::Index k = 0; k < W_.nonZeros(); ++k)
@@ -239,21 +280,35 @@ void SparseDelassus::ApplyNinv(const Eigen::VectorXd& f, Eigen::VectorXd* x) con
   }
   const int b = block_size_;
   for (Eigen::Index c = 0; c * b < f.size(); ++c) {
-    x->segment(c * b, b).noalias() = ninv_.middleCols(c * b, b) * f.segment(c * b, b);
+    BlockTimes(ninv_, b, c, f.data() + c * b, x->data() + c * b);
   }
 }
 
 void SparseDelassus::AddNinvGt(const Eigen::VectorXd& lambda, Eigen::VectorXd* x) const {
   const BlockSparseRows& G = *G_;
   const int b = G.block_size;
-  for (int i = 0; i < G.rows(); ++i) {
-    const double l = lambda(i);
-    for (int k = G.row_start[static_cast<std::size_t>(i)];
-         k < G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
-      const double* y = Y_.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b);
-      double* out =
-          x->data() + static_cast<std::ptrdiff_t>(G.block_col[static_cast<std::size_t>(k)]) * b;
-      for (int j = 0; j < b; ++j) out[j] += l * y[j];
+  const auto ub = static_cast<std::size_t>(b);
+  const int num_blocks = static_cast<int>(col_start_.size()) - 1;
+  // Per column block c: z = Σ_k λ_row(k) G_kᵀ over its entries, then x_c += N_c⁻¹ z.
+  double* z = z_.data();
+  double* ninv_z = z_.data() + b;
+  for (int c = 0; c < num_blocks; ++c) {
+    const int begin = col_start_[static_cast<std::size_t>(c)];
+    const int end = col_start_[static_cast<std::size_t>(c) + 1];
+    if (begin == end) continue;
+    std::fill(z, z + b, 0.0);
+    for (int p = begin; p < end; ++p) {
+      const auto k = static_cast<std::size_t>(col_entries_[static_cast<std::size_t>(p)]);
+      const double l = lambda(entry_row_[k]);
+      const double* g = G.values.data() + k * ub;
+      for (int j = 0; j < b; ++j) z[j] += l * g[j];
+    }
+    double* out = x->data() + static_cast<std::ptrdiff_t>(c) * b;
+    if (identity_) {
+      for (int j = 0; j < b; ++j) out[j] += z[j];
+    } else {
+      BlockTimes(ninv_, b, c, z, ninv_z);
+      for (int j = 0; j < b; ++j) out[j] += ninv_z[j];
     }
   }
 }

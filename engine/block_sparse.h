@@ -121,12 +121,17 @@ class SparseDelassus {
 
   BlockSparseRows structure_;  // structure of the G the pattern was built for (values unused)
   const BlockSparseRows* G_ = nullptr;
-  std::vector<double> Y_;  // N_c⁻¹ G_kᵀ per block entry k of G (b values each)
-  std::vector<int> perm_;  // row i of W is row perm_[i] of the permuted matrix
-  // W's upper triangle (permuted), and for every pair of entries (k_a, k_b) of G in the same
-  // column block, the position of G_ka N⁻¹ G_kbᵀ in its values.
+  // G's block entries by column block: those of block c are col_entries_[col_start_[c] …
+  // col_start_[c + 1]); entry k lies in row entry_row_[k].
+  std::vector<int> col_start_, col_entries_, entry_row_;
+  std::vector<double> y_block_;    // N_c⁻¹ G_kᵀ for the entries of one column block (Factor)
+  mutable std::vector<double> z_;  // 2 b: Gᵀλ and N⁻¹Gᵀλ on one column block (AddNinvGt)
+  std::vector<int> perm_;          // row i of W is row perm_[i] of the permuted matrix
+  // W's upper triangle (permuted), and for every pair of entries (p ≤ r) of G in the same column
+  // block (blocks in order, p and r in col_entries_ order), the position of G_p N⁻¹ G_rᵀ in its
+  // values.
   Eigen::SparseMatrix<double> W_;
-  std::vector<int> pair_a_, pair_b_, pair_pos_;
+  std::vector<int> pair_pos_;
   Ldlt ldlt_;
   Eigen::VectorXd x_perm_;
   double w_max_abs_ = 0.0;

@@ -1,9 +1,11 @@
 #include "engine/spatial_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/block_sparse.h"
 #include "engine/rotation.h"
@@ -83,6 +85,63 @@ BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   return k;
 }
 
+// Rotation matrices R(Q_i) of the bodies met in one evaluation of many joint rows, each computed
+// once: every body is shared by the rows of its joints (a spherical chain has 6 rows per body),
+// and recomputing R per row was the largest single cost of the row evaluations (issue 3 §8).
+// Entries are valid for one q: Begin() starts an evaluation and invalidates all of them in O(1)
+// (an epoch stamp per body), so evaluating a few rows stays O(rows), not O(bodies).
+class RotationCache {
+ public:
+  void Begin(const Eigen::VectorXd& q, int num_bodies) {
+    q_ = &q;
+    if (static_cast<int>(stamp_.size()) != num_bodies) {
+      stamp_.assign(static_cast<std::size_t>(num_bodies), 0);
+      R_.resize(static_cast<std::size_t>(num_bodies));
+    }
+    if (++epoch_ == 0) {  // wrapped around: clear the stamps so that none matches by accident
+      std::fill(stamp_.begin(), stamp_.end(), 0U);
+      epoch_ = 1;
+    }
+  }
+  const Eigen::Matrix3d& R(int body) {
+    const auto i = static_cast<std::size_t>(body);
+    if (stamp_[i] != epoch_) {
+      R_[i] = QuaternionToRotation(q_->segment<4>(7 * body + 3));
+      stamp_[i] = epoch_;
+    }
+    return R_[i];
+  }
+
+ private:
+  const Eigen::VectorXd* q_ = nullptr;
+  std::vector<Eigen::Matrix3d> R_;
+  std::vector<unsigned> stamp_;
+  unsigned epoch_ = 0;
+};
+
+// The cache of the calling thread (the model is shared and evaluated from const methods).
+RotationCache& ThreadRotationCache() {
+  thread_local RotationCache cache;
+  return cache;
+}
+
+// KinOf with R from the cache (same values as the uncached KinOf).
+BodyKin KinOf(int body, const Eigen::VectorXd& q, RotationCache& cache) {
+  BodyKin k;
+  k.body = body;
+  if (body == kGround) return k;
+  k.r = q.segment<3>(7 * body);
+  k.R = cache.R(body);
+  return k;
+}
+BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v, RotationCache& cache) {
+  BodyKin k = KinOf(body, q, cache);
+  if (body == kGround) return k;
+  k.r_dot = v.segment<3>(6 * body);
+  k.omega = v.segment<3>(6 * body + 3);
+  return k;
+}
+
 // G row += ∂(c·ṗ)/∂v for p = body point s̄: (c, s̄ × Rᵀ c) on (ṙ, ω).
 template <class Row>
 void AddPointJacobian(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d& c,
@@ -146,7 +205,10 @@ struct Row {
   double length = 0.0;       // distance
   // Drivers: angle (dot1 with ū_a(t) = cos φ y_a − sin φ x_a) or displacement (dot2 − s(t)).
   const SpatialDriver* driver = nullptr;
-  Eigen::Vector3d x_a, y_a;  // angle driver: joint axes on a
+  // Angle driver: the joint frames (x̄_a, ȳ_a are axes_a's columns 0, 1). A pointer rather than
+  // the two axes: the rows are swept twice per dynamics evaluation, and a smaller row keeps a long
+  // chain's rows in cache (issue 3 §8).
+  const JointFrames* frames = nullptr;
 };
 
 class SpatialJointBlock : public ConstraintBlock {
@@ -230,8 +292,7 @@ class SpatialJointBlock : public ConstraintBlock {
       Row row =
           Base(driver.joint, driver.kind == DriverKind::kAngle ? RowType::kDot1 : RowType::kDot2);
       row.driver = &driver;
-      row.x_a = f.axes_a.col(0);
-      row.y_a = f.axes_a.col(1);
+      row.frames = &f;
       row.u_a = f.axes_a.col(2);  // displacement: along z_a
       row.w_b = f.axes_b.col(0);  // angle: x_b
       Add(row, driver.name);
@@ -247,10 +308,12 @@ class SpatialJointBlock : public ConstraintBlock {
   void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
               Eigen::Ref<Eigen::VectorXd> g) const override {
     CheckQ(q);
+    RotationCache& cache = ThreadRotationCache();
+    cache.Begin(q, model_->num_bodies());
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      const BodyKin a = KinOf(row.body_a, q);
-      const BodyKin b = KinOf(row.body_b, q);
+      const BodyKin a = KinOf(row.body_a, q, cache);
+      const BodyKin b = KinOf(row.body_b, q, cache);
       const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
       double value = 0.0;
       switch (row.type) {
@@ -275,21 +338,23 @@ class SpatialJointBlock : public ConstraintBlock {
   void Jacobian(double t, const Eigen::VectorXd& q, std::span<const int> rows,
                 Eigen::Ref<Eigen::MatrixXd> G) const override {
     CheckQ(q);
+    RotationCache& cache = ThreadRotationCache();
+    cache.Begin(q, model_->num_bodies());
     G.setZero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      JacobianRow(row, t, KinOf(row.body_a, q), KinOf(row.body_b, q),
+      JacobianRow(row, t, KinOf(row.body_a, q, cache), KinOf(row.body_b, q, cache),
                   G.row(static_cast<Eigen::Index>(k)));
     }
   }
 
   // Row `local_row` of G as its two 6-blocks: on body_a (columns 0-5 of `blocks`) and body_b
-  // (columns 6-11); a ground side stays zero.
-  void JacobianBlocks(double t, const Eigen::VectorXd& q, int local_row,
+  // (columns 6-11); a ground side stays zero. `cache` must have been begun at this q.
+  void JacobianBlocks(double t, const Eigen::VectorXd& q, int local_row, RotationCache& cache,
                       Eigen::Matrix<double, 1, 12>* blocks) const {
     const Row& row = rows_[static_cast<std::size_t>(local_row)];
-    BodyKin a = KinOf(row.body_a, q);
-    BodyKin b = KinOf(row.body_b, q);
+    BodyKin a = KinOf(row.body_a, q, cache);
+    BodyKin b = KinOf(row.body_b, q, cache);
     if (a.body != kGround) a.body = 0;
     if (b.body != kGround) b.body = 1;
     blocks->setZero();
@@ -341,10 +406,12 @@ class SpatialJointBlock : public ConstraintBlock {
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
     CheckQ(q);
+    RotationCache& cache = ThreadRotationCache();
+    cache.Begin(q, model_->num_bodies());
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      const BodyKin a = KinOf(row.body_a, q, v);
-      const BodyKin b = KinOf(row.body_b, q, v);
+      const BodyKin a = KinOf(row.body_a, q, v, cache);
+      const BodyKin b = KinOf(row.body_b, q, v, cache);
       const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
       const Eigen::Vector3d d_dot = b.PointRate(row.s_b) - a.PointRate(row.s_a);
       const Eigen::Vector3d d_acc = b.PointAccFree(row.s_b) - a.PointAccFree(row.s_a);
@@ -413,8 +480,6 @@ class SpatialJointBlock : public ConstraintBlock {
     row.s_b = f.point_b;
     row.u_a = Eigen::Vector3d::Zero();
     row.w_b = Eigen::Vector3d::Zero();
-    row.x_a = Eigen::Vector3d::Zero();
-    row.y_a = Eigen::Vector3d::Zero();
     return row;
   }
   void Add(const Row& row, std::string name) {
@@ -434,8 +499,9 @@ class SpatialJointBlock : public ConstraintBlock {
     }
     const Eigen::Vector3d phi = row.driver->profile.Evaluate(t);
     const double c = std::cos(phi(0)), s = std::sin(phi(0));
-    const Eigen::Vector3d e = c * row.y_a - s * row.x_a;       // ū
-    const Eigen::Vector3d e_phi = -s * row.y_a - c * row.x_a;  // ∂ū/∂φ
+    const Eigen::Vector3d x_a = row.frames->axes_a.col(0), y_a = row.frames->axes_a.col(1);
+    const Eigen::Vector3d e = c * y_a - s * x_a;       // ū
+    const Eigen::Vector3d e_phi = -s * y_a - c * x_a;  // ∂ū/∂φ
     U.col(0) = e;
     U.col(1) = phi(1) * e_phi;
     U.col(2) = phi(2) * e_phi - phi(1) * phi(1) * e;  // ∂²ū/∂φ² = −ū
@@ -715,9 +781,11 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
     G->Clear(6, nv());
     Eigen::Matrix<double, 1, 12> blocks;
     thread_local Eigen::MatrixXd dense_row;
+    RotationCache& cache = ThreadRotationCache();
+    cache.Begin(q, model_->num_bodies());
     for (const int r : rows) {
       if (r >= 0 && r < num_joint_rows_) {
-        joints.JacobianBlocks(t, q, r, &blocks);
+        joints.JacobianBlocks(t, q, r, cache, &blocks);
         const Row& row = joints.row(r);
         const int first =
             row.body_a == kGround || (row.body_b != kGround && row.body_b < row.body_a) ? 1 : 0;

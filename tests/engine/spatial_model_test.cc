@@ -4,10 +4,13 @@
 
 #include <cmath>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "engine/block_sparse.h"
 #include "engine/constrained_dynamics.h"
 #include "engine/rotation.h"
 
@@ -341,6 +344,53 @@ TEST(SpatialJoints, GammaMatchesSecondDifferencesAlongConstantVelocityMotion) {
     system->ConstraintTimeDerivative(t, q, rows, &g_t);
     // Truncation eps² |g'''| / 6 ~ 1e-8 · 10; round-off ε / eps.
     EXPECT_LT(((gp - gm) / (2 * eps) - (G * v + g_t)).lpNorm<Eigen::Infinity>(), 1e-6);
+  }
+}
+
+TEST(SpatialJoints, CachedRotationsFollowEveryNewState) {
+  // The joint rows take each body's R(Q) from a per-thread cache filled once per evaluation
+  // (issue 3 §8). Evaluate at q, overwrite q in place (same address) and evaluate again: every
+  // result must equal the one of a thread that never saw the first q (an empty cache), and
+  // single-row evaluations in reverse order.
+  auto system = JointZoo();
+  const std::vector<int> rows = AllRows(*system);
+  std::mt19937 rng(11);
+  VectorXd q, v, q_next, v_next;
+  RandomState(*system, rng, &q, &v);
+  RandomState(*system, rng, &q_next, &v_next);
+  const double t = 0.41;
+  struct Results {
+    VectorXd g, gamma;
+    Eigen::MatrixXd G, G_blocks;
+  };
+  auto evaluate = [&](const VectorXd& qe, Results* out) {
+    system->ConstraintValues(t, qe, rows, &out->g);
+    system->ConstraintGamma(t, qe, v_next, rows, &out->gamma);
+    system->ConstraintJacobian(t, qe, rows, &out->G);
+    BlockSparseRows G_sparse;
+    ASSERT_TRUE(system->BlockSparseMatrices(t, qe, rows, nullptr, &G_sparse));
+    out->G_blocks = G_sparse.ToDense();
+  };
+  Results cached, fresh;
+  VectorXd q_work = q;
+  evaluate(q_work, &cached);  // fills the cache at q
+  q_work = q_next;            // same storage, new state
+  evaluate(q_work, &cached);
+  std::thread([&] { evaluate(q_next, &fresh); }).join();
+  // Same formulas on the same numbers: the results agree to the last bit; a stale rotation from
+  // the first state would be off by O(|q − q_next|) ~ 0.1-1.
+  constexpr double kSame = 1e-14;
+  EXPECT_LE((cached.g - fresh.g).lpNorm<Eigen::Infinity>(), kSame);
+  EXPECT_LE((cached.gamma - fresh.gamma).lpNorm<Eigen::Infinity>(), kSame);
+  EXPECT_LE((cached.G - fresh.G).lpNorm<Eigen::Infinity>(), kSame);
+  EXPECT_LE((cached.G_blocks - fresh.G).lpNorm<Eigen::Infinity>(), kSame);
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    const int r = *it;
+    VectorXd g_r, gamma_r;
+    system->ConstraintValues(t, q_next, std::span<const int>(&r, 1), &g_r);
+    system->ConstraintGamma(t, q_next, v_next, std::span<const int>(&r, 1), &gamma_r);
+    EXPECT_LE(std::abs(g_r(0) - fresh.g(r)), kSame) << "row " << r;
+    EXPECT_LE(std::abs(gamma_r(0) - fresh.gamma(r)), kSame) << "row " << r;
   }
 }
 
