@@ -17,7 +17,10 @@ struct Broadphase::Entry {
   CollisionFilter filter;
   Eigen::Isometry3d X_WB = Eigen::Isometry3d::Identity();
   Eigen::Vector3d aabb_centre = Eigen::Vector3d::Zero();  // of the local AABB, in the shape frame
-  std::unique_ptr<fcl::CollisionObjectd> object;          // null for planes
+  Eigen::Vector3d aabb_size = Eigen::Vector3d::Zero();    // of the local AABB
+  double inflation = 0.0;
+  std::shared_ptr<fcl::Boxd> box;                 // the object's geometry (null for planes)
+  std::unique_ptr<fcl::CollisionObjectd> object;  // null for planes
 };
 
 struct Broadphase::Tree {
@@ -69,14 +72,17 @@ int Broadphase::Add(const Shape& shape, int body, const Eigen::Isometry3d& X_WB,
     throw std::invalid_argument("Broadphase::Add: " + shape.Label() + ": pose is not finite");
   }
   const int id = num_shapes();
-  auto entry = std::make_unique<Entry>(Entry{shape, body, filter, X_WB, {}, nullptr});
+  auto entry =
+      std::make_unique<Entry>(Entry{shape, body, filter, X_WB, {}, {}, 0.0, nullptr, nullptr});
   if (shape.type() == ShapeType::kPlane) {
     planes_.push_back(id);
   } else {
     const Eigen::AlignedBox3d box = shape.LocalAabb();
     entry->aabb_centre = box.center();
+    entry->aabb_size = box.sizes();
     const Eigen::Vector3d size = box.sizes() + Eigen::Vector3d::Constant(margin_);
-    entry->object = std::make_unique<fcl::CollisionObjectd>(std::make_shared<fcl::Boxd>(size));
+    entry->box = std::make_shared<fcl::Boxd>(size);
+    entry->object = std::make_unique<fcl::CollisionObjectd>(entry->box);
     entry->object->setUserData(reinterpret_cast<void*>(static_cast<std::intptr_t>(id)));
   }
   entries_.push_back(std::move(entry));
@@ -98,14 +104,34 @@ void Broadphase::SetBodyPose(int id, const Eigen::Isometry3d& X_WB) {
   if (id < 0 || id >= num_shapes()) {
     throw std::invalid_argument("Broadphase::SetBodyPose: unknown shape id " + std::to_string(id));
   }
+  SetBodyPose(id, X_WB, entries_[static_cast<std::size_t>(id)]->inflation);
+}
+
+void Broadphase::SetBodyPose(int id, const Eigen::Isometry3d& X_WB, double inflation) {
+  if (id < 0 || id >= num_shapes()) {
+    throw std::invalid_argument("Broadphase::SetBodyPose: unknown shape id " + std::to_string(id));
+  }
+  if (!std::isfinite(inflation) || inflation < 0.0) {
+    throw std::invalid_argument("Broadphase::SetBodyPose: shape " + std::to_string(id) +
+                                ": inflation must be finite and >= 0 (got " +
+                                std::to_string(inflation) + ")");
+  }
   Entry& e = *entries_[static_cast<std::size_t>(id)];
   e.X_WB = X_WB;
-  if (!e.object) return;
+  dirty_ = true;
+  if (!e.object) {
+    e.inflation = inflation;
+    return;
+  }
+  if (inflation != e.inflation) {
+    e.inflation = inflation;
+    e.box->side = e.aabb_size + Eigen::Vector3d::Constant(margin_ + 2.0 * inflation);
+    e.box->computeLocalAABB();
+  }
   Eigen::Isometry3d X_box = X_WB * e.shape.pose();
   X_box.translation() = X_box * e.aabb_centre;
   e.object->setTransform(X_box);
   e.object->computeAABB();
-  dirty_ = true;
 }
 
 bool Broadphase::MayTouch(int a, int b) const {
@@ -137,7 +163,8 @@ std::vector<std::pair<int, int>> Broadphase::CandidatePairs() {
       const Entry& e = *entries_[static_cast<std::size_t>(i)];
       if (e.shape.type() == ShapeType::kPlane) continue;  // plane–plane is not a contact
       const Eigen::Vector3d centre = e.X_WB * e.shape.pose().translation();
-      if (n.dot(centre) - offset - e.shape.BoundingRadius() <= margin_) {
+      if (n.dot(centre) - offset - e.shape.BoundingRadius() <=
+          margin_ + e.inflation + plane.inflation) {
         raw.emplace_back(std::min(i, p), std::max(i, p));
       }
     }

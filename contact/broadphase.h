@@ -10,6 +10,11 @@
 // with the shape's bounding ball: n·c − d − R ≤ margin. Cost per query: O(N log N + K) for N
 // shapes and K candidate pairs, plus O(N P) for P planes.
 //
+// Per-shape inflation (SetBodyPose with `inflation` δ ≥ 0, e.g. the distance the shape can travel
+// within a time step): the box of shape i is grown by margin/2 + δ_i, and the plane test becomes
+// n·c − d − R ≤ margin + δ_i + δ_plane, so a pair is a candidate whenever its distance is
+// ≤ margin + δ_a + δ_b (each shape may move by its δ towards the other).
+//
 // Which pairs may touch (all by default):
 //   - never two shapes on the same body, never two static shapes (body < 0, the world);
 //   - group/mask filter as in Bullet and ODE: a and b may touch iff
@@ -54,6 +59,9 @@ class Broadphase {
   void ExcludePair(int id_a, int id_b);
   // Moves shape `id` with its body to X_WB (the shape's own pose in the body is applied here).
   void SetBodyPose(int id, const Eigen::Isometry3d& X_WB);
+  // The same with the shape's inflation δ ≥ 0 (see above; throws std::invalid_argument if
+  // negative or not finite). The plain overload keeps the current δ (0 initially).
+  void SetBodyPose(int id, const Eigen::Isometry3d& X_WB, double inflation);
 
   int num_shapes() const { return static_cast<int>(entries_.size()); }
   // Accessors for a valid id (not checked).

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/block_sparse.h"
+
 namespace saltus::contact {
 namespace {
 
@@ -148,6 +150,102 @@ Assembled Assemble(const engine::MechanicalSystem& system, double t, const Eigen
   return a;
 }
 
+// Block-sparse assembly (impact_problem.h, "Sparse assembly"): M = diag(M_c) and G by blocks.
+struct SparseAssembled {
+  engine::MassBlocks M;
+  engine::BlockSparseRows G;
+  std::vector<Eigen::LLT<Eigen::MatrixXd>> llt;  // of each M_c
+  std::vector<double> Y;                         // M_c⁻¹ g_k for every block k of G
+  Eigen::MatrixXd W;                             // G M⁻¹ Gᵀ (m × m)
+  std::string error;
+  bool available = false;
+};
+
+SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
+                               const Eigen::VectorXd& q, std::span<const int> rows) {
+  SparseAssembled a;
+  if (!system.BlockSparseMatrices(t, q, rows, &a.M, &a.G)) return a;
+  a.available = true;
+  const int b = a.M.block_size;
+  const int num_blocks = system.nv() / b;
+  if (!a.M.blocks.allFinite()) {
+    a.error = "mass matrix is not finite";
+    return a;
+  }
+  a.llt.resize(static_cast<std::size_t>(num_blocks));
+  for (int c = 0; c < num_blocks; ++c) {
+    a.llt[static_cast<std::size_t>(c)].compute(a.M.blocks.middleCols(c * b, b));
+    if (a.llt[static_cast<std::size_t>(c)].info() != Eigen::Success) {
+      a.error = "mass matrix is not positive definite (Cholesky failed)";
+      return a;
+    }
+  }
+  const auto m = static_cast<Eigen::Index>(a.G.rows());
+  const std::size_t nnz = a.G.block_col.size();
+  a.Y.resize(nnz * static_cast<std::size_t>(b));
+  // Blocks of G by body: (row, block index).
+  std::vector<std::vector<std::pair<int, int>>> by_body(static_cast<std::size_t>(num_blocks));
+  for (int i = 0; i < a.G.rows(); ++i) {
+    for (int k = a.G.row_start[static_cast<std::size_t>(i)];
+         k < a.G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      const int c = a.G.block_col[kk];
+      const Eigen::Map<const Eigen::VectorXd> g(
+          a.G.values.data() + kk * static_cast<std::size_t>(b), b);
+      Eigen::Map<Eigen::VectorXd>(a.Y.data() + kk * static_cast<std::size_t>(b), b) =
+          a.llt[static_cast<std::size_t>(c)].solve(g);
+      by_body[static_cast<std::size_t>(c)].emplace_back(i, k);
+    }
+  }
+  if (!std::isfinite(a.G.MaxAbs())) {
+    a.error = "constraint Jacobian has a non-finite entry";
+    return a;
+  }
+  a.W.setZero(m, m);
+  for (const auto& entries : by_body) {
+    for (const auto& [i, k] : entries) {
+      const Eigen::Map<const Eigen::VectorXd> g(
+          a.G.values.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b), b);
+      for (const auto& [j, l] : entries) {
+        const Eigen::Map<const Eigen::VectorXd> y(
+            a.Y.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(b), b);
+        a.W(i, j) += g.dot(y);
+      }
+    }
+  }
+  a.W = 0.5 * (a.W + a.W.transpose()).eval();
+  return a;
+}
+
+// x += M⁻¹ Gᵀ z (blocks Y = M_c⁻¹ g_k).
+void AddMinvGtz(const SparseAssembled& a, const Eigen::VectorXd& z, Eigen::VectorXd* x) {
+  const int b = a.M.block_size;
+  for (int i = 0; i < a.G.rows(); ++i) {
+    const double zi = z[i];
+    for (int k = a.G.row_start[static_cast<std::size_t>(i)];
+         k < a.G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      x->segment(static_cast<Eigen::Index>(a.G.block_col[kk]) * b, b) +=
+          zi * Eigen::Map<const Eigen::VectorXd>(a.Y.data() + kk * static_cast<std::size_t>(b), b);
+    }
+  }
+}
+
+// x = M⁻¹ f by blocks.
+Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f) {
+  const int b = a.M.block_size;
+  Eigen::VectorXd x(f.size());
+  for (std::size_t c = 0; c < a.llt.size(); ++c) {
+    const auto off = static_cast<Eigen::Index>(c) * b;
+    x.segment(off, b) = a.llt[c].solve(f.segment(off, b));
+  }
+  return x;
+}
+
+bool UseSparse(const engine::MechanicalSystem& system, std::span<const int> bilateral_rows) {
+  return bilateral_rows.empty() && system.nv() >= engine::kSparseMinimumNv;
+}
+
 }  // namespace
 
 ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
@@ -176,6 +274,37 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
   result.impulse_b = Eigen::VectorXd::Zero(n_b);
   result.impulse_u = Eigen::VectorXd::Zero(n_u);
 
+  if (UseSparse(system, bilateral_rows)) {
+    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows);
+    if (s.available) {
+      if (!s.error.empty()) {
+        result.message = "SolveImpact: " + s.error;
+        return result;
+      }
+      Eigen::VectorXd gt_u;
+      system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
+      if (!gt_u.allFinite()) {
+        result.message = "SolveImpact: constraint time derivative has a non-finite entry";
+        return result;
+      }
+      s.G.Multiply(v_minus, &result.u_minus_u);
+      result.u_minus_u += gt_u;
+      const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
+      // b = G v⁻ + ∂g/∂t + e u⁻ (the reduced problem below with no bilateral rows).
+      const Eigen::VectorXd b = result.u_minus_u + e.cwiseProduct(result.u_minus_u);
+      result.lcp = SolveLcp(s.W, b, options);
+      result.impulse_u = result.lcp.z;
+      if (result.impulse_u.size() == n_u) AddMinvGtz(s, result.impulse_u, &result.v_plus);
+      s.G.Multiply(result.v_plus, &result.u_plus_u);
+      result.u_plus_u += gt_u;
+      if (!result.lcp.ok) {
+        result.message = "SolveImpact: " + result.lcp.message;
+        return result;
+      }
+      result.ok = true;
+      return result;
+    }
+  }
   Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
     result.message = "SolveImpact: " + a.error;
@@ -227,6 +356,43 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   result.lambda_u = Eigen::VectorXd::Zero(n_u);
   result.accel_u = Eigen::VectorXd::Zero(n_u);
 
+  if (UseSparse(system, bilateral_rows)) {
+    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows);
+    if (s.available) {
+      if (!s.error.empty()) {
+        result.message = "SolveContactAccelerations: " + s.error;
+        return result;
+      }
+      Eigen::VectorXd F, gamma_u;
+      system.Forces(t, q, v, &F);
+      system.ConstraintGamma(t, q, v, unilateral_rows, &gamma_u);
+      if (F.size() != system.nv() || !F.allFinite()) {
+        result.message = "SolveContactAccelerations: forces F are not a finite nv-vector";
+        return result;
+      }
+      if (!gamma_u.allFinite()) {
+        result.message = "SolveContactAccelerations: gamma has a non-finite entry";
+        return result;
+      }
+      // v̇ = M⁻¹ (F + Gᵀ λ), 0 ≤ G v̇ + γ ⊥ λ ≥ 0: LCP on W with b = G M⁻¹ F + γ.
+      const Eigen::VectorXd a0 = MinvTimes(s, F);
+      Eigen::VectorXd b;
+      s.G.Multiply(a0, &b);
+      b += gamma_u;
+      result.lcp = SolveLcp(s.W, b, options);
+      result.lambda_u = result.lcp.z;
+      result.vdot = a0;
+      if (result.lambda_u.size() == n_u) AddMinvGtz(s, result.lambda_u, &result.vdot);
+      s.G.Multiply(result.vdot, &result.accel_u);
+      result.accel_u += gamma_u;
+      if (!result.lcp.ok) {
+        result.message = "SolveContactAccelerations: " + result.lcp.message;
+        return result;
+      }
+      result.ok = true;
+      return result;
+    }
+  }
   Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
     result.message = "SolveContactAccelerations: " + a.error;

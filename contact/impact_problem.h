@@ -28,6 +28,13 @@
 //   bilateral:  G_B v̇ + γ_B = 0,
 //   unilateral: 0 ≤ G_U v̇ + γ_U ⊥ λ_U ≥ 0.
 //
+// Sparse assembly: without bilateral rows, when nv ≥ engine::kSparseMinimumNv and the system
+// provides its block structure (MechanicalSystem::BlockSparseMatrices: M = diag(M_c), G by body
+// blocks), W = Σ_c G_c M_c⁻¹ G_cᵀ is assembled from the blocks in O(Σ_c k_c² b) (k_c rows
+// touching body c, b the block size) instead of O(nv³ + nv m²) for the dense factor of M, and
+// v⁺ = v⁻ + M⁻¹ Gᵀ P, v̇ = M⁻¹ (F + Gᵀ λ) by blocks; the LCP is the same (W dense, m × m, over
+// the given rows only). Otherwise the dense path below.
+//
 // Multipliers of redundant bilateral rows are not unique; the minimum-norm ones are returned.
 // Unilateral multipliers of redundant contacts are not unique either; the LCP solver picks one.
 // Inconsistent redundant bilateral rows (incompatible ∂g/∂t or γ) are satisfied in the least-

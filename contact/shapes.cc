@@ -205,6 +205,68 @@ const char* ToString(ShapeType type) {
   return "unknown";
 }
 
+std::vector<PlanarFace> PlanarFaces(const TriangleMesh& mesh, double angle_tolerance) {
+  const std::size_t nt = mesh.triangles.size();
+  std::vector<Eigen::Vector3d> normals(nt);
+  std::map<std::pair<int, int>, std::vector<std::size_t>> edge_triangles;
+  for (std::size_t f = 0; f < nt; ++f) {
+    const auto& t = mesh.triangles[f];
+    const Eigen::Vector3d& a = mesh.vertices[static_cast<std::size_t>(t[0])];
+    const Eigen::Vector3d n = (mesh.vertices[static_cast<std::size_t>(t[1])] - a)
+                                  .cross(mesh.vertices[static_cast<std::size_t>(t[2])] - a);
+    normals[f] = n.norm() > 0.0 ? Eigen::Vector3d(n.normalized()) : Eigen::Vector3d::Zero();
+    for (int k = 0; k < 3; ++k) {
+      const int i = t[static_cast<std::size_t>(k)], j = t[static_cast<std::size_t>((k + 1) % 3)];
+      edge_triangles[{std::min(i, j), std::max(i, j)}].push_back(f);
+    }
+  }
+  std::vector<int> face_of(nt, -1);
+  std::vector<PlanarFace> faces;
+  for (std::size_t seed = 0; seed < nt; ++seed) {
+    if (face_of[seed] >= 0) continue;
+    const int id = static_cast<int>(faces.size());
+    std::vector<std::size_t> members = {seed}, stack = {seed};
+    face_of[seed] = id;
+    while (!stack.empty() && normals[seed].squaredNorm() > 0.0) {
+      const std::size_t f = stack.back();
+      stack.pop_back();
+      const auto& t = mesh.triangles[f];
+      for (int k = 0; k < 3; ++k) {
+        const int i = t[static_cast<std::size_t>(k)], j = t[static_cast<std::size_t>((k + 1) % 3)];
+        for (std::size_t other : edge_triangles[{std::min(i, j), std::max(i, j)}]) {
+          // The angle by atan2(|n × m|, n·m): accurate for tiny angles, where 1 − cos is below
+          // round-off.
+          const double angle = std::atan2(normals[other].cross(normals[seed]).norm(),
+                                          normals[other].dot(normals[seed]));
+          if (face_of[other] >= 0 || normals[other].squaredNorm() == 0.0 ||
+              !(angle <= angle_tolerance)) {
+            continue;
+          }
+          face_of[other] = id;
+          members.push_back(other);
+          stack.push_back(other);
+        }
+      }
+    }
+    std::sort(members.begin(), members.end());
+    PlanarFace face;
+    std::map<int, int> local;  // input vertex -> face vertex
+    for (std::size_t f : members) {
+      face.triangles.push_back(static_cast<int>(f));
+      std::array<int, 3> tri{};
+      for (std::size_t c = 0; c < 3; ++c) {
+        const int v = mesh.triangles[f][c];
+        const auto [it, fresh] = local.try_emplace(v, static_cast<int>(face.mesh.vertices.size()));
+        if (fresh) face.mesh.vertices.push_back(mesh.vertices[static_cast<std::size_t>(v)]);
+        tri[c] = it->second;
+      }
+      face.mesh.triangles.push_back(tri);
+    }
+    faces.push_back(std::move(face));
+  }
+  return faces;
+}
+
 TriangleMesh LoadMesh(const std::string& path) {
   const std::string lower = Lower(path);
   const auto ends_with = [&](const char* ext) {

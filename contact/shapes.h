@@ -64,6 +64,22 @@ struct TriangleMesh {
 // or has no triangle.
 TriangleMesh LoadMesh(const std::string& path);
 
+// One planar face of a triangle mesh: a maximal set of triangles connected through shared edges
+// whose unit normals (same orientation) agree within the tolerance, e.g. the two triangles of a
+// planar quad. `mesh` holds these triangles alone (its own vertex list); `triangles` their
+// indices in the input mesh, ascending.
+struct PlanarFace {
+  TriangleMesh mesh;
+  std::vector<int> triangles;
+};
+
+// Splits a mesh into its planar faces (docs/contact-geometry.md, "Crease crossings"), in the
+// order of each face's first triangle. Two triangles join a face when they share an edge and
+// their normals differ by at most `angle_tolerance` radians (each checked against the face's
+// first triangle, so a smooth surface is not merged across slowly turning facets). Degenerate
+// (zero-area) triangles are faces of their own.
+std::vector<PlanarFace> PlanarFaces(const TriangleMesh& mesh, double angle_tolerance = 1e-8);
+
 class Shape {
  public:
   // `name` appears in error messages ("shape 'wheel'"); `pose` is X_BS.

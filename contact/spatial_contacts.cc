@@ -1,7 +1,9 @@
 #include "contact/spatial_contacts.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -20,7 +22,7 @@ namespace {
 std::string PairLabel(const SpatialContactPair& p) { return "contact pair '" + p.name + "'"; }
 
 // Which closed form γ has (see the header).
-enum class GammaForm { kPlanePoint, kSphereSphere, kDifference };
+enum class GammaForm { kPlanePoint, kSphereSphere, kPlaneRim, kBoxCorner, kDifference };
 
 bool IsPlane(const Shape& s) { return s.type() == ShapeType::kPlane; }
 
@@ -28,6 +30,10 @@ GammaForm FormOf(const ContactManifold& m, int feature) {
   const FeatureKind k = m.feature(feature).kind;
   if (k == FeatureKind::kPlaneVertex || k == FeatureKind::kPlaneEndBall) {
     return GammaForm::kPlanePoint;
+  }
+  if (k == FeatureKind::kPlaneRim) return GammaForm::kPlaneRim;
+  if (k == FeatureKind::kBoxCornerOfA || k == FeatureKind::kBoxCornerOfB) {
+    return GammaForm::kBoxCorner;
   }
   if (k == FeatureKind::kSignedDistance) {
     const ShapeType a = m.shape_a().type(), b = m.shape_b().type();
@@ -85,6 +91,8 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
       throw std::invalid_argument(label + ": " + e.what());
     }
     const ContactManifold& m = manifolds_.back();
+    pair_first_row_.push_back(static_cast<int>(infos_.size()));
+    pair_num_rows_.push_back(m.num_features());
     for (int k = 0; k < m.num_features(); ++k) {
       engine::ConstraintRowInfo info;
       info.kind = engine::ConstraintKind::kUnilateral;
@@ -95,6 +103,83 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
       row_feature_.push_back(k);
     }
   }
+
+  // Broadphase proxies: one per distinct (body, shape bounds) among the pairs' sides.
+  broadphase_ = std::make_unique<Broadphase>(0.0);
+  broadphase_mutex_ = std::make_unique<std::mutex>();
+  std::map<std::vector<double>, int> proxy_of_key;
+  const auto proxy_of = [&](int body, const Shape& shape) {
+    std::vector<double> key{static_cast<double>(body), static_cast<double>(shape.type())};
+    const Eigen::Matrix<double, 3, 4> pose = shape.pose().matrix().topRows<3>();
+    key.insert(key.end(), pose.data(), pose.data() + 12);
+    if (IsPlane(shape)) {
+      const Vector3d& n = shape.plane_normal();
+      key.insert(key.end(), {n.x(), n.y(), n.z(), shape.plane_offset()});
+    } else {
+      const Eigen::AlignedBox3d box = shape.LocalAabb();
+      key.insert(key.end(), {box.min().x(), box.min().y(), box.min().z(), box.max().x(),
+                             box.max().y(), box.max().z(), shape.BoundingRadius()});
+    }
+    const auto [it, added] = proxy_of_key.emplace(std::move(key), num_proxies());
+    if (added) {
+      broadphase_->Add(shape, body == engine::kGround ? kStaticBody : body);
+      proxy_body_.push_back(body);
+      proxy_rho_.push_back(
+          IsPlane(shape) ? 0.0 : shape.pose().translation().norm() + shape.BoundingRadius());
+    }
+    return it->second;
+  };
+  for (std::size_t p = 0; p < pairs_.size(); ++p) {
+    // A plane carried by a moving body sweeps unboundedly far when it turns: always a candidate.
+    if ((IsPlane(pairs_[p].shape_a) && pairs_[p].body_a != engine::kGround) ||
+        (IsPlane(pairs_[p].shape_b) && pairs_[p].body_b != engine::kGround)) {
+      always_pairs_.push_back(static_cast<int>(p));
+      continue;
+    }
+    const int a = proxy_of(pairs_[p].body_a, pairs_[p].shape_a);
+    const int b = proxy_of(pairs_[p].body_b, pairs_[p].shape_b);
+    const auto lo = static_cast<unsigned long long>(std::min(a, b));
+    const auto hi = static_cast<unsigned long long>(std::max(a, b));
+    pairs_of_proxies_[(lo << 32) | hi].push_back(static_cast<int>(p));
+  }
+}
+
+void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bound, double horizon,
+                                    double margin, std::vector<int>* rows) const {
+  CheckSizes(q, &speed_bound, "CandidateRows");
+  if (!(horizon >= 0.0) || !(margin >= 0.0) || !std::isfinite(horizon) || !std::isfinite(margin)) {
+    throw std::invalid_argument(
+        "SpatialContacts::CandidateRows: horizon and margin must be "
+        "finite and >= 0");
+  }
+  rows->clear();
+  const std::lock_guard<std::mutex> lock(*broadphase_mutex_);
+  for (int i = 0; i < num_proxies(); ++i) {
+    const int body = proxy_body_[static_cast<std::size_t>(i)];
+    double reach = 0.0;
+    if (body != engine::kGround) {
+      reach = horizon * (speed_bound.segment<3>(6 * body).norm() +
+                         proxy_rho_[static_cast<std::size_t>(i)] *
+                             speed_bound.segment<3>(6 * body + 3).norm());
+    }
+    // Each side grows by m/2 + δ: pairs within m + δ_a + δ_b (broadphase.h).
+    broadphase_->SetBodyPose(i, BodyPose(q, body), 0.5 * margin + reach);
+  }
+  for (int p : always_pairs_) {
+    const auto pp = static_cast<std::size_t>(p);
+    for (int k = 0; k < pair_num_rows_[pp]; ++k) rows->push_back(pair_first_row_[pp] + k);
+  }
+  for (const auto& [a, b] : broadphase_->CandidatePairs()) {
+    const auto key =
+        (static_cast<unsigned long long>(a) << 32) | static_cast<unsigned long long>(b);
+    const auto it = pairs_of_proxies_.find(key);
+    if (it == pairs_of_proxies_.end()) continue;
+    for (int p : it->second) {
+      const auto pp = static_cast<std::size_t>(p);
+      for (int k = 0; k < pair_num_rows_[pp]; ++k) rows->push_back(pair_first_row_[pp] + k);
+    }
+  }
+  std::sort(rows->begin(), rows->end());
 }
 
 void SpatialContacts::CheckSizes(const VectorXd& q, const VectorXd* v, const char* where) const {
@@ -179,7 +264,89 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     return b;
   };
   const BodyMotion a = motion(pair.body_a), b = motion(pair.body_b);
-  if (FormOf(m, RowFeature(row)) == GammaForm::kSphereSphere) {
+  const GammaForm form = FormOf(m, RowFeature(row));
+  // wd: relative position of the two material witness points and its v̇-free derivatives.
+  const Vector3d wd = d.point_b - d.point_a;
+  const Vector3d wd_dot = b.Velocity(d.point_b) - a.Velocity(d.point_a);
+  const Vector3d wd_ddot = b.Acceleration(d.point_b) - a.Acceleration(d.point_a);
+  if (form == GammaForm::kBoxCorner) {
+    // The corner lies in the face, edge or vertex Voronoi region of the other box K according
+    // to how many of its box-frame coordinates exceed the half sizes (inside: nearest face).
+    const bool box_is_a = m.feature(RowFeature(row)).kind == FeatureKind::kBoxCornerOfB;
+    const Shape& box = box_is_a ? m.shape_a() : m.shape_b();
+    const Isometry3d X_k = BodyPose(q, box_is_a ? pair.body_a : pair.body_b) * box.pose();
+    const Vector3d corner = box_is_a ? d.point_b : d.point_a;
+    const Vector3d local = X_k.inverse() * corner;
+    int outside = 0, inside_axis = 0;
+    for (int j = 0; j < 3; ++j) {
+      if (std::abs(local[j]) > box.half_size()[j]) {
+        ++outside;
+      } else {
+        inside_axis = j;
+      }
+    }
+    const Vector3d omega_k = box_is_a ? a.omega : b.omega;
+    // Touching an edge or a vertex exactly (gap 0 there): the normal is not defined.
+    if (outside >= 2 && !(wd.norm() > 0.0)) return DifferenceGamma(q, v, row);
+    if (outside <= 1) {
+      // Vertex–face: g = n·(x_b − x_a) with n fixed in K (the plane–point form, ρ = 0).
+      const Vector3d n_dot = omega_k.cross(d.normal);
+      return omega_k.cross(n_dot).dot(wd) + 2.0 * n_dot.dot(wd_dot) + d.normal.dot(wd_ddot);
+    }
+    if (outside == 3) {
+      // Vertex–vertex: g = ‖x_b − x_a‖, two material points (the point–point form).
+      const double nd = d.normal.dot(wd_dot);
+      return d.normal.dot(wd_ddot) + (wd_dot.squaredNorm() - nd * nd) / wd.norm();
+    }
+    // Vertex–edge: g = ‖u‖, u = d − (d·e) e with the edge direction e fixed in K:
+    //   u̇ = ḋ − (ḋ·e + d·ė) e − (d·e) ė,
+    //   ü = d̈ − (d̈·e + 2 ḋ·ė + d·ë) e − 2 (ḋ·e + d·ė) ė − (d·e) ë,
+    //   g̈ = m·ü + (‖u̇‖² − (m·u̇)²)/‖u‖,  m = u/‖u‖ (= n),  ė = ω_K × e, ë = ω_K × ė.
+    const Vector3d e = X_k.linear().col(inside_axis);
+    const Vector3d e_dot = omega_k.cross(e), e_ddot = omega_k.cross(e_dot);
+    const double de = wd.dot(e), de_dot = wd_dot.dot(e) + wd.dot(e_dot);
+    const Vector3d u = wd - de * e;
+    const Vector3d u_dot = wd_dot - de_dot * e - de * e_dot;
+    const Vector3d u_ddot = wd_ddot -
+                            (wd_ddot.dot(e) + 2.0 * wd_dot.dot(e_dot) + wd.dot(e_ddot)) * e -
+                            2.0 * de_dot * e_dot - de * e_ddot;
+    const double len = u.norm();
+    const Vector3d mu = u / len;
+    const double mu_dot = mu.dot(u_dot);
+    return mu.dot(u_ddot) + (u_dot.squaredNorm() - mu_dot * mu_dot) / len;
+  }
+  if (form == GammaForm::kPlaneRim) {
+    // g = n·(x_b − x_a) − r s with x the rim circle's centre c on the cylinder side and a point
+    // of the plane on the other, s = √(1 − μ²), μ = n·e (e the cylinder axis, fixed in C):
+    //   ṡ = −μ μ̇/s,  s̈ = −μ̇²/s³ − μ μ̈/s,  μ̇ = ṅ·e + n·ė,  μ̈ = n̈·e + 2 ṅ·ė + n·ë,
+    //   γ = [plane–point γ of c] − r s̈.
+    const bool plane_is_a = IsPlane(m.shape_a());
+    const Shape& cylinder = plane_is_a ? m.shape_b() : m.shape_a();
+    const Isometry3d X_c = BodyPose(q, plane_is_a ? pair.body_b : pair.body_a) * cylinder.pose();
+    const double end = m.feature(RowFeature(row)).index == 0 ? -0.5 : 0.5;
+    const Vector3d c = X_c * Vector3d(0.0, 0.0, end * cylinder.length());
+    const Vector3d e = X_c.linear().col(2);
+    const Vector3d& n = d.normal;
+    const double mu = n.dot(e);
+    const double s = std::sqrt(std::max(0.0, 1.0 - mu * mu));
+    // n ∥ e (standing on an end): the gap is not differentiable there (contact_manifold.h).
+    if (!(s > 1e-8)) return DifferenceGamma(q, v, row);
+    const BodyMotion& p_side = plane_is_a ? a : b;
+    const BodyMotion& c_side = plane_is_a ? b : a;
+    const Vector3d x_p = plane_is_a ? d.point_a : d.point_b;
+    const double sign = plane_is_a ? 1.0 : -1.0;  // x_b − x_a = sign (c − x_p)
+    const Vector3d rel = sign * (c - x_p);
+    const Vector3d rel_dot = sign * (c_side.Velocity(c) - p_side.Velocity(x_p));
+    const Vector3d rel_ddot = sign * (c_side.Acceleration(c) - p_side.Acceleration(x_p));
+    const Vector3d n_dot = p_side.omega.cross(n), n_ddot = p_side.omega.cross(n_dot);
+    const Vector3d e_dot = c_side.omega.cross(e), e_ddot = c_side.omega.cross(e_dot);
+    const double mu_dot = n_dot.dot(e) + n.dot(e_dot);
+    const double mu_ddot = n_ddot.dot(e) + 2.0 * n_dot.dot(e_dot) + n.dot(e_ddot);
+    const double s_ddot = -mu_dot * mu_dot / (s * s * s) - mu * mu_ddot / s;
+    return n_ddot.dot(rel) + 2.0 * n_dot.dot(rel_dot) + n.dot(rel_ddot) -
+           cylinder.radius() * s_ddot;
+  }
+  if (form == GammaForm::kSphereSphere) {
     const Vector3d c_a = BodyPose(q, pair.body_a) * m.shape_a().pose().translation();
     const Vector3d c_b = BodyPose(q, pair.body_b) * m.shape_b().pose().translation();
     const Vector3d dist = c_b - c_a;

@@ -21,8 +21,18 @@
 //       γ = (ω_P^w × (ω_P^w × n))·d + 2 (ω_P^w × n)·ḋ + n·d̈                      (analytic);
 //   sphere – sphere: d = c_b − c_a (centres), n = d/‖d‖,
 //       γ = n·d̈ + (‖ḋ‖² − (n·ḋ)²)/‖d‖                                            (analytic);
-//   every other feature (plane – cylinder rim, box corner – box, pairs through the general
-//   signed distance): γ = d/dε [G(q ⊕ ε v) v] at ε = 0 by a central difference with
+//   plane – cylinder rim (centre c of the end circle, axis e fixed in the cylinder, radius r):
+//   g = n·(x_b − x_a) − r s, s = √(1 − μ²), μ = n·e, with x = c on the cylinder side,
+//       γ = [the plane–point γ of c] − r s̈,  s̈ = −μ̇²/s³ − μ μ̈/s,  μ̇ = ṅ·e + n·ė,
+//       μ̈ = n̈·e + 2 ṅ·ė + n·ë  (analytic; central difference below at n ∥ e, where the
+//       gap is not differentiable);
+//   box corner – box K: by the corner's Voronoi region of K (count of box-frame coordinates
+//   beyond the half sizes): face (0 or 1: the plane–point form with n fixed in K, ρ = 0),
+//   vertex (3: the sphere–sphere form with the two material points), edge (2: g = ‖u‖,
+//   u = d − (d·e) e with the edge direction e fixed in K, g̈ = m·ü + (‖u̇‖² − (m·u̇)²)/‖u‖,
+//   m = u/‖u‖)                                                                  (analytic);
+//   every other feature (pairs through the general signed distance):
+//   γ = d/dε [G(q ⊕ ε v) v] at ε = 0 by a central difference with
 //   ε = ∛(machine ε) / max(1, ‖v_a‖∞, ‖v_b‖∞) (a displacement of about 6e-6 in the
 //   coordinates), which balances the O(ε²) truncation against the O(machine ε/ε) round-off:
 //   γ to about 1e-10 relative to ‖v‖² · curvature. Where the witness features of a signed
@@ -30,13 +40,30 @@
 //
 // Rows are named "<pair>" when the pair's manifold has one feature and "<pair>.<k>" (k the
 // feature index, e.g. the corner number) otherwise; every row carries the pair's restitution.
+//
+// Candidate rows (ConstraintBlock::CandidateRows, used by the event loop to watch only nearby
+// pairs): the distinct shapes of the pairs ("proxies": same body, type, pose and bounds) are kept
+// in a Broadphase (broadphase.h). A material point of body i at distance ≤ ρ_i from the body
+// origin r_i moves at ‖ṙ_i + ω_i × (x − r_i)‖ ≤ ‖ṙ_i‖ + ρ_i ‖ω_i‖, so over a horizon H with
+// |v_j| ≤ s_j it moves by at most δ_i = H (‖s_lin,i‖ + ρ_i ‖s_ang,i‖) (ρ_i = ‖translation of the
+// shape in the body‖ + its bounding radius). Every feature gap of a pair is a distance between
+// material points of the two shapes (or a point and a plane), so it decreases by at most
+// δ_a + δ_b over the horizon; the broadphase with margin m and inflations δ_i returns every pair
+// whose distance is ≤ m + δ_a + δ_b. The rows of all other pairs stay > m over the horizon.
+// A pair's rows are listed together (a box–plane pair: its 8 corners). A plane carried by a moving
+// body can sweep arbitrarily far points when it turns: its pairs are always candidates. Cost: O(S
+// log S + K) for S proxies and K candidate pairs plus O(S P) for P planes, independent of the
+// number of pairs. CandidateRows serializes concurrent callers (the broadphase is mutable state).
 #pragma once
 
 #include <Eigen/Dense>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "contact/broadphase.h"
 #include "contact/contact_manifold.h"
 #include "contact/shapes.h"
 #include "engine/constraint_block.h"
@@ -82,6 +109,12 @@ class SpatialContacts : public engine::ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override;
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override;
+  // Rows of the pairs the broadphase finds within margin + δ_a + δ_b (see above). Throws
+  // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
+  void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
+                     double margin, std::vector<int>* rows) const override;
+  // Number of distinct shapes in the broadphase.
+  int num_proxies() const { return static_cast<int>(proxy_body_.size()); }
 
  private:
   Eigen::Isometry3d BodyPose(const Eigen::VectorXd& q, int body) const;
@@ -97,6 +130,16 @@ class SpatialContacts : public engine::ConstraintBlock {
   std::vector<ContactManifold> manifolds_;
   std::vector<engine::ConstraintRowInfo> infos_;
   std::vector<int> row_pair_, row_feature_;
+
+  // Broadphase proxies (see CandidateRows): body and ρ of each proxy, the first row and row count
+  // of each pair, and the pairs of each unordered proxy pair (key: lower id · 2³² + higher id).
+  std::vector<int> proxy_body_;
+  std::vector<double> proxy_rho_;
+  std::vector<int> pair_first_row_, pair_num_rows_;
+  std::unordered_map<unsigned long long, std::vector<int>> pairs_of_proxies_;
+  std::vector<int> always_pairs_;  // pairs with a plane on a moving body: always candidates
+  std::unique_ptr<Broadphase> broadphase_;  // mutable state behind a const interface
+  std::unique_ptr<std::mutex> broadphase_mutex_;
 };
 
 }  // namespace saltus::contact

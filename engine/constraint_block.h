@@ -8,8 +8,10 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <numeric>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace saltus::engine {
 
@@ -39,6 +41,18 @@ class ConstraintBlock {
                         Eigen::Ref<Eigen::MatrixXd> G) const = 0;
   virtual void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                      std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const = 0;
+  // Rows that may reach a value ≤ margin at some time of [t, t + horizon] while every velocity
+  // coordinate keeps |v_j| ≤ speed_bound[j] (nv entries ≥ 0) over that time, from q = q(t):
+  // local indices, ascending. Conservative: a row left out stays > margin over the horizon.
+  // The default lists every row; blocks with many rows (the contacts of many bodies,
+  // contact::SpatialContacts) override it with a broadphase so that the event loop watches only
+  // nearby pairs (events/simulation.h, "Watched rows").
+  virtual void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound,
+                             double horizon, double margin, std::vector<int>* rows) const {
+    (void)q, (void)speed_bound, (void)horizon, (void)margin;
+    rows->resize(static_cast<std::size_t>(num_rows()));
+    std::iota(rows->begin(), rows->end(), 0);
+  }
   // ∂g/∂t; zero for scleronomic blocks (the default).
   virtual void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
                               Eigen::Ref<Eigen::VectorXd> g_t) const {

@@ -186,6 +186,16 @@ std::vector<int> MechanicalSystem::RowsOfKind(ConstraintKind kind) const {
   return rows;
 }
 
+void MechanicalSystem::CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound,
+                                     double horizon, double margin, std::vector<int>* rows) const {
+  rows->clear();
+  thread_local std::vector<int> local;
+  for (std::size_t b = 0; b < blocks_.size(); ++b) {
+    blocks_[b]->CandidateRows(q, speed_bound, horizon, margin, &local);
+    for (int r : local) rows->push_back(block_first_row_[b] + r);
+  }
+}
+
 template <class Fn>
 void MechanicalSystem::ForEachBlockRun(std::span<const int> rows, Fn&& fn) const {
   thread_local std::vector<int> local;

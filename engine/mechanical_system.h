@@ -134,6 +134,11 @@ class MechanicalSystem {
   // All global rows of one kind, ascending.
   std::vector<int> RowsOfKind(ConstraintKind kind) const;
 
+  // Global rows (ascending) that may reach a value ≤ margin within `horizon` at speeds bounded by
+  // `speed_bound` (ConstraintBlock::CandidateRows of every block; all rows by default).
+  void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
+                     double margin, std::vector<int>* rows) const;
+
   // Each fills its output for `rows` (global indices, any order, no duplicates), resizing it to
   // rows.size() (× nv for G). Throws std::out_of_range on a row index outside the system.
   void ConstraintValues(double t, const Eigen::VectorXd& q, std::span<const int> rows,

@@ -129,11 +129,18 @@ struct Simulation::Impl {
   // g / (t − t_phase), which has the same sign for t > t_phase but no spurious root at the start,
   // where g is at round-off level; other touching rows (released with ġ ≤ 0) are watched
   // through g + τ₀ so that a real penetration is still caught.
+  // open_rows are the watched rows of the current step (header, "Watched rows"); the mode and
+  // departing rate are kept per global row, so that rows can join and leave the watched set.
   std::vector<int> open_rows;
   enum OpenRowMode : char { kArmed, kDeparting, kUnarmed };
-  std::vector<char> mode;
-  std::vector<double> departing_rate;  // ġ at the phase start (kDeparting rows)
+  std::vector<char> mode;              // per global row
+  std::vector<double> departing_rate;  // per global row: ġ at the phase start (kDeparting rows)
+  std::vector<char> is_unilateral;     // per global row
   double phase_start = 0;
+  VectorXd zero_speed, speed_bound, dv_bound, v_sample_prev;
+  std::vector<int> candidates_buf, near_buf;
+  engine::MassBlocks mass_blocks;
+  engine::BlockSparseRows G_sparse;
 
   // Workspace (reused so that steps and switches do not allocate once sizes are known).
   VectorXd g_buf, gt_buf, vdot_buf, lambda_buf, gdot_buf, Mv_buf;
@@ -147,10 +154,71 @@ struct Simulation::Impl {
   // A gap above this is clearly open, not round-off around a touching contact.
   double ArmingGap() const { return 1e-3 * opt.thresholds.tau0; }
 
+  // Unilateral rows (ascending) that may be within `margin` of closing over `horizon` at speeds
+  // `speed` (MechanicalSystem::CandidateRows), leaving out `excluded` (ascending) when given.
+  void UnilateralCandidates(const VectorXd& q, const VectorXd& speed, double horizon, double margin,
+                            const std::vector<int>* excluded, std::vector<int>* out) {
+    out->clear();
+    if (unilateral.empty()) return;
+    if (opt.watch_all_rows) {
+      *out = excluded != nullptr ? Difference(unilateral, *excluded) : unilateral;
+      return;
+    }
+    sys.CandidateRows(q, speed, horizon, margin, &candidates_buf);
+    for (int r : candidates_buf) {
+      if (!is_unilateral[static_cast<std::size_t>(r)]) continue;
+      if (excluded != nullptr && std::binary_search(excluded->begin(), excluded->end(), r)) {
+        continue;
+      }
+      out->push_back(r);
+    }
+  }
+
+  // T + V; T from the diagonal mass blocks when the system provides them (O(nv)).
   double Energy(double t, const VectorXd& q, const VectorXd& v) {
+    double T = 0.0;
+    if (sys.BlockSparseMatrices(t, q, {}, &mass_blocks, nullptr)) {
+      const int b = mass_blocks.block_size;
+      for (int c = 0; c * b < sys.nv(); ++c) {
+        const auto vc = v.segment(c * b, b);
+        T += 0.5 * vc.dot(mass_blocks.blocks.middleCols(c * b, b) * vc);
+      }
+    } else {
+      sys.MassMatrix(q, &M_buf);
+      Mv_buf.noalias() = M_buf * v;
+      T = 0.5 * v.dot(Mv_buf);
+    }
+    return T + sys.PotentialEnergy(t, q);
+  }
+
+  // Diagonal of the Delassus matrix W_αα = G_α M⁻¹ G_αᵀ for `rows`: by mass blocks when the
+  // system provides its block structure, else with a dense Cholesky factor of M.
+  void DelassusDiagonal(double t, const VectorXd& q, const std::vector<int>& rows, VectorXd* w) {
+    w->resize(static_cast<Eigen::Index>(rows.size()));
+    if (sys.BlockSparseMatrices(t, q, rows, &mass_blocks, &G_sparse)) {
+      const int b = mass_blocks.block_size;
+      for (int i = 0; i < G_sparse.rows(); ++i) {
+        double sum = 0.0;
+        for (int k = G_sparse.row_start[static_cast<std::size_t>(i)];
+             k < G_sparse.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
+          const int c = G_sparse.block_col[static_cast<std::size_t>(k)];
+          const Eigen::Map<const VectorXd> g(
+              G_sparse.values.data() + static_cast<std::ptrdiff_t>(k) * b, b);
+          const MatrixXd Mc = mass_blocks.blocks.middleCols(c * b, b);
+          sum += g.dot(Mc.llt().solve(g));
+        }
+        (*w)[i] = sum;
+      }
+      return;
+    }
+    sys.ConstraintJacobian(t, q, rows, &G_buf);
     sys.MassMatrix(q, &M_buf);
-    Mv_buf.noalias() = M_buf * v;
-    return 0.5 * v.dot(Mv_buf) + sys.PotentialEnergy(t, q);
+    llt_buf.compute(M_buf);
+    MinvGt_buf = G_buf.transpose();
+    llt_buf.solveInPlace(MinvGt_buf);
+    for (Eigen::Index k = 0; k < w->size(); ++k) {
+      (*w)[k] = G_buf.row(k).dot(MinvGt_buf.col(k));
+    }
   }
 
   // Steps 1-4 of the header at a switching time t: impact, new closed set, projection. `v`
@@ -209,6 +277,11 @@ Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
       impl_->restitution_of_row[r] = e;
     }
   }
+  impl_->is_unilateral.assign(static_cast<std::size_t>(system_->num_constraints()), 0);
+  for (int r : impl_->unilateral) impl_->is_unilateral[static_cast<std::size_t>(r)] = 1;
+  impl_->mode.assign(static_cast<std::size_t>(system_->num_constraints()), Impl::kArmed);
+  impl_->departing_rate.assign(static_cast<std::size_t>(system_->num_constraints()), 0.0);
+  impl_->zero_speed = VectorXd::Zero(system_->nv());
   impl_->time_events = o.time_events;
   std::sort(impl_->time_events.begin(), impl_->time_events.end());
   impl_->stats.min_gap_after_projection = std::numeric_limits<double>::infinity();
@@ -237,21 +310,22 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
   const auto& th = opt.thresholds;
   const double energy_before = im.Energy(t, q, v);
 
-  // I₁: unilateral rows closed in position (plus the currently closed ones).
-  sys.ConstraintValues(t, q, im.unilateral, &im.g_buf);
+  // I₁: unilateral rows closed in position (plus the currently closed ones), among the
+  // candidates within τ₀ (a row left out has g > τ₀).
+  im.UnilateralCandidates(q, im.zero_speed, 0.0, th.tau0, nullptr, &im.near_buf);
   std::vector<int> i1;
-  for (std::size_t k = 0; k < im.unilateral.size(); ++k) {
-    if (im.g_buf[static_cast<Eigen::Index>(k)] <= th.tau0) i1.push_back(im.unilateral[k]);
+  if (!im.near_buf.empty()) {
+    sys.ConstraintValues(t, q, im.near_buf, &im.g_buf);
+    for (std::size_t k = 0; k < im.near_buf.size(); ++k) {
+      if (im.g_buf[static_cast<Eigen::Index>(k)] <= th.tau0) i1.push_back(im.near_buf[k]);
+    }
   }
   i1 = Union(Union(i1, closed), impacting);
 
-  // Normal velocities of I₁ and the impact problem if some row approaches.
+  // Normal velocities of I₁ (block-sparse G when available) and the impact problem if some
+  // row approaches.
   VectorXd u;
-  if (!i1.empty()) {
-    sys.ConstraintJacobian(t, q, i1, &im.G_buf);
-    sys.ConstraintTimeDerivative(t, q, i1, &im.gt_buf);
-    u = im.G_buf * v + im.gt_buf;
-  }
+  if (!i1.empty()) engine::ConstraintRate(sys, t, q, v, i1, &u);
   bool approaching = false;
   for (Eigen::Index k = 0; k < u.size(); ++k) approaching |= u[k] < -th.tau1;
 
@@ -289,7 +363,7 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
       for (std::size_t k = 0; k < rows.size(); ++k) {
         total_impulse[index[k]] += impact.impulse_u[static_cast<Eigen::Index>(k)];
       }
-      u = im.G_buf * v + im.gt_buf;  // G_buf, gt_buf still hold the rows of I₁
+      engine::ConstraintRate(sys, t, q, v, i1, &u);
       approaching = false;
       for (Eigen::Index k = 0; k < u.size(); ++k) approaching |= u[k] < -th.tau1;
     }
@@ -336,14 +410,11 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
       throw RunFailure{RunStatus::kLcpFailure, msg.str()};
     }
     // W_αα converts the force threshold τ₃ into an acceleration threshold.
-    sys.ConstraintJacobian(t, q, candidates, &im.G_buf);
-    sys.MassMatrix(q, &im.M_buf);
-    im.llt_buf.compute(im.M_buf);
-    im.MinvGt_buf = im.G_buf.transpose();
-    im.llt_buf.solveInPlace(im.MinvGt_buf);
+    VectorXd w_diag;
+    im.DelassusDiagonal(t, q, candidates, &w_diag);
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       const auto kk = static_cast<Eigen::Index>(k);
-      const double w_aa = im.G_buf.row(kk).dot(im.MinvGt_buf.col(kk));
+      const double w_aa = w_diag[kk];
       if (acc.lambda_u[kk] > th.tau3 || acc.accel_u[kk] <= w_aa * th.tau3) {
         new_closed.push_back(candidates[k]);
       }
@@ -401,8 +472,10 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
       throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
     }
   }
-  if (!im.unilateral.empty()) {
-    sys.ConstraintValues(t, q, im.unilateral, &im.g_buf);
+  // Smallest gap after projection: rows left out of the candidates within τ₀ have g > τ₀.
+  im.UnilateralCandidates(q, im.zero_speed, 0.0, th.tau0, nullptr, &im.near_buf);
+  if (!im.near_buf.empty()) {
+    sys.ConstraintValues(t, q, im.near_buf, &im.g_buf);
     im.stats.min_gap_after_projection =
         std::min(im.stats.min_gap_after_projection, im.g_buf.minCoeff());
   }
@@ -429,25 +502,24 @@ void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v
                                   const std::vector<int>& closed, std::vector<int>* active) {
   Impl& im = *this;
   *active = Union(im.bilateral, closed);
-  im.open_rows = Difference(im.unilateral, closed);
-  im.mode.assign(im.open_rows.size(), kArmed);
-  im.departing_rate.assign(im.open_rows.size(), 0.0);
+  // Every row armed, then the open rows touching now (candidates within the arming gap) get
+  // their mode; the watched set of the first step is computed after it (AdvanceTo).
+  std::fill(im.mode.begin(), im.mode.end(), kArmed);
   im.phase_start = t;
+  im.UnilateralCandidates(q, im.zero_speed, 0.0, ArmingGap(), &closed, &im.open_rows);
   if (!im.open_rows.empty()) {
     im.sys.ConstraintValues(t, q, im.open_rows, &im.g_buf);
-    im.sys.ConstraintJacobian(t, q, im.open_rows, &im.G_buf);
-    im.sys.ConstraintTimeDerivative(t, q, im.open_rows, &im.gt_buf);
     VectorXd& gdot = im.gdot_buf;
-    gdot.noalias() = im.G_buf * v;
-    gdot += im.gt_buf;
+    engine::ConstraintRate(im.sys, t, q, v, im.open_rows, &gdot);
     for (std::size_t k = 0; k < im.open_rows.size(); ++k) {
       const auto kk = static_cast<Eigen::Index>(k);
+      const auto row = static_cast<std::size_t>(im.open_rows[k]);
       if (im.g_buf[kk] > ArmingGap()) continue;
       if (gdot[kk] > 0) {
-        im.mode[k] = kDeparting;
-        im.departing_rate[k] = gdot[kk];
+        im.mode[row] = kDeparting;
+        im.departing_rate[row] = gdot[kk];
       } else {
-        im.mode[k] = kUnarmed;
+        im.mode[row] = kUnarmed;
       }
     }
   }
@@ -493,13 +565,14 @@ void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::Vecto
     Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
   }
   // Initial penetration is an input error, not something to resolve silently.
-  if (!im.unilateral.empty()) {
-    sys.ConstraintValues(t, q_, im.unilateral, &im.g_buf);
-    for (std::size_t k = 0; k < im.unilateral.size(); ++k) {
+  im.UnilateralCandidates(q_, im.zero_speed, 0.0, 0.0, nullptr, &im.near_buf);
+  if (!im.near_buf.empty()) {
+    sys.ConstraintValues(t, q_, im.near_buf, &im.g_buf);
+    for (std::size_t k = 0; k < im.near_buf.size(); ++k) {
       const double g = im.g_buf[static_cast<Eigen::Index>(k)];
       if (g < -options_.thresholds.tau0) {
         std::ostringstream msg;
-        msg << "contact '" << sys.constraint_info(im.unilateral[k]).name
+        msg << "contact '" << sys.constraint_info(im.near_buf[k]).name
             << "': the initial state penetrates by " << -g << " (gap threshold "
             << options_.thresholds.tau0 << ")";
         throw std::invalid_argument(msg.str());
@@ -588,9 +661,10 @@ RunResult Simulation::AdvanceTo(double t_end) {
   // k (λ + τ₃: hysteresis).
   auto phi_open = [&](const EventFunctions& f, std::size_t k) {
     const double g = f.gaps[static_cast<Eigen::Index>(k)];
-    switch (im.mode[k]) {
+    const auto row = static_cast<std::size_t>(im.open_rows[k]);
+    switch (im.mode[row]) {
       case Impl::kDeparting:
-        return f.t > im.phase_start ? g / (f.t - im.phase_start) : im.departing_rate[k];
+        return f.t > im.phase_start ? g / (f.t - im.phase_start) : im.departing_rate[row];
       case Impl::kUnarmed:
         return g + th.tau0;
       default:
@@ -704,9 +778,37 @@ RunResult Simulation::AdvanceTo(double t_end) {
       }
       const double t0 = im.integrator->t_previous();
       const double t1 = im.integrator->t();
+      const int n = options_.event_samples;
+
+      // Watched rows of this step (header, "Watched rows"): speed bounds from the dense output
+      // at the samples, then the candidates of q(t₀) over the horizon t₁ − t₀.
+      {
+        im.speed_bound.setZero(sys.nv());
+        im.dv_bound.setZero(sys.nv());
+        for (int k = 0; k <= n + 1; ++k) {
+          const double s = (k == n + 1) ? t1 : t0 + (t1 - t0) * k / (n + 1);
+          im.integrator->Interpolate(s, &qs, &vs);
+          im.speed_bound = im.speed_bound.cwiseMax(vs.cwiseAbs());
+          if (k > 0) im.dv_bound = im.dv_bound.cwiseMax((vs - im.v_sample_prev).cwiseAbs());
+          im.v_sample_prev = vs;
+        }
+        im.speed_bound += im.dv_bound;
+        std::vector<int> previous;
+        previous.swap(im.open_rows);
+        im.UnilateralCandidates(q_, im.speed_bound, t1 - t0, th.tau0, &closed_, &im.open_rows);
+        // Rows that leave the watched set have g > τ₀ > the arming gap: watched through g again
+        // if they come back.
+        for (int r : previous) {
+          if (!std::binary_search(im.open_rows.begin(), im.open_rows.end(), r)) {
+            im.mode[static_cast<std::size_t>(r)] = Impl::kArmed;
+          }
+        }
+        im.stats.watched_row_steps += static_cast<long>(im.open_rows.size());
+        im.stats.max_watched_rows =
+            std::max(im.stats.max_watched_rows, static_cast<int>(im.open_rows.size()));
+      }
 
       // Scan the step for sign changes of the event functions.
-      const int n = options_.event_samples;
       EventFunctions& f_prev = im.f_prev;
       EventFunctions& f_next = im.f_next;
       evaluate(t0, &f_prev);
@@ -728,7 +830,8 @@ RunResult Simulation::AdvanceTo(double t_end) {
             // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
             t_event = std::min(t_event, lo);
             root_of_open[r] = lo;
-          } else if (a > 0 && b > 0 && im.mode[r] != Impl::kUnarmed &&
+          } else if (a > 0 && b > 0 &&
+                     im.mode[static_cast<std::size_t>(im.open_rows[r])] != Impl::kUnarmed &&
                      f_prev.rates[static_cast<Eigen::Index>(r)] < 0.0 &&
                      f_next.rates[static_cast<Eigen::Index>(r)] > 0.0) {
             // Armed (φ = g) or departing (φ = g/(t − t_phase), same sign) row with a minimum of
@@ -755,9 +858,10 @@ RunResult Simulation::AdvanceTo(double t_end) {
         }
         // Arm released rows whose gap became clearly positive.
         for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
-          if (im.mode[r] == Impl::kUnarmed &&
+          const auto row = static_cast<std::size_t>(im.open_rows[r]);
+          if (im.mode[row] == Impl::kUnarmed &&
               f_next.gaps[static_cast<Eigen::Index>(r)] > im.ArmingGap()) {
-            im.mode[r] = Impl::kArmed;
+            im.mode[row] = Impl::kArmed;
           }
         }
         std::swap(f_prev, f_next);

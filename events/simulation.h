@@ -36,6 +36,24 @@
 //   5. the integrator restarts.
 // More than `zeno_max_events` events inside `zeno_window` that the rule above cannot resolve
 // stop the run with RunStatus::kEventAccumulation.
+//
+// Watched rows. The open unilateral rows whose event functions are evaluated, sampled by the
+// tunnelling guard, root-found and tested for I₁ are only those the system lists as candidates
+// (engine::MechanicalSystem::CandidateRows; all rows by default, the broadphase pairs for
+// contact::SpatialContacts), so the cost of a step follows the number of nearby pairs, not the
+// number of rows. For an accepted step [t₀, t₁] (h = t₁ − t₀) the loop takes the velocities of
+// the dense output at t₀, the event samples and t₁ and bounds every coordinate over the step by
+//   s_j = max_k |v_j(s_k)| + max_k |v_j(s_{k+1}) − v_j(s_k)|,
+// i.e. the largest sampled speed plus the largest change between neighbouring samples (a bound
+// whenever v_j is monotone between samples, which the sampling already assumes for the gaps).
+// The watched rows of the step are the candidates of q(t₀) for the horizon h, speeds s and the
+// margin m = τ₀: a row left out has g > τ₀ > 0 during the whole step because no material point
+// can travel more than h (‖ṙ‖ + ρ ‖ω‖) within it (contact/spatial_contacts.h), so no impact or
+// tunnelling is missed. The set is recomputed every step; a row that joins it mid-phase has
+// g > τ₀ > 10⁻³ τ₀ and is watched through g (armed). At a switching time I₁ and the smallest gap
+// after projection use the candidates at horizon 0 with margin τ₀. Impact and contact LCPs are
+// over I₁ and the candidates of I₂ only.
+// SimulationOptions::watch_all_rows restores the watching of every open row (for comparisons).
 #pragma once
 
 #include <Eigen/Dense>
@@ -72,6 +90,7 @@ struct SimulationOptions {
   int zeno_max_events = 2000;
   double zeno_window = 1e-6;  // s
   std::vector<double> time_events;
+  bool watch_all_rows = false;  // true: watch every open unilateral row (see "Watched rows")
 };
 
 enum class EventKind { kImpact, kTakeoff, kContactClosed, kTime };
@@ -80,8 +99,8 @@ std::string_view ToString(EventKind k);  // "impact", "takeoff", "contact_closed
 struct Event {
   double t = 0;
   EventKind kind = EventKind::kTime;
-  std::vector<int> rows;         // global constraint rows involved
-  std::vector<double> impulses;  // per row (impact); 0 otherwise
+  std::vector<int> rows;                       // global constraint rows involved
+  std::vector<double> impulses;                // per row (impact); 0 otherwise
   double energy_before = 0, energy_after = 0;  // T + V at t⁻ and t⁺
 };
 
@@ -105,6 +124,9 @@ struct SimulationStats {
   double max_velocity_violation = 0;      // ‖G_A v + ∂g_A/∂t‖∞
   double max_acceleration_violation = 0;  // ‖G_A v̇ + γ_A‖∞ of the index-1 solve
   double min_gap_after_projection = 0;    // smallest g over unilateral rows after events
+                                          // (rows within τ₀ of closing; ∞ if none ever was)
+  long watched_row_steps = 0;             // Σ over accepted steps of the watched open rows
+  int max_watched_rows = 0;               // largest number of watched open rows in one step
   double wall_seconds = 0;
 };
 

@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "contact/complementarity.h"
+#include "contact/spatial_contacts.h"
+#include "engine/rotation.h"
+#include "engine/spatial_model.h"
 
 namespace saltus::contact {
 namespace {
@@ -222,6 +227,114 @@ TEST(ContactManifold, RestingBoxForcesBalanceGravity) {
   // Tolerance: the LCP's residual tolerance 1e-10 relative to ‖b‖ ~ g, times the weights.
   EXPECT_NEAR(force.z(), mass * gravity, 1e-8);
   EXPECT_LT(moment.norm(), 1e-8);
+}
+
+// γ of the cylinder-rim and box-corner features in closed form (spatial_contacts.h) against a
+// central difference of G v along the motion q ⊕ ε v (v constant, so d/dε [G v] = Ġ v = γ).
+// Two free bodies; the rim rows against a tilted ground plane and against a plane on the other
+// body given as B; the 16 corner rows of two boxes at random nearby poses, which visit the face,
+// edge and vertex regions (counted: each must be visited).
+TEST(ContactManifoldGamma, RimAndBoxCornerGammaMatchDifferenceOfJacobian) {
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody a, b;
+  a.name = "a";
+  b.name = "b";
+  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
+  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
+  b.com = Vector3d(0.02, -0.01, 0.03);
+  builder.AddBody(a);
+  builder.AddBody(b);
+  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+  Isometry3d off = Pose(Vector3d(0.05, -0.02, 0.03), Rz(0.4) * Rx(-0.3));
+  const Vector3d h_a(0.2, 0.1, 0.15), h_b(0.1, 0.2, 0.1);
+  const std::vector<SpatialContactPair> pairs = {
+      {"floor_cylinder", engine::kGround,
+       Shape::Plane(Vector3d(0.1, -0.2, 1.0), -0.05, Isometry3d::Identity(), "floor"), 0,
+       Shape::Cylinder(0.07, 0.25, off), 0.2},
+      {"cylinder_plane_b", 0, Shape::Cylinder(0.06, 0.2, off), 1,
+       Shape::Plane(Vector3d(0.3, 1.0, -0.2), 0.02, off), 0.2},
+      {"boxes", 0, Shape::Box(h_a), 1, Shape::Box(h_b, off), 0.0},
+  };
+  auto contacts = std::make_shared<SpatialContacts>(model, pairs);
+  system->AddConstraintBlock(contacts);
+  const int m = contacts->num_rows();  // 2 + 2 + 16
+  ASSERT_EQ(m, 20);
+  for (int i = 0; i < m; ++i) EXPECT_TRUE(contacts->HasAnalyticGamma(i)) << i;
+
+  // Region of a corner row's corner in the other box (outside count, see the header).
+  const auto region = [&](const Eigen::VectorXd& q, int row) {
+    if (row < 4) return -1;
+    const bool corner_of_b = row < 12;  // features 0..7: corners of B against box A
+    const PairDistance d = contacts->Evaluate(q, row);
+    const int body = corner_of_b ? 0 : 1;
+    Isometry3d X =
+        Pose(q.segment<3>(7 * body), engine::QuaternionToRotation(q.segment<4>(7 * body + 3)));
+    if (!corner_of_b) X = X * off;
+    const Vector3d local = X.inverse() * (corner_of_b ? d.point_b : d.point_a);
+    const Vector3d h = corner_of_b ? h_a : h_b;
+    int outside = 0;
+    for (int j = 0; j < 3; ++j) outside += std::abs(local[j]) > h[j] ? 1 : 0;
+    return std::max(outside, 1);  // 0 (inside) is the face form too
+  };
+
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<int> rows(static_cast<std::size_t>(m));
+  for (int i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  int visits[4] = {0, 0, 0, 0};
+  int rim_checks = 0;
+  double worst = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    Eigen::VectorXd q = model->InitialPositions(), v(12);
+    q.segment<3>(0) = Vector3d(0, 0, 0.3) + 0.1 * Vector3d(u(rng), u(rng), u(rng));
+    q.segment<3>(7) = q.segment<3>(0) + 0.3 * Vector3d(u(rng), u(rng), u(rng));
+    for (int body = 0; body < 2; ++body) {
+      q.segment<4>(7 * body + 3) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+    }
+    for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
+    Eigen::VectorXd gamma;
+    system->ConstraintGamma(0, q, v, rows, &gamma);
+    // d/dε [G(q ⊕ ε v) v] by central differences D(ε) at ε = 1e-4 and ε/2, Richardson-
+    // extrapolated, (4 D(ε/2) − D(ε))/3: truncation O(ε⁴ |d⁵(G v)/dε⁵|) ≲ 1e-16 · (|v|·curvature)⁵
+    // ~ 1e-9 here (|v| ≤ 2√6, curvatures ≲ 1/0.06 m⁻¹), round-off ~ machine ε |G v| / ε ≈ 1e-11.
+    constexpr double kEps = 1e-4;
+    const auto difference = [&](double eps, Eigen::VectorXd* q_plus, Eigen::VectorXd* q_minus) {
+      system->IntegratePosition(q, v, eps, q_plus);
+      system->IntegratePosition(q, v, -eps, q_minus);
+      Eigen::MatrixXd G_plus, G_minus;
+      system->ConstraintJacobian(0, *q_plus, rows, &G_plus);
+      system->ConstraintJacobian(0, *q_minus, rows, &G_minus);
+      return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
+    };
+    Eigen::VectorXd q_plus, q_minus, q_half_plus, q_half_minus;
+    const Eigen::VectorXd d_full = difference(kEps, &q_plus, &q_minus);
+    const Eigen::VectorXd d_half = difference(kEps / 2, &q_half_plus, &q_half_minus);
+    const Eigen::VectorXd fd = (4 * d_half - d_full) / 3;
+    for (int i = 0; i < m; ++i) {
+      const int r = region(q, i);
+      // A switch of the witness features within ±ε makes G jump: not a test of γ.
+      if (r != region(q_plus, i) || r != region(q_minus, i)) continue;
+      if (r < 0) {
+        ++rim_checks;
+      } else {
+        ++visits[r];
+      }
+      const double err = std::abs(fd[i] - gamma[i]) / (1 + std::abs(gamma[i]));
+      worst = std::max(worst, err);
+      // Truncation bound above (1e-9) with a ×100 margin, relative to 1 + |γ|.
+      EXPECT_LT(err, 1e-7) << contacts->row_info(i).name << " region " << r << " trial " << trial
+                           << ": analytic " << gamma[i] << ", difference " << fd[i];
+    }
+  }
+  EXPECT_GE(rim_checks, 100);
+  EXPECT_GE(visits[1], 20);  // face
+  EXPECT_GE(visits[2], 20);  // edge
+  EXPECT_GE(visits[3], 20);  // vertex
+  std::printf(
+      "rim/corner gamma vs difference of G v: worst %.2e (rim %d, face %d, edge %d, "
+      "vertex %d)\n",
+      worst, rim_checks, visits[1], visits[2], visits[3]);
 }
 
 }  // namespace

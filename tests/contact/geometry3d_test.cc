@@ -210,6 +210,49 @@ TEST(Geometry3d, SphereTriangleMesh) {
   ExpectConsistent(edge, 1e-15);
 }
 
+// PlanarFaces keeps a planar quad (two coplanar triangles) as one face and separates a face
+// folded by a crease. Why it matters for rows (docs/contact-geometry.md, "Crease crossings"): a
+// sphere sliding on the quad across its diagonal keeps the face's gap at 0, whereas the row of
+// the single triangle ahead would reach 0 only at the diagonal, with zero slope (a grazing root).
+TEST(Geometry3d, PlanarFacesMergeCoplanarTriangles) {
+  TriangleMesh m;
+  // The unit square in z = 0 (two triangles) and a triangle on its edge x = 1 turned up by
+  // δ = 0.1 rad (a concave crease seen from +z).
+  const double delta = 0.1;
+  m.vertices = {
+      {0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {1 + std::cos(delta), 0.5, std::sin(delta)}};
+  m.triangles = {{0, 1, 2}, {0, 2, 3}, {1, 4, 2}};
+  const std::vector<PlanarFace> faces = PlanarFaces(m);
+  ASSERT_EQ(faces.size(), 2u);
+  EXPECT_EQ(faces[0].triangles, (std::vector<int>{0, 1}));
+  EXPECT_EQ(faces[0].mesh.vertices.size(), 4u);
+  EXPECT_EQ(faces[1].triangles, (std::vector<int>{2}));
+  // A fold of 1e-6 rad is above the default tolerance (1e-8 rad): two faces.
+  TriangleMesh bent = m;
+  bent.vertices[3].z() = 1e-6;
+  EXPECT_EQ(PlanarFaces(bent).size(), 3u);
+  EXPECT_EQ(PlanarFaces(bent, 1e-5).size(), 2u);
+
+  const Shape quad = Shape::TriangleMeshSurface(faces[0].mesh);
+  TriangleMesh one;
+  one.vertices = {m.vertices[0], m.vertices[2], m.vertices[3]};  // triangle 1 alone
+  one.triangles = {{0, 1, 2}};
+  const Shape ahead = Shape::TriangleMeshSurface(one);
+  const Shape ball = Shape::Sphere(0.1);
+  // The centre at height r along y = 0.3 crosses the diagonal x = y at x = 0.3; moving towards
+  // −x, triangle 1 (y ≥ x) is the one ahead.
+  for (double x = 0.2; x <= 0.4 + 1e-12; x += 0.01) {
+    const Isometry3d X_ball = Pose(Vector3d(x, 0.3, 0.1));
+    EXPECT_NEAR(SignedDistance(quad, Pose(Vector3d::Zero()), ball, X_ball).gap, 0.0, 1e-15) << x;
+    // Triangle 1 alone: √(r² + s²) − r with s = (x − 0.3)/√2 the distance to the diagonal
+    // (closed form, round-off).
+    const double s = std::max(0.0, x - 0.3) / std::sqrt(2.0);
+    EXPECT_NEAR(SignedDistance(ahead, Pose(Vector3d::Zero()), ball, X_ball).gap,
+                std::sqrt(0.01 + s * s) - 0.1, 1e-15)
+        << x;
+  }
+}
+
 // Every analytic pair and a selection of FCL pairs: the normal is the gradient of the gap.
 TEST(Geometry3d, NormalIsGradientOfGap) {
   std::mt19937 rng(3);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "contact/impact_problem.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
 #include "events/simulation.h"
@@ -206,8 +207,9 @@ TEST(SpatialContacts, GammaMatchesSecondDifferenceAlongConstantVelocity) {
           << f.contacts->row_info(i).name << " trial " << trial;
     }
   }
-  // 8 + 1 + 2 (floor) + 8 (moving plane) + 1 + 2 (plane as B) + 1 (balls) closed forms.
-  EXPECT_EQ(analytic_rows, 23);
+  // 8 + 1 + 2 + 2 (floor: box, ball, capsule, cylinder rims) + 8 (moving plane) + 1 + 2 (plane
+  // as B) + 1 (balls) + 16 (box corners) closed forms.
+  EXPECT_EQ(analytic_rows, 41);
   std::printf("gamma vs second differences: worst relative error %.2e\n", worst);
 }
 
@@ -471,6 +473,291 @@ TEST(SpatialContactsSimulation, TwoStackedBoxesRestWithWeightsAbove) {
   EXPECT_GE(sim.stats().min_gap_after_projection, -sim.options().thresholds.tau0);
   std::printf("stack: %zu impacts, floor force %.10f (3 g), box force %.10f (g)\n",
               rec.TimesOf(events::EventKind::kImpact).size(), floor_force, stack_force);
+}
+
+// ---- Candidate rows (broadphase-driven watching) ------------------------------------------
+
+// Every row left out of CandidateRows stays above the margin for any motion within the speed
+// bounds over the horizon: checked on random configurations of the fixture (all shape types,
+// planes on the ground and on bodies) and random constant-velocity motions q ⊕ H v' with
+// |v'_j| ≤ s_j (the extreme ones included: v' = ±s).
+TEST(SpatialContactsCandidates, RowsLeftOutCannotCloseWithinTheHorizon) {
+  const Fixture f = MakeFixture();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), pos(0.0, 1.0);
+  const int nv = f.system->nv(), rows = f.contacts->num_rows();
+  int left_out = 0, checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    VectorXd q = f.q0, v(nv);
+    Randomize(rng, 2, &q, &v, 1.5);
+    VectorXd s(nv);
+    for (int j = 0; j < nv; ++j) s[j] = 2.0 * pos(rng);
+    const double H = 0.2 * pos(rng), margin = 0.05 * pos(rng);
+    std::vector<int> cand;
+    f.contacts->CandidateRows(q, s, H, margin, &cand);
+    ASSERT_TRUE(std::is_sorted(cand.begin(), cand.end()));
+    std::vector<int> out;
+    for (int r = 0; r < rows; ++r) {
+      if (!std::binary_search(cand.begin(), cand.end(), r)) out.push_back(r);
+    }
+    left_out += static_cast<int>(out.size());
+    if (out.empty()) continue;
+    for (int k = 0; k < 20; ++k) {
+      VectorXd w(nv);
+      for (int j = 0; j < nv; ++j) w[j] = (k < 2 ? (k == 0 ? 1.0 : -1.0) : u(rng)) * s[j];
+      VectorXd q1;
+      f.system->IntegratePosition(q, w, H, &q1);
+      VectorXd g;
+      f.system->ConstraintValues(0, q1, out, &g);
+      // Exact bound (no tolerance needed beyond round-off: the broadphase test is conservative).
+      for (Eigen::Index i = 0; i < g.size(); ++i) {
+        EXPECT_GT(g[i], margin) << "row " << out[static_cast<std::size_t>(i)] << " trial " << trial;
+      }
+      ++checked;
+    }
+  }
+  // The test must exercise rows that are left out.
+  EXPECT_GT(left_out, 100);
+  EXPECT_GT(checked, 100);
+}
+
+// A sphere far from the others is not a candidate at rest, becomes one when its speed times the
+// horizon covers the distance.
+TEST(SpatialContactsCandidates, FarPairsJoinWhenTheirSpeedCoversTheDistance) {
+  engine::SpatialModelBuilder builder;
+  for (int i = 0; i < 3; ++i) {
+    engine::SpatialBody b = Body("s" + std::to_string(i), 1.0, Vector3d::Constant(0.1));
+    b.position = Vector3d(i == 2 ? 5.0 : 0.25 * i, 0, 1.0);
+    builder.AddBody(b);
+  }
+  auto model = builder.Build();
+  std::vector<SpatialContactPair> pairs;
+  for (int i = 0; i < 3; ++i) {
+    pairs.push_back({"floor" + std::to_string(i), engine::kGround,
+                     Shape::Plane(Vector3d::UnitZ(), 0.0), i, Shape::Sphere(0.1), -1});
+    for (int j = i + 1; j < 3; ++j) {
+      pairs.push_back({"s" + std::to_string(i) + std::to_string(j), i, Shape::Sphere(0.1), j,
+                       Shape::Sphere(0.1), -1});
+    }
+  }
+  // Rows: floor0 0, s01 1, s02 2, floor1 3, s12 4, floor2 5.
+  const SpatialContacts contacts(model, pairs);
+  EXPECT_EQ(contacts.num_proxies(), 4);  // the ground plane and three spheres
+  const VectorXd q = model->InitialPositions();
+  VectorXd s = VectorXd::Zero(18);
+  std::vector<int> cand;
+  contacts.CandidateRows(q, s, 0.0, 0.1, &cand);
+  EXPECT_EQ(cand, std::vector<int>({1}));         // s0–s1: gap 0.05; floors at 0.9
+  s[12] = 10.0;                                   // sphere 2 at 10 m/s along x (bound)
+  contacts.CandidateRows(q, s, 0.5, 0.1, &cand);  // reach 5 m: s1 (gap 4.55) and s0 (4.8)
+  EXPECT_EQ(cand, std::vector<int>({1, 2, 4, 5}));
+  contacts.CandidateRows(q, s, 0.4, 0.1, &cand);  // reach 4 m + 0.1 margin: s1 and s0 too far
+  EXPECT_EQ(cand, std::vector<int>({1, 5}));
+  EXPECT_THROW(contacts.CandidateRows(q, s, -1.0, 0.1, &cand), std::invalid_argument);
+}
+
+// Dense reference for the sparse assembly of the impact and contact problems: the same system
+// without its block structure.
+class DenseOnlySystem : public engine::SpatialMultibodySystem {
+ public:
+  using engine::SpatialMultibodySystem::SpatialMultibodySystem;
+  bool BlockSparseMatrices(double, const VectorXd&, std::span<const int>, engine::MassBlocks*,
+                           engine::BlockSparseRows*) const override {
+    return false;
+  }
+};
+
+// N spheres in a row on the floor, touching their neighbours, with an off-centre mass so that M
+// has coupling blocks.
+struct SphereRow {
+  std::shared_ptr<const engine::SpatialModel> model;
+  std::shared_ptr<engine::SpatialMultibodySystem> sparse, dense;
+};
+
+SphereRow MakeSphereRow(int n, double r) {
+  engine::SpatialModelBuilder builder;
+  for (int i = 0; i < n; ++i) {
+    engine::SpatialBody b = Body("s" + std::to_string(i), 1.0 + 0.1 * i, Vector3d::Constant(r));
+    b.com = Vector3d(0.01, -0.02, 0.005);
+    b.position = Vector3d(2 * r * i, 0.01 * i, r);
+    builder.AddBody(b);
+  }
+  builder.SetGravity(Vector3d(0, 0, -kG));
+  SphereRow row;
+  row.model = builder.Build();
+  std::vector<SpatialContactPair> pairs;
+  for (int i = 0; i < n; ++i) {
+    pairs.push_back({"floor" + std::to_string(i), engine::kGround,
+                     Shape::Plane(Vector3d::UnitZ(), 0.0), i, Shape::Sphere(r), -1});
+    for (int j = i + 1; j < n; ++j) {
+      pairs.push_back({"s" + std::to_string(i) + "_" + std::to_string(j), i, Shape::Sphere(r), j,
+                       Shape::Sphere(r), -1});
+    }
+  }
+  auto contacts = std::make_shared<const SpatialContacts>(row.model, pairs);
+  row.sparse = std::make_shared<engine::SpatialMultibodySystem>(row.model);
+  row.sparse->AddConstraintBlock(contacts);
+  row.dense = std::make_shared<DenseOnlySystem>(row.model);
+  row.dense->AddConstraintBlock(contacts);
+  return row;
+}
+
+TEST(SpatialContactsSparseProblems, ImpactAndContactMatchTheDenseAssembly) {
+  const int n = 10;  // nv = 60 ≥ engine::kSparseMinimumNv: the sparse path
+  const SphereRow row = MakeSphereRow(n, 0.1);
+  ASSERT_GE(row.sparse->nv(), engine::kSparseMinimumNv);
+  const VectorXd q = row.model->InitialPositions();
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  VectorXd v(row.sparse->nv());
+  for (Eigen::Index j = 0; j < v.size(); ++j) v[j] = u(rng);
+  std::vector<int> rows;
+  VectorXd g;
+  row.sparse->ConstraintValues(
+      0, q,
+      [&] {
+        std::vector<int> all(static_cast<std::size_t>(row.sparse->num_constraints()));
+        for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int>(k);
+        rows = all;
+        return all;
+      }(),
+      &g);
+  std::vector<int> touching;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (g[static_cast<Eigen::Index>(k)] < 0.02) touching.push_back(rows[k]);
+  }
+  ASSERT_GE(touching.size(), static_cast<std::size_t>(2 * n - 1));  // floors and neighbours
+  const std::vector<double> e(touching.size(), 0.5);
+  const LcpOptions lcp;
+  const ImpactResult a = SolveImpact(*row.sparse, 0, q, v, {}, touching, e, lcp);
+  const ImpactResult b = SolveImpact(*row.dense, 0, q, v, {}, touching, e, lcp);
+  ASSERT_TRUE(a.ok) << a.message;
+  ASSERT_TRUE(b.ok) << b.message;
+  // Same LCP up to the round-off of the two assemblies of W (entries O(1), condition O(10)).
+  EXPECT_LT((a.v_plus - b.v_plus).lpNorm<Eigen::Infinity>(), 1e-10);
+  EXPECT_LT((a.impulse_u - b.impulse_u).lpNorm<Eigen::Infinity>(), 1e-10);
+  EXPECT_LT((a.u_plus_u - b.u_plus_u).lpNorm<Eigen::Infinity>(), 1e-10);
+  EXPECT_GT(a.impulse_u.maxCoeff(), 0.1);  // a real impact
+  const ContactAccelerationResult c =
+      SolveContactAccelerations(*row.sparse, 0, q, v, {}, touching, lcp);
+  const ContactAccelerationResult d =
+      SolveContactAccelerations(*row.dense, 0, q, v, {}, touching, lcp);
+  ASSERT_TRUE(c.ok) << c.message;
+  ASSERT_TRUE(d.ok) << d.message;
+  EXPECT_LT((c.vdot - d.vdot).lpNorm<Eigen::Infinity>(), 1e-9);  // accelerations O(10 m/s²)
+  EXPECT_LT((c.lambda_u - d.lambda_u).lpNorm<Eigen::Infinity>(), 1e-9);
+  EXPECT_GT(c.lambda_u.maxCoeff(), 1.0);  // the floor carries the weights
+}
+
+// A fast sphere shot at a thin plate from far away: the integrator takes long steps (no gravity,
+// no force: the error estimate is zero), the plate's row is not watched at the start and must
+// be watched in the step where the sphere can reach it, so the impact is found and the sphere
+// bounces back (e = 1) instead of passing through the 2 cm plate.
+TEST(SpatialContactsSimulation, FastSphereNeverTunnelsIntoAnUnwatchedPair) {
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody plate = Body("plate", 100.0, Vector3d(0.01, 0.5, 0.5));
+  plate.position = Vector3d(0, 0, 0);
+  engine::SpatialBody ball = Body("ball", 1.0, Vector3d::Constant(0.05));
+  ball.position = Vector3d(-20.0, 0.1, 0.0);
+  ball.velocity = Vector3d(200.0, 0, 0);
+  builder.AddBody(plate);
+  builder.AddBody(ball);
+  auto model = builder.Build();
+  auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+  auto contacts = std::make_shared<const SpatialContacts>(
+      model, std::vector<SpatialContactPair>{
+                 {"hit", 0, Shape::Box(Vector3d(0.01, 0.5, 0.5)), 1, Shape::Sphere(0.05), 1.0}});
+  system->AddConstraintBlock(contacts);
+  events::SimulationOptions o;
+  o.integrator = "dopri5";
+  o.integrator_options.h_max = 1.0;
+  events::Simulation sim(system, o);
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, model->InitialPositions(), model->InitialVelocities());
+  const events::RunResult res = sim.AdvanceTo(0.5);
+  ASSERT_EQ(res.status, events::RunStatus::kFinished) << res.message;
+  // Contact at x_ball = −0.06 after 19.94 m at 200 m/s.
+  const std::vector<double> impacts = rec.TimesOf(events::EventKind::kImpact);
+  ASSERT_EQ(impacts.size(), 1u);
+  // Root finding to 1e-12 relative on t*; the gap of the box–sphere pair is exact to round-off.
+  EXPECT_NEAR(impacts[0], 19.94 / 200.0, 1e-9);
+  EXPECT_LT(sim.q()[7], -0.06);  // the ball is back on its side of the plate
+  EXPECT_LT(sim.v()[6], 0.0);
+  // Some steps did not watch the pair at all (the culling is active).
+  EXPECT_LT(sim.stats().watched_row_steps, sim.stats().integrator.accepted_steps);
+}
+
+// The same small pile with and without culling: the same events and the same final state.
+TEST(SpatialContactsSimulation, PileWithWatchedRowsMatchesWatchingAllRows) {
+  const int n = 7;  // nv = 42: the dense projections (see the report on the sparse ones)
+  const double r = 0.05;
+  engine::SpatialModelBuilder builder;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    engine::SpatialBody b = Body("s" + std::to_string(i), 1.0, Vector3d::Constant(r));
+    b.inertia = 0.4 * r * r * Matrix3d::Identity();
+    b.position = Vector3d(0.06 * (i % 3) - 0.06 + 0.01 * u(rng), 0.06 * ((i / 3) % 3) - 0.06,
+                          0.1 + 0.12 * i);
+    builder.AddBody(b);
+  }
+  builder.SetGravity(Vector3d(0, 0, -kG));
+  auto model = builder.Build();
+  std::vector<SpatialContactPair> pairs;
+  const std::vector<std::pair<std::string, Shape>> walls = {
+      {"floor", Shape::Plane(Vector3d::UnitZ(), 0.0)},
+      {"xlo", Shape::Plane(Vector3d::UnitX(), -0.15)},
+      {"xhi", Shape::Plane(-Vector3d::UnitX(), -0.15)},
+      {"ylo", Shape::Plane(Vector3d::UnitY(), -0.15)},
+      {"yhi", Shape::Plane(-Vector3d::UnitY(), -0.15)}};
+  for (int i = 0; i < n; ++i) {
+    for (const auto& [name, plane] : walls) {
+      pairs.push_back({name + std::to_string(i), engine::kGround, plane, i, Shape::Sphere(r), -1});
+    }
+    for (int j = i + 1; j < n; ++j) {
+      pairs.push_back({"s" + std::to_string(i) + "_" + std::to_string(j), i, Shape::Sphere(r), j,
+                       Shape::Sphere(r), -1});
+    }
+  }
+  auto contacts = std::make_shared<const SpatialContacts>(model, pairs);
+  auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+  system->AddConstraintBlock(contacts);
+  std::vector<std::vector<events::Event>> events(2);
+  std::vector<VectorXd> q_end(2);
+  std::vector<double> mean_watched(2);
+  for (int all = 0; all < 2; ++all) {
+    events::SimulationOptions o;
+    o.integrator = "dopri5";
+    o.integrator_options.rtol = 1e-8;
+    o.integrator_options.atol = 1e-10;
+    o.restitution = 0.5;
+    o.watch_all_rows = all == 1;
+    events::Simulation sim(system, o);
+    Recorder rec;
+    sim.AddObserver(&rec);
+    sim.SetState(0, model->InitialPositions(), model->InitialVelocities());
+    const events::RunResult res = sim.AdvanceTo(0.4);
+    ASSERT_EQ(res.status, events::RunStatus::kFinished) << res.message;
+    events[static_cast<std::size_t>(all)] = rec.events;
+    q_end[static_cast<std::size_t>(all)] = sim.q();
+    mean_watched[static_cast<std::size_t>(all)] =
+        static_cast<double>(sim.stats().watched_row_steps) /
+        static_cast<double>(sim.stats().integrator.accepted_steps);
+    EXPECT_GE(sim.stats().min_gap_after_projection, -o.thresholds.tau0);
+  }
+  ASSERT_EQ(events[0].size(), events[1].size());
+  ASSERT_GT(events[0].size(), 5u);
+  for (std::size_t k = 0; k < events[0].size(); ++k) {
+    // Same root finding on the same rows: event times agree to the root tolerance.
+    EXPECT_NEAR(events[0][k].t, events[1][k].t, 1e-10) << "event " << k;
+    EXPECT_EQ(events[0][k].rows, events[1][k].rows) << "event " << k;
+  }
+  // Same steps and events: the states agree to round-off amplified over a few dozen events.
+  EXPECT_LT((q_end[0] - q_end[1]).lpNorm<Eigen::Infinity>(), 1e-8);
+  EXPECT_LT(mean_watched[0], 0.5 * mean_watched[1]);
+  std::printf("pile n = %d: %zu events, watched rows per step %.1f (all open rows: %.1f)\n", n,
+              events[0].size(), mean_watched[0], mean_watched[1]);
 }
 
 }  // namespace
