@@ -1,17 +1,26 @@
-// Models built in Python code (issue 9): saltus.PlanarBuilder and saltus.SpatialBuilder wrap
-// engine::PlanarModelBuilder / engine::SpatialModelBuilder (+ planar contacts), and
+// Models built in Python code (issues 3, 4, 9): saltus.PlanarBuilder and saltus.SpatialBuilder
+// wrap engine::PlanarModelBuilder (+ planar contacts) / engine::SpatialModelBuilder, and
 // saltus.Model.lagrangian builds a Lagrangian system
 //
 //   M(q) v̇ = F(t, q, v) + Gᵀ λ,   g(t, q) = 0 (bilateral rows) or 0 ≤ g ⊥ λ ≥ 0 (unilateral),
 //
 // (engine/lagrangian_system.h) with M, F and the constraint rows g, G = ∂g/∂q, γ (the v̇-free
 // part of g̈ = G v̇ + γ) and ∂g/∂t as Python callables on numpy arrays (saltus.Constraints).
+// SpatialBuilder offers every item of a `dimension: 3` scene file (docs/scene-format.md):
+// bodies, joints, drivers (rheonomic rows with a constant-rate, polynomial or sine profile),
+// spring-dampers, torsional spring-dampers, loads with an optional time profile, prismatic
+// friction, shapes and contact pairs (groups/masks, exclusions, per-pair restitution), and
+// builds them with the scene loader's own construction (tools::BuildSceneSystem,
+// tools::SelectContactPairs): the same items give the same system and assembled initial state.
 // Every argument is checked when the item is added, and every array a callable returns is
 // checked for its size when it is evaluated: both raise saltus.InvalidArgument naming the item.
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +31,7 @@
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
 #include "python/bindings.h"
+#include "tools/scene.h"
 
 namespace py = pybind11;
 using Eigen::MatrixXd;
@@ -246,8 +256,134 @@ engine::SpatialJointType SpatialJointTypeOf(const std::string& type, const std::
   return it->second;
 }
 
+// A name -> index table for joints and shapes (items referred to by name or index).
+class ItemNames {
+ public:
+  explicit ItemNames(std::string kind) : kind_(std::move(kind)) {}
+  void Add(const std::string& name, int index) { index_[name] = index; }
+  bool Has(const std::string& name) const { return index_.count(name) != 0; }
+  int Resolve(const py::handle& o, const std::string& item, int count) const {
+    if (py::isinstance<py::str>(o)) {
+      const std::string name = o.cast<std::string>();
+      const auto it = index_.find(name);
+      if (it == index_.end()) {
+        std::string known;
+        for (const auto& [n, i] : index_) known += (known.empty() ? "" : ", ") + n;
+        throw InvalidArgument(item + ": unknown " + kind_ + " '" + name + "' (" + kind_ +
+                              "s: " + (known.empty() ? "none" : known) + ")");
+      }
+      return it->second;
+    }
+    if (py::isinstance<py::int_>(o) && !py::isinstance<py::bool_>(o)) {
+      const int i = o.cast<int>();
+      if (i < 0 || i >= count) {
+        throw InvalidArgument(item + ": " + kind_ + " index " + std::to_string(i) +
+                              " out of range (" + std::to_string(count) + " " + kind_ + "s)");
+      }
+      return i;
+    }
+    throw InvalidArgument(item + ": a " + kind_ + " is given by its name or index");
+  }
+
+ private:
+  std::string kind_;
+  std::map<std::string, int> index_;
+};
+
+// A TimeProfile from the keys of the scene format's `profile:` (docs/scene-format.md):
+// constant_rate (value0, rate), polynomial (coefficients), sine (value0, amplitude, frequency,
+// phase). `given` maps the keys the caller set (None: not set); keys of another profile raise.
+// The numbers are checked by the engine builder (engine::SpatialModelBuilder).
+engine::TimeProfile ProfileOf(const std::string& item, const std::string& kind,
+                              const std::map<std::string, py::object>& given) {
+  engine::TimeProfile p;
+  std::vector<std::string> allowed;
+  if (kind == "constant_rate") {
+    p.kind = engine::TimeProfile::Kind::kConstantRate;
+    allowed = {"value0", "rate"};
+  } else if (kind == "polynomial") {
+    p.kind = engine::TimeProfile::Kind::kPolynomial;
+    allowed = {"coefficients"};
+  } else if (kind == "sine") {
+    p.kind = engine::TimeProfile::Kind::kSine;
+    allowed = {"value0", "amplitude", "frequency", "phase"};
+  } else {
+    throw InvalidArgument(item + ": profile '" + kind +
+                          "' is unknown (use constant_rate, polynomial or sine)");
+  }
+  for (const auto& [key, value] : given) {
+    if (value.is_none()) continue;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string keys;
+      for (const std::string& k : allowed) keys += (keys.empty() ? "" : ", ") + k;
+      throw InvalidArgument(item + ": '" + key + "' is not a parameter of a " + kind +
+                            " profile (" + keys + ")");
+    }
+    const std::string what = item + ": " + key;
+    if (key == "coefficients") {
+      const VectorXd c = ToVector(value, what);
+      if (c.size() == 0) {
+        throw InvalidArgument(what + " must be a non-empty list [c0, c1, ...] (phi = sum c_k t^k)");
+      }
+      p.coefficients.assign(c.data(), c.data() + c.size());
+      continue;
+    }
+    double x = 0.0;
+    try {
+      x = value.cast<double>();
+    } catch (const py::cast_error&) {
+      throw InvalidArgument(what + " must be a number");
+    }
+    if (key == "value0") p.value0 = x;
+    if (key == "rate") p.rate = x;
+    if (key == "amplitude") p.amplitude = x;
+    if (key == "frequency") p.frequency = x;
+    if (key == "phase") p.phase = x;
+  }
+  if (p.kind == engine::TimeProfile::Kind::kPolynomial && p.coefficients.empty()) {
+    throw InvalidArgument(item + ": a polynomial profile needs coefficients [c0, c1, ...]");
+  }
+  return p;
+}
+
+// A load's `scale`: a dict with the keys of a scene file's `scale:` mapping.
+engine::TimeProfile ScaleOf(const std::string& item, const py::handle& scale) {
+  if (!py::isinstance<py::dict>(scale)) {
+    throw InvalidArgument(item + ": scale must be a dict {'profile': ..., <its parameters>}");
+  }
+  std::map<std::string, py::object> given;
+  std::string kind;
+  for (const auto& [k, v] : scale.cast<py::dict>()) {
+    const std::string key = py::str(k);
+    if (key == "profile") {
+      if (!py::isinstance<py::str>(v))
+        throw InvalidArgument(item + ": scale.profile must be a string");
+      kind = v.cast<std::string>();
+    } else if (key == "value0" || key == "rate" || key == "coefficients" || key == "amplitude" ||
+               key == "frequency" || key == "phase") {
+      given[key] = py::reinterpret_borrow<py::object>(v);
+    } else {
+      throw InvalidArgument(item + ": scale: unknown key '" + key +
+                            "' (profile, value0, rate, coefficients, amplitude, frequency, phase)");
+    }
+  }
+  if (kind.empty()) throw InvalidArgument(item + ": scale needs a 'profile'");
+  return ProfileOf(item + ": scale", kind, given);
+}
+
+// The spatial builder records its items in a tools::Scene (`dimension: 3`) and builds it with
+// tools::BuildSceneSystem, the construction a scene file goes through (engine builder, contact
+// pairs chosen by tools::SelectContactPairs, consistent initialization): a model built here and
+// the same scene file give the same system and initial state. Each item is also handed to an
+// engine::SpatialModelBuilder when added, so that a bad item raises at once, naming it.
 class SpatialBuilder {
  public:
+  SpatialBuilder() {
+    scene_.file = "SpatialBuilder";
+    scene_.name = "python";
+    scene_.dimension = 3;
+    scene_.spatial.gravity.setZero();  // engine default (the scene file's default is -9.81 z)
+  }
   int AddBody(const std::string& name, double mass, const py::handle& inertia,
               const py::handle& com, const py::handle& position, const py::handle& quaternion,
               const py::handle& velocity, const py::handle& angular_velocity) {
@@ -269,6 +405,7 @@ class SpatialBuilder {
     b.angular_velocity = Fixed<3>(angular_velocity, item + ": angular_velocity");
     const int i = Checked([&] { return builder_.AddBody(b); });
     bodies_.Add(name);
+    sp().bodies.push_back(b);
     return i;
   }
   int AddJoint(const std::string& name, const std::string& type, const py::handle& body_a,
@@ -288,7 +425,36 @@ class SpatialBuilder {
     j.ref_a = Fixed<3>(ref_a, item + ": ref_a");
     j.ref_b = Fixed<3>(ref_b, item + ": ref_b");
     j.length = length;
-    return Checked([&] { return builder_.AddJoint(j); });
+    const int i = Checked([&] { return builder_.AddJoint(j); });
+    joints_.Add(name, i);
+    sp().joints.push_back(j);
+    return i;
+  }
+  int AddDriver(const std::string& name, const py::handle& joint, const std::string& kind,
+                const std::string& profile, const py::object& value0, const py::object& rate,
+                const py::object& coefficients, const py::object& amplitude,
+                const py::object& frequency, const py::object& phase) {
+    const std::string item = "driver '" + name + "'";
+    engine::SpatialDriver d;
+    d.name = name;
+    d.joint = joints_.Resolve(joint, item, static_cast<int>(sp().joints.size()));
+    if (kind == "angle") {
+      d.kind = engine::DriverKind::kAngle;
+    } else if (kind == "displacement") {
+      d.kind = engine::DriverKind::kDisplacement;
+    } else {
+      throw InvalidArgument(item + ": kind '" + kind + "' is unknown (use angle or displacement)");
+    }
+    d.profile = ProfileOf(item, profile,
+                          {{"value0", value0},
+                           {"rate", rate},
+                           {"coefficients", coefficients},
+                           {"amplitude", amplitude},
+                           {"frequency", frequency},
+                           {"phase", phase}});
+    const int i = Checked([&] { return builder_.AddDriver(d); });
+    sp().drivers.push_back(d);
+    return i;
   }
   int AddSpring(const std::string& name, const py::handle& body_a, const py::handle& body_b,
                 const py::handle& point_a, const py::handle& point_b, double stiffness,
@@ -303,10 +469,25 @@ class SpatialBuilder {
     s.stiffness = stiffness;
     s.damping = damping;
     s.rest_length = rest_length;
-    return Checked([&] { return builder_.AddSpringDamper(s); });
+    const int i = Checked([&] { return builder_.AddSpringDamper(s); });
+    sp().springs.push_back(s);
+    return i;
+  }
+  int AddTorsionalSpring(const std::string& name, const py::handle& joint, double stiffness,
+                         double damping, double angle0) {
+    const std::string item = "torsional spring '" + name + "'";
+    engine::SpatialTorsionalSpring s;
+    s.name = name;
+    s.joint = joints_.Resolve(joint, item, static_cast<int>(sp().joints.size()));
+    s.stiffness = stiffness;
+    s.damping = damping;
+    s.angle0 = angle0;
+    const int i = Checked([&] { return builder_.AddTorsionalSpring(s); });
+    sp().torsional_springs.push_back(s);
+    return i;
   }
   int AddLoad(const std::string& name, const py::handle& body, const py::handle& force,
-              const py::handle& point, const py::handle& torque) {
+              const py::handle& point, const py::handle& torque, const py::handle& scale) {
     const std::string item = "load '" + name + "'";
     engine::SpatialLoad l;
     l.name = name;
@@ -314,22 +495,251 @@ class SpatialBuilder {
     l.force = Fixed<3>(force, item + ": force");
     l.point = Fixed<3>(point, item + ": point");
     l.torque = Fixed<3>(torque, item + ": torque");
-    return Checked([&] { return builder_.AddLoad(l); });
+    if (!scale.is_none()) l.scale = ScaleOf(item, scale);
+    const int i = Checked([&] { return builder_.AddLoad(l); });
+    sp().loads.push_back(l);
+    return i;
+  }
+  int AddPrismaticFriction(const std::string& name, const py::handle& joint, double mu) {
+    const std::string item = "prismatic friction '" + name + "'";
+    engine::SpatialPrismaticFriction f;
+    f.name = name;
+    f.joint = joints_.Resolve(joint, item, static_cast<int>(sp().joints.size()));
+    f.mu = mu;
+    const int i = Checked([&] { return builder_.AddPrismaticFriction(f); });
+    sp().prismatic_frictions.push_back(f);
+    return i;
+  }
+  // A shape of the scene format's `shapes:` (docs/scene-format.md): the parameters of its type
+  // only (others raise), the contact::Shape factories check the sizes and read the mesh file.
+  int AddShape(const std::string& name, const std::string& type, const py::handle& body,
+               const py::handle& position, const py::handle& quaternion,
+               const std::map<std::string, py::object>& params, bool per_triangle,
+               const py::object& group, const py::object& mask) {
+    const std::string item = "shape '" + name + "'";
+    if (name.empty()) throw InvalidArgument("shape: the name must not be empty");
+    if (shapes_.Has(name)) throw InvalidArgument(item + ": the name is already used");
+    static const std::map<std::string, std::vector<std::string>> kParams = {
+        {"sphere", {"radius"}},
+        {"box", {"half_size"}},
+        {"cylinder", {"radius", "length"}},
+        {"capsule", {"radius", "length"}},
+        {"ellipsoid", {"radii"}},
+        {"plane", {"normal", "offset"}},
+        {"convex_mesh", {"file"}},
+        {"triangle_mesh", {"file"}}};
+    const auto kt = kParams.find(type);
+    if (kt == kParams.end()) {
+      throw InvalidArgument(item + ": unknown type '" + type +
+                            "' (box, capsule, convex_mesh, cylinder, ellipsoid, plane, sphere, "
+                            "triangle_mesh)");
+    }
+    const std::vector<std::string>& own = kt->second;
+    const auto given = [&](const std::string& key) { return !params.at(key).is_none(); };
+    for (const auto& [key, value] : params) {
+      if (!value.is_none() && std::find(own.begin(), own.end(), key) == own.end()) {
+        throw InvalidArgument(item + ": '" + key + "' is not a parameter of a " + type + " shape");
+      }
+    }
+    if (per_triangle && type != "triangle_mesh") {
+      throw InvalidArgument(item + ": per_triangle is for triangle_mesh shapes only");
+    }
+    for (const std::string& key : own) {
+      if (!given(key) && key != "normal" && key != "offset") {
+        throw InvalidArgument(item + ": a " + type + " shape needs '" + key + "'");
+      }
+    }
+    const auto number = [&](const std::string& key) {
+      try {
+        return params.at(key).cast<double>();
+      } catch (const py::cast_error&) {
+        throw InvalidArgument(item + ": " + key + " must be a number");
+      }
+    };
+    const int b = bodies_.Resolve(body, item);
+    if (b != engine::kGround && (b < 0 || b >= static_cast<int>(sp().bodies.size()))) {
+      throw InvalidArgument(item + ": body index " + std::to_string(b) + " out of range");
+    }
+    Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+    pose.translation() = Fixed<3>(position, item + ": position");
+    const Eigen::Vector4d Q = Fixed<4>(quaternion, item + ": quaternion (w, x, y, z)");
+    if (!(std::abs(Q.norm() - 1.0) <= 1e-6)) {  // the scene loader's rule
+      throw InvalidArgument(
+          item + ": quaternion must be a unit quaternion (w, x, y, z), got norm " +
+          std::to_string(Q.norm()) + " (only norms within 1e-6 of 1 are normalized)");
+    }
+    pose.linear() = Eigen::Quaterniond(Q(0), Q(1), Q(2), Q(3)).normalized().toRotationMatrix();
+    const contact::CollisionFilter filter{BitSet(group, item + ": group", 1u),
+                                          BitSet(mask, item + ": mask", 0xFFFFFFFFu)};
+    using contact::Shape;
+    // The factories name the shape or the mesh file; the message gets the item when it lacks it.
+    const auto named = [&](auto make) -> Shape {
+      try {
+        return make();
+      } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        throw InvalidArgument(what.find(item) == std::string::npos ? item + ": " + what : what);
+      }
+    };
+    const Shape shape = named([&]() -> Shape {
+      if (type == "sphere") return Shape::Sphere(number("radius"), pose, name);
+      if (type == "box") {
+        return Shape::Box(Fixed<3>(params.at("half_size"), item + ": half_size"), pose, name);
+      }
+      if (type == "cylinder") {
+        return Shape::Cylinder(number("radius"), number("length"), pose, name);
+      }
+      if (type == "capsule") return Shape::Capsule(number("radius"), number("length"), pose, name);
+      if (type == "ellipsoid") {
+        return Shape::Ellipsoid(Fixed<3>(params.at("radii"), item + ": radii"), pose, name);
+      }
+      if (type == "plane") {
+        const Eigen::Vector3d n = given("normal") ? Fixed<3>(params.at("normal"), item + ": normal")
+                                                  : Eigen::Vector3d::UnitZ();
+        return Shape::Plane(n, given("offset") ? number("offset") : 0.0, pose, name);
+      }
+      std::string file;
+      try {
+        file = params.at("file").cast<std::string>();
+      } catch (const py::cast_error&) {
+        throw InvalidArgument(item + ": file must be a path (str)");
+      }
+      if (type == "convex_mesh") return Shape::ConvexMeshFromFile(file, pose, name);
+      return Shape::TriangleMeshFromFile(file, pose, name);
+    });
+    std::vector<Shape> parts;
+    if (per_triangle) {
+      parts = tools::PerTriangleShapes(shape, name);
+    } else {
+      parts.push_back(shape);
+    }
+    const int first = static_cast<int>(sp().shapes.size());
+    shapes_.Add(name, first);
+    for (Shape& part : parts) {
+      sp().shapes.push_back(std::move(part));
+      sp().shape_bodies.push_back(b);
+      sp().shape_lines.push_back(0);
+      sp().shape_filters.push_back(filter);
+      shape_items_.push_back(first);
+    }
+    return first;
+  }
+  void SetContactDefault(const std::string& value) {
+    if (value != "all" && value != "none") {
+      throw InvalidArgument(
+          "contacts: default must be 'all' (every shape pair may touch) or "
+          "'none' (only the listed pairs), got '" +
+          value + "'");
+    }
+    choice_.all_pairs = value == "all";
+  }
+  void ExcludeContact(const py::handle& a, const py::handle& b) {
+    const std::pair<int, int> ij = ShapePair(a, b, "contacts: exclude");
+    const std::string item = "contacts: exclude " + PairName(ij);
+    if (Listed(ij) != choice_.listed.end())
+      throw InvalidArgument(item + ": the pair is also listed");
+    if (std::find(choice_.excluded.begin(), choice_.excluded.end(), ij) == choice_.excluded.end()) {
+      choice_.excluded.push_back(ij);
+    }
+  }
+  void AddContactPair(const py::handle& a, const py::handle& b, const py::object& restitution) {
+    const std::pair<int, int> ij = ShapePair(a, b, "contact pair");
+    const std::string item = "contact pair " + PairName(ij);
+    if (const std::string why = tools::ContactPairObstacle(sp(), ij.first, ij.second);
+        !why.empty()) {
+      throw InvalidArgument(item + ": " + why);
+    }
+    if (std::find(choice_.excluded.begin(), choice_.excluded.end(), ij) != choice_.excluded.end()) {
+      throw InvalidArgument(item + ": the pair is also excluded");
+    }
+    if (Listed(ij) != choice_.listed.end())
+      throw InvalidArgument(item + ": the pair is listed twice");
+    double e = -1.0;
+    if (!restitution.is_none()) {
+      try {
+        e = restitution.cast<double>();
+      } catch (const py::cast_error&) {
+        throw InvalidArgument(item + ": restitution must be a number in [0, 1]");
+      }
+      if (!(e >= 0.0 && e <= 1.0)) {
+        throw InvalidArgument(item + ": restitution must be in [0, 1], got " + std::to_string(e));
+      }
+    }
+    choice_.listed.push_back({ij, e, 0});
   }
   void SetGravity(const py::handle& g) {
-    Checked([&] { builder_.SetGravity(Fixed<3>(g, "gravity")); });
+    const Eigen::Vector3d gravity = Fixed<3>(g, "gravity");
+    Checked([&] { builder_.SetGravity(gravity); });
+    sp().gravity = gravity;
   }
   const std::vector<std::string>& warnings() const { return builder_.warnings(); }
+  // Builds the scene's system (tools::BuildSceneSystem: the engine model, one contact block of
+  // the selected pairs, the consistent initialization at t = 0). The builder stays usable.
   Model Build() const {
-    engine::SpatialModelBuilder copy = builder_;
-    const std::shared_ptr<const engine::SpatialModel> model = Checked([&] { return copy.Build(); });
-    auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
-    return Model::FromSystem(system, model->InitialPositions(), model->InitialVelocities());
+    tools::Scene scene = scene_;
+    scene.spatial.contact_pairs.clear();
+    scene.spatial.contact_pair_lines.clear();
+    tools::SelectContactPairs(choice_, shape_items_, &scene.spatial);
+    tools::SceneSystem built = Checked([&] { return tools::BuildSceneSystem(scene); });
+    return Model::FromSystem(built.system, built.q0, built.v0);
+  }
+  // Names of the contact pairs build() would create, in row order.
+  std::vector<std::string> ContactPairNames() const {
+    tools::SpatialScene s = scene_.spatial;
+    s.contact_pairs.clear();
+    tools::SelectContactPairs(choice_, shape_items_, &s);
+    std::vector<std::string> names;
+    for (const auto& p : s.contact_pairs) names.push_back(p.name);
+    return names;
   }
 
  private:
-  engine::SpatialModelBuilder builder_;
+  tools::SpatialScene& sp() { return scene_.spatial; }
+  const tools::SpatialScene& sp() const { return scene_.spatial; }
+  static std::uint32_t BitSet(const py::object& o, const std::string& what,
+                              std::uint32_t fallback) {
+    if (o.is_none()) return fallback;
+    if (!py::isinstance<py::int_>(o) || py::isinstance<py::bool_>(o)) {
+      throw InvalidArgument(what + " must be an integer bit set in [0, 4294967295]");
+    }
+    const long long n = o.cast<long long>();
+    if (n < 0 || n > 4294967295LL) {
+      throw InvalidArgument(what + " must be an integer bit set in [0, 4294967295], got " +
+                            std::to_string(n));
+    }
+    return static_cast<std::uint32_t>(n);
+  }
+  // Two different shapes (by name or by the index add_shape returned) as (smaller, larger).
+  std::pair<int, int> ShapePair(const py::handle& a, const py::handle& b,
+                                const std::string& item) const {
+    const int count = static_cast<int>(sp().shapes.size());
+    int i = shapes_.Resolve(a, item, count);
+    int j = shapes_.Resolve(b, item, count);
+    i = shape_items_[static_cast<std::size_t>(i)];
+    j = shape_items_[static_cast<std::size_t>(j)];
+    if (i == j) {
+      throw InvalidArgument(item + ": a shape cannot touch itself ('" +
+                            sp().shapes[static_cast<std::size_t>(i)].name() + "' twice)");
+    }
+    return {std::min(i, j), std::max(i, j)};
+  }
+  std::string PairName(const std::pair<int, int>& ij) const {
+    return "'" + sp().shapes[static_cast<std::size_t>(ij.first)].name() + "-" +
+           sp().shapes[static_cast<std::size_t>(ij.second)].name() + "'";
+  }
+  std::vector<tools::ContactPairChoice::Listed>::const_iterator Listed(
+      const std::pair<int, int>& ij) const {
+    return std::find_if(choice_.listed.begin(), choice_.listed.end(),
+                        [&](const tools::ContactPairChoice::Listed& l) { return l.items == ij; });
+  }
+
+  engine::SpatialModelBuilder builder_;  // validates each item as it is added
+  tools::Scene scene_;                   // the items, built by tools::BuildSceneSystem
   BodyNames bodies_;
+  ItemNames joints_{"joint"};
+  ItemNames shapes_{"shape"};
+  std::vector<int> shape_items_;  // the first shape of the named shape of every shape
+  tools::ContactPairChoice choice_;
 };
 
 // ---- Lagrangian systems with callable constraints ------------------------------------------
@@ -473,9 +883,13 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
       .def("set_gravity", &PlanarBuilder::SetGravity, py::arg("g"))
       .def("build", &PlanarBuilder::Build);
 
-  py::class_<SpatialBuilder>(m, "SpatialBuilder",
-                             "Spatial quaternion bodies, joints, springs and loads "
-                             "(engine/spatial_model.h); build() gives a Model.")
+  const py::object none = py::none();
+  py::class_<SpatialBuilder>(
+      m, "SpatialBuilder",
+      "Spatial quaternion bodies, joints, drivers, springs, torsional springs, loads, "
+      "shapes and contact pairs: everything of a `dimension: 3` scene file "
+      "(docs/scene-format.md); build() gives a Model assembled like the scene file's. Bodies, "
+      "joints and shapes are referred to by name or index.")
       .def(py::init<>())
       .def("add_body", &SpatialBuilder::AddBody, py::arg("name"), py::arg("mass") = 1.0,
            py::arg("inertia") = py::cast(std::vector<double>{1, 1, 1}), py::arg("com") = zeros3,
@@ -487,11 +901,65 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            py::arg("point_b") = zeros3, py::arg("axis_a") = py::cast(std::vector<double>{0, 0, 1}),
            py::arg("axis_b") = py::cast(std::vector<double>{0, 0, 1}), py::arg("ref_a") = zeros3,
            py::arg("ref_b") = zeros3, py::arg("length") = 0.0)
+      .def("add_driver", &SpatialBuilder::AddDriver, py::arg("name"), py::arg("joint"),
+           py::arg("kind") = "angle", py::arg("profile") = "constant_rate",
+           py::arg("value0") = none, py::arg("rate") = none, py::arg("coefficients") = none,
+           py::arg("amplitude") = none, py::arg("frequency") = none, py::arg("phase") = none,
+           "Prescribed joint angle (kind 'angle': revolute, cylindrical) or displacement "
+           "('displacement': prismatic, cylindrical) phi(t): profile 'constant_rate' (value0, "
+           "rate), 'polynomial' (coefficients c0, c1, ...), 'sine' (value0, amplitude, "
+           "frequency [rad/s], phase).")
       .def("add_spring", &SpatialBuilder::AddSpring, py::arg("name"), py::arg("body_a"),
            py::arg("body_b"), py::arg("point_a") = zeros3, py::arg("point_b") = zeros3,
            py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0)
+      .def("add_torsional_spring", &SpatialBuilder::AddTorsionalSpring, py::arg("name"),
+           py::arg("joint"), py::arg("stiffness") = 0.0, py::arg("damping") = 0.0,
+           py::arg("angle0") = 0.0, "Torque -k (theta - angle0) - c theta' on a revolute joint.")
       .def("add_load", &SpatialBuilder::AddLoad, py::arg("name"), py::arg("body"),
-           py::arg("force") = zeros3, py::arg("point") = zeros3, py::arg("torque") = zeros3)
+           py::arg("force") = zeros3, py::arg("point") = zeros3, py::arg("torque") = zeros3,
+           py::arg("scale") = none,
+           "A world force at a body point and a world torque, both times phi(t) when scale is "
+           "given (a dict: {'profile': 'sine', 'amplitude': ..., ...}, the keys of add_driver).")
+      .def("add_prismatic_friction", &SpatialBuilder::AddPrismaticFriction, py::arg("name"),
+           py::arg("joint"), py::arg("mu"))
+      .def(
+          "add_shape",
+          [](SpatialBuilder& b, const std::string& name, const std::string& type,
+             const py::handle& body, const py::handle& position, const py::handle& quaternion,
+             py::object radius, py::object length, py::object half_size, py::object radii,
+             py::object normal, py::object offset, py::object file, bool per_triangle,
+             py::object group, py::object mask) {
+            return b.AddShape(name, type, body, position, quaternion,
+                              {{"radius", radius},
+                               {"length", length},
+                               {"half_size", half_size},
+                               {"radii", radii},
+                               {"normal", normal},
+                               {"offset", offset},
+                               {"file", file}},
+                              per_triangle, group, mask);
+          },
+          py::arg("name"), py::arg("type"), py::arg("body") = "ground",
+          py::arg("position") = zeros3,
+          py::arg("quaternion") = py::cast(std::vector<double>{1, 0, 0, 0}),
+          py::arg("radius") = none, py::arg("length") = none, py::arg("half_size") = none,
+          py::arg("radii") = none, py::arg("normal") = none, py::arg("offset") = none,
+          py::arg("file") = none, py::arg("per_triangle") = false, py::arg("group") = none,
+          py::arg("mask") = none,
+          "A contact shape fixed to a body (or 'ground'), pose in the body frame: sphere "
+          "(radius), box (half_size), cylinder and capsule (radius, length), ellipsoid (radii), "
+          "plane (normal, offset), convex_mesh and triangle_mesh (file, OBJ/STL; per_triangle). "
+          "group/mask: collision bit sets. Returns the shape's index.")
+      .def("set_contact_default", &SpatialBuilder::SetContactDefault, py::arg("default"),
+           "'all' (every shape pair that can touch gets a contact row; the default) or 'none' "
+           "(only the pairs of add_contact_pair).")
+      .def("exclude_contact", &SpatialBuilder::ExcludeContact, py::arg("shape_a"),
+           py::arg("shape_b"))
+      .def("add_contact_pair", &SpatialBuilder::AddContactPair, py::arg("shape_a"),
+           py::arg("shape_b"), py::arg("restitution") = none,
+           "A contact pair (needed with set_contact_default('none')), with its own Newton "
+           "restitution in [0, 1] (default: the simulation's).")
+      .def_property_readonly("contact_pairs", &SpatialBuilder::ContactPairNames)
       .def("set_gravity", &SpatialBuilder::SetGravity, py::arg("g"))
       .def_property_readonly("warnings", &SpatialBuilder::warnings)
       .def("build", &SpatialBuilder::Build);

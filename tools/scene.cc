@@ -629,10 +629,7 @@ class SceneParser {
 
   Scene ParseSpatial(const MapReader& top, Scene scene) {
     top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "shapes", "contacts", "simulation"}),
-                  Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "shapes", "contacts", "simulation", "reference"}),
-                  "a spatial scene (dimension: 3)");
+                        "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -652,6 +649,7 @@ class SceneParser {
     for (const YAML::Node& n : ListSection(top, "shapes")) ParseShape(n, &scene);
     ParseContactPairs(top, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
+    if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
   }
 
@@ -765,20 +763,10 @@ class SceneParser {
     const contact::CollisionFilter filter{BitSet(r, "group", 1u), BitSet(r, "mask", 0xFFFFFFFFu)};
     std::vector<Shape> parts;
     if (type == "triangle_mesh" && r.Bool("per_triangle", false)) {
-      // One shape (and so one contact row per pair) per triangle, named "<name>.<k>": a concave
-      // surface then gives a separate gap for each facet, so that crossing a crease is an event
-      // of the facet ahead instead of a jump of the nearest facet's normal.
-      const contact::TriangleMesh& mesh = shape->mesh();
-      for (std::size_t k = 0; k < mesh.triangles.size(); ++k) {
-        contact::TriangleMesh one;
-        for (int c = 0; c < 3; ++c) {
-          one.vertices.push_back(mesh.vertices[static_cast<std::size_t>(
-              mesh.triangles[k][static_cast<std::size_t>(c)])]);
-        }
-        one.triangles.push_back({0, 1, 2});
-        parts.push_back(
-            Shape::TriangleMeshSurface(std::move(one), pose, name + "." + std::to_string(k)));
-      }
+      // One shape (and so one contact row per pair) per planar face, named "<name>.<k>": a
+      // concave surface then gives a separate gap for each face, so that crossing a crease is an
+      // event of the face ahead instead of a jump of the nearest facet's normal.
+      parts = PerTriangleShapes(*shape, name);
     } else {
       parts.push_back(*shape);
     }
@@ -819,17 +807,9 @@ class SceneParser {
   }
 
   // Why shapes i and j can never form a pair (empty if they can).
-  std::string PairObstacle(const SpatialScene& sp, int i, int j) const {
-    const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
-    if (sp.shape_bodies[a] == sp.shape_bodies[b]) {
-      return sp.shape_bodies[a] == engine::kGround ? "both shapes are fixed to the ground"
-                                                   : "both shapes are on the same body";
-    }
-    if (!sp.shapes[a].is_convex() && !sp.shapes[b].is_convex()) {
-      return "neither shape is convex (a pair needs a sphere, box, cylinder, capsule, ellipsoid "
-             "or convex mesh on one side)";
-    }
-    return {};
+  // (tools/scene_build.cc, shared with the Python SpatialBuilder).
+  static std::string PairObstacle(const SpatialScene& sp, int i, int j) {
+    return ContactPairObstacle(sp, i, j);
   }
 
   // `contacts:` of a spatial scene: which shape pairs get unilateral rows. All pairs by default
@@ -838,7 +818,6 @@ class SceneParser {
   // with `default: none`) and sets their restitution.
   void ParseContactPairs(const MapReader& top, Scene* scene) {
     SpatialScene& sp = scene->spatial;
-    const int n = static_cast<int>(sp.shapes.size());
     bool all_pairs = true;
     std::set<std::pair<int, int>> excluded;
     std::map<std::pair<int, int>, std::pair<double, int>> listed;  // restitution, line
@@ -880,40 +859,13 @@ class SceneParser {
         listed[ij] = {pr.Number("restitution", Range::kUnitInterval, -1.0), pr.line()};
       }
     }
-    const auto add = [&](int i, int j, double restitution, int line) {
-      std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
-      // Shape A: the one fixed to the ground if any (the contact layer's convention).
-      if (sp.shape_bodies[b] == engine::kGround) std::swap(a, b);
-      contact::SpatialContactPair pair;
-      pair.name = sp.shapes[a].name() + "-" + sp.shapes[b].name();
-      pair.body_a = sp.shape_bodies[a];
-      pair.shape_a = sp.shapes[a];
-      pair.body_b = sp.shape_bodies[b];
-      pair.shape_b = sp.shapes[b];
-      pair.restitution = restitution;
-      sp.contact_pairs.push_back(std::move(pair));
-      sp.contact_pair_lines.push_back(line);
-    };
-    for (int i = 0; i < n; ++i) {
-      for (int j = i + 1; j < n; ++j) {
-        // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
-        const int gi = shape_groups_[static_cast<std::size_t>(i)];
-        const int gj = shape_groups_[static_cast<std::size_t>(j)];
-        const std::pair<int, int> item{std::min(gi, gj), std::max(gi, gj)};
-        const auto it = listed.find(item);
-        if (it != listed.end()) {
-          add(i, j, it->second.first, it->second.second);
-          continue;
-        }
-        if (!all_pairs || excluded.count(item) != 0 || !PairObstacle(sp, i, j).empty()) {
-          continue;
-        }
-        const contact::CollisionFilter& fa = sp.shape_filters[static_cast<std::size_t>(i)];
-        const contact::CollisionFilter& fb = sp.shape_filters[static_cast<std::size_t>(j)];
-        if ((fa.group & fb.mask) == 0 || (fb.group & fa.mask) == 0) continue;
-        add(i, j, -1.0, sp.shape_lines[static_cast<std::size_t>(j)]);
-      }
-    }
+    // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
+    ContactPairChoice choice;
+    choice.all_pairs = all_pairs;
+    choice.excluded.assign(excluded.begin(), excluded.end());
+    for (const auto& [items, value] : listed)
+      choice.listed.push_back({items, value.first, value.second});
+    SelectContactPairs(choice, shape_groups_, &sp);
   }
 
   // A non-zero 3-vector (a direction; not normalized here, the engine normalizes).

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "contact/broadphase.h"
@@ -134,6 +135,34 @@ std::shared_ptr<engine::PlanarMultibodySystem> BuildSystem(const Scene& scene);
 // there are any). Throws SceneError with the line of an item the engine rejects, or when the
 // scene is planar.
 std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& scene);
+
+// Shape and contact-pair selection of spatial scenes, shared by the loader (`shapes:`,
+// `contacts:`) and the Python SpatialBuilder (python/model_bindings.cc).
+// A triangle mesh split into one shape per planar face (contact::PlanarFaces: coplanar
+// edge-adjacent triangles, e.g. a quad, stay together), named "<name>.<k>" in the order of each
+// face's first triangle (`per_triangle: true`): a concave surface then gives a separate gap for
+// each face.
+std::vector<contact::Shape> PerTriangleShapes(const contact::Shape& mesh, const std::string& name);
+// Why shapes i and j of `sp` can never form a pair (same body, both on the ground, neither
+// convex); empty if they can.
+std::string ContactPairObstacle(const SpatialScene& sp, int i, int j);
+// What `contacts:` asks for, in shape items: item k is the first shape of a named shape (several
+// shapes share an item when a mesh is split per triangle). Pairs are (smaller, larger) items.
+struct ContactPairChoice {
+  bool all_pairs = true;                      // `default: all` (else `none`)
+  std::vector<std::pair<int, int>> excluded;  // `exclude`
+  struct Listed {
+    std::pair<int, int> items;
+    double restitution = -1.0;  // negative: the simulation's global coefficient
+    int line = 0;
+  };
+  std::vector<Listed> listed;  // `pairs`, validated by the caller (no obstacle, not excluded)
+};
+// Fills sp->contact_pairs (and contact_pair_lines): every listed pair, plus with all_pairs every
+// pair that is not excluded, has no obstacle and passes the group/mask filters. shape_items[i]
+// is the item of shape i. Shape A of a pair is the one fixed to the ground if any.
+void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>& shape_items,
+                        SpatialScene* sp);
 
 // What `saltus run` simulates: the system of either kind of scene and its initial state.
 // For a spatial scene the state is the consistent initialization (engine/assembly.h) of the

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/assembly.h"
 #include "engine/topology.h"
@@ -146,6 +148,74 @@ std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& 
     }
   }
   return system;
+}
+
+std::vector<contact::Shape> PerTriangleShapes(const contact::Shape& mesh, const std::string& name) {
+  // One shape per planar face (coplanar edge-adjacent triangles merged): a flat diagonal of a
+  // quad is then no handover between two rows (docs/contact-geometry.md, "Crease crossings").
+  std::vector<contact::Shape> parts;
+  std::vector<contact::PlanarFace> faces = contact::PlanarFaces(mesh.mesh());
+  for (std::size_t k = 0; k < faces.size(); ++k) {
+    parts.push_back(contact::Shape::TriangleMeshSurface(std::move(faces[k].mesh), mesh.pose(),
+                                                        name + "." + std::to_string(k)));
+  }
+  return parts;
+}
+
+std::string ContactPairObstacle(const SpatialScene& sp, int i, int j) {
+  const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+  if (sp.shape_bodies[a] == sp.shape_bodies[b]) {
+    return sp.shape_bodies[a] == engine::kGround ? "both shapes are fixed to the ground"
+                                                 : "both shapes are on the same body";
+  }
+  if (!sp.shapes[a].is_convex() && !sp.shapes[b].is_convex()) {
+    return "neither shape is convex (a pair needs a sphere, box, cylinder, capsule, ellipsoid "
+           "or convex mesh on one side)";
+  }
+  return {};
+}
+
+void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>& shape_items,
+                        SpatialScene* sp) {
+  const int n = static_cast<int>(sp->shapes.size());
+  const auto add = [&](int i, int j, double restitution, int line) {
+    std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+    // Shape A: the one fixed to the ground if any (the contact layer's convention).
+    if (sp->shape_bodies[b] == engine::kGround) std::swap(a, b);
+    contact::SpatialContactPair pair;
+    pair.name = sp->shapes[a].name() + "-" + sp->shapes[b].name();
+    pair.body_a = sp->shape_bodies[a];
+    pair.shape_a = sp->shapes[a];
+    pair.body_b = sp->shape_bodies[b];
+    pair.shape_b = sp->shapes[b];
+    pair.restitution = restitution;
+    sp->contact_pairs.push_back(std::move(pair));
+    sp->contact_pair_lines.push_back(line);
+  };
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const int gi = shape_items[static_cast<std::size_t>(i)];
+      const int gj = shape_items[static_cast<std::size_t>(j)];
+      const std::pair<int, int> item{std::min(gi, gj), std::max(gi, gj)};
+      const auto it =
+          std::find_if(choice.listed.begin(), choice.listed.end(),
+                       [&](const ContactPairChoice::Listed& l) { return l.items == item; });
+      if (it != choice.listed.end()) {
+        add(i, j, it->restitution, it->line);
+        continue;
+      }
+      if (!choice.all_pairs ||
+          std::find(choice.excluded.begin(), choice.excluded.end(), item) !=
+              choice.excluded.end() ||
+          !ContactPairObstacle(*sp, i, j).empty()) {
+        continue;
+      }
+      const contact::CollisionFilter& fa = sp->shape_filters[static_cast<std::size_t>(i)];
+      const contact::CollisionFilter& fb = sp->shape_filters[static_cast<std::size_t>(j)];
+      if ((fa.group & fb.mask) == 0 || (fb.group & fa.mask) == 0) continue;
+      add(i, j, -1.0, LineAt(sp->shape_lines, static_cast<std::size_t>(j)));
+    }
+  }
 }
 
 SceneSystem BuildSceneSystem(const Scene& scene) {
