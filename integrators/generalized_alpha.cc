@@ -51,7 +51,7 @@ GeneralizedAlpha::GeneralizedAlpha(const IntegratorOptions& options)
                                 std::string(ToString(options.formulation)) +
                                 "'; supported: index3, index2, ggl");
   }
-  resync_algebraic_ = options.formulation == Formulation::kIndex3 && par_.alpha_m == par_.alpha_f;
+  resync_algebraic_ = options.formulation == Formulation::kIndex3;
 }
 
 GeneralizedAlpha::~GeneralizedAlpha() = default;
@@ -324,6 +324,29 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
   return Outcome::kNewtonFailure;
 }
 
+bool GeneralizedAlpha::ResyncAlgebraic() {
+  ++stats_.rhs_evaluations;
+  const engine::DynamicsStatus ds = dynamics_->Solve(t_, q_, v_, rows_, &vdot_, &lambda_);
+  if (!ds.ok || !vdot_.allFinite() || !lambda_.allFinite()) return false;
+  // a_{n+1} ≈ v̇(t_{n+1} + Δ_α h): target v̇₁(t_{n+1}) + Δ_α (v̇₁(t_{n+1}) − v̇₁(t_n)) (both
+  // index-1 values, smooth), imposed on the constrained directions range(W) only:
+  //   a ← a + W G (target − a),  W = M⁻¹Gᵀ (G M⁻¹Gᵀ)⁻¹,
+  // so that the free directions keep the scheme's own recursion (and its damping).
+  const double dalpha = par_.alpha_m - par_.alpha_f;
+  e_ = vdot_ + dalpha * (vdot_ - vdot_prev_) - a_;
+  Eigen::MatrixXd M, G;
+  system_->MassMatrix(q_, &M);
+  system_->ConstraintJacobian(t_, q_, rows_, &G);
+  const Eigen::LDLT<Eigen::MatrixXd> mass(M);
+  const Eigen::MatrixXd MiGt = mass.solve(G.transpose());
+  // Rank-revealing, as in ShiftToStep: G M⁻¹Gᵀ is singular where G loses rank.
+  const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> delassus(G * MiGt);
+  const Eigen::VectorXd correction = MiGt * delassus.solve(G * e_);
+  if (!correction.allFinite()) return false;
+  a_ += correction;
+  return true;
+}
+
 double GeneralizedAlpha::ErrorEstimate(double h) {
   const int nq = system_->nq();
   const int nv = system_->nv();
@@ -427,12 +450,10 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
     a_.swap(a_new_);
     lambda_.swap(lambda_new_);
     h_last_ = h;
-    if (resync_algebraic_) {
-      // Index 3 with ρ∞ = 1 (header, "No damping"): v̇, λ and a from the index-1 solve.
-      ++stats_.rhs_evaluations;
-      const engine::DynamicsStatus ds = dynamics_->Solve(t_, q_, v_, rows_, &vdot_, &lambda_);
-      if (!ds.ok || !vdot_.allFinite()) return StepStatus::kNonFinite;
-      a_ = vdot_;
+    if (resync_algebraic_ && !rows_.empty()) {
+      // Index 3 (header, "Algebraic variables"): v̇, λ from the index-1 solve, a in the
+      // constrained directions from them.
+      if (!ResyncAlgebraic()) return StepStatus::kNonFinite;
     }
 
     if (adaptive) {

@@ -64,17 +64,29 @@
 // resonance and the index-3 error is O(1) at ρ∞ = 0.9 (tests/integrators/generalized_alpha_test.cc,
 // docs/implicit.md). After Reset a_0 = v̇_0 and no shift is made on the first step.
 //
-// No damping (ρ∞ = 1) in the index-3 form (issue 5). The recursions of the algebraic variables
-// (v̇, λ, a in the constrained directions, which the index-3 form gets by differentiating
-// positions twice) have the parasitic root −ρ∞; at ρ∞ = 1 it lies on the unit circle, and with
-// G(q) varying along the motion their errors grow: on the planar double pendulum (h = 1e-2) the
-// gap between the scheme's v̇ and the index-1 v̇ at the same state doubles every 0.2 s, from
-// 1e-2 to 9e2, until Newton fails at t = 3.97 s (3.4–5.3 s for h = 5e-3, 1e-3; ρ∞ = 0.98 and
-// 0.99 fail at h = 1e-2 too, 0.95 does not). Positions stay on the manifold (|g| 2e-10). At
-// ρ∞ = 1, Δ_α = α_m − α_f = 0, so a_n approximates v̇(t_n) itself: after every accepted step v̇,
-// λ and a are replaced by the index-1 values at (t_{n+1}, q_{n+1}, v_{n+1})
-// (engine::ConstrainedDynamics, one KKT solve), which removes the parasitic mode and keeps
-// a_n = v̇(t_n) + O(h²). Index 2 and GGL do not need it (measured: 10 s at h = 1e-2 … 1e-3).
+// Algebraic variables in the index-3 form (issue 5). In the constrained directions range(W) the
+// positions are fixed by g, and with them the scheme's (v, a): their error recursion, from
+// q_{n+1} fixed and the updates above, is the 2×2 matrix
+//   [1 − γ/β, 1 − γ − γ(½ − β)/β; −1/β, −(½ − β)/β]   (in (v, h a)),
+// which for the ρ∞ parameters has the DOUBLE eigenvalue −ρ∞ (a Jordan block), and v̇, λ follow
+// from a through a recursion with the root −α_f/(1 − α_f) = −ρ∞ again. A perturbation of size ε
+// of a Jordan block (here: the constraint normals turning along the motion, G(q_{n+1}) ≠ G(q_n))
+// moves its eigenvalues by ≈ √ε, so the modulus exceeds 1 once √ε > 1 − ρ∞: on the planar
+// double pendulum at h = 1e-2 the scheme's v̇ left the index-1 v̇ at the same state at a rate
+// doubling every 0.2 s (ρ∞ = 1), until Newton failed at t = 3.97 s; ρ∞ = 0.99 / 0.98 failed at
+// 4.4 / 6.2 s, 0.95 held (1 − ρ∞ = 0.05 exceeds the perturbation). Positions stay on the
+// manifold throughout (|g| 2e-10). Remedy: after every accepted step v̇ and λ are replaced by
+// the index-1 values at (t_{n+1}, q_{n+1}, v_{n+1}) (engine::ConstrainedDynamics, one KKT
+// solve), and a by its consistent value in the constrained directions only,
+//   a ← a + W G (v̇₁(t_{n+1}) + Δ_α (v̇₁(t_{n+1}) − v̇₁(t_n)) − a),  W = M⁻¹Gᵀ (G M⁻¹Gᵀ)⁻¹,
+// i.e. a = v̇(t_{n+1} + Δ_α h) + O(h²) there (Arnold & Brüls' meaning of a), while the free
+// directions keep the scheme's own a recursion and its numerical damping. v̇ changes only in
+// range(W) (M(v̇₁ − v̇) = Gᵀ(λ₁ − λ) since the dynamics residual is zero at step ends). This
+// removes the parasitic modes for every ρ∞ ∈ [0, 1] (10 s on the double pendulum at h = 1e-2 and
+// 5e-3, second order, dissipation decreasing to none as ρ∞ → 1: tests/integrators/
+// generalized_alpha_test.cc, GeneralizedAlphaRhoSweep) and keeps λ, v̇ free of the index-3
+// oscillations that feed take-off detection. Index 2 and GGL do not need it (their constrained
+// velocities are fixed by the velocity constraint; measured: every ρ∞ runs).
 //
 // Dense output: quintic Hermite interpolation in the tangent space of q_n from (q, v, v̇) at both
 // ends; v(s) is its time derivative (so q̇ = v holds on the interpolant). It reproduces both
@@ -145,12 +157,15 @@ class GeneralizedAlpha final : public Integrator {
   // Evaluates the Jacobians at the current iterate and (re)factorizes S for step h.
   bool RefreshMatrix(double h, bool new_jacobians);
   double ErrorEstimate(double h);
+  // Index 3, after an accepted step: v̇, λ from the index-1 solve at (t, q, v) and a in the
+  // constrained directions from them (header, "Algebraic variables"). False on a failed solve.
+  bool ResyncAlgebraic();
   // ã_n and ṽ_n for a step of size h after one of size h_last_ (variable-step rule, header).
   void ShiftToStep(double h);
 
   GeneralizedAlphaParameters par_;
   bool correct_variable_step_ = true;
-  bool resync_algebraic_ = false;  // index 3 with ρ∞ = 1 (see the header)
+  bool resync_algebraic_ = false;  // index 3 (see the header, "Algebraic variables")
   std::unique_ptr<engine::ConstrainedDynamics> dynamics_;
   StepStatus reset_status_ = StepStatus::kAccepted;
   IterationMatrix S_lu_, P_lu_;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/constrained_dynamics.h"
 #include "engine/projection.h"
 #include "integrators/row_selection.h"
 
@@ -53,6 +54,29 @@ void ValidateOptions(const IntegratorOptions& o) {
               std::to_string(o.max_newton_iterations));
   Require(o.projection_tol > 0,
           "IntegratorOptions.projection_tol must be > 0, got " + Num(o.projection_tol));
+}
+
+// Passes the index-1 multipliers of `rows` (all the active rows given to Reset, so that redundant
+// rows share the load as in the event loop) at an accepted state (t, q, v) to
+// MechanicalSystem::AcceptStep when the system uses them (force elements evaluated from the last
+// accepted step, e.g. joint friction from the normal force); the same values the event loop
+// passes (events::Simulation). False when the constrained dynamics cannot be solved there.
+bool NotifyAcceptedState(const engine::MechanicalSystem& system, const std::vector<int>& rows,
+                         double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  if (!system.UsesAcceptedSteps()) return true;
+  engine::ConstrainedDynamics dynamics(system);
+  Eigen::VectorXd vdot, lambda;
+  if (!dynamics.Solve(t, q, v, rows, &vdot, &lambda).ok || !lambda.allFinite()) return false;
+  system.AcceptStep(t, q, v, rows, lambda);
+  return true;
+}
+
+// rows ∪ dropped, ascending.
+std::vector<int> MergedRows(const std::vector<int>& rows, const std::vector<int>& dropped) {
+  std::vector<int> all = rows;
+  all.insert(all.end(), dropped.begin(), dropped.end());
+  std::sort(all.begin(), all.end());
+  return all;
 }
 
 }  // namespace
@@ -162,6 +186,8 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
   v_prev_ = v;
   h_ = options_.h_init;
   DoReset();
+  // A failed solve here is left to the scheme's first step (its own evaluation fails too).
+  (void)NotifyAcceptedState(*system_, MergedRows(rows_, dropped_rows_), t_, q_, v_);
 }
 
 StepStatus Integrator::Step(double t_limit) {
@@ -199,6 +225,15 @@ StepStatus Integrator::Step(double t_limit) {
     q_ = q_prev_;
     v_ = v_prev_;
     return StepStatus::kNonFinite;
+  }
+  // Force elements evaluated from the last accepted step (MechanicalSystem::AcceptStep): here,
+  // so that they work wherever the integrator is stepped, not only inside the event loop.
+  if (system_->UsesAcceptedSteps() &&
+      !NotifyAcceptedState(*system_, MergedRows(rows_, dropped_rows_), t_, q_, v_)) {
+    t_ = t_prev_;
+    q_ = q_prev_;
+    v_ = v_prev_;
+    return StepStatus::kLinearSolveFailure;
   }
   const double h = t_ - t_prev_;
   ++stats_.accepted_steps;

@@ -6,9 +6,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <numbers>
 #include <string>
 #include <vector>
 
+#include "engine/planar_model.h"
 #include "tests/integrators/test_problems.h"
 
 namespace saltus::integrators {
@@ -99,13 +102,18 @@ TEST(GeneralizedAlphaTest, SecondOrderWithVariableSteps) {
 // offset c₂ h² q⃛, a change of h leaves an O(h³) position defect, i.e. O(h) errors in a and v̇,
 // and the h, 2h, h, … sequence forces the a/v̇ recursions (eigenvalues near −ρ∞) at resonance
 // (amplification about 1/(1 − ρ∞)²); the rotating constraint normal of the rod feeds that into
-// the free direction. Without the shifts the slope stays below 1.5 (measured 0.91 at ρ∞ = 0.9).
+// the free direction. Without the shifts the slope drops: measured 0.91 at ρ∞ = 0.9 before the
+// index-1 resynchronization of v̇, λ, a after each step (integrators/generalized_alpha.h,
+// "Algebraic variables"), 1.75 with it (1.97 with the shifts); asserted: at least 0.15 below.
 TEST(GeneralizedAlphaTest, Index3SecondOrderWithVariableSteps) {
+  double slope_on = 0;
   for (double rho_inf : {0.9, 0.5, 0.0}) {
+    const double slope = VariableStepSlope(Formulation::kIndex3, true, rho_inf);
+    if (rho_inf == 0.9) slope_on = slope;
     // Margin 0.3 as in the generic order test.
-    EXPECT_NEAR(VariableStepSlope(Formulation::kIndex3, true, rho_inf), 2.0, 0.3) << rho_inf;
+    EXPECT_NEAR(slope, 2.0, 0.3) << rho_inf;
   }
-  EXPECT_LT(VariableStepSlope(Formulation::kIndex3, false), 1.5);
+  EXPECT_LT(VariableStepSlope(Formulation::kIndex3, false), slope_on - 0.15);
 }
 
 // Index 3 restarted with tiny steps (as after an event: h ≈ 1e-7) and tight tolerances from a
@@ -163,6 +171,128 @@ TEST(GeneralizedAlphaTest, IterationMatrixIsReusedAcrossSteps) {
   // Simplified Newton: far fewer Jacobians and factorizations than steps.
   EXPECT_LT(s.jacobian_evaluations, s.accepted_steps / 4);
   EXPECT_LT(s.factorizations, s.accepted_steps);
+}
+
+// ---- ρ∞ sweep on the double pendulum (issue 5) -----------------------------------------------
+
+// The planar double pendulum of tests/integrators/half_implicit_test.cc: two uniform bars (1 kg,
+// 1 m, J = 1/12 kg·m²) pinned to the ground and to each other, gravity 9.81 m/s², released at
+// rest in line 60° from the downward vertical.
+std::unique_ptr<engine::PlanarMultibodySystem> MakeDoublePendulum() {
+  engine::PlanarModelBuilder b;
+  engine::PlanarBody bar1, bar2;
+  const double theta = -std::numbers::pi / 2 + std::numbers::pi / 3;
+  const Eigen::Vector2d u(std::cos(theta), std::sin(theta));
+  bar1.name = "bar1";
+  bar1.inertia = 1.0 / 12.0;
+  bar1.q0 << 0.5 * u.x(), 0.5 * u.y(), theta;
+  bar2.name = "bar2";
+  bar2.inertia = 1.0 / 12.0;
+  bar2.q0 << 1.5 * u.x(), 1.5 * u.y(), theta;
+  const int i1 = b.AddBody(bar1);
+  const int i2 = b.AddBody(bar2);
+  engine::PlanarJoint pin;
+  pin.name = "pin";
+  pin.body_b = i1;
+  pin.point_b = Eigen::Vector2d(-0.5, 0.0);
+  b.AddJoint(pin);
+  engine::PlanarJoint elbow;
+  elbow.name = "elbow";
+  elbow.body_a = i1;
+  elbow.body_b = i2;
+  elbow.point_a = Eigen::Vector2d(0.5, 0.0);
+  elbow.point_b = Eigen::Vector2d(-0.5, 0.0);
+  b.AddJoint(elbow);
+  b.SetGravity(Eigen::Vector2d(0.0, -9.81));
+  return std::make_unique<engine::PlanarMultibodySystem>(b.Build());
+}
+
+struct PendulumRun {
+  double t_reached = 0;
+  double max_deviation = 0;  // max |E − E0| over the run
+  double loss = 0;           // E0 − (mean energy over the last second)
+  double max_g = 0;          // max |g| at step ends
+};
+
+PendulumRun RunPendulum(Formulation f, double rho_inf, double h, double t_end) {
+  const auto system = MakeDoublePendulum();
+  const std::vector<int> rows = {0, 1, 2, 3};
+  IntegratorOptions o;
+  o.formulation = f;
+  o.rho_inf = rho_inf;
+  o.adaptive = false;
+  o.h_init = h;
+  o.project = false;  // the scheme itself
+  GeneralizedAlpha integrator(o);
+  integrator.Reset(*system, rows, 0.0, system->model().InitialPositions(),
+                   system->model().InitialVelocities());
+  auto energy = [&] {
+    return system->KineticEnergy(integrator.q(), integrator.v()) +
+           system->PotentialEnergy(integrator.t(), integrator.q());
+  };
+  const double e0 = energy();
+  PendulumRun run;
+  double tail_sum = 0;
+  int tail_n = 0;
+  while (integrator.t() < t_end) {
+    if (integrator.Step(t_end) != StepStatus::kAccepted) break;
+    const double e = energy();
+    run.max_deviation = std::max(run.max_deviation, std::abs(e - e0));
+    run.max_g = std::max(
+        run.max_g, test_problems::PositionViolation(*system, rows, integrator.t(), integrator.q()));
+    if (integrator.t() > t_end - 1.0) {
+      tail_sum += e;
+      ++tail_n;
+    }
+  }
+  run.t_reached = integrator.t();
+  run.loss = tail_n > 0 ? e0 - tail_sum / tail_n : 0.0;
+  return run;
+}
+
+// Every ρ∞ ∈ {0, 0.5, 0.9, 0.95, 0.98, 0.99, 1}, every formulation, fixed steps h = 1e-2 and 5e-3
+// over 10 s (issue 5: index 3 with ρ∞ = 0.98 and 0.99 stopped with a Newton failure at
+// h = 1e-2, the double parasitic root −ρ∞ of the constrained directions being pushed outside the
+// unit circle by the turning constraint normals; integrators/generalized_alpha.h, "Algebraic
+// variables"). Checked: (a) both runs reach 10 s; (b) second order: max |E − E0| drops by ≥ 3
+// when h halves (4 for h², allowance for the irregular swing; measured 3.99–5.05); (c) index 3
+// and GGL keep g = 0 to 10 × the Newton tolerance; (d) the numerical dissipation decreases to
+// none as ρ∞ → 1: the energy lost by the last second, E0 − mean(E over [9, 10] s), does not grow
+// with ρ∞ (allowance 1e-9 J: Newton tolerance 1e-8 m times weights ≈ 10 N), and its excess over
+// the ρ∞ = 1 run (which has no numerical damping: what it loses is the O(h²) energy error) drops
+// by ≥ 100 from ρ∞ = 0 to 0.99 (measured ≥ 1e3).
+TEST(GeneralizedAlphaRhoSweep, DoublePendulumEveryRhoInfRuns10s) {
+  const std::vector<double> rhos = {0.0, 0.5, 0.9, 0.95, 0.98, 0.99, 1.0};
+  for (Formulation f :
+       {Formulation::kIndex3, Formulation::kIndex2, Formulation::kStabilizedIndex2}) {
+    std::vector<double> loss;
+    for (double rho : rhos) {
+      const PendulumRun coarse = RunPendulum(f, rho, 1e-2, 10.0);
+      const PendulumRun fine = RunPendulum(f, rho, 5e-3, 10.0);
+      std::printf(
+          "  %s rho_inf %.2f: t %.3f / %.3f, max|E-E0| %.3e / %.3e (ratio %.2f), loss %.3e / "
+          "%.3e, max|g| %.1e\n",
+          std::string(ToString(f)).c_str(), rho, coarse.t_reached, fine.t_reached,
+          coarse.max_deviation, fine.max_deviation, coarse.max_deviation / fine.max_deviation,
+          coarse.loss, fine.loss, std::max(coarse.max_g, fine.max_g));
+      EXPECT_NEAR(coarse.t_reached, 10.0, 1e-9) << ToString(f) << " rho_inf " << rho;
+      EXPECT_NEAR(fine.t_reached, 10.0, 1e-9) << ToString(f) << " rho_inf " << rho;
+      EXPECT_GE(coarse.max_deviation / fine.max_deviation, 3.0) << ToString(f) << " " << rho;
+      if (f != Formulation::kIndex2) {
+        EXPECT_LE(std::max(coarse.max_g, fine.max_g), 10 * IntegratorOptions().newton_tol)
+            << ToString(f) << " rho_inf " << rho;
+      }
+      loss.push_back(coarse.loss);
+    }
+    for (std::size_t i = 1; i < loss.size(); ++i) {
+      EXPECT_LE(loss[i], loss[i - 1] + 1e-9) << ToString(f) << " rho_inf " << rhos[i];
+    }
+    const double excess_0 = loss.front() - loss.back();
+    const double excess_099 = loss[loss.size() - 2] - loss.back();
+    std::printf("  %s: dissipation beyond rho_inf = 1: %.3e J (rho_inf 0), %.3e J (0.99)\n",
+                std::string(ToString(f)).c_str(), excess_0, excess_099);
+    EXPECT_LT(std::abs(excess_099), 1e-2 * excess_0) << ToString(f);
+  }
 }
 
 }  // namespace
