@@ -12,6 +12,16 @@
 //            it exercises MechanicalSystem::IntegratePosition with nq ≠ nv.
 //
 // Every system can be told to return NaN forces from a given time on (failure tests).
+//
+// Mechanisms, for the convergence-order test (built with the engine's planar and spatial models;
+// references independent of the integrators, see test_problems.cc):
+//   slider_crank     free planar slider-crank, Haug's data (BENCHMARKS.md), 1 DOF; reference:
+//                    the minimal-coordinate ODE in the crank angle by classical RK4.
+//   double_pendulum  Haug's planar double pendulum released horizontal, 2 DOF; reference: the
+//                    minimal-coordinate ODE in the two bar angles by classical RK4.
+//   heavy_top        symmetric heavy top on a spherical joint in steady precession (quaternion
+//                    positions, exponential-map update); reference: the closed form.
+// They throw std::logic_error from set_nan_forces_from (no NaN switch in the engine's models).
 #pragma once
 
 #include <Eigen/Dense>
@@ -35,14 +45,21 @@ class TestProblem {
   virtual double t_end() const = 0;
   // A step for which the fixed-step convergence study starts in the asymptotic regime.
   virtual double coarse_step() const = 0;
+  // Coarsest step of the five-halving study on the mechanisms for an integrator of `order`
+  // (high orders start coarser so that the finest run stays above the reference's error).
+  virtual double order_study_step(int /*order*/) const { return coarse_step(); }
   // Closed-form q (nq) and v (nv) at t.
   virtual void Exact(double t, Eigen::VectorXd* q, Eigen::VectorXd* v) const = 0;
   // Forces become NaN for t ≥ t_nan.
   virtual void set_nan_forces_from(double t_nan) = 0;
+  // Estimated error of Exact(t) (0 for closed forms; RK4 references: Richardson estimate).
+  virtual double ReferenceErrorEstimate(double /*t*/) const { return 0.0; }
 };
 
 // "circle", "rod", "rotor".
 std::vector<std::string> ProblemNames();
+// "slider_crank", "double_pendulum", "heavy_top" (MakeProblem builds them too).
+std::vector<std::string> MechanismNames();
 std::unique_ptr<TestProblem> MakeProblem(const std::string& name);
 
 // Distance between two positions of the problem (the rotor compares angles through q).
