@@ -40,6 +40,11 @@ Bdf::Bdf(const IntegratorOptions& options, const BdfOptions& bdf) : Integrator(o
   if (!(bdf_.refactor_threshold > 0)) {
     throw std::invalid_argument("BdfOptions.refactor_threshold must be > 0");
   }
+  if (bdf_.excitation_update && !bdf_.partitioned_update) {
+    throw std::invalid_argument(
+        "BdfOptions.excitation_update (eq. 26) extends the partitioned update: it needs "
+        "partitioned_update = true");
+  }
   if (bdf_.partitioned_update && bdf_.jacobian != BdfJacobian::kColouredDifferences) {
     throw std::invalid_argument(
         "BdfOptions.partitioned_update needs jacobian = kColouredDifferences (the system-block "
@@ -75,6 +80,9 @@ void Bdf::DoReset() {
   consecutive_rejections_ = 0;
   jacobians_stale_ = true;
   c0_jbar_ = 0;
+  have_dt_ = false;
+  jbar_from_update_ = false;
+  update_failed_ = false;
   if (pattern_.cols != 2 * nv + 2 * m) have_pattern_ = false;  // the active rows changed
   J_lu_.Invalidate();
   dt_.clear();
@@ -122,7 +130,7 @@ void Bdf::Prepare(double h) {
     return;
   }
   const bool select = bdf_.variable_order && options_.adaptive;
-  k_ = std::min(select ? k_next_ : bdf_.order, static_cast<int>(n_hist));
+  k_ = std::min(select ? k_next_ : order(), static_cast<int>(n_hist));
   const auto k = static_cast<std::size_t>(k_);
 
   // Corrector nodes x_0 = t_{n+1}, x_j = t_{n+1−j}; c_j = l_j'(x_0).
@@ -246,8 +254,18 @@ Bdf::Outcome Bdf::Solve(double h) {
     UpdatePosition();
     const bool coloured = bdf_.jacobian == BdfJacobian::kColouredDifferences;
     if (!bdf_.reuse_iteration_matrix || jacobians_stale_ || !J_lu_.valid()) {
-      if (coloured) {
-        if (!DifferenceJacobian(t, !have_pattern_ || refresh_pattern_)) return Outcome::kNonFinite;
+      if (coloured && bdf_.excitation_update && have_dt_ && !update_failed_ && !refresh_pattern_ &&
+          J_lu_.valid()) {
+        // Eq. (26) instead of a new difference: the slow iteration may come from the
+        // time-dependent entries of J̄ only.
+        ExcitationShift(t);
+        ++jstats_.excitation_updates;
+        jbar_from_update_ = true;
+        jacobians_stale_ = false;
+      } else if (coloured) {
+        if (!DifferenceJacobian(t, !have_pattern_ || refresh_pattern_, bdf_.excitation_update, h)) {
+          return Outcome::kNonFinite;
+        }
       } else {
         ++stats_.rhs_evaluations;
         if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
@@ -259,6 +277,7 @@ Bdf::Outcome Bdf::Solve(double h) {
       if (coloured && !bdf_.partitioned_update && !DifferenceJacobian(t, false)) {
         return Outcome::kNonFinite;
       }
+      if (coloured && bdf_.excitation_update && have_dt_) ExcitationShift(t);  // eq. (26)
       if (!Factorize()) {
         jacobians_stale_ = true;
         continue;
@@ -337,7 +356,11 @@ Bdf::Outcome Bdf::Solve(double h) {
       }
     }
     if (progress == NewtonProgress::kConverged) {
-      if (monitor.slow()) jacobians_stale_ = true;
+      if (monitor.slow()) {
+        jacobians_stale_ = true;
+        // Eq. (26): slow even with the updated J̄ → the next refresh is a new difference.
+        update_failed_ = jbar_from_update_;
+      }
       return Outcome::kConverged;
     }
     jacobians_stale_ = true;  // retry once, with full Newton
@@ -577,7 +600,12 @@ void Bdf::StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) c
   r->head(nv) = c0 * theta + sum_theta_ - dexp;
 }
 
-bool Bdf::DifferenceJacobian(double t, bool dense) {
+void Bdf::ExcitationShift(double t) {
+  Jbar_.noalias() += (t - t_jbar_) * Dt_;
+  t_jbar_ = t;
+}
+
+bool Bdf::DifferenceJacobian(double t, bool dense, bool time_derivative, double h) {
   const int nv = system_->nv();
   const auto m = static_cast<Eigen::Index>(rows_.size());
   const Eigen::Index n = 2 * nv + 2 * m;
@@ -613,6 +641,24 @@ bool Bdf::DifferenceJacobian(double t, bool dense) {
   c0_jbar_ = c_[0];
   system_->MassMatrix(q_new_, &Mbar_);
   jacobians_stale_ = false;
+  t_jbar_ = t;
+  jbar_from_update_ = false;
+  update_failed_ = false;
+  if (time_derivative) {
+    // D_t ≈ (J̄(t + δ, y) − J̄(t, y)) / δ with δ = h, same pattern and colouring (see bdf.h).
+    const double t2 = t + h;
+    const ResidualFunction R2 = [this, t2](const Eigen::VectorXd& x, Eigen::VectorXd* out) {
+      StepResidual(t2, x, out);
+    };
+    Eigen::VectorXd r2;
+    StepResidual(t2, y, &r2);
+    const int evaluations2 = SparseDifferenceJacobian(R2, y, r2, pattern_, colouring_, &Dt_);
+    Dt_ = (Dt_ - Jbar_) / h;
+    ++jstats_.time_derivatives;
+    jstats_.time_derivative_evaluations += evaluations2 + 1;
+    stats_.rhs_evaluations += evaluations2 + 1;
+    have_dt_ = Dt_.allFinite();
+  }
   return Jbar_.allFinite();
 }
 

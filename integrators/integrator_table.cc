@@ -23,6 +23,15 @@ std::unique_ptr<Integrator> Make(const IntegratorOptions& options) {
   return std::make_unique<T>(options);
 }
 
+// BDF of fixed order kOrder, or with DASSL-type order selection in [1, kOrder].
+template <int kOrder, bool kVariableOrder>
+std::unique_ptr<Integrator> MakeBdf(const IntegratorOptions& options) {
+  BdfOptions bdf;
+  bdf.order = kOrder;
+  bdf.variable_order = kVariableOrder;
+  return std::make_unique<Bdf>(options, bdf);
+}
+
 template <int kVariant>
 std::unique_ptr<Integrator> MakeNullspaceNewmark(const IntegratorOptions& options) {
   if constexpr (kVariant == 0) {
@@ -82,7 +91,7 @@ const std::array<IntegratorEntry, 8>& Table() {
        "formulation, extrapolation predictor, simplified Newton with the iteration matrix kept "
        "over steps, DASSL-type error estimate on q and v, restart at order 1 after each Reset",
        {Formulation::kStabilizedIndex2},
-       &Make<Bdf>},
+       &MakeBdf<2, false>},
   }};
   return table;
 }
