@@ -175,37 +175,7 @@ TEST(GeneralizedAlphaTest, IterationMatrixIsReusedAcrossSteps) {
 
 // ---- ρ∞ sweep on the double pendulum (issue 5) -----------------------------------------------
 
-// The planar double pendulum of tests/integrators/half_implicit_test.cc: two uniform bars (1 kg,
-// 1 m, J = 1/12 kg·m²) pinned to the ground and to each other, gravity 9.81 m/s², released at
-// rest in line 60° from the downward vertical.
-std::unique_ptr<engine::PlanarMultibodySystem> MakeDoublePendulum() {
-  engine::PlanarModelBuilder b;
-  engine::PlanarBody bar1, bar2;
-  const double theta = -std::numbers::pi / 2 + std::numbers::pi / 3;
-  const Eigen::Vector2d u(std::cos(theta), std::sin(theta));
-  bar1.name = "bar1";
-  bar1.inertia = 1.0 / 12.0;
-  bar1.q0 << 0.5 * u.x(), 0.5 * u.y(), theta;
-  bar2.name = "bar2";
-  bar2.inertia = 1.0 / 12.0;
-  bar2.q0 << 1.5 * u.x(), 1.5 * u.y(), theta;
-  const int i1 = b.AddBody(bar1);
-  const int i2 = b.AddBody(bar2);
-  engine::PlanarJoint pin;
-  pin.name = "pin";
-  pin.body_b = i1;
-  pin.point_b = Eigen::Vector2d(-0.5, 0.0);
-  b.AddJoint(pin);
-  engine::PlanarJoint elbow;
-  elbow.name = "elbow";
-  elbow.body_a = i1;
-  elbow.body_b = i2;
-  elbow.point_a = Eigen::Vector2d(0.5, 0.0);
-  elbow.point_b = Eigen::Vector2d(-0.5, 0.0);
-  b.AddJoint(elbow);
-  b.SetGravity(Eigen::Vector2d(0.0, -9.81));
-  return std::make_unique<engine::PlanarMultibodySystem>(b.Build());
-}
+// The unit double pendulum of test_problems.h released 60° from the downward vertical.
 
 struct PendulumRun {
   double t_reached = 0;
@@ -215,7 +185,7 @@ struct PendulumRun {
 };
 
 PendulumRun RunPendulum(Formulation f, double rho_inf, double h, double t_end) {
-  const auto system = MakeDoublePendulum();
+  const auto system = test_problems::MakeUnitDoublePendulum(std::numbers::pi / 3);
   const std::vector<int> rows = {0, 1, 2, 3};
   IntegratorOptions o;
   o.formulation = f;

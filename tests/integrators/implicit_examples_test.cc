@@ -232,6 +232,18 @@ TEST(RhoInfSceneKey, ParsedAndValidated) {
   }
 }
 
+// The spatial slider-crank example with Coulomb friction of coefficient `mu` in its guide.
+tools::Scene SliderCrankWithFriction(const char* mu) {
+  std::ifstream in(std::string(SALTUS_EXAMPLES_DIR) + "/spatial/slider_crank.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  return tools::ParseScene(text.str() +
+                               "forces:\n  - {name: guide_friction, type: prismatic_friction, "
+                               "joint: guide, mu: " +
+                               mu + "}\n",
+                           "slider_crank_friction");
+}
+
 // Coulomb friction in the slider's prismatic joint of Haug's slider-crank (half-implicit seed,
 // Sec. 3.4, Fig. 9; /work/shared/BENCHMARKS.md): examples/spatial/slider_crank.yaml with a
 // `prismatic_friction` force on the joint `guide`, μ = 0, 0.2, 0.4, half-implicit with the
@@ -246,19 +258,11 @@ TEST(RhoInfSceneKey, ParsedAndValidated) {
 // −z, the guide along x) opposes the slider's velocity, and equals μ N with N the stored normal
 // force (relative 1e-12: the same products in another order).
 TEST(PrismaticFriction, SliderCrankDrivingTorqueSwingGrowsWithMu) {
-  std::ifstream in(std::string(SALTUS_EXAMPLES_DIR) + "/spatial/slider_crank.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
   double swing[3], peak[3], jump[3];
   int k = 0;
   for (const char* mu : {"0", "0.2", "0.4"}) {
     SCOPED_TRACE(std::string("mu = ") + mu);
-    const tools::Scene scene = tools::ParseScene(
-        text.str() +
-            "forces:\n  - {name: guide_friction, type: prismatic_friction, joint: guide, "
-            "mu: " +
-            mu + "}\n",
-        "slider_crank_friction");
+    const tools::Scene scene = SliderCrankWithFriction(mu);
     const tools::SceneSystem ss = tools::BuildSceneSystem(scene);
     const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(ss.system.get());
     ASSERT_NE(spatial, nullptr);
@@ -324,19 +328,11 @@ TEST(PrismaticFriction, SliderCrankDrivingTorqueSwingGrowsWithMu) {
 // the hook, the direct run had no friction (N stayed 0): its torque was the μ = 0 curve for
 // every μ. Measured peaks: 0.7684 / 0.9124 / 1.0398 N·m, the event loop's to 4 digits.
 TEST(PrismaticFriction, IntegratorSteppedDirectlyAppliesFriction) {
-  std::ifstream in(std::string(SALTUS_EXAMPLES_DIR) + "/spatial/slider_crank.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
   double peak[3];
   int k = 0;
   for (const char* mu : {"0", "0.2", "0.4"}) {
     SCOPED_TRACE(std::string("mu = ") + mu);
-    const tools::Scene scene = tools::ParseScene(
-        text.str() +
-            "forces:\n  - {name: guide_friction, type: prismatic_friction, joint: guide, "
-            "mu: " +
-            mu + "}\n",
-        "slider_crank_friction");
+    const tools::Scene scene = SliderCrankWithFriction(mu);
     const tools::SceneSystem ss = tools::BuildSceneSystem(scene);
     const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(ss.system.get());
     ASSERT_NE(spatial, nullptr);

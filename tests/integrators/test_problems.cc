@@ -582,6 +582,35 @@ double VelocityViolation(const engine::MechanicalSystem& system, const std::vect
   return (G * v + g_t).lpNorm<Eigen::Infinity>();
 }
 
+std::unique_ptr<engine::PlanarMultibodySystem> MakeUnitDoublePendulum(double angle0) {
+  engine::PlanarModelBuilder b;
+  engine::PlanarBody bar1, bar2;
+  const double theta = -std::numbers::pi / 2 + angle0;
+  const Eigen::Vector2d u(std::cos(theta), std::sin(theta));
+  bar1.name = "bar1";
+  bar1.inertia = 1.0 / 12.0;
+  bar1.q0 << 0.5 * u.x(), 0.5 * u.y(), theta;
+  bar2.name = "bar2";
+  bar2.inertia = 1.0 / 12.0;
+  bar2.q0 << 1.5 * u.x(), 1.5 * u.y(), theta;
+  const int i1 = b.AddBody(bar1);
+  const int i2 = b.AddBody(bar2);
+  engine::PlanarJoint pin;
+  pin.name = "pin";
+  pin.body_b = i1;
+  pin.point_b = Eigen::Vector2d(-0.5, 0.0);
+  b.AddJoint(pin);
+  engine::PlanarJoint elbow;
+  elbow.name = "elbow";
+  elbow.body_a = i1;
+  elbow.body_b = i2;
+  elbow.point_a = Eigen::Vector2d(0.5, 0.0);
+  elbow.point_b = Eigen::Vector2d(-0.5, 0.0);
+  b.AddJoint(elbow);
+  b.SetGravity(Eigen::Vector2d(0.0, -9.81));
+  return std::make_unique<engine::PlanarMultibodySystem>(b.Build());
+}
+
 double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y) {
   const auto n = static_cast<double>(x.size());
   double sx = 0, sy = 0, sxx = 0, sxy = 0;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "engine/mechanical_system.h"
+#include "engine/planar_model.h"
 
 namespace saltus::integrators::test_problems {
 
@@ -70,6 +71,11 @@ double PositionViolation(const engine::MechanicalSystem& system, const std::vect
                          double t, const Eigen::VectorXd& q);
 double VelocityViolation(const engine::MechanicalSystem& system, const std::vector<int>& rows,
                          double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
+// Two uniform bars (1 kg, 1 m, J = 1/12 kg·m²) pinned to the ground and to each other, gravity
+// 9.81 m/s², released at rest in line at `angle0` from the downward vertical (the energy and
+// damping studies of the implicit schemes; not a convergence-order problem).
+std::unique_ptr<engine::PlanarMultibodySystem> MakeUnitDoublePendulum(double angle0);
 
 // Least-squares slope of log(y) against log(x).
 double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y);
