@@ -207,6 +207,16 @@ StepStatus Dopri5::DoStep(double t_limit) {
     if (last) h = remaining;
 
     EvalResult r = Stages(h);
+    // A stage that lands (nearly) on a singular configuration can leave G v̇ + γ above the
+    // consistency bound although the state is consistent: retried with a smaller step, whose
+    // stages lie elsewhere. As h → h_min the stages approach the accepted state, so a genuine
+    // inconsistency still ends in kLinearSolveFailure.
+    if (r == EvalResult::kLinearSolveFailure && adaptive && h > options_.h_min) {
+      ++stats_.rejected_steps;
+      h = std::max(h * kStageFailureShrink, options_.h_min);
+      rejected = true;
+      continue;
+    }
     if (r != EvalResult::kOk) return ToStatus(r);
 
     double err = 0;
@@ -225,11 +235,18 @@ StepStatus Dopri5::DoStep(double t_limit) {
 
     const double t_new = last ? t_limit : t_ + h;
     bool projected = false;
-    if (!ProjectIfNeeded(t_new, &projected)) return StepStatus::kNewtonFailure;
-    if (projected) {
-      r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
-      if (r != EvalResult::kOk) return ToStatus(r);
+    const bool projection_ok = ProjectIfNeeded(t_new, &projected);
+    if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
+    // Same as a stage failure: the step end sits (nearly) on a singular configuration.
+    if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive &&
+        h > options_.h_min) {
+      ++stats_.rejected_steps;
+      h = std::max(h * kStageFailureShrink, options_.h_min);
+      rejected = true;
+      continue;
     }
+    if (!projection_ok) return StepStatus::kNewtonFailure;
+    if (r != EvalResult::kOk) return ToStatus(r);
 
     BuildDenseOutput(h);
     t_prev_ = t_;

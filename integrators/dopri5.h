@@ -51,9 +51,16 @@
 // rejected), +1 per projected step.
 //
 // Failures (the state stays at the last accepted step): a KKT solve that fails (DynamicsStatus
-// not ok) → kLinearSolveFailure; a NaN or Inf in a stage → kNonFinite (not retried with a smaller
-// step: non-finite forces are a modelling error more often than a step-size one); an error test
-// that fails with h ≤ h_min → kStepSizeUnderflow.
+// not ok) in a stage or at the projected step end, or a projection that does not converge, is
+// treated as a rejected step (adaptive mode): h is halved and the step retried, because a stage
+// that lands almost exactly on a singular configuration (the double four-bar with all bars on
+// the ground line) leaves G v̇ + γ just above the consistency bound while the state is
+// consistent; the retried step's stages lie elsewhere. Only when h has reached h_min (the stages
+// then approach the accepted state) is it reported: kLinearSolveFailure or kNewtonFailure. So a
+// genuinely inconsistent state is still reported, after ~log2(h / h_min) retries. A NaN or Inf
+// in a stage → kNonFinite (not retried with a smaller step: non-finite forces are a modelling
+// error more often than a step-size one); an error test that fails with h ≤ h_min →
+// kStepSizeUnderflow.
 //
 // References: J. R. Dormand, P. J. Prince, A family of embedded Runge–Kutta formulae, J. Comput.
 // Appl. Math. 6 (1980) 19–26. E. Hairer, S. P. Nørsett, G. Wanner, Solving Ordinary Differential
@@ -128,6 +135,9 @@ class Dopri5 final : public Integrator {
 
  private:
   enum class EvalResult { kOk, kLinearSolveFailure, kNonFinite };
+  // Step reduction after a failed stage solve or projection (see the header; a heuristic: any
+  // factor that moves the stages off the singular point will do).
+  static constexpr double kStageFailureShrink = 0.5;
   static StepStatus ToStatus(EvalResult r);
 
   void DoReset() override;

@@ -320,10 +320,11 @@ TEST(SpatialBenchmarks, DoubleFourBarKeepsEnergyUpToItsFirstSingularConfiguratio
 // 1.227 s at rtol 1e-6). Measured: rtol 1e-6, 998 steps, drift 1.9e-7 J. LIMITATION (issue 3):
 // at rtol ≤ 1e-7 the 29 independent rows DOPRI5 keeps (integrators/row_selection) let the
 // mechanism move out of plane near the singular configuration and a dropped rotation row
-// (O2.rot2) exceeds its watch at t ≈ 3.17 s. The planar scene (14 independent rows) still
-// stops at rtol 1e-6…1e-10: a stage lands so close to the singular configuration (rank 12 of
-// 14 at the 1e-10 threshold) that G v̇ + γ cannot be brought below the √ε consistency bound
-// (4.7e-6 against 4.4e-6 at t = 0.7144 s, rtol 1e-8), the index-1 solve reports failure.
+// (O2.rot2) exceeds its watch at t ≈ 3.17 s (with DOPRI5 retrying failed stage solves the
+// steps instead shrink towards t ≈ 3.1707 s at rtol 1e-7, 1.228 s at rtol 1e-8). The planar
+// scene: a stage that lands on the singular configuration (G v̇ + γ 4.7e-6 against the √ε bound
+// 4.4e-6 at t = 0.7144 s) is now a rejected step (integrators/dopri5.h); 20 s pass at rtol 1e-6
+// and 1e-7 but with energy drift 9.6e-2 / 5.8e-3 J, and rtol 1e-8 / 1e-10 stop at 2.745 / 3.632 s.
 TEST(SpatialBenchmarks, DoubleFourBarKeepsEnergyWithinIftommCriterionOver20s) {
   const auto system = testing::DoubleFourBar();
   const std::vector<int> rows = JointRows(*system);

@@ -319,5 +319,62 @@ TEST(Dopri5, SingularKktReturnsLinearSolveFailure) {
   EXPECT_NEAR(integrator.t(), 0.0, 0.0);  // untouched
 }
 
+// A free particle (q̈ = 0, q = t) whose KKT solve fails where |q − q_bad| < width: M is −1 there.
+// With a narrow window this stands for a stage landing almost exactly on a singular
+// configuration (the double four-bar with all bars on the ground line), with a wide one for a
+// genuinely unsolvable region.
+class MassFailsInWindow final : public engine::MechanicalSystem {
+ public:
+  MassFailsInWindow(double q_bad, double width) : q_bad_(q_bad), width_(width) {}
+  int nq() const override { return 1; }
+  int nv() const override { return 1; }
+  void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override {
+    M->setConstant(1, 1, std::abs(q(0) - q_bad_) < width_ ? -1.0 : 1.0);
+  }
+  void Forces(double /*t*/, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/,
+              Eigen::VectorXd* F) const override {
+    F->setZero(1);
+  }
+
+ private:
+  double q_bad_, width_;
+};
+
+IntegratorOptions TenthSteps() {
+  IntegratorOptions o;
+  o.h_init = 0.1;
+  o.h_max = 0.1;  // steps of exactly 0.1 on q = t: the step from 0.2 ends (stage 7) on q = 0.3
+  o.h_min = 1e-7;
+  return o;
+}
+
+TEST(Dopri5, StageOnASingularPointIsRetriedWithASmallerStep) {
+  // Window 1e-12 around q = 0.3: only a stage landing there (to round-off) fails.
+  MassFailsInWindow system(0.3, 1e-12);
+  Dopri5 integrator(TenthSteps());
+  integrator.Reset(system, {}, 0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Ones(1));
+  StepStatus status = StepStatus::kAccepted;
+  while (status == StepStatus::kAccepted && integrator.t() < 1.0) status = integrator.Step(1.0);
+  ASSERT_EQ(status, StepStatus::kAccepted) << "t = " << integrator.t();
+  EXPECT_GE(integrator.stats().rejected_steps, 1);  // the step 0.2 → 0.3 was retried
+  // q = t exactly for DOPRI5 (linear solution); 1e-12 allows the round-off of ~20 steps.
+  EXPECT_NEAR(integrator.q()(0), 1.0, 1e-12);
+}
+
+TEST(Dopri5, GenuinelyUnsolvableRegionStillStopsWithLinearSolveFailure) {
+  // Every q in [0.3 − 0.05, 0.3 + 0.05] fails: shrinking the step cannot avoid it. The run must
+  // stop with kLinearSolveFailure at the last accepted state, before the region.
+  MassFailsInWindow system(0.3, 0.05);
+  Dopri5 integrator(TenthSteps());
+  integrator.Reset(system, {}, 0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Ones(1));
+  StepStatus status = StepStatus::kAccepted;
+  while (status == StepStatus::kAccepted && integrator.t() < 1.0) status = integrator.Step(1.0);
+  EXPECT_EQ(status, StepStatus::kLinearSolveFailure);
+  EXPECT_LE(integrator.q()(0), 0.25);  // the last accepted state is outside the region
+  // The steps were halved down to h_min before giving up: the state is within a few h_min
+  // (1e-7; factor 4 for the stage offsets c_i h) of the region's edge.
+  EXPECT_GT(integrator.q()(0), 0.25 - 4e-7);
+}
+
 }  // namespace
 }  // namespace saltus::integrators
