@@ -80,6 +80,10 @@ class DenseOnly : public MechanicalSystem {
                          Eigen::VectorXd* q_next) const override {
     inner_->IntegratePosition(q, v, h, q_next);
   }
+  bool PositionDifference(const Eigen::VectorXd& q, const Eigen::VectorXd& q_base,
+                          Eigen::VectorXd* theta) const override {
+    return inner_->PositionDifference(q, q_base, theta);
+  }
   void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
                Eigen::VectorXd* theta_dot) const override {
     inner_->DexpInv(theta, v, theta_dot);

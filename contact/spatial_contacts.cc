@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "engine/block_sparse.h"
 #include "engine/rotation.h"
 
 namespace saltus::contact {
@@ -238,6 +239,44 @@ void SpatialContacts::JacobianRow(
   };
   add(pair.body_a, d.point_a, -1.0);
   add(pair.body_b, d.point_b, 1.0);
+}
+
+bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int local_row,
+                                           engine::BlockSparseRows* G) const {
+  (void)t;
+  if (G->block_size != 6) return false;
+  CheckSizes(q, nullptr, "AppendJacobianBlocks");
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(local_row))];
+  const PairDistance d = Evaluate(q, local_row);
+  // Same entries as JacobianRow: −n, −s_a × (Rᵀn) on body a; +n, s_b × (Rᵀn) on body b.
+  const auto block = [&](int body, const Vector3d& p, double sign, double* out) {
+    const Isometry3d X = BodyPose(q, body);
+    const Matrix3d& R = X.linear();
+    const Vector3d s = R.transpose() * (p - X.translation());
+    const Vector3d rot = s.cross(R.transpose() * d.normal);
+    for (int j = 0; j < 3; ++j) {
+      out[j] += sign * d.normal[j];
+      out[3 + j] += sign * rot[j];
+    }
+  };
+  int body[2] = {pair.body_a, pair.body_b};
+  const Vector3d* point[2] = {&d.point_a, &d.point_b};
+  double sign[2] = {-1.0, 1.0};
+  if (body[1] != engine::kGround && (body[0] == engine::kGround || body[1] < body[0])) {
+    std::swap(body[0], body[1]);
+    std::swap(point[0], point[1]);
+    std::swap(sign[0], sign[1]);
+  }
+  double* last = nullptr;
+  for (int k = 0; k < 2; ++k) {
+    if (body[k] == engine::kGround) continue;
+    // Both sides on one body (never a pair of the default filter): one block holding the sum.
+    double* out = (k == 1 && body[1] == body[0]) ? last : G->AddBlock(body[k]);
+    block(body[k], *point[k], sign[k], out);
+    last = out;
+  }
+  G->EndRow();
+  return true;
 }
 
 void SpatialContacts::Jacobian(double t, const VectorXd& q, std::span<const int> rows,

@@ -109,6 +109,11 @@ class SpatialContacts : public engine::ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override;
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override;
+  // The row's G as 6-blocks of its (at most two) bodies, the same entries as Jacobian: O(1)
+  // per row instead of O(nv), so that block-sparse solvers and ġ = G v cost O(rows), not
+  // O(rows · nv), in piles of many bodies. False when G->block_size ≠ 6.
+  bool AppendJacobianBlocks(double t, const Eigen::VectorXd& q, int local_row,
+                            engine::BlockSparseRows* G) const override;
   // Rows of the pairs the broadphase finds within margin + δ_a + δ_b (see above). Throws
   // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,

@@ -15,6 +15,8 @@
 
 namespace saltus::engine {
 
+struct BlockSparseRows;  // engine/block_sparse.h
+
 enum class ConstraintKind { kBilateral, kUnilateral };
 
 struct ConstraintRowInfo {
@@ -52,6 +54,15 @@ class ConstraintBlock {
     (void)q, (void)speed_bound, (void)horizon, (void)margin;
     rows->resize(static_cast<std::size_t>(num_rows()));
     std::iota(rows->begin(), rows->end(), 0);
+  }
+  // Appends row `local_row` of G to *G as block-sparse row (one block of G->block_size
+  // velocities per body, ascending body order, closed with EndRow) in O(bodies of the row)
+  // instead of the O(nv) of a dense row, and returns true; returns false and appends nothing when
+  // the block does not provide it (the default; the system then uses Jacobian on a dense row).
+  virtual bool AppendJacobianBlocks(double t, const Eigen::VectorXd& q, int local_row,
+                                    BlockSparseRows* G) const {
+    (void)t, (void)q, (void)local_row, (void)G;
+    return false;
   }
   // ∂g/∂t; zero for scleronomic blocks (the default).
   virtual void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,

@@ -233,6 +233,14 @@ void MechanicalSystem::ConstraintJacobian(double t, const Eigen::VectorXd& q,
   });
 }
 
+bool MechanicalSystem::AppendConstraintJacobianBlocks(double t, const Eigen::VectorXd& q, int row,
+                                                      BlockSparseRows* G) const {
+  constraint_info(row);  // throws if row is invalid
+  const int b = row_block_[static_cast<std::size_t>(row)];
+  return blocks_[static_cast<std::size_t>(b)]->AppendJacobianBlocks(
+      t, q, row - block_first_row_[static_cast<std::size_t>(b)], G);
+}
+
 void MechanicalSystem::ConstraintTimeDerivative(double t, const Eigen::VectorXd& q,
                                                 std::span<const int> rows,
                                                 Eigen::VectorXd* g_t) const {

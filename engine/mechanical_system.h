@@ -50,6 +50,17 @@ class MechanicalSystem {
   // q_next may alias q.
   virtual void IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double h,
                                  Eigen::VectorXd* q_next) const;
+  // θ = q ⊖ q_base, the tangent increment with q_base ⊕ θ = q (inverse of IntegratePosition at
+  // h = 1; for rotations the logarithm of the relative rotation), resized to nv. Multistep
+  // methods keep past positions as such increments relative to the current point (BDF). Returns
+  // false when the system cannot compute it; the default is q − q_base when nq = nv and false
+  // otherwise (a system with nq = nv and a nonlinear IntegratePosition must override it).
+  virtual bool PositionDifference(const Eigen::VectorXd& q, const Eigen::VectorXd& q_base,
+                                  Eigen::VectorXd* theta) const {
+    if (nq() != nv()) return false;
+    *theta = q - q_base;
+    return true;
+  }
   // Along a curve q(t) = q₀ ⊕ θ(t) (θ ∈ R^nv), the velocity v(t) and the rate of the tangent
   // increment are related by θ̇ = dexp⁻¹_θ(v). Lie-group Runge–Kutta methods of Munthe-Kaas type
   // integrate θ with this map so that they keep their order on rotations (Hairer, Lubich &
@@ -149,6 +160,10 @@ class MechanicalSystem {
                                 Eigen::VectorXd* g_t) const;
   void ConstraintGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::VectorXd* gamma) const;
+  // ConstraintBlock::AppendJacobianBlocks of the block holding `row` (global): true when the
+  // block appended the row to *G. Throws std::out_of_range on a row outside the system.
+  bool AppendConstraintJacobianBlocks(double t, const Eigen::VectorXd& q, int row,
+                                      BlockSparseRows* G) const;
 
  private:
   // Splits `rows` into runs that belong to one block and calls `fn(block, local_rows, offset)`.

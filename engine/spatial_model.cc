@@ -796,8 +796,8 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
           for (int j = 0; j < 6; ++j) out[j] = blocks(6 * side + j);
         }
         G->EndRow();
-      } else {
-        ConstraintJacobian(t, q, std::span<const int>(&r, 1), &dense_row);  // throws if r invalid
+      } else if (!AppendConstraintJacobianBlocks(t, q, r, G)) {  // throws if r invalid
+        ConstraintJacobian(t, q, std::span<const int>(&r, 1), &dense_row);
         G->AppendDenseRow(dense_row.row(0));
       }
     }
@@ -909,6 +909,23 @@ void SpatialMultibodySystem::IntegratePosition(const Eigen::VectorXd& q, const E
     q_next->segment<4>(7 * i + 3) =
         QuaternionMultiply(Q, QuaternionExp(h * v.segment<3>(6 * i + 3)));
   }
+}
+
+bool SpatialMultibodySystem::PositionDifference(const Eigen::VectorXd& q,
+                                                const Eigen::VectorXd& q_base,
+                                                Eigen::VectorXd* theta) const {
+  CheckSize(q, nq(), "q", "SpatialMultibodySystem::PositionDifference");
+  CheckSize(q_base, nq(), "q_base", "SpatialMultibodySystem::PositionDifference");
+  theta->resize(nv());
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    theta->segment<3>(6 * i) = q.segment<3>(7 * i) - q_base.segment<3>(7 * i);
+    // Q_base⁻¹ = conjugate (unit quaternions); Log returns the shortest rotation vector.
+    const Eigen::Vector4d Qb = q_base.segment<4>(7 * i + 3);
+    const Eigen::Vector4d Qb_conj(Qb(0), -Qb(1), -Qb(2), -Qb(3));
+    theta->segment<3>(6 * i + 3) =
+        QuaternionLog(QuaternionMultiply(Qb_conj, q.segment<4>(7 * i + 3)));
+  }
+  return true;
 }
 
 void SpatialMultibodySystem::DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,

@@ -281,6 +281,10 @@ class SpatialMultibodySystem : public MechanicalSystem {
               Eigen::VectorXd* F) const override;
   void IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double h,
                          Eigen::VectorXd* q_next) const override;
+  // Per body: x − x_base on the translation, Log(Q_base⁻¹ ⊗ Q) (body-frame rotation vector, the
+  // inverse of IntegratePosition's Q_base ⊗ exp(θ/2)) on the rotation.
+  bool PositionDifference(const Eigen::VectorXd& q, const Eigen::VectorXd& q_base,
+                          Eigen::VectorXd* theta) const override;
   // Per body: identity on the translation; on the rotation (R = R₀ Exp(θ), body-frame ω) the
   // inverse right Jacobian of SO(3): θ̇ = ω + ½ θ×ω + (1/|θ|² − (1 + cos|θ|)/(2|θ| sin|θ|)) θ×(θ×ω).
   void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,

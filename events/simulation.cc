@@ -126,15 +126,16 @@ struct Simulation::Impl {
 
   // Monitoring of the open unilateral rows during a phase (see OpenRowMode). Rows that are
   // clearly open are watched through g; rows that leave a contact with ġ > 0 through
-  // g / (t − t_phase), which has the same sign for t > t_phase but no spurious root at the start,
-  // where g is at round-off level; other touching rows (released with ġ ≤ 0) are watched
-  // through g + τ₀ so that a real penetration is still caught.
+  // (g − g_phase) / (t − t_phase), g_phase = min(g(t_phase), 0), which has no spurious root at
+  // the start, where g is at round-off level (of either sign; header); other touching rows
+  // (released with ġ ≤ 0) are watched through g + τ₀ so that a real penetration is still caught.
   // open_rows are the watched rows of the current step (header, "Watched rows"); the mode and
   // departing rate are kept per global row, so that rows can join and leave the watched set.
   std::vector<int> open_rows;
   enum OpenRowMode : char { kArmed, kDeparting, kUnarmed };
   std::vector<char> mode;              // per global row
   std::vector<double> departing_rate;  // per global row: ġ at the phase start (kDeparting rows)
+  std::vector<double> departing_gap;   // per global row: min(g, 0) at the phase start
   std::vector<char> is_unilateral;     // per global row
   double phase_start = 0;
   VectorXd zero_speed, speed_bound, dv_bound, v_sample_prev;
@@ -281,6 +282,7 @@ Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
   for (int r : impl_->unilateral) impl_->is_unilateral[static_cast<std::size_t>(r)] = 1;
   impl_->mode.assign(static_cast<std::size_t>(system_->num_constraints()), Impl::kArmed);
   impl_->departing_rate.assign(static_cast<std::size_t>(system_->num_constraints()), 0.0);
+  impl_->departing_gap.assign(static_cast<std::size_t>(system_->num_constraints()), 0.0);
   impl_->zero_speed = VectorXd::Zero(system_->nv());
   impl_->time_events = o.time_events;
   std::sort(impl_->time_events.begin(), impl_->time_events.end());
@@ -518,6 +520,7 @@ void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v
       if (gdot[kk] > 0) {
         im.mode[row] = kDeparting;
         im.departing_rate[row] = gdot[kk];
+        im.departing_gap[row] = std::min(im.g_buf[kk], 0.0);
       } else {
         im.mode[row] = kUnarmed;
       }
@@ -657,14 +660,15 @@ RunResult Simulation::AdvanceTo(double t_end) {
       }
     }
   };
-  // φ for open row k (armed: g; departing: g / (t − t_phase); unarmed: g + τ₀) and closed row
-  // k (λ + τ₃: hysteresis).
+  // φ for open row k (armed: g; departing: (g − g_phase) / (t − t_phase); unarmed: g + τ₀) and
+  // closed row k (λ + τ₃: hysteresis).
   auto phi_open = [&](const EventFunctions& f, std::size_t k) {
     const double g = f.gaps[static_cast<Eigen::Index>(k)];
     const auto row = static_cast<std::size_t>(im.open_rows[k]);
     switch (im.mode[row]) {
       case Impl::kDeparting:
-        return f.t > im.phase_start ? g / (f.t - im.phase_start) : im.departing_rate[row];
+        return f.t > im.phase_start ? (g - im.departing_gap[row]) / (f.t - im.phase_start)
+                                    : im.departing_rate[row];
       case Impl::kUnarmed:
         return g + th.tau0;
       default:
@@ -834,7 +838,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
                      im.mode[static_cast<std::size_t>(im.open_rows[r])] != Impl::kUnarmed &&
                      f_prev.rates[static_cast<Eigen::Index>(r)] < 0.0 &&
                      f_next.rates[static_cast<Eigen::Index>(r)] > 0.0) {
-            // Armed (φ = g) or departing (φ = g/(t − t_phase), same sign) row with a minimum of
+            // Armed (φ = g) or departing (φ = (g − g_phase)/(t − t_phase)) row with a minimum of
             // the gap between the samples: the tunnelling guard above.
             const double root =
                 find_tunnelling(s_prev, s, f_prev.gaps[static_cast<Eigen::Index>(r)],

@@ -8,9 +8,15 @@
 // points:
 //   impact     g^α(t) of open contacts falling through 0. A contact that starts the phase
 //              touching (g ≤ 10⁻³ τ₀) and separating (ġ > 0, e.g. just after a bounce) is watched
-//              through g/(t − t_phase), which has the same roots for t > t_phase but none at the
-//              start, where g is at round-off level; one touching without separating velocity is
-//              watched through g + τ₀ until its gap is clearly positive (a penetration guard);
+//              through (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0): it tends to
+//              ġ(t_phase) > 0 at the start, where g is at round-off level, and has a root when
+//              the gap comes back to 0, or to g_phase ≥ −τ₀ after a start within the projection
+//              tolerance below the contact. With g/(t − t_phase) instead, a
+//              start at g_phase < 0 within the projection's tolerance (−1.3e-13 in the 50-sphere
+//              pile) gave φ → −∞ just after t_phase: a root at t_phase itself, the same empty
+//              switch again and again (event accumulation); one touching without separating
+//              velocity is watched through g + τ₀ until its gap is clearly positive (a penetration
+//              guard);
 //   take-off   λ^α(t) + τ₃ of closed contacts falling through 0, with λ from the index-1 solve
 //              (engine::ConstrainedDynamics) at the interpolated state, so integrators of any
 //              index give smooth multipliers (τ₃ is a hysteresis against chattering);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace saltus::integrators {
 
@@ -28,9 +29,10 @@ void LagrangeWeights(const std::vector<double>& x, std::size_t n, double s,
 
 }  // namespace
 
-Bdf::Bdf(const IntegratorOptions& options, const BdfOptions& bdf) : Integrator(options), bdf_(bdf) {
+Bdf::Bdf(const IntegratorOptions& options, const BdfOptions& bdf, std::string name)
+    : Integrator(options), bdf_(bdf), name_(std::move(name)) {
   if (!Supports(options.formulation)) {
-    throw std::invalid_argument("integrator 'bdf' does not support formulation '" +
+    throw std::invalid_argument("integrator '" + name_ + "' does not support formulation '" +
                                 std::string(ToString(options.formulation)) + "'; supported: ggl");
   }
   if (bdf_.order < 1 || bdf_.order > 5) {
@@ -71,6 +73,7 @@ void Bdf::DoReset() {
   mu_.setZero(m);
   ht_.assign(1, t_);
   htheta_.assign(1, Eigen::VectorXd::Zero(nv));
+  hq_.assign(1, q_);
   hv_.assign(1, v_);
   hlambda_.assign(1, lambda_);
   last_order_ = 1;
@@ -222,6 +225,7 @@ bool Bdf::Factorize() {
     J_.rightCols(2 * m) *= c0;
     ++stats_.factorizations;
     c0_matrix_ = c0;
+    k_matrix_ = k_;
     return J_lu_.Factorize(J_);
   }
   J_.setZero(n, n);
@@ -236,6 +240,7 @@ bool Bdf::Factorize() {
   J_.block(2 * nv + m, 0, m, nv) = G_;
   ++stats_.factorizations;
   c0_matrix_ = c0;
+  k_matrix_ = k_;
   return J_lu_.Factorize(J_);
 }
 
@@ -271,7 +276,10 @@ Bdf::Outcome Bdf::Solve(double h) {
         if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
       }
       if (!Factorize()) return Outcome::kLinearSolveFailure;
-    } else if (std::abs(c0 / c0_matrix_ - 1.0) > bdf_.refactor_threshold) {
+    } else if (std::abs(c0 / c0_matrix_ - 1.0) > bdf_.refactor_threshold ||
+               (k_ != k_matrix_ && (!coloured || bdf_.partitioned_update))) {
+      // A change of order also refactorizes (see bdf.h, "Restart"): the start-up steps after
+      // every Reset change the order at each step with c₀ within the threshold.
       // Coloured differences without the partitioned update: J = c₀𝓜 − ∂F/∂y is differenced as
       // a whole (as in DASSL), so a new c₀ needs a new difference approximation.
       if (coloured && !bdf_.partitioned_update && !DifferenceJacobian(t, false)) {
@@ -444,6 +452,7 @@ StepStatus Bdf::DoStep(double t_limit) {
     // History: insert the new point and re-base the positions on q_{n+1}.
     ht_.insert(ht_.begin(), t_new);
     htheta_.insert(htheta_.begin(), theta_new_);
+    hq_.insert(hq_.begin(), q_new_);
     hv_.insert(hv_.begin(), v_new_);
     hlambda_.insert(hlambda_.begin(), lambda_new_);
     // Order selection needs y_{n+1}, …, y_{n−k−1} (k + 3 values) for the order-(k+1) estimate.
@@ -451,10 +460,15 @@ StepStatus Bdf::DoStep(double t_limit) {
     if (ht_.size() > keep) {
       ht_.resize(keep);
       htheta_.resize(keep);
+      hq_.resize(keep);
       hv_.resize(keep);
       hlambda_.resize(keep);
     }
-    for (std::size_t j = 1; j < htheta_.size(); ++j) htheta_[j] -= theta_new_;
+    // θ_j ← q_j ⊖ q_{n+1} through the system's inverse position update (exact on rotations);
+    // systems without it: θ_j − θ_{n+1}, exact in vector spaces only (see bdf.h).
+    for (std::size_t j = 1; j < htheta_.size(); ++j) {
+      if (!system_->PositionDifference(hq_[j], q_new_, &htheta_[j])) htheta_[j] -= theta_new_;
+    }
     htheta_[0].setZero();
 
     t_prev_ = t_;
@@ -474,7 +488,10 @@ StepStatus Bdf::DoStep(double t_limit) {
       // DASSL's step-size rule for the chosen order (Brenan, Campbell & Petzold, Sec. 5.2.2):
       // r = (2 est + 10⁻⁴)^(−1/(k+1)); double when r ≥ 2, keep h when 1 < r < 2 (constant steps
       // keep the BDF coefficients and J), else shrink by r clamped to [0.5, 0.9].
-      const double est = SelectOrder(h, err);
+      // SelectOrder returns −1 when the history is still too short for T(k_new) (the initial
+      // phase right after a Reset): the step's own estimate decides the new step then.
+      double est = SelectOrder(h, err);
+      if (est < 0) est = err;
       double r = std::pow(2.0 * est + 1e-4, -1.0 / (k_next_ + 1));
       if (r >= kMaxStepRatio) {
         r = kMaxStepRatio;

@@ -29,7 +29,8 @@ std::unique_ptr<Integrator> MakeBdf(const IntegratorOptions& options) {
   BdfOptions bdf;
   bdf.order = kOrder;
   bdf.variable_order = kVariableOrder;
-  return std::make_unique<Bdf>(options, bdf);
+  return std::make_unique<Bdf>(options, bdf,
+                               kVariableOrder ? "bdf" : "bdf" + std::to_string(kOrder));
 }
 
 template <int kVariant>
@@ -43,8 +44,8 @@ std::unique_ptr<Integrator> MakeNullspaceNewmark(const IntegratorOptions& option
   }
 }
 
-const std::array<IntegratorEntry, 8>& Table() {
-  static const std::array<IntegratorEntry, 8> table = {{
+const std::array<IntegratorEntry, 9>& Table() {
+  static const std::array<IntegratorEntry, 9> table = {{
       {"dopri5",
        "Dormand-Prince 5(4), explicit Runge-Kutta with dense output of order 4, on the index-1 "
        "formulation with MDOP5 projection of positions and velocities",
@@ -87,9 +88,16 @@ const std::array<IntegratorEntry, 8>& Table() {
        {Formulation::kIndex3},
        &Make<HalfImplicit>},
       {"bdf",
-       "Variable-step BDF of order 2 (variable-coefficient form) on the stabilized index-2 (GGL) "
-       "formulation, extrapolation predictor, simplified Newton with the iteration matrix kept "
-       "over steps, DASSL-type error estimate on q and v, restart at order 1 after each Reset",
+       "Variable-step, variable-order BDF 1-5 (variable-coefficient form, DASSL-type order "
+       "selection) on the stabilized index-2 (GGL) formulation, extrapolation predictor, "
+       "simplified Newton with the iteration matrix kept over steps, DASSL-type error estimate "
+       "on q and v, restart at order 1 after each Reset; fixed-step runs use order 2",
+       {Formulation::kStabilizedIndex2},
+       &MakeBdf<5, true>},
+      {"bdf2",
+       "Variable-step BDF of fixed order 2 (variable-coefficient form) on the stabilized "
+       "index-2 (GGL) formulation, as bdf but without order selection (restart: trapezoidal "
+       "step, then BDF2)",
        {Formulation::kStabilizedIndex2},
        &MakeBdf<2, false>},
   }};

@@ -32,6 +32,17 @@ namespace saltus::integrators {
 // |R_kk| ≤ tolerance · |R_11| counts as dependent (|R_11| the largest pivot).
 inline constexpr double kDefaultRedundancyTolerance = 1e-9;
 
+// Large systems (nv ≥ engine::kSparseMinimumNv with block-sparse G: long chains, piles of
+// bodies in contact) first try a cheap certificate that every row is independent, which is the
+// common case at a restart: the sparse LDLᵀ of the Gram matrix G Gᵀ (engine::SparseDelassus with
+// N = I, fill-reducing ordering), O(nnz) for a chain against O(m² nv) for the dense QR. Its
+// pivots d_k are the squared diagonal of the R of a QR of Gᵀ in the elimination order; when all
+// d_k > kIndependenceCertificateTolerance · max d (|R_kk| ≥ 1e-4 of the largest, far above the
+// QR's 1e-9 and far above structural redundancy, whose pivots are round-off, ~1e-16 relative)
+// the rows are kept as they are (a caller's tolerance above 1e-4 raises the pivot threshold to
+// tolerance²). Otherwise (a redundant or nearly redundant set) the QR decides.
+inline constexpr double kIndependenceCertificateTolerance = 1e-8;
+
 // The rows of `rows` (global constraint indices) whose gradients G_i(q) at (t, q) are linearly
 // independent, in their original order; `rows` itself when they all are (also when empty).
 std::vector<int> IndependentRows(const engine::MechanicalSystem& system, double t,

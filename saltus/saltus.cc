@@ -121,6 +121,10 @@ class ForcedSystem final : public engine::MechanicalSystem {
                          VectorXd* q_next) const override {
     inner_->IntegratePosition(q, v, h, q_next);
   }
+  bool PositionDifference(const VectorXd& q, const VectorXd& q_base,
+                          VectorXd* theta) const override {
+    return inner_->PositionDifference(q, q_base, theta);
+  }
   void DexpInv(const VectorXd& theta, const VectorXd& v, VectorXd* theta_dot) const override {
     inner_->DexpInv(theta, v, theta_dot);
   }

@@ -5,6 +5,7 @@
 // linear-solve failure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -73,6 +74,65 @@ TEST(IndependentRows, ReturnsIndependentRowsUnchanged) {
   std::vector<int> kept = IndependentRows(*system, 0.0, s.q, AllJointRows(*system));
   EXPECT_EQ(IndependentRows(*system, 0.0, s.q, kept), kept);
   EXPECT_TRUE(IndependentRows(*system, 0.0, s.q, std::vector<int>{}).empty());
+}
+
+// A chain of n spherical joints (nv = 6n ≥ 48 for n ≥ 8: the sparse certificate applies),
+// optionally with the first joint given twice (3 redundant rows 3n…3n+2, the copies of 0…2).
+std::shared_ptr<SpatialMultibodySystem> Chain(int n, bool duplicate_first_joint) {
+  engine::SpatialModelBuilder builder;
+  for (int i = 0; i < n; ++i) {
+    engine::SpatialBody body;
+    body.name = "bar" + std::to_string(i);
+    body.mass = 1.0 + 0.1 * i;
+    body.inertia = Eigen::Vector3d(0.3, 0.3, 0.01).asDiagonal();
+    body.position = Eigen::Vector3d(0.1 * i, 0.0, -(i + 0.5));
+    builder.AddBody(body);
+    engine::SpatialJoint joint;
+    joint.name = "ball" + std::to_string(i);
+    joint.type = engine::SpatialJointType::kSpherical;
+    joint.body_a = i == 0 ? engine::kGround : i - 1;
+    joint.body_b = i;
+    joint.point_a = i == 0 ? Eigen::Vector3d::Zero() : Eigen::Vector3d(0.0, 0.0, -0.5);
+    joint.point_b = Eigen::Vector3d(0.0, 0.0, 0.5);
+    builder.AddJoint(joint);
+  }
+  if (duplicate_first_joint) {
+    engine::SpatialJoint joint;
+    joint.name = "ball0_again";
+    joint.type = engine::SpatialJointType::kSpherical;
+    joint.body_a = engine::kGround;
+    joint.body_b = 0;
+    joint.point_a = Eigen::Vector3d::Zero();
+    joint.point_b = Eigen::Vector3d(0.0, 0.0, 0.5);
+    builder.AddJoint(joint);
+  }
+  return std::make_shared<SpatialMultibodySystem>(builder.Build());
+}
+
+// Large independent sets are accepted by the sparse certificate (the QR would keep them all
+// too); a redundant set must fail it and reach the QR, which drops the 3 repeated rows.
+TEST(IndependentRows, SparseCertificateKeepsIndependentChainsAndRejectsRepeatedRows) {
+  for (const int n : {8, 64}) {
+    const auto system = Chain(n, false);
+    const Assembled s = Assemble(*system);
+    const std::vector<int> all = AllJointRows(*system);
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(3 * n));
+    EXPECT_EQ(IndependentRows(*system, 0.0, s.q, all), all) << "n = " << n;
+  }
+  for (const int n : {8, 16}) {
+    const auto system = Chain(n, true);
+    const Assembled s = Assemble(*system);
+    const std::vector<int> all = AllJointRows(*system);
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(3 * n + 3));
+    const std::vector<int> kept = IndependentRows(*system, 0.0, s.q, all);
+    ASSERT_EQ(kept.size(), static_cast<std::size_t>(3 * n)) << "n = " << n;
+    // Exactly one of each repeated pair (rows k and 3n + k, k < 3) is kept.
+    for (int k = 0; k < 3; ++k) {
+      const bool first = std::binary_search(kept.begin(), kept.end(), k);
+      const bool copy = std::binary_search(kept.begin(), kept.end(), 3 * n + k);
+      EXPECT_NE(first, copy) << "row " << k << ", n = " << n;
+    }
+  }
 }
 
 struct RunResult {
