@@ -124,9 +124,9 @@ class MechanicalSystem {
   // ---- Force elements evaluated explicitly from the last accepted step ---------------------
   // Some force elements use the constraint forces of the previous step, e.g. Coulomb friction in
   // a joint from its normal force (half-implicit seed, Sec. 3.4: "evaluated explicitly based on
-  // the joint normal force from the previous step"). When UsesAcceptedSteps() is true the event
-  // loop (events::Simulation) calls AcceptStep after every accepted step and every restart with
-  // the index-1 multipliers λ of the active `rows` at (t, q, v), whatever the integrator; the
+  // the joint normal force from the previous step"). When UsesAcceptedSteps() is true every
+  // integrator (Integrator::Reset and every accepted Integrator::Step, so also inside the event
+  // loop) calls AcceptStep with the index-1 multipliers λ of the active `rows` at (t, q, v); the
   // system keeps what it needs in mutable members (such a system is not thread-compatible and
   // serves one simulation at a time). Defaults: false / nothing.
   virtual bool UsesAcceptedSteps() const { return false; }

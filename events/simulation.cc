@@ -233,10 +233,6 @@ struct Simulation::Impl {
   // resets the integrator.
   void StartPhase(double t, const VectorXd& q, const VectorXd& v, const std::vector<int>& closed,
                   std::vector<int>* active);
-  // Passes the multipliers at an accepted state to MechanicalSystem::AcceptStep when the
-  // system uses them. Throws RunFailure.
-  void NotifyAcceptedStep(double t, const VectorXd& q, const VectorXd& v,
-                          const std::vector<int>& active);
 };
 
 Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
@@ -526,20 +522,9 @@ void Simulation::Impl::StartPhase(double t, const VectorXd& q, const VectorXd& v
       }
     }
   }
+  // Integrator::Reset (and every accepted Step) passes the index-1 multipliers of the active rows
+  // to MechanicalSystem::AcceptStep (force elements evaluated from the last accepted step).
   im.integrator->Reset(im.sys, *active, t, q, v);
-  NotifyAcceptedStep(t, q, v, *active);
-}
-
-void Simulation::Impl::NotifyAcceptedStep(double t, const VectorXd& q, const VectorXd& v,
-                                          const std::vector<int>& active) {
-  // Force elements evaluated from the last step's constraint forces (MechanicalSystem::
-  // AcceptStep): index-1 multipliers at the accepted state, whatever the integrator.
-  if (!sys.UsesAcceptedSteps()) return;
-  if (!dynamics.Solve(t, q, v, active, &vdot_buf, &lambda_buf).ok) {
-    throw RunFailure{RunStatus::kLinearSolveFailure,
-                     "singular constrained dynamics while evaluating joint forces"};
-  }
-  sys.AcceptStep(t, q, v, active, lambda_buf);
 }
 
 void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
@@ -891,7 +876,6 @@ RunResult Simulation::AdvanceTo(double t_end) {
         t_ = t1;
         q_ = im.integrator->q();
         v_ = im.integrator->v();
-        im.NotifyAcceptedStep(t_, q_, v_, active_);
         for (Observer* o : observers_) {
           o->OnStep(t_, q_, v_);
           if (options_.output_step <= 0) o->OnOutput(t_, q_, v_);
