@@ -10,7 +10,8 @@
 //
 // Dense runs stop at N = 128 (DOPRI5) and 256 (Solve): their O(N³) cost makes larger N take
 // minutes. bench/n_chain_fit.py fits the growth exponent of the time per step (least squares on
-// log t against log N over N ≥ 32) from --benchmark_format=json output.
+// log t against log N over N ≥ 32 and over all N) from --benchmark_format=json output, taking the
+// median of each point over several output files (repeated runs).
 #include <benchmark/benchmark.h>
 
 #include <memory>

@@ -11,10 +11,12 @@
 //   MassBlocks        the diagonal blocks of M,
 //   BlockSparseRows   G stored by rows, each row a list of (column block, b values),
 //   SparseDelassus    N⁻¹ by blocks, W = Σ_bodies G_c N_c⁻¹ G_cᵀ assembled into a fixed pattern,
-//   its
-//                     LDLᵀ factorization (Eigen's SimplicialLDLT on a matrix permuted once with
-//                     the approximate minimum degree ordering, Amestoy, Davis & Duff 1996), and
-//                     the products N⁻¹ f, N⁻¹ Gᵀ λ, G x in O(nv + nnz).
+//                     its LDLᵀ factorization by dense blocks (the rows of one joint form a
+//                     supernode; groups ordered once by the approximate minimum degree ordering,
+//                     Amestoy, Davis & Duff 1996, on the group graph; symbolic analysis once per
+//                     structure of G, numeric factorization in place, e.g. Davis, Direct Methods
+//                     for Sparse Linear Systems, SIAM 2006, ch. 4 and 9), and the products
+//                     N⁻¹ f, N⁻¹ Gᵀ λ, G x in O(nv + nnz).
 //
 // The LDLᵀ factorization does not pivot, so it is used only when W is positive definite (G of
 // full row rank, M positive definite). A pivot d_k ≤ tolerance · max_k d_k reports W as
@@ -89,33 +91,35 @@ class SparseDelassus {
   // Forms W = G N⁻¹ Gᵀ and factorizes it. False when W is numerically singular or indefinite
   // (a pivot ≤ rank_tolerance · largest pivot); then Solve must not be called.
   bool Factor(const BlockSparseRows& G, double rank_tolerance);
+  // The same, and Gx = G x (m) in the same pass over G (x of size nv; Gx must not alias x).
+  bool Factor(const BlockSparseRows& G, double rank_tolerance, const Eigen::VectorXd& x,
+              Eigen::VectorXd* Gx);
   // x = W⁻¹ b (x must not alias b).
   void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x);
   // x = N⁻¹ f.
   void ApplyNinv(const Eigen::VectorXd& f, Eigen::VectorXd* x) const;
   // x = y + N⁻¹ Gᵀ λ for the G of the last Factor (x may alias y).
   void AddNinvGt(const Eigen::VectorXd& lambda, Eigen::VectorXd* x) const;
-  // Largest |W(i, j)| of the last Factor.
+  // The same, and Gx = G x for the updated x in the same pass over G (Gx must not alias x).
+  void AddNinvGt(const Eigen::VectorXd& lambda, Eigen::VectorXd* x, Eigen::VectorXd* Gx) const;
+  // Largest |W(i, j)| and largest |G(i, j)| of the last Factor (the latter equals G.MaxAbs()
+  // without another pass over G).
   double WMaxAbs() const { return w_max_abs_; }
+  double GMaxAbs() const { return g_max_abs_; }
   // Symbolic analyses done so far (one per new block structure of G): for tests.
   int analyses() const { return analyses_; }
 
  private:
-  // LDLᵀ of an already permuted matrix: Eigen's factorize() copies its input into a temporary
-  // sparse matrix on every call; the preordered entry points do not.
-  class Ldlt : public Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>, Eigen::Upper,
-                                            Eigen::NaturalOrdering<int>> {
-   public:
-    void Analyze(const Eigen::SparseMatrix<double>& a) { analyzePattern_preordered(a, true); }
-    void Factorize(const Eigen::SparseMatrix<double>& a) { factorize_preordered<true>(a); }
-    // D by reference (vectorD() returns a copy).
-    const Eigen::VectorXd& D() const { return m_diag; }
-  };
   void AnalyzePattern(const BlockSparseRows& G);
+  bool FactorImpl(const BlockSparseRows& G, double rank_tolerance, const Eigen::VectorXd* x,
+                  Eigen::VectorXd* Gx);
+  void AddNinvGtImpl(const Eigen::VectorXd& lambda, Eigen::VectorXd* x, Eigen::VectorXd* Gx) const;
 
   int block_size_ = 0;
   bool identity_ = true;
-  Eigen::MatrixXd ninv_;  // b × nv, the blocks of N⁻¹
+  bool diagonal_ = false;          // every block of N⁻¹ diagonal: ninv_diagonal_ is used
+  Eigen::MatrixXd ninv_;           // b × nv, the blocks of N⁻¹
+  Eigen::VectorXd ninv_diagonal_;  // nv, their diagonals (when diagonal_)
   Eigen::LLT<Eigen::MatrixXd> block_llt_;
   Eigen::MatrixXd block_;
 
@@ -127,14 +131,23 @@ class SparseDelassus {
   std::vector<double> y_block_;    // N_c⁻¹ G_kᵀ for the entries of one column block (Factor)
   mutable std::vector<double> z_;  // 2 b: Gᵀλ and N⁻¹Gᵀλ on one column block (AddNinvGt)
   std::vector<int> perm_;          // row i of W is row perm_[i] of the permuted matrix
-  // W's upper triangle (permuted), and for every pair of entries (p ≤ r) of G in the same column
-  // block (blocks in order, p and r in col_entries_ order), the position of G_p N⁻¹ G_rᵀ in its
-  // values.
-  Eigen::SparseMatrix<double> W_;
+  // Block LDLᵀ of P W Pᵀ by supernodes: consecutive rows of G with the same column blocks (the
+  // rows of one joint) form a group whose rows have the same pattern in W; the groups are ordered
+  // by AMD on the group graph and W is factorized as dense blocks. Group k (in elimination order)
+  // has size_[k] rows from position offset_[k]; its diagonal block (unit L_kk below the diagonal,
+  // d on it) is at store_[diag_[k] …], and its off-diagonal blocks L_ik (i > k, column-major
+  // size_[i] × size_[k]) for i = below_group_[e] at store_[below_pos_[e] …], e ∈
+  // [below_start_[k], below_start_[k + 1]). W is assembled into the same storage (lower
+  // triangle): G_p N⁻¹ G_rᵀ of the pair-th pair goes to store_[pair_pos_[pair]]. The update of
+  // the pairs of blocks of column k goes to store_[update_pos_[u] …] in loop order.
+  std::vector<int> size_, offset_, diag_, below_start_, below_group_, below_pos_, update_pos_;
   std::vector<int> pair_pos_;
-  Ldlt ldlt_;
+  std::vector<double> store_;
+  std::vector<double> work_;  // B_ik = L_ik D_k for the blocks of one column
+  Eigen::VectorXd d_;         // pivots (permuted order)
   Eigen::VectorXd x_perm_;
   double w_max_abs_ = 0.0;
+  double g_max_abs_ = 0.0;
   int analyses_ = 0;
 };
 

@@ -14,6 +14,16 @@ void MinNormSolver::Compute(const Eigen::MatrixXd& A, double tolerance) {
   cod_.compute(A);
 }
 
+double MinNormSolver::PivotRatio() const {
+  const Eigen::Index n = cod_.cols();
+  if (n == 0) return 1.0;
+  if (cod_.rank() < n) return 0.0;
+  // Full rank: Z = I and the triangle of matrixQTZ is the R of the column-pivoted QR.
+  const auto d = cod_.matrixQTZ().diagonal().cwiseAbs();
+  const double largest = d.maxCoeff();
+  return largest > 0.0 ? d.minCoeff() / largest : 0.0;
+}
+
 namespace {
 
 // Relative residual (to the scale of the summed terms) above which the dense solve is refined
@@ -185,6 +195,7 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   W_.noalias() = G_ * MinvGt_;
   w_solver_.Compute(W_, rank_tolerance_);
   status.rank = w_solver_.rank();
+  status.pivot_ratio = w_solver_.PivotRatio();
 
   // W λ = −γ − G M⁻¹ F (the second block row after eliminating v̇).
   rhs_ = -gamma_;
@@ -262,23 +273,21 @@ bool ConstrainedDynamics::SolveSparse(double t, const Eigen::VectorXd& q, const 
     dense_rows_valid_ = true;
     return false;
   };
-  if (!delassus_.Factor(G_sparse_, rank_tolerance_)) return fall_back();
-
-  // W λ = −γ − G M⁻¹ F, v̇ = M⁻¹ (F + Gᵀ λ), as in the dense path.
-  G_sparse_.Multiply(MinvF_, &residual_);
+  // W λ = −γ − G M⁻¹ F, v̇ = M⁻¹ (F + Gᵀ λ), as in the dense path; G M⁻¹ F and G v̇ are formed
+  // in the passes over G of the factorization and of M⁻¹ Gᵀ λ.
+  if (!delassus_.Factor(G_sparse_, rank_tolerance_, MinvF_, &residual_)) return fall_back();
   rhs_ = -gamma_;
   rhs_ -= residual_;
   delassus_.Solve(rhs_, lambda);
   *vdot = MinvF_;
-  delassus_.AddNinvGt(*lambda, vdot);
-  G_sparse_.Multiply(*vdot, &residual_);
+  delassus_.AddNinvGt(*lambda, vdot, &residual_);
   residual_ += gamma_;
   status->rank = static_cast<int>(m);  // W positive definite: G has full row rank
   status->residual = residual_.lpNorm<Eigen::Infinity>();
   // The consistency bound of the dense path (same scale of the summed terms).
   const double scale =
       rhs_.lpNorm<Eigen::Infinity>() + delassus_.WMaxAbs() * lambda->lpNorm<Eigen::Infinity>() +
-      G_sparse_.MaxAbs() * vdot->lpNorm<Eigen::Infinity>() + gamma_.lpNorm<Eigen::Infinity>();
+      delassus_.GMaxAbs() * vdot->lpNorm<Eigen::Infinity>() + gamma_.lpNorm<Eigen::Infinity>();
   const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
   status->ok = vdot->allFinite() && lambda->allFinite() && status->residual <= consistency_tol;
   if (!status->ok) return fall_back();

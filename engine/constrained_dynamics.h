@@ -43,6 +43,8 @@ class MinNormSolver {
   // Factors A (n × n). tolerance > 0 is relative to the largest pivot.
   void Compute(const Eigen::MatrixXd& A, double tolerance);
   int rank() const { return static_cast<int>(cod_.rank()); }
+  // Smallest over largest |pivot| of the column-pivoted QR (0 when rank-deficient, 1 when empty).
+  double PivotRatio() const;
   // x (n) ← A⁺ b. x must not alias b.
   void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x);
 
@@ -91,6 +93,10 @@ struct DynamicsStatus {
   int rank = 0;         // numerical rank of G on the given rows (= rank of W since M is SPD)
   double residual = 0;  // ‖G v̇ + γ‖∞ after the solve
   bool sparse = false;  // solved by the block-sparse path (else dense)
+  // Nearness to a rank drop: smallest over largest pivot of the rank-revealing QR of W (dense
+  // path; ~ (σ_min/σ_max)² of G in the M⁻¹ metric), 0 when W is numerically rank-deficient,
+  // 1 with no rows or on the sparse path (W positive definite there, not estimated).
+  double pivot_ratio = 1.0;
 };
 
 class ConstrainedDynamics {

@@ -88,34 +88,47 @@ BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
 // Rotation matrices R(Q_i) of the bodies met in one evaluation of many joint rows, each computed
 // once: every body is shared by the rows of its joints (a spherical chain has 6 rows per body),
 // and recomputing R per row was the largest single cost of the row evaluations (issue 3 §8).
-// Entries are valid for one q: Begin() starts an evaluation and invalidates all of them in O(1)
-// (an epoch stamp per body), so evaluating a few rows stays O(rows), not O(bodies).
+// Begin() starts an evaluation and invalidates all of them in O(1) (an epoch stamp per body), so
+// evaluating a few rows stays O(rows), not O(bodies). An entry is also keyed by the quaternion it
+// was computed from: the first use of a body in an evaluation compares Q with the stored one and
+// recomputes R only when it changed, so the successive evaluations at one q (G, F and γ of a
+// dynamics solve) share the matrices. R is a function of Q alone, hence the same values as a
+// fresh evaluation.
 class RotationCache {
  public:
   void Begin(const Eigen::VectorXd& q, int num_bodies) {
     q_ = &q;
-    if (static_cast<int>(stamp_.size()) != num_bodies) {
-      stamp_.assign(static_cast<std::size_t>(num_bodies), 0);
-      R_.resize(static_cast<std::size_t>(num_bodies));
+    if (static_cast<int>(entries_.size()) != num_bodies) {
+      entries_.assign(static_cast<std::size_t>(num_bodies), Entry());
     }
     if (++epoch_ == 0) {  // wrapped around: clear the stamps so that none matches by accident
-      std::fill(stamp_.begin(), stamp_.end(), 0U);
+      for (Entry& e : entries_) e.stamp = 0;
       epoch_ = 1;
     }
   }
   const Eigen::Matrix3d& R(int body) {
-    const auto i = static_cast<std::size_t>(body);
-    if (stamp_[i] != epoch_) {
-      R_[i] = QuaternionToRotation(q_->segment<4>(7 * body + 3));
-      stamp_[i] = epoch_;
+    Entry& e = entries_[static_cast<std::size_t>(body)];
+    if (e.stamp != epoch_) {
+      const auto Q = q_->segment<4>(7 * body + 3);
+      if (!e.valid || !(e.Q == Q)) {
+        e.Q = Q;
+        e.R = QuaternionToRotation(e.Q);
+        e.valid = true;
+      }
+      e.stamp = epoch_;
     }
-    return R_[i];
+    return e.R;
   }
 
  private:
+  struct Entry {
+    Eigen::Matrix3d R;
+    Eigen::Vector4d Q;
+    unsigned stamp = 0;
+    bool valid = false;
+  };
   const Eigen::VectorXd* q_ = nullptr;
-  std::vector<Eigen::Matrix3d> R_;
-  std::vector<unsigned> stamp_;
+  std::vector<Entry> entries_;
   unsigned epoch_ = 0;
 };
 
@@ -209,6 +222,19 @@ struct Row {
   // the two axes: the rows are swept twice per dynamics evaluation, and a smaller row keeps a long
   // chain's rows in cache (issue 3 §8).
   const JointFrames* frames = nullptr;
+};
+
+// The fields of a row that the hot loops read first (20 bytes instead of the 144 of a Row): a
+// long chain's point rows are evaluated from these and the joint points alone, so that a sweep
+// over the rows of a spherical chain touches a quarter of the memory (issue 3 §8).
+struct RowHead {
+  RowType type = RowType::kPoint;
+  int component = 0;
+  int joint = 0;
+  int body_a = kGround, body_b = kGround;
+};
+struct JointPoints {
+  Eigen::Vector3d s_a, s_b;
 };
 
 class SpatialJointBlock : public ConstraintBlock {
@@ -310,7 +336,20 @@ class SpatialJointBlock : public ConstraintBlock {
     CheckQ(q);
     RotationCache& cache = ThreadRotationCache();
     cache.Begin(q, model_->num_bodies());
+    int point_joint = -1;  // the point rows of a joint share d
+    Eigen::Vector3d point_d = Eigen::Vector3d::Zero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
+      const RowHead& head = heads_[static_cast<std::size_t>(rows[k])];
+      if (head.type == RowType::kPoint) {
+        if (head.joint != point_joint) {
+          const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
+          point_d =
+              KinOf(head.body_b, q, cache).Point(p.s_b) - KinOf(head.body_a, q, cache).Point(p.s_a);
+          point_joint = head.joint;
+        }
+        g(static_cast<Eigen::Index>(k)) = -point_d(head.component);
+        continue;
+      }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const BodyKin a = KinOf(row.body_a, q, cache);
       const BodyKin b = KinOf(row.body_b, q, cache);
@@ -348,6 +387,41 @@ class SpatialJointBlock : public ConstraintBlock {
     }
   }
 
+  // Appends row `local_row` of G to G as the 6-blocks of its bodies, the lower body index first
+  // (a ground side has none). `cache` must have been begun at this q.
+  void AppendBlocks(double t, const Eigen::VectorXd& q, int local_row, RotationCache& cache,
+                    BlockSparseRows* G) const {
+    const RowHead& head = heads_[static_cast<std::size_t>(local_row)];
+    const int first =
+        head.body_a == kGround || (head.body_b != kGround && head.body_b < head.body_a) ? 1 : 0;
+    if (head.type == RowType::kPoint) {
+      // JacobianRow's point case: (e_c, s̄_a × Rₐᵀ e_c) on a, the opposite with s̄_b on b.
+      const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
+      const int c = head.component;
+      for (const int side : {first, 1 - first}) {
+        const int body = side == 0 ? head.body_a : head.body_b;
+        if (body == kGround) continue;
+        const Eigen::Vector3d angular =
+            (side == 0 ? p.s_a : p.s_b).cross(cache.R(body).row(c).transpose());
+        double* out = G->AddBlock(body);
+        const double sign = side == 0 ? 1.0 : -1.0;
+        out[c] = sign;
+        for (int j = 0; j < 3; ++j) out[3 + j] = sign * angular(j);
+      }
+      G->EndRow();
+      return;
+    }
+    Eigen::Matrix<double, 1, 12> blocks;
+    JacobianBlocks(t, q, local_row, cache, &blocks);
+    for (const int side : {first, 1 - first}) {
+      const int body = side == 0 ? head.body_a : head.body_b;
+      if (body == kGround) continue;
+      double* out = G->AddBlock(body);
+      for (int j = 0; j < 6; ++j) out[j] = blocks(6 * side + j);
+    }
+    G->EndRow();
+  }
+
   // Row `local_row` of G as its two 6-blocks: on body_a (columns 0-5 of `blocks`) and body_b
   // (columns 6-11); a ground side stays zero. `cache` must have been begun at this q.
   void JacobianBlocks(double t, const Eigen::VectorXd& q, int local_row, RotationCache& cache,
@@ -366,15 +440,26 @@ class SpatialJointBlock : public ConstraintBlock {
   static void JacobianRow(const Row& row, double t, const BodyKin& a, const BodyKin& b,
                           GRow&& G_row) {
     {
+      if (row.type == RowType::kPoint) {
+        // g = (p_a − p_b)_c: ∂ġ/∂v = (e_c, s̄_a × Rₐᵀ e_c) on a, the opposite with s̄_b on b
+        // (Rᵀ e_c is row c of R; AddPointJacobian without its matrix-vector product).
+        const int c = row.component;
+        if (a.body != kGround) {
+          G_row(6 * a.body + c) += 1.0;
+          G_row.template segment<3>(6 * a.body + 3) +=
+              row.s_a.cross(a.R.row(c).transpose()).transpose();
+        }
+        if (b.body != kGround) {
+          G_row(6 * b.body + c) -= 1.0;
+          G_row.template segment<3>(6 * b.body + 3) -=
+              row.s_b.cross(b.R.row(c).transpose()).transpose();
+        }
+        return;
+      }
       const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
       switch (row.type) {
-        case RowType::kPoint: {
-          // g = (p_a − p_b)_c.
-          const Eigen::Vector3d e = Eigen::Vector3d::Unit(row.component);
-          AddPointJacobian(a, row.s_a, e, G_row);
-          AddPointJacobian(b, row.s_b, -e, G_row);
+        case RowType::kPoint:
           break;
-        }
         case RowType::kDot1: {
           // ġ = u̇_a · w_b + u_a · ẇ_b.
           const Eigen::Vector3d u_bar = UBar(row, t).col(0);
@@ -408,7 +493,22 @@ class SpatialJointBlock : public ConstraintBlock {
     CheckQ(q);
     RotationCache& cache = ThreadRotationCache();
     cache.Begin(q, model_->num_bodies());
+    // The point rows of a joint share d̈_free: computed once for the three.
+    int point_joint = -1;
+    Eigen::Vector3d point_acc = Eigen::Vector3d::Zero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
+      const RowHead& head = heads_[static_cast<std::size_t>(rows[k])];
+      if (head.type == RowType::kPoint) {
+        if (head.joint != point_joint) {
+          const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
+          const BodyKin a = KinOf(head.body_a, q, v, cache);
+          const BodyKin b = KinOf(head.body_b, q, v, cache);
+          point_acc = b.PointAccFree(p.s_b) - a.PointAccFree(p.s_a);
+          point_joint = head.joint;
+        }
+        gamma(static_cast<Eigen::Index>(k)) = -point_acc(head.component);
+        continue;
+      }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const BodyKin a = KinOf(row.body_a, q, v, cache);
       const BodyKin b = KinOf(row.body_b, q, v, cache);
@@ -452,6 +552,10 @@ class SpatialJointBlock : public ConstraintBlock {
                       Eigen::Ref<Eigen::VectorXd> g_t) const override {
     CheckQ(q);
     for (std::size_t k = 0; k < rows.size(); ++k) {
+      if (heads_[static_cast<std::size_t>(rows[k])].type == RowType::kPoint) {  // never driven
+        g_t(static_cast<Eigen::Index>(k)) = 0.0;
+        continue;
+      }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       double value = 0.0;
       if (row.driver) {
@@ -484,6 +588,10 @@ class SpatialJointBlock : public ConstraintBlock {
   }
   void Add(const Row& row, std::string name) {
     rows_.push_back(row);
+    heads_.push_back(RowHead{row.type, row.component, row.joint, row.body_a, row.body_b});
+    const auto joint = static_cast<std::size_t>(row.joint);
+    if (points_.size() <= joint) points_.resize(joint + 1);
+    points_[joint] = JointPoints{row.s_a, row.s_b};
     ConstraintRowInfo info;
     info.kind = ConstraintKind::kBilateral;
     info.name = std::move(name);
@@ -513,6 +621,8 @@ class SpatialJointBlock : public ConstraintBlock {
 
   std::shared_ptr<const SpatialModel> model_;
   std::vector<Row> rows_;
+  std::vector<RowHead> heads_;       // rows_[r]'s type, component, joint and bodies
+  std::vector<JointPoints> points_;  // per joint: s̄_a, s̄_b (those of all its rows)
   std::vector<ConstraintRowInfo> infos_;
 };
 
@@ -741,6 +851,13 @@ SpatialMultibodySystem::SpatialMultibodySystem(std::shared_ptr<const SpatialMode
   friction_normal_.assign(model_->prismatic_frictions().size(), 0.0);
   for (const SpatialBody& body : model_->bodies()) {
     if (body.com != Eigen::Vector3d::Zero()) constant_mass_ = false;
+    const Eigen::Vector3d& c = body.com;
+    BodyInertia inertia;
+    inertia.J_o = body.inertia +
+                  body.mass * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
+    inertia.com = c;
+    inertia.mass = body.mass;
+    inertia_.push_back(inertia);
   }
   auto block = std::make_shared<const SpatialJointBlock>(model_);
   num_joint_rows_ = block->num_rows();
@@ -779,23 +896,12 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
   if (G != nullptr) {
     const auto& joints = static_cast<const SpatialJointBlock&>(*joint_block_);
     G->Clear(6, nv());
-    Eigen::Matrix<double, 1, 12> blocks;
     thread_local Eigen::MatrixXd dense_row;
     RotationCache& cache = ThreadRotationCache();
     cache.Begin(q, model_->num_bodies());
     for (const int r : rows) {
       if (r >= 0 && r < num_joint_rows_) {
-        joints.JacobianBlocks(t, q, r, cache, &blocks);
-        const Row& row = joints.row(r);
-        const int first =
-            row.body_a == kGround || (row.body_b != kGround && row.body_b < row.body_a) ? 1 : 0;
-        for (int side : {first, 1 - first}) {
-          const int body = side == 0 ? row.body_a : row.body_b;
-          if (body == kGround) continue;
-          double* out = G->AddBlock(body);
-          for (int j = 0; j < 6; ++j) out[j] = blocks(6 * side + j);
-        }
-        G->EndRow();
+        joints.AppendBlocks(t, q, r, cache, G);
       } else if (!AppendConstraintJacobianBlocks(t, q, r, G)) {  // throws if r invalid
         ConstraintJacobian(t, q, std::span<const int>(&r, 1), &dense_row);
         G->AppendDenseRow(dense_row.row(0));
@@ -830,17 +936,16 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   CheckSize(v, nv(), "v", "SpatialMultibodySystem::Forces");
   F->setZero(nv());
   const Eigen::Vector3d& gravity = model_->gravity();
+  RotationCache& cache = ThreadRotationCache();  // R shared with G and γ at the same q
+  cache.Begin(q, model_->num_bodies());
   for (int i = 0; i < model_->num_bodies(); ++i) {
-    const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
-    const BodyKin k = KinOf(i, q, v);
+    const BodyInertia& body = inertia_[static_cast<std::size_t>(i)];
+    const BodyKin k = KinOf(i, q, v, cache);
     const Eigen::Vector3d& c = body.com;
-    const Eigen::Matrix3d J_o =
-        body.inertia +
-        body.mass * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
     // Gravity at the centre of mass, gyroscopic and centripetal terms.
     AddWrench(k, c, body.mass * gravity, Eigen::Vector3d::Zero(), F);
     F->segment<3>(6 * i) -= body.mass * (k.R * k.omega.cross(k.omega.cross(c)));
-    F->segment<3>(6 * i + 3) -= k.omega.cross(J_o * k.omega);
+    F->segment<3>(6 * i + 3) -= k.omega.cross(body.J_o * k.omega);
   }
   for (const SpatialLoad& load : model_->loads()) {
     const double scale = load.scale ? load.scale->Evaluate(t)(0) : 1.0;

@@ -316,7 +316,15 @@ class SpatialMultibodySystem : public MechanicalSystem {
                                             const Eigen::VectorXd& lambda) const;
 
  private:
+  // What Forces needs of each body, contiguous (issue 3 §8: a long chain's per-step data should
+  // stay in cache): mass, centre of mass and J_o = J_c + m (‖c̄‖² I − c̄ c̄ᵀ).
+  struct BodyInertia {
+    Eigen::Matrix3d J_o;
+    Eigen::Vector3d com;
+    double mass = 0.0;
+  };
   std::shared_ptr<const SpatialModel> model_;
+  std::vector<BodyInertia> inertia_;
   mutable std::vector<double> friction_normal_;  // N per friction element (AcceptStep)
   bool constant_mass_ = true;
   int num_joint_rows_ = 0;

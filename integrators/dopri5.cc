@@ -34,6 +34,7 @@ Dopri5::EvalResult Dopri5::Acceleration(double t, const Eigen::VectorXd& q,
   if (!q.allFinite() || !v.allFinite()) return EvalResult::kNonFinite;
   ++stats_.rhs_evaluations;
   const engine::DynamicsStatus status = dynamics_->Solve(t, q, v, rows_, vdot, &lambda_);
+  min_pivot_ratio_ = std::min(min_pivot_ratio_, status.pivot_ratio);
   if (status.ok && vdot->allFinite()) return EvalResult::kOk;
   // The solver does not say why it failed: NaN/Inf in M, F, G or γ is a non-finite model
   // evaluation, anything else a singular M or inconsistent constraint rows. Failure path only.
@@ -88,7 +89,9 @@ void Dopri5::DoReset() {
   V_[0] = v_;
   K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
   reset_status_ = StepStatus::kAccepted;
+  min_pivot_ratio_ = 1.0;
   const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
+  reference_pivot_ratio_ = min_pivot_ratio_;
   if (r != EvalResult::kOk) {
     // Reported by the next Step: Reset only throws for invalid input.
     reset_status_ = ToStatus(r);
@@ -106,6 +109,7 @@ double Dopri5::InitialStep() {
 }
 
 Dopri5::EvalResult Dopri5::Stages(double h) {
+  min_pivot_ratio_ = 1.0;
   for (int s = 1; s < tab::kStages; ++s) {
     sum_v_ = tab::kA[s][0] * K_[0];
     sum_a_ = tab::kA[s][0] * A_[0];
@@ -165,7 +169,34 @@ bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
   system_->ConstraintValues(t, q_new_, rows_, &g_);
   engine::ConstraintRate(*system_, t, q_new_, v_new_, rows_, &Gv_);  // O(nnz) when block-sparse
   const double tol = options_.projection_tol;
-  if (g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol) return true;
+  const bool within = g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol;
+  // Near a rank drop of G (header, "Near singular configurations"): project every step onto the
+  // round-off floor; if that does not converge, the usual test and projection below. Not with
+  // dropped dependent rows: the kept rows may lose rank there where all rows do not (the spatial
+  // double four-bar, whose 20 s run at rtol 1e-6 then ended in a projection failure).
+  if (dropped_rows_.empty() && min_pivot_ratio_ < kNearSingularPivotDrop * reference_pivot_ratio_) {
+    engine::ProjectionOptions po;
+    po.metric = options_.projection_metric;
+    po.tolerance = kNearSingularProjectionTolerance;
+    po.max_iterations = options_.max_newton_iterations;
+    q_tight_ = q_new_;
+    const engine::ProjectionResult rp = engine::ProjectPositions(*system_, t, rows_, po, &q_tight_);
+    ++stats_.position_projections;
+    stats_.newton_iterations += rp.iterations;
+    if (rp.converged) {
+      v_tight_ = v_new_;
+      const engine::ProjectionResult rv =
+          engine::ProjectVelocities(*system_, t, q_tight_, rows_, po, &v_tight_);
+      ++stats_.velocity_projections;
+      if (rv.converged) {
+        q_new_.swap(q_tight_);
+        v_new_.swap(v_tight_);
+        *projected = true;
+        return true;
+      }
+    }
+  }
+  if (within) return true;
 
   if (!ProjectOntoConstraints(t, engine::ProjectionOptions{}.rank_tolerance, &q_new_, &v_new_))
     return false;
@@ -248,6 +279,7 @@ StepStatus Dopri5::DoStep(double t_limit) {
     if (!projection_ok) return StepStatus::kNewtonFailure;
     if (r != EvalResult::kOk) return ToStatus(r);
 
+    reference_pivot_ratio_ = std::max(reference_pivot_ratio_, min_pivot_ratio_);
     BuildDenseOutput(h);
     t_prev_ = t_;
     t_ = t_new;

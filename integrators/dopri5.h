@@ -46,6 +46,29 @@
 // stats().newton_iterations. A projection that does not converge returns kNewtonFailure with the
 // state left at the previous step.
 //
+// Near singular configurations (a rank drop of G_A: the double four-bar with all bars on the
+// ground line, where the parallelogram and the crossed branches meet). The index-1 ODE keeps
+// the drift G v + ∂g/∂t constant (d/dt (G v) = Ġ v + G v̇ = 0); along a left singular vector u
+// of G with singular value σ → 0 a drift c_u needs a velocity c_u/σ along the matching right
+// singular vector, i.e. a move towards the other branch, and accelerations c_u σ̇/σ². With the
+// default projection_tol (1e-4, never reached on the four-bar) the planar double four-bar left
+// the parallelogram branch at rtol 1e-5 … 1e-8 (energy error up to 0.1 J) or the steps
+// collapsed towards the singular time. So a step whose KKT solves (DynamicsStatus::pivot_ratio:
+// smallest over largest pivot of W, ~ (σ_min/σ_max)²) saw a ratio below kNearSingularPivotDrop
+// times the reference ratio (the largest seen since Reset: the mechanism away from its
+// singular configurations) is projected at its end whatever its violation, onto the projections'
+// round-off floor, so that c_u is round-off when the mechanism reaches the singular
+// configuration; if that projection does not converge, the usual test and projection apply.
+// Only when no active row was dropped as dependent (Integrator::NeedsIndependentRows): the kept
+// rows may lose rank at the singular configuration where all rows do not, and projecting onto
+// them there made the spatial double four-bar fail (tests/engine/spatial_benchmarks_test.cc).
+// Measured (planar double four-bar, `saltus run`, rtol = atol = 1e-5 … 1e-8): 20 s on the
+// parallelogram branch, energy error 3.5e-5 … 3.3e-9 J (before: stops at 14.2 / 1.23 / 3.39 s
+// or the branch left with errors up to 0.1 J). LIMITATION: at rtol 1e-9 / 1e-10 the steps still
+// collapse onto the singular configuration (t = 18.2 / 0.714 s: rank 12 of 14 at the accepted
+// states, the index-1 solve there loses the digits the error estimate needs), and so does the
+// spatial four-bar at rtol ≤ 1e-7 (tests/engine/spatial_benchmarks_test.cc).
+//
 // KKT-solve accounting (stats().rhs_evaluations): 1 per Reset (the first stage), +1 per Reset
 // when h_init = 0 (the automatic initial step's probe), 6 per attempted step (accepted or
 // rejected), +1 per projected step.
@@ -138,6 +161,15 @@ class Dopri5 final : public Integrator {
   // Step reduction after a failed stage solve or projection (see the header; a heuristic: any
   // factor that moves the stages off the singular point will do).
   static constexpr double kStageFailureShrink = 0.5;
+  // Near singular configurations (see the header): a step whose KKT solves saw a pivot ratio of
+  // W below kNearSingularPivotDrop times the reference ratio (σ_min/σ_max of G down by ~30
+  // since the ratio goes as σ²) is projected onto kNearSingularProjectionTolerance, which the
+  // projections raise to their round-off floor. Measured on the planar double four-bar through
+  // `saltus run` (rtol = atol = 1e-5 … 1e-10): drop 1e-2 passes 20 s up to 1e-8 (1e-9 stops at
+  // 8.48 s), 1e-3 up to 1e-8 (1e-9: 18.2 s), 1e-4 only up to 1e-6 (1e-7: 14.3 s).
+  static constexpr double kNearSingularPivotDrop = 1e-3;
+  static constexpr double kNearSingularProjectionTolerance = 1e-14;
+
   static StepStatus ToStatus(EvalResult r);
 
   void DoReset() override;
@@ -183,6 +215,12 @@ class Dopri5 final : public Integrator {
   double h_dense_ = 0;
   std::array<Eigen::VectorXd, 4> rq_, rv_;
   Eigen::VectorXd a_projected_;  // first stage at the projected state
+  // Smallest DynamicsStatus::pivot_ratio over the KKT solves of the current step attempt.
+  double min_pivot_ratio_ = 1.0;
+  // Largest min_pivot_ratio_ of the accepted steps since Reset (and of the Reset state): the
+  // pivot ratio of the mechanism away from its singular configurations.
+  double reference_pivot_ratio_ = 1.0;
+  Eigen::VectorXd q_tight_, v_tight_;  // projection near a singular configuration
 };
 
 }  // namespace saltus::integrators

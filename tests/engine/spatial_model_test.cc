@@ -81,6 +81,15 @@ TEST(Rotation, ExpLogAndMatrix) {
   // Tiny angles use the series: exp(θ) = (1 − |θ|²/8, θ/2) to O(|θ|³).
   const Vector3d tiny(1e-9, -2e-9, 3e-9);
   EXPECT_LT((QuaternionExp(tiny).tail<3>() - 0.5 * tiny).norm(), 1e-25);
+  // Below φ = 1e-3 both components come from series; they equal the trigonometric form to
+  // round-off of O(1) numbers (2 ulp), right up to the switch, and keep |Q| = 1.
+  for (const double phi : {1e-7, 1e-4, 5e-4, 0.999e-3}) {
+    const Vector3d axis = Vector3d(1.0, -2.0, 0.5).normalized();
+    const Vector4d Q = QuaternionExp(phi * axis);
+    EXPECT_NEAR(Q(0), std::cos(0.5 * phi), 4.5e-16) << phi;
+    EXPECT_LT((Q.tail<3>() - std::sin(0.5 * phi) * axis).norm(), 4.5e-16 * phi) << phi;
+    EXPECT_NEAR(Q.norm(), 1.0, 4.5e-16) << phi;
+  }
 }
 
 TEST(Rotation, BodyAngularVelocityKinematics) {
