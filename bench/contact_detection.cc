@@ -10,6 +10,13 @@
 // s_per_pair = CPU time per step / pairs. The growth exponent is the slope of log(CPU time per
 // step) against log N (measured 2026-11: 1.13 for N = 10 ... 1280; 0.87 ms per step and 185 ns
 // per pair at N = 1024, on the 2-core development machine under load).
+//
+// BM_PileRows: the cost of one evaluation of the contact rows of a SpatialContacts block (the
+// event loop's Values and AppendJacobianBlocks on its watched rows; Gamma on the same rows) for
+// the sphere pile of `saltus generate sphere_pile` (N spheres, all N(N−1)/2 sphere–sphere pairs
+// and the floor and four walls declared): q is a random packing, the rows are those of the pairs
+// within 5 cm (CandidateRows at zero speed, planes included), about 26 rows per sphere. Counter
+// s_per_row = time per call over all rows / rows. Figures in docs/contact-geometry.md ("Cost").
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Geometry>
@@ -20,6 +27,9 @@
 #include "contact/broadphase.h"
 #include "contact/geometry3d.h"
 #include "contact/shapes.h"
+#include "contact/spatial_contacts.h"
+#include "engine/block_sparse.h"
+#include "engine/spatial_model.h"
 
 namespace {
 
@@ -92,6 +102,134 @@ BENCHMARK(BM_ContactDetection)
     ->Arg(1000)
     ->Unit(benchmark::kMicrosecond)
     ->Complexity(benchmark::oNLogN);
+
+// The pile: spheres of radius 0.05 m on a jittered 0.11 m grid, 5 per row, in a box of floor z = 0
+// and walls at ±0.3 m; random unit quaternions (so that the rows see general rotations).
+struct Pile {
+  std::shared_ptr<const saltus::contact::SpatialContacts> contacts;
+  Eigen::VectorXd q, v;
+  std::vector<int> rows;
+};
+
+Pile MakePile(int n) {
+  using saltus::contact::Shape;
+  using saltus::contact::SpatialContactPair;
+  saltus::engine::SpatialModelBuilder builder;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    saltus::engine::SpatialBody b;
+    b.name = "s" + std::to_string(i);
+    b.mass = 0.1;
+    b.inertia = 1e-4 * Eigen::Matrix3d::Identity();
+    b.position = Eigen::Vector3d(-0.22 + 0.11 * (i % 5), -0.22 + 0.11 * ((i / 5) % 5),
+                                 0.06 + 0.11 * (i / 25)) +
+                 0.004 * Eigen::Vector3d(u(rng), u(rng), u(rng));
+    builder.AddBody(b);
+  }
+  const auto model = builder.Build();
+  std::vector<Shape> planes = {
+      Shape::Plane({0, 0, 1}, 0, Eigen::Isometry3d::Identity(), "floor"),
+      Shape::Plane({1, 0, 0}, -0.3, Eigen::Isometry3d::Identity(), "wall_xm"),
+      Shape::Plane({-1, 0, 0}, -0.3, Eigen::Isometry3d::Identity(), "wall_xp"),
+      Shape::Plane({0, 1, 0}, -0.3, Eigen::Isometry3d::Identity(), "wall_ym"),
+      Shape::Plane({0, -1, 0}, -0.3, Eigen::Isometry3d::Identity(), "wall_yp")};
+  std::vector<Shape> balls;
+  for (int i = 0; i < n; ++i)
+    balls.push_back(Shape::Sphere(0.05, Eigen::Isometry3d::Identity(), "ball" + std::to_string(i)));
+  std::vector<SpatialContactPair> pairs;
+  for (int i = 0; i < n; ++i) {
+    for (const Shape& p : planes)
+      pairs.push_back(
+          {p.name() + "-" + balls[i].name(), saltus::engine::kGround, p, i, balls[i], -1.0});
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      pairs.push_back({balls[i].name() + "-" + balls[j].name(), i, balls[i], j, balls[j], -1.0});
+    }
+  }
+  Pile pile;
+  pile.contacts = std::make_shared<saltus::contact::SpatialContacts>(model, pairs);
+  pile.q = model->InitialPositions();
+  pile.v = Eigen::VectorXd(6 * n);
+  for (int i = 0; i < n; ++i) {
+    pile.q.segment<4>(7 * i + 3) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+  }
+  for (Eigen::Index k = 0; k < pile.v.size(); ++k) pile.v[k] = u(rng);
+  pile.contacts->CandidateRows(pile.q, Eigen::VectorXd::Zero(6 * n), 0.0, 0.05, &pile.rows);
+  return pile;
+}
+
+void SetRowCounters(benchmark::State& state, const Pile& pile) {
+  state.counters["rows"] = static_cast<double>(pile.rows.size());
+  state.counters["s_per_row"] = benchmark::Counter(
+      static_cast<double>(pile.rows.size()) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_PileRowsValues(benchmark::State& state) {
+  const Pile pile = MakePile(static_cast<int>(state.range(0)));
+  Eigen::VectorXd g(static_cast<Eigen::Index>(pile.rows.size()));
+  for (auto _ : state) {
+    pile.contacts->Values(0.0, pile.q, pile.rows, g);
+    benchmark::DoNotOptimize(g.data());
+  }
+  SetRowCounters(state, pile);
+}
+
+void BM_PileRowsJacobianBlocks(benchmark::State& state) {
+  const Pile pile = MakePile(static_cast<int>(state.range(0)));
+  saltus::engine::BlockSparseRows G;
+  for (auto _ : state) {
+    G.Clear(6, static_cast<int>(pile.v.size()));
+    for (int r : pile.rows) pile.contacts->AppendJacobianBlocks(0.0, pile.q, r, &G);
+    benchmark::DoNotOptimize(G.values.data());
+  }
+  SetRowCounters(state, pile);
+}
+
+void BM_PileRowsGamma(benchmark::State& state) {
+  const Pile pile = MakePile(static_cast<int>(state.range(0)));
+  Eigen::VectorXd gamma(static_cast<Eigen::Index>(pile.rows.size()));
+  for (auto _ : state) {
+    pile.contacts->Gamma(0.0, pile.q, pile.v, pile.rows, gamma);
+    benchmark::DoNotOptimize(gamma.data());
+  }
+  SetRowCounters(state, pile);
+}
+
+// What the event loop asks at each evaluation of its watched rows: g, and ġ = G v through the
+// block-sparse rows (engine::ConstraintRate) ...
+void BM_PileRowsValuesThenRates(benchmark::State& state) {
+  const Pile pile = MakePile(static_cast<int>(state.range(0)));
+  Eigen::VectorXd g(static_cast<Eigen::Index>(pile.rows.size())), g_dot;
+  saltus::engine::BlockSparseRows G;
+  for (auto _ : state) {
+    pile.contacts->Values(0.0, pile.q, pile.rows, g);
+    G.Clear(6, static_cast<int>(pile.v.size()));
+    for (int r : pile.rows) pile.contacts->AppendJacobianBlocks(0.0, pile.q, r, &G);
+    G.Multiply(pile.v, &g_dot);
+    benchmark::DoNotOptimize(g_dot.data());
+  }
+  SetRowCounters(state, pile);
+}
+
+// ... and the same in one pass (SpatialContacts::ValuesAndRates).
+void BM_PileRowsValuesAndRates(benchmark::State& state) {
+  const Pile pile = MakePile(static_cast<int>(state.range(0)));
+  Eigen::VectorXd g(static_cast<Eigen::Index>(pile.rows.size())), g_dot(g.size());
+  for (auto _ : state) {
+    pile.contacts->ValuesAndRates(0.0, pile.q, pile.v, pile.rows, g, g_dot);
+    benchmark::DoNotOptimize(g_dot.data());
+  }
+  SetRowCounters(state, pile);
+}
+
+BENCHMARK(BM_PileRowsValues)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PileRowsValuesThenRates)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PileRowsValuesAndRates)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PileRowsJacobianBlocks)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PileRowsGamma)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -72,8 +72,8 @@ int Broadphase::Add(const Shape& shape, int body, const Eigen::Isometry3d& X_WB,
     throw std::invalid_argument("Broadphase::Add: " + shape.Label() + ": pose is not finite");
   }
   const int id = num_shapes();
-  auto entry =
-      std::make_unique<Entry>(Entry{shape, body, filter, X_WB, {}, {}, 0.0, nullptr, nullptr});
+  auto entry = std::make_unique<Entry>(Entry{shape, body, filter, X_WB, Eigen::Vector3d::Zero(),
+                                             Eigen::Vector3d::Zero(), 0.0, nullptr, nullptr});
   if (shape.type() == ShapeType::kPlane) {
     planes_.push_back(id);
   } else {

@@ -45,7 +45,8 @@ ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
   const Shape& other = swapped_ ? a_ : b_;
   const bool plane = a_.type() == ShapeType::kPlane || b_.type() == ShapeType::kPlane;
   const auto add = [&](FeatureKind kind, int count) {
-    for (int i = 0; i < count; ++i) features_.push_back({kind, i});
+    kind_ = kind;
+    num_features_ = count;
   };
   if (plane && other.type() == ShapeType::kBox) {
     add(FeatureKind::kPlaneVertex, 8);
@@ -57,8 +58,7 @@ ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
     add(FeatureKind::kPlaneRim, 2);
   } else if (a_.type() == ShapeType::kBox && b_.type() == ShapeType::kBox) {
     swapped_ = false;
-    add(FeatureKind::kBoxCornerOfB, 8);
-    add(FeatureKind::kBoxCornerOfA, 8);
+    add(FeatureKind::kBoxCornerOfB, 16);  // 8–15: the corners of A (feature())
   } else {
     swapped_ = false;
     add(FeatureKind::kSignedDistance, 1);
@@ -71,7 +71,7 @@ PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA,
     throw std::invalid_argument("ContactManifold::Evaluate: feature " + std::to_string(i) +
                                 " out of range (" + std::to_string(num_features()) + ")");
   }
-  const ContactFeature& f = features_[static_cast<std::size_t>(i)];
+  const ContactFeature f = feature(i);
   switch (f.kind) {
     case FeatureKind::kSignedDistance:
       return SignedDistance(a_, X_WA, b_, X_WB, options_);

@@ -66,8 +66,12 @@ class ContactManifold {
 
   const Shape& shape_a() const { return a_; }
   const Shape& shape_b() const { return b_; }
-  int num_features() const { return static_cast<int>(features_.size()); }
-  const ContactFeature& feature(int i) const { return features_[static_cast<std::size_t>(i)]; }
+  int num_features() const { return num_features_; }
+  // Feature i in [0, num_features()) (box–box: corners of B are 0–7, corners of A 8–15).
+  ContactFeature feature(int i) const {
+    if (kind_ == FeatureKind::kBoxCornerOfB && i >= 8) return {FeatureKind::kBoxCornerOfA, i - 8};
+    return {kind_, i};
+  }
 
   // Gap, normal and witness points of feature i for bodies at X_WA, X_WB.
   PairDistance Evaluate(int i, const Eigen::Isometry3d& X_WA, const Eigen::Isometry3d& X_WB) const;
@@ -81,7 +85,10 @@ class ContactManifold {
   // The plane-type features are computed with the plane as A: swapped_ says the caller's A is
   // the convex shape.
   bool swapped_ = false;
-  std::vector<ContactFeature> features_;
+  // The features are (kind_, 0), ..., (kind_, num_features_ − 1), except box–box (see feature()):
+  // no per-pair list, so that a manifold costs a few dozen bytes.
+  FeatureKind kind_ = FeatureKind::kSignedDistance;
+  int num_features_ = 1;
 };
 
 }  // namespace saltus::contact

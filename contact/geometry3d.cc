@@ -138,21 +138,9 @@ PairDistance MeshSphere(const Shape& mesh, const Isometry3d& X_a, const Shape& s
                         const Isometry3d& X_b) {
   const TriangleMesh& m = mesh.mesh();
   const Vector3d c = X_a.inverse() * X_b.translation();
-  double best = std::numeric_limits<double>::infinity();
-  Vector3d best_point = Vector3d::Zero();
-  std::size_t best_triangle = 0;
-  for (std::size_t f = 0; f < m.triangles.size(); ++f) {
-    const auto& t = m.triangles[f];
-    const Vector3d x = ClosestPointOnTriangle(c, m.vertices[static_cast<std::size_t>(t[0])],
-                                              m.vertices[static_cast<std::size_t>(t[1])],
-                                              m.vertices[static_cast<std::size_t>(t[2])]);
-    const double dist2 = (x - c).squaredNorm();
-    if (dist2 < best) {
-      best = dist2;
-      best_point = x;
-      best_triangle = f;
-    }
-  }
+  const MeshClosest closest = ClosestPointOnMesh(m, c);
+  const Vector3d& best_point = closest.point;
+  const auto best_triangle = static_cast<std::size_t>(closest.triangle);
   const auto& t = m.triangles[best_triangle];
   const Vector3d& v0 = m.vertices[static_cast<std::size_t>(t[0])];
   const Vector3d face_normal = (m.vertices[static_cast<std::size_t>(t[1])] - v0)
@@ -233,26 +221,74 @@ PairDistance BoxPointDistance(const Vector3d& h, const Isometry3d& X_box, const 
 }
 
 Vector3d ClosestPointOnTriangle(const Vector3d& p, const Vector3d& a, const Vector3d& b,
-                                const Vector3d& c) {
+                                const Vector3d& c, TriangleFeature* feature) {
+  TriangleFeature unused;
+  TriangleFeature& f = feature != nullptr ? *feature : unused;
+  const auto vertex = [&](int i) {
+    f.kind = TriangleFeature::kVertex;
+    f.vertices[0] = f.vertices[1] = i;
+  };
+  const auto edge = [&](int i, int j) {
+    f.kind = TriangleFeature::kEdge;
+    f.vertices[0] = i;
+    f.vertices[1] = j;
+  };
   const Vector3d ab = b - a, ac = c - a, ap = p - a;
   const double d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0.0 && d2 <= 0.0) return a;
+  if (d1 <= 0.0 && d2 <= 0.0) {
+    vertex(0);
+    return a;
+  }
   const Vector3d bp = p - b;
   const double d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0.0 && d4 <= d3) return b;
+  if (d3 >= 0.0 && d4 <= d3) {
+    vertex(1);
+    return b;
+  }
   const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) return a + (d1 / (d1 - d3)) * ab;
+  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+    edge(0, 1);
+    return a + (d1 / (d1 - d3)) * ab;
+  }
   const Vector3d cp = p - c;
   const double d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0.0 && d5 <= d6) return c;
+  if (d6 >= 0.0 && d5 <= d6) {
+    vertex(2);
+    return c;
+  }
   const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) return a + (d2 / (d2 - d6)) * ac;
+  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+    edge(0, 2);
+    return a + (d2 / (d2 - d6)) * ac;
+  }
   const double va = d3 * d6 - d5 * d4;
   if (va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0) {
+    edge(1, 2);
     return b + ((d4 - d3) / ((d4 - d3) + (d5 - d6))) * (c - b);
   }
+  f.kind = TriangleFeature::kFace;
   const double denom = 1.0 / (va + vb + vc);
   return a + ab * (vb * denom) + ac * (vc * denom);
+}
+
+MeshClosest ClosestPointOnMesh(const TriangleMesh& m, const Vector3d& p) {
+  MeshClosest out;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t f = 0; f < m.triangles.size(); ++f) {
+    const auto& t = m.triangles[f];
+    TriangleFeature feature;
+    const Vector3d x = ClosestPointOnTriangle(p, m.vertices[static_cast<std::size_t>(t[0])],
+                                              m.vertices[static_cast<std::size_t>(t[1])],
+                                              m.vertices[static_cast<std::size_t>(t[2])], &feature);
+    const double dist2 = (x - p).squaredNorm();
+    if (dist2 < best) {
+      best = dist2;
+      out.point = x;
+      out.triangle = static_cast<int>(f);
+      out.feature = feature;
+    }
+  }
+  return out;
 }
 
 bool HasAnalyticPath(ShapeType a, ShapeType b) {

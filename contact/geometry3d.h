@@ -90,9 +90,28 @@ PairDistance FclSignedDistance(const Shape& a, const Eigen::Isometry3d& X_WSa, c
 PairDistance BoxPointDistance(const Eigen::Vector3d& half_size, const Eigen::Isometry3d& X_box,
                               const Eigen::Vector3d& p);
 
+// The Voronoi region of a triangle (a, b, c) that holds a point's closest point: the face
+// interior, an edge (vertices[0], vertices[1]: 0 = a, 1 = b, 2 = c) or a vertex (vertices[0]).
+struct TriangleFeature {
+  enum Kind { kVertex, kEdge, kFace } kind = kFace;
+  int vertices[2] = {0, 0};
+};
+
 // Closest point of the triangle (a, b, c) to p (Ericson, Real-Time Collision Detection, 2005,
-// Section 5.1.5); exact to round-off, handles every Voronoi region of the triangle.
+// Section 5.1.5); exact to round-off, handles every Voronoi region of the triangle. If `feature`
+// is non-null it receives the region of the result.
 Eigen::Vector3d ClosestPointOnTriangle(const Eigen::Vector3d& p, const Eigen::Vector3d& a,
-                                       const Eigen::Vector3d& b, const Eigen::Vector3d& c);
+                                       const Eigen::Vector3d& b, const Eigen::Vector3d& c,
+                                       TriangleFeature* feature = nullptr);
+
+// Closest point of a triangle mesh (its own frame) to p: the first triangle (in mesh order) at
+// the least distance, the closest point on it and its region. The sphere–triangle-mesh path of
+// SignedDistance uses exactly this choice.
+struct MeshClosest {
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();
+  int triangle = 0;
+  TriangleFeature feature;
+};
+MeshClosest ClosestPointOnMesh(const TriangleMesh& mesh, const Eigen::Vector3d& p);
 
 }  // namespace saltus::contact

@@ -280,17 +280,23 @@ TriangleMesh LoadMesh(const std::string& path) {
 }
 
 Shape::Shape(ShapeType type, const Eigen::Isometry3d& pose, std::string name)
-    : type_(type), pose_(pose), name_(std::move(name)) {
-  CheckPose(pose_, Label());
+    : data_(std::make_shared<Data>()) {
+  data_->type = type;
+  data_->pose = pose;
+  data_->name = std::move(name);
+  CheckPose(data_->pose, Label());
+  data_->centred = pose.matrix() == Eigen::Matrix4d::Identity();
 }
 
-std::string Shape::Label() const { return "shape '" + name_ + "' (" + ToString(type_) + ")"; }
+std::string Shape::Label() const {
+  return "shape '" + data_->name + "' (" + ToString(data_->type) + ")";
+}
 
 Shape Shape::Sphere(double radius, const Eigen::Isometry3d& pose, std::string name) {
   Shape s(ShapeType::kSphere, pose, std::move(name));
   CheckPositive(radius, s.Label(), "radius");
-  s.radius_ = radius;
-  s.fcl_ = std::make_shared<fcl::Sphered>(radius);
+  s.data_->radius = radius;
+  s.data_->fcl = std::make_shared<fcl::Sphered>(radius);
   return s;
 }
 
@@ -298,8 +304,8 @@ Shape Shape::Box(const Eigen::Vector3d& half_size, const Eigen::Isometry3d& pose
                  std::string name) {
   Shape s(ShapeType::kBox, pose, std::move(name));
   for (int i = 0; i < 3; ++i) CheckPositive(half_size(i), s.Label(), "half size");
-  s.size_ = half_size;
-  s.fcl_ = std::make_shared<fcl::Boxd>(2.0 * half_size);
+  s.data_->size = half_size;
+  s.data_->fcl = std::make_shared<fcl::Boxd>(2.0 * half_size);
   return s;
 }
 
@@ -308,9 +314,9 @@ Shape Shape::Cylinder(double radius, double length, const Eigen::Isometry3d& pos
   Shape s(ShapeType::kCylinder, pose, std::move(name));
   CheckPositive(radius, s.Label(), "radius");
   CheckPositive(length, s.Label(), "length");
-  s.radius_ = radius;
-  s.length_ = length;
-  s.fcl_ = std::make_shared<fcl::Cylinderd>(radius, length);
+  s.data_->radius = radius;
+  s.data_->length = length;
+  s.data_->fcl = std::make_shared<fcl::Cylinderd>(radius, length);
   return s;
 }
 
@@ -319,9 +325,9 @@ Shape Shape::Capsule(double radius, double length, const Eigen::Isometry3d& pose
   Shape s(ShapeType::kCapsule, pose, std::move(name));
   CheckPositive(radius, s.Label(), "radius");
   if (!std::isfinite(length) || length < 0.0) Fail(s.Label(), "length must be finite and >= 0");
-  s.radius_ = radius;
-  s.length_ = length;
-  s.fcl_ = std::make_shared<fcl::Capsuled>(radius, length);
+  s.data_->radius = radius;
+  s.data_->length = length;
+  s.data_->fcl = std::make_shared<fcl::Capsuled>(radius, length);
   return s;
 }
 
@@ -329,8 +335,8 @@ Shape Shape::Ellipsoid(const Eigen::Vector3d& radii, const Eigen::Isometry3d& po
                        std::string name) {
   Shape s(ShapeType::kEllipsoid, pose, std::move(name));
   for (int i = 0; i < 3; ++i) CheckPositive(radii(i), s.Label(), "radius");
-  s.size_ = radii;
-  s.fcl_ = std::make_shared<fcl::Ellipsoidd>(radii);
+  s.data_->size = radii;
+  s.data_->fcl = std::make_shared<fcl::Ellipsoidd>(radii);
   return s;
 }
 
@@ -340,9 +346,11 @@ Shape Shape::Plane(const Eigen::Vector3d& normal, double offset, const Eigen::Is
   const double norm = normal.norm();
   if (!normal.allFinite() || !(norm > 0.0)) Fail(s.Label(), "normal must be finite and non-zero");
   if (!std::isfinite(offset)) Fail(s.Label(), "offset must be finite");
-  s.size_ = normal / norm;
-  s.radius_ = offset / norm;
-  s.fcl_ = std::make_shared<fcl::Halfspaced>(s.size_, s.radius_);
+  s.data_->size = normal / norm;
+  s.data_->radius = offset / norm;
+  s.data_->fcl = std::make_shared<fcl::Halfspaced>(s.data_->size, s.data_->radius);
+  s.data_->normal_in_body = pose.linear() * s.data_->size;
+  s.data_->offset_in_body = s.data_->radius + s.data_->normal_in_body.dot(pose.translation());
   return s;
 }
 
@@ -401,8 +409,9 @@ Shape Shape::ConvexMesh(TriangleMesh mesh, const Eigen::Isometry3d& pose, std::s
     faces->push_back(3);
     faces->insert(faces->end(), t.begin(), t.end());
   }
-  s.fcl_ = std::make_shared<fcl::Convexd>(vertices, static_cast<int>(mesh.triangles.size()), faces);
-  s.mesh_ = std::make_shared<const TriangleMesh>(std::move(mesh));
+  s.data_->fcl =
+      std::make_shared<fcl::Convexd>(vertices, static_cast<int>(mesh.triangles.size()), faces);
+  s.data_->mesh = std::make_shared<const TriangleMesh>(std::move(mesh));
   return s;
 }
 
@@ -439,8 +448,8 @@ Shape Shape::TriangleMeshSurface(TriangleMesh mesh, const Eigen::Isometry3d& pos
   bvh->addSubModel(mesh.vertices, triangles);
   bvh->endModel();
   bvh->computeLocalAABB();
-  s.fcl_ = bvh;
-  s.mesh_ = std::make_shared<const TriangleMesh>(std::move(mesh));
+  s.data_->fcl = bvh;
+  s.data_->mesh = std::make_shared<const TriangleMesh>(std::move(mesh));
   return s;
 }
 
@@ -451,48 +460,50 @@ Shape Shape::TriangleMeshFromFile(const std::string& path, const Eigen::Isometry
 
 Eigen::Vector3d Shape::Support(const Eigen::Vector3d& d) const {
   const auto sign = [](double x) { return x < 0.0 ? -1.0 : 1.0; };
-  switch (type_) {
+  switch (data_->type) {
     case ShapeType::kSphere: {
       const double n = d.norm();
-      return n > 0.0 ? Eigen::Vector3d(radius_ * d / n) : Eigen::Vector3d(0.0, 0.0, radius_);
+      return n > 0.0 ? Eigen::Vector3d(data_->radius * d / n)
+                     : Eigen::Vector3d(0.0, 0.0, data_->radius);
     }
     case ShapeType::kBox:
-      return {sign(d.x()) * size_.x(), sign(d.y()) * size_.y(), sign(d.z()) * size_.z()};
+      return {sign(d.x()) * data_->size.x(), sign(d.y()) * data_->size.y(),
+              sign(d.z()) * data_->size.z()};
     case ShapeType::kCapsule: {
       const double n = d.norm();
-      const Eigen::Vector3d ball =
-          n > 0.0 ? Eigen::Vector3d(radius_ * d / n) : Eigen::Vector3d(0.0, 0.0, radius_);
-      return ball + Eigen::Vector3d(0.0, 0.0, sign(d.z()) * 0.5 * length_);
+      const Eigen::Vector3d ball = n > 0.0 ? Eigen::Vector3d(data_->radius * d / n)
+                                           : Eigen::Vector3d(0.0, 0.0, data_->radius);
+      return ball + Eigen::Vector3d(0.0, 0.0, sign(d.z()) * 0.5 * data_->length);
     }
     case ShapeType::kCylinder: {
       const double rho = std::hypot(d.x(), d.y());
-      Eigen::Vector3d x(0.0, 0.0, sign(d.z()) * 0.5 * length_);
+      Eigen::Vector3d x(0.0, 0.0, sign(d.z()) * 0.5 * data_->length);
       if (rho > 0.0) {
-        x.x() = radius_ * d.x() / rho;
-        x.y() = radius_ * d.y() / rho;
+        x.x() = data_->radius * d.x() / rho;
+        x.y() = data_->radius * d.y() / rho;
       } else {
-        x.x() = radius_;  // d along the axis: the whole end disk supports; pick a rim point
+        x.x() = data_->radius;  // d along the axis: the whole end disk supports; pick a rim point
       }
       return x;
     }
     case ShapeType::kEllipsoid: {
       // max d·x on x = D u, ‖u‖ = 1 (D = diag(radii)): u = D d / ‖D d‖, x = D² d / ‖D d‖.
-      const Eigen::Vector3d Dd = size_.cwiseProduct(d);
+      const Eigen::Vector3d Dd = data_->size.cwiseProduct(d);
       const double n = Dd.norm();
-      if (!(n > 0.0)) return {0.0, 0.0, size_.z()};
-      return size_.cwiseProduct(Dd) / n;
+      if (!(n > 0.0)) return {0.0, 0.0, data_->size.z()};
+      return data_->size.cwiseProduct(Dd) / n;
     }
     case ShapeType::kConvexMesh: {
       std::size_t best = 0;
       double best_value = -std::numeric_limits<double>::infinity();
-      for (std::size_t i = 0; i < mesh_->vertices.size(); ++i) {
-        const double value = d.dot(mesh_->vertices[i]);
+      for (std::size_t i = 0; i < data_->mesh->vertices.size(); ++i) {
+        const double value = d.dot(data_->mesh->vertices[i]);
         if (value > best_value) {
           best_value = value;
           best = i;
         }
       }
-      return mesh_->vertices[best];
+      return data_->mesh->vertices[best];
     }
     case ShapeType::kPlane:
     case ShapeType::kTriangleMesh:
@@ -502,23 +513,23 @@ Eigen::Vector3d Shape::Support(const Eigen::Vector3d& d) const {
 }
 
 double Shape::BoundingRadius() const {
-  switch (type_) {
+  switch (data_->type) {
     case ShapeType::kSphere:
-      return radius_;
+      return data_->radius;
     case ShapeType::kBox:
-      return size_.norm();
+      return data_->size.norm();
     case ShapeType::kCapsule:
-      return radius_ + 0.5 * length_;
+      return data_->radius + 0.5 * data_->length;
     case ShapeType::kCylinder:
-      return std::hypot(radius_, 0.5 * length_);
+      return std::hypot(data_->radius, 0.5 * data_->length);
     case ShapeType::kEllipsoid:
-      return size_.maxCoeff();
+      return data_->size.maxCoeff();
     case ShapeType::kPlane:
       return std::numeric_limits<double>::infinity();
     case ShapeType::kConvexMesh:
     case ShapeType::kTriangleMesh: {
       double r = 0.0;
-      for (const Eigen::Vector3d& x : mesh_->vertices) r = std::max(r, x.norm());
+      for (const Eigen::Vector3d& x : data_->mesh->vertices) r = std::max(r, x.norm());
       return r;
     }
   }
@@ -528,19 +539,19 @@ double Shape::BoundingRadius() const {
 Eigen::AlignedBox3d Shape::LocalAabb() const {
   const double inf = std::numeric_limits<double>::infinity();
   Eigen::Vector3d h = Eigen::Vector3d::Zero();
-  switch (type_) {
+  switch (data_->type) {
     case ShapeType::kSphere:
-      h.setConstant(radius_);
+      h.setConstant(data_->radius);
       break;
     case ShapeType::kBox:
     case ShapeType::kEllipsoid:
-      h = size_;
+      h = data_->size;
       break;
     case ShapeType::kCapsule:
-      h = {radius_, radius_, radius_ + 0.5 * length_};
+      h = {data_->radius, data_->radius, data_->radius + 0.5 * data_->length};
       break;
     case ShapeType::kCylinder:
-      h = {radius_, radius_, 0.5 * length_};
+      h = {data_->radius, data_->radius, 0.5 * data_->length};
       break;
     case ShapeType::kPlane:
       h.setConstant(inf);
@@ -548,7 +559,7 @@ Eigen::AlignedBox3d Shape::LocalAabb() const {
     case ShapeType::kConvexMesh:
     case ShapeType::kTriangleMesh: {
       Eigen::AlignedBox3d box;
-      for (const Eigen::Vector3d& x : mesh_->vertices) box.extend(x);
+      for (const Eigen::Vector3d& x : data_->mesh->vertices) box.extend(x);
       return box;
     }
   }

@@ -119,18 +119,29 @@ class Shape {
                                     const Eigen::Isometry3d& pose = Eigen::Isometry3d::Identity(),
                                     std::string name = "");
 
-  ShapeType type() const { return type_; }
-  const std::string& name() const { return name_; }
-  const Eigen::Isometry3d& pose() const { return pose_; }  // X_BS
-  bool is_convex() const { return type_ != ShapeType::kPlane && type_ != ShapeType::kTriangleMesh; }
+  ShapeType type() const { return data_->type; }
+  const std::string& name() const { return data_->name; }
+  const Eigen::Isometry3d& pose() const { return data_->pose; }  // X_BS
+  bool is_convex() const {
+    return data_->type != ShapeType::kPlane && data_->type != ShapeType::kTriangleMesh;
+  }
 
-  double radius() const { return radius_; }                      // sphere, cylinder, capsule
-  double length() const { return length_; }                      // cylinder, capsule
-  const Eigen::Vector3d& half_size() const { return size_; }     // box
-  const Eigen::Vector3d& radii() const { return size_; }         // ellipsoid
-  const Eigen::Vector3d& plane_normal() const { return size_; }  // plane (unit, in S)
-  double plane_offset() const { return radius_; }                // plane
-  const TriangleMesh& mesh() const { return *mesh_; }            // convex and triangle meshes
+  double radius() const { return data_->radius; }                      // sphere, cylinder, capsule
+  double length() const { return data_->length; }                      // cylinder, capsule
+  const Eigen::Vector3d& half_size() const { return data_->size; }     // box
+  const Eigen::Vector3d& radii() const { return data_->size; }         // ellipsoid
+  const Eigen::Vector3d& plane_normal() const { return data_->size; }  // plane (unit, in S)
+  double plane_offset() const { return data_->radius; }                // plane
+  const TriangleMesh& mesh() const { return *data_->mesh; }            // convex and triangle meshes
+  // Plane: the half-space in the body frame, {x : plane_normal_in_body()·x ≤
+  // plane_offset_in_body()} (R_BS n, d + (R_BS n)·t_BS).
+  const Eigen::Vector3d& plane_normal_in_body() const { return data_->normal_in_body; }
+  double plane_offset_in_body() const { return data_->offset_in_body; }
+  // True when the pose X_BS is the identity (e.g. a sphere centred on its body's origin).
+  bool centred() const { return data_->centred; }
+  // Identity of the shared data: copies of one shape have the same id, separately built shapes
+  // different ones (used to share per-shape work between the pairs of a scene).
+  const void* id() const { return data_.get(); }
 
   // argmax_{x ∈ S} d·x in S, for convex shapes (throws std::logic_error otherwise). Ties (a face
   // or edge orthogonal to d) are broken towards +1 along each axis / the first vertex.
@@ -141,22 +152,33 @@ class Shape {
   Eigen::AlignedBox3d LocalAabb() const;
 
   // The FCL geometry in S (never null).
-  const std::shared_ptr<fcl::CollisionGeometry<double>>& fcl_geometry() const { return fcl_; }
+  const std::shared_ptr<fcl::CollisionGeometry<double>>& fcl_geometry() const { return data_->fcl; }
 
   // "shape 'name' (type)" for messages.
   std::string Label() const;
 
  private:
+  // The shape's data, shared by every copy: a Shape is a 16-byte handle (copies are cheap, e.g.
+  // the two shapes of each of the 500,000 pairs of a pile of 1000 spheres) and immutable once a
+  // factory has returned it.
+  struct Data {
+    ShapeType type = ShapeType::kSphere;
+    Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+    std::string name;
+    double radius = 0.0;
+    double length = 0.0;
+    Eigen::Vector3d size = Eigen::Vector3d::Zero();
+    std::shared_ptr<const TriangleMesh> mesh;
+    std::shared_ptr<fcl::CollisionGeometry<double>> fcl;
+    // Plane: unit normal and offset in the body frame B ({x_B : n_B·x_B ≤ d_B}).
+    Eigen::Vector3d normal_in_body = Eigen::Vector3d::UnitZ();
+    double offset_in_body = 0.0;
+    bool centred = true;  // pose is the identity
+  };
+
   Shape(ShapeType type, const Eigen::Isometry3d& pose, std::string name);
 
-  ShapeType type_;
-  Eigen::Isometry3d pose_;
-  std::string name_;
-  double radius_ = 0.0;
-  double length_ = 0.0;
-  Eigen::Vector3d size_ = Eigen::Vector3d::Zero();
-  std::shared_ptr<const TriangleMesh> mesh_;
-  std::shared_ptr<fcl::CollisionGeometry<double>> fcl_;
+  std::shared_ptr<Data> data_;
 };
 
 }  // namespace saltus::contact

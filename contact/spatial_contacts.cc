@@ -4,8 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
+#include <optional>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "engine/block_sparse.h"
@@ -23,12 +24,19 @@ namespace {
 std::string PairLabel(const SpatialContactPair& p) { return "contact pair '" + p.name + "'"; }
 
 // Which closed form γ has (see the header).
-enum class GammaForm { kPlanePoint, kSphereSphere, kPlaneRim, kBoxCorner, kDifference };
+enum class GammaForm {
+  kPlanePoint,
+  kSphereSphere,
+  kPlaneRim,
+  kBoxCorner,
+  kMeshSphere,
+  kDifference
+};
 
 bool IsPlane(const Shape& s) { return s.type() == ShapeType::kPlane; }
 
-GammaForm FormOf(const ContactManifold& m, int feature) {
-  const FeatureKind k = m.feature(feature).kind;
+GammaForm FormOf(const SpatialContactPair& pair, ContactFeature feature) {
+  const FeatureKind k = feature.kind;
   if (k == FeatureKind::kPlaneVertex || k == FeatureKind::kPlaneEndBall) {
     return GammaForm::kPlanePoint;
   }
@@ -37,14 +45,49 @@ GammaForm FormOf(const ContactManifold& m, int feature) {
     return GammaForm::kBoxCorner;
   }
   if (k == FeatureKind::kSignedDistance) {
-    const ShapeType a = m.shape_a().type(), b = m.shape_b().type();
+    const ShapeType a = pair.shape_a.type(), b = pair.shape_b.type();
     if (a == ShapeType::kSphere && b == ShapeType::kSphere) return GammaForm::kSphereSphere;
     if ((a == ShapeType::kPlane && b == ShapeType::kSphere) ||
         (a == ShapeType::kSphere && b == ShapeType::kPlane)) {
       return GammaForm::kPlanePoint;
     }
+    if ((a == ShapeType::kTriangleMesh && b == ShapeType::kSphere) ||
+        (a == ShapeType::kSphere && b == ShapeType::kTriangleMesh)) {
+      return GammaForm::kMeshSphere;
+    }
   }
   return GammaForm::kDifference;
+}
+
+// R(Q_i) of the bodies, per thread, keyed by the quaternion's four values: an entry is reused while
+// q holds the same Q_i (R is a function of Q alone, so no invalidation is needed, also across
+// blocks, systems and calls). One evaluation over k rows computes each body's rotation at most
+// once, and AppendJacobianBlocks, called row by row, shares them too. (The engine's joint rows use
+// an epoch-stamped cache restarted by each call over a span of rows, engine/spatial_model.cc; the
+// per-row calls here have no such start, hence the value key.)
+struct CachedRotation {
+  double Q[4] = {std::numeric_limits<double>::quiet_NaN(), 0.0, 0.0, 0.0};  // NaN: never equal
+  Matrix3d R;
+};
+
+const Matrix3d& CachedBodyRotation(const VectorXd& q, int body) {
+  thread_local std::vector<CachedRotation> cache;
+  const auto i = static_cast<std::size_t>(body);
+  if (cache.size() <= i) cache.resize(i + 1);
+  CachedRotation& c = cache[i];
+  const double* Q = q.data() + 7 * body + 3;
+  if (!(c.Q[0] == Q[0] && c.Q[1] == Q[1] && c.Q[2] == Q[2] && c.Q[3] == Q[3])) {
+    c.R = engine::QuaternionToRotation(Eigen::Vector4d(Q[0], Q[1], Q[2], Q[3]));
+    std::copy(Q, Q + 4, c.Q);
+  }
+  return c.R;
+}
+
+// World position of a shape's origin on `body` (the ground: the shape pose's translation).
+Vector3d ShapeOrigin(const VectorXd& q, int body, const Shape& s) {
+  if (body == engine::kGround) return s.pose().translation();
+  if (s.centred()) return q.segment<3>(7 * body);
+  return q.segment<3>(7 * body) + CachedBodyRotation(q, body) * s.pose().translation();
 }
 
 // World-frame kinematics of one body (all zero for the ground).
@@ -59,57 +102,118 @@ struct BodyMotion {
 
 }  // namespace
 
+namespace {
+
+void CheckPairExceptShapes(int nb, const SpatialContactPair& pair, std::size_t index) {
+  if (pair.name.empty()) {
+    throw std::invalid_argument("contact pair #" + std::to_string(index) + ": empty name");
+  }
+  for (int body : {pair.body_a, pair.body_b}) {
+    if (body != engine::kGround && (body < 0 || body >= nb)) {
+      throw std::invalid_argument(PairLabel(pair) + ": unknown body index " + std::to_string(body));
+    }
+  }
+  if (pair.body_a == pair.body_b) {
+    throw std::invalid_argument(PairLabel(pair) + (pair.body_a == engine::kGround
+                                                       ? ": both shapes on the ground"
+                                                       : ": both shapes on the same body"));
+  }
+  if (!std::isfinite(pair.restitution) || pair.restitution > 1.0) {
+    throw std::invalid_argument(PairLabel(pair) +
+                                ": restitution must be in [0, 1] (negative: global)");
+  }
+}
+
+}  // namespace
+
+void SpatialContacts::CheckPair(const engine::SpatialModel& model, const SpatialContactPair& pair,
+                                std::size_t index, const DistanceOptions& options) {
+  CheckPairExceptShapes(model.num_bodies(), pair, index);
+  try {
+    const ContactManifold manifold(pair.shape_a, pair.shape_b, options);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(PairLabel(pair) + ": " + e.what());
+  }
+}
+
 SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> model,
                                  std::vector<SpatialContactPair> pairs, DistanceOptions options)
     : model_(std::move(model)), pairs_(std::move(pairs)) {
   if (!model_) throw std::invalid_argument("SpatialContacts: null model");
   const int nb = model_->num_bodies();
-  std::set<std::string> names;
-  manifolds_.reserve(pairs_.size());
+  pair_manifold_.reserve(pairs_.size());
+  pair_first_row_.reserve(pairs_.size());
+  pair_num_rows_.reserve(pairs_.size());
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     const SpatialContactPair& pair = pairs_[p];
-    const std::string label = PairLabel(pair);
-    if (pair.name.empty()) {
-      throw std::invalid_argument("contact pair #" + std::to_string(p) + ": empty name");
-    }
-    if (!names.insert(pair.name).second) throw std::invalid_argument(label + ": duplicate name");
-    for (int body : {pair.body_a, pair.body_b}) {
-      if (body != engine::kGround && (body < 0 || body >= nb)) {
-        throw std::invalid_argument(label + ": unknown body index " + std::to_string(body));
-      }
-    }
-    if (pair.body_a == pair.body_b) {
-      throw std::invalid_argument(label + (pair.body_a == engine::kGround
-                                               ? ": both shapes on the ground"
-                                               : ": both shapes on the same body"));
-    }
-    if (!std::isfinite(pair.restitution) || pair.restitution > 1.0) {
-      throw std::invalid_argument(label + ": restitution must be in [0, 1] (negative: global)");
-    }
+    CheckPairExceptShapes(nb, pair, p);
+    std::optional<ContactManifold> manifold;
     try {
-      manifolds_.emplace_back(pair.shape_a, pair.shape_b, options);
+      manifold.emplace(pair.shape_a, pair.shape_b, options);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(label + ": " + e.what());
+      throw std::invalid_argument(PairLabel(pair) + ": " + e.what());
     }
-    const ContactManifold& m = manifolds_.back();
+    const int num_features = manifold->num_features();
+    const ShapeType ta = pair.shape_a.type(), tb = pair.shape_b.type();
+    RowPath path = RowPath::kManifold;
+    if (!options.force_fcl && num_features == 1) {
+      if (ta == ShapeType::kSphere && tb == ShapeType::kSphere) path = RowPath::kSphereSphere;
+      if (ta == ShapeType::kPlane && tb == ShapeType::kSphere) path = RowPath::kPlaneSphere;
+      if (ta == ShapeType::kSphere && tb == ShapeType::kPlane) path = RowPath::kSpherePlane;
+    }
+    // Only the pairs evaluated through their manifold keep it (the direct paths use the shapes).
+    pair_manifold_.push_back(path == RowPath::kManifold ? static_cast<int>(manifolds_.size()) : -1);
+    if (path == RowPath::kManifold) manifolds_.push_back(std::move(*manifold));
     pair_first_row_.push_back(static_cast<int>(infos_.size()));
-    pair_num_rows_.push_back(m.num_features());
-    for (int k = 0; k < m.num_features(); ++k) {
+    pair_num_rows_.push_back(num_features);
+    for (int k = 0; k < num_features; ++k) {
       engine::ConstraintRowInfo info;
       info.kind = engine::ConstraintKind::kUnilateral;
-      info.name = m.num_features() == 1 ? pair.name : pair.name + "." + std::to_string(k);
+      info.name = num_features == 1 ? pair.name : pair.name + "." + std::to_string(k);
       info.restitution = pair.restitution;
       infos_.push_back(std::move(info));
       row_pair_.push_back(static_cast<int>(p));
       row_feature_.push_back(k);
+      row_path_.push_back(path);
+    }
+  }
+  {  // Unique names: sort (hash, pair) and compare the names of equal hashes only (sorting the
+     // 504,500 names of a pile of 1000 spheres themselves took ~0.3 s).
+    std::vector<std::pair<std::size_t, int>> hashes;
+    hashes.reserve(pairs_.size());
+    for (std::size_t p = 0; p < pairs_.size(); ++p) {
+      hashes.emplace_back(std::hash<std::string>()(pairs_[p].name), static_cast<int>(p));
+    }
+    std::sort(hashes.begin(), hashes.end());
+    for (std::size_t k = 0; k + 1 < hashes.size(); ++k) {
+      for (std::size_t l = k + 1; l < hashes.size() && hashes[l].first == hashes[k].first; ++l) {
+        const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(hashes[k].second)];
+        if (pair.name == pairs_[static_cast<std::size_t>(hashes[l].second)].name) {
+          throw std::invalid_argument(PairLabel(pair) + ": duplicate name");
+        }
+      }
     }
   }
 
-  // Broadphase proxies: one per distinct (body, shape bounds) among the pairs' sides.
-  broadphase_ = std::make_unique<Broadphase>(0.0);
+  // Broadphase proxies: one per distinct (body, shape bounds) among the pairs' sides. Copies of one
+  // Shape (the same id) on one body are looked up by identity first; the key of the shape's values
+  // is built once per distinct (body, shape id).
   broadphase_mutex_ = std::make_unique<std::mutex>();
+  struct IdKey {
+    const void* id;
+    int body;
+    bool operator==(const IdKey& o) const { return id == o.id && body == o.body; }
+  };
+  struct IdHash {
+    std::size_t operator()(const IdKey& k) const {
+      return std::hash<const void*>()(k.id) ^ (std::hash<int>()(k.body) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  std::unordered_map<IdKey, int, IdHash> proxy_of_id;
   std::map<std::vector<double>, int> proxy_of_key;
   const auto proxy_of = [&](int body, const Shape& shape) {
+    const auto found = proxy_of_id.find({shape.id(), body});
+    if (found != proxy_of_id.end()) return found->second;
     std::vector<double> key{static_cast<double>(body), static_cast<double>(shape.type())};
     const Eigen::Matrix<double, 3, 4> pose = shape.pose().matrix().topRows<3>();
     key.insert(key.end(), pose.data(), pose.data() + 12);
@@ -123,13 +227,15 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
     }
     const auto [it, added] = proxy_of_key.emplace(std::move(key), num_proxies());
     if (added) {
-      broadphase_->Add(shape, body == engine::kGround ? kStaticBody : body);
       proxy_body_.push_back(body);
+      proxy_shape_.push_back(shape);
       proxy_rho_.push_back(
           IsPlane(shape) ? 0.0 : shape.pose().translation().norm() + shape.BoundingRadius());
     }
+    proxy_of_id.emplace(IdKey{shape.id(), body}, it->second);
     return it->second;
   };
+  pairs_of_proxies_.reserve(pairs_.size());
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     // A plane carried by a moving body sweeps unboundedly far when it turns: always a candidate.
     if ((IsPlane(pairs_[p].shape_a) && pairs_[p].body_a != engine::kGround) ||
@@ -141,7 +247,29 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
     const int b = proxy_of(pairs_[p].body_b, pairs_[p].shape_b);
     const auto lo = static_cast<unsigned long long>(std::min(a, b));
     const auto hi = static_cast<unsigned long long>(std::max(a, b));
-    pairs_of_proxies_[(lo << 32) | hi].push_back(static_cast<int>(p));
+    pairs_of_proxies_.emplace_back((lo << 32) | hi, static_cast<int>(p));
+  }
+  if (!std::is_sorted(pairs_of_proxies_.begin(), pairs_of_proxies_.end())) {
+    std::sort(pairs_of_proxies_.begin(), pairs_of_proxies_.end());
+  }
+}
+
+const Shape& DefaultPairPlane() {
+  static const Shape plane = Shape::Plane(Vector3d::UnitZ(), 0.0);
+  return plane;
+}
+
+const Shape& DefaultPairSphere() {
+  static const Shape sphere = Shape::Sphere(0.1);
+  return sphere;
+}
+
+void SpatialContacts::BuildBroadphase() const {
+  broadphase_ = std::make_unique<Broadphase>(0.0);
+  for (int i = 0; i < num_proxies(); ++i) {
+    const int body = proxy_body_[static_cast<std::size_t>(i)];
+    broadphase_->Add(proxy_shape_[static_cast<std::size_t>(i)],
+                     body == engine::kGround ? kStaticBody : body);
   }
 }
 
@@ -155,6 +283,7 @@ void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bou
   }
   rows->clear();
   const std::lock_guard<std::mutex> lock(*broadphase_mutex_);
+  if (!broadphase_) BuildBroadphase();
   for (int i = 0; i < num_proxies(); ++i) {
     const int body = proxy_body_[static_cast<std::size_t>(i)];
     double reach = 0.0;
@@ -173,10 +302,11 @@ void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bou
   for (const auto& [a, b] : broadphase_->CandidatePairs()) {
     const auto key =
         (static_cast<unsigned long long>(a) << 32) | static_cast<unsigned long long>(b);
-    const auto it = pairs_of_proxies_.find(key);
-    if (it == pairs_of_proxies_.end()) continue;
-    for (int p : it->second) {
-      const auto pp = static_cast<std::size_t>(p);
+    const auto range =
+        std::equal_range(pairs_of_proxies_.begin(), pairs_of_proxies_.end(), std::make_pair(key, 0),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto it = range.first; it != range.second; ++it) {
+      const auto pp = static_cast<std::size_t>(it->second);
       for (int k = 0; k < pair_num_rows_[pp]; ++k) rows->push_back(pair_first_row_[pp] + k);
     }
   }
@@ -200,19 +330,108 @@ void SpatialContacts::CheckSizes(const VectorXd& q, const VectorXd* v, const cha
 Isometry3d SpatialContacts::BodyPose(const VectorXd& q, int body) const {
   Isometry3d X = Isometry3d::Identity();
   if (body == engine::kGround) return X;
-  X.linear() = engine::QuaternionToRotation(q.segment<4>(7 * body + 3));
+  X.linear() = CachedBodyRotation(q, body);
   X.translation() = q.segment<3>(7 * body);
   return X;
 }
 
-PairDistance SpatialContacts::Evaluate(const VectorXd& q, int row) const {
-  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
-  return manifolds_[static_cast<std::size_t>(RowPair(row))].Evaluate(
+SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int row) const {
+  const auto p = static_cast<std::size_t>(RowPair(row));
+  const SpatialContactPair& pair = pairs_[p];
+  const auto body_origin = [&](int body) {
+    return body == engine::kGround ? Vector3d(Vector3d::Zero()) : Vector3d(q.segment<3>(7 * body));
+  };
+  RowGeometry out;
+  PairDistance& d = out.d;
+  d.analytic = true;
+  switch (row_path_[static_cast<std::size_t>(row)]) {
+    case RowPath::kSphereSphere: {
+      // geometry3d.cc (Inflated): n = (c_b − c_a)/‖c_b − c_a‖ (e_z if the centres coincide).
+      const Vector3d c_a = ShapeOrigin(q, pair.body_a, pair.shape_a);
+      const Vector3d c_b = ShapeOrigin(q, pair.body_b, pair.shape_b);
+      const Vector3d delta = c_b - c_a;
+      const double dist = delta.norm();
+      d.normal = dist > 0.0 ? Vector3d(delta / dist) : Vector3d(Vector3d::UnitZ());
+      d.gap = dist - pair.shape_a.radius() - pair.shape_b.radius();
+      d.point_a = c_a + pair.shape_a.radius() * d.normal;
+      d.point_b = c_b - pair.shape_b.radius() * d.normal;
+      out.lever_a = c_a - body_origin(pair.body_a);
+      out.lever_b = c_b - body_origin(pair.body_b);
+      return out;
+    }
+    case RowPath::kPlaneSphere:
+    case RowPath::kSpherePlane: {
+      // The plane's half-space in its body frame (Shape::plane_normal_in_body) carried to the
+      // world: n = R_P n_B, offset = d_B + n·r_P; g = n·c − offset − ρ.
+      const bool plane_is_a = row_path_[static_cast<std::size_t>(row)] == RowPath::kPlaneSphere;
+      const int plane_body = plane_is_a ? pair.body_a : pair.body_b;
+      const int sphere_body = plane_is_a ? pair.body_b : pair.body_a;
+      const Shape& plane = plane_is_a ? pair.shape_a : pair.shape_b;
+      const Shape& sphere = plane_is_a ? pair.shape_b : pair.shape_a;
+      Vector3d n = plane.plane_normal_in_body();
+      double offset = plane.plane_offset_in_body();
+      if (plane_body != engine::kGround) {
+        n = CachedBodyRotation(q, plane_body) * n;
+        offset += n.dot(q.segment<3>(7 * plane_body));
+      }
+      const Vector3d c = ShapeOrigin(q, sphere_body, sphere);
+      const double height = n.dot(c) - offset;  // of the centre above the plane
+      const Vector3d on_plane = c - height * n, on_sphere = c - sphere.radius() * n;
+      const Vector3d lever_plane = on_plane - body_origin(plane_body);
+      const Vector3d lever_sphere = c - body_origin(sphere_body);
+      d.gap = height - sphere.radius();
+      if (plane_is_a) {
+        d.normal = n;
+        d.point_a = on_plane;
+        d.point_b = on_sphere;
+        out.lever_a = lever_plane;
+        out.lever_b = lever_sphere;
+      } else {
+        d.normal = -n;
+        d.point_a = on_sphere;
+        d.point_b = on_plane;
+        out.lever_a = lever_sphere;
+        out.lever_b = lever_plane;
+      }
+      return out;
+    }
+    case RowPath::kManifold:
+      break;
+  }
+  d = manifolds_[static_cast<std::size_t>(pair_manifold_[p])].Evaluate(
       RowFeature(row), BodyPose(q, pair.body_a), BodyPose(q, pair.body_b));
+  out.lever_a = d.point_a - body_origin(pair.body_a);
+  out.lever_b = d.point_b - body_origin(pair.body_b);
+  return out;
+}
+
+double SpatialContacts::Gap(const VectorXd& q, int row) const {
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
+  switch (row_path_[static_cast<std::size_t>(row)]) {
+    case RowPath::kSphereSphere:
+      return (ShapeOrigin(q, pair.body_b, pair.shape_b) - ShapeOrigin(q, pair.body_a, pair.shape_a))
+                 .norm() -
+             pair.shape_a.radius() - pair.shape_b.radius();
+    case RowPath::kPlaneSphere:
+    case RowPath::kSpherePlane:
+    case RowPath::kManifold:
+      break;
+  }
+  return Geometry(q, row).d.gap;
+}
+
+PairDistance SpatialContacts::Evaluate(const VectorXd& q, int row) const {
+  return Geometry(q, row).d;
+}
+
+ContactFeature SpatialContacts::Feature(int row) const {
+  const int m = pair_manifold_[static_cast<std::size_t>(RowPair(row))];
+  if (m < 0) return {FeatureKind::kSignedDistance, 0};
+  return manifolds_[static_cast<std::size_t>(m)].feature(RowFeature(row));
 }
 
 bool SpatialContacts::HasAnalyticGamma(int row) const {
-  return FormOf(manifolds_[static_cast<std::size_t>(RowPair(row))], RowFeature(row)) !=
+  return FormOf(pairs_[static_cast<std::size_t>(RowPair(row))], Feature(row)) !=
          GammaForm::kDifference;
 }
 
@@ -220,25 +439,30 @@ void SpatialContacts::Values(double t, const VectorXd& q, std::span<const int> r
                              Eigen::Ref<VectorXd> g) const {
   (void)t;
   CheckSizes(q, nullptr, "Values");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    g[static_cast<Eigen::Index>(i)] = Evaluate(q, rows[i]).gap;
-  }
+  for (std::size_t i = 0; i < rows.size(); ++i) g[static_cast<Eigen::Index>(i)] = Gap(q, rows[i]);
+}
+
+void SpatialContacts::SideBlock(const VectorXd& q, int body, const Vector3d& lever,
+                                const Vector3d& n, double sign, double* out) const {
+  for (int j = 0; j < 3; ++j) out[j] += sign * n[j];
+  // A zero lever (a sphere centred on its body) has no rotational part: R is not needed.
+  if (lever.x() == 0.0 && lever.y() == 0.0 && lever.z() == 0.0) return;
+  const Vector3d rot = CachedBodyRotation(q, body).transpose() * lever.cross(n);
+  for (int j = 0; j < 3; ++j) out[3 + j] += sign * rot[j];
 }
 
 void SpatialContacts::JacobianRow(
     const VectorXd& q, int row, Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> out) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
-  const PairDistance d = Evaluate(q, row);
-  const auto add = [&](int body, const Vector3d& p, double sign) {
+  const RowGeometry geo = Geometry(q, row);
+  const auto add = [&](int body, const Vector3d& lever, double sign) {
     if (body == engine::kGround) return;
-    const Isometry3d X = BodyPose(q, body);
-    const Matrix3d& R = X.linear();
-    const Vector3d s = R.transpose() * (p - X.translation());
-    out.segment<3>(6 * body) += sign * d.normal.transpose();
-    out.segment<3>(6 * body + 3) += sign * s.cross(R.transpose() * d.normal).transpose();
+    double block[6] = {0, 0, 0, 0, 0, 0};
+    SideBlock(q, body, lever, geo.d.normal, sign, block);
+    for (int j = 0; j < 6; ++j) out[6 * body + j] += block[j];
   };
-  add(pair.body_a, d.point_a, -1.0);
-  add(pair.body_b, d.point_b, 1.0);
+  add(pair.body_a, geo.lever_a, -1.0);
+  add(pair.body_b, geo.lever_b, 1.0);
 }
 
 bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int local_row,
@@ -247,24 +471,14 @@ bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int loca
   if (G->block_size != 6) return false;
   CheckSizes(q, nullptr, "AppendJacobianBlocks");
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(local_row))];
-  const PairDistance d = Evaluate(q, local_row);
-  // Same entries as JacobianRow: −n, −s_a × (Rᵀn) on body a; +n, s_b × (Rᵀn) on body b.
-  const auto block = [&](int body, const Vector3d& p, double sign, double* out) {
-    const Isometry3d X = BodyPose(q, body);
-    const Matrix3d& R = X.linear();
-    const Vector3d s = R.transpose() * (p - X.translation());
-    const Vector3d rot = s.cross(R.transpose() * d.normal);
-    for (int j = 0; j < 3; ++j) {
-      out[j] += sign * d.normal[j];
-      out[3 + j] += sign * rot[j];
-    }
-  };
+  const RowGeometry geo = Geometry(q, local_row);
+  // Same entries as JacobianRow: −n, −Rᵀ(ℓ_a × n) on body a; +n, Rᵀ(ℓ_b × n) on body b.
   int body[2] = {pair.body_a, pair.body_b};
-  const Vector3d* point[2] = {&d.point_a, &d.point_b};
+  const Vector3d* lever[2] = {&geo.lever_a, &geo.lever_b};
   double sign[2] = {-1.0, 1.0};
   if (body[1] != engine::kGround && (body[0] == engine::kGround || body[1] < body[0])) {
     std::swap(body[0], body[1]);
-    std::swap(point[0], point[1]);
+    std::swap(lever[0], lever[1]);
     std::swap(sign[0], sign[1]);
   }
   double* last = nullptr;
@@ -272,10 +486,33 @@ bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int loca
     if (body[k] == engine::kGround) continue;
     // Both sides on one body (never a pair of the default filter): one block holding the sum.
     double* out = (k == 1 && body[1] == body[0]) ? last : G->AddBlock(body[k]);
-    block(body[k], *point[k], sign[k], out);
+    SideBlock(q, body[k], *lever[k], geo.d.normal, sign[k], out);
     last = out;
   }
   G->EndRow();
+  return true;
+}
+
+bool SpatialContacts::ValuesAndRates(double t, const VectorXd& q, const VectorXd& v,
+                                     std::span<const int> rows, Eigen::Ref<VectorXd> g,
+                                     Eigen::Ref<VectorXd> g_dot) const {
+  (void)t;
+  CheckSizes(q, &v, "ValuesAndRates");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(rows[i]))];
+    const RowGeometry geo = Geometry(q, rows[i]);
+    double rate = 0.0;
+    for (int side = 0; side < 2; ++side) {
+      const int body = side == 0 ? pair.body_a : pair.body_b;
+      if (body == engine::kGround) continue;
+      double block[6] = {0, 0, 0, 0, 0, 0};
+      SideBlock(q, body, side == 0 ? geo.lever_a : geo.lever_b, geo.d.normal,
+                side == 0 ? -1.0 : 1.0, block);
+      for (int j = 0; j < 6; ++j) rate += block[j] * v[6 * body + j];
+    }
+    g[static_cast<Eigen::Index>(i)] = geo.d.gap;
+    g_dot[static_cast<Eigen::Index>(i)] = rate;
+  }
   return true;
 }
 
@@ -291,28 +528,78 @@ void SpatialContacts::Jacobian(double t, const VectorXd& q, std::span<const int>
 
 double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int row) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
-  const ContactManifold& m = manifolds_[static_cast<std::size_t>(RowPair(row))];
   const PairDistance d = Evaluate(q, row);
   const auto motion = [&](int body) {
     BodyMotion b;
     if (body == engine::kGround) return b;
     b.r = q.segment<3>(7 * body);
-    const Matrix3d R = engine::QuaternionToRotation(q.segment<4>(7 * body + 3));
+    const Matrix3d& R = CachedBodyRotation(q, body);
     b.r_dot = v.segment<3>(6 * body);
     b.omega = R * v.segment<3>(6 * body + 3);
     return b;
   };
   const BodyMotion a = motion(pair.body_a), b = motion(pair.body_b);
-  const GammaForm form = FormOf(m, RowFeature(row));
+  const GammaForm form = FormOf(pair, Feature(row));
   // wd: relative position of the two material witness points and its v̇-free derivatives.
   const Vector3d wd = d.point_b - d.point_a;
   const Vector3d wd_dot = b.Velocity(d.point_b) - a.Velocity(d.point_a);
   const Vector3d wd_ddot = b.Acceleration(d.point_b) - a.Acceleration(d.point_a);
+  if (form == GammaForm::kMeshSphere) {
+    // By the Voronoi region of the closest point x (fixed in the mesh body M) on the closest
+    // triangle, with d = c − x (c the sphere's centre, fixed in its body S):
+    //   face:   g = n·d − ρ, n the face normal towards c (fixed in M): the plane–point form;
+    //   edge:   g = ‖u‖ − ρ, u = d − (d·e) e, e the edge direction (fixed in M): the edge form;
+    //   vertex: g = ‖d‖ − ρ: the point–point form.
+    const bool mesh_is_a = pair.shape_a.type() == ShapeType::kTriangleMesh;
+    const Shape& mesh = mesh_is_a ? pair.shape_a : pair.shape_b;
+    const Shape& sphere = mesh_is_a ? pair.shape_b : pair.shape_a;
+    const int mesh_body = mesh_is_a ? pair.body_a : pair.body_b;
+    const BodyMotion& mm = mesh_is_a ? a : b;
+    const BodyMotion& sm = mesh_is_a ? b : a;
+    const Isometry3d X_m = BodyPose(q, mesh_body) * mesh.pose();
+    const Vector3d c = ShapeOrigin(q, mesh_is_a ? pair.body_b : pair.body_a, sphere);
+    const MeshClosest closest = ClosestPointOnMesh(mesh.mesh(), X_m.inverse() * c);
+    const Vector3d x = X_m * closest.point;
+    const Vector3d dist = c - x;
+    const double len = dist.norm();
+    // The centre on the surface: the normal is not defined (g = −ρ, deep penetration).
+    if (!(len > 0.0)) return DifferenceGamma(q, v, row);
+    const Vector3d n = dist / len;
+    const Vector3d d_dot = sm.Velocity(c) - mm.Velocity(x);
+    const Vector3d d_ddot = sm.Acceleration(c) - mm.Acceleration(x);
+    if (closest.feature.kind == TriangleFeature::kFace) {
+      const Vector3d n_dot = mm.omega.cross(n);
+      return mm.omega.cross(n_dot).dot(dist) + 2.0 * n_dot.dot(d_dot) + n.dot(d_ddot);
+    }
+    if (closest.feature.kind == TriangleFeature::kVertex) {
+      const double nd = n.dot(d_dot);
+      return n.dot(d_ddot) + (d_dot.squaredNorm() - nd * nd) / len;
+    }
+    const auto& tri = mesh.mesh().triangles[static_cast<std::size_t>(closest.triangle)];
+    const Vector3d& p0 = mesh.mesh().vertices[static_cast<std::size_t>(
+        tri[static_cast<std::size_t>(closest.feature.vertices[0])])];
+    const Vector3d& p1 = mesh.mesh().vertices[static_cast<std::size_t>(
+        tri[static_cast<std::size_t>(closest.feature.vertices[1])])];
+    const Vector3d e = X_m.linear() * (p1 - p0).normalized();
+    // The edge form (as for a box corner against a box edge, below) with u = d − (d·e) e.
+    const Vector3d e_dot = mm.omega.cross(e), e_ddot = mm.omega.cross(e_dot);
+    const double de = dist.dot(e), de_dot = d_dot.dot(e) + dist.dot(e_dot);
+    const Vector3d u = dist - de * e;
+    const Vector3d u_dot = d_dot - de_dot * e - de * e_dot;
+    const Vector3d u_ddot = d_ddot -
+                            (d_ddot.dot(e) + 2.0 * d_dot.dot(e_dot) + dist.dot(e_ddot)) * e -
+                            2.0 * de_dot * e_dot - de * e_ddot;
+    const double u_len = u.norm();
+    if (!(u_len > 0.0)) return DifferenceGamma(q, v, row);
+    const Vector3d mu = u / u_len;
+    const double mu_dot = mu.dot(u_dot);
+    return mu.dot(u_ddot) + (u_dot.squaredNorm() - mu_dot * mu_dot) / u_len;
+  }
   if (form == GammaForm::kBoxCorner) {
     // The corner lies in the face, edge or vertex Voronoi region of the other box K according
     // to how many of its box-frame coordinates exceed the half sizes (inside: nearest face).
-    const bool box_is_a = m.feature(RowFeature(row)).kind == FeatureKind::kBoxCornerOfB;
-    const Shape& box = box_is_a ? m.shape_a() : m.shape_b();
+    const bool box_is_a = Feature(row).kind == FeatureKind::kBoxCornerOfB;
+    const Shape& box = box_is_a ? pair.shape_a : pair.shape_b;
     const Isometry3d X_k = BodyPose(q, box_is_a ? pair.body_a : pair.body_b) * box.pose();
     const Vector3d corner = box_is_a ? d.point_b : d.point_a;
     const Vector3d local = X_k.inverse() * corner;
@@ -359,10 +646,10 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     // of the plane on the other, s = √(1 − μ²), μ = n·e (e the cylinder axis, fixed in C):
     //   ṡ = −μ μ̇/s,  s̈ = −μ̇²/s³ − μ μ̈/s,  μ̇ = ṅ·e + n·ė,  μ̈ = n̈·e + 2 ṅ·ė + n·ë,
     //   γ = [plane–point γ of c] − r s̈.
-    const bool plane_is_a = IsPlane(m.shape_a());
-    const Shape& cylinder = plane_is_a ? m.shape_b() : m.shape_a();
+    const bool plane_is_a = IsPlane(pair.shape_a);
+    const Shape& cylinder = plane_is_a ? pair.shape_b : pair.shape_a;
     const Isometry3d X_c = BodyPose(q, plane_is_a ? pair.body_b : pair.body_a) * cylinder.pose();
-    const double end = m.feature(RowFeature(row)).index == 0 ? -0.5 : 0.5;
+    const double end = Feature(row).index == 0 ? -0.5 : 0.5;
     const Vector3d c = X_c * Vector3d(0.0, 0.0, end * cylinder.length());
     const Vector3d e = X_c.linear().col(2);
     const Vector3d& n = d.normal;
@@ -386,8 +673,8 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
            cylinder.radius() * s_ddot;
   }
   if (form == GammaForm::kSphereSphere) {
-    const Vector3d c_a = BodyPose(q, pair.body_a) * m.shape_a().pose().translation();
-    const Vector3d c_b = BodyPose(q, pair.body_b) * m.shape_b().pose().translation();
+    const Vector3d c_a = ShapeOrigin(q, pair.body_a, pair.shape_a);
+    const Vector3d c_b = ShapeOrigin(q, pair.body_b, pair.shape_b);
     const Vector3d dist = c_b - c_a;
     const double len = dist.norm();
     const Vector3d n = dist / len;
@@ -397,10 +684,9 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     return n.dot(d_ddot) + (d_dot.squaredNorm() - nd * nd) / len;
   }
   // Plane–point: the convex side's body-fixed point is the vertex or the ball centre.
-  const bool plane_is_a = IsPlane(m.shape_a());
-  const Shape& convex = plane_is_a ? m.shape_b() : m.shape_a();
-  const double rho =
-      m.feature(RowFeature(row)).kind == FeatureKind::kPlaneVertex ? 0.0 : convex.radius();
+  const bool plane_is_a = IsPlane(pair.shape_a);
+  const Shape& convex = plane_is_a ? pair.shape_b : pair.shape_a;
+  const double rho = Feature(row).kind == FeatureKind::kPlaneVertex ? 0.0 : convex.radius();
   const Vector3d& n = d.normal;
   Vector3d x_a = d.point_a, x_b = d.point_b;
   if (plane_is_a) {

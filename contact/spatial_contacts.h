@@ -31,12 +31,25 @@
 //   vertex (3: the sphere–sphere form with the two material points), edge (2: g = ‖u‖,
 //   u = d − (d·e) e with the edge direction e fixed in K, g̈ = m·ü + (‖u̇‖² − (m·u̇)²)/‖u‖,
 //   m = u/‖u‖)                                                                  (analytic);
+//   triangle mesh M – sphere (centre c, radius ρ): by the Voronoi region of the closest point x
+//   on the closest triangle (geometry3d.h, ClosestPointOnMesh), with d = c − x and x fixed in M:
+//   face interior (the plane–point form with the face normal n = d/‖d‖ fixed in M), edge
+//   (g = ‖u‖ − ρ, the edge form above with the edge direction e fixed in M), vertex (the
+//   sphere–sphere form with the two material points)                             (analytic;
+//   central difference below when the centre lies on the surface, d = 0);
 //   every other feature (pairs through the general signed distance):
 //   γ = d/dε [G(q ⊕ ε v) v] at ε = 0 by a central difference with
 //   ε = ∛(machine ε) / max(1, ‖v_a‖∞, ‖v_b‖∞) (a displacement of about 6e-6 in the
 //   coordinates), which balances the O(ε²) truncation against the O(machine ε/ε) round-off:
 //   γ to about 1e-10 relative to ‖v‖² · curvature. Where the witness features of a signed
 //   distance switch, G jumps and this difference (like Ġ itself) is not meaningful.
+//
+// Cost of an evaluation. Each body's rotation R(Q) is computed at most once per distinct Q and
+// thread (a cache keyed by the quaternion's values, shared by every call: Values over k rows and
+// the row-by-row AppendJacobianBlocks both cost O(k)); sphere–sphere and plane–sphere rows are
+// computed directly from the centres (no manifold, no Isometry products) and need no rotation at
+// all when the spheres are centred on their bodies and the planes fixed (the pile); ValuesAndRates
+// gives g and G v of the same rows in one pass.
 //
 // Rows are named "<pair>" when the pair's manifold has one feature and "<pair>.<k>" (k the
 // feature index, e.g. the corner number) otherwise; every row carries the pair's restitution.
@@ -53,14 +66,20 @@
 // A pair's rows are listed together (a box–plane pair: its 8 corners). A plane carried by a moving
 // body can sweep arbitrarily far points when it turns: its pairs are always candidates. Cost: O(S
 // log S + K) for S proxies and K candidate pairs plus O(S P) for P planes, independent of the
-// number of pairs. CandidateRows serializes concurrent callers (the broadphase is mutable state).
+// number of pairs. CandidateRows serializes concurrent callers (the broadphase is mutable state);
+// the broadphase is built by the first call.
+//
+// Storage: a Shape is a shared handle (shapes.h), so a pair holds two handles to the shapes of
+// the scene, its name and restitution; a row its info, pair, feature and path; only the pairs
+// evaluated through a ContactManifold keep one. About 180 bytes per single-row pair (names of
+// ≤ 15 characters) plus the caller's copy of the pairs (docs/contact-geometry.md, "Storage").
 #pragma once
 
 #include <Eigen/Dense>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "contact/broadphase.h"
@@ -71,12 +90,17 @@
 
 namespace saltus::contact {
 
+// The default shapes of a SpatialContactPair (built once; a Shape is a shared handle, so a default
+// pair costs no allocation).
+const Shape& DefaultPairPlane();   // Shape::Plane(e_z, 0)
+const Shape& DefaultPairSphere();  // Shape::Sphere(0.1)
+
 struct SpatialContactPair {
   std::string name;
   int body_a = engine::kGround;  // carries shape_a (engine::kGround: fixed in the world)
-  Shape shape_a = Shape::Plane(Eigen::Vector3d::UnitZ(), 0.0);
+  Shape shape_a = DefaultPairPlane();
   int body_b = 0;  // carries shape_b
-  Shape shape_b = Shape::Sphere(0.1);
+  Shape shape_b = DefaultPairSphere();
   double restitution = -1.0;  // Newton coefficient in [0, 1]; negative: the simulation's global one
 };
 
@@ -89,6 +113,13 @@ class SpatialContacts : public engine::ConstraintBlock {
   // std::invalid_argument if q (7 per body) or v (6 per body) has the wrong size.
   SpatialContacts(std::shared_ptr<const engine::SpatialModel> model,
                   std::vector<SpatialContactPair> pairs, DistanceOptions options = {});
+
+  // The checks of the constructor on one pair (index `index` in messages about an empty name),
+  // without building anything but the pair's manifold: for callers that validate pairs one by
+  // one (the scene loader, for line numbers) before building one block of all of them. The
+  // uniqueness of names is checked by the constructor only.
+  static void CheckPair(const engine::SpatialModel& model, const SpatialContactPair& pair,
+                        std::size_t index = 0, const DistanceOptions& options = {});
 
   const std::vector<SpatialContactPair>& pairs() const { return pairs_; }
   // Pair and manifold feature of a local row.
@@ -114,6 +145,13 @@ class SpatialContacts : public engine::ConstraintBlock {
   // O(rows · nv), in piles of many bodies. False when G->block_size ≠ 6.
   bool AppendJacobianBlocks(double t, const Eigen::VectorXd& q, int local_row,
                             engine::BlockSparseRows* G) const override;
+  // g and ġ = G v (the rows are scleronomic) of `rows` in one pass: the same numbers as Values
+  // and G v from AppendJacobianBlocks (up to the order of the two-term sums), with the geometry
+  // of each row evaluated once (the event loop asks for both at the same (t, q, v); proposed as
+  // a ConstraintBlock entry). Returns true. Throws std::invalid_argument like Gamma.
+  bool ValuesAndRates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                      std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> g,
+                      Eigen::Ref<Eigen::VectorXd> g_dot) const;
   // Rows of the pairs the broadphase finds within margin + δ_a + δ_b (see above). Throws
   // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
@@ -122,28 +160,54 @@ class SpatialContacts : public engine::ConstraintBlock {
   int num_proxies() const { return static_cast<int>(proxy_body_.size()); }
 
  private:
+  // How a row is evaluated: sphere–sphere and plane–sphere directly from the centres (no
+  // manifold, no Isometry products), everything else through ContactManifold::Evaluate.
+  enum class RowPath : unsigned char { kSphereSphere, kPlaneSphere, kSpherePlane, kManifold };
+  // Gap, normal, witness points and the lever arms ℓ = x − r of the row's Jacobian on each side
+  // (x: the witness point, or on a sphere side the centre, whose lever gives the same G because
+  // ℓ × n is unchanged by a shift along n; exactly zero for a sphere centred on its body).
+  struct RowGeometry {
+    PairDistance d;
+    Eigen::Vector3d lever_a, lever_b;
+  };
+  RowGeometry Geometry(const Eigen::VectorXd& q, int row) const;
+  double Gap(const Eigen::VectorXd& q, int row) const;
+  // The manifold feature of a row ({kSignedDistance, 0} on the direct paths).
+  ContactFeature Feature(int row) const;
   Eigen::Isometry3d BodyPose(const Eigen::VectorXd& q, int body) const;
   // G row (1 × nv) of a local row at q, added into `out` (already zeroed).
   void JacobianRow(const Eigen::VectorXd& q, int row,
                    Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> out) const;
+  // The 6 entries of G on `body` (not the ground) for lever ℓ, normal n and sign ±1:
+  // ±(n, Rᵀ(ℓ × n)) (= ±(n, s̄ × Rᵀn) of the header, s̄ = Rᵀℓ).
+  void SideBlock(const Eigen::VectorXd& q, int body, const Eigen::Vector3d& lever,
+                 const Eigen::Vector3d& n, double sign, double* out) const;
   double AnalyticGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   double DifferenceGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   void CheckSizes(const Eigen::VectorXd& q, const Eigen::VectorXd* v, const char* where) const;
+  // Creates the Broadphase and registers the proxies (first CandidateRows call; a block built
+  // only to validate pairs never pays for it). Caller holds broadphase_mutex_.
+  void BuildBroadphase() const;
 
   std::shared_ptr<const engine::SpatialModel> model_;
   std::vector<SpatialContactPair> pairs_;
-  std::vector<ContactManifold> manifolds_;
+  std::vector<ContactManifold> manifolds_;  // of the pairs with RowPath::kManifold rows
+  std::vector<int> pair_manifold_;          // index in manifolds_, −1: a direct path
   std::vector<engine::ConstraintRowInfo> infos_;
-  std::vector<int> row_pair_, row_feature_;
+  std::vector<int> row_pair_;
+  std::vector<int> row_feature_;
+  std::vector<RowPath> row_path_;
 
-  // Broadphase proxies (see CandidateRows): body and ρ of each proxy, the first row and row count
-  // of each pair, and the pairs of each unordered proxy pair (key: lower id · 2³² + higher id).
+  // Broadphase proxies (see CandidateRows): body, ρ and one shape of each proxy, the first row
+  // and row count of each pair, and (sorted by key) the pairs of each unordered proxy pair (key:
+  // lower id · 2³² + higher id).
   std::vector<int> proxy_body_;
   std::vector<double> proxy_rho_;
+  std::vector<Shape> proxy_shape_;
   std::vector<int> pair_first_row_, pair_num_rows_;
-  std::unordered_map<unsigned long long, std::vector<int>> pairs_of_proxies_;
+  std::vector<std::pair<unsigned long long, int>> pairs_of_proxies_;
   std::vector<int> always_pairs_;  // pairs with a plane on a moving body: always candidates
-  std::unique_ptr<Broadphase> broadphase_;  // mutable state behind a const interface
+  mutable std::unique_ptr<Broadphase> broadphase_;  // mutable state behind a const interface
   std::unique_ptr<std::mutex> broadphase_mutex_;
 };
 

@@ -138,8 +138,9 @@ std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& 
   }
   if (!sp.contact_pairs.empty()) {
     // Validate the pairs one by one first, for the line number; then build the one block.
-    add_all(sp.contact_pairs.size(), sp.contact_pair_lines,
-            [&](std::size_t i) { contact::SpatialContacts single(model, {sp.contact_pairs[i]}); });
+    add_all(sp.contact_pairs.size(), sp.contact_pair_lines, [&](std::size_t i) {
+      contact::SpatialContacts::CheckPair(*model, sp.contact_pairs[i], i);
+    });
     try {
       system->AddConstraintBlock(
           std::make_shared<const contact::SpatialContacts>(model, sp.contact_pairs));

@@ -337,5 +337,105 @@ TEST(ContactManifoldGamma, RimAndBoxCornerGammaMatchDifferenceOfJacobian) {
       worst, rim_checks, visits[1], visits[2], visits[3]);
 }
 
+// γ of triangle-mesh–sphere rows in closed form, by the Voronoi region of the closest point
+// (spatial_contacts.h: face → plane–point form, edge → edge form, vertex → point–point form),
+// against the Richardson-extrapolated central difference of G v along q ⊕ ε v, as above. A
+// four-sided pyramid surface (apex up) on a moving body with a sphere off its body's origin on
+// the other (mesh as A), and the same surface fixed to the ground against a sphere given as A.
+// Random poses put the centre over faces, beside edges and beyond vertices; each region must be
+// visited, and poses whose closest feature changes within ±ε are skipped (G jumps there).
+TEST(ContactManifoldGamma, MeshSphereGammaMatchesDifferenceOfJacobianInEveryRegion) {
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody a, b;
+  a.name = "a";
+  b.name = "b";
+  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
+  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
+  builder.AddBody(a);
+  builder.AddBody(b);
+  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+  TriangleMesh pyramid;
+  pyramid.vertices = {
+      {-0.2, -0.2, 0.0}, {0.2, -0.2, 0.0}, {0.2, 0.2, 0.0}, {-0.2, 0.2, 0.0}, {0.0, 0.0, 0.12}};
+  pyramid.triangles = {{0, 1, 4}, {1, 2, 4}, {2, 3, 4}, {3, 0, 4}};
+  const Isometry3d mesh_pose = Pose(Vector3d(0.01, 0.02, -0.03), Rz(0.3) * Rx(0.2));
+  const Isometry3d ball_pose = Pose(Vector3d(0.03, -0.02, 0.01));
+  const Shape mesh = Shape::TriangleMeshSurface(pyramid, mesh_pose, "pyramid");
+  const std::vector<SpatialContactPair> pairs = {
+      {"moving_mesh", 0, mesh, 1, Shape::Sphere(0.05, ball_pose), 0.0},
+      {"ground_mesh_b", 1, Shape::Sphere(0.04, ball_pose), engine::kGround, mesh, 0.0},
+  };
+  auto contacts = std::make_shared<SpatialContacts>(model, pairs);
+  system->AddConstraintBlock(contacts);
+  ASSERT_EQ(contacts->num_rows(), 2);
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(contacts->HasAnalyticGamma(i)) << i;
+
+  // The closest triangle and region of row `row`'s sphere centre (as the gap computes them).
+  const auto region = [&](const Eigen::VectorXd& q, int row) {
+    const auto pose = [&](int body) {
+      return Pose(q.segment<3>(7 * body), engine::QuaternionToRotation(q.segment<4>(7 * body + 3)));
+    };
+    const Isometry3d X_mesh = (row == 0 ? pose(0) : Isometry3d::Identity()) * mesh_pose;
+    const Vector3d centre = pose(1) * ball_pose.translation();
+    const MeshClosest closest = ClosestPointOnMesh(pyramid, X_mesh.inverse() * centre);
+    return std::make_pair(closest.triangle * 3 + static_cast<int>(closest.feature.kind),
+                          static_cast<int>(closest.feature.kind));
+  };
+
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const std::vector<int> rows = {0, 1};
+  int visits[3] = {0, 0, 0};  // vertex, edge, face (TriangleFeature::Kind)
+  double worst = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Eigen::VectorXd q = model->InitialPositions(), v(12);
+    q.segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
+    q.segment<4>(3) =
+        Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
+    q.segment<3>(7) = Vector3d(0.35 * u(rng), 0.35 * u(rng), 0.08 + 0.12 * u(rng));
+    q.segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+    for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
+    Eigen::VectorXd gamma;
+    system->ConstraintGamma(0, q, v, rows, &gamma);
+    // Richardson-extrapolated central difference of G v at ε = 1e-4, ε/2 (error bounds as in the
+    // test above; curvatures here ≲ 1/0.03 m⁻¹: poses with the centre closer than 3 cm to the
+    // closest feature are skipped).
+    constexpr double kEps = 1e-4;
+    std::vector<Eigen::VectorXd> shifted;
+    const auto difference = [&](double eps) {
+      Eigen::VectorXd q_plus, q_minus;
+      system->IntegratePosition(q, v, eps, &q_plus);
+      system->IntegratePosition(q, v, -eps, &q_minus);
+      shifted.push_back(q_plus);
+      shifted.push_back(q_minus);
+      Eigen::MatrixXd G_plus, G_minus;
+      system->ConstraintJacobian(0, q_plus, rows, &G_plus);
+      system->ConstraintJacobian(0, q_minus, rows, &G_minus);
+      return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
+    };
+    const Eigen::VectorXd fd = (4 * difference(kEps / 2) - difference(kEps)) / 3;
+    for (int i = 0; i < 2; ++i) {
+      const auto r = region(q, i);
+      bool same = true;
+      for (const Eigen::VectorXd& qs : shifted) same = same && region(qs, i) == r;
+      const PairDistance d = contacts->Evaluate(q, i);
+      const double radius = i == 0 ? 0.05 : 0.04;
+      if (!same || d.gap + radius < 0.03) continue;
+      ++visits[r.second];
+      const double err = std::abs(fd[i] - gamma[i]) / (1 + std::abs(gamma[i]));
+      worst = std::max(worst, err);
+      // Truncation bound of the difference (~1e-9) with a ×100 margin, relative to 1 + |γ|.
+      EXPECT_LT(err, 1e-7) << contacts->row_info(i).name << " region " << r.second << " trial "
+                           << trial << ": analytic " << gamma[i] << ", difference " << fd[i];
+    }
+  }
+  EXPECT_GE(visits[TriangleFeature::kFace], 20);
+  EXPECT_GE(visits[TriangleFeature::kEdge], 20);
+  EXPECT_GE(visits[TriangleFeature::kVertex], 20);
+  std::printf("mesh-sphere gamma vs difference of G v: worst %.2e (vertex %d, edge %d, face %d)\n",
+              worst, visits[0], visits[1], visits[2]);
+}
+
 }  // namespace
 }  // namespace saltus::contact

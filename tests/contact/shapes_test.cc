@@ -59,6 +59,27 @@ TEST(Shapes, PlaneIsNormalized) {
 
 // The support point maximizes d·x: compare with random points of the shape (sampled on its
 // boundary by scaling the support directions) and check it lies on the shape.
+// A Shape is a handle: copies share the data (same id), factories build new data. The plane's
+// half-space carried to the body frame: x_B = X_BS x_S satisfies n_B·x_B − d_B = n·x_S − d.
+TEST(Shapes, CopiesShareDataAndPlaneIsCarriedToTheBody) {
+  Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
+  pose.linear() = Eigen::AngleAxisd(0.7, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+  pose.translation() = Eigen::Vector3d(0.3, -0.2, 0.5);
+  const Shape plane = Shape::Plane(Eigen::Vector3d(0.2, -1.0, 0.4), 0.15, pose, "p");
+  const Shape copy = plane;
+  EXPECT_EQ(copy.id(), plane.id());
+  EXPECT_NE(Shape::Plane(Eigen::Vector3d(0.2, -1.0, 0.4), 0.15, pose, "p").id(), plane.id());
+  EXPECT_FALSE(plane.centred());
+  EXPECT_TRUE(Shape::Sphere(0.1).centred());
+  for (const Eigen::Vector3d& x_s : {Eigen::Vector3d(0.1, 0.2, 0.3),
+                                     Eigen::Vector3d(-1.0, 0.5, 2.0), Eigen::Vector3d(0, 0, 0)}) {
+    const Eigen::Vector3d x_b = pose * x_s;
+    // Round-off of O(1) coordinates through one rotation.
+    EXPECT_NEAR(plane.plane_normal_in_body().dot(x_b) - plane.plane_offset_in_body(),
+                plane.plane_normal().dot(x_s) - plane.plane_offset(), 1e-14);
+  }
+}
+
 TEST(Shapes, SupportFunctionsMaximize) {
   std::mt19937 rng(7);
   std::normal_distribution<double> n(0.0, 1.0);

@@ -249,13 +249,21 @@ TEST(SpatialContacts, BadPairsThrowNamingThePair) {
   const auto make = [&](SpatialContactPair p) {
     return SpatialContacts(f.model, std::vector<SpatialContactPair>{p});
   };
+  // The constructor and CheckPair (the scene loader's pair-by-pair validation) give the same
+  // message.
   const auto expect_throw = [&](const SpatialContactPair& p, const std::string& what) {
-    try {
-      make(p);
-      ADD_FAILURE() << "no exception for " << what;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("'bad'"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    for (const bool alone : {false, true}) {
+      try {
+        if (alone) {
+          SpatialContacts::CheckPair(*f.model, p);
+        } else {
+          make(p);
+        }
+        ADD_FAILURE() << "no exception for " << what << (alone ? " (CheckPair)" : "");
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("'bad'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      }
     }
   };
   SpatialContactPair p{"bad", engine::kGround,    Shape::Plane(Vector3d::UnitZ(), 0),
@@ -274,6 +282,61 @@ TEST(SpatialContacts, BadPairsThrowNamingThePair) {
                                       Shape::Sphere(0.1), 0.5}});
   const int row = 0;
   EXPECT_THROW(ok.Values(0, q_bad, std::span<const int>(&row, 1), g), std::invalid_argument);
+}
+
+// Values, Evaluate and ValuesAndRates against the manifold evaluated on poses built here from q
+// (no cache), with q changed in place between calls (the per-thread rotation cache is keyed by
+// the quaternions' values, not by the vector), and ġ against G v of the dense Jacobian.
+TEST(SpatialContacts, CachedEvaluationsMatchFreshPosesAndRatesMatchJacobian) {
+  const Fixture f = MakeFixture();
+  std::mt19937 rng(23);
+  const int m = f.contacts->num_rows();
+  std::vector<int> rows(static_cast<std::size_t>(m));
+  for (int i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  VectorXd q = f.q0, v(12), g(m), g2(m), g_dot(m);
+  for (int trial = 0; trial < 20; ++trial) {
+    if (trial % 2 == 0) {
+      VectorXd q_new = f.q0;
+      Randomize(rng, 2, &q_new, &v, 0.1);
+      q = q_new;  // same storage, new values
+    } else {
+      // Another rotation with the same w and z components (a cache keyed on part of Q fails).
+      for (int body = 0; body < 2; ++body) {
+        q[7 * body + 4] = -q[7 * body + 4];
+        q[7 * body + 5] = -q[7 * body + 5];
+      }
+    }
+    f.contacts->Values(0, q, rows, g);
+    ASSERT_TRUE(f.contacts->ValuesAndRates(0, q, v, rows, g2, g_dot));
+    Eigen::MatrixXd G;
+    f.system->ConstraintJacobian(0, q, rows, &G);
+    const VectorXd G_v = G * v;
+    const auto pose = [&](int body) {
+      Isometry3d X = Isometry3d::Identity();
+      if (body == engine::kGround) return X;
+      X.linear() = engine::QuaternionToRotation(q.segment<4>(7 * body + 3));
+      X.translation() = q.segment<3>(7 * body);
+      return X;
+    };
+    for (int i = 0; i < m; ++i) {
+      const SpatialContactPair& pair =
+          f.contacts->pairs()[static_cast<std::size_t>(f.contacts->RowPair(i))];
+      const ContactManifold manifold(pair.shape_a, pair.shape_b);
+      const PairDistance fresh =
+          manifold.Evaluate(f.contacts->RowFeature(i), pose(pair.body_a), pose(pair.body_b));
+      const PairDistance cached = f.contacts->Evaluate(q, i);
+      // The direct sphere paths compute the same quantities in another order: round-off of
+      // O(1) m coordinates (a few ulp); FCL rows agree to their own accuracy (~1e-13 gaps).
+      const double tol = fresh.analytic ? 1e-14 : 1e-12;
+      EXPECT_NEAR(g[i], fresh.gap, tol) << f.contacts->row_info(i).name;
+      EXPECT_NEAR(g2[i], g[i], 1e-15) << f.contacts->row_info(i).name;
+      EXPECT_NEAR(cached.gap, fresh.gap, tol) << f.contacts->row_info(i).name;
+      EXPECT_LE((cached.normal - fresh.normal).norm(), fresh.analytic ? 1e-14 : 1e-6)
+          << f.contacts->row_info(i).name;
+      // The same products as the Jacobian row summed in another order: entries O(1), |v| ≤ 2.
+      EXPECT_NEAR(g_dot[i], G_v[i], 1e-13) << f.contacts->row_info(i).name;
+    }
+  }
 }
 
 // ---- End to end through events::Simulation with DOPRI5 ----------------------------------
