@@ -1,5 +1,7 @@
 #include "contact/complementarity.h"
 
+#include "contact/sparse_lcp.h"
+
 #include <LCP_Solvers.h>
 #include <LinearComplementarityProblem.h>
 #include <NonSmoothDrivers.h>
@@ -257,6 +259,187 @@ LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const Lcp
     }
   }
   return result;
+}
+
+namespace {
+
+void ValidateOptions(const char* who, const LcpOptions& options) {
+  const std::string w(who);
+  if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance)) {
+    throw std::invalid_argument(w + ": tolerance must be finite and > 0, got " +
+                                std::to_string(options.tolerance));
+  }
+  if (options.max_iterations <= 0) {
+    throw std::invalid_argument(w + ": max_iterations must be > 0, got " +
+                                std::to_string(options.max_iterations));
+  }
+  if (FindEntry(options.solver) == nullptr) {
+    throw std::invalid_argument(w + ": invalid solver value " +
+                                std::to_string(static_cast<int>(options.solver)));
+  }
+  if (options.sparse_minimum_size < 1) {
+    throw std::invalid_argument(w + ": sparse_minimum_size must be >= 1, got " +
+                                std::to_string(options.sparse_minimum_size));
+  }
+}
+
+}  // namespace
+
+LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_components,
+                               const LcpBlockFunction& block, const Eigen::VectorXd& b,
+                               const LcpOptions& options) {
+  return SolveLcpByComponents(component, num_components, block, LcpSparseBlockFunction(), b,
+                              options);
+}
+
+LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_components,
+                               const LcpBlockFunction& block,
+                               const LcpSparseBlockFunction& sparse_block, const Eigen::VectorXd& b,
+                               const LcpOptions& options) {
+  const char* who = "SolveLcpByComponents";
+  ValidateOptions(who, options);
+  const Eigen::Index n = b.size();
+  if (static_cast<Eigen::Index>(component.size()) != n) {
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(component.size()) +
+                                " component labels for " + std::to_string(n) + " unknowns");
+  }
+  if (!b.allFinite()) throw std::invalid_argument(std::string(who) + ": b has a non-finite entry");
+  if (num_components < 0) {
+    throw std::invalid_argument(std::string(who) + ": negative number of components");
+  }
+  std::vector<std::vector<int>> unknowns(static_cast<std::size_t>(num_components));
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const int c = component[static_cast<std::size_t>(i)];
+    if (c < 0 || c >= num_components) {
+      throw std::invalid_argument(std::string(who) + ": unknown " + std::to_string(i) +
+                                  " has component " + std::to_string(c) + " outside [0, " +
+                                  std::to_string(num_components) + ")");
+    }
+    unknowns[static_cast<std::size_t>(c)].push_back(static_cast<int>(i));
+  }
+  LcpResult result;
+  result.ok = true;
+  result.z = Eigen::VectorXd::Zero(n);
+  result.w = b;
+  result.components = num_components;
+  Eigen::MatrixXd W_c;
+  Eigen::SparseMatrix<double> W_sparse;
+  Eigen::VectorXd b_c;
+  double worst = 0.0;  // largest |min(w, z)| over the unknowns
+  for (int c = 0; c < num_components; ++c) {
+    const std::vector<int>& idx = unknowns[static_cast<std::size_t>(c)];
+    const auto m = static_cast<Eigen::Index>(idx.size());
+    if (m == 0) continue;
+    b_c.resize(m);
+    for (Eigen::Index k = 0; k < m; ++k) b_c[k] = b[idx[static_cast<std::size_t>(k)]];
+    if (b_c.minCoeff() >= 0.0) continue;  // z_c = 0, w_c = b_c
+    LcpResult r;
+    if (sparse_block && m >= options.sparse_minimum_size) {
+      W_sparse.resize(m, m);
+      sparse_block(c, idx, &W_sparse);
+      if (W_sparse.rows() != m || W_sparse.cols() != m) {
+        throw std::invalid_argument(std::string(who) + ": sparse block of component " +
+                                    std::to_string(c) + " is " + std::to_string(W_sparse.rows()) +
+                                    " x " + std::to_string(W_sparse.cols()) + ", expected " +
+                                    std::to_string(m) + " x " + std::to_string(m));
+      }
+      r = SolveLcpSparse(W_sparse, b_c, options);
+      ++result.components_sparse;
+    } else {
+      W_c.resize(m, m);
+      block(c, idx, &W_c);
+      if (W_c.rows() != m || W_c.cols() != m) {
+        throw std::invalid_argument(std::string(who) + ": block of component " + std::to_string(c) +
+                                    " is " + std::to_string(W_c.rows()) + " x " +
+                                    std::to_string(W_c.cols()) + ", expected " + std::to_string(m) +
+                                    " x " + std::to_string(m));
+      }
+      r = SolveLcp(W_c, b_c, options);
+    }
+    ++result.components_solved;
+    result.largest_component = std::max(result.largest_component, static_cast<int>(m));
+    result.iterations += r.iterations;
+    for (Eigen::Index k = 0; k < m; ++k) {
+      const auto i = idx[static_cast<std::size_t>(k)];
+      if (k < r.z.size()) result.z[i] = r.z[k];
+      if (k < r.w.size()) result.w[i] = r.w[k];
+    }
+    if (r.z.size() == m && r.w.size() == m) {
+      worst = std::max(worst, r.w.cwiseMin(r.z).cwiseAbs().maxCoeff());
+    } else {
+      worst = std::numeric_limits<double>::infinity();
+    }
+    if (!r.ok && result.ok) {
+      result.ok = false;
+      result.message = "component of " + std::to_string(m) + " unknowns (first unknown " +
+                       std::to_string(idx.front()) + "): " + r.message;
+    } else if (r.ok && !r.message.empty() && result.message.empty()) {
+      result.message = r.message;  // e.g. solved by a fallback
+    }
+  }
+  const double scale = std::max(1.0, n > 0 ? b.lpNorm<Eigen::Infinity>() : 0.0);
+  result.residual = worst / scale;
+  return result;
+}
+
+LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& b,
+                               const LcpOptions& options) {
+  const char* who = "SolveLcpByComponents";
+  const Eigen::Index n = b.size();
+  if (W.rows() != n || W.cols() != n) {
+    throw std::invalid_argument(std::string(who) + ": W is " + std::to_string(W.rows()) + " x " +
+                                std::to_string(W.cols()) + " but b has " + std::to_string(n) +
+                                " entries");
+  }
+  if (!W.allFinite()) throw std::invalid_argument(std::string(who) + ": W has a non-finite entry");
+  // Connected components of the exact non-zero pattern (union-find with path halving).
+  std::vector<int> parent(static_cast<std::size_t>(n));
+  for (Eigen::Index i = 0; i < n; ++i) parent[static_cast<std::size_t>(i)] = static_cast<int>(i);
+  const auto find = [&](int i) {
+    while (parent[static_cast<std::size_t>(i)] != i) {
+      parent[static_cast<std::size_t>(i)] =
+          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
+      i = parent[static_cast<std::size_t>(i)];
+    }
+    return i;
+  };
+  for (Eigen::Index j = 0; j < n; ++j) {
+    for (Eigen::Index i = 0; i < j; ++i) {
+      if (W(i, j) != 0.0 || W(j, i) != 0.0) {
+        const int a = find(static_cast<int>(i)), c = find(static_cast<int>(j));
+        if (a != c) parent[static_cast<std::size_t>(std::max(a, c))] = std::min(a, c);
+      }
+    }
+  }
+  std::vector<int> label(static_cast<std::size_t>(n), -1), component(static_cast<std::size_t>(n));
+  int count = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto root = static_cast<std::size_t>(find(static_cast<int>(i)));
+    if (label[root] < 0) label[root] = count++;
+    component[static_cast<std::size_t>(i)] = label[root];
+  }
+  return SolveLcpByComponents(
+      component, count,
+      [&W](int, const std::vector<int>& idx, Eigen::MatrixXd* W_c) {
+        const auto m = static_cast<Eigen::Index>(idx.size());
+        for (Eigen::Index j = 0; j < m; ++j) {
+          for (Eigen::Index i = 0; i < m; ++i) {
+            (*W_c)(i, j) = W(idx[static_cast<std::size_t>(i)], idx[static_cast<std::size_t>(j)]);
+          }
+        }
+      },
+      [&W](int, const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) {
+        const auto m = static_cast<Eigen::Index>(idx.size());
+        std::vector<Eigen::Triplet<double>> entries;
+        for (Eigen::Index j = 0; j < m; ++j) {
+          for (Eigen::Index i = 0; i < m; ++i) {
+            const double v = W(idx[static_cast<std::size_t>(i)], idx[static_cast<std::size_t>(j)]);
+            if (v != 0.0) entries.emplace_back(i, j, v);
+          }
+        }
+        W_c->setFromTriplets(entries.begin(), entries.end());
+      },
+      b, options);
 }
 
 }  // namespace saltus::contact

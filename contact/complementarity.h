@@ -26,14 +26,30 @@
 // not finite, or when r exceeds the tolerance. Slightly negative entries of z (round-off of the
 // pivoting) are clipped to 0 before w and r are computed.
 //
+// Independent components (SolveLcpByComponents). When the unknowns split into groups with
+// W_ij = 0 for i, j in different groups (contacts that share no body, through any chain of
+// contacts), the LCP is the product of the LCPs of the groups: (z_c) solves it iff every z_c
+// solves (W_cc, b_c). Each group is solved alone — exact, O(Σ m_c³) pivoting instead of O(m³)
+// — and a group with b_c ≥ 0 is not solved at all: z_c = 0, w_c = b_c is a solution (the only
+// one when W_cc is positive definite; on a semidefinite W_cc every solution has the same w_c).
+// Every solved group meets the tolerance relative to max(1, ‖b_c‖∞) ≤ max(1, ‖b‖∞), so the
+// whole solution meets the residual test above with the tolerance of one SolveLcp call.
+// Large groups (m ≥ LcpOptions::sparse_minimum_size, when the caller gives W_c as a sparse
+// matrix) go to the exact sparse path SolveLcpSparse (contact/sparse_lcp.h: PGS guess, proximal
+// block-principal-pivoting active-set solve, the same residual test, dense fallback) instead of
+// dense Lemke, whose O(m³) pivoting makes a pile's component of thousands of rows impossible.
+//
 // Known upstream defect: Siconos 4.4's lcp_enum leaks 32 bytes per call (its enumeration state is
 // never freed); lemke and pgs do not leak.
 #pragma once
 
 #include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace saltus::contact {
 
@@ -44,6 +60,13 @@ std::optional<LcpSolver> ParseLcpSolver(std::string_view s);  // accepts the sam
 // Largest n accepted by the enumerative solver (2^n bases, each an n × n LU).
 constexpr int kMaxEnumerativeSize = 16;
 
+// Smallest group solved by the sparse path in SolveLcpByComponents (LcpOptions default).
+// Measured (bench/lcp_scaling.cc, pile-like lattice problems, Release, the 2-core development
+// machine under load, 2026-11; wall time per solve, Lemke / sparse): 10 rows 0.002 / 0.003 ms,
+// 21 rows 0.009 / 0.007 ms, 50 rows 0.12 / 0.020 ms, 160 rows 3.8 / 0.11 ms, 930 rows 1.6 s /
+// 2.5 ms. Below the crossover (~20 rows) Lemke is kept.
+constexpr int kSparseLcpMinimumSize = 24;
+
 struct LcpOptions {
   LcpSolver solver = LcpSolver::kLemke;
   double tolerance = 1e-10;    // on the natural-map residual above, > 0
@@ -51,6 +74,10 @@ struct LcpOptions {
   // When the chosen solver fails, try enumeration (n ≤ kMaxEnumerativeSize) and then PGS; the
   // result's message then says which one solved it.
   bool fallback = true;
+  // SolveLcpByComponents: a group of at least this many unknowns goes to the sparse path
+  // (contact/sparse_lcp.h) instead of the dense solver, when a sparse block is available (the
+  // dense-W overload always has one). Default: measured crossover, see kSparseLcpMinimumSize.
+  int sparse_minimum_size = kSparseLcpMinimumSize;
 };
 
 struct LcpResult {
@@ -59,11 +86,47 @@ struct LcpResult {
   double residual = 0;   // natural-map residual r above
   int iterations = 0;    // pivots (lemke), sweeps (pgs), bases tried (enum)
   std::string message;   // why it failed (solver info code, residual too large, ...)
+  // SolveLcpByComponents only: number of groups, groups solved (b_c has a negative entry) and
+  // unknowns of the largest group solved (0 when none needed solving).
+  int components = 0, components_solved = 0, largest_component = 0;
+  // Groups solved by the sparse path (contact/sparse_lcp.h).
+  int components_sparse = 0;
 };
 
 // W (n × n), b (n). n = 0 is a valid, trivially solved problem. Throws std::invalid_argument
 // on inconsistent sizes, non-finite entries, tolerance ≤ 0, max_iterations ≤ 0 or an invalid
 // solver value. Thread-safe (Siconos calls are serialized).
 LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const LcpOptions& options);
+
+// The same LCP solved per independent group (see "Independent components" above).
+// `component[i]` ∈ [0, num_components) is the group of unknown i (n = b.size() entries); the
+// caller guarantees W_ij = 0 across groups. `block(c, unknowns, &W_c)` fills W_c with W restricted
+// to the unknowns of group c (ascending); it is called only for groups with a negative b entry,
+// so W is never formed as n × n. Returns z, w, the whole-problem residual; iterations summed
+// over the groups; on failure the message names the first group that failed (its unknowns'
+// first index and size). Throws std::invalid_argument on a label outside [0, num_components),
+// a size mismatch, non-finite entries, or bad options (as SolveLcp).
+using LcpBlockFunction =
+    std::function<void(int c, const std::vector<int>& unknowns, Eigen::MatrixXd* W_c)>;
+LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_components,
+                               const LcpBlockFunction& block, const Eigen::VectorXd& b,
+                               const LcpOptions& options);
+
+// The same with a sparse block: a group of m ≥ options.sparse_minimum_size unknowns gets its
+// W_c from `sparse_block` (same contract, m × m, symmetric) and is solved by SolveLcpSparse
+// (contact/sparse_lcp.h: exact, same residual test, dense fallback); smaller groups use `block`.
+// An empty `sparse_block` means the dense path only.
+using LcpSparseBlockFunction =
+    std::function<void(int c, const std::vector<int>& unknowns, Eigen::SparseMatrix<double>* W_c)>;
+LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_components,
+                               const LcpBlockFunction& block,
+                               const LcpSparseBlockFunction& sparse_block, const Eigen::VectorXd& b,
+                               const LcpOptions& options);
+
+// Dense W (n × n): the groups are the connected components of the graph of the exact non-zero
+// entries W_ij ≠ 0 or W_ji ≠ 0 (an exact zero decouples exactly, so the split never changes the
+// problem). Same validation as SolveLcp.
+LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& b,
+                               const LcpOptions& options);
 
 }  // namespace saltus::contact

@@ -99,7 +99,7 @@ Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
   W_red = 0.5 * (W_red + W_red.transpose()).eval();
   Eigen::VectorXd b = A_u.transpose() * y_free + d_u;
 
-  out.lcp = SolveLcp(W_red, b, options);
+  out.lcp = SolveLcpByComponents(W_red, b, options);
   out.z_u = out.lcp.z;
   out.y = y_free + C * out.z_u;
   if (A_b.cols() > 0) {
@@ -156,9 +156,22 @@ struct SparseAssembled {
   engine::BlockSparseRows G;
   std::vector<Eigen::LLT<Eigen::MatrixXd>> llt;  // of each M_c
   std::vector<double> Y;                         // M_c⁻¹ g_k for every block k of G
-  Eigen::MatrixXd W;                             // G M⁻¹ Gᵀ (m × m)
+  // Blocks of G by body: (row, block index k) for every body.
+  std::vector<std::vector<std::pair<int, int>>> by_body;
+  // Rows grouped by the bodies they share (impact_problem.h, "Components"): label of each row,
+  // number of components, component of each body (−1: no row).
+  std::vector<int> component_of_row, component_of_body;
+  int num_components = 0;
   std::string error;
   bool available = false;
+
+  // W restricted to the rows `idx` (ascending) of one component: Σ over its bodies of
+  // g_i · M_c⁻¹ g_j.
+  void Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const;
+  // The same as a sparse matrix (large components: contact/sparse_lcp.h).
+  void SparseBlock(const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) const;
+  // The LCP on W = G M⁻¹ Gᵀ, one component at a time (never formed as m × m).
+  LcpResult Solve(const Eigen::VectorXd& b, const LcpOptions& options) const;
 };
 
 SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
@@ -180,11 +193,10 @@ SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
       return a;
     }
   }
-  const auto m = static_cast<Eigen::Index>(a.G.rows());
   const std::size_t nnz = a.G.block_col.size();
   a.Y.resize(nnz * static_cast<std::size_t>(b));
-  // Blocks of G by body: (row, block index).
-  std::vector<std::vector<std::pair<int, int>>> by_body(static_cast<std::size_t>(num_blocks));
+  auto& by_body = a.by_body;
+  by_body.assign(static_cast<std::size_t>(num_blocks), {});
   for (int i = 0; i < a.G.rows(); ++i) {
     for (int k = a.G.row_start[static_cast<std::size_t>(i)];
          k < a.G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
@@ -201,20 +213,127 @@ SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
     a.error = "constraint Jacobian has a non-finite entry";
     return a;
   }
-  a.W.setZero(m, m);
-  for (const auto& entries : by_body) {
+  // Components: union-find over the bodies, every row joins the bodies it touches (a row
+  // touching no body is a component of its own).
+  std::vector<int> parent(static_cast<std::size_t>(num_blocks));
+  for (int c = 0; c < num_blocks; ++c) parent[static_cast<std::size_t>(c)] = c;
+  const auto find = [&](int c) {
+    while (parent[static_cast<std::size_t>(c)] != c) {
+      parent[static_cast<std::size_t>(c)] =
+          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(c)])];
+      c = parent[static_cast<std::size_t>(c)];
+    }
+    return c;
+  };
+  for (int i = 0; i < a.G.rows(); ++i) {
+    const int first = a.G.row_start[static_cast<std::size_t>(i)];
+    const int last = a.G.row_start[static_cast<std::size_t>(i) + 1];
+    for (int k = first + 1; k < last; ++k) {
+      const int r1 = find(a.G.block_col[static_cast<std::size_t>(first)]);
+      const int r2 = find(a.G.block_col[static_cast<std::size_t>(k)]);
+      if (r1 != r2) parent[static_cast<std::size_t>(std::max(r1, r2))] = std::min(r1, r2);
+    }
+  }
+  std::vector<int> label(static_cast<std::size_t>(num_blocks), -1);
+  a.component_of_row.resize(static_cast<std::size_t>(a.G.rows()));
+  a.component_of_body.assign(static_cast<std::size_t>(num_blocks), -1);
+  for (int i = 0; i < a.G.rows(); ++i) {
+    const int first = a.G.row_start[static_cast<std::size_t>(i)];
+    if (first == a.G.row_start[static_cast<std::size_t>(i) + 1]) {
+      a.component_of_row[static_cast<std::size_t>(i)] = a.num_components++;
+      continue;
+    }
+    const auto root =
+        static_cast<std::size_t>(find(a.G.block_col[static_cast<std::size_t>(first)]));
+    if (label[root] < 0) label[root] = a.num_components++;
+    a.component_of_row[static_cast<std::size_t>(i)] = label[root];
+  }
+  for (int c = 0; c < num_blocks; ++c) {
+    if (!by_body[static_cast<std::size_t>(c)].empty()) {
+      a.component_of_body[static_cast<std::size_t>(c)] = label[static_cast<std::size_t>(find(c))];
+    }
+  }
+  return a;
+}
+
+void SparseAssembled::Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const {
+  const int b = M.block_size;
+  W_c->setZero(static_cast<Eigen::Index>(idx.size()), static_cast<Eigen::Index>(idx.size()));
+  const auto local = [&](int row) {
+    return static_cast<Eigen::Index>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
+  };
+  // The bodies of the component: those touched by its rows.
+  thread_local std::vector<int> bodies;
+  bodies.clear();
+  for (int i : idx) {
+    for (int k = G.row_start[static_cast<std::size_t>(i)];
+         k < G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
+      bodies.push_back(G.block_col[static_cast<std::size_t>(k)]);
+    }
+  }
+  std::sort(bodies.begin(), bodies.end());
+  bodies.erase(std::unique(bodies.begin(), bodies.end()), bodies.end());
+  for (int c : bodies) {
+    const auto& entries = by_body[static_cast<std::size_t>(c)];
     for (const auto& [i, k] : entries) {
       const Eigen::Map<const Eigen::VectorXd> g(
-          a.G.values.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b), b);
+          G.values.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b), b);
+      const Eigen::Index li = local(i);
       for (const auto& [j, l] : entries) {
         const Eigen::Map<const Eigen::VectorXd> y(
-            a.Y.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(b), b);
-        a.W(i, j) += g.dot(y);
+            Y.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(b), b);
+        (*W_c)(li, local(j)) += g.dot(y);
       }
     }
   }
-  a.W = 0.5 * (a.W + a.W.transpose()).eval();
-  return a;
+  *W_c = 0.5 * (*W_c + W_c->transpose()).eval();
+}
+
+void SparseAssembled::SparseBlock(const std::vector<int>& idx,
+                                  Eigen::SparseMatrix<double>* W_c) const {
+  const int b = M.block_size;
+  const auto local = [&](int row) {
+    return static_cast<int>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
+  };
+  thread_local std::vector<int> bodies;
+  bodies.clear();
+  for (int i : idx) {
+    for (int k = G.row_start[static_cast<std::size_t>(i)];
+         k < G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
+      bodies.push_back(G.block_col[static_cast<std::size_t>(k)]);
+    }
+  }
+  std::sort(bodies.begin(), bodies.end());
+  bodies.erase(std::unique(bodies.begin(), bodies.end()), bodies.end());
+  // Σ over the bodies of g_i · M_c⁻¹ g_j and its transpose, halved (setFromTriplets sums
+  // duplicates): symmetric to round-off like Block.
+  std::vector<Eigen::Triplet<double>> entries;
+  for (int c : bodies) {
+    const auto& body_entries = by_body[static_cast<std::size_t>(c)];
+    for (const auto& [i, k] : body_entries) {
+      const Eigen::Map<const Eigen::VectorXd> g(
+          G.values.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b), b);
+      const int li = local(i);
+      for (const auto& [j, l] : body_entries) {
+        const Eigen::Map<const Eigen::VectorXd> y(
+            Y.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(b), b);
+        const double v = 0.5 * g.dot(y);
+        entries.emplace_back(li, local(j), v);
+        entries.emplace_back(local(j), li, v);
+      }
+    }
+  }
+  W_c->setFromTriplets(entries.begin(), entries.end());
+}
+
+LcpResult SparseAssembled::Solve(const Eigen::VectorXd& b, const LcpOptions& options) const {
+  return SolveLcpByComponents(
+      component_of_row, num_components,
+      [this](int, const std::vector<int>& idx, Eigen::MatrixXd* W_c) { Block(idx, W_c); },
+      [this](int, const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) {
+        SparseBlock(idx, W_c);
+      },
+      b, options);
 }
 
 // x += M⁻¹ Gᵀ z (blocks Y = M_c⁻¹ g_k).
@@ -292,7 +411,8 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
       const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
       // b = G v⁻ + ∂g/∂t + e u⁻ (the reduced problem below with no bilateral rows).
       const Eigen::VectorXd b = result.u_minus_u + e.cwiseProduct(result.u_minus_u);
-      result.lcp = SolveLcp(s.W, b, options);
+      result.lcp = s.Solve(b, options);
+      result.largest_lcp = result.lcp.largest_component;
       result.impulse_u = result.lcp.z;
       if (result.impulse_u.size() == n_u) AddMinvGtz(s, result.impulse_u, &result.v_plus);
       s.G.Multiply(result.v_plus, &result.u_plus_u);
@@ -324,6 +444,7 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
 
   Reduced r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, options);
   result.lcp = r.lcp;
+  result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;
   result.impulse_u = r.z_u;
   result.impulse_b = r.z_b;
@@ -379,7 +500,8 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       Eigen::VectorXd b;
       s.G.Multiply(a0, &b);
       b += gamma_u;
-      result.lcp = SolveLcp(s.W, b, options);
+      result.lcp = s.Solve(b, options);
+      result.largest_lcp = result.lcp.largest_component;
       result.lambda_u = result.lcp.z;
       result.vdot = a0;
       if (result.lambda_u.size() == n_u) AddMinvGtz(s, result.lambda_u, &result.vdot);
@@ -414,6 +536,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
 
   Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, options);
   result.lcp = r.lcp;
+  result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;
   result.lambda_u = r.z_u;
   result.lambda_b = r.z_b;

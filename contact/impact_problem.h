@@ -35,6 +35,19 @@
 // v⁺ = v⁻ + M⁻¹ Gᵀ P, v̇ = M⁻¹ (F + Gᵀ λ) by blocks; the LCP is the same (W dense, m × m, over
 // the given rows only). Otherwise the dense path below.
 //
+// Components. With M block diagonal, W_ij = G_i M⁻¹ G_jᵀ = 0 when rows i and j share no body,
+// so the LCP splits into independent LCPs over the connected components of the graph whose
+// vertices are the bodies and whose edges are the rows (the ground is no vertex: two contacts
+// with the floor on different bodies are independent; a joint joins its bodies).
+// contact::SolveLcpByComponents solves each component alone, in O(Σ m_c³) pivoting instead of
+// O(m³), and skips a component whose b_c ≥ 0 (nothing approaches, or nothing is pulled into an
+// obstacle): z_c = 0 there, so v⁺ = v⁻ (v̇ = M⁻¹ F) on its bodies. The sparse path builds W only
+// per solved component (never m × m); the dense path splits W_red along its exact zeros (the
+// elimination of joints may fill it in: then it is one component). largest_lcp reports the
+// unknowns of the largest component solved. On the sparse path a component of at least
+// LcpOptions::sparse_minimum_size rows gets W_c as a sparse matrix and goes to the exact sparse
+// active-set solver (contact/sparse_lcp.h) instead of dense Lemke.
+//
 // Multipliers of redundant bilateral rows are not unique; the minimum-norm ones are returned.
 // Unilateral multipliers of redundant contacts are not unique either; the LCP solver picks one.
 // Inconsistent redundant bilateral rows (incompatible ∂g/∂t or γ) are satisfied in the least-
@@ -63,6 +76,7 @@ struct ImpactResult {
   Eigen::VectorXd u_minus_u, u_plus_u;  // normal velocities ġ of the unilateral rows
   int bilateral_rank = 0;               // rank of G_B
   double bilateral_residual = 0;        // ‖G_B v⁺ + ∂g_B/∂t‖∞
+  int largest_lcp = 0;                  // unknowns of the largest LCP solved (see "Components")
   LcpResult lcp;
   std::string message;
 };
@@ -88,6 +102,7 @@ struct ContactAccelerationResult {
   Eigen::VectorXd accel_u;        // g̈ = G_U v̇ + γ_U of the unilateral rows, ≥ 0
   int bilateral_rank = 0;         // rank of G_B
   double bilateral_residual = 0;  // ‖G_B v̇ + γ_B‖∞
+  int largest_lcp = 0;            // unknowns of the largest LCP solved (see "Components")
   LcpResult lcp;
   std::string message;
 };

@@ -386,5 +386,158 @@ TEST(SolveLcp, ConcurrentCallsAreSafe) {
   EXPECT_TRUE(all_ok[1]);
 }
 
+// ---- Independent components (SolveLcpByComponents) ----------------------------------------
+
+// A random block-diagonal LCP with the unknowns of its blocks interleaved: blocks of sizes
+// `sizes`, unknown i in block i mod (number of blocks) until a block is full.
+struct SplitCase {
+  Eigen::MatrixXd W;
+  Eigen::VectorXd b;
+  std::vector<int> component;
+};
+
+SplitCase InterleavedBlocks(const std::vector<int>& sizes, std::mt19937& rng) {
+  SplitCase c;
+  int n = 0;
+  for (int m : sizes) n += m;
+  std::vector<std::vector<int>> members(sizes.size());
+  for (int i = 0, k = 0; i < n; ++k) {
+    const std::size_t blk = static_cast<std::size_t>(k) % sizes.size();
+    if (static_cast<int>(members[blk].size()) < sizes[blk]) {
+      members[blk].push_back(i++);
+    }
+  }
+  c.W = Eigen::MatrixXd::Zero(n, n);
+  c.b = RandomVector(n, rng);
+  c.component.assign(static_cast<std::size_t>(n), 0);
+  for (std::size_t blk = 0; blk < sizes.size(); ++blk) {
+    const Eigen::MatrixXd Wb = RandomSpd(sizes[blk], rng);
+    const auto& idx = members[blk];
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+      c.component[static_cast<std::size_t>(idx[i])] = static_cast<int>(blk);
+      for (std::size_t j = 0; j < idx.size(); ++j) {
+        c.W(idx[i], idx[j]) = Wb(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+      }
+    }
+  }
+  return c;
+}
+
+double NaturalMapResidual(const Eigen::MatrixXd& W, const Eigen::VectorXd& b,
+                          const Eigen::VectorXd& z) {
+  const Eigen::VectorXd w = W * z + b;
+  return w.cwiseMin(z).cwiseAbs().maxCoeff() / std::max(1.0, b.lpNorm<Eigen::Infinity>());
+}
+
+TEST(SolveLcpByComponents, EqualsTheUnsplitSolveOnInterleavedBlocks) {
+  // W positive definite (each block is): the solution is unique, so the split and the unsplit
+  // Lemke solves agree to within the solver tolerance·scale/λ_min(W) (λ_min ≥ 0.5 by
+  // construction of RandomSpd): 1e-8 is safe; in practice both are exact to round-off.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 5; ++trial) {
+    const SplitCase c = InterleavedBlocks({4, 1, 6, 3}, rng);
+    const LcpOptions options;
+    const LcpResult whole = SolveLcp(c.W, c.b, options);
+    const LcpResult split = SolveLcpByComponents(c.W, c.b, options);
+    ASSERT_TRUE(whole.ok) << whole.message;
+    ASSERT_TRUE(split.ok) << split.message;
+    EXPECT_EQ(split.components, 4);
+    EXPECT_LE((split.z - whole.z).lpNorm<Eigen::Infinity>(), 1e-8);
+    // The returned w and residual describe the whole problem.
+    EXPECT_LE((split.w - (c.W * split.z + c.b)).lpNorm<Eigen::Infinity>(), 1e-12);
+    EXPECT_LE(split.residual, options.tolerance);
+    EXPECT_LE(NaturalMapResidual(c.W, c.b, split.z), options.tolerance);
+    EXPECT_LE(split.largest_component, 6);
+    // The labelled overload with the caller's own partition gives the same z.
+    const LcpResult labelled = SolveLcpByComponents(
+        c.component, 4,
+        [&c](int, const std::vector<int>& idx, Eigen::MatrixXd* W_c) {
+          for (std::size_t i = 0; i < idx.size(); ++i) {
+            for (std::size_t j = 0; j < idx.size(); ++j) {
+              (*W_c)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+                  c.W(idx[i], idx[j]);
+            }
+          }
+        },
+        c.b, options);
+    ASSERT_TRUE(labelled.ok) << labelled.message;
+    EXPECT_LE((labelled.z - split.z).lpNorm<Eigen::Infinity>(), 1e-15);
+  }
+}
+
+TEST(SolveLcpByComponents, OneComponentIsTheUnsplitSolve) {
+  // A dense W (one component) goes to SolveLcp unchanged: the same call on the same data, so
+  // the answers agree to the last bit (bound 0 written as the smallest meaningful 1e-300).
+  std::mt19937 rng(5);
+  const Eigen::MatrixXd W = RandomSpd(7, rng);
+  const Eigen::VectorXd b = RandomVector(7, rng);
+  const LcpResult whole = SolveLcp(W, b, LcpOptions{});
+  const LcpResult split = SolveLcpByComponents(W, b, LcpOptions{});
+  ASSERT_TRUE(whole.ok && split.ok);
+  EXPECT_EQ(split.components, 1);
+  EXPECT_EQ(split.largest_component, 7);
+  EXPECT_LE((split.z - whole.z).lpNorm<Eigen::Infinity>(), 1e-300);
+  EXPECT_EQ(split.iterations, whole.iterations);
+}
+
+TEST(SolveLcpByComponents, ComponentsWithNonNegativeBAreNotSolved) {
+  // Block 1 has b ≥ 0: z = 0 there without a solve (its block function must not be called);
+  // block 0 is solved. The whole solution still meets the residual test.
+  std::mt19937 rng(9);
+  SplitCase c = InterleavedBlocks({3, 4}, rng);
+  for (Eigen::Index i = 0; i < c.b.size(); ++i) {
+    c.b[i] = c.component[static_cast<std::size_t>(i)] == 1 ? std::abs(c.b[i]) : -std::abs(c.b[i]);
+  }
+  std::vector<int> built;
+  const LcpResult r = SolveLcpByComponents(
+      c.component, 2,
+      [&](int comp, const std::vector<int>& idx, Eigen::MatrixXd* W_c) {
+        built.push_back(comp);
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+          for (std::size_t j = 0; j < idx.size(); ++j) {
+            (*W_c)(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) =
+                c.W(idx[i], idx[j]);
+          }
+        }
+      },
+      c.b, LcpOptions{});
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(built, std::vector<int>{0});
+  EXPECT_EQ(r.components_solved, 1);
+  EXPECT_EQ(r.largest_component, 3);
+  for (Eigen::Index i = 0; i < c.b.size(); ++i) {
+    if (c.component[static_cast<std::size_t>(i)] == 1) {
+      EXPECT_EQ(r.z[i], 0.0);  // exactly zero: never touched
+    }
+  }
+  // All of block 0 is pushed (b < 0 on a positive definite block): z > 0 somewhere.
+  EXPECT_GT(r.z.maxCoeff(), 0.0);
+  EXPECT_LE(NaturalMapResidual(c.W, c.b, r.z), LcpOptions{}.tolerance);
+  EXPECT_LE(r.residual, LcpOptions{}.tolerance);
+}
+
+TEST(SolveLcpByComponents, FailureNamesTheComponentAndBadInputThrows) {
+  // Infeasible block: W = 0, b = −1 (no z ≥ 0 gives w ≥ 0); the other block is fine.
+  Eigen::MatrixXd W = Eigen::MatrixXd::Zero(3, 3);
+  W(0, 0) = 2.0;
+  W(0, 2) = W(2, 0) = 0.5;
+  W(2, 2) = 1.0;
+  const Eigen::VectorXd b = Eigen::Vector3d(-1.0, -1.0, -2.0);
+  LcpOptions options;
+  options.fallback = false;
+  const LcpResult r = SolveLcpByComponents(W, b, options);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.components, 2);
+  EXPECT_NE(r.message.find("first unknown 1"), std::string::npos) << r.message;
+  EXPECT_THROW(SolveLcpByComponents(Eigen::MatrixXd::Identity(2, 3), b, options),
+               std::invalid_argument);
+  LcpOptions bad;
+  bad.tolerance = -1.0;
+  EXPECT_THROW(SolveLcpByComponents(W, b, bad), std::invalid_argument);
+  const auto noop = [](int, const std::vector<int>&, Eigen::MatrixXd*) {};
+  EXPECT_THROW(SolveLcpByComponents({0, 1, 2}, 2, noop, b, options), std::invalid_argument);
+  EXPECT_THROW(SolveLcpByComponents({0, 1}, 2, noop, b, options), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace saltus::contact
