@@ -31,7 +31,8 @@ constexpr std::string_view kUsage =
     "  saltus run SCENE.yaml [options]   simulate a scene and write its results\n"
     "  saltus compare [options]          compare integrators over scene sets (docs/compare.md)\n"
     "  saltus generate NAME --n N [--seed S] [--out FILE]\n"
-    "                                    write a generated scene (n_chain, excited_chain)\n"
+    "                                    write a generated scene (n_chain, excited_chain,\n"
+    "                                    sphere_pile: N <= 1000)\n"
     "  saltus list                       list the integrators and their formulations\n"
     "  saltus help                       show this help\n"
     "\n"
@@ -44,6 +45,8 @@ constexpr std::string_view kUsage =
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
     "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
+    "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
+    "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
     "\n"
     "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
     "            3 the run stopped early (files written, with DIR/last_state.json)\n";
@@ -57,7 +60,8 @@ struct RunArgs {
   std::string scene;
   std::optional<std::string> integrator, formulation, out_dir;
   std::optional<double> rtol, atol, t_end;
-  bool hdf5 = false, vtk = false;  // --hdf5, --vtk (docs/output-formats.md)
+  bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
+  EventRows event_rows = EventRows::kAuto;  // --event-rows (tools/writers.h)
 };
 
 double PositiveNumber(const std::string& flag, const std::string& text) {
@@ -99,11 +103,12 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
-                                                    "--atol",       "--t-end",       "--out"};
+    static const std::vector<std::string> kFlags = {
+        "--integrator", "--formulation", "--rtol", "--atol", "--t-end", "--out", "--event-rows"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       throw UsageError("unknown option '" + flag + "' (run options: --integrator, " +
-                       "--formulation, --rtol, --atol, --t-end, --out, --hdf5, --vtk)");
+                       "--formulation, --rtol, --atol, --t-end, --out, --hdf5, --vtk, " +
+                       "--event-rows)");
     }
     if (!value) {
       if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
@@ -119,6 +124,16 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.atol = PositiveNumber(flag, *value);
     } else if (flag == "--t-end") {
       run.t_end = PositiveNumber(flag, *value);
+    } else if (flag == "--event-rows") {
+      if (*value == "on") {
+        run.event_rows = EventRows::kOn;
+      } else if (*value == "off") {
+        run.event_rows = EventRows::kOff;
+      } else if (*value == "auto") {
+        run.event_rows = EventRows::kAuto;
+      } else {
+        throw UsageError("--event-rows: expected on, off or auto, got '" + *value + "'");
+      }
     } else {
       if (value->empty()) throw UsageError("--out: empty directory name");
       run.out_dir = *value;
@@ -188,7 +203,9 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
       name = arg;
     }
   }
-  if (!name) throw UsageError("generate: missing the generator name (n_chain, excited_chain)");
+  if (!name) {
+    throw UsageError("generate: missing the generator name (n_chain, excited_chain, sphere_pile)");
+  }
   if (!n) throw UsageError("generate: missing --n N");
   if (*n > kMaxGeneratedBodies) {
     throw UsageError("--n: at most " + std::to_string(kMaxGeneratedBodies) + ", got " +
@@ -300,7 +317,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   // ---- 3. The run. ----
   events::Simulation simulation(system, scene.options);
   TrajectoryWriter trajectory(*system, trajectory_file,
-                              /*rows_at_steps=*/scene.options.output_step <= 0);
+                              /*rows_at_steps=*/scene.options.output_step <= 0,
+                              EventRowsOn(run.event_rows, system->nq(), system->nv()));
   EventLogWriter event_log(*system, events_file);
   ProgressBar progress(err, stderr_is_terminal, 0.0, scene.t_end);
   simulation.AddObserver(&trajectory);

@@ -60,9 +60,18 @@ void WriteTopology(const engine::TopologyReport& t, const engine::SpatialModel& 
 
 // ---- trajectory.csv -------------------------------------------------------------------------
 
+bool EventRowsOn(EventRows mode, int nq, int nv) {
+  if (mode == EventRows::kAuto) return nq + nv <= kAutoEventRowsMaxColumns;
+  return mode == EventRows::kOn;
+}
+
 TrajectoryWriter::TrajectoryWriter(const engine::MechanicalSystem& system, std::ostream& out,
-                                   bool rows_at_steps)
-    : out_(out), nq_(system.nq()), nv_(system.nv()), rows_at_steps_(rows_at_steps) {
+                                   bool rows_at_steps, bool rows_at_events)
+    : out_(out),
+      nq_(system.nq()),
+      nv_(system.nv()),
+      rows_at_steps_(rows_at_steps),
+      rows_at_events_(rows_at_events) {
   std::string header = "t";
   for (int i = 0; i < nq_; ++i) header += "," + system.PositionName(i);
   for (int i = 0; i < nv_; ++i) header += "," + system.VelocityName(i);
@@ -91,6 +100,7 @@ void TrajectoryWriter::OnStep(double t, const Eigen::VectorXd& q, const Eigen::V
 
 void TrajectoryWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& q,
                                const Eigen::VectorXd& v_minus, const Eigen::VectorXd& v_plus) {
+  if (!rows_at_events_) return;
   WriteRow(e.t, q, v_minus);
   WriteRow(e.t, q, v_plus);
   last_was_output_ = false;
@@ -163,6 +173,15 @@ void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
   w.Key("total").Integer(total);
   w.EndObject();
   w.Key("lcp_solves").Integer(s.lcp_solves);
+  w.Key("event_loop_work").BeginObject();  // events::SimulationStats (rows evaluated, LCPs)
+  w.Key("watched_row_steps").Integer(s.watched_row_steps);
+  w.Key("rows_evaluated_samples").Integer(s.rows_evaluated_samples);
+  w.Key("rows_evaluated_roots").Integer(s.rows_evaluated_roots);
+  w.Key("rows_evaluated_switches").Integer(s.rows_evaluated_switches);
+  w.Key("multiplier_solves").Integer(s.multiplier_solves);
+  w.Key("lcp_seconds").Number(s.lcp_seconds);
+  w.Key("largest_lcp").Integer(s.largest_lcp);
+  w.EndObject();
   w.Key("max_position_violation").Number(s.max_position_violation);
   w.Key("max_velocity_violation").Number(s.max_velocity_violation);
   w.Key("max_acceleration_violation").Number(s.max_acceleration_violation);

@@ -1,8 +1,9 @@
 // Result files of a run (documented for users in docs/scene-format.md, section "Output files").
 //
 //   trajectory.csv  t, then q by MechanicalSystem::PositionName, then v by VelocityName; one row
-//                   per output time (Observer::OnOutput) and two rows per event at the event time
-//                   t*: q with v⁻, then q with v⁺.
+//                   per output time (Observer::OnOutput) and, unless event rows are off
+//                   (EventRows), two rows per event at the event time t*: q with v⁻, then q
+//                   with v⁺.
 //   events.csv      t,kind,contacts,impulse,energy_before,energy_after; contacts are constraint
 //                   row names joined by ';', impulses (N·s, one per row) likewise; energies T + V
 //                   (J) at t*⁻ and t*⁺.
@@ -29,13 +30,22 @@
 
 namespace saltus::tools {
 
+// Whether trajectory.csv has the two rows at each event (`saltus run --event-rows`).
+enum class EventRows { kAuto, kOn, kOff };
+
+// kAuto: event rows when a row has at most kAutoEventRowsMaxColumns numbers (nq + nv). A pile of
+// N spheres has 13 N numbers per row and tens of events per sphere: at N = 1000 every event
+// would add 2 × 13,000 numbers (~0.5 MB of text), so large scenes keep only the output grid.
+constexpr int kAutoEventRowsMaxColumns = 500;
+bool EventRowsOn(EventRows mode, int nq, int nv);
+
 // Streams trajectory.csv. The header is written on construction.
 class TrajectoryWriter : public events::Observer {
  public:
   // rows_at_steps: also write a row at every accepted step (OnStep), for runs without an output
-  // grid (SimulationOptions::output_step = 0).
+  // grid (SimulationOptions::output_step = 0). rows_at_events: the two rows at each event.
   TrajectoryWriter(const engine::MechanicalSystem& system, std::ostream& out,
-                   bool rows_at_steps = false);
+                   bool rows_at_steps = false, bool rows_at_events = true);
 
   // A row at the end of an accepted step, when rows_at_steps.
   void OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
@@ -43,7 +53,7 @@ class TrajectoryWriter : public events::Observer {
   // An output row. A second output row at the same t as the previous output or step row (e.g.
   // the initial state written by the caller and again by the simulation) is skipped.
   void OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
-  // Two rows at e.t: (q, v_minus) then (q, v_plus).
+  // Two rows at e.t: (q, v_minus) then (q, v_plus), when rows_at_events.
   void OnEvent(const events::Event& e, const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
                const Eigen::VectorXd& v_plus) override;
 
@@ -55,6 +65,7 @@ class TrajectoryWriter : public events::Observer {
   std::ostream& out_;
   int nq_, nv_;
   bool rows_at_steps_;
+  bool rows_at_events_;
   long rows_ = 0;
   bool last_was_output_ = false;
   double last_output_t_ = 0;

@@ -1,0 +1,266 @@
+// The generated sphere pile (issue 4, "a pile of spheres falling into a box, N a parameter, up
+// to 1000") as a user meets it: `saltus generate sphere_pile --n N` then `saltus run`, both
+// through RunCli. Checks the layout that keeps the pile at most 4 layers deep (the box grows
+// with N), the bad input of the generator and of --event-rows (exit 2, nothing written), and on
+// a moving pile: energy never rises at an impact (events.csv), gaps ≥ −τ₀ after every
+// projection (summary.json), every sphere inside the box in every trajectory row.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "events/simulation.h"
+#include "tools/cli.h"
+#include "tools/generators_contact.h"
+#include "tools/scene.h"
+#include "tools/writers.h"
+
+namespace saltus::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kRadius = 0.05;  // m, tools/generators_contact.h
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+CliResult Cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> Split(const std::string& line, char sep) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, sep);) fields.push_back(f);
+  if (!line.empty() && line.back() == sep) fields.emplace_back();
+  return fields;
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  const std::string pattern = "\"" + key + "\": ";
+  const std::size_t at = json.find(pattern);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(json.c_str() + at + pattern.size(), nullptr);
+}
+
+class SpherePileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    scratch_ = fs::temp_directory_path() /
+               ("saltus_pile_test_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(scratch_);
+    fs::create_directories(scratch_);
+  }
+  void TearDown() override { fs::remove_all(scratch_); }
+  fs::path scratch_;
+};
+
+TEST(SpherePileLayout, BoxGrowsSoThatThePileStaysAtMostFourLayersDeep) {
+  // N ≤ 100: the 5 x 5 grid in the 0.6 m box of examples/spatial/sphere_pile_20.yaml.
+  for (const int n : {1, 20, 25, 26, 100}) {
+    const SpherePileLayout l = PileLayout(n);
+    EXPECT_EQ(l.per_row, 5) << n;
+    EXPECT_NEAR(l.half_width, 0.3, 1e-15) << n;  // 0.12 · 5 / 2 in double
+  }
+  EXPECT_EQ(PileLayout(100).layers, 4);
+  EXPECT_EQ(PileLayout(101).per_row, 6);
+  EXPECT_EQ(PileLayout(1000).per_row, 16);
+  EXPECT_EQ(PileLayout(1000).layers, 4);
+  EXPECT_NEAR(PileLayout(1000).half_width, 0.96, 1e-15);
+  for (int n = 1; n <= kMaxPileSpheres; ++n) {
+    const SpherePileLayout l = PileLayout(n);
+    ASSERT_LE(l.layers, 4) << n;
+    ASSERT_GE(l.per_row * l.per_row * l.layers, n) << n;
+    // The smallest such grid: one sphere less per row would need a fifth layer.
+    if (l.per_row > 5) {
+      ASSERT_GT(n, (l.per_row - 1) * (l.per_row - 1) * 4) << n;
+    }
+  }
+  EXPECT_THROW(PileLayout(0), std::invalid_argument);
+  EXPECT_THROW(PileLayout(kMaxPileSpheres + 1), std::invalid_argument);
+  EXPECT_THROW(SpherePileYaml(kMaxPileSpheres + 1), std::invalid_argument);
+}
+
+TEST(SpherePileLayout, LargestPileStartsInsideItsBoxWithoutOverlaps) {
+  const Scene scene = ParseScene(SpherePileYaml(kMaxPileSpheres), "pile1000.yaml");
+  ASSERT_EQ(scene.spatial.bodies.size(), 1000u);
+  const double w = PileLayout(kMaxPileSpheres).half_width;
+  double top = 0;
+  for (const auto& body : scene.spatial.bodies) {
+    // Outer grid centres are r + 1 cm from the walls, offsets < 1 cm: a positive gap.
+    EXPECT_LT(std::abs(body.position.x()), w - kRadius);
+    EXPECT_LT(std::abs(body.position.y()), w - kRadius);
+    EXPECT_GE(body.position.z(), kRadius + 0.03);  // first layer 0.1 ± 0.01 m
+    top = std::max(top, body.position.z());
+  }
+  EXPECT_LE(top, 0.1 + 3 * 0.12 + 0.01);  // 4 layers
+  // Grid spacing 0.12 m, offsets ≤ 1 cm each way: centres ≥ 0.12 − 2·0.01·√3 > 2 r apart.
+  // Neighbours only (same or adjacent grid cells, in index order within 2 layers of 16²).
+  for (std::size_t i = 0; i < scene.spatial.bodies.size(); ++i) {
+    for (std::size_t j = i + 1; j < std::min(scene.spatial.bodies.size(), i + 2 * 16 * 16); ++j) {
+      const double d = (scene.spatial.bodies[i].position - scene.spatial.bodies[j].position).norm();
+      ASSERT_GT(d, 2 * kRadius) << i << " " << j;
+    }
+  }
+}
+
+TEST_F(SpherePileTest, GenerateRejectsBadSizesAndWritesNothing) {
+  const fs::path file = scratch_ / "p.yaml";
+  for (const std::string n : {"0", "1001", "-3", "ten", ""}) {
+    const CliResult r = Cli({"generate", "sphere_pile", "--n", n, "--out", file.string()});
+    EXPECT_EQ(r.code, kExitBadInput) << n;
+    const bool names_n = r.err.find("--n") != std::string::npos ||
+                         r.err.find("sphere_pile: n must be in [1, 1000]") != std::string::npos;
+    EXPECT_TRUE(names_n) << r.err;
+    EXPECT_FALSE(fs::exists(file)) << n;
+  }
+  const CliResult ok = Cli({"generate", "sphere_pile", "--n", "1000", "--out", file.string()});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_NE(ReadFile(file).find("walls x, y = +-0.96 m"), std::string::npos);
+}
+
+TEST_F(SpherePileTest, BadEventRowsExitsTwoAndWritesNothing) {
+  const fs::path scene = scratch_ / "p.yaml";
+  ASSERT_EQ(Cli({"generate", "sphere_pile", "--n", "3", "--out", scene.string()}).code, kExitOk);
+  const fs::path out = scratch_ / "out";
+  const CliResult r = Cli({"run", scene.string(), "--event-rows", "some", "--out", out.string()});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("--event-rows: expected on, off or auto, got 'some'"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Trajectory rows of a run: the output grid, plus two per event when event rows are on.
+TEST_F(SpherePileTest, EventRowsFollowTheOptionAndTheRowWidth) {
+  EXPECT_TRUE(EventRowsOn(EventRows::kAuto, 7 * 20, 6 * 20));    // sphere_pile_20: 260 numbers
+  EXPECT_FALSE(EventRowsOn(EventRows::kAuto, 7 * 40, 6 * 40));   // 520 numbers
+  EXPECT_TRUE(EventRowsOn(EventRows::kOn, 7 * 1000, 6 * 1000));  // asked for
+  EXPECT_FALSE(EventRowsOn(EventRows::kOff, 1, 1));
+  const fs::path scene = scratch_ / "p.yaml";
+  ASSERT_EQ(Cli({"generate", "sphere_pile", "--n", "2", "--out", scene.string()}).code, kExitOk);
+  // Two spheres reach the floor (from z ≈ 0.1 m: t ≈ 0.1 s) in 0.2 s: output_step 0.01 gives
+  // 21 rows; each impact adds 2 rows when on.
+  for (const std::string mode : {"on", "off", "auto"}) {
+    const fs::path out = scratch_ / mode;
+    const CliResult r =
+        Cli({"run", scene.string(), "--t-end", "0.2", "--event-rows", mode, "--out", out.string()});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    std::ifstream trajectory(out / "trajectory.csv");
+    long rows = -1;  // the header
+    for (std::string line; std::getline(trajectory, line);) ++rows;
+    const std::string events = ReadFile(out / "events.csv");
+    const long events_count = std::count(events.begin(), events.end(), '\n') - 1;
+    EXPECT_GE(events_count, 2) << mode;  // both spheres hit the floor
+    EXPECT_EQ(rows, 21 + (mode == "off" ? 0 : 2 * events_count)) << mode;
+  }
+}
+
+// summary.json's energy_final (MechanicalSystem::KineticEnergy from the body mass blocks, plus
+// gravity) in free fall before the first landing (t = 0.1 s) equals the initial Σ m g z₀.
+TEST_F(SpherePileTest, FinalEnergyInFreeFallEqualsTheInitialPotentialEnergy) {
+  const fs::path scene_file = scratch_ / "pile.yaml";
+  ASSERT_EQ(Cli({"generate", "sphere_pile", "--n", "3", "--out", scene_file.string()}).code,
+            kExitOk);
+  const Scene scene = LoadSceneFile(scene_file.string());
+  double e0 = 0;
+  for (const auto& body : scene.spatial.bodies) e0 += body.mass * 9.81 * body.position.z();
+  const fs::path out = scratch_ / "out";
+  ASSERT_EQ(Cli({"run", scene_file.string(), "--t-end", "0.08", "--out", out.string()}).code,
+            kExitOk);
+  const std::string summary = ReadFile(out / "summary.json");
+  // T = Σ ½ m (g t)² = 3 · 0.05 · 0.785² ≈ 0.092 J at t = 0.08 s: a T computed wrong (or 0)
+  // misses by that much. DOPRI5 is exact on the parabola: round-off, 1e-12 J.
+  EXPECT_NEAR(JsonNumber(summary, "energy_final"), e0, 1e-12);
+}
+
+// A pile that is still moving: 0.35 s of N = 30 (a full 5 x 5 layer and 5 spheres on top):
+// the first layer has landed and bounced (t ≈ 0.13 s), the second lands on it (t ≈ 0.2 s).
+TEST_F(SpherePileTest, MovingPileDissipatesStaysAboveMinusTauAndInsideTheBox) {
+  constexpr int kN = 30;
+  const fs::path scene_file = scratch_ / "pile.yaml";
+  ASSERT_EQ(
+      Cli({"generate", "sphere_pile", "--n", std::to_string(kN), "--out", scene_file.string()})
+          .code,
+      kExitOk);
+  const fs::path out = scratch_ / "out";
+  // Event rows on: every event state is checked too.
+  const CliResult r = Cli(
+      {"run", scene_file.string(), "--t-end", "0.35", "--event-rows", "on", "--out", out.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+
+  // Energy never rises at an impact (T + V summed in double: round-off ~1e-15 relative; 1e-12
+  // relative leaves margin, as in examples_test).
+  std::ifstream events_in(out / "events.csv");
+  std::string line;
+  std::getline(events_in, line);
+  const std::vector<std::string> header = Split(line, ',');
+  ASSERT_EQ(header.size(), 6u);
+  ASSERT_EQ(header[4], "energy_before");
+  int impacts = 0;
+  while (std::getline(events_in, line)) {
+    const std::vector<std::string> f = Split(line, ',');
+    ASSERT_EQ(f.size(), 6u) << line;
+    if (f[1] != "impact") continue;
+    ++impacts;
+    const double before = std::stod(f[4]), after = std::stod(f[5]);
+    EXPECT_LE(after, before + 1e-12 * std::max(1.0, std::abs(before))) << line;
+  }
+  // Each of the 30 spheres lands on the floor or on another sphere at least once.
+  EXPECT_GE(impacts, kN);
+
+  // Gap after every projection ≥ −τ₀ (issue 4, Sec. 4).
+  const std::string summary = ReadFile(out / "summary.json");
+  EXPECT_GE(JsonNumber(summary, "min_gap_after_projection"), -events::Thresholds{}.tau0);
+  EXPECT_NEAR(JsonNumber(summary, "t_reached"), 0.35, 1e-12);  // t_end is reached exactly
+
+  // Every sphere inside the box and above the floor in every row (output grid and both sides
+  // of every event). Margin: τ₀ = 1e-9 m for closed rows plus the position drift of a closed
+  // row between projections, below DOPRI5's projection tolerance (1e-10 by default) — 1e-8.
+  const double w = PileLayout(kN).half_width;
+  std::ifstream trajectory(out / "trajectory.csv");
+  std::getline(trajectory, line);
+  const std::vector<std::string> columns = Split(line, ',');
+  ASSERT_EQ(columns.size(), 1u + 13u * kN);  // t, 7 q and 6 v per sphere
+  ASSERT_EQ(columns[1], "s0.x");
+  long rows = 0;
+  double worst_outside = -1;  // largest excursion beyond the box (m); < 0 inside
+  while (std::getline(trajectory, line)) {
+    const std::vector<std::string> f = Split(line, ',');
+    ASSERT_EQ(f.size(), columns.size());
+    for (int i = 0; i < kN; ++i) {
+      const double x = std::stod(f[static_cast<std::size_t>(1 + 7 * i)]);
+      const double y = std::stod(f[static_cast<std::size_t>(2 + 7 * i)]);
+      const double z = std::stod(f[static_cast<std::size_t>(3 + 7 * i)]);
+      worst_outside = std::max(
+          {worst_outside, std::abs(x) - (w - kRadius), std::abs(y) - (w - kRadius), kRadius - z});
+    }
+    ++rows;
+  }
+  EXPECT_LE(worst_outside, 1e-8);
+  EXPECT_GT(rows, 36 + 2 * impacts - 1);  // 36 output rows + 2 per event
+  std::printf("sphere_pile %d, 0.35 s: %d impacts, %ld trajectory rows, %.3g s wall\n", kN, impacts,
+              rows, JsonNumber(summary, "wall_seconds"));
+}
+
+}  // namespace
+}  // namespace saltus::tools
