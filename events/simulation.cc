@@ -695,6 +695,12 @@ RunResult Simulation::AdvanceTo(double t_end) {
 
   // Values of the event functions at time s (dense output of the current step).
   VectorXd qs, vs;
+  // Root finding workspace: crossing rows (secant estimate, index into open_rows), the rows and
+  // gaps of a screening evaluation, and per crossing row whether it crosses after the screen time.
+  std::vector<std::pair<double, std::size_t>> crossing;
+  std::vector<int> screen_rows;
+  VectorXd screen_gaps;
+  std::vector<char> crossing_later;
   // Multipliers of the closed rows at (s, qs, vs) into f->lambdas.
   auto evaluate_lambdas = [&](double s, EventFunctions* f) {
     if (!closed_.empty()) {
@@ -812,8 +818,8 @@ RunResult Simulation::AdvanceTo(double t_end) {
     double f1 = gap(x1), f2 = gap(x2);
     while (hi - lo > tol && (hi - lo) * rate_bound >= std::min(f1, f2)) {
       if (f1 <= 0.0 || f2 <= 0.0) {
-        const double crossing = f1 <= 0.0 ? x1 : x2;
-        const auto [root, above] = locate(t_lo, crossing, g_lo, f1 <= 0.0 ? f1 : f2,
+        const double t_cross = f1 <= 0.0 ? x1 : x2;
+        const auto [root, above] = locate(t_lo, t_cross, g_lo, f1 <= 0.0 ? f1 : f2,
                                           [&](double s) { return phi_open_at(s, r); });
         (void)above;
         return root;
@@ -906,16 +912,69 @@ RunResult Simulation::AdvanceTo(double t_end) {
       std::vector<double> root_of_open(im.open_rows.size(),
                                        std::numeric_limits<double>::infinity());
       double s_prev = t0;
+      crossing_later.assign(im.open_rows.size(), 0);
       // Roots within this of the phase start cannot be told from the start itself.
       const double root_tol_start =
           options_.root_tolerance * std::max(1.0, std::abs(im.phase_start));
       for (int k = 1; k <= n + 1 && !std::isfinite(t_event); ++k) {
         const double s = (k == n + 1) ? t1 : t0 + (t1 - t0) * k / (n + 1);
         evaluate(s, k, &f_next);
-        // Rows crossing in [s_prev, s]: locate each root, keep the earliest.
+        // Rows crossing in [s_prev, s]: collected first (tunnelling handled on the way), then
+        // located in the order of their secant estimate of the root, keeping the earliest.
+        crossing.clear();
         for (std::size_t r = 0; r < im.open_rows.size(); ++r) {
-          double a = phi_open(f_prev, r), b = phi_open(f_next, r);
+          const double a = phi_open(f_prev, r), b = phi_open(f_next, r);
           if (a > 0 && b <= 0) {
+            crossing.emplace_back(s_prev + (s - s_prev) * a / (a - b), r);
+          } else if (a > 0 && b > 0 &&
+                     im.mode[static_cast<std::size_t>(im.open_rows[r])] != Impl::kUnarmed &&
+                     f_prev.rates[static_cast<Eigen::Index>(r)] < 0.0 &&
+                     f_next.rates[static_cast<Eigen::Index>(r)] > 0.0) {
+            // Armed (φ = g) or departing (φ = (g − g_phase)/(t − t_phase)) row with a minimum of
+            // the gap between the samples: the tunnelling guard above.
+            const double root =
+                find_tunnelling(s_prev, s, f_prev.gaps[static_cast<Eigen::Index>(r)],
+                                std::max(-f_prev.rates[static_cast<Eigen::Index>(r)],
+                                         f_next.rates[static_cast<Eigen::Index>(r)]),
+                                r);
+            if (std::isfinite(root)) {
+              t_event = std::min(t_event, root);
+              root_of_open[r] = root;
+            }
+          }
+        }
+        std::sort(crossing.begin(), crossing.end());
+        // Each root-finder iteration interpolates the whole state (O(nv)), so a crossing row is
+        // located only if it can join the event: once an event time t_e is known, one evaluation
+        // of the remaining rows at t_c = t_e + 3 ε_root (a single interpolation) leaves out every
+        // row with φ(t_c) > 0 — its root lies beyond t_c, so its located left end would lie beyond
+        // t_e + 2 ε_root, the simultaneity window below — and t_c is re-evaluated whenever t_e
+        // moves earlier. The rows located are the same as when every crossing row was located.
+        double screened_at = std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < crossing.size(); ++c) {
+          const std::size_t r = crossing[c].second;
+          if (std::isfinite(t_event)) {
+            const double t_c = std::min(
+                s, t_event + 3 * options_.root_tolerance * std::max(1.0, std::abs(t_event)));
+            if (t_c < screened_at) {
+              screened_at = t_c;
+              screen_rows.clear();
+              for (std::size_t c2 = c; c2 < crossing.size(); ++c2) {
+                screen_rows.push_back(im.open_rows[crossing[c2].second]);
+              }
+              im.integrator->Interpolate(t_c, &qs, &vs);
+              sys.ConstraintValues(t_c, qs, screen_rows, &screen_gaps);
+              im.stats.rows_evaluated_roots += static_cast<long>(screen_rows.size());
+              for (std::size_t c2 = c; c2 < crossing.size(); ++c2) {
+                const std::size_t j = c2 - c;
+                crossing_later[c2] = phi_of_gap(t_c, screen_gaps[static_cast<Eigen::Index>(j)],
+                                                static_cast<std::size_t>(screen_rows[j])) > 0;
+              }
+            }
+            if (crossing_later[c]) continue;
+          }
+          double a = phi_open(f_prev, r), b = phi_open(f_next, r);
+          {
             auto [lo, hi] = locate(s_prev, s, a, b, [&](double sm) { return phi_open_at(sm, r); });
             auto& row_mode = im.mode[static_cast<std::size_t>(im.open_rows[r])];
             if (row_mode == Impl::kDeparting && lo - im.phase_start <= root_tol_start) {
@@ -933,21 +992,6 @@ RunResult Simulation::AdvanceTo(double t_end) {
             // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
             t_event = std::min(t_event, lo);
             root_of_open[r] = lo;
-          } else if (a > 0 && b > 0 &&
-                     im.mode[static_cast<std::size_t>(im.open_rows[r])] != Impl::kUnarmed &&
-                     f_prev.rates[static_cast<Eigen::Index>(r)] < 0.0 &&
-                     f_next.rates[static_cast<Eigen::Index>(r)] > 0.0) {
-            // Armed (φ = g) or departing (φ = (g − g_phase)/(t − t_phase)) row with a minimum of
-            // the gap between the samples: the tunnelling guard above.
-            const double root =
-                find_tunnelling(s_prev, s, f_prev.gaps[static_cast<Eigen::Index>(r)],
-                                std::max(-f_prev.rates[static_cast<Eigen::Index>(r)],
-                                         f_next.rates[static_cast<Eigen::Index>(r)]),
-                                r);
-            if (std::isfinite(root)) {
-              t_event = std::min(t_event, root);
-              root_of_open[r] = root;
-            }
           }
         }
         for (std::size_t r = 0; r < closed_.size(); ++r) {
