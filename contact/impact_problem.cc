@@ -170,6 +170,9 @@ struct SparseAssembled {
   void Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const;
   // The same as a sparse matrix (large components: contact/sparse_lcp.h).
   void SparseBlock(const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) const;
+  // The bodies of a component (ascending): those touched by its rows. Per-thread storage, valid
+  // until the next call.
+  const std::vector<int>& Bodies(const std::vector<int>& idx) const;
   // The LCP on W = G M⁻¹ Gᵀ, one component at a time (never formed as m × m).
   LcpResult Solve(const Eigen::VectorXd& b, const LcpOptions& options) const;
 };
@@ -256,13 +259,7 @@ SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
   return a;
 }
 
-void SparseAssembled::Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const {
-  const int b = M.block_size;
-  W_c->setZero(static_cast<Eigen::Index>(idx.size()), static_cast<Eigen::Index>(idx.size()));
-  const auto local = [&](int row) {
-    return static_cast<Eigen::Index>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
-  };
-  // The bodies of the component: those touched by its rows.
+const std::vector<int>& SparseAssembled::Bodies(const std::vector<int>& idx) const {
   thread_local std::vector<int> bodies;
   bodies.clear();
   for (int i : idx) {
@@ -273,6 +270,16 @@ void SparseAssembled::Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) c
   }
   std::sort(bodies.begin(), bodies.end());
   bodies.erase(std::unique(bodies.begin(), bodies.end()), bodies.end());
+  return bodies;
+}
+
+void SparseAssembled::Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const {
+  const int b = M.block_size;
+  W_c->setZero(static_cast<Eigen::Index>(idx.size()), static_cast<Eigen::Index>(idx.size()));
+  const auto local = [&](int row) {
+    return static_cast<Eigen::Index>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
+  };
+  const std::vector<int>& bodies = Bodies(idx);
   for (int c : bodies) {
     const auto& entries = by_body[static_cast<std::size_t>(c)];
     for (const auto& [i, k] : entries) {
@@ -295,16 +302,7 @@ void SparseAssembled::SparseBlock(const std::vector<int>& idx,
   const auto local = [&](int row) {
     return static_cast<int>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
   };
-  thread_local std::vector<int> bodies;
-  bodies.clear();
-  for (int i : idx) {
-    for (int k = G.row_start[static_cast<std::size_t>(i)];
-         k < G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
-      bodies.push_back(G.block_col[static_cast<std::size_t>(k)]);
-    }
-  }
-  std::sort(bodies.begin(), bodies.end());
-  bodies.erase(std::unique(bodies.begin(), bodies.end()), bodies.end());
+  const std::vector<int>& bodies = Bodies(idx);
   // Σ over the bodies of g_i · M_c⁻¹ g_j and its transpose, halved (setFromTriplets sums
   // duplicates): symmetric to round-off like Block.
   std::vector<Eigen::Triplet<double>> entries;
