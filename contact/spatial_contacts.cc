@@ -526,6 +526,31 @@ void SpatialContacts::Jacobian(double t, const VectorXd& q, std::span<const int>
   }
 }
 
+namespace {
+
+// g̈ of the point–edge distance g = ‖u‖, u = d − (d·e) e (d from a point of the edge line to the
+// other material point, world frame), for an edge direction e fixed in a body turning at ω
+// (world frame): ė = ω × e, ë = ω × ė,
+//   u̇ = ḋ − (ḋ·e + d·ė) e − (d·e) ė,  ü = d̈ − (d̈·e + 2 ḋ·ė + d·ë) e − 2 (ḋ·e + d·ė) ė − (d·e) ë,
+//   g̈ = m·ü + (‖u̇‖² − (m·u̇)²)/‖u‖,  m = u/‖u‖.
+// NaN when u = 0 (the point on the edge line, where g is not differentiable).
+double EdgeGapSecondDerivative(const Vector3d& d, const Vector3d& d_dot, const Vector3d& d_ddot,
+                               const Vector3d& e, const Vector3d& omega) {
+  const Vector3d e_dot = omega.cross(e), e_ddot = omega.cross(e_dot);
+  const double de = d.dot(e), de_dot = d_dot.dot(e) + d.dot(e_dot);
+  const Vector3d u = d - de * e;
+  const Vector3d u_dot = d_dot - de_dot * e - de * e_dot;
+  const Vector3d u_ddot = d_ddot - (d_ddot.dot(e) + 2.0 * d_dot.dot(e_dot) + d.dot(e_ddot)) * e -
+                          2.0 * de_dot * e_dot - de * e_ddot;
+  const double len = u.norm();
+  if (!(len > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+  const Vector3d m = u / len;
+  const double m_dot = m.dot(u_dot);
+  return m.dot(u_ddot) + (u_dot.squaredNorm() - m_dot * m_dot) / len;
+}
+
+}  // namespace
+
 double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int row) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
   const PairDistance d = Evaluate(q, row);
@@ -582,18 +607,8 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
         tri[static_cast<std::size_t>(closest.feature.vertices[1])])];
     const Vector3d e = X_m.linear() * (p1 - p0).normalized();
     // The edge form (as for a box corner against a box edge, below) with u = d − (d·e) e.
-    const Vector3d e_dot = mm.omega.cross(e), e_ddot = mm.omega.cross(e_dot);
-    const double de = dist.dot(e), de_dot = d_dot.dot(e) + dist.dot(e_dot);
-    const Vector3d u = dist - de * e;
-    const Vector3d u_dot = d_dot - de_dot * e - de * e_dot;
-    const Vector3d u_ddot = d_ddot -
-                            (d_ddot.dot(e) + 2.0 * d_dot.dot(e_dot) + dist.dot(e_ddot)) * e -
-                            2.0 * de_dot * e_dot - de * e_ddot;
-    const double u_len = u.norm();
-    if (!(u_len > 0.0)) return DifferenceGamma(q, v, row);
-    const Vector3d mu = u / u_len;
-    const double mu_dot = mu.dot(u_dot);
-    return mu.dot(u_ddot) + (u_dot.squaredNorm() - mu_dot * mu_dot) / u_len;
+    const double g_ddot = EdgeGapSecondDerivative(dist, d_dot, d_ddot, e, mm.omega);
+    return std::isfinite(g_ddot) ? g_ddot : DifferenceGamma(q, v, row);
   }
   if (form == GammaForm::kBoxCorner) {
     // The corner lies in the face, edge or vertex Voronoi region of the other box K according
@@ -629,17 +644,7 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     //   ü = d̈ − (d̈·e + 2 ḋ·ė + d·ë) e − 2 (ḋ·e + d·ė) ė − (d·e) ë,
     //   g̈ = m·ü + (‖u̇‖² − (m·u̇)²)/‖u‖,  m = u/‖u‖ (= n),  ė = ω_K × e, ë = ω_K × ė.
     const Vector3d e = X_k.linear().col(inside_axis);
-    const Vector3d e_dot = omega_k.cross(e), e_ddot = omega_k.cross(e_dot);
-    const double de = wd.dot(e), de_dot = wd_dot.dot(e) + wd.dot(e_dot);
-    const Vector3d u = wd - de * e;
-    const Vector3d u_dot = wd_dot - de_dot * e - de * e_dot;
-    const Vector3d u_ddot = wd_ddot -
-                            (wd_ddot.dot(e) + 2.0 * wd_dot.dot(e_dot) + wd.dot(e_ddot)) * e -
-                            2.0 * de_dot * e_dot - de * e_ddot;
-    const double len = u.norm();
-    const Vector3d mu = u / len;
-    const double mu_dot = mu.dot(u_dot);
-    return mu.dot(u_ddot) + (u_dot.squaredNorm() - mu_dot * mu_dot) / len;
+    return EdgeGapSecondDerivative(wd, wd_dot, wd_ddot, e, omega_k);
   }
   if (form == GammaForm::kPlaneRim) {
     // g = n·(x_b − x_a) − r s with x the rim circle's centre c on the cylinder side and a point
