@@ -155,6 +155,8 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   }
   const auto m = static_cast<Eigen::Index>(rows.size());
   DynamicsStatus status;
+  last_dense_ok_ = false;
+  penalty_valid_ = false;
   vdot->resize(nv);
   lambda->resize(m);
 
@@ -225,7 +227,8 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   for (int pass = 0;
        pass < kRefinePasses && status.residual > kRefineTolerance * scale && vdot->allFinite();
        ++pass) {
-    if (pass > 0 || penalty_.Compute(MinvGt_, W_)) {
+    if (pass == 0) penalty_valid_ = penalty_.Compute(MinvGt_, W_);
+    if (penalty_valid_) {
       refine_rhs_ = -residual_;
       penalty_.Solve(refine_rhs_, kRefineTolerance * scale, &delta_);
       *vdot += delta_;
@@ -241,7 +244,28 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   }
   const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
   status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
+  last_dense_ok_ = status.ok;
   return status;
+}
+
+bool ConstrainedDynamics::RemoveConstrainedPart(Eigen::VectorXd* x) {
+  if (!last_dense_ok_ || G_.rows() == 0 || x->size() != G_.cols()) return false;
+  if (!penalty_valid_) {
+    penalty_valid_ = penalty_.Compute(MinvGt_, W_);
+    if (!penalty_valid_) return false;
+  }
+  // Iterated: G (x − δ) = 0 to the refinement tolerance relative to ‖G x‖ (CG's residual is
+  // measured through W, so a second pass removes what the first left where W is resolved to few
+  // digits only).
+  refine_rhs_.noalias() = G_ * *x;
+  const double target = kRefineTolerance * refine_rhs_.lpNorm<Eigen::Infinity>();
+  for (int pass = 0; pass < kRefinePasses && refine_rhs_.lpNorm<Eigen::Infinity>() > target;
+       ++pass) {
+    penalty_.Solve(refine_rhs_, target, &delta_);
+    *x -= delta_;
+    refine_rhs_.noalias() = G_ * *x;
+  }
+  return x->allFinite();
 }
 
 bool ConstrainedDynamics::SolveSparse(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,

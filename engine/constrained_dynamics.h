@@ -109,6 +109,15 @@ class ConstrainedDynamics {
   DynamicsStatus Solve(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::VectorXd* vdot, Eigen::VectorXd* lambda);
 
+  // x (nv) ← x − M⁻¹Gᵀ W⁺ G x: the M-orthogonal projection onto null(G) at the state and rows of
+  // the last Solve, the part of x that a velocity projection (engine/projection.h, eq. 36) keeps.
+  // W⁺ without a rank decision (PenaltyMinNormSolver, repeated on the remainder G x as in the
+  // refinement of Solve), so that near a singular configuration the directions with σ → 0 are
+  // removed too. Used by DOPRI5's error estimate near singular configurations
+  // (integrators/dopri5.h). Dense path only: false (x unchanged) when the last Solve took the
+  // sparse path, had no rows or failed. Does not allocate after the first call with the same m.
+  bool RemoveConstrainedPart(Eigen::VectorXd* x);
+
   // Relative tolerance below which a pivot of W's rank-revealing QR counts as zero (default
   // 1e-10, relative to the largest pivot). Throws std::invalid_argument unless 0 < tol < 1.
   void set_rank_tolerance(double tol);
@@ -135,6 +144,8 @@ class ConstrainedDynamics {
   MinNormSolver w_solver_;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
   Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;
+  bool last_dense_ok_ = false;  // G_, MinvGt_, W_ hold the last Solve's (RemoveConstrainedPart)
+  bool penalty_valid_ = false;  // penalty_ factored for them
   // Sparse path.
   LinearAlgebra linear_algebra_ = LinearAlgebra::kAuto;
   MassBlocks mass_blocks_;

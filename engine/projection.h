@@ -29,6 +29,9 @@
 // Tolerance: an absolute bound on the residual, raised to the round-off floor of evaluating it,
 // 16ε·max(1, ‖q‖∞) for positions and 16ε·(‖G‖∞‖v‖∞ + ‖∂g/∂t‖∞) for velocities (ε the machine
 // epsilon; ‖G‖∞ the largest entry), since no iteration can go below the error of its own residual.
+// Positions asked for less than their floor iterate on while the residual still halves, towards
+// 2ε·max(1, ‖q‖∞), and succeed when they end on the floor (the floor is a bound: with angles
+// of tens of radians among the coordinates, 16ε‖q‖∞ is well above the residual Newton reaches).
 // On failure (no convergence within max_iterations, a non-finite iterate, or inconsistent
 // redundant rows) q or v is left unchanged and converged = false; the caller decides. Invalid
 // options or wrong sizes throw std::invalid_argument. These functions allocate their workspace

@@ -86,6 +86,9 @@ void Dopri5::DoReset() {
   y_new_.resize(nq + nv);
   h_dense_ = 0;
 
+  all_rows_ = rows_;
+  all_rows_.insert(all_rows_.end(), dropped_rows_.begin(), dropped_rows_.end());
+  std::sort(all_rows_.begin(), all_rows_.end());
   V_[0] = v_;
   K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
   reset_status_ = StepStatus::kAccepted;
@@ -110,6 +113,7 @@ double Dopri5::InitialStep() {
 
 Dopri5::EvalResult Dopri5::Stages(double h) {
   min_pivot_ratio_ = 1.0;
+  filtered_ = false;
   for (int s = 1; s < tab::kStages; ++s) {
     sum_v_ = tab::kA[s][0] * K_[0];
     sum_a_ = tab::kA[s][0] * A_[0];
@@ -156,6 +160,27 @@ double Dopri5::LocalError(double h) {
     system_->IntegratePosition(q_, sum_v_, h, &q_hat_);
     err_.head(nq) = q_new_ - q_hat_;
   }
+  // Near a singular configuration (header): the step end is projected onto all active rows,
+  // which removes the error's part in range(M⁻¹Gᵀ) (the last KKT solve is stage 7's, at q_new_);
+  // what is left to control is its part in null(G). Positions in the tangent, h Σ (b_j − b̂_j) K_j,
+  // mapped back to the nq coordinates at q_new_.
+  filtered_ = false;
+  if (options_.project && NearSingular() && !rows_.empty()) {
+    filter_ = err_.tail(nv);
+    if (dynamics_->RemoveConstrainedPart(&filter_)) {
+      err_.tail(nv) = filter_;
+      sum_v_.setZero();
+      for (int j = 0; j < tab::kStages; ++j) sum_v_ += (tab::kB[j] - tab::kBHat[j]) * K_[j];
+      filter_ = h * sum_v_;
+      filtered_ = dynamics_->RemoveConstrainedPart(&filter_);
+      if (filtered_ && nq == nv) {
+        err_.head(nq) = filter_;
+      } else if (filtered_) {
+        system_->IntegratePosition(q_new_, filter_, 1.0, &q_hat_);
+        err_.head(nq) = q_hat_ - q_new_;
+      }
+    }
+  }
   y_old_.head(nq) = q_;
   y_old_.tail(nv) = v_;
   y_new_.head(nq) = q_new_;
@@ -171,22 +196,23 @@ bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
   const double tol = options_.projection_tol;
   const bool within = g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol;
   // Near a rank drop of G (header, "Near singular configurations"): project every step onto the
-  // round-off floor; if that does not converge, the usual test and projection below. Not with
-  // dropped dependent rows: the kept rows may lose rank there where all rows do not (the spatial
-  // double four-bar, whose 20 s run at rtol 1e-6 then ended in a projection failure).
-  if (dropped_rows_.empty() && min_pivot_ratio_ < kNearSingularPivotDrop * reference_pivot_ratio_) {
+  // round-off floor, on all active rows (with dropped dependent rows the kept ones may lose rank
+  // there where all rows do not: the spatial double four-bar); if that does not converge, the
+  // usual projection below.
+  if (NearSingular()) {
     engine::ProjectionOptions po;
     po.metric = options_.projection_metric;
     po.tolerance = kNearSingularProjectionTolerance;
     po.max_iterations = options_.max_newton_iterations;
     q_tight_ = q_new_;
-    const engine::ProjectionResult rp = engine::ProjectPositions(*system_, t, rows_, po, &q_tight_);
+    const engine::ProjectionResult rp =
+        engine::ProjectPositions(*system_, t, all_rows_, po, &q_tight_);
     ++stats_.position_projections;
     stats_.newton_iterations += rp.iterations;
     if (rp.converged) {
       v_tight_ = v_new_;
       const engine::ProjectionResult rv =
-          engine::ProjectVelocities(*system_, t, q_tight_, rows_, po, &v_tight_);
+          engine::ProjectVelocities(*system_, t, q_tight_, all_rows_, po, &v_tight_);
       ++stats_.velocity_projections;
       if (rv.converged) {
         q_new_.swap(q_tight_);
@@ -196,7 +222,8 @@ bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
       }
     }
   }
-  if (within) return true;
+  // A step whose error estimate left out the constrained part (LocalError) must be projected.
+  if (within && !filtered_) return true;
 
   if (!ProjectOntoConstraints(t, engine::ProjectionOptions{}.rank_tolerance, &q_new_, &v_new_))
     return false;

@@ -58,16 +58,37 @@
 // times the reference ratio (the largest seen since Reset: the mechanism away from its
 // singular configurations) is projected at its end whatever its violation, onto the projections'
 // round-off floor, so that c_u is round-off when the mechanism reaches the singular
-// configuration; if that projection does not converge, the usual test and projection apply.
-// Only when no active row was dropped as dependent (Integrator::NeedsIndependentRows): the kept
-// rows may lose rank at the singular configuration where all rows do not, and projecting onto
-// them there made the spatial double four-bar fail (tests/engine/spatial_benchmarks_test.cc).
-// Measured (planar double four-bar, `saltus run`, rtol = atol = 1e-5 … 1e-8): 20 s on the
-// parallelogram branch, energy error 3.5e-5 … 3.3e-9 J (before: stops at 14.2 / 1.23 / 3.39 s
-// or the branch left with errors up to 0.1 J). LIMITATION: at rtol 1e-9 / 1e-10 the steps still
-// collapse onto the singular configuration (t = 18.2 / 0.714 s: rank 12 of 14 at the accepted
-// states, the index-1 solve there loses the digits the error estimate needs), and so does the
-// spatial four-bar at rtol ≤ 1e-7 (tests/engine/spatial_benchmarks_test.cc).
+// configuration; if that projection does not converge, the usual projection applies. The
+// projection is onto all active rows, also those dropped as dependent at Reset
+// (Integrator::NeedsIndependentRows): the kept rows may lose more rank at the singular
+// configuration than all rows do (the spatial double four-bar: the 29 rows kept at t = 0 have
+// rank 26 there, all 35 rows 27), and the mechanism could leave the plane along a dropped row.
+// Error estimate of such a step: even on the round-off floor, the KKT solves near the rank drop
+// carry multipliers with errors ~ (error of γ_u)/σ², i.e. accelerations with errors far above
+// the tolerance in range(M⁻¹Gᵀ) (the directions whose σ → 0), which the local error estimate
+// y_{n+1} − ŷ_{n+1} saw: at rtol 1e-10 the scaled error stayed ~3e-3 whatever h (a noise
+// floor, measured on the planar double four-bar), the controller (safety 0.3) shrank h by 4 %
+// per step, and the steps collapsed onto the singular configuration. Since the step end is
+// projected, which removes the error's part in range(M⁻¹Gᵀ) (velocities exactly, by eq. 36 in
+// the M metric; positions to first order), the estimate of such a step keeps only its part in
+// null(G): err ← (I − M⁻¹Gᵀ W⁺ G) err at q_{n+1} for v and for the position's tangent increment
+// h Σ (b_j − b̂_j) K_j (engine::ConstrainedDynamics::RemoveConstrainedPart, W⁺ without a rank
+// decision); such a step is always projected (if the tight projection fails, by the usual
+// one): the projection resets the constrained components, so their error need not be
+// controlled, only the error of the motion along the manifold. The tight position projection
+// also goes below the usual round-off floor 16 ε ‖q‖∞ while Newton still converges (engine/
+// projection.h): the planar cranks reach ~31 rad in 20 s, where that floor (1.1e-13) left a
+// position residual e along the near-singular direction, which turns the branch crossing into a
+// hyperbola of size √e ~ 3e-7 that the steps could not follow (stop at t = 10.43 s at rtol 1e-10,
+// atol 1e-12). Measured, 20 s, steps / max |E − E0|: planar double four-bar (library defaults,
+// rtol = atol) 1e-5 522 / 4.6e-5 J, 1e-8 2,095 / 4.8e-9 J, 1e-9 3,324 / 7.3e-10 J, 1e-10
+// 5,273 / 4.9e-9 J (before: stops at 18.20 s and 0.714 s at 1e-9, 1e-10); with atol = rtol/100,
+// 1e-10 6,748 / 5.1e-11 J; spatial (35 rows, atol = rtol/100) 1e-8 2,525 / 8.5e-10 J, 1e-10
+// 6,399 / 8.4e-10 J (before: stops at 1.2282 s and 0.7144 s). LIMITATION: a step across the
+// singular configuration can still cost more energy than the tolerance suggests (planar, rtol
+// 1e-9, atol 1e-9/100: one step at t = 10.42693 s, 3.4e-7 J; not analysed further, presumably
+// the multipliers' errors ~ 1/σ² of stages next to it, leaking into the motion along the
+// manifold through the change of G within the step).
 //
 // KKT-solve accounting (stats().rhs_evaluations): 1 per Reset (the first stage), +1 per Reset
 // when h_init = 0 (the automatic initial step's probe), 6 per attempted step (accepted or
@@ -96,6 +117,7 @@
 #include <array>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "engine/constrained_dynamics.h"
 #include "integrators/integrator.h"
@@ -221,6 +243,13 @@ class Dopri5 final : public Integrator {
   // pivot ratio of the mechanism away from its singular configurations.
   double reference_pivot_ratio_ = 1.0;
   Eigen::VectorXd q_tight_, v_tight_;  // projection near a singular configuration
+  std::vector<int> all_rows_;          // the active rows given to Reset (rows_ and dropped_rows_)
+  Eigen::VectorXd filter_;             // error part in null(G) near a singular configuration
+  bool filtered_ = false;              // the last LocalError left out the constrained part
+  // The current step attempt saw a singular configuration (header).
+  bool NearSingular() const {
+    return min_pivot_ratio_ < kNearSingularPivotDrop * reference_pivot_ratio_;
+  }
 };
 
 }  // namespace saltus::integrators

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/constrained_dynamics.h"
 #include "engine/lagrangian_system.h"
 #include "engine/planar_model.h"
 #include "tests/engine/planar_test_models.h"
@@ -17,6 +18,7 @@ using testing::AllRows;
 using testing::MakePendulum;
 using testing::MakeSliderCrank;
 using testing::PendulumParams;
+using testing::SliderCrankParams;
 
 // Part of N δ that is not in range(Gᵀ): the residual of the least-squares fit N δ ≈ Gᵀ μ. It
 // vanishes exactly when δ satisfies the first-order optimality condition of (35)/(36).
@@ -398,6 +400,89 @@ TEST(ProjectVelocitiesTest, SingularConfigurationGivesTheMassOrthogonalProjectio
   // round-off (the correction is M⁻¹Gᵀμ, zero in y).
   EXPECT_NEAR(v(0), 0.0, 1e-12);
   EXPECT_NEAR(v(1), -0.7, 1e-15);
+}
+
+TEST(ProjectPositionsTest, ToleranceBelowTheRoundOffFloorIteratesTowardsTheLowerFloor) {
+  // A pendulum turned to θ = 31 rad (the planar double four-bar's cranks reach that in 20 s):
+  // the floor 16 ε ‖q‖∞ is 1.1e-13. A violation of 5e-14 (below it) with a tolerance of 1e-16
+  // used to be returned untouched; now Newton iterates while the residual halves and stops on
+  // the lower floor 2 ε ‖q‖∞ = 1.4e-14 or below it (DOPRI5's projection near singular
+  // configurations, integrators/dopri5.h).
+  PendulumParams p;
+  p.theta = 31.0;
+  auto model = MakePendulum(p);
+  PlanarMultibodySystem system(model);
+  const std::vector<int> rows = AllRows(system);
+  Eigen::VectorXd q = model->InitialPositions();
+  q(0) += 5e-14;
+  ASSERT_GT(ConstraintNorm(system, 0.0, q, rows), 4e-14);
+  ProjectionOptions options;
+  options.tolerance = 1e-16;
+  const ProjectionResult result = ProjectPositions(system, 0.0, rows, options, &q);
+  ASSERT_TRUE(result.converged);
+  EXPECT_GE(result.iterations, 1);
+  // 2 ε ‖q‖∞ = 1.4e-14, the lower floor (engine/projection.cc).
+  EXPECT_LE(result.residual, 1.4e-14);
+  EXPECT_LE(ConstraintNorm(system, 0.0, q, rows), 1.4e-14);
+}
+
+// ConstrainedDynamics::RemoveConstrainedPart applies x ← x − M⁻¹Gᵀ W⁺ G x at the last Solve's
+// state: the operator of the velocity projection (36) for g_t = 0, which ProjectVelocities
+// applies by its own route (engine/projection.cc).
+TEST(RemoveConstrainedPartTest, MatchesTheVelocityProjection) {
+  SliderCrankParams p;
+  auto model = MakeSliderCrank(p);
+  PlanarMultibodySystem system(model);
+  const std::vector<int> rows = AllRows(system);
+  const Eigen::VectorXd q = model->InitialPositions();
+  ConstrainedDynamics dynamics(system);
+  Eigen::VectorXd vdot, lambda;
+  ASSERT_TRUE(dynamics.Solve(0.0, q, model->InitialVelocities(), rows, &vdot, &lambda).ok);
+  Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(system.nv(), -1.0, 2.0);
+  Eigen::VectorXd projected = x;
+  ProjectionOptions options;
+  options.tolerance = 1e-14;
+  ASSERT_TRUE(ProjectVelocities(system, 0.0, q, rows, options, &projected).converged);
+  ASSERT_TRUE(dynamics.RemoveConstrainedPart(&x));
+  // Both are the same linear operator on an O(1) vector with κ(W) = O(100): round-off ~1e-13.
+  EXPECT_LT((x - projected).lpNorm<Eigen::Infinity>(), 1e-12);
+  Eigen::MatrixXd G;
+  system.ConstraintJacobian(0.0, q, rows, &G);
+  EXPECT_LT((G * x).lpNorm<Eigen::Infinity>(), 1e-12);
+}
+
+TEST(RemoveConstrainedPartTest, NearSingularConfigurationRemovesTheFullConstrainedPart) {
+  // The two circles at y₀ = 1e-6 (W's eigenvalues in the ratio 1e-12, below the 1e-10 rank
+  // threshold): G has full rank 2, null(G) = {0}, so the whole vector is constrained and must go,
+  // also its y part, along the near-singular direction (a rank decision would keep it).
+  const double y0 = 1e-6;
+  auto system = TwoCircles(y0);
+  const std::vector<int> rows = {0, 1};
+  const Eigen::VectorXd q = Eigen::Vector2d(std::sqrt(1.0 - y0 * y0), y0);
+  ConstrainedDynamics dynamics(*system);
+  Eigen::VectorXd vdot, lambda;
+  ASSERT_TRUE(dynamics.Solve(0.0, q, Eigen::Vector2d::Zero(), rows, &vdot, &lambda).ok);
+  Eigen::VectorXd x = Eigen::Vector2d(0.3, -0.7);
+  ASSERT_TRUE(dynamics.RemoveConstrainedPart(&x));
+  // The remainder G x is reduced to 1e-12 of its initial ‖G x‖∞ ≈ 1.2 (the solver's target):
+  // |x_x| ≤ 1.2e-12 / (2 x₀) and |x_y| ≤ 1.2e-12 / (2 y₀) = 6e-7.
+  EXPECT_NEAR(x(0), 0.0, 1e-12);
+  EXPECT_NEAR(x(1), 0.0, 6e-7);
+}
+
+TEST(RemoveConstrainedPartTest, NotAvailableWithoutADenseSolve) {
+  PendulumParams p;
+  auto model = MakePendulum(p);
+  PlanarMultibodySystem system(model);
+  ConstrainedDynamics dynamics(system);
+  Eigen::VectorXd x = Eigen::Vector3d(1.0, 2.0, 3.0);
+  EXPECT_FALSE(dynamics.RemoveConstrainedPart(&x));  // no Solve yet
+  Eigen::VectorXd vdot, lambda;
+  ASSERT_TRUE(
+      dynamics.Solve(0.0, model->InitialPositions(), model->InitialVelocities(), {}, &vdot, &lambda)
+          .ok);
+  EXPECT_FALSE(dynamics.RemoveConstrainedPart(&x));                    // no rows
+  EXPECT_NEAR((x - Eigen::Vector3d(1.0, 2.0, 3.0)).norm(), 0.0, 0.0);  // untouched
 }
 
 }  // namespace
