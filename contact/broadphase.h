@@ -23,9 +23,11 @@
 #pragma once
 
 #include <Eigen/Geometry>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -83,6 +85,60 @@ class Broadphase {
   struct Tree;
   std::unique_ptr<Tree> tree_;
   bool dirty_ = true;
+};
+
+// Overlapping pairs of axis-aligned boxes without a tree, for callers that recompute all boxes
+// at every query (contact::SpatialContacts::CandidateRows, once per step and per event of the
+// event loop): a uniform grid whose cell size h is the median of the boxes' largest extents. A box
+// whose largest extent is ≤ 2h covers at most 3 cells per axis and is entered in each (cells
+// hashed into buckets, counting sort); two such boxes are compared only in the cell holding the
+// lower corner max(min_a, min_b) of their intersection, which both cover when they overlap, so
+// every overlapping pair is found, and found once. Larger boxes (and boxes with non-finite or
+// very distant corners) are compared with every box. Cost O(n + k + c) for n boxes, k pairs and c
+// comparisons of boxes sharing a cell (a few per box for boxes of similar size, e.g. the spheres
+// of a pile), plus O(n L) for L large boxes. No state is kept between calls except the capacity
+// of the workspace. Boxes are closed (touching boxes overlap) and the test is FCL's
+// AABB::overlap (a box with a NaN corner overlaps everything).
+class AabbGrid {
+ public:
+  // Appends to *pairs every pair (a, b), a < b, of overlapping boxes with groups[a] ≠ groups[b]
+  // (e.g. the body of each shape: shapes of one body, or two static shapes, never pair), in no
+  // particular order. Throws std::invalid_argument if the spans differ in size.
+  void OverlappingPairs(std::span<const Eigen::AlignedBox3d> boxes, std::span<const int> groups,
+                        std::vector<std::pair<int, int>>* pairs);
+  // The same pairs (in another order) for boxes that move little between calls (box i the same
+  // object at every call): while every box lies inside its "fat" box, the pairs of overlapping
+  // fat boxes contain every overlapping pair, so only those are tested (O(n + fat pairs)). The
+  // fat boxes are the boxes of the call that found them, grown on every side by `slack` times
+  // their largest extent; they are found again (OverlappingPairs) when a box leaves its fat box,
+  // the number of boxes or their groups change, or the boxes shrink to less than half their
+  // total size at the last rebuild. slack ≥ 0 (throws otherwise).
+  void OverlappingPairsCached(std::span<const Eigen::AlignedBox3d> boxes,
+                              std::span<const int> groups, double slack,
+                              std::vector<std::pair<int, int>>* pairs);
+  // Number of times OverlappingPairsCached found the fat pairs again.
+  long rebuilds() const { return rebuilds_; }
+
+ private:
+  struct Entry {
+    int box;
+    unsigned lower_axes;  // bit k: the cell is the box's lowest along axis k
+    std::uint64_t hash;   // of the cell, before reduction to a bucket
+    std::array<std::int64_t, 3> cell;
+  };
+  std::vector<double> extents_;
+  std::vector<std::array<std::int64_t, 6>> ranges_;  // cell ranges lo, hi of each small box
+  std::vector<int> large_;
+  std::vector<char> is_large_;
+  std::vector<int> bucket_start_;
+  std::vector<Entry> entries_;
+  // OverlappingPairsCached: the fat boxes, their groups and overlapping pairs.
+  std::vector<Eigen::AlignedBox3d> fat_boxes_;
+  std::vector<int> fat_groups_;
+  std::vector<std::pair<int, int>> fat_pairs_;
+  double fat_extent_sum_ = 0.0;  // Σ largest extents of the boxes at the rebuild
+  bool fat_valid_ = false;
+  long rebuilds_ = 0;
 };
 
 }  // namespace saltus::contact

@@ -41,8 +41,12 @@ GammaForm FormOf(const SpatialContactPair& pair, ContactFeature feature) {
     return GammaForm::kPlanePoint;
   }
   if (k == FeatureKind::kPlaneRim) return GammaForm::kPlaneRim;
-  if (k == FeatureKind::kBoxCornerOfA || k == FeatureKind::kBoxCornerOfB) {
+  if (k == FeatureKind::kBoxCornerOfA || k == FeatureKind::kBoxCornerOfB ||
+      k == FeatureKind::kBoxEndBall) {
     return GammaForm::kBoxCorner;
+  }
+  if (k == FeatureKind::kMeshVertex || k == FeatureKind::kMeshEndBall) {
+    return GammaForm::kMeshSphere;
   }
   if (k == FeatureKind::kSignedDistance) {
     const ShapeType a = pair.shape_a.type(), b = pair.shape_b.type();
@@ -198,7 +202,8 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
   // Broadphase proxies: one per distinct (body, shape bounds) among the pairs' sides. Copies of one
   // Shape (the same id) on one body are looked up by identity first; the key of the shape's values
   // is built once per distinct (body, shape id).
-  broadphase_mutex_ = std::make_unique<std::mutex>();
+  candidates_mutex_ = std::make_unique<std::mutex>();
+  candidates_ = std::make_unique<CandidateWorkspace>();
   struct IdKey {
     const void* id;
     int body;
@@ -231,11 +236,23 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
       proxy_shape_.push_back(shape);
       proxy_rho_.push_back(
           IsPlane(shape) ? 0.0 : shape.pose().translation().norm() + shape.BoundingRadius());
+      const Eigen::AlignedBox3d box = IsPlane(shape)
+                                          ? Eigen::AlignedBox3d(Vector3d::Zero(), Vector3d::Zero())
+                                          : shape.LocalAabb();
+      proxy_aabb_centre_.push_back(box.center());
+      proxy_aabb_size_.push_back(box.sizes());
+      proxy_bounding_radius_.push_back(IsPlane(shape) ? 0.0 : shape.BoundingRadius());
+      proxy_plain_.push_back(shape.pose().matrix() == Eigen::Matrix4d::Identity() &&
+                             box.center() == Vector3d::Zero());
     }
     proxy_of_id.emplace(IdKey{shape.id(), body}, it->second);
     return it->second;
   };
-  pairs_of_proxies_.reserve(pairs_.size());
+  // (lower proxy id · 2³² + higher id, pair) of every pair between proxies, sorted; then kept as
+  // the partner (higher id) and pair of each entry, the entries of lower id a starting at
+  // proxy_first_entry_[a] (8 bytes per pair).
+  std::vector<std::pair<unsigned long long, int>> pairs_of_proxies;
+  pairs_of_proxies.reserve(pairs_.size());
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     // A plane carried by a moving body sweeps unboundedly far when it turns: always a candidate.
     if ((IsPlane(pairs_[p].shape_a) && pairs_[p].body_a != engine::kGround) ||
@@ -247,10 +264,22 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
     const int b = proxy_of(pairs_[p].body_b, pairs_[p].shape_b);
     const auto lo = static_cast<unsigned long long>(std::min(a, b));
     const auto hi = static_cast<unsigned long long>(std::max(a, b));
-    pairs_of_proxies_.emplace_back((lo << 32) | hi, static_cast<int>(p));
+    pairs_of_proxies.emplace_back((lo << 32) | hi, static_cast<int>(p));
   }
-  if (!std::is_sorted(pairs_of_proxies_.begin(), pairs_of_proxies_.end())) {
-    std::sort(pairs_of_proxies_.begin(), pairs_of_proxies_.end());
+  if (!std::is_sorted(pairs_of_proxies.begin(), pairs_of_proxies.end())) {
+    std::sort(pairs_of_proxies.begin(), pairs_of_proxies.end());
+  }
+  proxy_first_entry_.assign(proxy_body_.size() + 1, 0);
+  entry_partner_.reserve(pairs_of_proxies.size());
+  entry_rows_.reserve(pairs_of_proxies.size());
+  for (const auto& [key, pair] : pairs_of_proxies) {
+    ++proxy_first_entry_[(key >> 32) + 1];
+    entry_partner_.push_back(static_cast<int>(key & 0xFFFFFFFFULL));
+    const auto pp = static_cast<std::size_t>(pair);
+    entry_rows_.emplace_back(pair_first_row_[pp], pair_num_rows_[pp]);
+  }
+  for (std::size_t a = 0; a < proxy_body_.size(); ++a) {
+    proxy_first_entry_[a + 1] += proxy_first_entry_[a];
   }
 }
 
@@ -264,15 +293,6 @@ const Shape& DefaultPairSphere() {
   return sphere;
 }
 
-void SpatialContacts::BuildBroadphase() const {
-  broadphase_ = std::make_unique<Broadphase>(0.0);
-  for (int i = 0; i < num_proxies(); ++i) {
-    const int body = proxy_body_[static_cast<std::size_t>(i)];
-    broadphase_->Add(proxy_shape_[static_cast<std::size_t>(i)],
-                     body == engine::kGround ? kStaticBody : body);
-  }
-}
-
 void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bound, double horizon,
                                     double margin, std::vector<int>* rows) const {
   CheckSizes(q, &speed_bound, "CandidateRows");
@@ -282,32 +302,110 @@ void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bou
         "finite and >= 0");
   }
   rows->clear();
-  const std::lock_guard<std::mutex> lock(*broadphase_mutex_);
-  if (!broadphase_) BuildBroadphase();
+  const std::lock_guard<std::mutex> lock(*candidates_mutex_);
+  CandidateWorkspace& ws = *candidates_;
+  ws.boxes.clear();
+  ws.box_proxy.clear();
+  ws.box_group.clear();
+  ws.box_inflation.clear();
+  ws.box_origin.clear();
+  ws.planes.clear();
+  ws.pairs.clear();
+  // The grown box of every proxy as Broadphase (FCL 0.7) grows and bounds it: an FCL box of the
+  // local AABB's sizes + 2 (m/2 + δ) at the shape's pose; its world AABB is the box translated
+  // when the rotation is the identity (Eigen's isIdentity, as fcl::CollisionObject::computeAABB
+  // tests it), else the cube around the centre circumscribing the box's bounding ball.
   for (int i = 0; i < num_proxies(); ++i) {
-    const int body = proxy_body_[static_cast<std::size_t>(i)];
+    const auto pi = static_cast<std::size_t>(i);
+    const int body = proxy_body_[pi];
     double reach = 0.0;
     if (body != engine::kGround) {
       reach = horizon * (speed_bound.segment<3>(6 * body).norm() +
-                         proxy_rho_[static_cast<std::size_t>(i)] *
-                             speed_bound.segment<3>(6 * body + 3).norm());
+                         proxy_rho_[pi] * speed_bound.segment<3>(6 * body + 3).norm());
     }
     // Each side grows by m/2 + δ: pairs within m + δ_a + δ_b (broadphase.h).
-    broadphase_->SetBodyPose(i, BodyPose(q, body), 0.5 * margin + reach);
+    const double inflation = 0.5 * margin + reach;
+    const Shape& shape = proxy_shape_[pi];
+    if (IsPlane(shape)) {  // planes of the proxies are fixed in the world
+      ws.planes.emplace_back(i, inflation);
+      continue;
+    }
+    Vector3d centre, origin;  // of the grown box; of the shape (for the planes' test)
+    bool unturned = true;
+    if (proxy_plain_[pi]) {
+      // Identity pose in the body, local AABB centred: the products below reduce to the body's
+      // position and rotation exactly (a sphere of the pile).
+      if (body != engine::kGround) {
+        centre = q.segment<3>(7 * body);
+        unturned = CachedBodyRotation(q, body).isIdentity();
+      } else {
+        centre.setZero();
+      }
+      origin = centre;
+    } else {
+      const Isometry3d X_WB = BodyPose(q, body);
+      Isometry3d X_box = X_WB * shape.pose();
+      X_box.translation() = X_box * proxy_aabb_centre_[pi];
+      centre = X_box.translation();
+      unturned = X_box.linear().isIdentity();
+      origin = X_WB * shape.pose().translation();
+    }
+    const Vector3d half = 0.5 * (proxy_aabb_size_[pi] + Vector3d::Constant(2.0 * inflation));
+    const Vector3d delta = unturned ? half : Vector3d(Vector3d::Constant((-half).norm()));
+    ws.boxes.emplace_back(Vector3d(centre - delta), Vector3d(centre + delta));
+    ws.box_proxy.push_back(i);
+    ws.box_group.push_back(body);
+    ws.box_inflation.push_back(inflation);
+    ws.box_origin.push_back(origin);
+  }
+  // Fat boxes grown by a quarter of their size: rebuilt about when a body has moved by that much
+  // (a sphere of the pile: r/2) since the last rebuild.
+  constexpr double kSlack = 0.25;
+  ws.grid.OverlappingPairsCached(ws.boxes, ws.box_group, kSlack, &ws.pairs);
+  for (auto& [a, b] : ws.pairs) {
+    a = ws.box_proxy[static_cast<std::size_t>(a)];
+    b = ws.box_proxy[static_cast<std::size_t>(b)];
+    if (b < a) std::swap(a, b);
+  }
+  // Planes against every box by the shape's bounding ball (Broadphase::CandidatePairs):
+  // n·c − d − R ≤ m/2 + δ + m/2 (the plane's own δ is 0).
+  for (const auto& [p, plane_inflation] : ws.planes) {
+    const Shape& plane = proxy_shape_[static_cast<std::size_t>(p)];
+    const Isometry3d& X_p = plane.pose();
+    const Vector3d n = X_p.linear() * plane.plane_normal();
+    const double offset = plane.plane_offset() + n.dot(X_p.translation());
+    for (std::size_t k = 0; k < ws.boxes.size(); ++k) {
+      const int i = ws.box_proxy[k];
+      const auto pi = static_cast<std::size_t>(i);
+      if (proxy_body_[pi] == engine::kGround) continue;  // two static shapes never touch
+      if (n.dot(ws.box_origin[k]) - offset - proxy_bounding_radius_[pi] <=
+          ws.box_inflation[k] + plane_inflation) {
+        ws.pairs.emplace_back(std::min(i, p), std::max(i, p));
+      }
+    }
   }
   for (int p : always_pairs_) {
     const auto pp = static_cast<std::size_t>(p);
     for (int k = 0; k < pair_num_rows_[pp]; ++k) rows->push_back(pair_first_row_[pp] + k);
   }
-  for (const auto& [a, b] : broadphase_->CandidatePairs()) {
-    const auto key =
-        (static_cast<unsigned long long>(a) << 32) | static_cast<unsigned long long>(b);
-    const auto range =
-        std::equal_range(pairs_of_proxies_.begin(), pairs_of_proxies_.end(), std::make_pair(key, 0),
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (auto it = range.first; it != range.second; ++it) {
-      const auto pp = static_cast<std::size_t>(it->second);
-      for (int k = 0; k < pair_num_rows_[pp]; ++k) rows->push_back(pair_first_row_[pp] + k);
+  for (const auto& [a, b] : ws.pairs) {
+    // The declared pairs of proxies (a, b), a < b: the entries of a with partner b. When a's
+    // partners are consecutive ids (every pair declared, as in a pile), b's first entry is at
+    // first + b − partner(first); otherwise a binary search.
+    const std::size_t first = proxy_first_entry_[static_cast<std::size_t>(a)];
+    const std::size_t last = proxy_first_entry_[static_cast<std::size_t>(a) + 1];
+    if (first == last) continue;
+    std::size_t k = first + static_cast<std::size_t>(b - entry_partner_[first]);
+    if (b < entry_partner_[first] || k >= last || entry_partner_[k] != b ||
+        (k > first && entry_partner_[k - 1] == b)) {
+      k = static_cast<std::size_t>(
+          std::lower_bound(entry_partner_.begin() + static_cast<std::ptrdiff_t>(first),
+                           entry_partner_.begin() + static_cast<std::ptrdiff_t>(last), b) -
+          entry_partner_.begin());
+    }
+    for (; k < last && entry_partner_[k] == b; ++k) {
+      const auto [first_row, num_rows] = entry_rows_[k];
+      for (int r = 0; r < num_rows; ++r) rows->push_back(first_row + r);
     }
   }
   std::sort(rows->begin(), rows->end());
@@ -501,17 +599,32 @@ bool SpatialContacts::ValuesAndRates(double t, const VectorXd& q, const VectorXd
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(rows[i]))];
     const RowGeometry geo = Geometry(q, rows[i]);
+    // The blocks of AppendJacobianBlocks in the same order (ascending body, one block when both
+    // sides are on one body) and the same running sum as BlockSparseRows::Multiply, so that ġ
+    // equals engine::ConstraintRate's bit for bit.
+    int body[2] = {pair.body_a, pair.body_b};
+    const Vector3d* lever[2] = {&geo.lever_a, &geo.lever_b};
+    double sign[2] = {-1.0, 1.0};
+    if (body[1] != engine::kGround && (body[0] == engine::kGround || body[1] < body[0])) {
+      std::swap(body[0], body[1]);
+      std::swap(lever[0], lever[1]);
+      std::swap(sign[0], sign[1]);
+    }
     double rate = 0.0;
-    for (int side = 0; side < 2; ++side) {
-      const int body = side == 0 ? pair.body_a : pair.body_b;
-      if (body == engine::kGround) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (body[k] == engine::kGround) continue;
       double block[6] = {0, 0, 0, 0, 0, 0};
-      SideBlock(q, body, side == 0 ? geo.lever_a : geo.lever_b, geo.d.normal,
-                side == 0 ? -1.0 : 1.0, block);
-      for (int j = 0; j < 6; ++j) rate += block[j] * v[6 * body + j];
+      SideBlock(q, body[k], *lever[k], geo.d.normal, sign[k], block);
+      if (k == 0 && body[1] == body[0]) {
+        SideBlock(q, body[1], *lever[1], geo.d.normal, sign[1], block);
+        ++k;
+      }
+      const double* vb = v.data() + 6 * body[k];
+      for (int j = 0; j < 6; ++j) rate += block[j] * vb[j];
     }
     g[static_cast<Eigen::Index>(i)] = geo.d.gap;
-    g_dot[static_cast<Eigen::Index>(i)] = rate;
+    // + ∂g/∂t = 0 (scleronomic), added like engine::ConstraintRate does (a −0 reads +0).
+    g_dot[static_cast<Eigen::Index>(i)] = rate + 0.0;
   }
   return true;
 }
@@ -553,7 +666,19 @@ double EdgeGapSecondDerivative(const Vector3d& d, const Vector3d& d_dot, const V
 
 double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int row) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
-  const PairDistance d = Evaluate(q, row);
+  PairDistance d = Evaluate(q, row);
+  const ContactFeature feature = Feature(row);
+  if (feature.kind == FeatureKind::kMeshEndBall || feature.kind == FeatureKind::kBoxEndBall) {
+    // The capsule side's material point is the end ball's centre c = witness + ρ n (towards the
+    // surface): the forms below hold for g + ρ with that point.
+    const bool capsule_is_b = pair.shape_b.type() == ShapeType::kCapsule;
+    const double rho = (capsule_is_b ? pair.shape_b : pair.shape_a).radius();
+    if (capsule_is_b) {
+      d.point_b += rho * d.normal;
+    } else {
+      d.point_a -= rho * d.normal;
+    }
+  }
   const auto motion = [&](int body) {
     BodyMotion b;
     if (body == engine::kGround) return b;
@@ -572,9 +697,9 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
   if (form == GammaForm::kMeshSphere) {
     // By the Voronoi region of the closest point x (fixed in the mesh body M) on the closest
     // triangle, with d = c − x (c the sphere's centre, fixed in its body S):
-    //   face:   g = n·d − ρ, n the face normal towards c (fixed in M): the plane–point form;
-    //   edge:   g = ‖u‖ − ρ, u = d − (d·e) e, e the edge direction (fixed in M): the edge form;
-    //   vertex: g = ‖d‖ − ρ: the point–point form.
+    //   face:   g = n_f·d − ρ, n_f the face normal (fixed in M): the plane–point form;
+    //   edge:   g = s‖u‖ − ρ, u = d − (d·e) e, e the edge direction (fixed in M): the edge form;
+    //   vertex: g = s‖d‖ − ρ: the point–point form (s = ±1, MeshPointSide).
     const bool mesh_is_a = pair.shape_a.type() == ShapeType::kTriangleMesh;
     const Shape& mesh = mesh_is_a ? pair.shape_a : pair.shape_b;
     const Shape& sphere = mesh_is_a ? pair.shape_b : pair.shape_a;
@@ -582,25 +707,37 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     const BodyMotion& mm = mesh_is_a ? a : b;
     const BodyMotion& sm = mesh_is_a ? b : a;
     const Isometry3d X_m = BodyPose(q, mesh_body) * mesh.pose();
-    const Vector3d c = ShapeOrigin(q, mesh_is_a ? pair.body_b : pair.body_a, sphere);
+    // c: the sphere's centre, or the vertex or end-ball centre of a kMeshVertex / kMeshEndBall
+    // row (the witness point on that side, shifted above for an end ball). The signed form
+    // (geometry3d.h, MeshPointDistance): g = s·(distance) − ρ with s = MeshPointSide; over a
+    // face g = n_f·d − ρ whatever the sign.
+    const Vector3d c = feature.kind == FeatureKind::kSignedDistance
+                           ? ShapeOrigin(q, mesh_is_a ? pair.body_b : pair.body_a, sphere)
+                           : Vector3d(mesh_is_a ? d.point_b : d.point_a);
     const MeshClosest closest = ClosestPointOnMesh(mesh.mesh(), X_m.inverse() * c);
     const Vector3d x = X_m * closest.point;
     const Vector3d dist = c - x;
     const double len = dist.norm();
-    // The centre on the surface: the normal is not defined (g = −ρ, deep penetration).
-    if (!(len > 0.0)) return DifferenceGamma(q, v, row);
-    const Vector3d n = dist / len;
     const Vector3d d_dot = sm.Velocity(c) - mm.Velocity(x);
     const Vector3d d_ddot = sm.Acceleration(c) - mm.Acceleration(x);
-    if (closest.feature.kind == TriangleFeature::kFace) {
-      const Vector3d n_dot = mm.omega.cross(n);
-      return mm.omega.cross(n_dot).dot(dist) + 2.0 * n_dot.dot(d_dot) + n.dot(d_ddot);
-    }
-    if (closest.feature.kind == TriangleFeature::kVertex) {
-      const double nd = n.dot(d_dot);
-      return n.dot(d_ddot) + (d_dot.squaredNorm() - nd * nd) / len;
-    }
     const auto& tri = mesh.mesh().triangles[static_cast<std::size_t>(closest.triangle)];
+    // Face region, or within kMeshNearFeature of an edge or vertex: g = N·d − ρ with N the face
+    // normal or the pseudo-normal (fixed in M), the plane–point form (MeshPointDistance).
+    const bool plane_form =
+        closest.feature.kind == TriangleFeature::kFace || len <= kMeshNearFeature;
+    const Vector3d n_f = plane_form
+                             ? Vector3d(X_m.linear() * MeshPseudoNormal(mesh.mesh(), closest))
+                             : Vector3d(Vector3d::Zero());
+    if (plane_form) {
+      const Vector3d n_dot = mm.omega.cross(n_f);
+      return mm.omega.cross(n_dot).dot(dist) + 2.0 * n_dot.dot(d_dot) + n_f.dot(d_ddot);
+    }
+    const double side = MeshPointSide(mesh.mesh(), closest, X_m.inverse() * c);
+    if (closest.feature.kind == TriangleFeature::kVertex) {
+      const Vector3d n = dist / len;
+      const double nd = n.dot(d_dot);
+      return side * (n.dot(d_ddot) + (d_dot.squaredNorm() - nd * nd) / len);
+    }
     const Vector3d& p0 = mesh.mesh().vertices[static_cast<std::size_t>(
         tri[static_cast<std::size_t>(closest.feature.vertices[0])])];
     const Vector3d& p1 = mesh.mesh().vertices[static_cast<std::size_t>(
@@ -608,12 +745,14 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     const Vector3d e = X_m.linear() * (p1 - p0).normalized();
     // The edge form (as for a box corner against a box edge, below) with u = d − (d·e) e.
     const double g_ddot = EdgeGapSecondDerivative(dist, d_dot, d_ddot, e, mm.omega);
-    return std::isfinite(g_ddot) ? g_ddot : DifferenceGamma(q, v, row);
+    return std::isfinite(g_ddot) ? side * g_ddot : DifferenceGamma(q, v, row);
   }
   if (form == GammaForm::kBoxCorner) {
     // The corner lies in the face, edge or vertex Voronoi region of the other box K according
     // to how many of its box-frame coordinates exceed the half sizes (inside: nearest face).
-    const bool box_is_a = Feature(row).kind == FeatureKind::kBoxCornerOfB;
+    const bool box_is_a = feature.kind == FeatureKind::kBoxEndBall
+                              ? pair.shape_a.type() == ShapeType::kBox
+                              : feature.kind == FeatureKind::kBoxCornerOfB;
     const Shape& box = box_is_a ? pair.shape_a : pair.shape_b;
     const Isometry3d X_k = BodyPose(q, box_is_a ? pair.body_a : pair.body_b) * box.pose();
     const Vector3d corner = box_is_a ? d.point_b : d.point_a;

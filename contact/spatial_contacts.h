@@ -26,17 +26,20 @@
 //       γ = [the plane–point γ of c] − r s̈,  s̈ = −μ̇²/s³ − μ μ̈/s,  μ̇ = ṅ·e + n·ė,
 //       μ̈ = n̈·e + 2 ṅ·ė + n·ë  (analytic; central difference below at n ∥ e, where the
 //       gap is not differentiable);
-//   box corner – box K: by the corner's Voronoi region of K (count of box-frame coordinates
+//   box corner – box K, and capsule end ball – box K (the ball centre as the corner, g + r): by
+//   the corner's Voronoi region of K (count of box-frame coordinates
 //   beyond the half sizes): face (0 or 1: the plane–point form with n fixed in K, ρ = 0),
 //   vertex (3: the sphere–sphere form with the two material points), edge (2: g = ‖u‖,
 //   u = d − (d·e) e with the edge direction e fixed in K, g̈ = m·ü + (‖u̇‖² − (m·u̇)²)/‖u‖,
 //   m = u/‖u‖)                                                                  (analytic);
-//   triangle mesh M – sphere (centre c, radius ρ): by the Voronoi region of the closest point x
-//   on the closest triangle (geometry3d.h, ClosestPointOnMesh), with d = c − x and x fixed in M:
-//   face interior (the plane–point form with the face normal n = d/‖d‖ fixed in M), edge
+//   triangle mesh M – sphere (centre c, radius ρ), – box or convex-mesh vertex (c the vertex,
+//   ρ = 0), – capsule end ball (c its centre, ρ = r), signed (geometry3d.h, MeshPointDistance:
+//   the edge and vertex forms times s = MeshPointSide): by the Voronoi region of the closest
+//   point x on the closest triangle (ClosestPointOnMesh), with d = c − x and x fixed in M:
+//   face interior (the plane–point form with the face normal n_f fixed in M), edge
 //   (g = ‖u‖ − ρ, the edge form above with the edge direction e fixed in M), vertex (the
 //   sphere–sphere form with the two material points)                             (analytic;
-//   central difference below when the centre lies on the surface, d = 0);
+//   central difference below when c lies on an edge or vertex, d = 0);
 //   every other feature (pairs through the general signed distance):
 //   γ = d/dε [G(q ⊕ ε v) v] at ε = 0 by a central difference with
 //   ε = ∛(machine ε) / max(1, ‖v_a‖∞, ‖v_b‖∞) (a displacement of about 6e-6 in the
@@ -55,19 +58,27 @@
 // feature index, e.g. the corner number) otherwise; every row carries the pair's restitution.
 //
 // Candidate rows (ConstraintBlock::CandidateRows, used by the event loop to watch only nearby
-// pairs): the distinct shapes of the pairs ("proxies": same body, type, pose and bounds) are kept
-// in a Broadphase (broadphase.h). A material point of body i at distance ≤ ρ_i from the body
-// origin r_i moves at ‖ṙ_i + ω_i × (x − r_i)‖ ≤ ‖ṙ_i‖ + ρ_i ‖ω_i‖, so over a horizon H with
-// |v_j| ≤ s_j it moves by at most δ_i = H (‖s_lin,i‖ + ρ_i ‖s_ang,i‖) (ρ_i = ‖translation of the
-// shape in the body‖ + its bounding radius). Every feature gap of a pair is a distance between
-// material points of the two shapes (or a point and a plane), so it decreases by at most
-// δ_a + δ_b over the horizon; the broadphase with margin m and inflations δ_i returns every pair
-// whose distance is ≤ m + δ_a + δ_b. The rows of all other pairs stay > m over the horizon.
-// A pair's rows are listed together (a box–plane pair: its 8 corners). A plane carried by a moving
-// body can sweep arbitrarily far points when it turns: its pairs are always candidates. Cost: O(S
-// log S + K) for S proxies and K candidate pairs plus O(S P) for P planes, independent of the
-// number of pairs. CandidateRows serializes concurrent callers (the broadphase is mutable state);
-// the broadphase is built by the first call.
+// pairs): the distinct shapes of the pairs ("proxies": same body, type, pose and bounds). A
+// material point of body i at distance ≤ ρ_i from the body origin r_i moves at
+// ‖ṙ_i + ω_i × (x − r_i)‖ ≤ ‖ṙ_i‖ + ρ_i ‖ω_i‖, so over a horizon H with |v_j| ≤ s_j it moves by
+// at most δ_i = H (‖s_lin,i‖ + ρ_i ‖s_ang,i‖) (ρ_i = ‖translation of the shape in the body‖ + its
+// bounding radius). Every feature gap of a pair is a distance between material points of the two
+// shapes (or a point and a plane), so it decreases by at most δ_a + δ_b over the horizon. Each
+// proxy gets the grown box of Broadphase (broadphase.h: its local AABB grown by m/2 + δ_i on
+// every side, at the shape's world pose, bounded by the world AABB that FCL 0.7 computes for it),
+// so two proxies within m + δ_a + δ_b have overlapping boxes; planes (fixed in the world) are
+// tested against each proxy's bounding ball, n·c − d − R ≤ m + δ. The rows of all other pairs
+// stay > m over the horizon. The overlapping boxes are found by an AabbGrid (broadphase.h) that
+// keeps the pairs of boxes grown by a further quarter of their size and tests only those while
+// every box stays inside its grown box (the loop asks again after each step and event, with
+// bodies that moved a little): the same candidates as the FCL tree, at a fraction of the cost
+// (bench/contact_detection, BM_PileCandidateRows). The declared pairs of two proxies are found by
+// their place in the sorted entries of the lower proxy (O(1) when every pair is declared). A
+// pair's rows are listed together (a box–plane pair: its 8 corners). A plane carried by a moving
+// body can sweep arbitrarily far points when it turns: its pairs are always candidates. Cost per
+// call O(S + K + F) for S proxies, K candidate pairs and F pairs of grown boxes, plus O(S P) for
+// P planes and O(S) expected for a rebuild of the grid; independent of the number of declared
+// pairs. CandidateRows serializes concurrent callers (its workspace is mutable state).
 //
 // Storage: a Shape is a shared handle (shapes.h), so a pair holds two handles to the shapes of
 // the scene, its name and restitution; a row its info, pair, feature and path; only the pairs
@@ -145,13 +156,13 @@ class SpatialContacts : public engine::ConstraintBlock {
   // O(rows · nv), in piles of many bodies. False when G->block_size ≠ 6.
   bool AppendJacobianBlocks(double t, const Eigen::VectorXd& q, int local_row,
                             engine::BlockSparseRows* G) const override;
-  // g and ġ = G v (the rows are scleronomic) of `rows` in one pass: the same numbers as Values
-  // and G v from AppendJacobianBlocks (up to the order of the two-term sums), with the geometry
-  // of each row evaluated once (the event loop asks for both at the same (t, q, v); proposed as
-  // a ConstraintBlock entry). Returns true. Throws std::invalid_argument like Gamma.
+  // g and ġ = G v (the rows are scleronomic) of `rows` in one pass, with the geometry of each
+  // row evaluated once (the event loop asks for both at the same (t, q, v)): the same numbers,
+  // bit for bit, as Values and engine::ConstraintRate (G v from AppendJacobianBlocks, summed in
+  // the same order). Returns true. Throws std::invalid_argument like Gamma.
   bool ValuesAndRates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                       std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> g,
-                      Eigen::Ref<Eigen::VectorXd> g_dot) const;
+                      Eigen::Ref<Eigen::VectorXd> g_dot) const override;
   // Rows of the pairs the broadphase finds within margin + δ_a + δ_b (see above). Throws
   // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
@@ -185,9 +196,6 @@ class SpatialContacts : public engine::ConstraintBlock {
   double AnalyticGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   double DifferenceGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   void CheckSizes(const Eigen::VectorXd& q, const Eigen::VectorXd* v, const char* where) const;
-  // Creates the Broadphase and registers the proxies (first CandidateRows call; a block built
-  // only to validate pairs never pays for it). Caller holds broadphase_mutex_.
-  void BuildBroadphase() const;
 
   std::shared_ptr<const engine::SpatialModel> model_;
   std::vector<SpatialContactPair> pairs_;
@@ -198,17 +206,35 @@ class SpatialContacts : public engine::ConstraintBlock {
   std::vector<int> row_feature_;
   std::vector<RowPath> row_path_;
 
-  // Broadphase proxies (see CandidateRows): body, ρ and one shape of each proxy, the first row
-  // and row count of each pair, and (sorted by key) the pairs of each unordered proxy pair (key:
-  // lower id · 2³² + higher id).
+  // Broadphase proxies (see CandidateRows): body, ρ, one shape, its local AABB (centre, sizes)
+  // and bounding radius of each proxy, the first row and row count of each pair, and the pairs
+  // between proxies as entries sorted by (lower id a, higher id b): b and the rows of each entry,
+  // the entries of a from proxy_first_entry_[a] to proxy_first_entry_[a + 1].
   std::vector<int> proxy_body_;
   std::vector<double> proxy_rho_;
   std::vector<Shape> proxy_shape_;
+  std::vector<Eigen::Vector3d> proxy_aabb_centre_, proxy_aabb_size_;
+  std::vector<double> proxy_bounding_radius_;
+  std::vector<char> proxy_plain_;  // identity pose in the body and a centred local AABB
   std::vector<int> pair_first_row_, pair_num_rows_;
-  std::vector<std::pair<unsigned long long, int>> pairs_of_proxies_;
+  std::vector<std::size_t> proxy_first_entry_;
+  std::vector<int> entry_partner_;
+  std::vector<std::pair<int, int>> entry_rows_;  // first row and row count of the entry's pair
   std::vector<int> always_pairs_;  // pairs with a plane on a moving body: always candidates
-  mutable std::unique_ptr<Broadphase> broadphase_;  // mutable state behind a const interface
-  std::unique_ptr<std::mutex> broadphase_mutex_;
+  // Workspace of CandidateRows (mutable state behind a const interface, serialized by the mutex):
+  // the grown world boxes of the non-plane proxies with their proxy, body, δ and shape origin,
+  // the planes with their δ, the grid and the pairs found.
+  struct CandidateWorkspace {
+    std::vector<Eigen::AlignedBox3d> boxes;
+    std::vector<int> box_proxy, box_group;
+    std::vector<double> box_inflation;
+    std::vector<Eigen::Vector3d> box_origin;
+    std::vector<std::pair<int, double>> planes;
+    AabbGrid grid;
+    std::vector<std::pair<int, int>> pairs;
+  };
+  std::unique_ptr<CandidateWorkspace> candidates_;
+  std::unique_ptr<std::mutex> candidates_mutex_;
 };
 
 }  // namespace saltus::contact

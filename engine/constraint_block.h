@@ -64,6 +64,18 @@ class ConstraintBlock {
     (void)t, (void)q, (void)local_row, (void)G;
     return false;
   }
+  // g and the rate ġ = G v + ∂g/∂t of `rows` at the same (t, q, v) in one pass (the event loop
+  // samples both at every watched row), into outputs of rows.size() entries, and true. The
+  // default returns false and writes nothing: engine::MechanicalSystem::ConstraintValuesAndRates
+  // then uses Values and the rate through the Jacobian (engine::ConstraintRate), as separately.
+  // An override must give the numbers of that path (blocks with many rows, e.g.
+  // contact::SpatialContacts, evaluate each row's geometry once instead of twice).
+  virtual bool ValuesAndRates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> g,
+                              Eigen::Ref<Eigen::VectorXd> g_dot) const {
+    (void)t, (void)q, (void)v, (void)rows, (void)g, (void)g_dot;
+    return false;
+  }
   // ∂g/∂t; zero for scleronomic blocks (the default).
   virtual void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
                               Eigen::Ref<Eigen::VectorXd> g_t) const {

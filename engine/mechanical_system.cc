@@ -247,6 +247,35 @@ void MechanicalSystem::ConstraintJacobian(double t, const Eigen::VectorXd& q,
   });
 }
 
+void MechanicalSystem::ConstraintValuesAndRates(double t, const Eigen::VectorXd& q,
+                                                const Eigen::VectorXd& v, std::span<const int> rows,
+                                                Eigen::VectorXd* g, Eigen::VectorXd* g_dot) const {
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  g->resize(m);
+  g_dot->resize(m);
+  // Rows of blocks without ValuesAndRates, and where they go in the outputs.
+  thread_local std::vector<int> rest;
+  thread_local std::vector<Eigen::Index> rest_at;
+  thread_local Eigen::VectorXd g_rest, g_dot_rest;
+  rest.clear();
+  rest_at.clear();
+  ForEachBlockRun(rows, [&](const ConstraintBlock& b, std::span<const int> local, Eigen::Index k) {
+    const auto n = static_cast<Eigen::Index>(local.size());
+    if (b.ValuesAndRates(t, q, v, local, g->segment(k, n), g_dot->segment(k, n))) return;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      rest.push_back(rows[static_cast<std::size_t>(k + i)]);
+      rest_at.push_back(k + i);
+    }
+  });
+  if (rest.empty()) return;
+  ConstraintValues(t, q, rest, &g_rest);
+  ConstraintRate(*this, t, q, v, rest, &g_dot_rest);
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    (*g)(rest_at[i]) = g_rest(static_cast<Eigen::Index>(i));
+    (*g_dot)(rest_at[i]) = g_dot_rest(static_cast<Eigen::Index>(i));
+  }
+}
+
 bool MechanicalSystem::AppendConstraintJacobianBlocks(double t, const Eigen::VectorXd& q, int row,
                                                       BlockSparseRows* G) const {
   constraint_info(row);  // throws if row is invalid

@@ -160,6 +160,12 @@ class MechanicalSystem {
                                 Eigen::VectorXd* g_t) const;
   void ConstraintGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::VectorXd* gamma) const;
+  // g and ġ = G v + ∂g/∂t of `rows` (global, as above) at one (t, q, v): ConstraintBlock::
+  // ValuesAndRates of each block that provides it, ConstraintValues and engine::ConstraintRate
+  // (engine/block_sparse.h) for the rows of the others; the same numbers either way.
+  void ConstraintValuesAndRates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                std::span<const int> rows, Eigen::VectorXd* g,
+                                Eigen::VectorXd* g_dot) const;
   // ConstraintBlock::AppendJacobianBlocks of the block holding `row` (global): true when the
   // block appended the row to *G. Throws std::out_of_range on a row outside the system.
   bool AppendConstraintJacobianBlocks(double t, const Eigen::VectorXd& q, int row,
