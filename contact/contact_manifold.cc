@@ -41,9 +41,10 @@ ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
     throw std::invalid_argument("ContactManifold: " + a_.Label() + " and " + b_.Label() +
                                 ": pairs of planes or triangle meshes are not supported");
   }
-  swapped_ = b_.type() == ShapeType::kPlane;
+  swapped_ = b_.type() == ShapeType::kPlane || b_.type() == ShapeType::kTriangleMesh;
   const Shape& other = swapped_ ? a_ : b_;
   const bool plane = a_.type() == ShapeType::kPlane || b_.type() == ShapeType::kPlane;
+  const bool mesh = a_.type() == ShapeType::kTriangleMesh || b_.type() == ShapeType::kTriangleMesh;
   const auto add = [&](FeatureKind kind, int count) {
     kind_ = kind;
     num_features_ = count;
@@ -56,6 +57,18 @@ ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
     add(FeatureKind::kPlaneEndBall, 2);
   } else if (plane && other.type() == ShapeType::kCylinder) {
     add(FeatureKind::kPlaneRim, 2);
+  } else if (mesh && other.type() == ShapeType::kBox) {
+    add(FeatureKind::kMeshVertex, 8);
+  } else if (mesh && other.type() == ShapeType::kConvexMesh) {
+    add(FeatureKind::kMeshVertex, static_cast<int>(other.mesh().vertices.size()));
+  } else if (mesh && other.type() == ShapeType::kCapsule) {
+    add(FeatureKind::kMeshEndBall, 2);
+  } else if (a_.type() == ShapeType::kBox && b_.type() == ShapeType::kCapsule) {
+    swapped_ = false;
+    add(FeatureKind::kBoxEndBall, 2);
+  } else if (a_.type() == ShapeType::kCapsule && b_.type() == ShapeType::kBox) {
+    swapped_ = true;
+    add(FeatureKind::kBoxEndBall, 2);
   } else if (a_.type() == ShapeType::kBox && b_.type() == ShapeType::kBox) {
     swapped_ = false;
     add(FeatureKind::kBoxCornerOfB, 16);  // 8–15: the corners of A (feature())
@@ -82,6 +95,31 @@ PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA,
     case FeatureKind::kBoxCornerOfA: {
       const Isometry3d X_a = X_WA * a_.pose(), X_b = X_WB * b_.pose();
       return Swapped(BoxPointDistance(b_.half_size(), X_b, X_a * Corner(a_.half_size(), f.index)));
+    }
+    case FeatureKind::kMeshVertex:
+    case FeatureKind::kMeshEndBall:
+    case FeatureKind::kBoxEndBall: {
+      // Computed with the mesh or the box as A (the surface side S, the convex side C).
+      const Shape& surface = swapped_ ? b_ : a_;
+      const Shape& body = swapped_ ? a_ : b_;
+      const Isometry3d X_s = (swapped_ ? X_WB : X_WA) * surface.pose();
+      const Isometry3d X_c = (swapped_ ? X_WA : X_WB) * body.pose();
+      Vector3d x;
+      double radius = 0.0;
+      if (f.kind == FeatureKind::kMeshVertex) {
+        x = X_c * (body.type() == ShapeType::kBox
+                       ? Corner(body.half_size(), f.index)
+                       : body.mesh().vertices[static_cast<std::size_t>(f.index)]);
+      } else {
+        x = X_c * Vector3d(0.0, 0.0, (f.index == 0 ? -0.5 : 0.5) * body.length());
+        radius = body.radius();
+      }
+      PairDistance d = f.kind == FeatureKind::kBoxEndBall
+                           ? BoxPointDistance(surface.half_size(), X_s, x)
+                           : MeshPointDistance(surface.mesh(), X_s, x);
+      d.gap -= radius;
+      d.point_b -= radius * d.normal;
+      return swapped_ ? Swapped(d) : d;
     }
     case FeatureKind::kPlaneVertex:
     case FeatureKind::kPlaneEndBall:

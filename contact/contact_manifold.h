@@ -15,8 +15,16 @@
 //                            point of circle i,                 g_i = n·c_i − d − r √(1 − (n·a)²)
 //   box A – box B            16 features: each corner of B against box A and each corner of A
 //                            against box B (signed point–box distance, geometry3d.h)
+//   triangle mesh A – box B  8 features, the corners v_i:        g_i = signed distance of v_i to
+//                            the mesh surface (geometry3d.h, MeshPointDistance: the sphere–mesh
+//                            path with radius 0; normal from the closest point's region)
+//   triangle mesh A – convex mesh B   one feature per vertex v_i, as for the box
+//   triangle mesh A – capsule B       2 features, the end balls c_i:
+//                                     g_i = MeshPointDistance(c_i) − r
+//   box A – capsule B        2 features, the end balls c_i:      g_i = BoxPointDistance(c_i) − r
 //   any other pair           1 feature: the signed distance of the pair (geometry3d.h)
-// (either order: a plane or the first box may be B; the result keeps the caller's order.)
+// (either order: a plane, a triangle mesh, the first box of two or the box of a box–capsule
+// pair may be B; the result keeps the caller's order.)
 //
 // A box lying flat on a plane therefore has 4 features at gap 0 (its Delassus matrix has rank 3:
 // the LCP and the projections see redundant rows); a cylinder or capsule lying on its side has
@@ -33,7 +41,11 @@
 //   - plane – cylinder: at n ∥ a (standing on an end) the rim gap is continuous but not
 //     differentiable and a flat end resting on a plane is represented by the single lowest point;
 //   - box – box: edge–edge contacts (neither corner inside the other box) are not features; they
-//     are found by the single signed distance only for other pairs.
+//     are found by the single signed distance only for other pairs;
+//   - triangle mesh or box – cylinder (and – ellipsoid): one signed-distance row (FCL); a
+//     cylinder lying on a mesh or a box has no end-point manifold (docs/contact-geometry.md);
+//   - triangle mesh – vertex / end ball: the gap of a point under an open mesh jumps from −δ to
+//     +δ where its closest point passes onto a boundary edge (geometry3d.h, MeshPointSide).
 #pragma once
 
 #include <Eigen/Geometry>
@@ -51,6 +63,9 @@ enum class FeatureKind {
   kPlaneRim,      // end circle `index` (0: z = −L/2, 1: z = +L/2) of a cylinder against the plane
   kBoxCornerOfB,  // corner `index` of box B against box A
   kBoxCornerOfA,  // corner `index` of box A against box B
+  kMeshVertex,    // vertex `index` of a box or convex mesh against a triangle mesh
+  kMeshEndBall,   // end ball `index` of a capsule against a triangle mesh
+  kBoxEndBall,    // end ball `index` of a capsule against a box
 };
 
 struct ContactFeature {
@@ -82,8 +97,8 @@ class ContactManifold {
  private:
   Shape a_, b_;
   DistanceOptions options_;
-  // The plane-type features are computed with the plane as A: swapped_ says the caller's A is
-  // the convex shape.
+  // The plane, triangle-mesh and box–capsule features are computed with the plane, the mesh or
+  // the box as A: swapped_ says the caller's A is the other shape.
   bool swapped_ = false;
   // The features are (kind_, 0), ..., (kind_, num_features_ − 1), except box–box (see feature()):
   // no per-pair list, so that a manifold costs a few dozen bytes.

@@ -3,6 +3,7 @@
 #include <fcl/narrowphase/collision.h>
 #include <fcl/narrowphase/distance.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -133,23 +134,13 @@ void Segment(const Shape& capsule, const Isometry3d& X, Vector3d& p, Vector3d& q
   q = X.translation() + half;
 }
 
-// Triangle mesh a (a surface, no inside) against sphere b.
+// Triangle mesh a (a surface, no inside) against sphere b: the signed distance of the centre
+// minus the radius (MeshPointDistance).
 PairDistance MeshSphere(const Shape& mesh, const Isometry3d& X_a, const Shape& sphere,
                         const Isometry3d& X_b) {
-  const TriangleMesh& m = mesh.mesh();
-  const Vector3d c = X_a.inverse() * X_b.translation();
-  const MeshClosest closest = ClosestPointOnMesh(m, c);
-  const Vector3d& best_point = closest.point;
-  const auto best_triangle = static_cast<std::size_t>(closest.triangle);
-  const auto& t = m.triangles[best_triangle];
-  const Vector3d& v0 = m.vertices[static_cast<std::size_t>(t[0])];
-  const Vector3d face_normal = (m.vertices[static_cast<std::size_t>(t[1])] - v0)
-                                   .cross(m.vertices[static_cast<std::size_t>(t[2])] - v0)
-                                   .normalized();
-  PairDistance d = Inflated(best_point, 0.0, c, sphere.radius(), face_normal);
-  d.normal = X_a.linear() * d.normal;
-  d.point_a = X_a * d.point_a;
-  d.point_b = X_a * d.point_b;
+  PairDistance d = MeshPointDistance(mesh.mesh(), X_a, X_b.translation());
+  d.gap -= sphere.radius();
+  d.point_b -= sphere.radius() * d.normal;
   return d;
 }
 
@@ -289,6 +280,98 @@ MeshClosest ClosestPointOnMesh(const TriangleMesh& m, const Vector3d& p) {
     }
   }
   return out;
+}
+
+Vector3d MeshPseudoNormal(const TriangleMesh& m, const MeshClosest& closest, bool* boundary) {
+  const auto& t = m.triangles[static_cast<std::size_t>(closest.triangle)];
+  const auto normal = [&](const std::array<int, 3>& tri) {
+    const Vector3d& v0 = m.vertices[static_cast<std::size_t>(tri[0])];
+    return Vector3d((m.vertices[static_cast<std::size_t>(tri[1])] - v0)
+                        .cross(m.vertices[static_cast<std::size_t>(tri[2])] - v0)
+                        .normalized());
+  };
+  bool unused = false;
+  bool& on_boundary = boundary != nullptr ? *boundary : unused;
+  on_boundary = false;
+  if (closest.feature.kind == TriangleFeature::kFace) return normal(t);
+  const int i = t[static_cast<std::size_t>(closest.feature.vertices[0])];
+  const int j = t[static_cast<std::size_t>(closest.feature.vertices[1])];
+  // Sum of the normals of the triangles at the edge, or angle-weighted at the vertex.
+  Vector3d pseudo = Vector3d::Zero();
+  for (const auto& tri : m.triangles) {
+    int at_i = -1, at_j = -1;
+    for (int k = 0; k < 3; ++k) {
+      if (tri[static_cast<std::size_t>(k)] == i) at_i = k;
+      if (tri[static_cast<std::size_t>(k)] == j) at_j = k;
+    }
+    if (at_i < 0 || at_j < 0) continue;
+    if (closest.feature.kind == TriangleFeature::kEdge) {
+      pseudo += normal(tri);
+      continue;
+    }
+    const Vector3d& x = m.vertices[static_cast<std::size_t>(i)];
+    const Vector3d e1 =
+        m.vertices[static_cast<std::size_t>(tri[static_cast<std::size_t>((at_i + 1) % 3)])] - x;
+    const Vector3d e2 =
+        m.vertices[static_cast<std::size_t>(tri[static_cast<std::size_t>((at_i + 2) % 3)])] - x;
+    pseudo += std::atan2(e1.cross(e2).norm(), e1.dot(e2)) * normal(tri);
+  }
+  // Boundary: an edge at the feature shared by fewer than two triangles.
+  const auto shared = [&](int a, int b) {
+    int count = 0;
+    for (const auto& tri : m.triangles) {
+      bool has_a = false, has_b = false;
+      for (int k : tri) {
+        has_a = has_a || k == a;
+        has_b = has_b || k == b;
+      }
+      count += (has_a && has_b) ? 1 : 0;
+    }
+    return count;
+  };
+  if (closest.feature.kind == TriangleFeature::kEdge) {
+    on_boundary = shared(i, j) < 2;
+  } else {
+    for (const auto& tri : m.triangles) {
+      for (int k = 0; k < 3 && !on_boundary; ++k) {
+        if (tri[static_cast<std::size_t>(k)] != i) continue;
+        on_boundary = shared(i, tri[static_cast<std::size_t>((k + 1) % 3)]) < 2 ||
+                      shared(i, tri[static_cast<std::size_t>((k + 2) % 3)]) < 2;
+      }
+    }
+  }
+  const double length = pseudo.norm();
+  return on_boundary || !(length > 0.0) ? normal(t) : Vector3d(pseudo / length);
+}
+
+double MeshPointSide(const TriangleMesh& m, const MeshClosest& closest, const Vector3d& p) {
+  bool boundary = false;
+  const Vector3d pseudo = MeshPseudoNormal(m, closest, &boundary);
+  if (boundary) return 1.0;
+  return pseudo.dot(p - closest.point) < 0.0 ? -1.0 : 1.0;
+}
+
+PairDistance MeshPointDistance(const TriangleMesh& m, const Isometry3d& X_mesh, const Vector3d& p) {
+  const Vector3d c = X_mesh.inverse() * p;
+  const MeshClosest closest = ClosestPointOnMesh(m, c);
+  const Vector3d delta = c - closest.point;
+  const double dist = delta.norm();
+  PairDistance d;
+  if (closest.feature.kind == TriangleFeature::kFace || dist <= kMeshNearFeature) {
+    // g = N·(c − x) with N the face normal or, within kMeshNearFeature of an edge or vertex, its
+    // pseudo-normal: smooth through 0, the normal fixed in the mesh.
+    d.normal = MeshPseudoNormal(m, closest, nullptr);
+    d.gap = d.normal.dot(delta);
+  } else {
+    const double side = MeshPointSide(m, closest, c);
+    d.normal = side * delta / dist;
+    d.gap = side * dist;
+  }
+  d.normal = X_mesh.linear() * d.normal;
+  d.point_b = p;
+  d.point_a = p - d.gap * d.normal;
+  d.analytic = true;
+  return d;
 }
 
 bool HasAnalyticPath(ShapeType a, ShapeType b) {

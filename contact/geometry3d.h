@@ -114,4 +114,38 @@ struct MeshClosest {
 };
 MeshClosest ClosestPointOnMesh(const TriangleMesh& mesh, const Eigen::Vector3d& p);
 
+// Signed distance from a triangle mesh at world pose X_mesh to the world point p (the
+// sphere–triangle-mesh path with radius 0, and the vertex and end-ball rows of
+// contact_manifold.h): x the closest point (ClosestPointOnMesh), n_f the unit normal of its
+// triangle ((v1 − v0) × (v2 − v0), the "outside" of the surface), d = p − x;
+//   face region:          gap = n_f·d,            normal n_f (smooth through gap = 0);
+//   edge/vertex region:   gap = s ‖d‖, s = MeshPointSide, normal s d/‖d‖;
+//   within kMeshNearFeature of an edge or vertex: gap = N·d, normal N (MeshPseudoNormal), so
+//   that a point resting over an edge or a vertex of a flat floor keeps the normal n_f instead
+//   of the direction of a round-off d (the switch changes the gap by ≤ 2 kMeshNearFeature, and
+//   by round-off where the faces at the edge are coplanar).
+// point_a = p − gap·n on the surface, point_b = p.
+PairDistance MeshPointDistance(const TriangleMesh& mesh, const Eigen::Isometry3d& X_mesh,
+                               const Eigen::Vector3d& p);
+
+// The side s = ±1 of the point p (mesh frame) whose closest point is `closest`: the sign of
+// N·(p − x) with N the face normal (face region), the edge's pseudo-normal (sum of the normals
+// of the triangles sharing it) or the vertex's angle-weighted pseudo-normal (Bærentzen & Aanæs,
+// "Signed distance computation using the angle weighted pseudonormal", IEEE TVCG 11(3), 2005:
+// the sign of the signed distance of a closed surface), +1 at 0. On the boundary of an open
+// surface (an edge of one triangle, or a vertex of such an edge) there is no inside: +1, the
+// unsigned distance. The gap s‖d‖ is then continuous inside each Voronoi region; it jumps from
+// −δ to +δ only where a point δ below a face passes into the region of a boundary edge (beyond
+// the rim of an open terrain, under it). O(triangles) for edge and vertex regions.
+double MeshPointSide(const TriangleMesh& mesh, const MeshClosest& closest,
+                     const Eigen::Vector3d& p);
+// The unit pseudo-normal at `closest` (mesh frame): the face normal (face region), the
+// normalized edge or angle-weighted vertex pseudo-normal, or, on the boundary of an open
+// surface (`boundary` set), the closest triangle's normal. O(triangles) off the face region.
+Eigen::Vector3d MeshPseudoNormal(const TriangleMesh& mesh, const MeshClosest& closest,
+                                 bool* boundary = nullptr);
+// Distance (mesh units, m) below which a point's gap to an edge or vertex of a triangle mesh is
+// taken along the pseudo-normal (MeshPointDistance).
+inline constexpr double kMeshNearFeature = 1e-9;
+
 }  // namespace saltus::contact

@@ -34,6 +34,26 @@ Matrix3d Rx(double a) { return AngleAxisd(a, Vector3d::UnitX()).toRotationMatrix
 
 const Shape kGround = Shape::Plane(Vector3d::UnitZ(), 0.0, Isometry3d::Identity(), "ground");
 
+// A four-sided pyramid surface (apex up): faces, edges of dihedral angle < 90° and vertices.
+TriangleMesh Pyramid() {
+  TriangleMesh m;
+  m.vertices = {
+      {-0.2, -0.2, 0.0}, {0.2, -0.2, 0.0}, {0.2, 0.2, 0.0}, {-0.2, 0.2, 0.0}, {0.0, 0.0, 0.12}};
+  m.triangles = {{0, 1, 4}, {1, 2, 4}, {2, 3, 4}, {3, 0, 4}};
+  return m;
+}
+
+// The cube [−s, s]³ as a convex mesh (12 triangles, outward).
+TriangleMesh Cube(double s) {
+  TriangleMesh m;
+  for (int i = 0; i < 8; ++i) {
+    m.vertices.emplace_back((i & 1) ? s : -s, (i & 2) ? s : -s, (i & 4) ? s : -s);
+  }
+  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  return m;
+}
+
 TEST(ContactManifold, BoxFlatOnPlaneHasFourPoints) {
   const Vector3d h(0.3, 0.2, 0.1);
   const ContactManifold m(kGround, Shape::Box(h));
@@ -90,6 +110,55 @@ TEST(ContactManifold, CylinderAndCapsuleOnTheirSideHaveTwoEndPoints) {
   }
 }
 
+// The side of a point against a triangle mesh (geometry3d.h, MeshPointSide): on the closed
+// pyramid (its base added) the sign of the signed distance is −1 exactly inside the solid, in
+// every Voronoi region (checked against the half-space test of the 5 face planes); on the open
+// pyramid a point beside a base (boundary) edge or vertex is +1 (unsigned), also below the base.
+// The vertex rows' gap MeshPointDistance then agrees with the closed solid's signed distance.
+TEST(ContactManifold, MeshPointSideIsInsideOfClosedSurfaceAndPlusOnOpenBoundary) {
+  const TriangleMesh open = Pyramid();
+  TriangleMesh closed = open;
+  closed.triangles.push_back({0, 2, 1});
+  closed.triangles.push_back({0, 3, 2});
+  const auto inside = [&](const Vector3d& p) {
+    for (const auto& t : closed.triangles) {
+      const Vector3d& a = closed.vertices[static_cast<std::size_t>(t[0])];
+      const Vector3d n = (closed.vertices[static_cast<std::size_t>(t[1])] - a)
+                             .cross(closed.vertices[static_cast<std::size_t>(t[2])] - a);
+      if (n.dot(p - a) > 0.0) return false;
+    }
+    return true;
+  };
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int counts[3][2] = {{0, 0}, {0, 0}, {0, 0}};  // region kind × (outside, inside)
+  int boundary_below = 0;
+  for (int k = 0; k < 4000; ++k) {
+    const Vector3d p(0.3 * u(rng), 0.3 * u(rng), 0.06 + 0.12 * u(rng));
+    const MeshClosest c = ClosestPointOnMesh(closed, p);
+    // Points within 1e-9 of the surface: the sign is a matter of round-off.
+    if ((p - c.point).norm() < 1e-9) continue;
+    const bool in = inside(p);
+    EXPECT_EQ(MeshPointSide(closed, c, p), in ? -1.0 : 1.0) << p.transpose();
+    ++counts[c.feature.kind][in ? 1 : 0];
+    const PairDistance d = MeshPointDistance(closed, Isometry3d::Identity(), p);
+    // The signed distance's magnitude is the distance to the closest point (exact, round-off).
+    EXPECT_NEAR(d.gap, (in ? -1.0 : 1.0) * (p - c.point).norm(), 1e-15);
+    const MeshClosest o = ClosestPointOnMesh(open, p);
+    if (o.feature.kind != TriangleFeature::kFace && o.point.z() < 1e-12 && p.z() < 0.0) {
+      ++boundary_below;
+      EXPECT_EQ(MeshPointSide(open, o, p), 1.0) << p.transpose();
+    }
+  }
+  // Every region on both sides (the inside sees only faces and edges of the solid, and
+  // vertices outside), and points beyond the open rim below the base.
+  EXPECT_GE(counts[TriangleFeature::kFace][0], 100);
+  EXPECT_GE(counts[TriangleFeature::kFace][1], 100);
+  EXPECT_GE(counts[TriangleFeature::kEdge][0], 100);
+  EXPECT_GE(counts[TriangleFeature::kVertex][0], 100);
+  EXPECT_GE(boundary_below, 100);
+}
+
 // Every feature kind: the normal is the gradient of its gap (central differences).
 TEST(ContactManifold, FeatureNormalsAreGradients) {
   std::mt19937 rng(11);
@@ -102,7 +171,13 @@ TEST(ContactManifold, FeatureNormalsAreGradients) {
       ContactManifold(tilted, Shape::Box(Vector3d(0.3, 0.2, 0.1))),
       ContactManifold(Shape::Cylinder(0.2, 0.5), tilted),
       ContactManifold(tilted, Shape::Capsule(0.1, 0.4)),
-      ContactManifold(Shape::Box(Vector3d(0.5, 0.5, 0.2)), Shape::Box(Vector3d(0.2, 0.1, 0.15)))};
+      ContactManifold(Shape::Box(Vector3d(0.5, 0.5, 0.2)), Shape::Box(Vector3d(0.2, 0.1, 0.15))),
+      // Triangle-mesh vertex and end-ball rows, box–capsule end balls, both orders.
+      ContactManifold(Shape::TriangleMeshSurface(Pyramid()), Shape::Box(Vector3d(0.3, 0.2, 0.1))),
+      ContactManifold(Shape::ConvexMesh(Cube(0.15)), Shape::TriangleMeshSurface(Pyramid())),
+      ContactManifold(Shape::TriangleMeshSurface(Pyramid()), Shape::Capsule(0.1, 0.4)),
+      ContactManifold(Shape::Box(Vector3d(0.3, 0.2, 0.1)), Shape::Capsule(0.1, 0.4)),
+      ContactManifold(Shape::Capsule(0.1, 0.4), Shape::Box(Vector3d(0.3, 0.2, 0.1)))};
   for (const ContactManifold& m : manifolds) {
     const Isometry3d X_a = Pose(Vector3d(0, 0, -0.1), random_rotation());
     const Isometry3d X_b = Pose(Vector3d(0.1, 0.2, 0.7), random_rotation());
@@ -435,6 +510,134 @@ TEST(ContactManifoldGamma, MeshSphereGammaMatchesDifferenceOfJacobianInEveryRegi
   EXPECT_GE(visits[TriangleFeature::kVertex], 20);
   std::printf("mesh-sphere gamma vs difference of G v: worst %.2e (vertex %d, edge %d, face %d)\n",
               worst, visits[0], visits[1], visits[2]);
+}
+
+// γ of the triangle-mesh vertex and end-ball rows and of the box end-ball rows (spatial_contacts.h:
+// the mesh rows by the Voronoi region of the closest point as for a sphere, with the vertex or
+// ball centre as the material point; the box rows by the region in the box as for a corner),
+// against the Richardson-extrapolated central difference of G v along q ⊕ ε v, as above. Mesh
+// on a moving body (as A) against a box and a capsule; a convex cube given as A against the
+// mesh fixed to the ground; a box against a capsule in both orders. Poses whose closest feature
+// changes within ±ε, or with the feature point nearer than 3 cm to an edge or vertex (curvature
+// bound of the difference), are skipped; each region must be visited.
+TEST(ContactManifoldGamma, MeshVertexAndEndBallGammaMatchDifferenceOfJacobian) {
+  engine::SpatialModelBuilder builder;
+  engine::SpatialBody a, b;
+  a.name = "a";
+  b.name = "b";
+  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
+  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
+  builder.AddBody(a);
+  builder.AddBody(b);
+  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+  const TriangleMesh pyramid = Pyramid();
+  const Isometry3d mesh_pose = Pose(Vector3d(0.01, 0.02, -0.03), Rz(0.3) * Rx(0.2));
+  const Isometry3d off = Pose(Vector3d(0.03, -0.02, 0.01), Rz(0.4) * Rx(-0.3));
+  const Shape mesh = Shape::TriangleMeshSurface(pyramid, mesh_pose, "pyramid");
+  const Vector3d h_box(0.2, 0.1, 0.15);
+  const Shape box = Shape::Box(h_box);
+  const double r_capsule = 0.03;
+  const Shape capsule = Shape::Capsule(r_capsule, 0.1, off);
+  const std::vector<SpatialContactPair> pairs = {
+      {"mesh_box", 0, mesh, 1, Shape::Box(Vector3d(0.06, 0.05, 0.04), off), 0.0},  // rows 0–7
+      {"cube_mesh", 1, Shape::ConvexMesh(Cube(0.05), off), engine::kGround, mesh, 0.0},  // 8–15
+      {"mesh_capsule", 0, mesh, 1, capsule, 0.0},                                        // 16–17
+      {"box_capsule", 0, box, 1, capsule, 0.0},                                          // 18–19
+      {"capsule_box", 1, capsule, 0, box, 0.0},                                          // 20–21
+  };
+  auto contacts = std::make_shared<SpatialContacts>(model, pairs);
+  system->AddConstraintBlock(contacts);
+  const int m = contacts->num_rows();
+  ASSERT_EQ(m, 22);
+  for (int i = 0; i < m; ++i) EXPECT_TRUE(contacts->HasAnalyticGamma(i)) << i;
+
+  const auto pose = [&](const Eigen::VectorXd& q, int body) {
+    if (body == engine::kGround) return Isometry3d(Isometry3d::Identity());
+    return Pose(q.segment<3>(7 * body), engine::QuaternionToRotation(q.segment<4>(7 * body + 3)));
+  };
+  // Region key of a row (−1: too near an edge or vertex) and its class: 0 vertex, 1 edge, 2 face
+  // (mesh rows, TriangleFeature::Kind) or 3 + outside count − 1 (box rows: 3 face, 4 edge,
+  // 5 vertex).
+  const auto region = [&](const Eigen::VectorXd& q, int row) -> std::pair<int, int> {
+    const SpatialContactPair& pair = pairs[static_cast<std::size_t>(contacts->RowPair(row))];
+    const bool surface_is_a =
+        pair.shape_b.type() == ShapeType::kCapsule || pair.shape_b.type() == ShapeType::kBox;
+    const PairDistance d = contacts->Evaluate(q, row);
+    const double rho = row >= 16 ? r_capsule : 0.0;
+    const Vector3d c =
+        surface_is_a ? Vector3d(d.point_b + rho * d.normal) : Vector3d(d.point_a - rho * d.normal);
+    const int surface_body = surface_is_a ? pair.body_a : pair.body_b;
+    if (row < 18) {
+      const Isometry3d X = pose(q, surface_body) * mesh_pose;
+      const MeshClosest closest = ClosestPointOnMesh(pyramid, X.inverse() * c);
+      const int kind = static_cast<int>(closest.feature.kind);
+      if (kind != TriangleFeature::kFace && (X * closest.point - c).norm() < 0.03) return {-1, -1};
+      return {closest.triangle * 3 + kind, kind};
+    }
+    const Vector3d local = pose(q, surface_body).inverse() * c;
+    int outside = 0, key = 0;
+    for (int j = 0; j < 3; ++j) {
+      const bool out = std::abs(local[j]) > h_box[j];
+      outside += out ? 1 : 0;
+      key = 3 * key + (out ? (local[j] > 0 ? 2 : 1) : 0);
+    }
+    const double dist = std::abs(d.gap + rho);
+    if (outside >= 2 && dist < 0.03) return {-1, -1};
+    return {100 + key, 2 + std::max(outside, 1)};
+  };
+
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<int> rows(static_cast<std::size_t>(m));
+  for (int i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  int visits[6] = {0, 0, 0, 0, 0, 0};
+  double worst = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    Eigen::VectorXd q = model->InitialPositions(), v(12);
+    q.segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
+    q.segment<4>(3) =
+        Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
+    q.segment<3>(7) = Vector3d(0.35 * u(rng), 0.35 * u(rng), 0.1 + 0.15 * u(rng));
+    q.segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+    for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
+    Eigen::VectorXd gamma;
+    system->ConstraintGamma(0, q, v, rows, &gamma);
+    // Richardson-extrapolated central difference at ε = 1e-4, ε/2; error bounds as in the tests
+    // above (curvatures ≲ 1/0.03 m⁻¹ after the skips).
+    constexpr double kEps = 1e-4;
+    std::vector<Eigen::VectorXd> shifted;
+    const auto difference = [&](double eps) {
+      Eigen::VectorXd q_plus, q_minus;
+      system->IntegratePosition(q, v, eps, &q_plus);
+      system->IntegratePosition(q, v, -eps, &q_minus);
+      shifted.push_back(q_plus);
+      shifted.push_back(q_minus);
+      Eigen::MatrixXd G_plus, G_minus;
+      system->ConstraintJacobian(0, q_plus, rows, &G_plus);
+      system->ConstraintJacobian(0, q_minus, rows, &G_minus);
+      return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
+    };
+    const Eigen::VectorXd fd = (4 * difference(kEps / 2) - difference(kEps)) / 3;
+    for (int i = 0; i < m; ++i) {
+      const auto r = region(q, i);
+      if (r.first < 0) continue;
+      bool same = true;
+      for (const Eigen::VectorXd& qs : shifted) same = same && region(qs, i) == r;
+      if (!same) continue;
+      ++visits[r.second];
+      const double err = std::abs(fd[i] - gamma[i]) / (1 + std::abs(gamma[i]));
+      worst = std::max(worst, err);
+      // Truncation bound of the difference (~1e-9) with a ×100 margin, relative to 1 + |γ|.
+      EXPECT_LT(err, 1e-7) << contacts->row_info(i).name << " region " << r.second << " trial "
+                           << trial << ": analytic " << gamma[i] << ", difference " << fd[i];
+    }
+  }
+  for (int k = 0; k < 6; ++k) EXPECT_GE(visits[k], 20) << "region class " << k;
+  std::printf(
+      "mesh vertex / end-ball and box end-ball gamma vs difference of G v: worst %.2e (mesh "
+      "vertex %d, edge %d, face %d; box face %d, edge %d, vertex %d)\n",
+      worst, visits[0], visits[1], visits[2], visits[3], visits[4], visits[5]);
 }
 
 }  // namespace
