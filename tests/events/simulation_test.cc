@@ -129,6 +129,41 @@ TEST(SimulationTest, BouncingBallImpactTimesMatchClosedForm) {
   EXPECT_NEAR(sim.v()[0], 0.0, 1e-12);
 }
 
+// Restitution velocity threshold v_e: the bouncing ball of the test above (e = 0.9, v₁ = g t₁
+// = 4.2 m/s) bounces while its rebound speed eᵏ v₁ ≥ v_e; an impact whose rebound would be
+// slower than v_e leaves the contact closed (one impact and one closing at the same time), and
+// one approaching slower than v_e would be plastic. v_e = 0.5 m/s: eᵏ v₁ < 0.5 first for k = 21
+// (0.9²¹ · 4.2 = 0.46), so 21 impacts instead of ~150.
+TEST(SimulationTest, RestitutionThresholdMakesSlowImpactsPlastic) {
+  const double m = 1, r = 0.1, e = 0.9, h0 = 0.9, v_e = 0.5;
+  auto sys = VerticalBall(m, r, e);
+  SimulationOptions o = TightOptions();
+  o.restitution_threshold = v_e;
+  Simulation sim(sys, o);
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, VectorXd::Constant(1, h0 + r), VectorXd::Zero(1));
+  ASSERT_EQ(sim.AdvanceTo(10.0).status, RunStatus::kFinished);
+  const std::vector<double> exact = BounceTimes(h0, e, 10.0);
+  const double v1 = std::sqrt(2 * kG * h0);
+  std::size_t n_impacts = 1;  // the impact whose rebound e^n v₁ is below v_e
+  while (v1 * std::pow(e, static_cast<double>(n_impacts)) >= v_e) ++n_impacts;
+  ASSERT_EQ(n_impacts, 21u);
+  const std::vector<double> impacts = rec.TimesOf(EventKind::kImpact);
+  ASSERT_EQ(impacts.size(), n_impacts);
+  // Same bounces as the closed form (root tolerance 1e-12·t, exact flights: 1e-9 s as above).
+  for (std::size_t k = 0; k < impacts.size(); ++k) EXPECT_NEAR(impacts[k], exact[k], 1e-9) << k;
+  const std::vector<double> closed = rec.TimesOf(EventKind::kContactClosed);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_NEAR(closed[0], impacts.back(), 1e-15);  // the same switch
+  EXPECT_NEAR(sim.v()[0], 0.0, 1e-12);
+  EXPECT_NEAR(sim.q()[0], r, 1e-12);
+  // Energy: the plastic impact removes all of ½ m u⁻² (nothing rises).
+  for (const Event& ev : rec.events) EXPECT_LE(ev.energy_after, ev.energy_before + 1e-12);
+  o.restitution_threshold = -1;
+  EXPECT_THROW(Simulation(sys, o), std::invalid_argument);
+}
+
 TEST(SimulationTest, EnergyNeverIncreasesAcrossImpacts) {
   auto sys = VerticalBall(2.0, 0.05, 0.7);
   Simulation sim(sys, TightOptions());
