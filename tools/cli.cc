@@ -18,6 +18,7 @@
 #include "tools/generators.h"
 #include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
+#include "tools/reaction_writer.h"
 #include "tools/scene.h"
 #include "tools/vtk_writer.h"
 #include "tools/writers.h"
@@ -45,6 +46,8 @@ constexpr std::string_view kUsage =
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
     "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
+    "  --reactions            also write DIR/reactions.csv (spatial scenes: joint forces and\n"
+    "                         torques, driver efforts, at the trajectory's output times)\n"
     "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
     "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
     "\n"
@@ -61,6 +64,7 @@ struct RunArgs {
   std::optional<std::string> integrator, formulation, out_dir;
   std::optional<double> rtol, atol, t_end;
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
+  bool reactions = false;                   // --reactions (tools/reaction_writer.h)
   EventRows event_rows = EventRows::kAuto;  // --event-rows (tools/writers.h)
 };
 
@@ -89,11 +93,12 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       have_scene = true;
       continue;
     }
-    if (arg == "--hdf5" || arg == "--vtk") {  // switches without a value
-      (arg == "--hdf5" ? run.hdf5 : run.vtk) = true;
+    if (arg == "--hdf5" || arg == "--vtk" || arg == "--reactions") {  // switches without a value
+      (arg == "--hdf5" ? run.hdf5 : arg == "--vtk" ? run.vtk : run.reactions) = true;
       continue;
     }
-    if (arg.rfind("--hdf5=", 0) == 0 || arg.rfind("--vtk=", 0) == 0) {
+    if (arg.rfind("--hdf5=", 0) == 0 || arg.rfind("--vtk=", 0) == 0 ||
+        arg.rfind("--reactions=", 0) == 0) {
       throw UsageError(arg.substr(0, arg.find('=')) + ": takes no value");
     }
     // --flag VALUE or --flag=VALUE
@@ -108,7 +113,7 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       throw UsageError("unknown option '" + flag + "' (run options: --integrator, " +
                        "--formulation, --rtol, --atol, --t-end, --out, --hdf5, --vtk, " +
-                       "--event-rows)");
+                       "--reactions, --event-rows)");
     }
     if (!value) {
       if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
@@ -267,6 +272,12 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   const std::shared_ptr<engine::MechanicalSystem> system = built.system;
   const Eigen::VectorXd& q0 = built.q0;
   const Eigen::VectorXd& v0 = built.v0;
+  if (run.reactions && !spatial_system) {
+    throw UsageError(
+        "--reactions: joint reactions are written for spatial scenes (dimension: 3) "
+        "only; for a planar scene --hdf5 gives every row's multiplier "
+        "(/forces/lambda)");
+  }
   for (const std::string& warning : scene.warnings) err << "warning: " << warning << '\n';
   out << built.report;
   // The event loop names the offending item ("contact 'floor': the initial state penetrates
@@ -309,7 +320,11 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   std::filesystem::remove(dir / "last_state.json", ec);  // stale from an earlier failed run
   std::ofstream trajectory_file(dir / "trajectory.csv", std::ios::binary | std::ios::trunc);
   std::ofstream events_file(dir / "events.csv", std::ios::binary | std::ios::trunc);
-  if (!trajectory_file || !events_file) {
+  std::ofstream reactions_file;
+  if (run.reactions) {
+    reactions_file.open(dir / "reactions.csv", std::ios::binary | std::ios::trunc);
+  }
+  if (!trajectory_file || !events_file || (run.reactions && !reactions_file)) {
     err << "error: cannot write in " << dir << '\n';
     return kExitError;
   }
@@ -324,6 +339,12 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   simulation.AddObserver(&trajectory);
   simulation.AddObserver(&event_log);
   simulation.AddObserver(&progress);
+  std::unique_ptr<ReactionWriter> reactions;
+  if (run.reactions) {
+    reactions = std::make_unique<ReactionWriter>(*spatial_system, simulation, reactions_file,
+                                                 /*rows_at_steps=*/scene.options.output_step <= 0);
+    simulation.AddObserver(reactions.get());
+  }
   // --hdf5 and --vtk (tools/hdf5_writer.h, tools/vtk_writer.h); a path that cannot be created
   // is an output error.
   std::unique_ptr<Hdf5Writer> hdf5;
@@ -361,7 +382,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     simulation.SetState(0.0, q0, v0);
     trajectory.OnOutput(simulation.t(), simulation.q(), simulation.v());
     for (events::Observer* o :
-         {static_cast<events::Observer*>(hdf5.get()), static_cast<events::Observer*>(vtk.get())}) {
+         {static_cast<events::Observer*>(hdf5.get()), static_cast<events::Observer*>(vtk.get()),
+          static_cast<events::Observer*>(reactions.get())}) {
       if (o) o->OnOutput(simulation.t(), simulation.q(), simulation.v());
     }
     const events::RunResult result = simulation.AdvanceTo(scene.t_end);
@@ -377,6 +399,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   progress.Finish();
   trajectory_file.flush();
   events_file.flush();
+  if (reactions) reactions_file.flush();
   bool extra_ok = true;  // results.h5 and vtk.pvd closed, also after a failed run
   try {
     if (hdf5) hdf5->Close();
@@ -392,7 +415,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     std::ofstream last_state(dir / "last_state.json", std::ios::binary | std::ios::trunc);
     WriteLastStateJson(info, simulation, last_state);
   }
-  if (!trajectory_file || !events_file || !summary_file || !extra_ok) {
+  if (!trajectory_file || !events_file || !summary_file || !extra_ok ||
+      (reactions && !reactions_file)) {
     err << "error: writing the results in " << dir << " failed\n";
     return kExitError;
   }
@@ -412,7 +436,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
   out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
       << "/ (trajectory.csv, events.csv, summary.json" << (hdf5 ? ", results.h5" : "")
-      << (vtk ? ", vtk.pvd" : "") << (finished ? "" : ", last_state.json") << ")\n";
+      << (vtk ? ", vtk.pvd" : "") << (reactions ? ", reactions.csv" : "")
+      << (finished ? "" : ", last_state.json") << ")\n";
   if (!finished) {
     err << "error: the run stopped at t = " << Seconds(info.t_reached)
         << " before t_end = " << Seconds(scene.t_end) << ": " << info.status

@@ -730,6 +730,10 @@ class SceneParser {
     const auto mesh_path = [&]() {
       std::filesystem::path path(r.RequiredString("file"));
       if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec)) {
+        r.Fail(*r.Find("file"), "mesh file '" + path.string() + "' is a directory, not a file");
+      }
       return path.string();
     };
     using contact::Shape;
@@ -755,6 +759,8 @@ class SceneParser {
       } else {
         shape = Shape::TriangleMeshFromFile(mesh_path(), pose, name);
       }
+    } catch (const SceneError&) {
+      throw;  // a key of this shape, already "<file>:<line>: shape '<name>': ..."
     } catch (const std::invalid_argument& e) {
       const YAML::Node* at = r.Find("file");
       if (at == nullptr) at = &r.node();
@@ -1253,6 +1259,7 @@ class SceneParser {
                       "rho_inf",
                       "output_step",
                       "restitution",
+                      "restitution_threshold",
                       "thresholds",
                       "projection",
                       "projection_tolerance",
@@ -1322,6 +1329,8 @@ class SceneParser {
 
     o.output_step = r.Number("output_step", Range::kNonNegative, o.output_step);
     o.restitution = r.Number("restitution", Range::kUnitInterval, o.restitution);
+    o.restitution_threshold =
+        r.Number("restitution_threshold", Range::kNonNegative, o.restitution_threshold);
     if (const YAML::Node* t = r.Find("thresholds")) {
       MapReader th(file_, *t, "simulation.thresholds");
       th.CheckKeys(Keys({"gap", "velocity", "force"}));

@@ -173,7 +173,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
 struct SceneSystem {
   std::shared_ptr<engine::MechanicalSystem> system;
   Eigen::VectorXd q0, v0;
-  std::string report;  // empty for planar scenes
+  std::string report;  // planar scenes: the topology only, at the scene's q0 (not assembled)
   // Spatial scenes: the topology at the assembled q0 (summary.json's "topology").
   std::optional<engine::TopologyReport> topology;
 };

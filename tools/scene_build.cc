@@ -226,6 +226,9 @@ SceneSystem BuildSceneSystem(const Scene& scene) {
     out.q0 = planar->model().InitialPositions();
     out.v0 = planar->model().InitialVelocities();
     out.system = planar;
+    // The same topology report as for spatial scenes (summary.json keeps it for spatial ones).
+    out.report =
+        "topology: " + engine::AnalyzeTopology(*planar, 0.0, out.q0).Summary(planar->model());
     return out;
   }
   const std::shared_ptr<engine::SpatialMultibodySystem> system = BuildSpatialSystem(scene);

@@ -181,6 +181,8 @@ void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
   w.Key("multiplier_solves").Integer(s.multiplier_solves);
   w.Key("lcp_seconds").Number(s.lcp_seconds);
   w.Key("largest_lcp").Integer(s.largest_lcp);
+  w.Key("round_off_departures").Integer(s.round_off_departures);
+  w.Key("threshold_closing_fallbacks").Integer(s.threshold_closing_fallbacks);
   w.EndObject();
   w.Key("max_position_violation").Number(s.max_position_violation);
   w.Key("max_velocity_violation").Number(s.max_velocity_violation);

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <numbers>
 #include <string>
 
+#include "tests/engine/planar_test_models.h"
 #include "tests/engine/spatial_mechanisms.h"
 
 namespace saltus::engine {
@@ -73,6 +75,74 @@ TEST(Topology, ComponentsAndFreeBodies) {
   EXPECT_EQ(report.degrees_of_freedom, 30 - 15);
   EXPECT_NE(report.Summary(system->model()).find("not connected by any joint: free"),
             std::string::npos);
+}
+
+// Planar models: revolute and prismatic joints are edges, an angle driver only a row.
+TEST(Topology, PlanarFourBarWithDriverAndFreeBody) {
+  // Crank A–B (1 m), coupler B–C (2 m), rocker C–D (1 m), ground pivots A = (0, 0), D = (2, 0),
+  // cranks vertical; an angle driver on the crank; a body joined to nothing.
+  PlanarModelBuilder builder;
+  const auto body = [&](const char* name, double x, double y, double theta) {
+    PlanarBody b;
+    b.name = name;
+    b.q0 << x, y, theta;
+    return builder.AddBody(b);
+  };
+  const int crank = body("crank", 0, 0.5, std::numbers::pi / 2), coupler = body("coupler", 1, 1, 0);
+  const int rocker = body("rocker", 2, 0.5, std::numbers::pi / 2);
+  body("free", 5, 5, 0);
+  const auto pin = [&](const char* name, int a, int b, Eigen::Vector2d pa, Eigen::Vector2d pb) {
+    PlanarJoint j;
+    j.name = name;
+    j.body_a = a;
+    j.body_b = b;
+    j.point_a = pa;
+    j.point_b = pb;
+    builder.AddJoint(j);
+  };
+  pin("A", kGround, crank, {0, 0}, {-0.5, 0});
+  pin("B", crank, coupler, {0.5, 0}, {-1, 0});
+  pin("C", coupler, rocker, {1, 0}, {0.5, 0});
+  pin("D", rocker, kGround, {-0.5, 0}, {2, 0});
+  PlanarJoint drive;
+  drive.name = "motor";
+  drive.type = PlanarJointType::kAngleDriver;
+  drive.body_b = crank;
+  drive.angle0 = std::numbers::pi / 2;
+  builder.AddJoint(drive);
+  auto system = std::make_shared<PlanarMultibodySystem>(builder.Build());
+  const auto report = AnalyzeTopology(*system, 0.0, system->model().InitialPositions());
+  EXPECT_EQ(report.num_components, 2);  // the linkage (grounded) and the free body
+  EXPECT_EQ(report.num_loops, 1);       // 4 edges − 5 vertices + 2 components
+  ASSERT_EQ(report.loops.size(), 1u);
+  EXPECT_EQ(report.loops[0].joints.size(), 4u);  // A B C D, not the driver
+  for (const int j : report.loops[0].joints) EXPECT_NE(j, 4) << "the driver is no edge";
+  EXPECT_EQ(report.loops[0].bodies.size(), 4u);  // three bars and the ground
+  ASSERT_EQ(report.unconnected_bodies.size(), 1u);
+  EXPECT_EQ(report.unconnected_bodies[0], 3);
+  // 4 × 2 revolute rows + 1 driver row, independent at this regular configuration; the driven
+  // linkage has no freedom left, the free body 3.
+  EXPECT_EQ(report.num_rows, 9);
+  EXPECT_EQ(report.rank, 9);
+  EXPECT_EQ(report.redundant_rows, 0);
+  EXPECT_EQ(report.degrees_of_freedom, 3);
+  const std::string text = report.Summary(system->model());
+  EXPECT_NE(text.find("4 bodies, 4 joints, 2 components, 1 independent loop\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("bodies not connected by any joint: free"), std::string::npos) << text;
+}
+
+TEST(Topology, PlanarRedundantPinsAreReported) {
+  // Two identical pins between the ground and one body: a loop of two joints, 4 rows of rank 2.
+  testing::PendulumParams p;
+  p.joint_copies = 2;
+  const PlanarMultibodySystem system(testing::MakePendulum(p));
+  const auto report = AnalyzeTopology(system, 0.0, system.model().InitialPositions());
+  EXPECT_EQ(report.num_loops, 1);
+  EXPECT_EQ(report.num_rows, 4);
+  EXPECT_EQ(report.rank, 2);
+  EXPECT_EQ(report.redundant_rows, 2);
+  EXPECT_EQ(report.degrees_of_freedom, 1);
 }
 
 }  // namespace

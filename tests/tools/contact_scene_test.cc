@@ -398,6 +398,10 @@ class ContactSceneErrors : public ::testing::Test {
       ADD_FAILURE() << "no error for:\n" << text;
     } catch (const SceneError& e) {
       EXPECT_EQ(e.line(), line) << e.what();
+      // The location is given once ("<file>:<line>: <item>: <what>"), not repeated by a layer
+      // that re-wraps an error of the loader.
+      const std::string what = e.what();
+      EXPECT_EQ(what.find("bad.yaml:"), what.rfind("bad.yaml:")) << what;
       for (const std::string& f : fragments) {
         EXPECT_NE(std::string(e.what()).find(f), std::string::npos)
             << "'" << f << "' not in: " << e.what();
@@ -415,6 +419,14 @@ TEST_F(ContactSceneErrors, ShapesAndPairs) {
               {"shape 's'", "radius must be > 0"});
   ExpectError(PairScene("  - {name: s, body: a, type: box, half_size: [0.1, 0, 0.1]}\n", ""), 7,
               {"shape 's'", "half_size"});
+  ExpectError(PairScene("  - {name: s, body: a, type: cylinder, radius: 0.1, length: 0}\n", ""), 7,
+              {"shape 's'", "length must be > 0"});
+  ExpectError(PairScene("  - {name: s, body: a, type: capsule, radius: 0, length: 0.1}\n", ""), 7,
+              {"shape 's'", "radius must be > 0"});
+  ExpectError(PairScene("  - {name: s, body: a, type: ellipsoid, radii: [0.1, 0.1, 0]}\n", ""), 7,
+              {"shape 's'", "radii"});
+  ExpectError(PairScene("  - {name: s, body: ground, type: plane, normal: [0, 0, 0]}\n", ""), 7,
+              {"shape 's'", "normal must be a non-zero vector"});
   ExpectError(PairScene("  - {name: s, body: a, type: sphere, radius: 0.1, length: 2}\n", ""), 7,
               {"shape 's'", "does not apply to a sphere shape"});
   ExpectError(PairScene("  - {name: s, body: a, type: cone, radius: 0.1}\n", ""), 7,
@@ -435,6 +447,10 @@ TEST_F(ContactSceneErrors, ShapesAndPairs) {
 TEST_F(ContactSceneErrors, MeshFiles) {
   ExpectError(PairScene("  - {name: m, body: a, type: convex_mesh, file: nowhere.obj}\n", ""), 7,
               {"shape 'm'", "nowhere.obj"});
+  // A path that names a folder is not read as an empty mesh.
+  fs::create_directories(dir_ / "folder.obj");
+  ExpectError(PairScene("  - {name: m, body: ground, type: triangle_mesh, file: folder.obj}\n", ""),
+              7, {"shape 'm'", "folder.obj' is a directory"});
   // A closed but non-convex polyhedron: a tetrahedron with a dent (the apex of a fourth vertex
   // pushed inside): an octahedron-like surface with one vertex inside the hull.
   std::ofstream(dir_ / "dented.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0.1 0.1 0.1\nv 0 0 1\n"

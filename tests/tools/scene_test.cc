@@ -200,6 +200,17 @@ TEST(SceneTest, BuildSystemGivesJointRowsThenContactRows) {
   EXPECT_NEAR(g[0], 0.9, 1e-15);
 }
 
+// `saltus run` prints the topology of planar scenes too (BuildSceneSystem's report): kBase has
+// the box pinned to the ground and the ball joined to nothing (its spring is no joint).
+TEST(SceneTest, PlanarSceneReportsItsTopology) {
+  const SceneSystem built = BuildSceneSystem(ParseScene(kBase, "test.yaml"));
+  EXPECT_EQ(built.report,
+            "topology: 2 bodies, 1 joints, 2 components, 0 independent loops\n"
+            "  bodies not connected by any joint: ball\n"
+            "  constraint rows 2, rank of G 2, redundant 0, degrees of freedom 4\n");
+  EXPECT_FALSE(built.topology.has_value());  // summary.json's object stays spatial-only
+}
+
 TEST(SceneTest, MalformedYamlReportsTheParserLine) {
   ExpectError(Edit("    inertia: 0.004\n", "    inertia: 0.004\n      oops: 1\n"), 7,
               {"malformed YAML"});
