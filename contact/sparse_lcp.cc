@@ -15,6 +15,9 @@ using SpMat = Eigen::SparseMatrix<double>;
 
 // ε / max W_ii of the proximal regularization (header, step 2).
 constexpr double kProximalShift = 1e-3;
+// Smallest ε / max W_ii: on an active set that stays fixed, ε is divided by 10 per step down to
+// this (header, step 2).
+constexpr double kMinProximalShift = 1e-6;
 
 // Sweeps of projected Gauss–Seidel on z (in place). W is symmetric: column i is row i.
 // Returns the number of sweeps done: stops after `max_sweeps` or when the support has been the
@@ -46,7 +49,12 @@ double Residual(const Eigen::VectorXd& z, const Eigen::VectorXd& w, double scale
 struct PolishStats {
   int factorizations = 0;  // LDLᵀ of W_FF + εI
   int outer = 0;           // proximal steps
+  int extrapolations = 0;  // drift steps along a null direction of W_FF (header, step 3)
 };
+
+// A drift of the proximal iterates counts as steady when two consecutive steps on the same
+// active set differ by at most this fraction of the step (header, step 3).
+constexpr double kSteadyDrift = 1e-3;
 
 // Steps 2–3 of the header: proximal point iterations from z (≥ 0), each an exact solve of the
 // regularized LCP (W + εI, b − ε z_k) by block principal pivoting. Returns true when the
@@ -57,7 +65,7 @@ bool ProximalActiveSet(const SpMat& W, const Eigen::VectorXd& b, double toleranc
                        Eigen::VectorXd* w, PolishStats* stats) {
   const Eigen::Index n = b.size();
   const double max_diag = W.diagonal().maxCoeff();
-  const double eps = kProximalShift * max_diag;
+  double eps = kProximalShift * max_diag;
   // Round-off guards of the pivoting: a z_i or w_i of the regularized problem counts as negative
   // below −1e-13 of its scale (exact arithmetic would give ≥ 0; smaller negatives are clipped).
   std::vector<char> in_f(static_cast<std::size_t>(n));
@@ -66,8 +74,11 @@ bool ProximalActiveSet(const SpMat& W, const Eigen::VectorXd& b, double toleranc
   std::vector<Eigen::Triplet<double>> triplets;
   Eigen::SimplicialLDLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<int>> ldlt;
   bool factor_valid = false;
+  Eigen::VectorXd delta(n), delta_prev(n);
+  bool have_delta_prev = false;
   for (int outer = 0; outer < max_outer; ++outer) {
     ++stats->outer;
+    bool pivoted = false;  // F changed during this step
     const Eigen::VectorXd b_k = b - eps * (*z);
     const double b_k_scale = std::max(1.0, b_k.lpNorm<Eigen::Infinity>());
     std::size_t best = std::numeric_limits<std::size_t>::max();
@@ -134,7 +145,42 @@ bool ProximalActiveSet(const SpMat& W, const Eigen::VectorXd& b, double toleranc
       }
       for (int i : violators) in_f[static_cast<std::size_t>(i)] ^= 1;
       factor_valid = false;
+      pivoted = true;
     }
+    // Steady drift on an unchanged active set: the range part of the step has converged and
+    // the step is the null-space drift −ε⁻¹ P_null (b_F) (header, step 3); jump along it to where
+    // the first z_i, i ∈ F, reaches 0 (ratio test) instead of taking ~ z_i / |Δ_i| steps there.
+    delta = z_next - *z;
+    const bool same_set = !pivoted;
+    bool extrapolated = false;
+    if (same_set && have_delta_prev) {
+      const double step = delta.lpNorm<Eigen::Infinity>();
+      if (step > 0.0 && (delta - delta_prev).lpNorm<Eigen::Infinity>() <= kSteadyDrift * step) {
+        double s = std::numeric_limits<double>::infinity();
+        Eigen::Index blocking = -1;
+        for (Eigen::Index i = 0; i < n; ++i) {
+          if (delta[i] < 0.0 && z_next[i] > 0.0 && -z_next[i] / delta[i] < s) {
+            s = -z_next[i] / delta[i];
+            blocking = i;
+          }
+        }
+        if (blocking >= 0 && s > 1.0) {  // no blocking row: unbounded drift, leave it to the caps
+          z_next += s * delta;
+          z_next[blocking] = 0.0;
+          ++stats->extrapolations;
+          extrapolated = true;
+        }
+      }
+    }
+    have_delta_prev = same_set && !extrapolated;
+    if (same_set && eps > kMinProximalShift * max_diag) {
+      eps = std::max(0.1 * eps, kMinProximalShift * max_diag);  // same F, new factor
+      factor_valid = false;
+      have_delta_prev = false;
+    } else if (!same_set) {
+      eps = kProximalShift * max_diag;  // F changed: back to the robust shift for the pivoting
+    }
+    delta_prev = delta;
     *z = z_next.cwiseMax(0.0);
     *w = W * (*z) + b;
     if (Residual(*z, *w, scale) <= tolerance) return true;
@@ -239,7 +285,10 @@ LcpResult SolveLcpSparse(const SpMat& W, const Eigen::VectorXd& b, const LcpOpti
       result.iterations = sweeps + stats.outer;
       result.message = "lcp sparse: " + std::to_string(sweeps) + " pgs sweeps, " +
                        std::to_string(stats.outer) + " proximal steps, " +
-                       std::to_string(stats.factorizations) + " factorizations";
+                       std::to_string(stats.factorizations) + " factorizations" +
+                       (stats.extrapolations > 0
+                            ? ", " + std::to_string(stats.extrapolations) + " drift extrapolations"
+                            : std::string());
       return result;
     }
   }

@@ -23,6 +23,15 @@
 //      side — all of them while their number decreases (three extra tries), then one at a time
 //      (Murty's rule: the largest index). When F does not change, the factor is reused: a
 //      proximal step then costs one sparse solve. Caps: 1000 proximal steps, 200 factorizations.
+//      Drift extrapolation: on a fixed F with W_FF singular (a self-stress loop of a settled
+//      pile, Gᵀd = 0 with d of mixed signs) and b_F not in range(W_FF) (a component 3.6e-9 along
+//      null(W), ‖b‖₂ = 55, in the N = 100 pile at t = 0.7068 s; its origin was not traced), the
+//      steps converge on range(W_FF) but move z by −ε⁻¹ P_null b_F per step along null(W_FF),
+//      and the solution lies where a z_i of the loop reaches 0 (that row then opens, w_i > 0). When
+//      two consecutive steps on the same F agree to 1e-3 of their size, z jumps along the step to
+//      the first z_i = 0 (ratio test); the next step drops that row from F. (Without it the pile
+//      needed an estimated ~1e5 steps there, beyond the caps, and dense Lemke then stopped on a
+//      ray.)
 //   4. Accepted only when the natural-map residual ‖min(w, z)‖∞ / max(1, ‖b‖∞) of the ORIGINAL
 //      problem (z ≥ 0, w = W z + b) is ≤ options.tolerance, exactly the test of SolveLcp
 //      (complementarity.h): never a merely approximate answer. Otherwise 10× more PGS sweeps
@@ -30,7 +39,10 @@
 //      (Lemke and its fallbacks).
 // Convergence: the proximal iterates converge to a solution of the LCP when one exists (monotone
 // operator; W PSD); on a fixed active set a step contracts the error by ε / (λ + ε) on each
-// eigenvalue λ > 0 of W_FF and leaves the null-space component unchanged.
+// eigenvalue λ > 0 of W_FF and leaves the null-space component unchanged. A step that keeps F
+// divides ε by 10 (refactoring the same F) down to 1e-6 · max W_ii, so that the small eigenvalues
+// of ill-conditioned piles (λ ~ 1e-4 max W_ii) contract fast too; a step that changes F puts ε
+// back to 1e-3 · max W_ii (with the small ε the pivoting cycles on semidefinite piles).
 // On a PSD W, w (hence the post-impact velocity v⁺ = v⁻ + M⁻¹Gᵀz) is unique even where z is not.
 #pragma once
 
@@ -42,9 +54,9 @@
 namespace saltus::contact {
 
 // W (n × n) symmetric (column j is used as row j), b (n). A non-positive diagonal entry (PGS
-// cannot use it) or an asymmetric W (above 1e-12 relative) sends the problem to the dense SolveLcp
-// when options.fallback, else a failure status. `z0` (n entries, or nullptr) warm-starts PGS
-// (negative entries are clipped). The message starts with "lcp sparse:" and gives the PGS
+// cannot use it) or an asymmetric W (above 1e-12 relative) sends the problem to the dense
+// SolveLcp when options.fallback, else a failure status. `z0` (n entries, or nullptr) warm-starts
+// PGS (negative entries are clipped). The message starts with "lcp sparse:" and gives the PGS
 // sweeps, proximal steps and factorizations, or which dense fallback solved it; iterations =
 // sweeps + proximal steps. Throws std::invalid_argument on inconsistent sizes, non-finite entries
 // or bad options (as SolveLcp).

@@ -84,4 +84,33 @@ inline PileLcp MakePileLcp(int nx, int ny, int nz, double p_diagonal, unsigned s
   return p;
 }
 
+// A settled-pile LCP whose solution leaves one row of a self-stress loop open by a hair, the
+// situation of the N = 100 sphere pile at t = 0.7068 s (acceleration LCP of 232 rows, W with a
+// 3-dimensional null space of mixed-sign self-stress states d, Gᵀd = 0, and b with a 3.6e-9
+// component along them). From a pile W with diagonals (rank-deficient), d = the eigenvector of
+// its smallest eigenvalue (p_diagonal > 0 for a null space), r = argmax |d_i| (sign chosen so that
+// d_r > 0), z*_i ∈ [0.5, 1.5] except z*_r = 0, c = `gap` e_r, and b = −W z* + c: then z* solves the
+// LCP with w* = c (w unique, W PSD), while b has the component c_r d_r along d. An active-set
+// method that keeps row r active sees W_FF singular and b_F inconsistent with it. Returns d in
+// `null_direction`.
+inline PileLcp MakeSelfStressedPileLcp(int nx, int ny, int nz, double p_diagonal, unsigned seed,
+                                       double gap, Eigen::VectorXd* null_direction) {
+  PileLcp p = MakePileLcp(nx, ny, nz, p_diagonal, seed);
+  const Eigen::MatrixXd W_dense(p.W);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(W_dense);
+  Eigen::VectorXd d = eig.eigenvectors().col(0);
+  Eigen::Index r = 0;
+  d.cwiseAbs().maxCoeff(&r);
+  if (d[r] < 0.0) d = -d;
+  std::mt19937 rng(seed + 1000u);
+  std::uniform_real_distribution<double> uniform(0.5, 1.5);
+  Eigen::VectorXd z_star(p.b.size());
+  for (Eigen::Index i = 0; i < z_star.size(); ++i) z_star[i] = uniform(rng);
+  z_star[r] = 0.0;
+  p.b = -(p.W * z_star);
+  p.b[r] += gap;
+  if (null_direction != nullptr) *null_direction = d;
+  return p;
+}
+
 }  // namespace saltus::contact::testing

@@ -144,6 +144,44 @@ TEST(SolveLcpSparse, WarmStartAtTheSolutionNeedsOnePolish) {
   EXPECT_LE((warm.w - cold.w).lpNorm<Eigen::Infinity>(), AgreementTolerance(p.b));
 }
 
+TEST(SolveLcpSparse, SelfStressLoopWithASlightlyInconsistentRightHandSide) {
+  // The failing problem of the N = 100 pile (pile_lcp.h, MakeSelfStressedPileLcp): the exact
+  // solution opens row r by w_r = 3e-9 (the size of the inconsistency met in the pile) while PGS
+  // leaves it active; on that active set the proximal steps only drift along the null direction
+  // d by ~ c_r d_r / ε per step, too slowly for the caps. The drift extrapolation (sparse_lcp.h,
+  // step 3) must find the opening, without the dense fallback. Before it (ε = 1e-3 max W_ii, no
+  // extrapolation) 7 of these 8 cases failed with "no verified solution" after 2000 proximal steps;
+  // with the small ε but no extrapolation, 3x3x3 seed 3 and 4x4x4 seed 1 still do.
+  constexpr double kGap = 3e-9;
+  for (const int n : {3, 4}) {
+    for (const unsigned seed : {1u, 2u, 3u, 7u}) {
+      SCOPED_TRACE("pile " + std::to_string(n) + "^3, seed " + std::to_string(seed));
+      Eigen::VectorXd d;
+      const PileLcp p = testing::MakeSelfStressedPileLcp(n, n, n, 0.3, seed, kGap, &d);
+      // The construction is what it claims: W d = 0 (round-off of the eigen-solve: 1e-12 of
+      // ‖W‖ ~ 10), d has mixed signs (a self-stress state, not a certificate of infeasibility),
+      // and b has a component along d above the residual tolerance 1e-10 · max(1, ‖b‖∞).
+      ASSERT_LE((p.W * d).lpNorm<Eigen::Infinity>(), 1e-11);
+      ASSERT_LT(d.minCoeff(), 0.0);
+      ASSERT_GT(d.maxCoeff(), 0.0);
+      ASSERT_GT(std::abs(p.b.dot(d)), 1e-10 * std::max(1.0, p.b.lpNorm<Eigen::Infinity>()));
+      LcpOptions options;
+      options.fallback = false;
+      const LcpResult r = SolveLcpSparse(p.W, p.b, options);
+      ExpectSolves(r, p.W, p.b);
+      if (n == 3 && seed == 3u) {
+        EXPECT_NE(r.message.find("drift extrapolation"), std::string::npos) << r.message;
+      }
+      // w is unique (W PSD): w* = kGap e_r.
+      Eigen::Index row = 0;
+      d.cwiseAbs().maxCoeff(&row);
+      Eigen::VectorXd w_star = Eigen::VectorXd::Zero(p.b.size());
+      w_star[row] = kGap;
+      EXPECT_LE((r.w - w_star).lpNorm<Eigen::Infinity>(), AgreementTolerance(p.b));
+    }
+  }
+}
+
 TEST(SolveLcpSparse, InfeasibleProblemFailsByStatus) {
   // w = −z − 1 (W = −I is not a contact matrix: non-positive diagonal): no solution. Without
   // fallback: a status; with fallback: Lemke also fails, by status.
