@@ -498,6 +498,7 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
     if (g_i1[static_cast<Eigen::Index>(k)] < 0) penetrating.push_back(i1[k]);
   }
 
+  bool near_gaps_current = false;  // im.near_buf / im.g_buf hold the candidates' gaps at q
   // Projection onto {g_A = 0, G_A v + ∂g_A/∂t = 0} (eq. 35, 36).
   const std::vector<int> active = Union(im.bilateral, new_closed);
   if (!active.empty() || !stopped.empty() || !penetrating.empty()) {
@@ -514,16 +515,37 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
             << " after " << rp.iterations << " iterations)";
         throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
       }
-      if (i1.empty()) break;
-      sys.ConstraintValues(t, q, i1, &g_i1);
-      im.stats.rows_evaluated_switches += static_cast<long>(i1.size());
       std::vector<int> more;
-      for (std::size_t k = 0; k < i1.size(); ++k) {
-        if (g_i1[static_cast<Eigen::Index>(k)] < 0 &&
-            !std::binary_search(new_closed.begin(), new_closed.end(), i1[k]) &&
-            !std::binary_search(penetrating.begin(), penetrating.end(), i1[k])) {
-          more.push_back(i1[k]);
+      if (!i1.empty()) {
+        sys.ConstraintValues(t, q, i1, &g_i1);
+        im.stats.rows_evaluated_switches += static_cast<long>(i1.size());
+        for (std::size_t k = 0; k < i1.size(); ++k) {
+          if (g_i1[static_cast<Eigen::Index>(k)] < 0 &&
+              !std::binary_search(new_closed.begin(), new_closed.end(), i1[k]) &&
+              !std::binary_search(penetrating.begin(), penetrating.end(), i1[k])) {
+            more.push_back(i1[k]);
+          }
         }
+      }
+      if (more.empty()) {
+        // Rows outside I₁ (g > τ₀ at t*) are pushed below zero too when the projected rows
+        // move the bodies by more than the rows' gap (header, step 4): those that end below
+        // −τ₀ join the projected set as well. The gaps are those of the final q when the loop
+        // ends here, and serve the smallest gap after projection below.
+        im.UnilateralCandidates(q, im.zero_speed, 0.0, th.tau0, nullptr, &im.near_buf);
+        if (!im.near_buf.empty()) {
+          sys.ConstraintValues(t, q, im.near_buf, &im.g_buf);
+          im.stats.rows_evaluated_switches += static_cast<long>(im.near_buf.size());
+          for (std::size_t k = 0; k < im.near_buf.size(); ++k) {
+            const int r = im.near_buf[k];
+            if (im.g_buf[static_cast<Eigen::Index>(k)] < -th.tau0 &&
+                !std::binary_search(active.begin(), active.end(), r) &&
+                !std::binary_search(penetrating.begin(), penetrating.end(), r)) {
+              more.push_back(r);
+            }
+          }
+        }
+        near_gaps_current = more.empty();
       }
       if (more.empty()) break;
       penetrating = Union(penetrating, more);
@@ -538,11 +560,15 @@ void Simulation::Impl::HandleSwitch(double t, VectorXd& q, VectorXd& v, std::vec
   }
   // Smallest gap after projection: rows left out of the candidates within τ₀ have g > τ₀.
   // The gaps are kept for StartPhase, which follows at the same (t, q).
-  im.UnilateralCandidates(q, im.zero_speed, 0.0, th.tau0, nullptr, &im.near_buf);
+  if (!near_gaps_current) {
+    im.UnilateralCandidates(q, im.zero_speed, 0.0, th.tau0, nullptr, &im.near_buf);
+    if (!im.near_buf.empty()) {
+      sys.ConstraintValues(t, q, im.near_buf, &im.g_buf);
+      im.stats.rows_evaluated_switches += static_cast<long>(im.near_buf.size());
+    }
+  }
   im.switch_rows.clear();
   if (!im.near_buf.empty()) {
-    sys.ConstraintValues(t, q, im.near_buf, &im.g_buf);
-    im.stats.rows_evaluated_switches += static_cast<long>(im.near_buf.size());
     im.stats.min_gap_after_projection =
         std::min(im.stats.min_gap_after_projection, im.g_buf.minCoeff());
     if (std::is_sorted(im.near_buf.begin(), im.near_buf.end())) {

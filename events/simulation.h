@@ -62,7 +62,10 @@
 //   4. positions are projected onto g_A = 0 (eq. 35) and velocities onto G_A v + ∂g_A/∂t = 0
 //      (eq. 36), A = B ∪ I₂; open rows of I₁ that would be left with g < 0 join the position
 //      projection, and those still approaching (−τ₁ ≤ u < 0) the velocity projection, so that
-//      the same switch cannot repeat at once;
+//      the same switch cannot repeat at once. Rows outside I₁ (g > τ₀ at t*) that the projection
+//      leaves below −τ₀ join the position projection too, and it is repeated: projected rows can
+//      move the bodies by more than τ₀ (a row with a short lever, |∂g/∂q| ≪ 1, moves q by
+//      |g| / |∂g/∂q|), and such a row would otherwise start the next phase inside the obstacle;
 //   5. the integrator restarts.
 // More than `zeno_max_events` events inside `zeno_window` that the rule above cannot resolve
 // stop the run with RunStatus::kEventAccumulation.

@@ -482,5 +482,60 @@ TEST(SimulationTest, DepartingRowWithRoundOffRateDoesNotRepeatTheSwitch) {
   }
 }
 
+// The position projection of step 4 moves the projected rows' coordinates by more than τ₀
+// when a row has a short lever (|∂g/∂q| = L ≪ 1: a gap of τ₀ is a move of τ₀ / L), and then
+// pushes an open row outside I₁ (gap > τ₀ at t*) below −τ₀. Two coordinates with M = I and
+// gravity: a crank stop g₀ = L q₀ (L = 0.01) starting at g₀ = −0.9 τ₀ (in I₁, it closes) and a
+// second body resting above the first, g₁ = q₁ − q₀, starting at g₁ = 2 τ₀ (outside I₁). The
+// projection onto g₀ = 0 moves q₀ by 0.9 τ₀ / L = 90 τ₀: g₁ would end at −88 τ₀. The row must
+// join the projected set instead.
+TEST(SimulationTest, ProjectionCannotPushAnOpenRowBelowTheGapTolerance) {
+  const double lever = 0.01;
+  engine::LagrangianCallbacks cb;
+  cb.n = 2;
+  cb.mass = [](const VectorXd&, MatrixXd* M) { *M = MatrixXd::Identity(2, 2); };
+  cb.forces = [](double, const VectorXd&, const VectorXd&, VectorXd* F) {
+    *F = VectorXd::Constant(2, -kG);
+  };
+  cb.potential = [](double, const VectorXd& q) { return kG * (q[0] + q[1]); };
+  cb.coordinate_names = {"crank.angle", "block.z"};
+  auto sys = std::make_shared<engine::LagrangianSystem>(cb);
+  engine::ConstraintCallbacks cc;
+  cc.rows = {{engine::ConstraintKind::kUnilateral, "crank_stop", 0.0},
+             {engine::ConstraintKind::kUnilateral, "block_on_crank", 0.0}};
+  cc.values = [lever](double, const VectorXd& q, VectorXd* g) {
+    *g = VectorXd(2);
+    (*g)[0] = lever * q[0];
+    (*g)[1] = q[1] - q[0];
+  };
+  cc.jacobian = [lever](double, const VectorXd&, MatrixXd* G) {
+    *G = MatrixXd::Zero(2, 2);
+    (*G)(0, 0) = lever;
+    (*G)(1, 0) = -1;
+    (*G)(1, 1) = 1;
+  };
+  sys->AddConstraintBlock(std::make_shared<engine::CallbackConstraints>(cc, 2));
+  const SimulationOptions o = TightOptions();
+  const double tau0 = o.thresholds.tau0;
+  Simulation sim(sys, o);
+  const double q0 = -0.9 * tau0 / lever;
+  VectorXd q(2);
+  q << q0, q0 + 2 * tau0;
+  sim.SetState(0, q, VectorXd::Zero(2));
+  ASSERT_EQ(sim.closed_rows().size(), 1u);  // the stop closes (gravity presses the crank on it)
+  EXPECT_EQ(sim.closed_rows()[0], 0);
+  VectorXd g;
+  sys->ConstraintValues(0, sim.q(), std::vector<int>{0, 1}, &g);
+  // Both rows are projected to g = 0: round-off of the projection (ProjectionOptions, far
+  // below τ₀), while before the fix g₁ ended at −88 τ₀.
+  EXPECT_NEAR(g[0], 0, 1e-3 * tau0);
+  EXPECT_GE(g[1], -tau0);
+  EXPECT_GE(sim.stats().min_gap_after_projection, -tau0);
+  // The block then rests on the crank: the run goes on without penetration beyond τ₀.
+  const RunResult res = sim.AdvanceTo(0.01);
+  ASSERT_EQ(res.status, RunStatus::kFinished) << res.message;
+  EXPECT_GE(sim.stats().min_gap_after_projection, -tau0);
+}
+
 }  // namespace
 }  // namespace saltus::events
