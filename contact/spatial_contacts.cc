@@ -23,6 +23,24 @@ namespace {
 
 std::string PairLabel(const SpatialContactPair& p) { return "contact pair '" + p.name + "'"; }
 
+// The two sides of a row in the order of its G blocks: ascending body, the ground last (its side is
+// skipped), with each side's lever and sign (−1 on body a, +1 on body b).
+struct OrderedSides {
+  int body[2];
+  const Eigen::Vector3d* lever[2];
+  double sign[2];
+};
+OrderedSides SidesInBlockOrder(const SpatialContactPair& pair, const Eigen::Vector3d& lever_a,
+                               const Eigen::Vector3d& lever_b) {
+  OrderedSides s{{pair.body_a, pair.body_b}, {&lever_a, &lever_b}, {-1.0, 1.0}};
+  if (s.body[1] != engine::kGround && (s.body[0] == engine::kGround || s.body[1] < s.body[0])) {
+    std::swap(s.body[0], s.body[1]);
+    std::swap(s.lever[0], s.lever[1]);
+    std::swap(s.sign[0], s.sign[1]);
+  }
+  return s;
+}
+
 // Which closed form γ has (see the header).
 enum class GammaForm {
   kPlanePoint,
@@ -571,14 +589,7 @@ bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int loca
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(local_row))];
   const RowGeometry geo = Geometry(q, local_row);
   // Same entries as JacobianRow: −n, −Rᵀ(ℓ_a × n) on body a; +n, Rᵀ(ℓ_b × n) on body b.
-  int body[2] = {pair.body_a, pair.body_b};
-  const Vector3d* lever[2] = {&geo.lever_a, &geo.lever_b};
-  double sign[2] = {-1.0, 1.0};
-  if (body[1] != engine::kGround && (body[0] == engine::kGround || body[1] < body[0])) {
-    std::swap(body[0], body[1]);
-    std::swap(lever[0], lever[1]);
-    std::swap(sign[0], sign[1]);
-  }
+  const auto [body, lever, sign] = SidesInBlockOrder(pair, geo.lever_a, geo.lever_b);
   double* last = nullptr;
   for (int k = 0; k < 2; ++k) {
     if (body[k] == engine::kGround) continue;
@@ -602,14 +613,7 @@ bool SpatialContacts::ValuesAndRates(double t, const VectorXd& q, const VectorXd
     // The blocks of AppendJacobianBlocks in the same order (ascending body, one block when both
     // sides are on one body) and the same running sum as BlockSparseRows::Multiply, so that ġ
     // equals engine::ConstraintRate's bit for bit.
-    int body[2] = {pair.body_a, pair.body_b};
-    const Vector3d* lever[2] = {&geo.lever_a, &geo.lever_b};
-    double sign[2] = {-1.0, 1.0};
-    if (body[1] != engine::kGround && (body[0] == engine::kGround || body[1] < body[0])) {
-      std::swap(body[0], body[1]);
-      std::swap(lever[0], lever[1]);
-      std::swap(sign[0], sign[1]);
-    }
+    const auto [body, lever, sign] = SidesInBlockOrder(pair, geo.lever_a, geo.lever_b);
     double rate = 0.0;
     for (int k = 0; k < 2; ++k) {
       if (body[k] == engine::kGround) continue;
