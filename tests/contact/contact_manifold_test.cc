@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "contact/complementarity.h"
@@ -33,6 +34,31 @@ Matrix3d Rz(double a) { return AngleAxisd(a, Vector3d::UnitZ()).toRotationMatrix
 Matrix3d Rx(double a) { return AngleAxisd(a, Vector3d::UnitX()).toRotationMatrix(); }
 
 const Shape kGround = Shape::Plane(Vector3d::UnitZ(), 0.0, Isometry3d::Identity(), "ground");
+
+// d/dε [G(q ⊕ ε v) v] at ε = 0 for `rows`: central differences D(ε) at ε = 1e-4 and ε/2,
+// Richardson-extrapolated, (4 D(ε/2) − D(ε))/3: truncation O(ε⁴ |d⁵(G v)/dε⁵|) ≲ 1e-16 ·
+// (|v|·curvature)⁵, round-off ~ machine ε |G v| / ε ≈ 1e-11. The four shifted positions
+// (q ⊕ ±ε v, q ⊕ ±ε/2 v) are appended to `shifted` (tests skip rows whose witness features switch
+// among them: G jumps there).
+Eigen::VectorXd RichardsonRateDerivative(const engine::MechanicalSystem& system,
+                                         const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                         const std::vector<int>& rows,
+                                         std::vector<Eigen::VectorXd>* shifted) {
+  constexpr double kEps = 1e-4;
+  const auto difference = [&](double eps) {
+    Eigen::VectorXd q_plus, q_minus;
+    system.IntegratePosition(q, v, eps, &q_plus);
+    system.IntegratePosition(q, v, -eps, &q_minus);
+    Eigen::MatrixXd G_plus, G_minus;
+    system.ConstraintJacobian(0, q_plus, rows, &G_plus);
+    system.ConstraintJacobian(0, q_minus, rows, &G_minus);
+    shifted->push_back(std::move(q_plus));
+    shifted->push_back(std::move(q_minus));
+    return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
+  };
+  const Eigen::VectorXd d_full = difference(kEps);
+  return (4 * difference(kEps / 2) - d_full) / 3;
+}
 
 // A four-sided pyramid surface (apex up): faces, edges of dihedral angle < 90° and vertices.
 TriangleMesh Pyramid() {
@@ -370,26 +396,13 @@ TEST(ContactManifoldGamma, RimAndBoxCornerGammaMatchDifferenceOfJacobian) {
     for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
     Eigen::VectorXd gamma;
     system->ConstraintGamma(0, q, v, rows, &gamma);
-    // d/dε [G(q ⊕ ε v) v] by central differences D(ε) at ε = 1e-4 and ε/2, Richardson-
-    // extrapolated, (4 D(ε/2) − D(ε))/3: truncation O(ε⁴ |d⁵(G v)/dε⁵|) ≲ 1e-16 · (|v|·curvature)⁵
-    // ~ 1e-9 here (|v| ≤ 2√6, curvatures ≲ 1/0.06 m⁻¹), round-off ~ machine ε |G v| / ε ≈ 1e-11.
-    constexpr double kEps = 1e-4;
-    const auto difference = [&](double eps, Eigen::VectorXd* q_plus, Eigen::VectorXd* q_minus) {
-      system->IntegratePosition(q, v, eps, q_plus);
-      system->IntegratePosition(q, v, -eps, q_minus);
-      Eigen::MatrixXd G_plus, G_minus;
-      system->ConstraintJacobian(0, *q_plus, rows, &G_plus);
-      system->ConstraintJacobian(0, *q_minus, rows, &G_minus);
-      return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
-    };
-    Eigen::VectorXd q_plus, q_minus, q_half_plus, q_half_minus;
-    const Eigen::VectorXd d_full = difference(kEps, &q_plus, &q_minus);
-    const Eigen::VectorXd d_half = difference(kEps / 2, &q_half_plus, &q_half_minus);
-    const Eigen::VectorXd fd = (4 * d_half - d_full) / 3;
+    // RichardsonRateDerivative: truncation ~ 1e-9 here (|v| ≤ 2√6, curvatures ≲ 1/0.06 m⁻¹).
+    std::vector<Eigen::VectorXd> shifted;
+    const Eigen::VectorXd fd = RichardsonRateDerivative(*system, q, v, rows, &shifted);
     for (int i = 0; i < m; ++i) {
       const int r = region(q, i);
       // A switch of the witness features within ±ε makes G jump: not a test of γ.
-      if (r != region(q_plus, i) || r != region(q_minus, i)) continue;
+      if (r != region(shifted[0], i) || r != region(shifted[1], i)) continue;
       if (r < 0) {
         ++rim_checks;
       } else {
@@ -473,23 +486,10 @@ TEST(ContactManifoldGamma, MeshSphereGammaMatchesDifferenceOfJacobianInEveryRegi
     for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
     Eigen::VectorXd gamma;
     system->ConstraintGamma(0, q, v, rows, &gamma);
-    // Richardson-extrapolated central difference of G v at ε = 1e-4, ε/2 (error bounds as in the
-    // test above; curvatures here ≲ 1/0.03 m⁻¹: poses with the centre closer than 3 cm to the
-    // closest feature are skipped).
-    constexpr double kEps = 1e-4;
+    // RichardsonRateDerivative (error bounds as in the test above; curvatures here ≲ 1/0.03 m⁻¹:
+    // poses with the centre closer than 3 cm to the closest feature are skipped).
     std::vector<Eigen::VectorXd> shifted;
-    const auto difference = [&](double eps) {
-      Eigen::VectorXd q_plus, q_minus;
-      system->IntegratePosition(q, v, eps, &q_plus);
-      system->IntegratePosition(q, v, -eps, &q_minus);
-      shifted.push_back(q_plus);
-      shifted.push_back(q_minus);
-      Eigen::MatrixXd G_plus, G_minus;
-      system->ConstraintJacobian(0, q_plus, rows, &G_plus);
-      system->ConstraintJacobian(0, q_minus, rows, &G_minus);
-      return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
-    };
-    const Eigen::VectorXd fd = (4 * difference(kEps / 2) - difference(kEps)) / 3;
+    const Eigen::VectorXd fd = RichardsonRateDerivative(*system, q, v, rows, &shifted);
     for (int i = 0; i < 2; ++i) {
       const auto r = region(q, i);
       bool same = true;
@@ -603,22 +603,10 @@ TEST(ContactManifoldGamma, MeshVertexAndEndBallGammaMatchDifferenceOfJacobian) {
     for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
     Eigen::VectorXd gamma;
     system->ConstraintGamma(0, q, v, rows, &gamma);
-    // Richardson-extrapolated central difference at ε = 1e-4, ε/2; error bounds as in the tests
-    // above (curvatures ≲ 1/0.03 m⁻¹ after the skips).
-    constexpr double kEps = 1e-4;
+    // RichardsonRateDerivative; error bounds as in the tests above (curvatures ≲ 1/0.03 m⁻¹
+    // after the skips).
     std::vector<Eigen::VectorXd> shifted;
-    const auto difference = [&](double eps) {
-      Eigen::VectorXd q_plus, q_minus;
-      system->IntegratePosition(q, v, eps, &q_plus);
-      system->IntegratePosition(q, v, -eps, &q_minus);
-      shifted.push_back(q_plus);
-      shifted.push_back(q_minus);
-      Eigen::MatrixXd G_plus, G_minus;
-      system->ConstraintJacobian(0, q_plus, rows, &G_plus);
-      system->ConstraintJacobian(0, q_minus, rows, &G_minus);
-      return Eigen::VectorXd((G_plus - G_minus) * v / (2 * eps));
-    };
-    const Eigen::VectorXd fd = (4 * difference(kEps / 2) - difference(kEps)) / 3;
+    const Eigen::VectorXd fd = RichardsonRateDerivative(*system, q, v, rows, &shifted);
     for (int i = 0; i < m; ++i) {
       const auto r = region(q, i);
       if (r.first < 0) continue;
