@@ -60,6 +60,21 @@ Eigen::VectorXd RichardsonRateDerivative(const engine::MechanicalSystem& system,
   return (4 * difference(kEps / 2) - d_full) / 3;
 }
 
+// A random state of the two-body γ tests below (body 0 carries the surface, body 1 the other
+// shape, 7 + 7 coordinates): body 0 within 5 cm of the origin and tilted by ≲ 0.3 rad, body 1 over
+// |x|, |y| ≤ 0.35 m at height z_mid ± z_half in any orientation; every velocity in [−2, 2].
+void RandomizeSurfaceAndBody(std::mt19937& rng, double z_mid, double z_half, Eigen::VectorXd* q,
+                             Eigen::VectorXd* v) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  q->segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
+  q->segment<4>(3) =
+      Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
+  q->segment<3>(7) = Vector3d(0.35 * u(rng), 0.35 * u(rng), z_mid + z_half * u(rng));
+  q->segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+  v->resize(12);
+  for (int k = 0; k < 12; ++k) (*v)[k] = 2.0 * u(rng);
+}
+
 // A four-sided pyramid surface (apex up): faces, edges of dihedral angle < 90° and vertices.
 TriangleMesh Pyramid() {
   TriangleMesh m;
@@ -472,18 +487,12 @@ TEST(ContactManifoldGamma, MeshSphereGammaMatchesDifferenceOfJacobianInEveryRegi
   };
 
   std::mt19937 rng(17);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   const std::vector<int> rows = {0, 1};
   int visits[3] = {0, 0, 0};  // vertex, edge, face (TriangleFeature::Kind)
   double worst = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    Eigen::VectorXd q = model->InitialPositions(), v(12);
-    q.segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
-    q.segment<4>(3) =
-        Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
-    q.segment<3>(7) = Vector3d(0.35 * u(rng), 0.35 * u(rng), 0.08 + 0.12 * u(rng));
-    q.segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
-    for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
+    Eigen::VectorXd q = model->InitialPositions(), v;
+    RandomizeSurfaceAndBody(rng, 0.08, 0.12, &q, &v);
     Eigen::VectorXd gamma;
     system->ConstraintGamma(0, q, v, rows, &gamma);
     // RichardsonRateDerivative (error bounds as in the test above; curvatures here ≲ 1/0.03 m⁻¹:
@@ -588,19 +597,13 @@ TEST(ContactManifoldGamma, MeshVertexAndEndBallGammaMatchDifferenceOfJacobian) {
   };
 
   std::mt19937 rng(23);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<int> rows(static_cast<std::size_t>(m));
   for (int i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
   int visits[6] = {0, 0, 0, 0, 0, 0};
   double worst = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    Eigen::VectorXd q = model->InitialPositions(), v(12);
-    q.segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
-    q.segment<4>(3) =
-        Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
-    q.segment<3>(7) = Vector3d(0.35 * u(rng), 0.35 * u(rng), 0.1 + 0.15 * u(rng));
-    q.segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
-    for (int k = 0; k < 12; ++k) v[k] = 2.0 * u(rng);
+    Eigen::VectorXd q = model->InitialPositions(), v;
+    RandomizeSurfaceAndBody(rng, 0.1, 0.15, &q, &v);
     Eigen::VectorXd gamma;
     system->ConstraintGamma(0, q, v, rows, &gamma);
     // RichardsonRateDerivative; error bounds as in the tests above (curvatures ≲ 1/0.03 m⁻¹

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/numeric_csv.h"
 #include "tools/cli.h"
 
 namespace saltus::tools {
@@ -19,32 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::vector<double>> rows;
-  std::size_t Column(const std::string& name) const {
-    const auto it = std::find(header.begin(), header.end(), name);
-    EXPECT_NE(it, header.end()) << "no column " << name;
-    return static_cast<std::size_t>(it - header.begin());
-  }
-};
-
-Csv ReadCsv(const fs::path& path) {
-  Csv csv;
-  std::ifstream in(path);
-  std::string line;
-  if (std::getline(in, line)) {
-    std::stringstream fields(line);
-    for (std::string f; std::getline(fields, f, ',');) csv.header.push_back(f);
-  }
-  while (std::getline(in, line)) {
-    std::vector<double> row;
-    std::stringstream fields(line);
-    for (std::string f; std::getline(fields, f, ',');) row.push_back(std::stod(f));
-    csv.rows.push_back(row);
-  }
-  return csv;
-}
+using Csv = test_support::NumericCsv;
+constexpr auto ReadCsv = test_support::ReadNumericCsv;
 
 class ReactionsTest : public ::testing::Test {
  protected:

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/constrained_dynamics.h"
+#include "tests/tools/numeric_csv.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
 
@@ -25,33 +26,8 @@ namespace fs = std::filesystem;
 
 const fs::path kSpatialExamples = fs::path(SALTUS_EXAMPLES_DIR) / "spatial";
 
-// A CSV file as a header and rows of numbers.
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::vector<double>> rows;
-  std::size_t Column(const std::string& name) const {
-    const auto it = std::find(header.begin(), header.end(), name);
-    EXPECT_NE(it, header.end()) << "no column " << name;
-    return static_cast<std::size_t>(it - header.begin());
-  }
-};
-
-Csv ReadCsv(const fs::path& path) {
-  Csv csv;
-  std::ifstream in(path);
-  std::string line;
-  if (std::getline(in, line)) {
-    std::stringstream fields(line);
-    for (std::string f; std::getline(fields, f, ',');) csv.header.push_back(f);
-  }
-  while (std::getline(in, line)) {
-    std::vector<double> row;
-    std::stringstream fields(line);
-    for (std::string f; std::getline(fields, f, ',');) row.push_back(std::stod(f));
-    csv.rows.push_back(row);
-  }
-  return csv;
-}
+using Csv = test_support::NumericCsv;
+constexpr auto ReadCsv = test_support::ReadNumericCsv;
 
 class SpatialSceneTest : public ::testing::Test {
  protected:
