@@ -16,15 +16,6 @@ namespace {
 
 using namespace validation;  // NOLINT: shared builder checks (engine/validation.h)
 
-void RequireProfile(const std::string& label, const TimeProfile& p) {
-  RequireFinite(label, "profile value0", p.value0);
-  RequireFinite(label, "profile rate", p.rate);
-  RequireFinite(label, "profile amplitude", p.amplitude);
-  RequireFinite(label, "profile frequency", p.frequency);
-  RequireFinite(label, "profile phase", p.phase);
-  for (double c : p.coefficients) RequireFinite(label, "profile coefficient", c);
-}
-
 // Orthonormal joint-frame axes (columns x, y, z) from an axis z and a reference x.
 Eigen::Matrix3d FrameAxes(const std::string& label, const char* field, const Eigen::Vector3d& axis,
                           const Eigen::Vector3d& ref) {
@@ -628,31 +619,6 @@ class SpatialJointBlock : public ConstraintBlock {
 
 }  // namespace
 
-// ---- TimeProfile --------------------------------------------------------------------------------
-
-Eigen::Vector3d TimeProfile::Evaluate(double t) const {
-  switch (kind) {
-    case Kind::kConstantRate:
-      return {value0 + rate * t, rate, 0.0};
-    case Kind::kPolynomial: {
-      // Horner for the value and both derivatives.
-      double p = 0.0, dp = 0.0, ddp = 0.0;
-      for (auto it = coefficients.rbegin(); it != coefficients.rend(); ++it) {
-        ddp = ddp * t + 2.0 * dp;
-        dp = dp * t + p;
-        p = p * t + *it;
-      }
-      return {p, dp, ddp};
-    }
-    case Kind::kSine: {
-      const double arg = frequency * t + phase;
-      return {value0 + amplitude * std::sin(arg), amplitude * frequency * std::cos(arg),
-              -amplitude * frequency * frequency * std::sin(arg)};
-    }
-  }
-  return Eigen::Vector3d::Zero();
-}
-
 // ---- SpatialModel -------------------------------------------------------------------------------
 
 int SpatialModel::FindBody(const std::string& name) const {
@@ -771,7 +737,7 @@ int SpatialModelBuilder::AddDriver(const SpatialDriver& driver) {
     Fail(label, "a displacement driver needs a prismatic or cylindrical joint, joint '" +
                     joint.name + "' is not one");
   }
-  RequireProfile(label, driver.profile);
+  ValidateProfile(label, driver.profile);
   model_.drivers_.push_back(driver);
   return static_cast<int>(model_.drivers_.size()) - 1;
 }
@@ -808,7 +774,7 @@ int SpatialModelBuilder::AddLoad(const SpatialLoad& load) {
   RequireFiniteVec(label, "force", load.force);
   RequireFiniteVec(label, "point", load.point);
   RequireFiniteVec(label, "torque", load.torque);
-  if (load.scale) RequireProfile(label, *load.scale);
+  if (load.scale) ValidateProfile(label, *load.scale);
   model_.loads_.push_back(load);
   return static_cast<int>(model_.loads_.size()) - 1;
 }

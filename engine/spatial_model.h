@@ -77,25 +77,9 @@
 
 #include "engine/mechanical_system.h"
 #include "engine/planar_model.h"  // kGround
+#include "engine/time_profile.h"
 
 namespace saltus::engine {
-
-// A scalar function of time with exact first and second derivatives.
-//   kConstantRate  φ = value0 + rate · t
-//   kPolynomial    φ = Σ_k coefficients[k] t^k
-//   kSine          φ = value0 + amplitude · sin(frequency · t + phase)   (frequency in rad/s)
-struct TimeProfile {
-  enum class Kind { kConstantRate, kPolynomial, kSine };
-  Kind kind = Kind::kConstantRate;
-  double value0 = 0.0;
-  double rate = 0.0;
-  std::vector<double> coefficients;
-  double amplitude = 0.0;
-  double frequency = 0.0;
-  double phase = 0.0;
-  // φ(t), φ̇(t), φ̈(t).
-  Eigen::Vector3d Evaluate(double t) const;
-};
 
 struct SpatialBody {
   std::string name;

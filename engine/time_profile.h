@@ -1,0 +1,33 @@
+// Scalar functions of time with exact first and second derivatives, for rheonomic drivers and
+// time-dependent loads of the planar and spatial models (engine/planar_model.h,
+// engine/spatial_model.h): a driver row g(q) − φ(t) = 0 needs ∂g/∂t = −φ̇ and, in γ, −φ̈ exactly.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+namespace saltus::engine {
+
+// A scalar function of time with exact first and second derivatives.
+//   kConstantRate  φ = value0 + rate · t
+//   kPolynomial    φ = Σ_k coefficients[k] t^k
+//   kSine          φ = value0 + amplitude · sin(frequency · t + phase)   (frequency in rad/s)
+struct TimeProfile {
+  enum class Kind { kConstantRate, kPolynomial, kSine };
+  Kind kind = Kind::kConstantRate;
+  double value0 = 0.0;
+  double rate = 0.0;
+  std::vector<double> coefficients;
+  double amplitude = 0.0;
+  double frequency = 0.0;
+  double phase = 0.0;
+  // φ(t), φ̇(t), φ̈(t).
+  Eigen::Vector3d Evaluate(double t) const;
+};
+
+// Throws std::invalid_argument "<label>: profile <field> must be finite, got …" if any parameter
+// of p is not finite.
+void ValidateProfile(const std::string& label, const TimeProfile& p);
+
+}  // namespace saltus::engine
