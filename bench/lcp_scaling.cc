@@ -6,10 +6,13 @@
 // contacts with probability p (rank-deficient W), b = G u + c. Counters: rows, dofs (3N), and for
 // the sparse path iterations = PGS sweeps + active-set solves. Every solve is checked (ok, else the
 // benchmark reports an error). BM_LemkeLarge is one Lemke solve at ~3,000 rows (about a minute);
-// --benchmark_filter='BM_Sparse|BM_Lemke/' leaves it out.
+// --benchmark_filter='BM_Sparse|BM_Lemke/' leaves it out. BM_SparseNearby/<config>/<warm>: the
+// problem after b moved by 1e-3 of ‖b‖∞ (an event elsewhere in a settled pile), cold (0) or
+// warm-started from the solution of the unmoved problem (1, contact::LcpWarmStart's use).
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <random>
 
 #include "contact/complementarity.h"
 #include "contact/sparse_lcp.h"
@@ -73,6 +76,31 @@ void BM_Sparse(benchmark::State& state) {
   Counters(state, p, r);
 }
 BENCHMARK(BM_Sparse)->DenseRange(0, kConfigs.size() - 1)->Unit(benchmark::kMillisecond);
+
+void BM_SparseNearby(benchmark::State& state) {
+  const PileLcp& p = Problem(static_cast<std::size_t>(state.range(0)));
+  const bool warm = state.range(1) != 0;
+  LcpOptions options;
+  options.fallback = false;
+  const LcpResult previous = saltus::contact::SolveLcpSparse(p.W, p.b, options);
+  if (!previous.ok) {
+    state.SkipWithError(previous.message.c_str());
+    return;
+  }
+  std::mt19937 rng(99u);
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd b = p.b;
+  for (Eigen::Index i = 0; i < b.size(); ++i)
+    b[i] += 1e-3 * p.b.lpNorm<Eigen::Infinity>() * normal(rng);
+  LcpResult r;
+  for (auto _ : state) {
+    r = saltus::contact::SolveLcpSparse(p.W, b, options, warm ? &previous.z : nullptr);
+    benchmark::DoNotOptimize(r.z.data());
+  }
+  if (!r.ok) state.SkipWithError(r.message.c_str());
+  Counters(state, p, r);
+}
+BENCHMARK(BM_SparseNearby)->ArgsProduct({{0, 1, 2, 3, 4}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 void Lemke(benchmark::State& state) {
   const PileLcp& p = Problem(static_cast<std::size_t>(state.range(0)));

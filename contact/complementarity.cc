@@ -317,6 +317,22 @@ LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_compon
     }
     unknowns[static_cast<std::size_t>(c)].push_back(static_cast<int>(i));
   }
+  LcpWarmStart* warm = options.warm_start;
+  if (warm != nullptr) {
+    if (static_cast<Eigen::Index>(warm->ids.size()) != n) {
+      throw std::invalid_argument(std::string(who) + ": warm start has " +
+                                  std::to_string(warm->ids.size()) + " ids for " +
+                                  std::to_string(n) + " unknowns");
+    }
+    for (int id : warm->ids) {
+      if (id < 0) {
+        throw std::invalid_argument(std::string(who) + ": warm start id " + std::to_string(id) +
+                                    " is negative");
+      }
+    }
+    ++warm->calls;
+  }
+  Eigen::VectorXd z_warm;
   LcpResult result;
   result.ok = true;
   result.z = Eigen::VectorXd::Zero(n);
@@ -343,8 +359,38 @@ LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_compon
                                     " x " + std::to_string(W_sparse.cols()) + ", expected " +
                                     std::to_string(m) + " x " + std::to_string(m));
       }
-      r = SolveLcpSparse(W_sparse, b_c, options);
+      // Warm start (LcpWarmStart): the z recorded for each id within the last max_age calls.
+      const Eigen::VectorXd* z0 = nullptr;
+      if (warm != nullptr) {
+        z_warm.setZero(m);
+        bool found = false;
+        for (Eigen::Index k = 0; k < m; ++k) {
+          const auto id = static_cast<std::size_t>(warm->ids[static_cast<std::size_t>(idx[k])]);
+          if (id < warm->z_of_id.size() && warm->call_of_id[id] > 0 &&
+              warm->call_of_id[id] >= warm->calls - warm->max_age) {
+            z_warm[k] = warm->z_of_id[id];
+            found = true;
+          }
+        }
+        if (found) {
+          z0 = &z_warm;
+          ++warm->warm_groups;
+        }
+      }
+      r = SolveLcpSparse(W_sparse, b_c, options, z0);
       ++result.components_sparse;
+      if (warm != nullptr && r.ok && r.z.size() == m) {
+        for (Eigen::Index k = 0; k < m; ++k) {
+          const auto id = static_cast<std::size_t>(warm->ids[static_cast<std::size_t>(idx[k])]);
+          if (id >= warm->z_of_id.size()) {
+            const std::size_t size = std::max(id + 1, 2 * warm->z_of_id.size());
+            warm->z_of_id.resize(size, 0.0);
+            warm->call_of_id.resize(size, 0);
+          }
+          warm->z_of_id[id] = r.z[k];
+          warm->call_of_id[id] = warm->calls;
+        }
+      }
     } else {
       W_c.resize(m, m);
       block(c, idx, &W_c);

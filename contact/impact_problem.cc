@@ -177,8 +177,11 @@ struct SparseAssembled {
   LcpResult Solve(const Eigen::VectorXd& b, const LcpOptions& options) const;
 };
 
+// `all_bodies`: factor every M_c (M⁻¹ F needs them), else only those of the bodies the rows touch
+// (an impact: O(rows) factorizations instead of O(bodies) in a large pile).
 SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
-                               const Eigen::VectorXd& q, std::span<const int> rows) {
+                               const Eigen::VectorXd& q, std::span<const int> rows,
+                               bool all_bodies) {
   SparseAssembled a;
   if (!system.BlockSparseMatrices(t, q, rows, &a.M, &a.G)) return a;
   a.available = true;
@@ -189,7 +192,10 @@ SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
     return a;
   }
   a.llt.resize(static_cast<std::size_t>(num_blocks));
+  std::vector<char> touched(static_cast<std::size_t>(num_blocks), static_cast<char>(all_bodies));
+  for (const int c : a.G.block_col) touched[static_cast<std::size_t>(c)] = 1;
   for (int c = 0; c < num_blocks; ++c) {
+    if (!touched[static_cast<std::size_t>(c)]) continue;
     a.llt[static_cast<std::size_t>(c)].compute(a.M.blocks.middleCols(c * b, b));
     if (a.llt[static_cast<std::size_t>(c)].info() != Eigen::Success) {
       a.error = "mass matrix is not positive definite (Cholesky failed)";
@@ -392,7 +398,7 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
   result.impulse_u = Eigen::VectorXd::Zero(n_u);
 
   if (UseSparse(system, bilateral_rows)) {
-    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows);
+    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, false);
     if (s.available) {
       if (!s.error.empty()) {
         result.message = "SolveImpact: " + s.error;
@@ -476,7 +482,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   result.accel_u = Eigen::VectorXd::Zero(n_u);
 
   if (UseSparse(system, bilateral_rows)) {
-    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows);
+    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, true);
     if (s.available) {
       if (!s.error.empty()) {
         result.message = "SolveContactAccelerations: " + s.error;

@@ -60,12 +60,15 @@ constexpr double kSteadyDrift = 1e-3;
 // regularized LCP (W + εI, b − ε z_k) by block principal pivoting. Returns true when the
 // natural-map residual of the ORIGINAL problem is ≤ tolerance (z, w set; z ≥ 0), false when a cap
 // is reached or the factorization fails.
+// `warm`: z comes from a warm start (a solution of a nearby problem): the first step uses the
+// smallest shift, so that a right active set converges in one or two steps; any pivot puts the
+// shift back to the robust one as usual.
 bool ProximalActiveSet(const SpMat& W, const Eigen::VectorXd& b, double tolerance, double scale,
-                       int max_outer, int max_factorizations, Eigen::VectorXd* z,
+                       int max_outer, int max_factorizations, bool warm, Eigen::VectorXd* z,
                        Eigen::VectorXd* w, PolishStats* stats) {
   const Eigen::Index n = b.size();
   const double max_diag = W.diagonal().maxCoeff();
-  double eps = kProximalShift * max_diag;
+  double eps = (warm ? kMinProximalShift : kProximalShift) * max_diag;
   // Round-off guards of the pivoting: a z_i or w_i of the regularized problem counts as negative
   // below −1e-13 of its scale (exact arithmetic would give ≥ 0; smaller negatives are clipped).
   std::vector<char> in_f(static_cast<std::size_t>(n));
@@ -277,7 +280,8 @@ LcpResult SolveLcpSparse(const SpMat& W, const Eigen::VectorXd& b, const LcpOpti
     const int stable = round == 0 ? 5 : 20;
     sweeps += PgsSweeps(W, diag, b, min_sweeps, max_sweeps, stable, &z_pgs);
     z = z_pgs;
-    if (ProximalActiveSet(W, b, options.tolerance, scale, 1000, 200, &z, &w, &stats)) {
+    const bool warm = round == 0 && z0 != nullptr;
+    if (ProximalActiveSet(W, b, options.tolerance, scale, 1000, 200, warm, &z, &w, &stats)) {
       result.z = z;
       result.w = w;
       result.residual = Residual(z, w, scale);

@@ -43,6 +43,11 @@
 // divides ε by 10 (refactoring the same F) down to 1e-6 · max W_ii, so that the small eigenvalues
 // of ill-conditioned piles (λ ~ 1e-4 max W_ii) contract fast too; a step that changes F puts ε
 // back to 1e-3 · max W_ii (with the small ε the pivoting cycles on semidefinite piles).
+// Warm start (z0, e.g. the previous solution of the same rows: contact::LcpWarmStart): PGS starts
+// from it, and the first proximal step of the first round uses the smallest ε = 1e-6 · max W_ii
+// (from a right active set and a z0 near the solution the error then contracts by
+// ε / (λ + ε) ≪ 1 at once: one factorization and one or two steps); a pivot puts ε back to
+// 1e-3 · max W_ii as above, and the answer passes the same residual test.
 // On a PSD W, w (hence the post-impact velocity v⁺ = v⁻ + M⁻¹Gᵀz) is unique even where z is not.
 #pragma once
 

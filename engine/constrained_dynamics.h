@@ -123,6 +123,24 @@ class ConstrainedDynamics {
   void set_rank_tolerance(double tol);
   double rank_tolerance() const { return rank_tolerance_; }
 
+  // The system the solves are for.
+  const MechanicalSystem& system() const { return system_; }
+
+  // Forgets what earlier calls learnt (a row set on which W was singular goes to the dense path
+  // directly; the factor of a constant M; the last dense solve that RemoveConstrainedPart uses),
+  // keeping the workspace and the sparse pattern analysis of G's block structure (checked
+  // against the structure of G on every call). The next Solve then computes exactly what a new
+  // object would, without reallocating or re-analysing the pattern: an integrator restarting
+  // after an event keeps its object and calls this (the system may even be another object at
+  // the same address).
+  void Restart() {
+    dense_rows_valid_ = false;
+    last_dense_ok_ = false;
+    penalty_valid_ = false;
+    mass_factored_ = false;
+    sparse_mass_factored_ = false;
+  }
+
   // Dense, sparse or automatic (the default; see engine::LinearAlgebra). kSparse still falls back
   // to dense when the system has no block structure or W is singular.
   void set_linear_algebra(LinearAlgebra mode) { linear_algebra_ = mode; }

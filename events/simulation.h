@@ -157,7 +157,7 @@ struct SimulationStats {
   long lcp_solves = 0;
   double max_position_violation = 0;      // ‖g_A‖∞ over accepted steps (before projection)
   double max_velocity_violation = 0;      // ‖G_A v + ∂g_A/∂t‖∞
-  double max_acceleration_violation = 0;  // ‖G_A v̇ + γ_A‖∞ of the index-1 solve
+  double max_acceleration_violation = 0;  // ‖G_A v̇ + γ_A‖∞ of the index-1 solve at step ends
   double min_gap_after_projection = 0;    // smallest g over unilateral rows after events
                                           // (rows within τ₀ of closing; ∞ if none ever was)
   long watched_row_steps = 0;             // Σ over accepted steps of the watched open rows

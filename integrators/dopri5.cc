@@ -64,7 +64,14 @@ StepStatus Dopri5::ToStatus(EvalResult r) {
 void Dopri5::DoReset() {
   const int nq = system_->nq();
   const int nv = system_->nv();
-  dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
+  // The solver object is kept across restarts on the same system (an event-driven run restarts
+  // at every event): what it learnt is forgotten, so the solves are those of a new object,
+  // without re-allocating or re-analysing the sparse pattern of a known structure of G.
+  if (dynamics_ != nullptr && &dynamics_->system() == system_) {
+    dynamics_->Restart();
+  } else {
+    dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
+  }
   for (int i = 0; i < tab::kStages; ++i) {
     V_[i].resize(nv);
     K_[i].resize(nv);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -278,6 +279,67 @@ TEST(SolveLcpByComponents, SparsePathIsChosenAboveTheThreshold) {
   EXPECT_EQ(LcpOptions{}.sparse_minimum_size, kSparseLcpMinimumSize);
   options.sparse_minimum_size = 0;
   EXPECT_THROW(SolveLcpByComponents(W, b, options), std::invalid_argument);
+}
+
+// A problem near the last one (b moved by `relative` of ‖b‖∞, fixed seed): the acceleration LCP
+// of a pile after an event elsewhere in it.
+Eigen::VectorXd Nearby(const Eigen::VectorXd& b, double relative, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd out = b;
+  for (Eigen::Index i = 0; i < out.size(); ++i) {
+    out[i] += relative * b.lpNorm<Eigen::Infinity>() * normal(rng);
+  }
+  return out;
+}
+
+TEST(SolveLcpByComponents, WarmStartByIdFromThePreviousCall) {
+  const PileLcp p = MakePileLcp(4, 4, 3, 0.3, 11);
+  const Eigen::MatrixXd W(p.W);
+  const auto m = p.b.size();
+  LcpWarmStart warm;
+  for (Eigen::Index i = 0; i < m; ++i) warm.ids.push_back(static_cast<int>(1000 + 7 * i));
+  LcpOptions options;
+  options.warm_start = &warm;
+  const LcpResult first = SolveLcpByComponents(W, p.b, options);
+  ASSERT_TRUE(first.ok) << first.message;
+  ASSERT_EQ(first.components_sparse, 1);
+  EXPECT_EQ(warm.warm_groups, 0);  // nothing recorded yet: a cold start
+
+  // The next problem: same rows, b moved by 1e-3 (the scale of a neighbouring event's effect).
+  const Eigen::VectorXd b2 = Nearby(p.b, 1e-3, 5);
+  const LcpResult cold = SolveLcpByComponents(W, b2, LcpOptions{});
+  const LcpResult warmed = SolveLcpByComponents(W, b2, options);
+  ASSERT_TRUE(cold.ok) << cold.message;
+  ExpectSolves(warmed, p.W, b2);
+  EXPECT_EQ(warm.warm_groups, 1);
+  EXPECT_LE((warmed.w - cold.w).lpNorm<Eigen::Infinity>(), AgreementTolerance(b2));
+  // What the warm start is for: fewer PGS sweeps and proximal steps.
+  EXPECT_LT(warmed.iterations, cold.iterations) << warmed.message << " / " << cold.message;
+
+  // Found by id, not by position: the same problem with its unknowns in reverse order.
+  const Eigen::MatrixXd W_rev = W.reverse();
+  const Eigen::VectorXd b_rev = b2.reverse();
+  std::reverse(warm.ids.begin(), warm.ids.end());
+  const LcpResult reversed = SolveLcpByComponents(W_rev, b_rev, options);
+  ExpectSolves(reversed, W_rev.sparseView(), b_rev);
+  EXPECT_EQ(warm.warm_groups, 2);
+  EXPECT_LT(reversed.iterations, cold.iterations);
+
+  // Only the previous call counts (max_age = 1): after a call on other ids, a cold start.
+  const std::vector<int> ids = warm.ids;
+  for (int& id : warm.ids) id += 1;
+  ASSERT_TRUE(SolveLcpByComponents(W_rev, b_rev, options).ok);
+  EXPECT_EQ(warm.warm_groups, 2);
+  warm.ids = ids;
+  ASSERT_TRUE(SolveLcpByComponents(W_rev, b_rev, options).ok);
+  EXPECT_EQ(warm.warm_groups, 2);
+
+  warm.ids.pop_back();
+  EXPECT_THROW(SolveLcpByComponents(W_rev, b_rev, options), std::invalid_argument);
+  warm.ids = ids;
+  warm.ids[3] = -1;
+  EXPECT_THROW(SolveLcpByComponents(W_rev, b_rev, options), std::invalid_argument);
 }
 
 TEST(SolveImpact, PileComponentTakesTheSparsePath) {

@@ -430,6 +430,52 @@ TEST(SimulationTest, RootFindingEvaluatesOnlyTheCrossingRow) {
   }
 }
 
+// Two spheres (r = 0.05 m, no gravity) pass each other at 2 m/s relative speed with 1 cm of gap
+// at the closest approach (t = 0.5 s): the pair's gap rate turns from negative to positive inside
+// one sample interval, which arms the tunnelling guard, but the interval (steps ≤ 1 ms, 5
+// intervals per step) is far too short for the gap to reach zero at that rate (2 m/s × 0.2 ms
+// = 0.4 mm ≪ 1 cm). The guard's stopping rule decides that from the sample gaps alone: no row is
+// evaluated by root finding (before: two golden-section evaluations, each a full interpolation).
+// And when the pair does collide (gap 0 at the closest approach path), the impact is found.
+TEST(SimulationTest, BodiesPassingByCostNoRootEvaluations) {
+  const double r = 0.05;
+  auto run = [&](double offset, SimulationStats* stats) {
+    engine::SpatialModelBuilder builder;
+    for (int i = 0; i < 2; ++i) {
+      engine::SpatialBody b;
+      b.name = "s" + std::to_string(i);
+      b.mass = 0.1;
+      b.inertia = 0.4 * 0.1 * r * r * Eigen::Matrix3d::Identity();
+      b.position = Eigen::Vector3d(i == 0 ? -0.5 : 0.5, i == 0 ? 0.0 : offset, 0.0);
+      b.velocity = Eigen::Vector3d(i == 0 ? 1.0 : -1.0, 0.0, 0.0);
+      builder.AddBody(b);
+    }
+    builder.SetGravity(Eigen::Vector3d::Zero());
+    auto model = builder.Build();
+    const std::vector<contact::SpatialContactPair> pairs = {
+        {"s0_s1", 0, contact::Shape::Sphere(r), 1, contact::Shape::Sphere(r), -1}};
+    auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
+    system->AddConstraintBlock(std::make_shared<const contact::SpatialContacts>(model, pairs));
+    SimulationOptions o;
+    o.integrator_options.h_max = 1e-3;
+    o.restitution = 1.0;
+    o.watch_all_rows = true;  // the broadphase alone would not watch the pair (1 cm ≫ reach)
+    Simulation sim(system, o);
+    sim.SetState(0, model->InitialPositions(), model->InitialVelocities());
+    const RunResult res = sim.AdvanceTo(1.0);
+    EXPECT_EQ(res.status, RunStatus::kFinished) << res.message;
+    *stats = sim.stats();
+  };
+  SimulationStats passing, colliding;
+  run(2 * r + 0.01, &passing);
+  EXPECT_EQ(passing.events[static_cast<int>(EventKind::kImpact)], 0);
+  EXPECT_GE(passing.watched_row_steps, passing.integrator.accepted_steps);  // watched throughout
+  EXPECT_EQ(passing.rows_evaluated_roots, 0);
+  run(r, &colliding);  // centres 5 cm apart across the path: they hit
+  EXPECT_EQ(colliding.events[static_cast<int>(EventKind::kImpact)], 1);
+  EXPECT_GT(colliding.rows_evaluated_roots, 0);
+}
+
 // The reduced case of the 100-sphere pile's false event accumulation (t = 0.465312 s: a pair
 // that took off with its velocity projected to ġ = +1.4e-17 m/s, round-off, and g = 0 at the
 // phase start was watched as departing through (g − g_phase) / (t − t_phase); it separates by a
