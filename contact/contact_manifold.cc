@@ -30,6 +30,19 @@ PairDistance OnPlane(const Vector3d& n, double offset, const Vector3d& point_b) 
   return d;
 }
 
+// Unit direction, in the plane of a cylinder's end circles (X_s: the cylinder's pose, axis
+// column 2), of the rim point lowest along n: −w/‖w‖ with w = n − (n·e) e. For n ∥ e (‖w‖ ≤
+// kUpright) every point of the end face is equally low: the zero vector, i.e. the witness at the
+// circle's centre, so that a cylinder standing on an end gets no moment from its row (the gap
+// changes by r ‖w‖ ≤ 1e-13 m, continuous to round-off).
+constexpr double kUpright = 1e-12;
+Vector3d RimDirection(const Vector3d& n, const Isometry3d& X_s) {
+  const Vector3d axis = X_s.linear().col(2);
+  const Vector3d w = n - n.dot(axis) * axis;
+  const double w_norm = w.norm();
+  return w_norm > kUpright ? Vector3d(-w / w_norm) : Vector3d(Vector3d::Zero());
+}
+
 }  // namespace
 
 ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
@@ -63,6 +76,22 @@ ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
     add(FeatureKind::kMeshVertex, static_cast<int>(other.mesh().vertices.size()));
   } else if (mesh && other.type() == ShapeType::kCapsule) {
     add(FeatureKind::kMeshEndBall, 2);
+  } else if (mesh && other.type() == ShapeType::kEllipsoid) {
+    add(FeatureKind::kSurfaceSupport, 1);
+  } else if (mesh && other.type() == ShapeType::kCylinder) {
+    add(FeatureKind::kSurfaceRim, 2);
+  } else if (a_.type() == ShapeType::kBox &&
+             (b_.type() == ShapeType::kEllipsoid || b_.type() == ShapeType::kCylinder)) {
+    swapped_ = false;
+    add(b_.type() == ShapeType::kEllipsoid ? FeatureKind::kSurfaceSupport
+                                           : FeatureKind::kSurfaceRim,
+        b_.type() == ShapeType::kEllipsoid ? 1 : 2);
+  } else if (b_.type() == ShapeType::kBox &&
+             (a_.type() == ShapeType::kEllipsoid || a_.type() == ShapeType::kCylinder)) {
+    swapped_ = true;
+    add(a_.type() == ShapeType::kEllipsoid ? FeatureKind::kSurfaceSupport
+                                           : FeatureKind::kSurfaceRim,
+        a_.type() == ShapeType::kEllipsoid ? 1 : 2);
   } else if (a_.type() == ShapeType::kBox && b_.type() == ShapeType::kCapsule) {
     swapped_ = false;
     add(FeatureKind::kBoxEndBall, 2);
@@ -78,8 +107,9 @@ ContactManifold::ContactManifold(Shape a, Shape b, DistanceOptions options)
   }
 }
 
-PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA,
-                                       const Isometry3d& X_WB) const {
+PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA, const Isometry3d& X_WB,
+                                       NormalTurn* turn) const {
+  if (turn != nullptr) *turn = NormalTurn{};
   if (i < 0 || i >= num_features()) {
     throw std::invalid_argument("ContactManifold::Evaluate: feature " + std::to_string(i) +
                                 " out of range (" + std::to_string(num_features()) + ")");
@@ -121,6 +151,47 @@ PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA,
       d.point_b -= radius * d.normal;
       return swapped_ ? Swapped(d) : d;
     }
+    case FeatureKind::kSurfaceSupport:
+    case FeatureKind::kSurfaceRim: {
+      // With the mesh or the box as A: the gap and normal of the centre, less the support
+      // function of the ellipsoid or of the rim circle along the normal.
+      const Shape& surface = swapped_ ? b_ : a_;
+      const Shape& body = swapped_ ? a_ : b_;
+      const Isometry3d X_s = (swapped_ ? X_WB : X_WA) * surface.pose();
+      const Isometry3d X_c = (swapped_ ? X_WA : X_WB) * body.pose();
+      const Vector3d c =
+          f.kind == FeatureKind::kSurfaceSupport
+              ? X_c.translation()
+              : Vector3d(X_c * Vector3d(0.0, 0.0, (f.index == 0 ? -0.5 : 0.5) * body.length()));
+      PointNormalRegion region;
+      PairDistance d = surface.type() == ShapeType::kBox
+                           ? BoxPointDistance(surface.half_size(), X_s, c, &region)
+                           : MeshPointDistance(surface.mesh(), X_s, c, &region);
+      const Vector3d n = d.normal;
+      Vector3d offset;  // support point − c along −n
+      if (f.kind == FeatureKind::kSurfaceSupport) {
+        const Vector3d m = X_c.linear().transpose() * n;  // n in the ellipsoid's frame
+        const Vector3d am = body.radii().cwiseProduct(body.radii()).cwiseProduct(m);
+        const double h = std::sqrt(m.dot(am));
+        offset = -(X_c.linear() * am) / h;
+      } else {
+        offset = body.radius() * RimDirection(n, X_c);
+      }
+      const double centre_gap = d.gap;
+      d.point_b = c + offset;
+      d.gap += n.dot(offset);
+      d.point_a = d.point_b - d.gap * n;
+      d.analytic = true;
+      if (turn != nullptr && region.kind != PointNormalRegion::kFixed) {
+        // w = P (p − c)/δ, P = I − n nᵀ (− e eᵀ beside an edge): the header's derivation. δ is
+        // the centre's gap, > kMeshNearFeature (mesh) or > 0 (box) in these regions.
+        Vector3d w = offset - n.dot(offset) * n;
+        if (region.kind == PointNormalRegion::kEdge) w -= region.edge.dot(w) * region.edge;
+        turn->w = (swapped_ ? -1.0 : 1.0) * w / centre_gap;
+        turn->point = c;
+      }
+      return swapped_ ? Swapped(d) : d;
+    }
     case FeatureKind::kPlaneVertex:
     case FeatureKind::kPlaneEndBall:
     case FeatureKind::kPlaneRim:
@@ -145,12 +216,7 @@ PairDistance ContactManifold::Evaluate(int i, const Isometry3d& X_WA,
     d = OnPlane(n, offset, c - body.radius() * n);
   } else {
     const Vector3d c = X_s * Vector3d(0.0, 0.0, end * body.length());
-    const Vector3d axis = X_s.linear().col(2);
-    const Vector3d w = n - n.dot(axis) * axis;  // n projected on the circle's plane
-    const double w_norm = w.norm();
-    // n ∥ axis: every rim point is equally low; the gap is still exact (and continuous).
-    const Vector3d u = w_norm > 0.0 ? Vector3d(-w / w_norm) : Vector3d(X_s.linear().col(0));
-    d = OnPlane(n, offset, c + body.radius() * u);
+    d = OnPlane(n, offset, c + body.radius() * RimDirection(n, X_s));
   }
   return swapped_ ? Swapped(d) : d;
 }

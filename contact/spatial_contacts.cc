@@ -515,9 +515,13 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
       break;
   }
   d = manifolds_[static_cast<std::size_t>(pair_manifold_[p])].Evaluate(
-      RowFeature(row), BodyPose(q, pair.body_a), BodyPose(q, pair.body_b));
+      RowFeature(row), BodyPose(q, pair.body_a), BodyPose(q, pair.body_b), &out.turn);
   out.lever_a = d.point_a - body_origin(pair.body_a);
   out.lever_b = d.point_b - body_origin(pair.body_b);
+  if (!out.turn.w.isZero(0.0)) {
+    out.turn_lever_a = out.turn.point - body_origin(pair.body_a);
+    out.turn_lever_b = out.turn.point - body_origin(pair.body_b);
+  }
   return out;
 }
 
@@ -567,18 +571,28 @@ void SpatialContacts::SideBlock(const VectorXd& q, int body, const Vector3d& lev
   for (int j = 0; j < 3; ++j) out[3 + j] += sign * rot[j];
 }
 
+void SpatialContacts::RowSideBlock(const VectorXd& q, const RowGeometry& geo, int body, double sign,
+                                   double* out) const {
+  const bool b_side = sign > 0.0;
+  SideBlock(q, body, b_side ? geo.lever_b : geo.lever_a, geo.d.normal, sign, out);
+  // ġ = n·(v_B(p_b) − v_A(p_a)) + w·(v_B(c) − v_A(c)) (contact_manifold.h, NormalTurn).
+  if (!geo.turn.w.isZero(0.0)) {
+    SideBlock(q, body, b_side ? geo.turn_lever_b : geo.turn_lever_a, geo.turn.w, sign, out);
+  }
+}
+
 void SpatialContacts::JacobianRow(
     const VectorXd& q, int row, Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> out) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
   const RowGeometry geo = Geometry(q, row);
-  const auto add = [&](int body, const Vector3d& lever, double sign) {
+  const auto add = [&](int body, double sign) {
     if (body == engine::kGround) return;
     double block[6] = {0, 0, 0, 0, 0, 0};
-    SideBlock(q, body, lever, geo.d.normal, sign, block);
+    RowSideBlock(q, geo, body, sign, block);
     for (int j = 0; j < 6; ++j) out[6 * body + j] += block[j];
   };
-  add(pair.body_a, geo.lever_a, -1.0);
-  add(pair.body_b, geo.lever_b, 1.0);
+  add(pair.body_a, -1.0);
+  add(pair.body_b, 1.0);
 }
 
 bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int local_row,
@@ -595,7 +609,7 @@ bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int loca
     if (body[k] == engine::kGround) continue;
     // Both sides on one body (never a pair of the default filter): one block holding the sum.
     double* out = (k == 1 && body[1] == body[0]) ? last : G->AddBlock(body[k]);
-    SideBlock(q, body[k], *lever[k], geo.d.normal, sign[k], out);
+    RowSideBlock(q, geo, body[k], sign[k], out);
     last = out;
   }
   G->EndRow();
@@ -618,9 +632,9 @@ bool SpatialContacts::ValuesAndRates(double t, const VectorXd& q, const VectorXd
     for (int k = 0; k < 2; ++k) {
       if (body[k] == engine::kGround) continue;
       double block[6] = {0, 0, 0, 0, 0, 0};
-      SideBlock(q, body[k], *lever[k], geo.d.normal, sign[k], block);
+      RowSideBlock(q, geo, body[k], sign[k], block);
       if (k == 0 && body[1] == body[0]) {
-        SideBlock(q, body[1], *lever[1], geo.d.normal, sign[1], block);
+        RowSideBlock(q, geo, body[1], sign[1], block);
         ++k;
       }
       const double* vb = v.data() + 6 * body[k];

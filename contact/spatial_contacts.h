@@ -10,7 +10,10 @@
 //   G_b = ( nᵀ,  (s̄_b × R_bᵀ n)ᵀ ),   s̄_b = R_bᵀ (p_b − r_b),
 //   G_a = −( nᵀ, (s̄_a × R_aᵀ n)ᵀ ),   s̄_a = R_aᵀ (p_a − r_a),
 //
-// i.e. ġ = n · (velocity of the material point of B at p_b − that of A at p_a). The rows are
+// i.e. ġ = n · (velocity of the material point of B at p_b − that of A at p_a); the support and
+// rim rows of an ellipsoid or a cylinder against a mesh or a box add, where their normal turns
+// with the centre c (beside an edge or a vertex), the same blocks for the direction w at the
+// point c (contact_manifold.h, NormalTurn: ġ += w · (v_B(c) − v_A(c))). The rows are
 // scleronomic and γ = Ġ v (g̈ = G v̇ + γ) is, with world angular velocities ω^w = R ω, material
 // point velocities ẋ = ṙ + ω^w × (x − r) and v̇-free accelerations ẍ = ω^w × (ω^w × (x − r)):
 //
@@ -40,7 +43,8 @@
 //   (g = ‖u‖ − ρ, the edge form above with the edge direction e fixed in M), vertex (the
 //   sphere–sphere form with the two material points)                             (analytic;
 //   central difference below when c lies on an edge or vertex, d = 0);
-//   every other feature (pairs through the general signed distance):
+//   every other feature (pairs through the general signed distance; the support and rim rows
+//   against a mesh or a box, whose γ jumps where the centre changes region, contact_manifold.h):
 //   γ = d/dε [G(q ⊕ ε v) v] at ε = 0 by a central difference with
 //   ε = ∛(machine ε) / max(1, ‖v_a‖∞, ‖v_b‖∞) (a displacement of about 6e-6 in the
 //   coordinates), which balances the O(ε²) truncation against the O(machine ε/ε) round-off:
@@ -177,9 +181,13 @@ class SpatialContacts : public engine::ConstraintBlock {
   // Gap, normal, witness points and the lever arms ℓ = x − r of the row's Jacobian on each side
   // (x: the witness point, or on a sphere side the centre, whose lever gives the same G because
   // ℓ × n is unchanged by a shift along n; exactly zero for a sphere centred on its body).
+  // turn: the normal-turn term of a support or rim row (contact_manifold.h, NormalTurn), w
+  // applied at the point c with levers turn_lever_a, turn_lever_b (w = 0: none).
   struct RowGeometry {
     PairDistance d;
     Eigen::Vector3d lever_a, lever_b;
+    NormalTurn turn;
+    Eigen::Vector3d turn_lever_a = Eigen::Vector3d::Zero(), turn_lever_b = Eigen::Vector3d::Zero();
   };
   RowGeometry Geometry(const Eigen::VectorXd& q, int row) const;
   double Gap(const Eigen::VectorXd& q, int row) const;
@@ -193,6 +201,9 @@ class SpatialContacts : public engine::ConstraintBlock {
   // ±(n, Rᵀ(ℓ × n)) (= ±(n, s̄ × Rᵀn) of the header, s̄ = Rᵀℓ).
   void SideBlock(const Eigen::VectorXd& q, int body, const Eigen::Vector3d& lever,
                  const Eigen::Vector3d& n, double sign, double* out) const;
+  // SideBlock of the row's side (sign −1: a, +1: b) plus its normal-turn term, if any.
+  void RowSideBlock(const Eigen::VectorXd& q, const RowGeometry& geo, int body, double sign,
+                    double* out) const;
   double AnalyticGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   double DifferenceGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   void CheckSizes(const Eigen::VectorXd& q, const Eigen::VectorXd* v, const char* where) const;

@@ -60,8 +60,8 @@ void Randomize(std::mt19937& rng, int num_bodies, VectorXd* q, VectorXd* v, doub
 
 // Two free bodies and a set of pairs covering every γ path: plane–point features (box corners,
 // capsule end balls, plane–sphere, the plane on a moving body, the plane given as B), sphere–
-// sphere, and the difference path (cylinder rims, box–box corners, sphere–box, box–cylinder by
-// FCL).
+// sphere, and the difference path (cylinder rims, box–box corners, sphere–box, the box–cylinder
+// rims of contact_manifold.h, kSurfaceRim, and sphere–cylinder by FCL).
 struct Fixture {
   std::shared_ptr<const engine::SpatialModel> model;
   std::shared_ptr<engine::SpatialMultibodySystem> system;
@@ -101,6 +101,8 @@ Fixture MakeFixture() {
       {"ball_box", 0, Shape::Box(Vector3d(0.2, 0.1, 0.15), off), 1, Shape::Sphere(0.1), 0.0},
       {"box_cylinder", 0, Shape::Box(Vector3d(0.2, 0.1, 0.15)), 1, Shape::Cylinder(0.06, 0.2, off),
        0.0},
+      // The FCL path (box–cylinder has rim rows now): sphere–cylinder.
+      {"ball_cylinder", 0, Shape::Sphere(0.1, off), 1, Shape::Cylinder(0.06, 0.2), 0.0},
   };
   f.contacts = std::make_shared<SpatialContacts>(f.model, pairs);
   f.system->AddConstraintBlock(f.contacts);
@@ -138,8 +140,9 @@ VectorXd RichardsonSecond(const engine::MechanicalSystem& sys, const VectorXd& q
 
 TEST(SpatialContacts, RowsNamesAndRestitution) {
   const Fixture f = MakeFixture();
-  // 8 corners + 1 + 2 ends + 2 rims + 8 corners + 1 + 2 ends + 1 + 16 corners + 1 + 1.
-  ASSERT_EQ(f.contacts->num_rows(), 43);
+  // 8 corners + 1 + 2 ends + 2 rims + 8 corners + 1 + 2 ends + 1 + 16 corners + 1 + 2 rims
+  // (box–cylinder: the two end circles, kSurfaceRim; one FCL row before) + 1 (FCL).
+  ASSERT_EQ(f.contacts->num_rows(), 45);
   EXPECT_EQ(f.contacts->row_info(0).name, "floor_box.0");
   EXPECT_EQ(f.contacts->row_info(8).name, "floor_ball");
   EXPECT_EQ(f.contacts->row_info(0).kind, engine::ConstraintKind::kUnilateral);

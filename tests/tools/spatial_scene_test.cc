@@ -87,11 +87,11 @@ TEST_F(SpatialSceneTest, TheSpatialExamplesExist) {
   // excited_chain_8, flyball_governor, n_chain_8: tests/tools/generators_test.cc and
   // flyball_governor_test.cc; the contact scenes (ball_on_table ... tumbling_box):
   // tests/tools/contact_scene_test.cc.
-  EXPECT_EQ(found,
-            (std::vector<std::string>{
-                "ball_on_table", "box_stack", "bricard", "double_pendulum", "excited_chain_8",
-                "flyball_governor", "four_link", "n_chain_8", "newtons_cradle", "slider_crank",
-                "sphere_in_bowl", "sphere_pile_20", "spinning_top", "tumbling_box"}));
+  EXPECT_EQ(found, (std::vector<std::string>{
+                       "ball_on_table", "box_stack", "bricard", "double_pendulum",
+                       "excited_chain_8", "flyball_governor", "four_link", "n_chain_8",
+                       "newtons_cradle", "rest_on_terrain", "slider_crank", "sphere_in_bowl",
+                       "sphere_pile_20", "spinning_top", "tumbling_box"}));
 }
 
 TEST_F(SpatialSceneTest, SpinningTopKeepsAUnitQuaternionAndPrecessesAtTheSteadyRate) {
@@ -126,6 +126,42 @@ TEST_F(SpatialSceneTest, SpinningTopKeepsAUnitQuaternionAndPrecessesAtTheSteadyR
   // (same run as tests/engine/spatial_benchmarks_test.cc); bounds at rtol level.
   EXPECT_NEAR(unwrapped / duration, omega, 1e-9 * omega);
   EXPECT_LT(worst_tilt, 1e-9);
+}
+
+// Cylinders and ellipsoids on a triangle-mesh floor and on a ground box (the scene's comment):
+// the cylinders and the flat ellipsoids end at rest at their resting heights, and no event
+// happens after the landings (the tilted ellipsoids rock on their closed rows without events).
+TEST_F(SpatialSceneTest, CylindersAndEllipsoidsComeToRestOnMeshAndBox) {
+  const Csv csv = Run("rest_on_terrain");
+  const std::vector<double>& last = csv.rows.back();
+  const std::vector<std::pair<std::string, double>> resting = {
+      {"cyl_lying", 0.05}, {"cyl_tilted", 0.05}, {"cyl_standing", 0.15}, {"egg", 0.06}};
+  for (const char* ground : {"_m", "_b"}) {
+    for (const auto& [name, height] : resting) {
+      const std::string body = name + ground;
+      double speed = 0;
+      for (const char* c : {".vx", ".vy", ".vz", ".wx", ".wy", ".wz"}) {
+        speed = std::max(speed, std::abs(last[csv.Column(body + c)]));
+      }
+      // At rest on closed rows: velocities at round-off (measured ≤ 3e-12), heights held by
+      // the projections' gap tolerance τ₀ = 1e-12 (measured |error| ≤ 1e-13 m).
+      EXPECT_LT(speed, 1e-9) << body;
+      EXPECT_NEAR(last[csv.Column(body + ".z")], height, 1e-9) << body;
+    }
+  }
+  // The last event (t, first column of events.csv): measured 0.3138 s.
+  std::ifstream events(scratch_ / "rest_on_terrain" / "events.csv");
+  std::string line;
+  double last_event = 0;
+  int count = 0;
+  std::getline(events, line);  // header
+  while (std::getline(events, line)) {
+    last_event = std::stod(line.substr(0, line.find(',')));
+    ++count;
+  }
+  std::printf("rest_on_terrain: %d events, the last at t = %.4f s\n", count, last_event);
+  EXPECT_GT(count, 0);
+  EXPECT_LT(last_event, 0.5);
 }
 
 TEST_F(SpatialSceneTest, DoublePendulumConservesEnergy) {
