@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace saltus::contact {
 namespace {
@@ -181,12 +183,30 @@ PairDistance Analytic(const Shape& a, const Isometry3d& X_a, const Shape& b, con
 
 }  // namespace
 
-PairDistance BoxPointDistance(const Vector3d& h, const Isometry3d& X_box, const Vector3d& p) {
+PairDistance BoxPointDistance(const Vector3d& h, const Isometry3d& X_box, const Vector3d& p,
+                              PointNormalRegion* region) {
   const Vector3d c = X_box.inverse() * p;  // the point in the box frame
   const Vector3d clamped = c.cwiseMax(-h).cwiseMin(h);
   PairDistance d;
+  if (region != nullptr) *region = PointNormalRegion{};
   if ((c - clamped).squaredNorm() > 0.0) {
     d = Inflated(clamped, 0.0, c, 0.0, Vector3d::UnitZ());
+    if (region != nullptr) {
+      int outside = 0, inside_axis = 0;
+      for (int i = 0; i < 3; ++i) {
+        if (c(i) != clamped(i)) {
+          ++outside;
+        } else {
+          inside_axis = i;
+        }
+      }
+      if (outside == 2) {
+        region->kind = PointNormalRegion::kEdge;
+        region->edge = X_box.linear().col(inside_axis);
+      } else if (outside == 3) {
+        region->kind = PointNormalRegion::kVertex;
+      }
+    }
   } else {
     int axis = 0;
     double depth = std::numeric_limits<double>::infinity();
@@ -262,16 +282,131 @@ Vector3d ClosestPointOnTriangle(const Vector3d& p, const Vector3d& a, const Vect
   return a + ab * (vb * denom) + ac * (vc * denom);
 }
 
-MeshClosest ClosestPointOnMesh(const TriangleMesh& m, const Vector3d& p) {
+// The index's data (declared in shapes.h, built by BuildMeshIndex).
+struct MeshIndex {
+  // A box of the tree: a leaf holds order[first, first + count), an inner node (count = 0) has
+  // its children at nodes[first] and nodes[first + 1].
+  struct Node {
+    std::array<double, 3> lo, hi;
+    int first = 0;
+    int count = 0;
+  };
+  std::vector<Node> nodes;
+  std::vector<int> order;  // triangle indices, grouped by leaf
+  double scale = 0.0;      // M: the largest |coordinate| of a vertex
+  // The triangles at vertex v: vertex_triangles[vertex_start[v], vertex_start[v + 1]), ascending.
+  std::vector<int> vertex_start;
+  std::vector<int> vertex_triangles;
+  std::vector<Eigen::Vector3d> normals;        // unit normal of each triangle
+  std::vector<Eigen::Vector3d> vertex_pseudo;  // angle-weighted sum of the normals at each vertex
+  std::vector<char> vertex_boundary;           // an edge at the vertex has < 2 triangles
+  // The mesh it was built from.
+  const Eigen::Vector3d* vertices_data = nullptr;
+  std::size_t num_vertices = 0;
+  const std::array<int, 3>* triangles_data = nullptr;
+  std::size_t num_triangles = 0;
+};
+
+namespace {
+
+// Relative margin ε of the tree's pruning bound (geometry3d.h, BuildMeshIndex).
+constexpr double kPruneMargin = 1e-7;
+// Most triangles in a leaf of the tree.
+constexpr int kLeafTriangles = 4;
+
+const Vector3d& Vertex(const TriangleMesh& m, const std::array<int, 3>& t, int k) {
+  return m.vertices[static_cast<std::size_t>(t[static_cast<std::size_t>(k)])];
+}
+
+// Unit normal of a triangle, (v1 − v0) × (v2 − v0) normalized.
+Vector3d TriangleNormal(const TriangleMesh& m, const std::array<int, 3>& t) {
+  return (Vertex(m, t, 1) - Vertex(m, t, 0)).cross(Vertex(m, t, 2) - Vertex(m, t, 0)).normalized();
+}
+
+// Squared distance from p to triangle f, its closest point x and region: the one per-triangle
+// computation of the brute-force loop and of the tree (not inlined, so that both run exactly the
+// same instructions).
+[[gnu::noinline]] double TriangleDistance2(const TriangleMesh& m, std::size_t f, const Vector3d& p,
+                                           Vector3d& x, TriangleFeature& feature) {
+  const auto& t = m.triangles[f];
+  x = ClosestPointOnTriangle(p, Vertex(m, t, 0), Vertex(m, t, 1), Vertex(m, t, 2), &feature);
+  return (x - p).squaredNorm();
+}
+
+const MeshIndex* IndexOf(const TriangleMesh& m) {
+  const MeshIndex* index = m.index.get();
+  if (index == nullptr || index->vertices_data != m.vertices.data() ||
+      index->num_vertices != m.vertices.size() || index->triangles_data != m.triangles.data() ||
+      index->num_triangles != m.triangles.size()) {
+    return nullptr;
+  }
+  return index;
+}
+
+// Squared distance from p to the box of a node (0 inside).
+double BoxDistance2(const MeshIndex::Node& node, const Vector3d& p) {
+  double sum = 0.0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double below = node.lo[k] - p(static_cast<Eigen::Index>(k));
+    const double above = p(static_cast<Eigen::Index>(k)) - node.hi[k];
+    const double d = below > 0.0 ? below : (above > 0.0 ? above : 0.0);
+    sum += d * d;
+  }
+  return sum;
+}
+
+// Builds the subtree of order[begin, end) into nodes[at].
+void BuildNode(const TriangleMesh& m, const std::vector<Vector3d>& centroids, MeshIndex& index,
+               std::size_t at, int begin, int end) {
+  MeshIndex::Node node;
+  node.lo.fill(std::numeric_limits<double>::infinity());
+  node.hi.fill(-std::numeric_limits<double>::infinity());
+  Vector3d c_lo = Vector3d::Constant(std::numeric_limits<double>::infinity());
+  Vector3d c_hi = -c_lo;
+  for (int i = begin; i < end; ++i) {
+    const int f = index.order[static_cast<std::size_t>(i)];
+    const auto& t = m.triangles[static_cast<std::size_t>(f)];
+    for (int k = 0; k < 3; ++k) {
+      const Vector3d& x = Vertex(m, t, k);
+      for (std::size_t a = 0; a < 3; ++a) {
+        node.lo[a] = std::min(node.lo[a], x(static_cast<Eigen::Index>(a)));
+        node.hi[a] = std::max(node.hi[a], x(static_cast<Eigen::Index>(a)));
+      }
+    }
+    c_lo = c_lo.cwiseMin(centroids[static_cast<std::size_t>(f)]);
+    c_hi = c_hi.cwiseMax(centroids[static_cast<std::size_t>(f)]);
+  }
+  if (end - begin <= kLeafTriangles) {
+    node.first = begin;
+    node.count = end - begin;
+    index.nodes[at] = node;
+    return;
+  }
+  Eigen::Index axis = 0;
+  (c_hi - c_lo).maxCoeff(&axis);
+  const int mid = begin + (end - begin) / 2;
+  std::nth_element(index.order.begin() + begin, index.order.begin() + mid,
+                   index.order.begin() + end, [&](int a, int b) {
+                     const double ca = centroids[static_cast<std::size_t>(a)](axis);
+                     const double cb = centroids[static_cast<std::size_t>(b)](axis);
+                     return ca < cb || (ca == cb && a < b);
+                   });
+  const std::size_t left = index.nodes.size();
+  index.nodes.resize(left + 2);
+  node.first = static_cast<int>(left);
+  node.count = 0;
+  index.nodes[at] = node;
+  BuildNode(m, centroids, index, left, begin, mid);
+  BuildNode(m, centroids, index, left + 1, mid, end);
+}
+
+MeshClosest ClosestPointBruteForce(const TriangleMesh& m, const Vector3d& p) {
   MeshClosest out;
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t f = 0; f < m.triangles.size(); ++f) {
-    const auto& t = m.triangles[f];
     TriangleFeature feature;
-    const Vector3d x = ClosestPointOnTriangle(p, m.vertices[static_cast<std::size_t>(t[0])],
-                                              m.vertices[static_cast<std::size_t>(t[1])],
-                                              m.vertices[static_cast<std::size_t>(t[2])], &feature);
-    const double dist2 = (x - p).squaredNorm();
+    Vector3d x;
+    const double dist2 = TriangleDistance2(m, f, p, x, feature);
     if (dist2 < best) {
       best = dist2;
       out.point = x;
@@ -282,20 +417,183 @@ MeshClosest ClosestPointOnMesh(const TriangleMesh& m, const Vector3d& p) {
   return out;
 }
 
+MeshClosest ClosestPointWithIndex(const TriangleMesh& m, const MeshIndex& index,
+                                  const Vector3d& p) {
+  MeshClosest out;
+  double best = std::numeric_limits<double>::infinity();
+  int best_triangle = -1;
+  double bound2 = std::numeric_limits<double>::infinity();  // boxes farther than this are skipped
+  // Depth first, nearer child first; a median-split tree has depth ≤ log2(T) + 1 < 64, and the
+  // stack holds at most one entry per level plus one.
+  std::array<int, 128> stack;
+  std::size_t size = 0;
+  stack[size++] = 0;
+  while (size > 0) {
+    const MeshIndex::Node& node = index.nodes[static_cast<std::size_t>(stack[--size])];
+    if (BoxDistance2(node, p) > bound2) continue;
+    if (node.count == 0) {
+      const int a = node.first, b = node.first + 1;
+      const double da = BoxDistance2(index.nodes[static_cast<std::size_t>(a)], p);
+      const double db = BoxDistance2(index.nodes[static_cast<std::size_t>(b)], p);
+      const bool a_nearer = !(db < da);
+      if (!((a_nearer ? db : da) > bound2)) stack[size++] = a_nearer ? b : a;
+      if (!((a_nearer ? da : db) > bound2)) stack[size++] = a_nearer ? a : b;
+      continue;
+    }
+    for (int i = node.first; i < node.first + node.count; ++i) {
+      const int f = index.order[static_cast<std::size_t>(i)];
+      TriangleFeature feature;
+      Vector3d x;
+      const double dist2 = TriangleDistance2(m, static_cast<std::size_t>(f), p, x, feature);
+      // (dist2, f) < (best, best_triangle) lexicographically; never at dist2 = ∞ or NaN, like
+      // the brute force.
+      if (dist2 < best || (dist2 == best && f < best_triangle)) {
+        best = dist2;
+        best_triangle = f;
+        out.point = x;
+        out.triangle = f;
+        out.feature = feature;
+        const double dist = std::sqrt(best);
+        const double reach = dist + kPruneMargin * (dist + index.scale);
+        bound2 = reach * reach;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const MeshIndex> BuildMeshIndex(const TriangleMesh& m) {
+  auto index = std::make_shared<MeshIndex>();
+  const std::size_t nt = m.triangles.size(), nv = m.vertices.size();
+  index->vertices_data = m.vertices.data();
+  index->num_vertices = nv;
+  index->triangles_data = m.triangles.data();
+  index->num_triangles = nt;
+  for (const Vector3d& x : m.vertices) {
+    index->scale = std::max(index->scale, x.cwiseAbs().maxCoeff());
+  }
+  // The tree.
+  if (nt > 0) {
+    std::vector<Vector3d> centroids(nt);
+    for (std::size_t f = 0; f < nt; ++f) {
+      const auto& t = m.triangles[f];
+      centroids[f] = (Vertex(m, t, 0) + Vertex(m, t, 1) + Vertex(m, t, 2)) / 3.0;
+    }
+    index->order.resize(nt);
+    for (std::size_t f = 0; f < nt; ++f) index->order[f] = static_cast<int>(f);
+    index->nodes.reserve(2 * (nt / static_cast<std::size_t>(kLeafTriangles) + 1));
+    index->nodes.resize(1);
+    BuildNode(m, centroids, *index, 0, 0, static_cast<int>(nt));
+  }
+  // The triangles at each vertex, ascending (a counting sort over the triangles in order); a
+  // vertex listed twice in a triangle counts once (the brute force tests membership).
+  const auto distinct = [](const std::array<int, 3>& t, int k) {
+    return !((k > 0 && t[static_cast<std::size_t>(k)] == t[0]) ||
+             (k > 1 && t[static_cast<std::size_t>(k)] == t[1]));
+  };
+  index->vertex_start.assign(nv + 1, 0);
+  for (const auto& t : m.triangles) {
+    for (int k = 0; k < 3; ++k) {
+      if (distinct(t, k)) {
+        ++index->vertex_start[static_cast<std::size_t>(t[static_cast<std::size_t>(k)]) + 1];
+      }
+    }
+  }
+  for (std::size_t v = 0; v < nv; ++v) index->vertex_start[v + 1] += index->vertex_start[v];
+  index->vertex_triangles.resize(static_cast<std::size_t>(index->vertex_start[nv]));
+  std::vector<int> fill(index->vertex_start.begin(), index->vertex_start.end() - 1);
+  for (std::size_t f = 0; f < nt; ++f) {
+    const auto& t = m.triangles[f];
+    for (int k = 0; k < 3; ++k) {
+      if (!distinct(t, k)) continue;
+      const auto v = static_cast<std::size_t>(t[static_cast<std::size_t>(k)]);
+      index->vertex_triangles[static_cast<std::size_t>(fill[v]++)] = static_cast<int>(f);
+    }
+  }
+  index->normals.resize(nt);
+  for (std::size_t f = 0; f < nt; ++f) index->normals[f] = TriangleNormal(m, m.triangles[f]);
+  const auto contains = [&](int f, int v) {
+    const auto& t = m.triangles[static_cast<std::size_t>(f)];
+    return t[0] == v || t[1] == v || t[2] == v;
+  };
+  // Number of triangles with the edge (a, b).
+  const auto shared = [&](int a, int b) {
+    int count = 0;
+    for (int s = index->vertex_start[static_cast<std::size_t>(a)];
+         s < index->vertex_start[static_cast<std::size_t>(a) + 1]; ++s) {
+      count += contains(index->vertex_triangles[static_cast<std::size_t>(s)], b) ? 1 : 0;
+    }
+    return count;
+  };
+  // Each vertex's pseudo-normal sum and boundary flag: MeshPseudoNormal's brute-force loops.
+  index->vertex_pseudo.assign(nv, Vector3d::Zero());
+  index->vertex_boundary.assign(nv, 0);
+  for (std::size_t v = 0; v < nv; ++v) {
+    const int i = static_cast<int>(v);
+    Vector3d pseudo = Vector3d::Zero();
+    bool boundary = false;
+    for (int s = index->vertex_start[v]; s < index->vertex_start[v + 1]; ++s) {
+      const auto& tri = m.triangles[static_cast<std::size_t>(index->vertex_triangles[s])];
+      int at_i = -1;
+      for (int k = 0; k < 3; ++k) {
+        if (tri[static_cast<std::size_t>(k)] == i) at_i = k;
+      }
+      const Vector3d& x = m.vertices[v];
+      const Vector3d e1 = Vertex(m, tri, (at_i + 1) % 3) - x;
+      const Vector3d e2 = Vertex(m, tri, (at_i + 2) % 3) - x;
+      pseudo += std::atan2(e1.cross(e2).norm(), e1.dot(e2)) * TriangleNormal(m, tri);
+      for (int k = 0; k < 3 && !boundary; ++k) {
+        if (tri[static_cast<std::size_t>(k)] != i) continue;
+        boundary = shared(i, tri[static_cast<std::size_t>((k + 1) % 3)]) < 2 ||
+                   shared(i, tri[static_cast<std::size_t>((k + 2) % 3)]) < 2;
+      }
+    }
+    index->vertex_pseudo[v] = pseudo;
+    index->vertex_boundary[v] = boundary ? 1 : 0;
+  }
+  return index;
+}
+
+bool HasMeshIndex(const TriangleMesh& mesh) { return IndexOf(mesh) != nullptr; }
+
+MeshClosest ClosestPointOnMesh(const TriangleMesh& m, const Vector3d& p) {
+  const MeshIndex* index = IndexOf(m);
+  if (index == nullptr || index->nodes.empty()) return ClosestPointBruteForce(m, p);
+  return ClosestPointWithIndex(m, *index, p);
+}
+
 Vector3d MeshPseudoNormal(const TriangleMesh& m, const MeshClosest& closest, bool* boundary) {
   const auto& t = m.triangles[static_cast<std::size_t>(closest.triangle)];
-  const auto normal = [&](const std::array<int, 3>& tri) {
-    const Vector3d& v0 = m.vertices[static_cast<std::size_t>(tri[0])];
-    return Vector3d((m.vertices[static_cast<std::size_t>(tri[1])] - v0)
-                        .cross(m.vertices[static_cast<std::size_t>(tri[2])] - v0)
-                        .normalized());
-  };
+  const auto normal = [&](const std::array<int, 3>& tri) { return TriangleNormal(m, tri); };
   bool unused = false;
   bool& on_boundary = boundary != nullptr ? *boundary : unused;
   on_boundary = false;
   if (closest.feature.kind == TriangleFeature::kFace) return normal(t);
   const int i = t[static_cast<std::size_t>(closest.feature.vertices[0])];
   const int j = t[static_cast<std::size_t>(closest.feature.vertices[1])];
+  if (const MeshIndex* index = IndexOf(m)) {
+    // The brute-force sums below, over the triangles at vertex i in the same (ascending) order.
+    const auto v = static_cast<std::size_t>(i);
+    Vector3d pseudo = Vector3d::Zero();
+    if (closest.feature.kind == TriangleFeature::kEdge) {
+      int count = 0;
+      for (int s = index->vertex_start[v]; s < index->vertex_start[v + 1]; ++s) {
+        const int f = index->vertex_triangles[static_cast<std::size_t>(s)];
+        const auto& tri = m.triangles[static_cast<std::size_t>(f)];
+        if (tri[0] != j && tri[1] != j && tri[2] != j) continue;
+        pseudo += index->normals[static_cast<std::size_t>(f)];
+        ++count;
+      }
+      on_boundary = count < 2;
+    } else {
+      pseudo = index->vertex_pseudo[v];
+      on_boundary = index->vertex_boundary[v] != 0;
+    }
+    const double length = pseudo.norm();
+    return on_boundary || !(length > 0.0) ? normal(t) : Vector3d(pseudo / length);
+  }
   // Sum of the normals of the triangles at the edge, or angle-weighted at the vertex.
   Vector3d pseudo = Vector3d::Zero();
   for (const auto& tri : m.triangles) {
@@ -351,12 +649,14 @@ double MeshPointSide(const TriangleMesh& m, const MeshClosest& closest, const Ve
   return pseudo.dot(p - closest.point) < 0.0 ? -1.0 : 1.0;
 }
 
-PairDistance MeshPointDistance(const TriangleMesh& m, const Isometry3d& X_mesh, const Vector3d& p) {
+PairDistance MeshPointDistance(const TriangleMesh& m, const Isometry3d& X_mesh, const Vector3d& p,
+                               PointNormalRegion* region) {
   const Vector3d c = X_mesh.inverse() * p;
   const MeshClosest closest = ClosestPointOnMesh(m, c);
   const Vector3d delta = c - closest.point;
   const double dist = delta.norm();
   PairDistance d;
+  if (region != nullptr) *region = PointNormalRegion{};
   if (closest.feature.kind == TriangleFeature::kFace || dist <= kMeshNearFeature) {
     // g = N·(c − x) with N the face normal or, within kMeshNearFeature of an edge or vertex, its
     // pseudo-normal: smooth through 0, the normal fixed in the mesh.
@@ -366,6 +666,28 @@ PairDistance MeshPointDistance(const TriangleMesh& m, const Isometry3d& X_mesh, 
     const double side = MeshPointSide(m, closest, c);
     d.normal = side * delta / dist;
     d.gap = side * dist;
+    if (region != nullptr) {
+      const auto& tri = m.triangles[static_cast<std::size_t>(closest.triangle)];
+      const auto vertex = [&](int k) -> const Vector3d& {
+        return m.vertices[static_cast<std::size_t>(tri[static_cast<std::size_t>(k)])];
+      };
+      const Vector3d n_f = (vertex(1) - vertex(0)).cross(vertex(2) - vertex(0)).normalized();
+      // A flat edge or vertex (every triangle around it coplanar, not on an open boundary): its
+      // region has no width, the point is on the boundary of the face regions: kFixed.
+      bool boundary = false;
+      const Vector3d pseudo = MeshPseudoNormal(m, closest, &boundary);
+      constexpr double kFlat = 1e-12;
+      if (boundary || pseudo.dot(n_f) < 1.0 - kFlat) {
+        if (closest.feature.kind == TriangleFeature::kEdge) {
+          region->kind = PointNormalRegion::kEdge;
+          region->edge = X_mesh.linear() *
+                         (vertex(closest.feature.vertices[1]) - vertex(closest.feature.vertices[0]))
+                             .normalized();
+        } else {
+          region->kind = PointNormalRegion::kVertex;
+        }
+      }
+    }
   }
   d.normal = X_mesh.linear() * d.normal;
   d.point_b = p;

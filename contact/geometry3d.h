@@ -41,6 +41,7 @@
 #pragma once
 
 #include <Eigen/Geometry>
+#include <memory>
 
 #include "contact/shapes.h"
 
@@ -84,11 +85,30 @@ PairDistance SignedDistance(const Shape& a, const Eigen::Isometry3d& X_WA, const
 PairDistance FclSignedDistance(const Shape& a, const Eigen::Isometry3d& X_WSa, const Shape& b,
                                const Eigen::Isometry3d& X_WSb, const DistanceOptions& options = {});
 
+// How the normal n of a point–surface distance (BoxPointDistance, MeshPointDistance) moves with
+// the point p and the surface's body S (turning at ω_S, world frame):
+//   kFixed   n is fixed in S (a face region, the inside of a box, a pseudo-normal within
+//            kMeshNearFeature of a mesh edge or vertex): ṅ = ω_S × n;
+//   kEdge    n = (p − x)/gap, x the closest point on an edge of direction e (world, unit):
+//            ṅ = ω_S × n + (I − n nᵀ − e eᵀ)(v_P(p) − v_S(p)) / gap;
+//   kVertex  n = (p − x)/gap, x a vertex: ṅ = ω_S × n + (I − n nᵀ)(v_P(p) − v_S(p)) / gap,
+// with v_P(p) the velocity of p and v_S(p) that of the material point of S at p (derivation:
+// docs/contact-geometry.md, "Normal turn"). A flat edge or vertex of a triangle mesh (not on an
+// open boundary, its pseudo-normal equal to the closest triangle's normal to 1e-12: coplanar
+// triangles around it) is reported kFixed: its region has no width, the point lies on the
+// boundary of the face regions, where n is that of the faces.
+struct PointNormalRegion {
+  enum Kind { kFixed, kEdge, kVertex } kind = kFixed;
+  Eigen::Vector3d edge = Eigen::Vector3d::Zero();  // kEdge: the edge direction (world, unit)
+};
+
 // Signed distance from the box {|x_i| ≤ h_i} at world pose X_box to the world point p: normal
 // from the box to p, point_a on the box surface, point_b = p. Inside the box the nearest face
-// wins; ties go to the lowest axis index and the + face.
+// wins; ties go to the lowest axis index and the + face. `region` (optional) receives how the
+// normal turns: outside, one coordinate beyond the half sizes is a face (kFixed), two an edge
+// along the third axis, three a vertex.
 PairDistance BoxPointDistance(const Eigen::Vector3d& half_size, const Eigen::Isometry3d& X_box,
-                              const Eigen::Vector3d& p);
+                              const Eigen::Vector3d& p, PointNormalRegion* region = nullptr);
 
 // The Voronoi region of a triangle (a, b, c) that holds a point's closest point: the face
 // interior, an edge (vertices[0], vertices[1]: 0 = a, 1 = b, 2 = c) or a vertex (vertices[0]).
@@ -114,6 +134,35 @@ struct MeshClosest {
 };
 MeshClosest ClosestPointOnMesh(const TriangleMesh& mesh, const Eigen::Vector3d& p);
 
+// Acceleration structure of the mesh point queries (ClosestPointOnMesh, MeshPseudoNormal,
+// MeshPointSide, MeshPointDistance), built once per mesh (Shape::TriangleMeshSurface stores it
+// in TriangleMesh::index) in O(T log T) for T triangles:
+//   - a binary tree of axis-aligned boxes over the triangles (median split of the centroids
+//     along their longest extent, leaves of at most 4 triangles). ClosestPointOnMesh descends it
+//     nearer box first and skips a box when its squared distance to p exceeds (δ + ε(δ + M))²,
+//     δ² the least squared distance so far, M the largest vertex coordinate magnitude and
+//     ε = 1e-7: a margin for the round-off of a triangle's computed closest point, which may lie
+//     slightly outside the triangle's box (edge and vertex regions: by ≤ 2u·M, u = 2⁻⁵³; face
+//     region: by an estimated 4u·δ²/(α²L), L the longest edge, α L² twice the area, so the
+//     margin covers δ/L up to ≈ 1e8 α², a pessimistic estimate: no difference was found on
+//     random points up to 3000 L away from slivers of α = 1e-2 … 1e-5, mesh_query_test.cc).
+//     Without it (ε = 0) the bowl and the closed mesh of mesh_query_test.cc do differ; ε = 1e-15
+//     sufficed there. Among the triangles not skipped the result is the least (squared distance,
+//     triangle index), lexicographically, which is the brute-force rule "the first triangle in
+//     mesh order at the least distance", bit for bit (the same per-triangle arithmetic). Per
+//     query: about log2(T/4) + 1 boxes and 4 triangles for a point within a few triangle sizes
+//     of a surface (bench/mesh_query.cc);
+//   - the triangles at each vertex (ascending), the unit triangle normals, each vertex's
+//     angle-weighted pseudo-normal sum and boundary flag, so that MeshPseudoNormal and
+//     MeshPointSide cost O(valence) instead of O(T), summing in the brute force's order (the
+//     same doubles).
+// The structure refers to the mesh's vertex and triangle buffers: it is used only for the mesh it
+// was built from (HasMeshIndex); any other mesh gets the brute-force loops. The mesh must not
+// change after the index is built (Shape's meshes are immutable).
+std::shared_ptr<const MeshIndex> BuildMeshIndex(const TriangleMesh& mesh);
+// True if mesh.index was built from this very mesh (same buffers and sizes): the queries use it.
+bool HasMeshIndex(const TriangleMesh& mesh);
+
 // Signed distance from a triangle mesh at world pose X_mesh to the world point p (the
 // sphere–triangle-mesh path with radius 0, and the vertex and end-ball rows of
 // contact_manifold.h): x the closest point (ClosestPointOnMesh), n_f the unit normal of its
@@ -124,9 +173,10 @@ MeshClosest ClosestPointOnMesh(const TriangleMesh& mesh, const Eigen::Vector3d& 
 //   that a point resting over an edge or a vertex of a flat floor keeps the normal n_f instead
 //   of the direction of a round-off d (the switch changes the gap by ≤ 2 kMeshNearFeature, and
 //   by round-off where the faces at the edge are coplanar).
-// point_a = p − gap·n on the surface, point_b = p.
+// point_a = p − gap·n on the surface, point_b = p. `region` (optional) receives how the normal
+// turns (PointNormalRegion).
 PairDistance MeshPointDistance(const TriangleMesh& mesh, const Eigen::Isometry3d& X_mesh,
-                               const Eigen::Vector3d& p);
+                               const Eigen::Vector3d& p, PointNormalRegion* region = nullptr);
 
 // The side s = ±1 of the point p (mesh frame) whose closest point is `closest`: the sign of
 // N·(p − x) with N the face normal (face region), the edge's pseudo-normal (sum of the normals
@@ -136,12 +186,14 @@ PairDistance MeshPointDistance(const TriangleMesh& mesh, const Eigen::Isometry3d
 // surface (an edge of one triangle, or a vertex of such an edge) there is no inside: +1, the
 // unsigned distance. The gap s‖d‖ is then continuous inside each Voronoi region; it jumps from
 // −δ to +δ only where a point δ below a face passes into the region of a boundary edge (beyond
-// the rim of an open terrain, under it). O(triangles) for edge and vertex regions.
+// the rim of an open terrain, under it). O(triangles) for edge and vertex regions without a
+// MeshIndex, O(valence) with one.
 double MeshPointSide(const TriangleMesh& mesh, const MeshClosest& closest,
                      const Eigen::Vector3d& p);
 // The unit pseudo-normal at `closest` (mesh frame): the face normal (face region), the
 // normalized edge or angle-weighted vertex pseudo-normal, or, on the boundary of an open
-// surface (`boundary` set), the closest triangle's normal. O(triangles) off the face region.
+// surface (`boundary` set), the closest triangle's normal. O(triangles) off the face region
+// without a MeshIndex, O(valence) with one.
 Eigen::Vector3d MeshPseudoNormal(const TriangleMesh& mesh, const MeshClosest& closest,
                                  bool* boundary = nullptr);
 // Distance (mesh units, m) below which a point's gap to an edge or vertex of a triangle mesh is

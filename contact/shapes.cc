@@ -20,6 +20,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "contact/geometry3d.h"
+
 namespace saltus::contact {
 namespace {
 
@@ -449,6 +451,8 @@ Shape Shape::TriangleMeshSurface(TriangleMesh mesh, const Eigen::Isometry3d& pos
   bvh->endModel();
   bvh->computeLocalAABB();
   s.data_->fcl = bvh;
+  // The point-query index (geometry3d.h) refers to the vectors' buffers, which the move keeps.
+  mesh.index = BuildMeshIndex(mesh);
   s.data_->mesh = std::make_shared<const TriangleMesh>(std::move(mesh));
   return s;
 }

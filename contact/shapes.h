@@ -52,9 +52,17 @@ const char* ToString(ShapeType type);
 
 // Vertices and triangles (indices into vertices, counter-clockwise seen from outside when the
 // file says so; the convex-mesh code does not rely on the orientation).
+struct MeshIndex;  // geometry3d.h
 struct TriangleMesh {
   std::vector<Eigen::Vector3d> vertices;
   std::vector<std::array<int, 3>> triangles;
+  // Acceleration structure of the point queries of geometry3d.h (bounding-volume tree and
+  // adjacency), built once by Shape::TriangleMeshSurface and shared by every copy of the shape;
+  // null for a mesh built by hand. It is used only while it belongs to these very vectors (same
+  // buffers and sizes, see HasMeshIndex): a copy of the mesh, or one whose vectors were resized,
+  // falls back to the brute-force queries, with the same results (changing the values in place
+  // after BuildMeshIndex is not detected: the index would be stale).
+  std::shared_ptr<const MeshIndex> index = nullptr;
 };
 
 // Reads a Wavefront OBJ ("v x y z" and "f i j k ..." lines, polygons split into fans, negative
