@@ -1,8 +1,10 @@
 #include "engine/planar_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "engine/validation.h"
@@ -67,12 +69,47 @@ void AddPointForce(int body, const Eigen::Vector2d& s_w, const Eigen::Vector2d& 
   (*F)(3 * body + 2) += Perp(s_w).dot(f);
 }
 
+// The factor φ(t) of a load (1 without a profile).
+double LoadScale(const PlanarLoad& load, double t) {
+  return load.scale ? load.scale->Evaluate(t)(0) : 1.0;
+}
+
+// Relative angle θ_b − θ_a − θ₀ and rate θ̇_b − θ̇_a of a torsional spring's revolute joint (the
+// rate is 0 when v is empty).
+struct TorsionalState {
+  int body_a = kGround;
+  int body_b = kGround;
+  double angle = 0.0;
+  double rate = 0.0;
+};
+TorsionalState TorsionalOf(const PlanarModel& model, const PlanarTorsionalSpring& spring,
+                           const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  const PlanarJoint& joint = model.joints()[static_cast<std::size_t>(spring.joint)];
+  TorsionalState s;
+  s.body_a = joint.body_a;
+  s.body_b = joint.body_b;
+  const auto angle_of = [](int body, const Eigen::VectorXd& x) {
+    return body == kGround ? 0.0 : x(3 * body + 2);
+  };
+  s.angle = angle_of(joint.body_b, q) - angle_of(joint.body_a, q) - spring.angle0;
+  if (v.size() > 0) s.rate = angle_of(joint.body_b, v) - angle_of(joint.body_a, v);
+  return s;
+}
+
 // ---- Joint constraint block ---------------------------------------------------------------
 
-enum class JointRow { kRevoluteX, kRevoluteY, kAngle, kPrismaticNormal };
+enum class JointRow {
+  kRevoluteX,
+  kRevoluteY,
+  kAngle,               // θ_b − θ_a − θ₀ (− ω t for an angle_driver joint)
+  kNormal,              // n_a · d (prismatic, point_on_line)
+  kDistance,            // (d·d − L²)/(2L)
+  kDriverAngle,         // θ_b − θ_a − φ(t)
+  kDriverDisplacement,  // u_w · d − s(t)
+};
 
-// The rows of all joints of a model, in joint order; G, γ and ∂g/∂t are analytic (see the
-// derivations next to each row type below).
+// The rows of all joints of a model, in joint order, then one row per driver; G, γ and ∂g/∂t are
+// analytic (derivations next to each row type below and in the header).
 class PlanarJointBlock : public ConstraintBlock {
  public:
   explicit PlanarJointBlock(std::shared_ptr<const PlanarModel> model) : model_(std::move(model)) {
@@ -87,12 +124,33 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case PlanarJointType::kPrismatic:
           AddRow(index, JointRow::kAngle, name + ".angle");
-          AddRow(index, JointRow::kPrismaticNormal, name + ".normal");
+          AddRow(index, JointRow::kNormal, name + ".normal");
           break;
         case PlanarJointType::kAngleDriver:
           AddRow(index, JointRow::kAngle, name + ".angle");
           break;
+        case PlanarJointType::kDistance:
+          AddRow(index, JointRow::kDistance, name + ".distance");
+          break;
+        case PlanarJointType::kFixed:
+          AddRow(index, JointRow::kRevoluteX, name + ".x");
+          AddRow(index, JointRow::kRevoluteY, name + ".y");
+          AddRow(index, JointRow::kAngle, name + ".angle");
+          break;
+        case PlanarJointType::kPointOnLine:
+          AddRow(index, JointRow::kNormal, name + ".normal");
+          break;
       }
+    }
+    const auto& drivers = model_->drivers();
+    for (std::size_t d = 0; d < drivers.size(); ++d) {
+      AddRow(drivers[d].joint,
+             drivers[d].kind == DriverKind::kAngle ? JointRow::kDriverAngle
+                                                   : JointRow::kDriverDisplacement,
+             drivers[d].name, &drivers[d]);
+    }
+    if (num_rows() != model_->num_joint_rows()) {
+      throw std::logic_error("PlanarJointBlock: row count differs from PlanarModel::NumRows");
     }
   }
 
@@ -109,25 +167,31 @@ class PlanarJointBlock : public ConstraintBlock {
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
       const BodyState a = StateOf(joint.body_a, q);
       const BodyState b = StateOf(joint.body_b, q);
+      const Eigen::Vector2d d = PointOf(b, joint.point_b).p - PointOf(a, joint.point_a).p;
       double value = 0.0;
       switch (row.type) {
         case JointRow::kRevoluteX:
-        case JointRow::kRevoluteY: {
-          // g = p_a − p_b.
-          const Eigen::Vector2d gap = PointOf(a, joint.point_a).p - PointOf(b, joint.point_b).p;
-          value = row.type == JointRow::kRevoluteX ? gap.x() : gap.y();
+        case JointRow::kRevoluteY:
+          // g = p_a − p_b = −d.
+          value = row.type == JointRow::kRevoluteX ? -d.x() : -d.y();
           break;
-        }
         case JointRow::kAngle:
           // g = θ_b − θ_a − θ₀ (− ω t for a driver; rate is 0 for a prismatic joint).
           value = b.theta - a.theta - joint.angle0 - DriverRate(joint) * t;
           break;
-        case JointRow::kPrismaticNormal: {
-          // g = n · d, n = perp(R_a u_a), d = p_b − p_a.
-          const Eigen::Vector2d d = PointOf(b, joint.point_b).p - PointOf(a, joint.point_a).p;
+        case JointRow::kNormal:
+          // g = n · d, n = perp(R_a u_a).
           value = Perp(Rotate(a.theta, joint.axis_a)).dot(d);
           break;
-        }
+        case JointRow::kDistance:
+          value = (d.squaredNorm() - joint.length * joint.length) / (2.0 * joint.length);
+          break;
+        case JointRow::kDriverAngle:
+          value = b.theta - a.theta - row.driver->profile.Evaluate(t)(0);
+          break;
+        case JointRow::kDriverDisplacement:
+          value = Rotate(a.theta, joint.axis_a).dot(d) - row.driver->profile.Evaluate(t)(0);
+          break;
       }
       g(static_cast<Eigen::Index>(k)) = value;
     }
@@ -147,48 +211,57 @@ class PlanarJointBlock : public ConstraintBlock {
       const bool has_b = joint.body_b != kGround;
       const BodyState a = StateOf(joint.body_a, q);
       const BodyState b = StateOf(joint.body_b, q);
+      const PointState pa = PointOf(a, joint.point_a);
+      const PointState pb = PointOf(b, joint.point_b);
+      const Eigen::Vector2d d = pb.p - pa.p;
+      // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)) on a and (c, c·perp(s_wb)) on b, since
+      // ḋ = ṙ_b + ω_b perp(s_wb) − ṙ_a − ω_a perp(s_wa); rows whose c turns with body a add
+      // (∂c/∂θ_a)·d on θ_a.
+      const auto along = [&](const Eigen::Vector2d& c) {
+        if (has_a) {
+          G.block<1, 2>(i, ca) = -c.transpose();
+          G(i, ca + 2) = -c.dot(Perp(pa.s_w));
+        }
+        if (has_b) {
+          G.block<1, 2>(i, cb) = c.transpose();
+          G(i, cb + 2) = c.dot(Perp(pb.s_w));
+        }
+      };
       switch (row.type) {
         case JointRow::kRevoluteX:
-        case JointRow::kRevoluteY: {
-          // ġ = ṙ_a + ω_a perp(s_wa) − ṙ_b − ω_b perp(s_wb).
-          const int c = row.type == JointRow::kRevoluteX ? 0 : 1;
-          if (has_a) {
-            G(i, ca + c) = 1.0;
-            G(i, ca + 2) = Perp(Rotate(a.theta, joint.point_a))(c);
-          }
-          if (has_b) {
-            G(i, cb + c) = -1.0;
-            G(i, cb + 2) = -Perp(Rotate(b.theta, joint.point_b))(c);
-          }
+        case JointRow::kRevoluteY:
+          // g = −d along the x or y axis.
+          along(row.type == JointRow::kRevoluteX ? Eigen::Vector2d(-1.0, 0.0)
+                                                 : Eigen::Vector2d(0.0, -1.0));
           break;
-        }
         case JointRow::kAngle:
+        case JointRow::kDriverAngle:
           if (has_a) G(i, ca + 2) = -1.0;
           if (has_b) G(i, cb + 2) = 1.0;
           break;
-        case JointRow::kPrismaticNormal: {
-          // ġ = ṅ·d + n·ḋ with ṅ = −ω_a u_w (u_w = R_a u_a, n = perp(u_w)) and
-          // ḋ = ṙ_b + ω_b perp(s_wb) − ṙ_a − ω_a perp(s_wa).
-          const PointState pa = PointOf(a, joint.point_a);
-          const PointState pb = PointOf(b, joint.point_b);
+        case JointRow::kNormal: {
+          // ġ = ṅ·d + n·ḋ with ṅ = −ω_a u_w (u_w = R_a u_a, n = perp(u_w)).
           const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
-          const Eigen::Vector2d n = Perp(u_w);
-          const Eigen::Vector2d d = pb.p - pa.p;
-          if (has_a) {
-            G.block<1, 2>(i, ca) = -n.transpose();
-            G(i, ca + 2) = -u_w.dot(d) - n.dot(Perp(pa.s_w));
-          }
-          if (has_b) {
-            G.block<1, 2>(i, cb) = n.transpose();
-            G(i, cb + 2) = n.dot(Perp(pb.s_w));
-          }
+          along(Perp(u_w));
+          if (has_a) G(i, ca + 2) -= u_w.dot(d);
+          break;
+        }
+        case JointRow::kDistance:
+          // ġ = d·ḋ / L.
+          along(d / joint.length);
+          break;
+        case JointRow::kDriverDisplacement: {
+          // ġ = u̇_w·d + u_w·ḋ − ṡ with u̇_w = ω_a n.
+          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
+          along(u_w);
+          if (has_a) G(i, ca + 2) += Perp(u_w).dot(d);
           break;
         }
       }
     }
   }
 
-  void Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+  void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
     CheckQ(q);
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -196,33 +269,45 @@ class PlanarJointBlock : public ConstraintBlock {
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
       const BodyState a = StateOf(joint.body_a, q, v);
       const BodyState b = StateOf(joint.body_b, q, v);
+      const PointState pa = PointOf(a, joint.point_a);
+      const PointState pb = PointOf(b, joint.point_b);
+      const Eigen::Vector2d d = pb.p - pa.p;
+      const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
+      const double wa2 = a.omega * a.omega;
+      const double wb2 = b.omega * b.omega;
+      // v̇-free part of d̈: p̈ = r̈ + ω̇ perp(s_w) − ω² s_w.
+      const Eigen::Vector2d d_ddot_free = wa2 * pa.s_w - wb2 * pb.s_w;
       double value = 0.0;
       switch (row.type) {
         case JointRow::kRevoluteX:
-        case JointRow::kRevoluteY: {
-          // p̈ = r̈ + ω̇ perp(s_w) − ω² s_w, so γ = −ω_a² s_wa + ω_b² s_wb.
-          const Eigen::Vector2d s_wa = Rotate(a.theta, joint.point_a);
-          const Eigen::Vector2d s_wb = Rotate(b.theta, joint.point_b);
-          const Eigen::Vector2d term = -a.omega * a.omega * s_wa + b.omega * b.omega * s_wb;
-          value = row.type == JointRow::kRevoluteX ? term.x() : term.y();
+        case JointRow::kRevoluteY:
+          // g = −d: γ = −ω_a² s_wa + ω_b² s_wb.
+          value = row.type == JointRow::kRevoluteX ? -d_ddot_free.x() : -d_ddot_free.y();
           break;
-        }
         case JointRow::kAngle:
           value = 0.0;  // linear in θ and t
           break;
-        case JointRow::kPrismaticNormal: {
+        case JointRow::kNormal: {
           // g̈ = n̈·d + 2 ṅ·ḋ + n·d̈ with n̈ = −ω̇_a u_w − ω_a² n; the v̇-free part is
           // γ = −ω_a² n·d − 2 ω_a u_w·ḋ + n·(ω_a² s_wa − ω_b² s_wb).
-          const PointState pa = PointOf(a, joint.point_a);
-          const PointState pb = PointOf(b, joint.point_b);
           const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
           const Eigen::Vector2d n = Perp(u_w);
-          const Eigen::Vector2d d = pb.p - pa.p;
-          const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
-          const double wa2 = a.omega * a.omega;
-          const double wb2 = b.omega * b.omega;
-          value =
-              -wa2 * n.dot(d) - 2.0 * a.omega * u_w.dot(d_dot) + n.dot(wa2 * pa.s_w - wb2 * pb.s_w);
+          value = -wa2 * n.dot(d) - 2.0 * a.omega * u_w.dot(d_dot) + n.dot(d_ddot_free);
+          break;
+        }
+        case JointRow::kDistance:
+          // g̈ = (ḋ·ḋ + d·d̈)/L.
+          value = (d_dot.squaredNorm() + d.dot(d_ddot_free)) / joint.length;
+          break;
+        case JointRow::kDriverAngle:
+          value = -row.driver->profile.Evaluate(t)(2);
+          break;
+        case JointRow::kDriverDisplacement: {
+          // g̈ = ü_w·d + 2 u̇_w·ḋ + u_w·d̈ − s̈ with u̇_w = ω_a n, ü_w = ω̇_a n − ω_a² u_w.
+          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
+          const Eigen::Vector2d n = Perp(u_w);
+          value = -wa2 * u_w.dot(d) + 2.0 * a.omega * n.dot(d_dot) + u_w.dot(d_ddot_free) -
+                  row.driver->profile.Evaluate(t)(2);
           break;
         }
       }
@@ -230,13 +315,16 @@ class PlanarJointBlock : public ConstraintBlock {
     }
   }
 
-  void TimeDerivative(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
+  void TimeDerivative(double t, const Eigen::VectorXd& q, std::span<const int> rows,
                       Eigen::Ref<Eigen::VectorXd> g_t) const override {
     CheckQ(q);
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      g_t(static_cast<Eigen::Index>(k)) = row.type == JointRow::kAngle ? -DriverRate(joint) : 0.0;
+      double value = 0.0;
+      if (row.type == JointRow::kAngle) value = -DriverRate(joint);
+      if (row.driver != nullptr) value = -row.driver->profile.Evaluate(t)(1);
+      g_t(static_cast<Eigen::Index>(k)) = value;
     }
   }
 
@@ -244,13 +332,14 @@ class PlanarJointBlock : public ConstraintBlock {
   struct Row {
     int joint;
     JointRow type;
+    const PlanarDriver* driver;  // driver rows: into model_->drivers() (the model is immutable)
   };
 
   static double DriverRate(const PlanarJoint& joint) {
     return joint.type == PlanarJointType::kAngleDriver ? joint.rate : 0.0;
   }
-  void AddRow(int joint, JointRow type, std::string name) {
-    rows_.push_back({joint, type});
+  void AddRow(int joint, JointRow type, std::string name, const PlanarDriver* driver = nullptr) {
+    rows_.push_back({joint, type, driver});
     ConstraintRowInfo info;
     info.kind = ConstraintKind::kBilateral;
     info.name = std::move(name);
@@ -275,6 +364,49 @@ int PlanarModel::FindBody(const std::string& name) const {
     if (bodies_[i].name == name) return static_cast<int>(i);
   }
   return -2;
+}
+
+int PlanarModel::FindJoint(const std::string& name) const {
+  for (std::size_t j = 0; j < joints_.size(); ++j) {
+    if (joints_[j].name == name) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+int PlanarModel::NumRows(PlanarJointType type) {
+  switch (type) {
+    case PlanarJointType::kRevolute:
+    case PlanarJointType::kPrismatic:
+      return 2;
+    case PlanarJointType::kFixed:
+      return 3;
+    case PlanarJointType::kAngleDriver:
+    case PlanarJointType::kDistance:
+    case PlanarJointType::kPointOnLine:
+      return 1;
+  }
+  return 0;
+}
+
+PlanarRowRange PlanarModel::JointRows(int joint) const {
+  const auto j = static_cast<std::size_t>(joint);
+  if (joint < 0 || j >= joints_.size()) {
+    throw std::out_of_range("PlanarModel::JointRows: joint index " + std::to_string(joint) +
+                            " outside [0, " + std::to_string(joints_.size()) + ")");
+  }
+  return {joint_first_row_[j], NumRows(joints_[j].type)};
+}
+
+int PlanarModel::DriverRow(int driver) const {
+  if (driver < 0 || static_cast<std::size_t>(driver) >= drivers_.size()) {
+    throw std::out_of_range("PlanarModel::DriverRow: driver index " + std::to_string(driver) +
+                            " outside [0, " + std::to_string(drivers_.size()) + ")");
+  }
+  return num_own_joint_rows_ + driver;
+}
+
+int PlanarModel::num_joint_rows() const {
+  return num_own_joint_rows_ + static_cast<int>(drivers_.size());
 }
 
 Eigen::VectorXd PlanarModel::InitialPositions() const {
@@ -311,14 +443,59 @@ int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
   RequireFiniteVec(label, "axis_a", joint.axis_a);
   RequireFinite(label, "angle0", joint.angle0);
   RequireFinite(label, "rate", joint.rate);
+  RequireFinite(label, "length", joint.length);
   PlanarJoint stored = joint;
-  if (joint.type == PlanarJointType::kPrismatic) {
+  if (joint.type == PlanarJointType::kPrismatic || joint.type == PlanarJointType::kPointOnLine) {
     const double length = joint.axis_a.norm();
     if (!(length > 0.0)) Fail(label, "axis_a must be non-zero, got " + Vec(joint.axis_a));
     stored.axis_a /= length;  // so that the normal row measures a distance
   }
+  if (joint.type == PlanarJointType::kDistance) {
+    if (joint.length < 0.0)
+      Fail(label, "length must be > 0 (or 0: from q0), got " + Num(joint.length));
+    if (joint.length == 0.0) {
+      // L from the bodies' initial configuration.
+      const auto initial_point = [&](int body, const Eigen::Vector2d& s) -> Eigen::Vector2d {
+        if (body == kGround) return s;
+        const Eigen::Vector3d& q0 = model_.bodies_[static_cast<std::size_t>(body)].q0;
+        return q0.head<2>() + Rotate(q0.z(), s);
+      };
+      const Eigen::Vector2d pa = initial_point(joint.body_a, joint.point_a);
+      const Eigen::Vector2d pb = initial_point(joint.body_b, joint.point_b);
+      stored.length = (pb - pa).norm();
+      // Points within round-off of each other (1e-12 of their size) coincide.
+      if (!(stored.length > 1e-12 * std::max({1.0, pa.norm(), pb.norm()}))) {
+        Fail(label,
+             "length is 0 and the two points coincide in the initial configuration: give "
+             "length > 0");
+      }
+    }
+  }
+  model_.joint_first_row_.push_back(model_.num_own_joint_rows_);
+  model_.num_own_joint_rows_ += PlanarModel::NumRows(joint.type);
   model_.joints_.push_back(std::move(stored));
   return static_cast<int>(model_.joints_.size()) - 1;
+}
+
+int PlanarModelBuilder::AddDriver(const PlanarDriver& driver) {
+  RequireName("driver", driver.name, model_.drivers_.size());
+  const std::string label = Label("driver", driver.name);
+  RequireUniqueName(label, driver.name, model_.drivers_);
+  const auto num_joints = static_cast<int>(model_.joints_.size());
+  if (driver.joint < 0 || driver.joint >= num_joints) {
+    Fail(label, "joint index " + std::to_string(driver.joint) + " outside [0, " +
+                    std::to_string(num_joints) + ")");
+  }
+  const PlanarJoint& joint = model_.joints_[static_cast<std::size_t>(driver.joint)];
+  if (driver.kind == DriverKind::kAngle && joint.type != PlanarJointType::kRevolute) {
+    Fail(label, "an angle driver needs a revolute joint; '" + joint.name + "' is not one");
+  }
+  if (driver.kind == DriverKind::kDisplacement && joint.type != PlanarJointType::kPrismatic) {
+    Fail(label, "a displacement driver needs a prismatic joint; '" + joint.name + "' is not one");
+  }
+  ValidateProfile(label, driver.profile);
+  model_.drivers_.push_back(driver);
+  return static_cast<int>(model_.drivers_.size()) - 1;
 }
 
 int PlanarModelBuilder::AddSpringDamper(const PlanarSpringDamper& spring) {
@@ -335,8 +512,29 @@ int PlanarModelBuilder::AddLoad(const PlanarLoad& load) {
   RequireFiniteVec(label, "force", load.force);
   RequireFiniteVec(label, "point", load.point);
   RequireFinite(label, "torque", load.torque);
+  if (load.scale) ValidateProfile(label, *load.scale);
   model_.loads_.push_back(load);
   return static_cast<int>(model_.loads_.size()) - 1;
+}
+
+int PlanarModelBuilder::AddTorsionalSpring(const PlanarTorsionalSpring& spring) {
+  RequireName("torsional spring", spring.name, model_.torsional_.size());
+  const std::string label = Label("torsional spring", spring.name);
+  RequireUniqueName(label, spring.name, model_.torsional_);
+  const auto num_joints = static_cast<int>(model_.joints_.size());
+  if (spring.joint < 0 || spring.joint >= num_joints) {
+    Fail(label, "joint index " + std::to_string(spring.joint) + " outside [0, " +
+                    std::to_string(num_joints) + ")");
+  }
+  const PlanarJoint& joint = model_.joints_[static_cast<std::size_t>(spring.joint)];
+  if (joint.type != PlanarJointType::kRevolute) {
+    Fail(label, "a torsional spring needs a revolute joint; '" + joint.name + "' is not one");
+  }
+  RequireNonNegative(label, "stiffness", spring.stiffness);
+  RequireNonNegative(label, "damping", spring.damping);
+  RequireFinite(label, "angle0", spring.angle0);
+  model_.torsional_.push_back(spring);
+  return static_cast<int>(model_.torsional_.size()) - 1;
 }
 
 void PlanarModelBuilder::SetGravity(const Eigen::Vector2d& g) {
@@ -368,7 +566,7 @@ void PlanarMultibodySystem::MassMatrix(const Eigen::VectorXd& /*q*/, Eigen::Matr
   }
 }
 
-void PlanarMultibodySystem::Forces(double /*t*/, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+void PlanarMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                                    Eigen::VectorXd* F) const {
   CheckSize(q, nq(), "q", "PlanarMultibodySystem::Forces");
   CheckSize(v, nv(), "v", "PlanarMultibodySystem::Forces");
@@ -379,8 +577,16 @@ void PlanarMultibodySystem::Forces(double /*t*/, const Eigen::VectorXd& q, const
   }
   for (const PlanarLoad& load : model_->loads()) {
     const BodyState body = StateOf(load.body, q);
-    AddPointForce(load.body, Rotate(body.theta, load.point), load.force, F);
-    (*F)(3 * load.body + 2) += load.torque;
+    const double scale = LoadScale(load, t);
+    AddPointForce(load.body, Rotate(body.theta, load.point), scale * load.force, F);
+    (*F)(3 * load.body + 2) += scale * load.torque;
+  }
+  for (const PlanarTorsionalSpring& spring : model_->torsional_springs()) {
+    const TorsionalState s = TorsionalOf(*model_, spring, q, v);
+    // Torque on b: −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a); the opposite on a.
+    const double torque = -spring.stiffness * s.angle - spring.damping * s.rate;
+    if (s.body_b != kGround) (*F)(3 * s.body_b + 2) += torque;
+    if (s.body_a != kGround) (*F)(3 * s.body_a + 2) -= torque;
   }
   for (const PlanarSpringDamper& spring : model_->springs()) {
     const PointState pa = PointOf(StateOf(spring.body_a, q, v), spring.point_a);
@@ -406,7 +612,7 @@ void PlanarMultibodySystem::Forces(double /*t*/, const Eigen::VectorXd& q, const
   }
 }
 
-void PlanarMultibodySystem::ForceJacobians(double /*t*/, const Eigen::VectorXd& q,
+void PlanarMultibodySystem::ForceJacobians(double t, const Eigen::VectorXd& q,
                                            const Eigen::VectorXd& v, Eigen::MatrixXd* K,
                                            Eigen::MatrixXd* C) const {
   CheckSize(q, nq(), "q", "PlanarMultibodySystem::ForceJacobians");
@@ -420,7 +626,22 @@ void PlanarMultibodySystem::ForceJacobians(double /*t*/, const Eigen::VectorXd& 
     if (K != nullptr && body != kGround) (*K)(3 * body + 2, 3 * body + 2) += s_w.dot(f);
   };
   for (const PlanarLoad& load : model_->loads()) {
-    add_rotation_term(load.body, Rotate(StateOf(load.body, q).theta, load.point), load.force);
+    add_rotation_term(load.body, Rotate(StateOf(load.body, q).theta, load.point),
+                      LoadScale(load, t) * load.force);
+  }
+  // Torsional springs: F_θb = −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a) = −F_θa, so K and C are
+  // k and c times [1 −1; −1 1] on (θ_a, θ_b) (the ground's entries dropped).
+  for (const PlanarTorsionalSpring& spring : model_->torsional_springs()) {
+    const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
+    const int ia = joint.body_a == kGround ? -1 : 3 * joint.body_a + 2;
+    const int ib = joint.body_b == kGround ? -1 : 3 * joint.body_b + 2;
+    for (auto [matrix, coefficient] : {std::pair{K, spring.stiffness}, {C, spring.damping}}) {
+      if (matrix == nullptr) continue;
+      for (const auto& [r, c, sign] :
+           {std::tuple{ia, ia, 1.0}, {ib, ib, 1.0}, {ia, ib, -1.0}, {ib, ia, -1.0}}) {
+        if (r >= 0 && c >= 0) (*matrix)(r, c) += sign * coefficient;
+      }
+    }
   }
   Eigen::MatrixXd D(2, n), E(2, n);  // D = ∂d/∂q, E = ∂ḋ/∂q at fixed v
   for (const PlanarSpringDamper& spring : model_->springs()) {
@@ -482,8 +703,10 @@ double PlanarMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorX
     V -= model_->bodies()[static_cast<std::size_t>(i)].mass *
          model_->gravity().dot(q.segment<2>(3 * i));
   }
-  // Constant loads: −f·p − τ θ (a constant world force at a body point is conservative).
+  // Constant loads: −f·p − τ θ (a constant world force at a body point is conservative). Loads
+  // with a time profile are not counted (as in the spatial model): their work is an input.
   for (const PlanarLoad& load : model_->loads()) {
+    if (load.scale) continue;
     const BodyState body = StateOf(load.body, q);
     V -= load.force.dot(PointOf(body, load.point).p) + load.torque * body.theta;
   }
@@ -493,6 +716,11 @@ double PlanarMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorX
                               PointOf(StateOf(spring.body_a, q), spring.point_a).p;
     const double stretch = d.norm() - spring.rest_length;
     V += 0.5 * spring.stiffness * stretch * stretch;
+  }
+  // Torsional springs: ½ k (θ_b − θ_a − θ₀)².
+  for (const PlanarTorsionalSpring& spring : model_->torsional_springs()) {
+    const double angle = TorsionalOf(*model_, spring, q, Eigen::VectorXd()).angle;
+    V += 0.5 * spring.stiffness * angle * angle;
   }
   return V;
 }
@@ -513,6 +741,67 @@ std::string PlanarMultibodySystem::VelocityName(int i) const {
                             " outside [0, " + std::to_string(nv()) + ")");
   }
   return model_->bodies()[static_cast<std::size_t>(i / 3)].name + kSuffix[i % 3];
+}
+
+std::vector<PlanarJointReaction> PlanarMultibodySystem::JointReactions(
+    double t, const Eigen::VectorXd& q, std::span<const int> rows,
+    const Eigen::VectorXd& lambda) const {
+  CheckSize(q, nq(), "q", "PlanarMultibodySystem::JointReactions");
+  if (lambda.size() != static_cast<Eigen::Index>(rows.size())) {
+    throw std::invalid_argument("PlanarMultibodySystem::JointReactions: lambda has size " +
+                                std::to_string(lambda.size()) + ", expected " +
+                                std::to_string(rows.size()));
+  }
+  const std::size_t num_joints = model_->joints().size();
+  std::vector<PlanarJointReaction> out(num_joints);
+  // Owner joint of every joint-block row (its own rows, then its drivers' rows).
+  const int num_block_rows = model_->num_joint_rows();
+  std::vector<int> owner(static_cast<std::size_t>(num_block_rows), -1);
+  for (std::size_t j = 0; j < num_joints; ++j) {
+    const PlanarRowRange range = model_->JointRows(static_cast<int>(j));
+    for (int r = range.first; r < range.first + range.count; ++r) {
+      owner[static_cast<std::size_t>(r)] = static_cast<int>(j);
+    }
+  }
+  for (std::size_t d = 0; d < model_->drivers().size(); ++d) {
+    owner[static_cast<std::size_t>(model_->DriverRow(static_cast<int>(d)))] =
+        model_->drivers()[d].joint;
+  }
+  std::vector<int> joint_rows;
+  std::vector<Eigen::Index> positions;  // of each joint row in `rows` / `lambda`
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] >= 0 && rows[k] < num_block_rows) {
+      joint_rows.push_back(rows[k]);
+      positions.push_back(static_cast<Eigen::Index>(k));
+    }
+  }
+  if (joint_rows.empty()) return out;
+  Eigen::MatrixXd G;
+  ConstraintJacobian(t, q, joint_rows, &G);
+  // Q_j = Gᵀ λ restricted to the rows of joint j, accumulated row by row.
+  std::vector<Eigen::VectorXd> Q(num_joints);
+  for (std::size_t k = 0; k < joint_rows.size(); ++k) {
+    const int j = owner[static_cast<std::size_t>(joint_rows[k])];
+    if (j < 0) continue;
+    Eigen::VectorXd& Qj = Q[static_cast<std::size_t>(j)];
+    if (Qj.size() == 0) Qj = Eigen::VectorXd::Zero(nv());
+    Qj += G.row(static_cast<Eigen::Index>(k)).transpose() * lambda(positions[k]);
+  }
+  for (std::size_t j = 0; j < num_joints; ++j) {
+    if (Q[j].size() == 0) continue;
+    const PlanarJoint& joint = model_->joints()[j];
+    const auto reduce = [&](int body, const Eigen::Vector2d& point, Eigen::Vector2d* force,
+                            double* torque) {
+      if (body == kGround) return;
+      const Eigen::Vector2d s_w = Rotate(q(3 * body + 2), point);
+      *force = Q[j].segment<2>(3 * body);
+      // τ_p = τ_c − s_w × f.
+      *torque = Q[j](3 * body + 2) - (s_w.x() * force->y() - s_w.y() * force->x());
+    };
+    reduce(joint.body_a, joint.point_a, &out[j].force_on_a, &out[j].torque_on_a);
+    reduce(joint.body_b, joint.point_b, &out[j].force_on_b, &out[j].torque_on_b);
+  }
+  return out;
 }
 
 }  // namespace saltus::engine

@@ -4,34 +4,77 @@
 // T = I and M = diag(m_i, m_i, J_i) is constant. A point s (body frame) of body i is at
 // p = r_i + R(θ_i) s. The ground is body index kGround (fixed, not in q).
 //
-// Joints (bilateral rows, analytic G and γ):
-//   revolute   (2 rows)  r_a + R_a s_a − r_b − R_b s_b = 0
-//   prismatic  (2 rows)  θ_b − θ_a − θ₀ = 0,  n_a · (p_b − p_a) = 0, n_a = R_a R(π/2) u_a
-//   angle driver (1 row) θ_b − θ_a − (θ₀ + ω t) = 0          (rheonomic: ∂g/∂t = −ω)
-// with u_a normalized by the builder, so the normal row is a distance. G is the Jacobian of g
-// along v = (ẋ, ẏ, θ̇) using d(R(θ) s)/dθ = R(π/2) R(θ) s, and γ the v̇-free part of g̈ (for a
-// body point p̈ = r̈ + θ̈ R(π/2) s_w − θ̇² s_w, s_w = R(θ) s).
+// Joints (bilateral rows, analytic G and γ), d = p_b − p_a, s_w = R(θ) s, n = perp(u):
+//   revolute      (2 rows)  r_a + R_a s_a − r_b − R_b s_b = 0                     .x .y
+//   prismatic     (2 rows)  θ_b − θ_a − θ₀ = 0,  n_a · d = 0, n_a = R_a R(π/2) u_a   .angle .normal
+//   angle_driver  (1 row)   θ_b − θ_a − (θ₀ + ω t) = 0  (rheonomic: ∂g/∂t = −ω)    .angle
+//   distance      (1 row)   (d·d − L²)/(2L) = 0  (massless rod of length L > 0)    .distance
+//   fixed (weld)  (3 rows)  the revolute pair and θ_b − θ_a − θ₀ = 0              .x .y .angle
+//   point_on_line (1 row)   n_a · d = 0  (pin of b in a slot of a along u_a; rotation free) .normal
+// with u_a normalized by the builder, so the normal row is a distance. The distance row is the
+// scaled square (d·d − L²)/(2L) rather than ‖d‖ − L: the same value and G to first order at
+// ‖d‖ = L (it is ‖d‖ − L + (‖d‖ − L)²/(2L)), but polynomial in q, so g, G = dᵀ ∂d/∂q / L and
+// γ = (ḋ·ḋ + d·d̈_free)/L are defined everywhere, including d = 0 (as the spatial distance row).
+// L is given (> 0); L = 0 in PlanarJoint::length means "the distance between the two points in
+// the bodies' initial configuration (q0)", which must then be > 0.
+// G is the Jacobian of g along v = (ẋ, ẏ, θ̇) using d(R(θ) s)/dθ = R(π/2) R(θ) s, and γ the
+// v̇-free part of g̈ (for a body point p̈ = r̈ + θ̈ R(π/2) s_w − θ̇² s_w, s_w = R(θ) s); for the
+// prismatic/point_on_line normal row, ṅ_a = −θ̇_a u_w, and
+//   γ_normal   = −θ̇_a² n·d − 2 θ̇_a u_w·ḋ + n·(θ̇_a² s_wa − θ̇_b² s_wb),
+//   γ_distance = (ḋ·ḋ + d·(θ̇_a² s_wa − θ̇_b² s_wb))/L,   γ_revolute = −θ̇_a² s_wa + θ̇_b² s_wb.
+// The planar counterparts of the spatial spherical, universal, cylindrical and point-on-plane
+// joints are not meaningful (in the plane a spherical joint is the revolute, a cylindrical one
+// the prismatic, and universal/point-on-plane constrain only out-of-plane motion), and the planar
+// joint is the absence of a joint.
+//
+// Drivers (rheonomic rows, one per driver, named "<driver>", after all joint rows), φ(t) a
+// TimeProfile (engine/time_profile.h) with exact φ̇, φ̈:
+//   angle        (revolute)  g = θ_b − θ_a − φ(t);  G = (.., −1 on θ_a, +1 on θ_b);
+//                ∂g/∂t = −φ̇;  γ = −φ̈
+//   displacement (prismatic) g = u_w·d − s(t), u_w = R_a u_a, n = perp(u_w);
+//                G: −u_w on r_a, n·d − u_w·perp(s_wa) on θ_a, u_w on r_b, u_w·perp(s_wb) on θ_b;
+//                ∂g/∂t = −ṡ;  γ = −θ̇_a² u_w·d + 2 θ̇_a n·ḋ + u_w·(θ̇_a² s_wa − θ̇_b² s_wb) − s̈
+// (u̇_w = θ̇_a n). Any other joint type cannot take a driver (an error naming the driver).
+//
 // Force elements: uniform gravity, linear spring-damper between two points (rest length L₀,
 // tension k (ℓ − L₀) + c ℓ̇ along the line, ℓ̇ = e·(ṗ_b − ṗ_a), e = (p_b − p_a)/ℓ; at ℓ = 0 the
 // direction is undefined and only the L₀ = 0 elastic part −k (p_b − p_a) remains), constant
 // force at a body point (world frame, generalized torque (R(π/2) s_w)·f about the centre of
-// mass) plus a constant torque. Potential energy: gravity −m g·r, springs ½ k (ℓ − L₀)², loads
-// −f·p − τ θ (all conservative; damping is not).
+// mass) plus a constant torque, both optionally scaled by a TimeProfile φ(t) (PlanarLoad::scale),
+// and torsional spring-dampers on a revolute joint (torque −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a) on
+// body_b, the opposite on body_a; θ are the absolute angles of q, so θ_b − θ_a is not wrapped).
+// Potential energy: gravity −m g·r, springs ½ k (ℓ − L₀)², torsional springs
+// ½ k (θ_b − θ_a − θ₀)², constant loads −f·p − τ θ (all conservative: F = −∂V/∂q for them;
+// damping is not). Loads with a profile are not counted (as in the spatial model): V(t, q) =
+// −φ(t)(f·p + τ θ) would still give F = −∂V/∂q, but T + V would then change by ∂V/∂t, so neither
+// choice makes the energy a constant of the motion; leaving them out makes E(t) − E(0) the work
+// the time-dependent loads did (and the damping dissipated).
+// A user force callback is not part of the planar model: an embedding program adds one to any
+// model through saltus::Simulation::SetForceCallback (saltus/saltus.h; docs/embedding.md,
+// "Forces"; Python: Simulation.set_force), and a LagrangianSystem takes its forces from a
+// callback. A second, planar-model callback (like SpatialModel's engine::ForceCallback) would
+// duplicate that path.
 //
 // PlanarModel is immutable; build it with PlanarModelBuilder, which validates every item and
 // throws std::invalid_argument naming it ("body 'crank': mass must be > 0, got -1"): names are
-// required and unique within bodies, joints, springs and loads ("ground" is reserved); masses and
-// inertias > 0; stiffness, damping and rest length ≥ 0; body indices in [kGround, num_bodies)
-// (loads: [0, num_bodies)), the two bodies of a joint or spring distinct; prismatic axis
-// non-zero; every number finite. Build() throws if there are no bodies.
+// required and unique within bodies, joints, drivers, springs and loads ("ground" is reserved);
+// masses and inertias > 0; stiffness, damping and rest length ≥ 0; body indices in [kGround,
+// num_bodies) (loads: [0, num_bodies)), the two bodies of a joint or spring distinct; prismatic and
+// point_on_line axis non-zero; distance length ≥ 0 (0: from q0, then > 0); a driver's joint index
+// valid and of a type that can take it; a torsional spring's joint index valid and the joint a
+// revolute (names unique among torsional springs); a load's profile finite; every number finite.
+// Build() throws if there are no bodies.
 #pragma once
 
 #include <Eigen/Dense>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/mechanical_system.h"
+#include "engine/time_profile.h"
 
 namespace saltus::engine {
 
@@ -45,18 +88,33 @@ struct PlanarBody {
   Eigen::Vector3d v0 = Eigen::Vector3d::Zero();  // initial (ẋ, ẏ, θ̇)
 };
 
-enum class PlanarJointType { kRevolute, kPrismatic, kAngleDriver };
+enum class PlanarJointType { kRevolute, kPrismatic, kAngleDriver, kDistance, kFixed, kPointOnLine };
 
 struct PlanarJoint {
   std::string name;
   PlanarJointType type = PlanarJointType::kRevolute;
   int body_a = kGround;
   int body_b = kGround;
-  Eigen::Vector2d point_a = Eigen::Vector2d::Zero();  // body-a frame (revolute, prismatic)
-  Eigen::Vector2d point_b = Eigen::Vector2d::Zero();  // body-b frame (revolute, prismatic)
-  Eigen::Vector2d axis_a = Eigen::Vector2d::UnitX();  // prismatic: sliding axis, body-a frame
-  double angle0 = 0.0;                                // prismatic, driver: θ₀ (rad)
-  double rate = 0.0;                                  // driver: ω (rad/s)
+  Eigen::Vector2d point_a = Eigen::Vector2d::Zero();  // body-a frame (all but angle_driver)
+  Eigen::Vector2d point_b = Eigen::Vector2d::Zero();  // body-b frame (all but angle_driver)
+  Eigen::Vector2d axis_a = Eigen::Vector2d::UnitX();  // prismatic, point_on_line: axis, a frame
+  double angle0 = 0.0;                                // prismatic, fixed, angle_driver: θ₀ (rad)
+  double rate = 0.0;                                  // angle_driver: ω (rad/s)
+  double length = 0.0;  // distance: L (m) > 0, or 0 for the initial distance of the points
+};
+
+// A rheonomic driver on a joint: kAngle on a revolute, kDisplacement on a prismatic.
+struct PlanarDriver {
+  std::string name;
+  int joint = 0;  // index into PlanarModel::joints()
+  DriverKind kind = DriverKind::kAngle;
+  TimeProfile profile;  // φ(t) (rad) or s(t) (m)
+};
+
+// Global rows [first, first + count) of an item in the joint block (the first constraint block).
+struct PlanarRowRange {
+  int first = 0;
+  int count = 0;
 };
 
 struct PlanarSpringDamper {
@@ -76,6 +134,17 @@ struct PlanarLoad {
   Eigen::Vector2d force = Eigen::Vector2d::Zero();  // N, world frame
   Eigen::Vector2d point = Eigen::Vector2d::Zero();  // application point, body frame
   double torque = 0.0;                              // N·m
+  std::optional<TimeProfile> scale;                 // force and torque × φ(t) when set
+};
+
+// Torsional spring-damper on a revolute joint: torque −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a) on the
+// joint's body_b, the opposite on body_a (either may be the ground, θ = 0).
+struct PlanarTorsionalSpring {
+  std::string name;
+  int joint = 0;           // index of a revolute joint
+  double stiffness = 0.0;  // N·m/rad, ≥ 0
+  double damping = 0.0;    // N·m·s/rad, ≥ 0
+  double angle0 = 0.0;     // θ₀ (rad)
 };
 
 class PlanarModel {
@@ -83,11 +152,22 @@ class PlanarModel {
   int num_bodies() const { return static_cast<int>(bodies_.size()); }
   const std::vector<PlanarBody>& bodies() const { return bodies_; }
   const std::vector<PlanarJoint>& joints() const { return joints_; }
+  const std::vector<PlanarDriver>& drivers() const { return drivers_; }
   const std::vector<PlanarSpringDamper>& springs() const { return springs_; }
   const std::vector<PlanarLoad>& loads() const { return loads_; }
+  const std::vector<PlanarTorsionalSpring>& torsional_springs() const { return torsional_; }
   const Eigen::Vector2d& gravity() const { return gravity_; }
   // Index of the body with this name, or -2 if none ("ground" gives kGround).
   int FindBody(const std::string& name) const;
+  int FindJoint(const std::string& name) const;  // -1 if none
+  // Rows of the joint block (PlanarMultibodySystem's first constraint block, so local = global
+  // rows): joint j's own rows (2 revolute, 2 prismatic, 1 angle_driver, 1 distance, 3 fixed,
+  // 1 point_on_line, in joint order), then one row per driver in driver order. Indices out of
+  // range throw std::out_of_range.
+  static int NumRows(PlanarJointType type);
+  PlanarRowRange JointRows(int joint) const;
+  int DriverRow(int driver) const;
+  int num_joint_rows() const;  // all joint and driver rows
   // Initial q and v assembled from the bodies (3 per body).
   Eigen::VectorXd InitialPositions() const;
   Eigen::VectorXd InitialVelocities() const;
@@ -96,8 +176,12 @@ class PlanarModel {
   friend class PlanarModelBuilder;
   std::vector<PlanarBody> bodies_;
   std::vector<PlanarJoint> joints_;
+  std::vector<PlanarDriver> drivers_;
+  std::vector<int> joint_first_row_;  // first row of each joint
+  int num_own_joint_rows_ = 0;        // rows of all joints (drivers' rows follow)
   std::vector<PlanarSpringDamper> springs_;
   std::vector<PlanarLoad> loads_;
+  std::vector<PlanarTorsionalSpring> torsional_;
   Eigen::Vector2d gravity_ = Eigen::Vector2d::Zero();
 };
 
@@ -106,8 +190,11 @@ class PlanarModelBuilder {
   // Each Add validates its item and throws std::invalid_argument naming it. Returns the index.
   int AddBody(const PlanarBody& body);
   int AddJoint(const PlanarJoint& joint);
+  int AddDriver(const PlanarDriver& driver);  // after its joint
   int AddSpringDamper(const PlanarSpringDamper& spring);
   int AddLoad(const PlanarLoad& load);
+  // The joint must be a revolute joint already added (an error naming the spring otherwise).
+  int AddTorsionalSpring(const PlanarTorsionalSpring& spring);
   void SetGravity(const Eigen::Vector2d& g);
   std::shared_ptr<const PlanarModel> Build();
 
@@ -115,13 +202,27 @@ class PlanarModelBuilder {
   PlanarModel model_;
 };
 
+// Force and torque a joint (with the drivers acting on it) exerts, from the multipliers λ of its
+// rows (PlanarModel::JointRows, DriverRow), whatever the joint type: the generalized constraint
+// force Q = Gᵀλ of those rows (M v̇ = F + Gᵀλ, engine/constrained_dynamics.h) has on each body the
+// entries (f, τ_c) on (x, y, θ), i.e. the force f and the torque τ_c about the centre of mass;
+// reduced to the joint point p = r + s_w (s_w = R(θ) point_a or point_b) it is f and
+// τ_p = τ_c − s_w × f (s × f = s_x f_y − s_y f_x). World frame, torques about +z. For the ground
+// side the entries are zero. (For an angle_driver joint, which has no points, p is the centre of
+// mass; its force is zero.)
+struct PlanarJointReaction {
+  Eigen::Vector2d force_on_a = Eigen::Vector2d::Zero();
+  double torque_on_a = 0.0;  // about the joint point on a
+  Eigen::Vector2d force_on_b = Eigen::Vector2d::Zero();
+  double torque_on_b = 0.0;  // about the joint point on b
+};
+
 // The model as a MechanicalSystem. Its first constraint block holds the joint rows, in joint
-// order (2, 2, 1 rows for revolute, prismatic, driver), named "<joint>.x", "<joint>.y"
-// (revolute), "<joint>.angle", "<joint>.normal" (prismatic), "<joint>.angle" (driver). The block
-// is always added, with zero rows when there are no joints, so joint rows are the global rows
-// [0, number of joint rows). Contacts are added as further blocks by contact::. Evaluation with
-// q or v of the wrong size throws std::invalid_argument; a name index out of range throws
-// std::out_of_range.
+// order (names in the table above, "<joint>.<row>"; PlanarModel::JointRows), then one row per
+// driver named "<driver>" (PlanarModel::DriverRow). The block is always added, with zero rows
+// when there are none, so these are the global rows [0, PlanarModel::num_joint_rows()). Contacts
+// are added as further blocks by contact::. Evaluation with q or v of the wrong size throws
+// std::invalid_argument; a name index out of range throws std::out_of_range.
 class PlanarMultibodySystem : public MechanicalSystem {
  public:
   explicit PlanarMultibodySystem(std::shared_ptr<const PlanarModel> model);
@@ -134,13 +235,21 @@ class PlanarMultibodySystem : public MechanicalSystem {
   void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
               Eigen::VectorXd* F) const override;
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;
-  // Analytic K = −∂F/∂q and C = −∂F/∂v of loads and spring-dampers (gravity and torques are
-  // constant). For a spring with d = p_b − p_a, D = ∂d/∂q (2 × nv), force f on b and F = Dᵀ f:
-  // K = −Dᵀ (∂f/∂d D + ∂f/∂ḋ ∂(D v)/∂q) − (∂Dᵀ/∂q) f, C = −Dᵀ ∂f/∂ḋ D.
+  // Analytic K = −∂F/∂q and C = −∂F/∂v of loads, spring-dampers and torsional springs (gravity
+  // and load torques do not depend on q, v; a load's φ(t) scales its term). Torsional spring:
+  // k and c times [1 −1; −1 1] on (θ_a, θ_b). For a spring with d = p_b − p_a, D = ∂d/∂q (2 × nv),
+  // force f on b and F = Dᵀ f: K = −Dᵀ (∂f/∂d D + ∂f/∂ḋ ∂(D v)/∂q) − (∂Dᵀ/∂q) f, C = −Dᵀ ∂f/∂ḋ D.
   void ForceJacobians(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                       Eigen::MatrixXd* K, Eigen::MatrixXd* C) const override;
   std::string PositionName(int i) const override;  // "<body>.x", "<body>.y", "<body>.theta"
   std::string VelocityName(int i) const override;  // "<body>.vx", "<body>.vy", "<body>.vtheta"
+  // Reactions of every joint (PlanarJointReaction) from the multipliers `lambda` of `rows` (e.g.
+  // events::Simulation's active rows and their λ); rows that are not joint or driver rows are
+  // ignored, and a joint none of whose rows is in `rows` gets zeros. Throws
+  // std::invalid_argument if lambda and rows differ in size.
+  std::vector<PlanarJointReaction> JointReactions(double t, const Eigen::VectorXd& q,
+                                                  std::span<const int> rows,
+                                                  const Eigen::VectorXd& lambda) const;
 
  private:
   std::shared_ptr<const PlanarModel> model_;

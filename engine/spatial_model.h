@@ -120,8 +120,6 @@ struct SpatialJoint {
   double length = 0.0;  // distance joint: L > 0
 };
 
-enum class DriverKind { kAngle, kDisplacement };
-
 struct SpatialDriver {
   std::string name;
   int joint = 0;

@@ -26,6 +26,9 @@ struct TimeProfile {
   Eigen::Vector3d Evaluate(double t) const;
 };
 
+// What a driver prescribes (planar and spatial models): a joint angle or a joint displacement.
+enum class DriverKind { kAngle, kDisplacement };
+
 // Throws std::invalid_argument "<label>: profile <field> must be finite, got …" if any parameter
 // of p is not finite.
 void ValidateProfile(const std::string& label, const TimeProfile& p);

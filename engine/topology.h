@@ -1,6 +1,6 @@
 // Topology of a spatial or planar multibody model: bodies as vertices (plus one vertex for the
 // ground), joints as edges of an undirected multigraph (Boost.Graph). Drivers are rows, not
-// edges (spatial drivers, planar angle drivers).
+// edges (spatial and planar drivers, planar angle_driver joints).
 //
 //   components      connected components of the graph without the ground vertex's edges
 //                   counted separately: every body belongs to exactly one component; a
@@ -45,16 +45,17 @@ struct TopologyReport {
   int degrees_of_freedom = 0;            // nv − rank
   // A few lines for a user: components, loops with member names, free bodies, rank.
   std::string Summary(const SpatialModel& model) const;
-  std::string Summary(const PlanarModel& model) const;  // joints: revolute and prismatic ones
+  std::string Summary(const PlanarModel& model) const;  // joints: all but angle_driver ones
 };
 
 // Graph analysis of the model and the rank of G (all joint and driver rows) at (t, q); q of size
 // nq (else std::invalid_argument). tolerance: relative pivot threshold of the QR, in (0, 1).
 TopologyReport AnalyzeTopology(const SpatialMultibodySystem& system, double t,
                                const Eigen::VectorXd& q, double tolerance = 1e-10);
-// Planar model: revolute and prismatic joints are the edges (loop members are indices into
-// PlanarModel::joints()); the rows are every bilateral row (joints and angle drivers), the rank
-// that of G on them (contacts excluded).
+// Planar model: every joint but the angle_driver type (revolute, prismatic, distance, fixed,
+// point_on_line) is an edge (loop members are indices into PlanarModel::joints()); drivers are
+// not edges. The rows are every bilateral row (joints, angle_driver joints and drivers), the
+// rank that of G on them (contacts excluded).
 TopologyReport AnalyzeTopology(const PlanarMultibodySystem& system, double t,
                                const Eigen::VectorXd& q, double tolerance = 1e-10);
 

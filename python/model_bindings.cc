@@ -139,20 +139,24 @@ class PlanarBuilder {
   }
   int AddJoint(const std::string& name, const std::string& type, const py::handle& body_a,
                const py::handle& body_b, const py::handle& point_a, const py::handle& point_b,
-               const py::handle& axis_a, double angle0, double rate) {
+               const py::handle& axis_a, double angle0, double rate, double length) {
     const std::string item = "joint '" + name + "'";
     engine::PlanarJoint j;
     j.name = name;
-    if (type == "revolute") {
-      j.type = engine::PlanarJointType::kRevolute;
-    } else if (type == "prismatic") {
-      j.type = engine::PlanarJointType::kPrismatic;
-    } else if (type == "angle_driver") {
-      j.type = engine::PlanarJointType::kAngleDriver;
-    } else {
-      throw InvalidArgument(item + ": unknown type '" + type +
-                            "' (revolute, prismatic, angle_driver)");
+    using T = engine::PlanarJointType;
+    static const std::map<std::string, T> kTypes = {{"revolute", T::kRevolute},
+                                                    {"prismatic", T::kPrismatic},
+                                                    {"angle_driver", T::kAngleDriver},
+                                                    {"distance", T::kDistance},
+                                                    {"fixed", T::kFixed},
+                                                    {"point_on_line", T::kPointOnLine}};
+    const auto type_it = kTypes.find(type);
+    if (type_it == kTypes.end()) {
+      throw InvalidArgument(
+          item + ": unknown type '" + type +
+          "' (revolute, prismatic, angle_driver, distance, fixed, point_on_line)");
     }
+    j.type = type_it->second;
     j.body_a = bodies_.Resolve(body_a, item);
     j.body_b = bodies_.Resolve(body_b, item);
     j.point_a = Fixed<2>(point_a, item + ": point_a");
@@ -160,8 +164,16 @@ class PlanarBuilder {
     j.axis_a = Fixed<2>(axis_a, item + ": axis_a");
     j.angle0 = angle0;
     j.rate = rate;
-    return Checked([&] { return builder_.AddJoint(j); });
+    j.length = length;  // distance: 0 takes the initial distance of the points
+    const int i = Checked([&] { return builder_.AddJoint(j); });
+    joint_names_.push_back(name);
+    return i;
   }
+  // Defined after ProfileOf (below): a driver on a joint given by name or index.
+  int AddDriver(const std::string& name, const py::handle& joint, const std::string& kind,
+                const std::string& profile, const py::object& value0, const py::object& rate,
+                const py::object& coefficients, const py::object& amplitude,
+                const py::object& frequency, const py::object& phase);
   int AddSpring(const std::string& name, const py::handle& body_a, const py::handle& body_b,
                 const py::handle& point_a, const py::handle& point_b, double stiffness,
                 double damping, double rest_length) {
@@ -177,17 +189,11 @@ class PlanarBuilder {
     s.rest_length = rest_length;
     return Checked([&] { return builder_.AddSpringDamper(s); });
   }
+  // Defined after ScaleOf and ItemNames (below).
   int AddLoad(const std::string& name, const py::handle& body, const py::handle& force,
-              const py::handle& point, double torque) {
-    const std::string item = "load '" + name + "'";
-    engine::PlanarLoad l;
-    l.name = name;
-    l.body = bodies_.Resolve(body, item);
-    l.force = Fixed<2>(force, item + ": force");
-    l.point = Fixed<2>(point, item + ": point");
-    l.torque = torque;
-    return Checked([&] { return builder_.AddLoad(l); });
-  }
+              const py::handle& point, double torque, const py::handle& scale);
+  int AddTorsionalSpring(const std::string& name, const py::handle& joint, double stiffness,
+                         double damping, double angle0);
   int AddContact(const std::string& name, const std::string& type, const py::handle& body_a,
                  const py::handle& body_b, const py::handle& point_a, const py::handle& normal_a,
                  double radius_a, const py::handle& point_b, double radius_b, double restitution) {
@@ -232,6 +238,7 @@ class PlanarBuilder {
   engine::PlanarModelBuilder builder_;
   std::vector<contact::PlanarContact> contacts_;
   BodyNames bodies_;
+  std::vector<std::string> joint_names_;  // index = joint index
 };
 
 // ---- spatial --------------------------------------------------------------------------------
@@ -369,6 +376,65 @@ engine::TimeProfile ScaleOf(const std::string& item, const py::handle& scale) {
   }
   if (kind.empty()) throw InvalidArgument(item + ": scale needs a 'profile'");
   return ProfileOf(item + ": scale", kind, given);
+}
+
+int PlanarBuilder::AddDriver(const std::string& name, const py::handle& joint,
+                             const std::string& kind, const std::string& profile,
+                             const py::object& value0, const py::object& rate,
+                             const py::object& coefficients, const py::object& amplitude,
+                             const py::object& frequency, const py::object& phase) {
+  const std::string item = "driver '" + name + "'";
+  ItemNames joints("joint");
+  for (std::size_t j = 0; j < joint_names_.size(); ++j) {
+    joints.Add(joint_names_[j], static_cast<int>(j));
+  }
+  engine::PlanarDriver d;
+  d.name = name;
+  d.joint = joints.Resolve(joint, item, static_cast<int>(joint_names_.size()));
+  if (kind == "angle") {
+    d.kind = engine::DriverKind::kAngle;
+  } else if (kind == "displacement") {
+    d.kind = engine::DriverKind::kDisplacement;
+  } else {
+    throw InvalidArgument(item + ": kind '" + kind + "' is unknown (use angle or displacement)");
+  }
+  d.profile = ProfileOf(item, profile,
+                        {{"value0", value0},
+                         {"rate", rate},
+                         {"coefficients", coefficients},
+                         {"amplitude", amplitude},
+                         {"frequency", frequency},
+                         {"phase", phase}});
+  return Checked([&] { return builder_.AddDriver(d); });
+}
+
+int PlanarBuilder::AddLoad(const std::string& name, const py::handle& body, const py::handle& force,
+                           const py::handle& point, double torque, const py::handle& scale) {
+  const std::string item = "load '" + name + "'";
+  engine::PlanarLoad l;
+  l.name = name;
+  l.body = bodies_.Resolve(body, item);
+  l.force = Fixed<2>(force, item + ": force");
+  l.point = Fixed<2>(point, item + ": point");
+  l.torque = torque;
+  if (!scale.is_none()) l.scale = ScaleOf(item, scale);
+  return Checked([&] { return builder_.AddLoad(l); });
+}
+
+int PlanarBuilder::AddTorsionalSpring(const std::string& name, const py::handle& joint,
+                                      double stiffness, double damping, double angle0) {
+  const std::string item = "torsional spring '" + name + "'";
+  ItemNames joints("joint");
+  for (std::size_t j = 0; j < joint_names_.size(); ++j) {
+    joints.Add(joint_names_[j], static_cast<int>(j));
+  }
+  engine::PlanarTorsionalSpring s;
+  s.name = name;
+  s.joint = joints.Resolve(joint, item, static_cast<int>(joint_names_.size()));
+  s.stiffness = stiffness;
+  s.damping = damping;
+  s.angle0 = angle0;
+  return Checked([&] { return builder_.AddTorsionalSpring(s); });
 }
 
 // The spatial builder records its items in a tools::Scene (`dimension: 3`) and builds it with
@@ -869,12 +935,29 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
       .def("add_joint", &PlanarBuilder::AddJoint, py::arg("name"), py::arg("type") = "revolute",
            py::arg("body_a") = "ground", py::arg("body_b") = "ground", py::arg("point_a") = zeros2,
            py::arg("point_b") = zeros2, py::arg("axis_a") = py::cast(std::vector<double>{1, 0}),
-           py::arg("angle0") = 0.0, py::arg("rate") = 0.0)
+           py::arg("angle0") = 0.0, py::arg("rate") = 0.0, py::arg("length") = 0.0,
+           "Joint types: revolute, prismatic, angle_driver, distance (length; 0: the initial "
+           "distance of the points), fixed (angle0), point_on_line (axis_a).")
+      .def("add_driver", &PlanarBuilder::AddDriver, py::arg("name"), py::arg("joint"),
+           py::arg("kind") = "angle", py::arg("profile") = "constant_rate",
+           py::arg("value0") = py::none(), py::arg("rate") = py::none(),
+           py::arg("coefficients") = py::none(), py::arg("amplitude") = py::none(),
+           py::arg("frequency") = py::none(), py::arg("phase") = py::none(),
+           "Prescribed joint angle (kind 'angle': revolute) or displacement ('displacement': "
+           "prismatic) phi(t), with the profiles and keys of SpatialBuilder.add_driver.")
       .def("add_spring", &PlanarBuilder::AddSpring, py::arg("name"), py::arg("body_a"),
            py::arg("body_b"), py::arg("point_a") = zeros2, py::arg("point_b") = zeros2,
            py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0)
+      .def("add_torsional_spring", &PlanarBuilder::AddTorsionalSpring, py::arg("name"),
+           py::arg("joint"), py::arg("stiffness") = 0.0, py::arg("damping") = 0.0,
+           py::arg("angle0") = 0.0,
+           "Torque -k (theta_b - theta_a - angle0) - c (theta_b' - theta_a') on body_b of a "
+           "revolute joint (given by name or index), the opposite on body_a.")
       .def("add_load", &PlanarBuilder::AddLoad, py::arg("name"), py::arg("body"),
-           py::arg("force") = zeros2, py::arg("point") = zeros2, py::arg("torque") = 0.0)
+           py::arg("force") = zeros2, py::arg("point") = zeros2, py::arg("torque") = 0.0,
+           py::arg("scale") = py::none(),
+           "A world force at a body point and a torque, both times phi(t) when scale is given "
+           "(a dict: {'profile': 'sine', 'amplitude': ..., ...}, the keys of add_driver).")
       .def("add_contact", &PlanarBuilder::AddContact, py::arg("name"),
            py::arg("type") = "disk_line", py::arg("body_a") = "ground", py::arg("body_b"),
            py::arg("point_a") = zeros2, py::arg("normal_a") = py::cast(std::vector<double>{0, 1}),

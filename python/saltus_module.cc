@@ -169,6 +169,22 @@ PYBIND11_MODULE(saltus, m) {
       .def_property_readonly("v", &saltus::Trajectory::VMatrix)
       .def_readonly("events", &saltus::Trajectory::events);
 
+  py::class_<saltus::JointLoad>(m, "JointReaction",
+                                "A joint's reaction at the current state: joint and body names, "
+                                "force (N) and torque (N m, about the joint point on the body) on "
+                                "that body, world frame, numpy arrays of 3 (planar models: force "
+                                "(fx, fy, 0), torque (0, 0, tz)). Unpacks as (force, torque).")
+      .def_readonly("joint", &saltus::JointLoad::joint)
+      .def_readonly("body", &saltus::JointLoad::body,
+                    "The body it acts on: body_b, or body_a when body_b is the ground.")
+      .def_readonly("force", &saltus::JointLoad::force)
+      .def_readonly("torque", &saltus::JointLoad::torque)
+      .def("__iter__",
+           [](const saltus::JointLoad& r) { return py::iter(py::make_tuple(r.force, r.torque)); })
+      .def("__repr__", [](const saltus::JointLoad& r) {
+        return "<JointReaction " + r.joint + " on " + r.body + ">";
+      });
+
   py::class_<saltus::Snapshot>(m, "Snapshot").def_readonly("t", &saltus::Snapshot::t);
 
   py::class_<saltus::Simulation>(m, "Simulation")
@@ -204,6 +220,29 @@ PYBIND11_MODULE(saltus, m) {
       .def("multipliers", &saltus::Simulation::AllMultipliers,
            "λ for every constraint row (zero on open contacts).")
       .def("active_rows", &saltus::Simulation::ActiveRows)
+      .def(
+          "joint_reactions",
+          [](const saltus::Simulation& s) {
+            py::dict d;
+            for (const saltus::JointLoad& r : s.JointReactions().joints) d[py::str(r.joint)] = r;
+            return d;
+          },
+          "Reactions of every joint at the current state (e.g. after step): a dict joint name -> "
+          "JointReaction (.body, .force, .torque; `force, torque = r`), from the multipliers of "
+          "the index-1 solve with the host's forces included. Raises StateError for a model "
+          "without joints (Lagrangian or user system).")
+      .def(
+          "driver_efforts",
+          [](const saltus::Simulation& s) {
+            py::dict d;
+            for (const saltus::DriverEffort& e : s.JointReactions().drivers) {
+              d[py::str(e.driver)] = e.effort;
+            }
+            return d;
+          },
+          "Effort of every driver at the current state: a dict driver name -> torque (N m, angle "
+          "drivers) or force (N, displacement drivers) along its joint axis, positive towards "
+          "increasing joint coordinate. Raises StateError for a model without joints.")
       .def("index_sets",
            [](const saltus::Simulation& s) {
              const saltus::IndexSets sets = s.CurrentIndexSets();

@@ -336,6 +336,8 @@ struct Simulation::Impl : public events::Observer {
   int next_id = 1;
   std::vector<std::pair<int, StepObserver>> step_observers, output_observers;
   std::vector<std::pair<int, EventObserver>> event_observers;
+  // Created at the first JointReactions call (the model's own system: rows are the same).
+  std::unique_ptr<const tools::JointLoadEvaluator> reactions;
 
   Impl(const Model& m, const SimulationOptions& o) : model(m), options(o) {
     system = std::make_shared<const ForcedSystem>(model.data_->system, &force);
@@ -501,6 +503,23 @@ IndexSets Simulation::CurrentIndexSets() const {
   }
   sets.i2 = impl_->sim->closed_rows();
   return sets;
+}
+JointLoads Simulation::JointReactions() const {
+  auto& im = *impl_;
+  if (!im.reactions) {
+    try {
+      im.reactions = std::make_unique<const tools::JointLoadEvaluator>(*im.model.data_->system);
+    } catch (const std::invalid_argument&) {
+      throw StateError(
+          "JointReactions: the model is not a planar or spatial multibody system (a Lagrangian or "
+          "user MechanicalSystem model has no joints)");
+    }
+  }
+  return Translate([&] {
+    JointLoads loads;
+    im.reactions->Evaluate(t(), q(), im.sim->active_rows(), im.sim->Multipliers(), &loads);
+    return loads;
+  });
 }
 Statistics Simulation::stats() const { return Combine(impl_->base_stats, impl_->sim->stats()); }
 const SimulationOptions& Simulation::options() const { return impl_->options; }

@@ -9,10 +9,11 @@
 // built from a scene file (docs/scene-format.md), in code from planar bodies, from a Lagrangian
 // system given by callbacks, or from any engine::MechanicalSystem (spatial bodies included).
 // A saltus::Simulation runs it with the event-driven scheme of the reference paper (Fig. 2):
-// advance to a time or by steps, read and set (t, q, v), read multipliers, index sets
-// I₁ = {g ≤ τ₀} (eq. 13) and I₂ (closed contacts, eq. 5) and statistics, observe steps and
-// events, apply external generalized forces f_ext between steps (co-simulation) and save and
-// restore the full state (a host can rewind).
+// advance to a time or by steps, read and set (t, q, v), read multipliers, joint reactions
+// (forces, torques, driver efforts; issue 3 §2), index sets I₁ = {g ≤ τ₀} (eq. 13) and I₂
+// (closed contacts, eq. 5) and statistics, observe steps and events, apply external generalized
+// forces f_ext between steps (co-simulation) and save and restore the full state (a host can
+// rewind).
 //
 // Errors: every entry point validates its arguments and throws a saltus::Error subclass whose
 // message names the offending item. A run that cannot continue (step size underflow, LCP
@@ -39,6 +40,7 @@
 #include "engine/mechanical_system.h"
 #include "engine/planar_model.h"
 #include "events/simulation.h"
+#include "tools/reaction_writer.h"
 
 namespace saltus {
 
@@ -78,6 +80,13 @@ using Event = events::Event;
 using EventKind = events::EventKind;
 using RunStatus = events::RunStatus;
 using Statistics = events::SimulationStats;
+// Joint reactions (Simulation::JointReactions): per joint its name, the body it acts on (body_b,
+// or body_a when body_b is the ground) and the force and torque on that body (world frame,
+// torque about the joint point on it; planar models fill force (fx, fy, 0) and torque
+// (0, 0, tz)); per driver its name, joint and effort (defined in tools/reaction_writer.h).
+using JointLoad = tools::JointLoad;
+using DriverEffort = tools::DriverEffort;
+using JointLoads = tools::JointLoads;
 
 class Model {
  public:
@@ -202,6 +211,15 @@ class Simulation {
   // λ for every constraint row (num_constraints), zero on open contacts.
   Eigen::VectorXd AllMultipliers() const;
   IndexSets CurrentIndexSets() const;
+  // Reaction force and torque of every joint and effort of every driver at the current state
+  // (e.g. after Step: driving torques, bearing loads), from the multipliers λ of Multipliers()
+  // (index-1 solve on the joints and closed contacts with the host's forces included, Haddouni
+  // et al. 2017, eq. 8-9): each joint's Gᵀλ of its rows and its drivers' rows reduced to the
+  // joint point of one body (engine::PlanarMultibodySystem::JointReactions,
+  // engine::SpatialMultibodySystem::JointReactions). Same values as `saltus run --reactions`.
+  // Throws StateError for a model that is not a planar or spatial multibody system (Lagrangian
+  // or user MechanicalSystem models have no joints).
+  JointLoads JointReactions() const;
   // Accumulated over the whole life of this Simulation (restarts included; Restore sets them
   // back to the snapshot's).
   Statistics stats() const;

@@ -46,8 +46,8 @@ constexpr std::string_view kUsage =
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
     "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
-    "  --reactions            also write DIR/reactions.csv (spatial scenes: joint forces and\n"
-    "                         torques, driver efforts, at the trajectory's output times)\n"
+    "  --reactions            also write DIR/reactions.csv (joint forces and torques, driver\n"
+    "                         efforts, at the trajectory's output times)\n"
     "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
     "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
     "\n"
@@ -272,12 +272,6 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   const std::shared_ptr<engine::MechanicalSystem> system = built.system;
   const Eigen::VectorXd& q0 = built.q0;
   const Eigen::VectorXd& v0 = built.v0;
-  if (run.reactions && !spatial_system) {
-    throw UsageError(
-        "--reactions: joint reactions are written for spatial scenes (dimension: 3) "
-        "only; for a planar scene --hdf5 gives every row's multiplier "
-        "(/forces/lambda)");
-  }
   for (const std::string& warning : scene.warnings) err << "warning: " << warning << '\n';
   out << built.report;
   // The event loop names the offending item ("contact 'floor': the initial state penetrates
@@ -341,8 +335,11 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   simulation.AddObserver(&progress);
   std::unique_ptr<ReactionWriter> reactions;
   if (run.reactions) {
-    reactions = std::make_unique<ReactionWriter>(*spatial_system, simulation, reactions_file,
-                                                 /*rows_at_steps=*/scene.options.output_step <= 0);
+    const bool rows_at_steps = scene.options.output_step <= 0;
+    reactions = spatial_system ? std::make_unique<ReactionWriter>(*spatial_system, simulation,
+                                                                  reactions_file, rows_at_steps)
+                               : std::make_unique<ReactionWriter>(*planar, simulation,
+                                                                  reactions_file, rows_at_steps);
     simulation.AddObserver(reactions.get());
   }
   // --hdf5 and --vtk (tools/hdf5_writer.h, tools/vtk_writer.h); a path that cannot be created

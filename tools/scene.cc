@@ -364,7 +364,7 @@ class SceneParser {
     }
     if (scene.dimension == 3) return ParseSpatial(top, std::move(scene));
     top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "forces", "contacts", "simulation", "reference"}));
+                        "drivers", "forces", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -379,6 +379,7 @@ class SceneParser {
     }
     for (std::size_t i = 0; i < bodies.size(); ++i) ParseBody(bodies[i], i, &scene);
     for (const YAML::Node& n : ListSection(top, "joints")) ParseJoint(n, &scene);
+    for (const YAML::Node& n : ListSection(top, "drivers")) ParseDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "contacts")) ParseContact(n, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
@@ -466,23 +467,47 @@ class SceneParser {
     MapReader r(file_, node, "joint #" + std::to_string(scene->joints.size() + 1));
     engine::PlanarJoint joint;
     joint.name = ClaimName(r, "joint");
-    const std::string type = Type(r, Keys({"revolute", "prismatic", "angle_driver"}));
-    const std::vector<std::string> all = Keys(
-        {"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "angle0", "rate"});
-    if (type == "revolute") {
-      joint.type = engine::PlanarJointType::kRevolute;
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b"}), all,
-                  "a revolute joint");
-    } else if (type == "prismatic") {
-      joint.type = engine::PlanarJointType::kPrismatic;
-      r.CheckKeys(
-          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "angle0"}), all,
-          "a prismatic joint");
-    } else {
-      joint.type = engine::PlanarJointType::kAngleDriver;
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "angle0", "rate"}), all,
-                  "an angle_driver joint");
+    using T = engine::PlanarJointType;
+    static const std::vector<std::pair<std::string, T>> kTypes = {
+        {"revolute", T::kRevolute},
+        {"prismatic", T::kPrismatic},
+        {"angle_driver", T::kAngleDriver},
+        {"distance", T::kDistance},
+        {"fixed", T::kFixed},
+        {"point_on_line", T::kPointOnLine}};
+    std::vector<std::string> names;
+    for (const auto& [n, t] : kTypes) names.push_back(n);
+    const std::string type = Type(r, names);
+    for (const auto& [n, t] : kTypes) {
+      if (n == type) joint.type = t;
     }
+    const std::vector<std::string> all = Keys({"name", "type", "body_a", "body_b", "point_a",
+                                               "point_b", "axis_a", "angle0", "rate", "length"});
+    std::vector<std::string> allowed = Keys({"name", "type", "body_a", "body_b"});
+    const auto allow = [&](std::initializer_list<const char*> keys) {
+      allowed.insert(allowed.end(), keys.begin(), keys.end());
+    };
+    switch (joint.type) {
+      case T::kRevolute:
+        allow({"point_a", "point_b"});
+        break;
+      case T::kPrismatic:
+        allow({"point_a", "point_b", "axis_a", "angle0"});
+        break;
+      case T::kAngleDriver:
+        allow({"angle0", "rate"});
+        break;
+      case T::kDistance:
+        allow({"point_a", "point_b", "length"});
+        break;
+      case T::kFixed:
+        allow({"point_a", "point_b", "angle0"});
+        break;
+      case T::kPointOnLine:
+        allow({"point_a", "point_b", "axis_a"});
+        break;
+    }
+    r.CheckKeys(allowed, all, (type == "angle_driver" ? "an " : "a ") + type + " joint");
     joint.body_a = BodyRef(r, "body_a");
     joint.body_b = BodyRef(r, "body_b");
     RequireDistinct(r, joint.body_a, joint.body_b);
@@ -491,8 +516,65 @@ class SceneParser {
     joint.axis_a = r.Direction("axis_a", Eigen::Vector2d::UnitX());
     joint.angle0 = r.Number("angle0", Range::kAny, 0.0);
     joint.rate = r.Number("rate", Range::kAny, 0.0);
+    if (joint.type == T::kDistance) {
+      // L: given, or the distance of the two points in the initial configuration.
+      const Eigen::Vector2d pa = InitialPoint(*scene, joint.body_a, joint.point_a);
+      const Eigen::Vector2d pb = InitialPoint(*scene, joint.body_b, joint.point_b);
+      // Points within round-off of each other (1e-12 of their size) coincide: no length.
+      double initial = (pb - pa).norm();
+      if (initial <= 1e-12 * std::max({1.0, pa.norm(), pb.norm()})) initial = 0.0;
+      joint.length = r.Number("length", Range::kPositive, initial);
+      if (!(joint.length > 0)) {
+        r.Fail("length must be > 0: give it, or points that are apart initially");
+      }
+    }
+    joint_index_[joint.name] = static_cast<int>(scene->joints.size());
     scene->joints.push_back(joint);
     scene->lines.joints.push_back(r.line());
+  }
+
+  // A driver's `kind` (angle or displacement) on the joint `joint_name`, planar or spatial:
+  // `angle_ok` / `displacement_ok` say whether that joint can take each kind, and `angle_joints`
+  // / `displacement_joints` name the joint types that can ("revolute or cylindrical"); a joint
+  // that cannot is an error at the `joint` key.
+  static engine::DriverKind DriverKindOf(const MapReader& r, const std::string& joint_name,
+                                         bool angle_ok, bool displacement_ok,
+                                         const std::string& angle_joints,
+                                         const std::string& displacement_joints) {
+    const std::string kind = r.RequiredString("kind");
+    if (kind == "angle") {
+      if (!angle_ok) {
+        r.Fail(*r.Find("joint"), "an angle driver needs a " + angle_joints + " joint; '" +
+                                     joint_name + "' is not one");
+      }
+      return engine::DriverKind::kAngle;
+    }
+    if (kind == "displacement") {
+      if (!displacement_ok) {
+        r.Fail(*r.Find("joint"), "a displacement driver needs a " + displacement_joints +
+                                     " joint; '" + joint_name + "' is not one");
+      }
+      return engine::DriverKind::kDisplacement;
+    }
+    r.Fail(*r.Find("kind"), "kind '" + kind + "' is unknown" +
+                                Suggestion(kind, Keys({"angle", "displacement"})) +
+                                " (use angle or displacement)");
+  }
+
+  // A planar driver: `kind` angle on a revolute joint or displacement on a prismatic one, with a
+  // TimeProfile (the keys of spatial drivers, ParseProfile).
+  void ParseDriver(const YAML::Node& node, Scene* scene) {
+    MapReader r(file_, node, "driver #" + std::to_string(scene->drivers.size() + 1));
+    engine::PlanarDriver driver;
+    driver.name = ClaimName(r, "driver");
+    driver.profile = ParseProfile(r, Keys({"name", "joint", "kind", "profile"}), "a driver");
+    driver.joint = JointRef(r, "joint");
+    const engine::PlanarJoint& joint = scene->joints[static_cast<std::size_t>(driver.joint)];
+    driver.kind =
+        DriverKindOf(r, joint.name, joint.type == engine::PlanarJointType::kRevolute,
+                     joint.type == engine::PlanarJointType::kPrismatic, "revolute", "prismatic");
+    scene->drivers.push_back(driver);
+    scene->lines.drivers.push_back(r.line());
   }
 
   // World position of a body-frame point in the initial configuration (ground: identity).
@@ -504,12 +586,13 @@ class SceneParser {
 
   void ParseForce(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node,
-                "force #" + std::to_string(scene->springs.size() + scene->loads.size() + 1));
+                "force #" + std::to_string(scene->springs.size() + scene->loads.size() +
+                                           scene->torsional_springs.size() + 1));
     const std::string name = ClaimName(r, "force");
-    const std::string type = Type(r, Keys({"spring_damper", "load"}));
+    const std::string type = Type(r, Keys({"spring_damper", "torsional_spring", "load"}));
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-              "rest_length", "body", "force", "point", "torque"});
+              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale"});
     if (type == "spring_damper") {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
                         "damping", "rest_length"}),
@@ -529,14 +612,35 @@ class SceneParser {
       spring.rest_length = r.Number("rest_length", Range::kNonNegative, initial_length);
       scene->springs.push_back(spring);
       scene->lines.springs.push_back(r.line());
+    } else if (type == "torsional_spring") {
+      r.CheckKeys(Keys({"name", "type", "joint", "stiffness", "damping", "angle0"}), all,
+                  "a torsional_spring force");
+      engine::PlanarTorsionalSpring s;
+      s.name = name;
+      s.joint = JointRef(r, "joint");
+      const engine::PlanarJoint& j = scene->joints[static_cast<std::size_t>(s.joint)];
+      if (j.type != engine::PlanarJointType::kRevolute) {
+        r.Fail(*r.Find("joint"),
+               "a torsional spring needs a revolute joint; '" + j.name + "' is not one");
+      }
+      s.stiffness = r.RequiredNumber("stiffness", Range::kNonNegative);
+      s.damping = r.Number("damping", Range::kNonNegative, 0.0);
+      s.angle0 = r.Number("angle0", Range::kAny, 0.0);
+      scene->torsional_springs.push_back(s);
+      scene->lines.torsional_springs.push_back(r.line());
     } else {
-      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque"}), all, "a load force");
+      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque", "scale"}), all,
+                  "a load force");
       engine::PlanarLoad load;
       load.name = name;
       load.body = BodyRef(r, "body", /*allow_ground=*/false);
       load.force = r.Vec2("force", Eigen::Vector2d::Zero(), "[fx, fy]");
       load.point = r.Vec2("point", Eigen::Vector2d::Zero());
       load.torque = r.Number("torque", Range::kAny, 0.0);
+      if (const YAML::Node* sc = r.Find("scale")) {
+        MapReader sr(file_, *sc, r.item() + ": scale");
+        load.scale = ParseProfile(sr, Keys({"profile"}), "a load scale");
+      }
       scene->loads.push_back(load);
       scene->lines.loads.push_back(r.line());
     }
@@ -1137,27 +1241,12 @@ class SceneParser {
     driver.name = ClaimName(r, "driver");
     driver.profile = ParseProfile(r, Keys({"name", "joint", "kind", "profile"}), "a driver");
     driver.joint = JointRef(r, "joint");
-    const std::string kind = r.RequiredString("kind");
     using T = engine::SpatialJointType;
-    const T type = sp.joints[static_cast<std::size_t>(driver.joint)].type;
-    const std::string joint_name = sp.joints[static_cast<std::size_t>(driver.joint)].name;
-    if (kind == "angle") {
-      driver.kind = engine::DriverKind::kAngle;
-      if (type != T::kRevolute && type != T::kCylindrical) {
-        r.Fail(*r.Find("joint"), "an angle driver needs a revolute or cylindrical joint; '" +
-                                     joint_name + "' is not one");
-      }
-    } else if (kind == "displacement") {
-      driver.kind = engine::DriverKind::kDisplacement;
-      if (type != T::kPrismatic && type != T::kCylindrical) {
-        r.Fail(*r.Find("joint"), "a displacement driver needs a prismatic or cylindrical joint; '" +
-                                     joint_name + "' is not one");
-      }
-    } else {
-      r.Fail(*r.Find("kind"), "kind '" + kind + "' is unknown" +
-                                  Suggestion(kind, Keys({"angle", "displacement"})) +
-                                  " (use angle or displacement)");
-    }
+    const engine::SpatialJoint& joint = sp.joints[static_cast<std::size_t>(driver.joint)];
+    driver.kind =
+        DriverKindOf(r, joint.name, joint.type == T::kRevolute || joint.type == T::kCylindrical,
+                     joint.type == T::kPrismatic || joint.type == T::kCylindrical,
+                     "revolute or cylindrical", "prismatic or cylindrical");
     sp.drivers.push_back(driver);
     sp.driver_lines.push_back(r.line());
   }

@@ -54,6 +54,8 @@ struct SceneLines {
   int simulation = 0;
   int integrator = 0;  // the `integrator` key, or the simulation section when absent
   std::vector<int> bodies, joints, springs, loads, contacts;
+  std::vector<int> torsional_springs;
+  std::vector<int> drivers;
 };
 
 // The optional `reference:` section: where `saltus compare` takes the scene's reference solution
@@ -103,8 +105,10 @@ struct Scene {
   Eigen::Vector2d gravity = Eigen::Vector2d(0.0, -9.81);
   std::vector<engine::PlanarBody> bodies;  // body i of the model is bodies[i]
   std::vector<engine::PlanarJoint> joints;
+  std::vector<engine::PlanarDriver> drivers;  // after the joints they drive
   std::vector<engine::PlanarSpringDamper> springs;
   std::vector<engine::PlanarLoad> loads;
+  std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
   events::SimulationOptions options;  // everything under `simulation:` except t_end
   double t_end = 0.0;                 // s, > 0

@@ -53,6 +53,11 @@ std::shared_ptr<engine::PlanarMultibodySystem> BuildSystem(const Scene& scene) {
     throw SceneError(scene.file, LineAt(scene.lines.joints, i), e.what());
   }
   try {
+    for (i = 0; i < scene.drivers.size(); ++i) builder.AddDriver(scene.drivers[i]);
+  } catch (const std::invalid_argument& e) {
+    throw SceneError(scene.file, LineAt(scene.lines.drivers, i), e.what());
+  }
+  try {
     for (i = 0; i < scene.springs.size(); ++i) builder.AddSpringDamper(scene.springs[i]);
   } catch (const std::invalid_argument& e) {
     throw SceneError(scene.file, LineAt(scene.lines.springs, i), e.what());
@@ -61,6 +66,13 @@ std::shared_ptr<engine::PlanarMultibodySystem> BuildSystem(const Scene& scene) {
     for (i = 0; i < scene.loads.size(); ++i) builder.AddLoad(scene.loads[i]);
   } catch (const std::invalid_argument& e) {
     throw SceneError(scene.file, LineAt(scene.lines.loads, i), e.what());
+  }
+  try {
+    for (i = 0; i < scene.torsional_springs.size(); ++i) {
+      builder.AddTorsionalSpring(scene.torsional_springs[i]);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw SceneError(scene.file, LineAt(scene.lines.torsional_springs, i), e.what());
   }
   std::shared_ptr<const engine::PlanarModel> model;
   try {

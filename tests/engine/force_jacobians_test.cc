@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -96,6 +97,87 @@ TEST(ForceJacobiansTest, PlanarAnalyticMatchesFiniteDifferences) {
   Eigen::MatrixXd K_only;
   sys->ForceJacobians(0.0, q, v, &K_only, nullptr);
   EXPECT_LT((K_only - K).lpNorm<Eigen::Infinity>(), 1e-12);  // same arithmetic
+}
+
+// Two bodies on revolute joints (ground–a and a–b) with a torsional spring-damper on each and a
+// load scaled by a sine profile: the torsional K, C and the scaled load's K term are used.
+std::shared_ptr<const PlanarMultibodySystem> MakeTorsionalSystem() {
+  PlanarModelBuilder builder;
+  PlanarBody a;
+  a.name = "a";
+  a.mass = 0.8;
+  a.inertia = 0.05;
+  const int ia = builder.AddBody(a);
+  PlanarBody b = a;
+  b.name = "b";
+  const int ib = builder.AddBody(b);
+  PlanarJoint pin;
+  pin.name = "pin";
+  pin.body_a = kGround;
+  pin.body_b = ia;
+  pin.point_b = {-0.3, 0.0};
+  const int j0 = builder.AddJoint(pin);
+  PlanarJoint elbow;
+  elbow.name = "elbow";
+  elbow.body_a = ia;
+  elbow.body_b = ib;
+  elbow.point_a = {0.3, 0.0};
+  elbow.point_b = {-0.2, 0.1};
+  const int j1 = builder.AddJoint(elbow);
+  PlanarTorsionalSpring t0;
+  t0.name = "t0";
+  t0.joint = j0;
+  t0.stiffness = 12.0;
+  t0.damping = 0.7;
+  t0.angle0 = 0.4;
+  builder.AddTorsionalSpring(t0);
+  PlanarTorsionalSpring t1;
+  t1.name = "t1";
+  t1.joint = j1;
+  t1.stiffness = 30.0;
+  t1.damping = 2.5;
+  t1.angle0 = -0.3;
+  builder.AddTorsionalSpring(t1);
+  PlanarLoad load;
+  load.name = "pulse";
+  load.body = ib;
+  load.force = {3.0, -2.0};
+  load.point = {0.4, -0.1};
+  load.torque = 0.5;
+  TimeProfile sine;
+  sine.kind = TimeProfile::Kind::kSine;
+  sine.value0 = 0.5;
+  sine.amplitude = 2.0;
+  sine.frequency = 3.0;
+  load.scale = sine;
+  builder.AddLoad(load);
+  builder.SetGravity({0.0, -9.81});
+  return std::make_shared<const PlanarMultibodySystem>(builder.Build());
+}
+
+TEST(ForceJacobiansTest, PlanarTorsionalSpringAndScaledLoadMatchFiniteDifferences) {
+  auto sys = MakeTorsionalSystem();
+  FiniteDifferencePlanar fd(sys);
+  Eigen::VectorXd q(6), v(6);
+  q << 0.3, -0.4, 0.7, 1.1, 0.2, -0.5;
+  v << 0.5, -1.2, 2.0, -0.3, 0.8, -1.7;
+  const double t = 0.37;  // φ = 0.5 + 2 sin(1.11) ≈ 2.29
+  Eigen::MatrixXd K, C, K_fd, C_fd;
+  sys->ForceJacobians(t, q, v, &K, &C);
+  fd.ForceJacobians(t, q, v, &K_fd, &C_fd);
+  std::printf("torsional springs + scaled load: |K - K_fd| %.2e, |C - C_fd| %.2e\n",
+              (K - K_fd).lpNorm<Eigen::Infinity>(), (C - C_fd).lpNorm<Eigen::Infinity>());
+  // As above: central differences with ε ≈ 6e-6 · max(1, |x|∞), truncation ε²·|F'''| ≈ 1e-9
+  // for entries of size ~30 (torsional terms are linear in θ, θ̇; the load's are sin/cos of size
+  // ~10), round-off ≈ 1e-10: 1e-6 is safe.
+  EXPECT_LT((K - K_fd).lpNorm<Eigen::Infinity>(), 1e-6) << "K\n" << K << "\nK_fd\n" << K_fd;
+  EXPECT_LT((C - C_fd).lpNorm<Eigen::Infinity>(), 1e-6) << "C\n" << C << "\nC_fd\n" << C_fd;
+  // The torsional entries themselves, so that the comparison is not vacuous: sums of the given
+  // dampings (c_t0 + c_t1 on θ_a, −c_t1 between θ_a and θ_b), exact up to round-off.
+  EXPECT_NEAR(C(2, 2), 0.7 + 2.5, 1e-12);
+  EXPECT_NEAR(C(2, 5), -2.5, 1e-12);
+  EXPECT_NEAR(C(5, 5), 2.5, 1e-12);
+  EXPECT_GT(std::abs(K(5, 5) - 30.0), 1.0);  // the scaled load's rotation term is there too
 }
 
 TEST(ForceJacobiansTest, FiniteDifferenceDefaultsMatchClosedForm) {
