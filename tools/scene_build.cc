@@ -231,6 +231,32 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
   }
 }
 
+namespace {
+
+// A failed consistent initialization as a SceneError at the line of the first joint or driver
+// the failure names (else line 0: the joints section is not known here).
+template <class Joint, class Driver>
+[[noreturn]] void ThrowAssemblyFailure(const Scene& scene, const engine::AssemblyReport& assembly,
+                                       const std::vector<Joint>& joints,
+                                       const std::vector<int>& joint_lines,
+                                       const std::vector<Driver>& drivers,
+                                       const std::vector<int>& driver_lines) {
+  int line = 0;
+  for (const std::string& item : assembly.failing_items) {
+    for (std::size_t j = 0; j < joints.size() && line == 0; ++j) {
+      if (joints[j].name == item) line = LineAt(joint_lines, j);
+    }
+    for (std::size_t d = 0; d < drivers.size() && line == 0; ++d) {
+      if (drivers[d].name == item) line = LineAt(driver_lines, d);
+    }
+  }
+  throw SceneError(
+      scene.file, line,
+      "the initial state cannot be assembled (consistent initialization): " + assembly.message);
+}
+
+}  // namespace
+
 SceneSystem BuildSceneSystem(const Scene& scene) {
   SceneSystem out;
   if (scene.dimension != 3) {
@@ -238,6 +264,21 @@ SceneSystem BuildSceneSystem(const Scene& scene) {
     out.q0 = planar->model().InitialPositions();
     out.v0 = planar->model().InitialVelocities();
     out.system = planar;
+    // An initial state that no correction can make consistent is refused here, naming the
+    // joints and drivers left with a large residual. A consistent one is NOT replaced by the
+    // assembled state: the event loop's projection (events::Simulation::SetState) makes the
+    // planar state consistent as it always has, so planar results do not change.
+    {
+      Eigen::VectorXd q = out.q0, v = out.v0;
+      std::vector<int> rows(static_cast<std::size_t>(planar->model().num_joint_rows()));
+      for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = static_cast<int>(r);
+      const engine::AssemblyReport assembly =
+          engine::Assemble(*planar, 0.0, rows, engine::AssemblyOptions{}, &q, &v);
+      if (!assembly.ok) {
+        ThrowAssemblyFailure(scene, assembly, scene.joints, scene.lines.joints, scene.drivers,
+                             scene.lines.drivers);
+      }
+    }
     // The same topology report as for spatial scenes (summary.json keeps it for spatial ones).
     out.report =
         "topology: " + engine::AnalyzeTopology(*planar, 0.0, out.q0).Summary(planar->model());
@@ -255,19 +296,8 @@ SceneSystem BuildSceneSystem(const Scene& scene) {
   const engine::AssemblyReport assembly =
       engine::Assemble(*system, 0.0, rows, engine::AssemblyOptions{}, &out.q0, &out.v0);
   if (!assembly.ok) {
-    // Point at the first joint or driver named in the failure, else at the joints section.
-    int line = 0;
-    for (const std::string& item : assembly.failing_items) {
-      for (std::size_t j = 0; j < scene.spatial.joints.size() && line == 0; ++j) {
-        if (scene.spatial.joints[j].name == item) line = LineAt(scene.spatial.joint_lines, j);
-      }
-      for (std::size_t d = 0; d < scene.spatial.drivers.size() && line == 0; ++d) {
-        if (scene.spatial.drivers[d].name == item) line = LineAt(scene.spatial.driver_lines, d);
-      }
-    }
-    throw SceneError(
-        scene.file, line,
-        "the initial state cannot be assembled (consistent initialization): " + assembly.message);
+    ThrowAssemblyFailure(scene, assembly, scene.spatial.joints, scene.spatial.joint_lines,
+                         scene.spatial.drivers, scene.spatial.driver_lines);
   }
   out.topology = engine::AnalyzeTopology(*system, 0.0, out.q0);
   std::ostringstream report;
