@@ -353,6 +353,35 @@ engine::TimeProfile ProfileOf(const std::string& item, const std::string& kind,
   return p;
 }
 
+// The kind ("angle" or "displacement") and profile of a driver from add_driver's arguments (the
+// planar and spatial builders).
+struct DriverMotion {
+  engine::DriverKind kind = engine::DriverKind::kAngle;
+  engine::TimeProfile profile;
+};
+DriverMotion DriverMotionOf(const std::string& item, const std::string& kind,
+                            const std::string& profile, const py::object& value0,
+                            const py::object& rate, const py::object& coefficients,
+                            const py::object& amplitude, const py::object& frequency,
+                            const py::object& phase) {
+  DriverMotion m;
+  if (kind == "angle") {
+    m.kind = engine::DriverKind::kAngle;
+  } else if (kind == "displacement") {
+    m.kind = engine::DriverKind::kDisplacement;
+  } else {
+    throw InvalidArgument(item + ": kind '" + kind + "' is unknown (use angle or displacement)");
+  }
+  m.profile = ProfileOf(item, profile,
+                        {{"value0", value0},
+                         {"rate", rate},
+                         {"coefficients", coefficients},
+                         {"amplitude", amplitude},
+                         {"frequency", frequency},
+                         {"phase", phase}});
+  return m;
+}
+
 // A load's `scale`: a dict with the keys of a scene file's `scale:` mapping.
 engine::TimeProfile ScaleOf(const std::string& item, const py::handle& scale) {
   if (!py::isinstance<py::dict>(scale)) {
@@ -391,20 +420,10 @@ int PlanarBuilder::AddDriver(const std::string& name, const py::handle& joint,
   engine::PlanarDriver d;
   d.name = name;
   d.joint = joints.Resolve(joint, item, static_cast<int>(joint_names_.size()));
-  if (kind == "angle") {
-    d.kind = engine::DriverKind::kAngle;
-  } else if (kind == "displacement") {
-    d.kind = engine::DriverKind::kDisplacement;
-  } else {
-    throw InvalidArgument(item + ": kind '" + kind + "' is unknown (use angle or displacement)");
-  }
-  d.profile = ProfileOf(item, profile,
-                        {{"value0", value0},
-                         {"rate", rate},
-                         {"coefficients", coefficients},
-                         {"amplitude", amplitude},
-                         {"frequency", frequency},
-                         {"phase", phase}});
+  const DriverMotion m =
+      DriverMotionOf(item, kind, profile, value0, rate, coefficients, amplitude, frequency, phase);
+  d.kind = m.kind;
+  d.profile = m.profile;
   return Checked([&] { return builder_.AddDriver(d); });
 }
 
@@ -504,20 +523,10 @@ class SpatialBuilder {
     engine::SpatialDriver d;
     d.name = name;
     d.joint = joints_.Resolve(joint, item, static_cast<int>(sp().joints.size()));
-    if (kind == "angle") {
-      d.kind = engine::DriverKind::kAngle;
-    } else if (kind == "displacement") {
-      d.kind = engine::DriverKind::kDisplacement;
-    } else {
-      throw InvalidArgument(item + ": kind '" + kind + "' is unknown (use angle or displacement)");
-    }
-    d.profile = ProfileOf(item, profile,
-                          {{"value0", value0},
-                           {"rate", rate},
-                           {"coefficients", coefficients},
-                           {"amplitude", amplitude},
-                           {"frequency", frequency},
-                           {"phase", phase}});
+    const DriverMotion m = DriverMotionOf(item, kind, profile, value0, rate, coefficients,
+                                          amplitude, frequency, phase);
+    d.kind = m.kind;
+    d.profile = m.profile;
     const int i = Checked([&] { return builder_.AddDriver(d); });
     sp().drivers.push_back(d);
     return i;

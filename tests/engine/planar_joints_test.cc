@@ -27,25 +27,8 @@ namespace {
 using testing::AllRows;
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
-PlanarBody Body(const std::string& name, double mass, double inertia) {
-  PlanarBody body;
-  body.name = name;
-  body.mass = mass;
-  body.inertia = inertia;
-  return body;
-}
-
-PlanarJoint Joint(const std::string& name, PlanarJointType type, int a, int b,
-                  Eigen::Vector2d point_a, Eigen::Vector2d point_b) {
-  PlanarJoint joint;
-  joint.name = name;
-  joint.type = type;
-  joint.body_a = a;
-  joint.body_b = b;
-  joint.point_a = point_a;
-  joint.point_b = point_b;
-  return joint;
-}
+using testing::Body;
+using testing::Joint;
 
 TimeProfile ConstantRate(double value0, double rate) {
   TimeProfile p;

@@ -18,25 +18,8 @@ using testing::AllRows;
 
 // ---- Models -------------------------------------------------------------------------------
 
-PlanarBody Body(const std::string& name, double mass, double inertia) {
-  PlanarBody body;
-  body.name = name;
-  body.mass = mass;
-  body.inertia = inertia;
-  return body;
-}
-
-PlanarJoint Joint(const std::string& name, PlanarJointType type, int a, int b,
-                  Eigen::Vector2d point_a, Eigen::Vector2d point_b) {
-  PlanarJoint joint;
-  joint.name = name;
-  joint.type = type;
-  joint.body_a = a;
-  joint.body_b = b;
-  joint.point_a = point_a;
-  joint.point_b = point_b;
-  return joint;
-}
+using testing::Body;
+using testing::Joint;
 
 // Every joint type, with the ground on either side and off-centre points, so that every term
 // of G, γ and ∂g/∂t is exercised. The rows are not meant to be consistent.

@@ -12,6 +12,28 @@
 
 namespace saltus::engine::testing {
 
+// A body with these mass properties (at the origin, at rest).
+inline PlanarBody Body(const std::string& name, double mass, double inertia) {
+  PlanarBody body;
+  body.name = name;
+  body.mass = mass;
+  body.inertia = inertia;
+  return body;
+}
+
+// A joint of this type between bodies a and b at these body-frame points.
+inline PlanarJoint Joint(const std::string& name, PlanarJointType type, int a, int b,
+                         Eigen::Vector2d point_a, Eigen::Vector2d point_b) {
+  PlanarJoint joint;
+  joint.name = name;
+  joint.type = type;
+  joint.body_a = a;
+  joint.body_b = b;
+  joint.point_a = point_a;
+  joint.point_b = point_b;
+  return joint;
+}
+
 // Pendulum: one body (mass m, inertia J about its centre of mass), pivot on the ground at the
 // origin, centre of mass at distance ℓ from the pivot. The pivot is the body point (0, ℓ), so
 //   r(θ) = (ℓ sin θ, −ℓ cos θ),   (J + m ℓ²) θ̈ = −m g ℓ sin θ   (gravity (0, −g)).
