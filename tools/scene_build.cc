@@ -175,17 +175,26 @@ std::vector<contact::Shape> PerTriangleShapes(const contact::Shape& mesh, const 
   return parts;
 }
 
+namespace {
+
+// Whether shapes i and j of `sp` can form a pair: ContactPairObstacle without building the
+// message (SelectContactPairs asks it for every pair of shapes).
+bool CanPair(const SpatialScene& sp, std::size_t a, std::size_t b) {
+  return sp.shape_bodies[a] != sp.shape_bodies[b] &&
+         (sp.shapes[a].is_convex() || sp.shapes[b].is_convex());
+}
+
+}  // namespace
+
 std::string ContactPairObstacle(const SpatialScene& sp, int i, int j) {
   const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+  if (CanPair(sp, a, b)) return {};
   if (sp.shape_bodies[a] == sp.shape_bodies[b]) {
     return sp.shape_bodies[a] == engine::kGround ? "both shapes are fixed to the ground"
                                                  : "both shapes are on the same body";
   }
-  if (!sp.shapes[a].is_convex() && !sp.shapes[b].is_convex()) {
-    return "neither shape is convex (a pair needs a sphere, box, cylinder, capsule, ellipsoid "
-           "or convex mesh on one side)";
-  }
-  return {};
+  return "neither shape is convex (a pair needs a sphere, box, cylinder, capsule, ellipsoid "
+         "or convex mesh on one side)";
 }
 
 void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>& shape_items,
@@ -205,9 +214,35 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
     sp->contact_pairs.push_back(std::move(pair));
     sp->contact_pair_lines.push_back(line);
   };
+  // A per-triangle mesh is a run of many shapes on one body: without a listed pair for shape i,
+  // every shape j of a run on i's body has an obstacle and is skipped in one step (all pairs
+  // would be O(shapes^2): 5e9 for a 100k-face terrain). run_end[j]: one past the run of j.
+  std::vector<int> run_end(static_cast<std::size_t>(n));
+  for (int j = n - 1; j >= 0; --j) {
+    const std::size_t k = static_cast<std::size_t>(j);
+    run_end[k] =
+        j + 1 < n && sp->shape_bodies[k + 1] == sp->shape_bodies[k] ? run_end[k + 1] : j + 1;
+  }
+  std::vector<bool> item_listed;
+  for (const ContactPairChoice::Listed& l : choice.listed) {
+    for (const int item : {l.items.first, l.items.second}) {
+      if (item < 0) continue;
+      if (static_cast<std::size_t>(item) >= item_listed.size()) {
+        item_listed.resize(static_cast<std::size_t>(item) + 1, false);
+      }
+      item_listed[static_cast<std::size_t>(item)] = true;
+    }
+  }
   for (int i = 0; i < n; ++i) {
+    const std::size_t ki = static_cast<std::size_t>(i);
+    const int gi = shape_items[ki];
+    const bool may_skip_runs = gi < 0 || static_cast<std::size_t>(gi) >= item_listed.size() ||
+                               !item_listed[static_cast<std::size_t>(gi)];
     for (int j = i + 1; j < n; ++j) {
-      const int gi = shape_items[static_cast<std::size_t>(i)];
+      if (may_skip_runs && sp->shape_bodies[static_cast<std::size_t>(j)] == sp->shape_bodies[ki]) {
+        j = run_end[static_cast<std::size_t>(j)] - 1;  // same body, not listed: no pair
+        continue;
+      }
       const int gj = shape_items[static_cast<std::size_t>(j)];
       const std::pair<int, int> item{std::min(gi, gj), std::max(gi, gj)};
       const auto it =
@@ -220,7 +255,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
       if (!choice.all_pairs ||
           std::find(choice.excluded.begin(), choice.excluded.end(), item) !=
               choice.excluded.end() ||
-          !ContactPairObstacle(*sp, i, j).empty()) {
+          !CanPair(*sp, ki, static_cast<std::size_t>(j))) {
         continue;
       }
       const contact::CollisionFilter& fa = sp->shape_filters[static_cast<std::size_t>(i)];

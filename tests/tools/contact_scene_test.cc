@@ -378,6 +378,92 @@ TEST(ContactScenePairs, GroupsMasksExcludeAndListedPairs) {
   EXPECT_DOUBLE_EQ(sys->constraint_info(0).restitution, 0.25);
 }
 
+// SelectContactPairs skips a run of shapes on one body in one step (a per-triangle terrain is
+// ~100k ground shapes): the pairs, their order, names and restitutions are those of the plain
+// loop over all shape pairs, here written out as the reference, for runs split by other bodies,
+// non-convex shapes on both sides, filters, exclusions and listed pairs (also one on a run).
+TEST(ContactScenePairs, RunSkippingGivesThePairsOfTheLoopOverAllPairs) {
+  contact::TriangleMesh tri;
+  tri.vertices = {Vector3d(0, 0, 0), Vector3d(1, 0, 0), Vector3d(0, 1, 0)};
+  tri.triangles = {{0, 1, 2}};
+  // Shape bodies (-1: ground) and items; 'm' a non-convex triangle surface, 's' a sphere.
+  struct Item {
+    int body, item;
+    char kind;
+  };
+  const std::vector<Item> layout = {{-1, 0, 'm'}, {-1, 0, 'm'}, {-1, 0, 'm'}, {0, 1, 's'},
+                                    {0, 1, 'm'},  {0, 2, 's'},  {-1, 3, 'm'}, {-1, 3, 'm'},
+                                    {1, 4, 'm'},  {1, 4, 'm'},  {2, 5, 's'},  {-1, 6, 's'},
+                                    {2, 7, 'm'},  {2, 7, 'm'},  {2, 7, 'm'},  {0, 8, 's'}};
+  SpatialScene sp;
+  std::vector<int> items;
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    const std::string name = "x" + std::to_string(k);
+    sp.shapes.push_back(
+        layout[k].kind == 's'
+            ? contact::Shape::Sphere(0.1, Eigen::Isometry3d::Identity(), name)
+            : contact::Shape::TriangleMeshSurface(tri, Eigen::Isometry3d::Identity(), name));
+    sp.shape_bodies.push_back(layout[k].body < 0 ? engine::kGround : layout[k].body);
+    sp.shape_lines.push_back(static_cast<int>(k) + 10);
+    contact::CollisionFilter filter;
+    if (k == 5) filter.mask = 0;  // x5 touches nothing unless listed
+    sp.shape_filters.push_back(filter);
+    items.push_back(layout[k].item);
+  }
+  ContactPairChoice choice;
+  choice.excluded = {{0, 5}, {3, 8}};
+  // Items 1 and 2 are both on body 0: the callers reject such a listed pair, but
+  // SelectContactPairs itself keeps whatever is listed, also inside a run.
+  choice.listed = {{{1, 2}, 0.25, 3}, {{2, 6}, 0.5, 4}, {{4, 7}, 0.75, 5}};
+  SpatialScene fast = sp;
+  SelectContactPairs(choice, items, &fast);
+
+  // The reference: every pair (i < j), listed first, then default/excluded/obstacle/filters.
+  std::vector<std::string> expected;
+  std::vector<double> expected_restitution;
+  std::vector<int> expected_lines;
+  const int n = static_cast<int>(sp.shapes.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      const std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
+      const std::pair<int, int> item{std::min(items[a], items[b]), std::max(items[a], items[b])};
+      double restitution = -1.0;
+      int line = sp.shape_lines[b];
+      bool take = false;
+      for (const ContactPairChoice::Listed& l : choice.listed) {
+        if (l.items == item) {
+          take = true;
+          restitution = l.restitution;
+          line = l.line;
+        }
+      }
+      if (!take) {
+        take = choice.all_pairs &&
+               std::find(choice.excluded.begin(), choice.excluded.end(), item) ==
+                   choice.excluded.end() &&
+               ContactPairObstacle(sp, i, j).empty() &&
+               (sp.shape_filters[a].group & sp.shape_filters[b].mask) != 0 &&
+               (sp.shape_filters[b].group & sp.shape_filters[a].mask) != 0;
+      }
+      if (!take) continue;
+      const bool swap = sp.shape_bodies[b] == engine::kGround;
+      expected.push_back(sp.shapes[swap ? b : a].name() + "-" + sp.shapes[swap ? a : b].name());
+      expected_restitution.push_back(restitution);
+      expected_lines.push_back(line);
+    }
+  }
+  ASSERT_GT(expected.size(), 10u);  // the layout does exercise the selection
+  std::vector<std::string> names;
+  for (const contact::SpatialContactPair& p : fast.contact_pairs) names.push_back(p.name);
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(fast.contact_pair_lines, expected_lines);
+  ASSERT_EQ(fast.contact_pairs.size(), expected_restitution.size());
+  for (std::size_t k = 0; k < expected_restitution.size(); ++k) {
+    // Copied values, not computed: exact.
+    EXPECT_DOUBLE_EQ(fast.contact_pairs[k].restitution, expected_restitution[k]) << expected[k];
+  }
+}
+
 // ---- Bad input -----------------------------------------------------------------------------
 
 class ContactSceneErrors : public ::testing::Test {
