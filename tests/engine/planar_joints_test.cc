@@ -28,6 +28,7 @@ using testing::AllRows;
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 using testing::Body;
+using testing::GammaByDifference;
 using testing::Joint;
 
 TimeProfile ConstantRate(double value0, double rate) {
@@ -216,14 +217,7 @@ TEST(PlanarNewJoints, GammaMatchesDifferenceOfGvAlongTheMotion) {
     const double t = 0.2 + 0.5 * trial;
     Eigen::VectorXd gamma;
     system.ConstraintGamma(t, q, v, rows, &gamma);
-    auto gdot = [&](double s) {
-      Eigen::MatrixXd G;
-      Eigen::VectorXd g_t;
-      system.ConstraintJacobian(t + s, q + s * v, rows, &G);
-      system.ConstraintTimeDerivative(t + s, q + s * v, rows, &g_t);
-      return Eigen::VectorXd(G * v + g_t);
-    };
-    const Eigen::VectorXd fd = (gdot(kFdStep) - gdot(-kFdStep)) / (2.0 * kFdStep);
+    const Eigen::VectorXd fd = GammaByDifference(system, t, q, v, rows, kFdStep);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto r = static_cast<Eigen::Index>(i);
       EXPECT_NEAR(gamma(r), fd(r), kGammaTol) << system.constraint_info(rows[i]).name;

@@ -19,6 +19,7 @@ using testing::AllRows;
 // ---- Models -------------------------------------------------------------------------------
 
 using testing::Body;
+using testing::GammaByDifference;
 using testing::Joint;
 
 // Every joint type, with the ground on either side and off-centre points, so that every term
@@ -169,14 +170,7 @@ TEST(PlanarJointsTest, GammaMatchesFiniteDifferenceOfGdot) {
     const double t = 0.2 + 0.5 * trial;
     Eigen::VectorXd gamma;
     system.ConstraintGamma(t, q, v, rows, &gamma);
-    auto gdot = [&](double s) {
-      Eigen::MatrixXd G;
-      Eigen::VectorXd g_t;
-      system.ConstraintJacobian(t + s, q + s * v, rows, &G);
-      system.ConstraintTimeDerivative(t + s, q + s * v, rows, &g_t);
-      return Eigen::VectorXd(G * v + g_t);
-    };
-    const Eigen::VectorXd fd = (gdot(kFdStep) - gdot(-kFdStep)) / (2.0 * kFdStep);
+    const Eigen::VectorXd fd = GammaByDifference(system, t, q, v, rows, kFdStep);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto r = static_cast<Eigen::Index>(i);
       EXPECT_NEAR(gamma(r), fd(r), kGammaTol) << system.constraint_info(rows[i]).name;

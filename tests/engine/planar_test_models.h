@@ -150,6 +150,21 @@ inline std::shared_ptr<const PlanarModel> MakeSliderCrank(const SliderCrankParam
   return builder.Build();
 }
 
+// γ by a central difference of step h: d/ds [G(q + s v, t + s) v + ∂g/∂t(q + s v, t + s)] at
+// s = 0, i.e. g̈ with v̇ = 0 including the time terms of rheonomic rows (q̇ = v: planar systems).
+inline Eigen::VectorXd GammaByDifference(const MechanicalSystem& system, double t,
+                                         const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                         const std::vector<int>& rows, double h) {
+  auto gdot = [&](double s) {
+    Eigen::MatrixXd G;
+    Eigen::VectorXd g_t;
+    system.ConstraintJacobian(t + s, q + s * v, rows, &G);
+    system.ConstraintTimeDerivative(t + s, q + s * v, rows, &g_t);
+    return Eigen::VectorXd(G * v + g_t);
+  };
+  return (gdot(h) - gdot(-h)) / (2.0 * h);
+}
+
 // All rows of a system, ascending.
 inline std::vector<int> AllRows(const MechanicalSystem& system) {
   std::vector<int> rows(static_cast<std::size_t>(system.num_constraints()));
