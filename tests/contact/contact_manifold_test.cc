@@ -379,22 +379,30 @@ TEST(ContactManifold, RestingBoxForcesBalanceGravity) {
   EXPECT_LT(moment.norm(), 1e-8);
 }
 
-// γ of the cylinder-rim and box-corner features in closed form (spatial_contacts.h) against a
-// central difference of G v along the motion q ⊕ ε v (v constant, so d/dε [G v] = Ġ v = γ).
-// Two free bodies; the rim rows against a tilted ground plane and against a plane on the other
-// body given as B; the 16 corner rows of two boxes at random nearby poses, which visit the face,
-// edge and vertex regions (counted: each must be visited).
-TEST(ContactManifoldGamma, RimAndBoxCornerGammaMatchDifferenceOfJacobian) {
+// Two free bodies "a" and "b" (inertias diag(0.02, 0.03, 0.04) and diag(0.05, 0.02, 0.03), b's
+// centre of mass at com_b in its frame) for the γ tests.
+std::shared_ptr<const engine::SpatialModel> TwoFreeBodies(
+    const Vector3d& com_b = Vector3d::Zero()) {
   engine::SpatialModelBuilder builder;
   engine::SpatialBody a, b;
   a.name = "a";
   b.name = "b";
   a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
   b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
-  b.com = Vector3d(0.02, -0.01, 0.03);
+  b.com = com_b;
   builder.AddBody(a);
   builder.AddBody(b);
-  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  return builder.Build();
+}
+
+// γ of the cylinder-rim and box-corner features in closed form (spatial_contacts.h) against a
+// central difference of G v along the motion q ⊕ ε v (v constant, so d/dε [G v] = Ġ v = γ).
+// Two free bodies; the rim rows against a tilted ground plane and against a plane on the other
+// body given as B; the 16 corner rows of two boxes at random nearby poses, which visit the face,
+// edge and vertex regions (counted: each must be visited).
+TEST(ContactManifoldGamma, RimAndBoxCornerGammaMatchDifferenceOfJacobian) {
+  const std::shared_ptr<const engine::SpatialModel> model =
+      TwoFreeBodies(Vector3d(0.02, -0.01, 0.03));
   auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
   Isometry3d off = Pose(Vector3d(0.05, -0.02, 0.03), Rz(0.4) * Rx(-0.3));
   const Vector3d h_a(0.2, 0.1, 0.15), h_b(0.1, 0.2, 0.1);
@@ -482,15 +490,7 @@ TEST(ContactManifoldGamma, RimAndBoxCornerGammaMatchDifferenceOfJacobian) {
 // Random poses put the centre over faces, beside edges and beyond vertices; each region must be
 // visited, and poses whose closest feature changes within ±ε are skipped (G jumps there).
 TEST(ContactManifoldGamma, MeshSphereGammaMatchesDifferenceOfJacobianInEveryRegion) {
-  engine::SpatialModelBuilder builder;
-  engine::SpatialBody a, b;
-  a.name = "a";
-  b.name = "b";
-  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
-  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
-  builder.AddBody(a);
-  builder.AddBody(b);
-  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  const std::shared_ptr<const engine::SpatialModel> model = TwoFreeBodies();
   auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
   TriangleMesh pyramid;
   pyramid.vertices = {
@@ -564,15 +564,7 @@ TEST(ContactManifoldGamma, MeshSphereGammaMatchesDifferenceOfJacobianInEveryRegi
 // changes within ±ε, or with the feature point nearer than 3 cm to an edge or vertex (curvature
 // bound of the difference), are skipped; each region must be visited.
 TEST(ContactManifoldGamma, MeshVertexAndEndBallGammaMatchDifferenceOfJacobian) {
-  engine::SpatialModelBuilder builder;
-  engine::SpatialBody a, b;
-  a.name = "a";
-  b.name = "b";
-  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
-  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
-  builder.AddBody(a);
-  builder.AddBody(b);
-  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  const std::shared_ptr<const engine::SpatialModel> model = TwoFreeBodies();
   auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
   const TriangleMesh pyramid = Pyramid();
   const Isometry3d mesh_pose = Pose(Vector3d(0.01, 0.02, -0.03), Rz(0.3) * Rx(0.2));
@@ -672,15 +664,7 @@ TEST(ContactManifoldGamma, MeshVertexAndEndBallGammaMatchDifferenceOfJacobian) {
 // a vertex G v includes the normal-turn term (NormalTurn): without it G v is off by O(1) there.
 // Independent of the row's Jacobian code: only gap values are differenced.
 TEST(ContactManifoldGamma, SupportAndRimRowsMatchDifferencesOfTheGap) {
-  engine::SpatialModelBuilder builder;
-  engine::SpatialBody a, b;
-  a.name = "a";
-  b.name = "b";
-  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
-  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
-  builder.AddBody(a);
-  builder.AddBody(b);
-  const std::shared_ptr<const engine::SpatialModel> model = builder.Build();
+  const std::shared_ptr<const engine::SpatialModel> model = TwoFreeBodies();
   auto system = std::make_shared<engine::SpatialMultibodySystem>(model);
   const TriangleMesh pyramid = Pyramid();
   const Isometry3d mesh_pose = Pose(Vector3d(0.01, 0.02, -0.03), Rz(0.3) * Rx(0.2));

@@ -29,6 +29,7 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 using testing::Body;
 using testing::GammaByDifference;
+using testing::JacobianByDifference;
 using testing::Joint;
 
 TimeProfile ConstantRate(double value0, double rate) {
@@ -184,13 +185,9 @@ TEST(PlanarNewJoints, JacobianMatchesCentralDifferences) {
     const double t = 0.37 * trial;
     Eigen::MatrixXd G;
     system.ConstraintJacobian(t, q, rows, &G);
+    const Eigen::MatrixXd fd = JacobianByDifference(system, t, q, rows, kFdStep);
     for (int j = 0; j < system.nq(); ++j) {
-      Eigen::VectorXd qp = q, qm = q, gp, gm;
-      qp(j) += kFdStep;
-      qm(j) -= kFdStep;
-      system.ConstraintValues(t, qp, rows, &gp);
-      system.ConstraintValues(t, qm, rows, &gm);
-      const Eigen::VectorXd column = (gp - gm) / (2.0 * kFdStep);
+      const auto column = fd.col(j);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto r = static_cast<Eigen::Index>(i);
         EXPECT_NEAR(G(r, j), column(r), kFdTol)

@@ -20,6 +20,7 @@ using testing::AllRows;
 
 using testing::Body;
 using testing::GammaByDifference;
+using testing::JacobianByDifference;
 using testing::Joint;
 
 // Every joint type, with the ground on either side and off-centre points, so that every term
@@ -117,13 +118,9 @@ TEST(PlanarJointsTest, JacobianMatchesFiniteDifferences) {
     const double t = 0.37 * trial;
     Eigen::MatrixXd G;
     system.ConstraintJacobian(t, q, rows, &G);
+    const Eigen::MatrixXd fd = JacobianByDifference(system, t, q, rows, kFdStep);
     for (int j = 0; j < system.nq(); ++j) {
-      Eigen::VectorXd qp = q, qm = q, gp, gm;
-      qp(j) += kFdStep;
-      qm(j) -= kFdStep;
-      system.ConstraintValues(t, qp, rows, &gp);
-      system.ConstraintValues(t, qm, rows, &gm);
-      const Eigen::VectorXd column = (gp - gm) / (2.0 * kFdStep);
+      const auto column = fd.col(j);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto r = static_cast<Eigen::Index>(i);
         EXPECT_NEAR(G(r, j), column(r), kFdTol)

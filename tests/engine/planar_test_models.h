@@ -150,6 +150,22 @@ inline std::shared_ptr<const PlanarModel> MakeSliderCrank(const SliderCrankParam
   return builder.Build();
 }
 
+// G by central differences of g of step h, column by column (q̇ = v: planar systems).
+inline Eigen::MatrixXd JacobianByDifference(const MechanicalSystem& system, double t,
+                                            const Eigen::VectorXd& q, const std::vector<int>& rows,
+                                            double h) {
+  Eigen::MatrixXd G(static_cast<Eigen::Index>(rows.size()), system.nq());
+  for (int j = 0; j < system.nq(); ++j) {
+    Eigen::VectorXd qp = q, qm = q, gp, gm;
+    qp(j) += h;
+    qm(j) -= h;
+    system.ConstraintValues(t, qp, rows, &gp);
+    system.ConstraintValues(t, qm, rows, &gm);
+    G.col(j) = (gp - gm) / (2.0 * h);
+  }
+  return G;
+}
+
 // γ by a central difference of step h: d/ds [G(q + s v, t + s) v + ∂g/∂t(q + s v, t + s)] at
 // s = 0, i.e. g̈ with v̇ = 0 including the time terms of rheonomic rows (q̇ = v: planar systems).
 inline Eigen::VectorXd GammaByDifference(const MechanicalSystem& system, double t,
