@@ -17,15 +17,35 @@ namespace saltus::engine {
 
 struct BlockSparseRows;  // engine/block_sparse.h
 
-enum class ConstraintKind { kBilateral, kUnilateral };
+// Bilateral rows: joints and drivers (set B). Unilateral rows: the normal gap of a contact
+// (set U). Tangential rows: the tangential relative velocity of a frictional contact at its
+// contact point (one row in the plane, two in space), ġ_T = G_T v, with g̈_T = G_T v̇ + γ_T; they
+// belong to a unilateral row (ConstraintRowInfo::normal_row) and are active only while that
+// contact sticks. Their force is the tangential contact force λ_T (Coulomb: ‖λ_T‖ ≤ μ λ_N).
+enum class ConstraintKind { kBilateral, kUnilateral, kTangential };
+
+// Position-level rows have a constraint function g(q, t) (joints, gaps). Velocity-level rows
+// (nonholonomic: the tangential rows of a sticking contact, whose "position" has no meaning
+// once the contact point rolls) have only the velocity constraint ġ = G v + ∂g/∂t = 0 and its
+// derivative G v̇ + γ = 0; Values() of such a row is 0 by convention and is never used as a
+// constraint: formulations that enforce g = 0 (index 3, GGL, position projection) enforce such
+// rows at velocity level instead.
+enum class ConstraintLevel { kPosition, kVelocity };
 
 struct ConstraintRowInfo {
   ConstraintKind kind = ConstraintKind::kBilateral;
-  // Human-readable and unique within a system: "<joint>.<row>" or "<contact>".
+  // Human-readable and unique within a system: "<joint>.<row>" or "<contact>" (tangential rows:
+  // "<contact>.t", in space "<contact>.t1", "<contact>.t2").
   std::string name;
   // Newton restitution coefficient in [0, 1] for unilateral rows; negative: the simulation's
   // global coefficient applies.
   double restitution = -1.0;
+  // Coulomb friction coefficient μ ≥ 0 of a unilateral row. μ > 0 requires tangential rows whose
+  // normal_row is this row (checked by MechanicalSystem::AddConstraintBlock); 0: frictionless.
+  double friction = 0.0;
+  ConstraintLevel level = ConstraintLevel::kPosition;
+  // Tangential rows: the local index (in the same block) of the unilateral row they belong to.
+  int normal_row = -1;
 };
 
 class ConstraintBlock {

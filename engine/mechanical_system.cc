@@ -176,11 +176,58 @@ std::string MechanicalSystem::VelocityName(int i) const { return "v" + std::to_s
 int MechanicalSystem::AddConstraintBlock(std::shared_ptr<const ConstraintBlock> block) {
   if (!block) throw std::invalid_argument("AddConstraintBlock: null constraint block");
   const int first = num_constraints();
+  const int n = block->num_rows();
+  // Tangential rows of each unilateral row of the block (local indices), validated first so
+  // that a rejected block leaves the system unchanged.
+  std::vector<std::vector<int>> tangents(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const ConstraintRowInfo& info = block->row_info(r);
+    if (info.kind != ConstraintKind::kTangential) continue;
+    const int nr = info.normal_row;
+    if (nr < 0 || nr >= n || block->row_info(nr).kind != ConstraintKind::kUnilateral) {
+      throw std::invalid_argument("constraint row '" + info.name +
+                                  "': a tangential row needs a unilateral normal_row in its block");
+    }
+    tangents[static_cast<std::size_t>(nr)].push_back(r);
+  }
+  for (int r = 0; r < n; ++r) {
+    const ConstraintRowInfo& info = block->row_info(r);
+    if (info.kind != ConstraintKind::kUnilateral) continue;
+    if (!(info.friction >= 0.0) || !std::isfinite(info.friction)) {
+      throw std::invalid_argument("contact '" + info.name +
+                                  "': friction coefficient must be a finite number >= 0");
+    }
+    if (info.friction > 0.0 && tangents[static_cast<std::size_t>(r)].empty()) {
+      throw std::invalid_argument("contact '" + info.name +
+                                  "': friction > 0 needs tangential rows in its block");
+    }
+  }
   const int index = static_cast<int>(blocks_.size());
   blocks_.push_back(std::move(block));
   block_first_row_.push_back(first);
-  row_block_.insert(row_block_.end(), blocks_.back()->num_rows(), index);
+  row_block_.insert(row_block_.end(), n, index);
+  normal_row_.insert(normal_row_.end(), n, -1);
+  for (int r = 0; r < n; ++r) {
+    for (int t : tangents[static_cast<std::size_t>(r)]) {
+      tangent_rows_.push_back(first + t);
+      normal_row_[static_cast<std::size_t>(first + t)] = first + r;
+    }
+    tangent_start_.push_back(static_cast<int>(tangent_rows_.size()));
+  }
   return first;
+}
+
+std::span<const int> MechanicalSystem::TangentRows(int normal_row) const {
+  (void)constraint_info(normal_row);  // range check
+  const auto r = static_cast<std::size_t>(normal_row);
+  return std::span<const int>(tangent_rows_)
+      .subspan(static_cast<std::size_t>(tangent_start_[r]),
+               static_cast<std::size_t>(tangent_start_[r + 1] - tangent_start_[r]));
+}
+
+int MechanicalSystem::NormalRow(int tangent_row) const {
+  (void)constraint_info(tangent_row);  // range check
+  return normal_row_[static_cast<std::size_t>(tangent_row)];
 }
 
 const ConstraintRowInfo& MechanicalSystem::constraint_info(int row) const {

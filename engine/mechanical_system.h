@@ -137,13 +137,25 @@ class MechanicalSystem {
 
   // ---- Constraint rows -------------------------------------------------------------------
   // Appends a block; its rows get the next global indices. Returns the first of them.
-  // Call only while building the system (before it is shared with a simulation).
+  // Call only while building the system (before it is shared with a simulation). Throws
+  // std::invalid_argument when a tangential row's normal_row is not a unilateral row of the
+  // block, or a unilateral row has friction < 0 (or NaN) or friction > 0 without tangential rows.
   int AddConstraintBlock(std::shared_ptr<const ConstraintBlock> block);
 
   int num_constraints() const { return static_cast<int>(row_block_.size()); }
   const ConstraintRowInfo& constraint_info(int row) const;
   // All global rows of one kind, ascending.
   std::vector<int> RowsOfKind(ConstraintKind kind) const;
+  // The tangential rows (global, ascending; empty for a frictionless or non-unilateral row) of a
+  // unilateral row, and the unilateral row of a tangential row (−1 for other kinds). Throw
+  // std::out_of_range on a row outside the system.
+  std::span<const int> TangentRows(int normal_row) const;
+  int NormalRow(int tangent_row) const;
+  // The constraint blocks in the order of their rows (a view of this system can add the same
+  // blocks to get the same global rows).
+  const std::vector<std::shared_ptr<const ConstraintBlock>>& constraint_blocks() const {
+    return blocks_;
+  }
 
   // Global rows (ascending) that may reach a value ≤ margin within `horizon` at speeds bounded by
   // `speed_bound` (ConstraintBlock::CandidateRows of every block; all rows by default).
@@ -179,6 +191,9 @@ class MechanicalSystem {
   std::vector<std::shared_ptr<const ConstraintBlock>> blocks_;
   std::vector<int> block_first_row_;  // global index of each block's first row
   std::vector<int> row_block_;        // block of each global row
+  // Tangential rows by unilateral row: tangent_rows_[tangent_start_[r] .. tangent_start_[r + 1]).
+  std::vector<int> tangent_start_{0}, tangent_rows_;
+  std::vector<int> normal_row_;  // per global row: its unilateral row (tangential rows), else −1
 };
 
 }  // namespace saltus::engine

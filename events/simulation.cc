@@ -50,6 +50,8 @@ std::string_view ToString(RunStatus s) {
       return "projection_failure";
     case RunStatus::kEventAccumulation:
       return "event_accumulation";
+    case RunStatus::kInterrupted:
+      return "interrupted";
   }
   return "unknown";
 }
@@ -960,6 +962,12 @@ RunResult Simulation::AdvanceTo(double t_end) {
 
   try {
     while (t_ < t_end) {
+      if (stop_requested_.exchange(false, std::memory_order_relaxed) ||
+          (options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed))) {
+        result.status = RunStatus::kInterrupted;
+        result.message = "stopped on request at t = " + std::to_string(t_);
+        break;
+      }
       double t_limit = t_end;
       bool time_event_at_limit = false;
       if (im.next_time_event < im.time_events.size() &&

@@ -90,6 +90,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -126,6 +127,10 @@ struct SimulationOptions {
   double zeno_window = 1e-6;  // s
   std::vector<double> time_events;
   bool watch_all_rows = false;  // true: watch every open unilateral row (see "Watched rows")
+  // When non-null and set (e.g. by a signal handler: a lock-free atomic store is
+  // async-signal-safe), AdvanceTo stops at the next step boundary with RunStatus::kInterrupted.
+  // The flag is the caller's: it is read, never cleared. See also Simulation::RequestStop.
+  const std::atomic<bool>* stop_flag = nullptr;
 };
 
 enum class EventKind { kImpact, kTakeoff, kContactClosed, kTime };
@@ -148,6 +153,7 @@ enum class RunStatus {
   kLcpFailure,
   kProjectionFailure,
   kEventAccumulation,
+  kInterrupted,  // SimulationOptions::stop_flag or Simulation::RequestStop (not a failure)
 };
 std::string_view ToString(RunStatus s);
 
@@ -213,7 +219,12 @@ class Simulation {
   void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
 
   // Advances to t_end (or until failure). May be called repeatedly with increasing t_end.
+  // Stops early with RunStatus::kInterrupted when a stop is requested (below): the state is then
+  // that of the last accepted step or event, consistent, and a later call continues from it.
   RunResult AdvanceTo(double t_end);
+  // Asks a running AdvanceTo to stop at its next step boundary (callable from an observer, or
+  // from another thread or a signal handler); the request is consumed by the AdvanceTo it stops.
+  void RequestStop() { stop_requested_.store(true, std::memory_order_relaxed); }
 
   void AddObserver(Observer* observer) { observers_.push_back(observer); }
 
@@ -238,6 +249,7 @@ class Simulation {
   double t_ = 0;
   Eigen::VectorXd q_, v_;
   std::vector<int> closed_, active_;
+  std::atomic<bool> stop_requested_{false};
   std::unique_ptr<Impl> impl_;
 };
 

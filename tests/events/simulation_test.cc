@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -581,6 +582,51 @@ TEST(SimulationTest, ProjectionCannotPushAnOpenRowBelowTheGapTolerance) {
   const RunResult res = sim.AdvanceTo(0.01);
   ASSERT_EQ(res.status, RunStatus::kFinished) << res.message;
   EXPECT_GE(sim.stats().min_gap_after_projection, -tau0);
+}
+
+// A stop requested from an observer ends AdvanceTo at the next step boundary with a consistent
+// state; a later call continues, and the run ends where an uninterrupted one does (the loop is
+// deterministic: same steps, so the same bounce times to round-off).
+TEST(SimulationTest, RequestStopInterruptsAndTheRunContinues) {
+  struct Stopper : Observer {
+    Simulation* sim = nullptr;
+    long steps = 0;
+    void OnStep(double, const VectorXd&, const VectorXd&) override {
+      if (++steps == 20) sim->RequestStop();
+    }
+  };
+  auto sys = VerticalBall(1, 0.1, 0.9);
+  Simulation reference(sys, TightOptions());
+  reference.SetState(0, VectorXd::Constant(1, 1.0), VectorXd::Zero(1));
+  ASSERT_EQ(reference.AdvanceTo(2.0).status, RunStatus::kFinished);
+
+  Simulation sim(sys, TightOptions());
+  Stopper stopper;
+  stopper.sim = &sim;
+  sim.AddObserver(&stopper);
+  sim.SetState(0, VectorXd::Constant(1, 1.0), VectorXd::Zero(1));
+  const RunResult first = sim.AdvanceTo(2.0);
+  ASSERT_EQ(first.status, RunStatus::kInterrupted) << first.message;
+  EXPECT_LT(first.t, 2.0);
+  EXPECT_NEAR(first.t, sim.t(), 0.0);
+  const RunResult rest = sim.AdvanceTo(2.0);
+  ASSERT_EQ(rest.status, RunStatus::kFinished) << rest.message;
+  // The stop leaves the integrator as it was (no restart), so the continued run takes the same
+  // steps as the uninterrupted one: the same numbers, bit for bit.
+  EXPECT_EQ(sim.q()[0], reference.q()[0]);
+  EXPECT_EQ(sim.v()[0], reference.v()[0]);
+  EXPECT_EQ(sim.stats().events[0], reference.stats().events[0]);
+
+  // An external flag (a signal handler's) stops a run the same way and is left set.
+  std::atomic<bool> flag{true};
+  SimulationOptions o = TightOptions();
+  o.stop_flag = &flag;
+  Simulation flagged(sys, o);
+  flagged.SetState(0, VectorXd::Constant(1, 1.0), VectorXd::Zero(1));
+  const RunResult stopped = flagged.AdvanceTo(1.0);
+  EXPECT_EQ(stopped.status, RunStatus::kInterrupted);
+  EXPECT_EQ(stopped.t, 0.0);
+  EXPECT_TRUE(flag.load());
 }
 
 }  // namespace
