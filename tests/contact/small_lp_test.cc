@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <stdexcept>
 
 namespace saltus::contact {
@@ -72,6 +73,45 @@ TEST(SmallLp, BadInputThrows) {
                std::invalid_argument);
   SmallLp infeasible(Eigen::MatrixXd::Ones(1, 1), -Eigen::VectorXd::Ones(1), 1e-9);
   EXPECT_THROW(infeasible.Minimize(Eigen::VectorXd::Ones(1)), std::logic_error);
+}
+
+// Lemke on positive definite problems (a solution always exists and is unique): the answer meets
+// complementarity to round-off (1e-12 of the data's scale, entries of order 1).
+TEST(SmallLemke, RandomPositiveDefiniteProblems) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int n = 1 + trial % 8;
+    Eigen::MatrixXd C(n + 1, n);
+    for (int i = 0; i < C.rows(); ++i) {
+      for (int j = 0; j < n; ++j) C(i, j) = n01(rng);
+    }
+    const Eigen::MatrixXd M = C.transpose() * C;
+    Eigen::VectorXd q(n);
+    for (int i = 0; i < n; ++i) q[i] = n01(rng);
+    const LemkeResult r = SolveLcpByLemke(M, q, 1000);
+    ASSERT_TRUE(r.ok) << "trial " << trial;
+    const Eigen::VectorXd w = M * r.z + q;
+    EXPECT_GE(w.minCoeff(), -1e-12 * (1 + M.norm()));
+    EXPECT_LE(r.z.cwiseMin(w).cwiseAbs().maxCoeff(), 1e-12 * (1 + M.norm()));
+  }
+}
+
+// Degenerate: q = (−1, −1) with two equal rows (a redundant contact): the solutions are
+// z₁ + z₂ = 1, and the lexicographic rule terminates on one. Infeasible: w = −z − 1 ≥ 0 has no
+// solution z ≥ 0; Lemke stops on a secondary ray.
+TEST(SmallLemke, DegenerateAndRay) {
+  Eigen::Matrix2d M;
+  M << 1, 1, 1, 1;
+  const LemkeResult r = SolveLcpByLemke(M, Eigen::Vector2d(-1, -1), 100);
+  ASSERT_TRUE(r.ok);
+  EXPECT_NEAR(r.z.sum(), 1.0, 1e-14);
+  const LemkeResult ray =
+      SolveLcpByLemke(-Eigen::MatrixXd::Ones(1, 1), -Eigen::VectorXd::Ones(1), 100);
+  EXPECT_FALSE(ray.ok);
+  EXPECT_TRUE(ray.ray);
+  EXPECT_THROW(SolveLcpByLemke(Eigen::MatrixXd::Ones(2, 2), Eigen::Vector3d::Ones(), 10),
+               std::invalid_argument);
 }
 
 }  // namespace
