@@ -592,7 +592,7 @@ TEST(SimulationTest, RequestStopInterruptsAndTheRunContinues) {
     Simulation* sim = nullptr;
     long steps = 0;
     void OnStep(double, const VectorXd&, const VectorXd&) override {
-      if (++steps == 20) sim->RequestStop();
+      if (++steps == 3) sim->RequestStop();
     }
   };
   auto sys = VerticalBall(1, 0.1, 0.9);
