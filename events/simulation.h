@@ -228,14 +228,16 @@ class Simulation {
 
   void AddObserver(Observer* observer) { observers_.push_back(observer); }
 
-  double t() const { return t_; }
-  const Eigen::VectorXd& q() const { return q_; }
-  const Eigen::VectorXd& v() const { return v_; }
-  // Unilateral rows currently closed (I₂ ∩ U), ascending.
-  const std::vector<int>& closed_rows() const { return closed_; }
-  // Multipliers of B ∪ closed rows at the current state (index-1 solve), in row order of
+  double t() const;
+  const Eigen::VectorXd& q() const;
+  const Eigen::VectorXd& v() const;
+  // Unilateral rows currently closed (I₂ ∩ U: every contact whose mode is not open), ascending.
+  const std::vector<int>& closed_rows() const;
+  // The rows kept as equalities between events (A = B ∪ I₂ ∩ U, events/contact_modes.h),
+  // ascending.
+  const std::vector<int>& active_rows() const;
+  // Multipliers of the active rows at the current state (index-1 solve), in row order of
   // active_rows().
-  const std::vector<int>& active_rows() const { return active_; }
   Eigen::VectorXd Multipliers() const;
   const SimulationStats& stats() const;
   const engine::MechanicalSystem& system() const { return *system_; }
@@ -246,9 +248,6 @@ class Simulation {
   std::shared_ptr<const engine::MechanicalSystem> system_;
   SimulationOptions options_;
   std::vector<Observer*> observers_;
-  double t_ = 0;
-  Eigen::VectorXd q_, v_;
-  std::vector<int> closed_, active_;
   std::atomic<bool> stop_requested_{false};
   std::unique_ptr<Impl> impl_;
 };
