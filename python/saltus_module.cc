@@ -48,6 +48,12 @@ py::dict StatsDict(const saltus::Statistics& s) {
   d["takeoffs"] = s.events[static_cast<int>(saltus::EventKind::kTakeoff)];
   d["contacts_closed"] = s.events[static_cast<int>(saltus::EventKind::kContactClosed)];
   d["time_events"] = s.events[static_cast<int>(saltus::EventKind::kTime)];
+  d["sticks"] = s.events[static_cast<int>(saltus::EventKind::kStick)];
+  d["slips"] = s.events[static_cast<int>(saltus::EventKind::kSlip)];
+  d["tangential_impacts"] = s.events[static_cast<int>(saltus::EventKind::kTangentialImpact)];
+  d["energy_gains"] = s.energy_gains;
+  d["painleve_inconsistent"] = s.painleve_inconsistent;
+  d["painleve_indeterminate"] = s.painleve_indeterminate;
   d["lcp_solves"] = s.lcp_solves;
   d["max_position_violation"] = s.max_position_violation;
   d["max_velocity_violation"] = s.max_velocity_violation;

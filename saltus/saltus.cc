@@ -165,7 +165,13 @@ class ForcedSystem final : public engine::MechanicalSystem {
 Statistics Combine(const Statistics& a, const Statistics& b) {
   Statistics s = a;
   s.integrator.Add(b.integrator);
-  for (int k = 0; k < 4; ++k) s.events[k] += b.events[k];
+  for (int k = 0; k < events::kNumEventKinds; ++k) s.events[k] += b.events[k];
+  s.energy_gains += b.energy_gains;
+  s.largest_energy_gain = std::max(a.largest_energy_gain, b.largest_energy_gain);
+  s.painleve_inconsistent += b.painleve_inconsistent;
+  s.painleve_indeterminate += b.painleve_indeterminate;
+  s.painleve_diagnoses.insert(s.painleve_diagnoses.end(), b.painleve_diagnoses.begin(),
+                              b.painleve_diagnoses.end());
   s.lcp_solves += b.lcp_solves;
   s.max_position_violation = std::max(a.max_position_violation, b.max_position_violation);
   s.max_velocity_violation = std::max(a.max_velocity_violation, b.max_velocity_violation);

@@ -430,9 +430,21 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
       << "): " << stats.integrator.accepted_steps << " accepted steps, "
       << stats.integrator.rejected_steps << " rejected\n"
       << "  events:";
-  for (int k = 0; k < 4; ++k) {
-    out << (k > 0 ? "," : "") << ' ' << stats.events[k] << ' '
+  for (int k = 0, shown = 0; k < events::kNumEventKinds; ++k) {
+    // The friction kinds only when they happened (frictionless runs print as before).
+    if (k > static_cast<int>(events::EventKind::kTime) && stats.events[k] == 0) continue;
+    out << (shown++ > 0 ? "," : "") << ' ' << stats.events[k] << ' '
         << events::ToString(static_cast<events::EventKind>(k));
+  }
+  if (stats.energy_gains > 0) {
+    out << "\n  note: " << stats.energy_gains
+        << " impact(s) raised the kinetic energy (Newton's law with friction can; largest gain "
+        << stats.largest_energy_gain << " J): see energy_gain in events.csv";
+  }
+  if (stats.painleve_inconsistent + stats.painleve_indeterminate > 0) {
+    out << "\n  note: " << stats.painleve_inconsistent << " inconsistent and "
+        << stats.painleve_indeterminate
+        << " indeterminate Painlevé configuration(s): see friction in summary.json";
   }
   out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
       << "/ (trajectory.csv, events.csv, summary.json" << (hdf5 ? ", results.h5" : "")

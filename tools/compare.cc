@@ -64,6 +64,8 @@ const std::vector<std::string> kResultColumns = {
     "takeoffs",
     "contacts_closed",
     "time_events",
+    "sticks",
+    "slips",
     "max_position_violation",
     "max_velocity_violation",
     "max_acceleration_violation",
@@ -313,6 +315,8 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
   row["takeoffs"] = std::to_string(s.events[1]);
   row["contacts_closed"] = std::to_string(s.events[2]);
   row["time_events"] = std::to_string(s.events[3]);
+  row["sticks"] = std::to_string(s.events[static_cast<int>(events::EventKind::kStick)]);
+  row["slips"] = std::to_string(s.events[static_cast<int>(events::EventKind::kSlip)]);
   row["max_position_violation"] = Format(s.max_position_violation);
   row["max_velocity_violation"] = Format(s.max_velocity_violation);
   row["max_acceleration_violation"] = Format(s.max_acceleration_violation);

@@ -1501,10 +1501,10 @@ class SceneParser {
     }
   }
 
-  // simulation.friction, painleve and friction_cone (FrictionOptions).
+  // simulation.friction (FrictionOptions), painleve and friction_cone (events::SimulationOptions).
   void ParseFrictionOptions(const MapReader& r, Scene* scene) const {
-    FrictionOptions& f = scene->friction;
-    f.friction = r.Number("friction", Range::kNonNegative, f.friction);
+    scene->friction.friction = r.Number("friction", Range::kNonNegative, scene->friction.friction);
+    events::SimulationOptions& o = scene->options;
     if (const YAML::Node* p = r.Find("painleve")) {
       const std::string value = r.ToString(*p, "painleve");
       if (value != "error" && value != "impact") {
@@ -1513,8 +1513,8 @@ class SceneParser {
                        " (use error: stop at a contact problem without a solution, or impact: "
                        "resolve it by a tangential impact)");
       }
-      f.painleve =
-          value == "error" ? FrictionOptions::Painleve::kError : FrictionOptions::Painleve::kImpact;
+      o.painleve = value == "error" ? events::PainleveResolution::kError
+                                    : events::PainleveResolution::kImpact;
     }
     if (const YAML::Node* c = r.Find("friction_cone")) {
       if (scene->dimension != 3) {
@@ -1529,14 +1529,14 @@ class SceneParser {
       std::string kind, count, extra;
       words >> kind >> count >> extra;
       if (kind == "exact" && count.empty()) {
-        f.cone = FrictionOptions::Cone::kExact;
+        o.friction_cone = contact::FrictionCone::kExact;
       } else if (kind == "faceted") {
         const std::optional<long> n = ParseInteger(count);
         if (!n || *n < 3 || *n > std::numeric_limits<int>::max() || !extra.empty()) {
           r.Fail(*c, "friction_cone '" + value + "': faceted needs an integer N >= 3" + usage);
         }
-        f.cone = FrictionOptions::Cone::kFaceted;
-        f.cone_facets = static_cast<int>(*n);
+        o.friction_cone = contact::FrictionCone::kFaceted;
+        o.friction_facets = static_cast<int>(*n);
       } else {
         r.Fail(*c, "friction_cone '" + value + "' is unknown" + usage);
       }

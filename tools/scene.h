@@ -93,21 +93,12 @@ struct SpatialScene {
   std::vector<int> contact_pair_lines;  // the explicit pair's line, else the shape_b's line
 };
 
-// Friction keys of `simulation:` (issues 17 §2, §8 and 18 §3). The event loop does not read
-// them yet (events::SimulationOptions gets them when it handles friction).
+// The friction key of `simulation:` (issue 17 §2): `friction`, Coulomb μ ≥ 0 of every contact
+// (planar) or contact pair (spatial) without its own `friction` key; already applied to
+// Scene::contacts and SpatialScene::contact_pairs. `painleve` and `friction_cone` go to
+// events::SimulationOptions (painleve, friction_cone, friction_facets).
 struct FrictionOptions {
-  // `friction`: Coulomb μ ≥ 0 of every contact (planar) or contact pair (spatial) without its
-  // own `friction` key; already applied to Scene::contacts and SpatialScene::contact_pairs.
   double friction = 0.0;
-  // `painleve`: what an acceleration-level contact problem without a solution does: stop with an
-  // error (exit 3), or resolve it by a tangential impact.
-  enum class Painleve { kError, kImpact };
-  Painleve painleve = Painleve::kError;
-  // `friction_cone` (spatial scenes): the exact circular cone, or a polygonal cone of
-  // cone_facets ≥ 3 facets ("faceted N").
-  enum class Cone { kExact, kFaceted };
-  Cone cone = Cone::kExact;
-  int cone_facets = 0;
 };
 
 struct Scene {
@@ -128,7 +119,7 @@ struct Scene {
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
   events::SimulationOptions options;  // everything under `simulation:` except t_end and friction
-  FrictionOptions friction;           // `simulation:` friction, painleve, friction_cone
+  FrictionOptions friction;           // `simulation:` friction
   double t_end = 0.0;                 // s, > 0
   SceneLines lines;
   SceneReference reference;

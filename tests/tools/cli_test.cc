@@ -251,12 +251,14 @@ TEST_F(CliTest, BouncingBallWritesTheDocumentedFiles) {
   // the closed form only by the root tolerance (1e-12 relative) and round-off: 1e-9 is margin.
   const std::vector<std::string> events = Lines(ReadFile(out / "events.csv"));
   ASSERT_GE(events.size(), 3u);
-  EXPECT_EQ(events[0], "t,kind,contacts,impulse,energy_before,energy_after");
+  EXPECT_EQ(events[0],
+            "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
+            "energy_gain");
   const double g = 9.81, e = 0.9;
   const double t1 = std::sqrt(2 * 0.9 / g);  // gap 0.9 m
   const double t2 = t1 + 2 * e * g * t1 / g;
   const std::vector<std::string> first = Split(events[1], ',');
-  ASSERT_EQ(first.size(), 6u);
+  ASSERT_EQ(first.size(), 9u);
   EXPECT_NEAR(std::stod(first[0]), t1, 1e-9);
   EXPECT_EQ(first[1], "impact");
   EXPECT_EQ(first[2], "floor");

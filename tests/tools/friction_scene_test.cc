@@ -104,7 +104,7 @@ TEST(FrictionScene, PlanarContactsTakeTheirOwnOrTheSimulationFriction) {
   EXPECT_EQ(scene.contacts[0].friction, 0.4);   // its own (exact: parsed, not computed)
   EXPECT_EQ(scene.contacts[1].friction, 0.25);  // simulation.friction
   EXPECT_EQ(scene.friction.friction, 0.25);
-  EXPECT_EQ(scene.friction.painleve, FrictionOptions::Painleve::kImpact);
+  EXPECT_EQ(scene.options.painleve, events::PainleveResolution::kImpact);
   const auto system = BuildSystem(scene);
   // Joint rows (2), the normal rows, then one tangential row per frictional contact.
   ASSERT_EQ(system->num_constraints(), 6);
@@ -119,7 +119,7 @@ TEST(FrictionScene, WithoutFrictionKeysTheRowsAreTodays) {
   std::string text = Replace(kPlanar, "    friction: 0.4\n", "");
   text = Replace(text, "  friction: 0.25\n", "");
   const Scene scene = ParseScene(text, "plain.yaml");
-  EXPECT_EQ(scene.friction.painleve, FrictionOptions::Painleve::kImpact);
+  EXPECT_EQ(scene.options.painleve, events::PainleveResolution::kImpact);
   const auto system = BuildSystem(scene);
   ASSERT_EQ(system->num_constraints(), 4);
   EXPECT_EQ(system->constraint_info(2).name, "left");
@@ -131,8 +131,8 @@ TEST(FrictionScene, WithoutFrictionKeysTheRowsAreTodays) {
   EXPECT_EQ(zero->constraint_info(4).name, "left.t");
   // Defaults: painleve error, cone exact.
   const Scene defaults = ParseScene(Replace(text, "  painleve: impact\n", ""), "d");
-  EXPECT_EQ(defaults.friction.painleve, FrictionOptions::Painleve::kError);
-  EXPECT_EQ(defaults.friction.cone, FrictionOptions::Cone::kExact);
+  EXPECT_EQ(defaults.options.painleve, events::PainleveResolution::kError);
+  EXPECT_EQ(defaults.options.friction_cone, contact::FrictionCone::kExact);
 }
 
 TEST(FrictionScene, SpatialPairsTakeTheirOwnOrTheSimulationFriction) {
@@ -142,15 +142,15 @@ TEST(FrictionScene, SpatialPairsTakeTheirOwnOrTheSimulationFriction) {
   for (const contact::SpatialContactPair& p : sp.contact_pairs) {
     EXPECT_EQ(p.friction, p.name == "table-ball_shape" ? 0.6 : 0.2) << p.name;
   }
-  EXPECT_EQ(scene.friction.cone, FrictionOptions::Cone::kFaceted);
-  EXPECT_EQ(scene.friction.cone_facets, 8);
+  EXPECT_EQ(scene.options.friction_cone, contact::FrictionCone::kFaceted);
+  EXPECT_EQ(scene.options.friction_facets, 8);
   const auto system = BuildSpatialSystem(scene);
   // Two normal rows (floor-ball, table-ball), then two tangential rows each.
   ASSERT_EQ(system->num_constraints(), 6);
   EXPECT_EQ(system->constraint_info(2).name, system->constraint_info(0).name + ".t1");
   EXPECT_EQ(system->constraint_info(5).name, system->constraint_info(1).name + ".t2");
-  EXPECT_EQ(ParseScene(Replace(kSpatial, "faceted 8", "exact"), "e").friction.cone,
-            FrictionOptions::Cone::kExact);
+  EXPECT_EQ(ParseScene(Replace(kSpatial, "faceted 8", "exact"), "e").options.friction_cone,
+            contact::FrictionCone::kExact);
 }
 
 struct BadCase {
