@@ -205,21 +205,19 @@ TEST(ConstrainedDynamicsNonIdeal, NoAllocationAfterFirstCall) {
   SphereState(p, 1.0, &q, &v);
   const std::vector<int> rows = {0};
   ASSERT_TRUE(dynamics.Solve(0.0, q, v, rows, &vdot, &lambda).ok);  // warm-up
-  g_allocations = 0;
-  g_counting = true;
-  for (int k = 0; k < 10; ++k) {
-    v(0) += 0.1;
-    dynamics.Solve(0.01 * k, q, v, rows, &vdot, &lambda);
-  }
-  g_counting = false;
-  EXPECT_EQ(g_allocations.load(), 0);
+  EXPECT_EQ(CountAllocations([&] {
+              for (int k = 0; k < 10; ++k) {
+                v(0) += 0.1;
+                dynamics.Solve(0.01 * k, q, v, rows, &vdot, &lambda);
+              }
+            }),
+            0);
   // The counter itself works (guards against a test that cannot fail).
-  g_allocations = 0;
-  g_counting = true;
-  Eigen::VectorXd scratch(100);
-  scratch.setZero();
-  g_counting = false;
-  EXPECT_GE(g_allocations.load(), 1);
+  EXPECT_GE(CountAllocations([] {
+              Eigen::VectorXd scratch(100);
+              scratch.setZero();
+            }),
+            1);
 #else
   GTEST_SKIP() << "malloc counting needs glibc without sanitizers";
 #endif
