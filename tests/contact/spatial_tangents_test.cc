@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "contact/spatial_contacts.h"
+#include "contact_test_shapes.h"
 #include "engine/block_sparse.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
@@ -32,48 +33,11 @@ using Eigen::Isometry3d;
 using Eigen::Matrix3d;
 using Eigen::Vector3d;
 using Eigen::VectorXd;
-
-Isometry3d Pose(const Vector3d& p, const Matrix3d& R = Matrix3d::Identity()) {
-  Isometry3d X = Isometry3d::Identity();
-  X.linear() = R;
-  X.translation() = p;
-  return X;
-}
-Matrix3d Rz(double a) { return AngleAxisd(a, Vector3d::UnitZ()).toRotationMatrix(); }
-Matrix3d Rx(double a) { return AngleAxisd(a, Vector3d::UnitX()).toRotationMatrix(); }
-
-// A four-sided pyramid surface (apex up): faces, edges and vertices.
-TriangleMesh Pyramid() {
-  TriangleMesh m;
-  m.vertices = {
-      {-0.2, -0.2, 0.0}, {0.2, -0.2, 0.0}, {0.2, 0.2, 0.0}, {-0.2, 0.2, 0.0}, {0.0, 0.0, 0.12}};
-  m.triangles = {{0, 1, 4}, {1, 2, 4}, {2, 3, 4}, {3, 0, 4}};
-  return m;
-}
-
-// The cube [−s, s]³ as a convex mesh (12 triangles, outward).
-TriangleMesh Cube(double s) {
-  TriangleMesh m;
-  for (int i = 0; i < 8; ++i) {
-    m.vertices.emplace_back((i & 1) ? s : -s, (i & 2) ? s : -s, (i & 4) ? s : -s);
-  }
-  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-  return m;
-}
-
-std::shared_ptr<const engine::SpatialModel> TwoFreeBodies() {
-  engine::SpatialModelBuilder builder;
-  engine::SpatialBody a, b;
-  a.name = "a";
-  b.name = "b";
-  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
-  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
-  b.com = Vector3d(0.02, -0.01, 0.03);
-  builder.AddBody(a);
-  builder.AddBody(b);
-  return builder.Build();
-}
+using testing::Cube;
+using testing::Pose;
+using testing::Pyramid;
+using testing::Rx;
+using testing::Rz;
 
 const Isometry3d kOff = Pose(Vector3d(0.05, -0.02, 0.03), Rz(0.4) * Rx(-0.3));
 const Isometry3d kMeshPose = Pose(Vector3d(0.01, 0.02, -0.03), Rz(0.3) * Rx(0.2));
@@ -130,7 +94,7 @@ struct Fixture {
 
 Fixture MakeFixture(double mu) {
   Fixture f;
-  f.model = TwoFreeBodies();
+  f.model = testing::TwoFreeBodies(Vector3d(0.02, -0.01, 0.03));
   f.system = std::make_shared<engine::SpatialMultibodySystem>(f.model);
   f.contacts = std::make_shared<SpatialContacts>(f.model, AllPairTypes(mu));
   f.system->AddConstraintBlock(f.contacts);
@@ -202,7 +166,7 @@ TEST(SpatialTangents, RowsFollowAllNormalRowsWithNamesAndLinks) {
   // Mixed: friction on one pair only gives rows for that pair's normal rows only.
   std::vector<SpatialContactPair> pairs = AllPairTypes(0.0);
   pairs[1].friction = 0.3;  // floor_ball: one normal row (row 8, after the 8 box corners)
-  const SpatialContacts mixed(TwoFreeBodies(), pairs);
+  const SpatialContacts mixed(testing::TwoFreeBodies(), pairs);
   ASSERT_EQ(mixed.num_rows(), n + 2);
   EXPECT_EQ(mixed.row_info(n).name, "floor_ball.t1");
   EXPECT_EQ(mixed.row_info(n + 1).normal_row, 8);
@@ -489,7 +453,7 @@ TEST(SpatialTangents, RollingSphereHasNoSlipAndZeroGammaOnTheFloor) {
 }
 
 TEST(SpatialTangents, NegativeOrNonFiniteFrictionIsRejectedNamingThePair) {
-  const auto model = TwoFreeBodies();
+  const auto model = testing::TwoFreeBodies();
   for (const double mu : {-0.1, std::nan(""), std::numeric_limits<double>::infinity()}) {
     SpatialContactPair pair{"rough", engine::kGround,    Shape::Plane(Vector3d::UnitZ(), 0.0),
                             0,       Shape::Sphere(0.1), -1.0};
