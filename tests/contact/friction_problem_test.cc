@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "contact/impact_problem.h"
+#include "contact/planar_contacts.h"
 #include "engine/planar_model.h"
 #include "friction_test_models.h"
 
@@ -88,6 +89,46 @@ TEST(FrictionalImpact, DiskObliqueImpactStickOrSlipClosedForm) {
     EXPECT_FALSE(r.energy_gain);
     EXPECT_EQ(r.diagnosis.status, Solvability::kUnique);
   }
+}
+
+// The same disk impact on the rows of the contact module (contact/planar_contacts.h: a disk–line
+// contact with μ > 0 gets its tangential row, t = n turned by +π/2, so t = (−1, 0) on this floor):
+// v⁺, P_N and |P_T| as in the closed form above, the tangential impulse opposing the slip.
+TEST(FrictionalImpact, DiskOnPlanarContactModuleRows) {
+  const double m = 2.0, rho = 0.3, J = 0.5 * m * rho * rho, mu = 0.05, e = 0.5;
+  engine::PlanarModelBuilder builder;
+  builder.SetGravity(Eigen::Vector2d(0.0, -kG));
+  const int body = builder.AddBody(
+      {.name = "disk", .mass = m, .inertia = J, .q0 = Eigen::Vector3d(0.0, rho, 0.0)});
+  auto model = builder.Build();
+  auto system = std::make_shared<engine::PlanarMultibodySystem>(model);
+  PlanarContact c;
+  c.name = "floor";
+  c.type = PlanarContactType::kDiskLine;
+  c.body_b = body;
+  c.radius_b = rho;
+  c.friction = mu;
+  const int first = system->AddConstraintBlock(
+      std::make_shared<PlanarContacts>(model, std::vector<PlanarContact>{c}));
+  const auto contacts =
+      std::vector<FrictionalContact>{FrictionalContact::FromSystem(*system, first, e)};
+  ASSERT_EQ(contacts[0].num_tangent_rows, 1);
+  Eigen::VectorXd q = model->InitialPositions(), v(3);
+  v << 1.0, -2.0, 0.0;
+  const FrictionalImpactResult r =
+      SolveFrictionalImpact(*system, 0.0, q, v, {}, contacts, FrictionOptions{});
+  ASSERT_TRUE(r.ok) << r.message;
+  const double s = v[0] + rho * v[2];                  // slip of the contact point, +x
+  const double PN = -m * (1.0 + e) * v[1];             // 6 N s
+  ASSERT_GT(std::abs(s), 3.0 * mu * (1.0 + e) * 2.0);  // slips through the impact
+  const double Px = -mu * PN * (s > 0 ? 1.0 : -1.0);   // friction impulse along +x
+  EXPECT_NEAR(r.contacts[0].normal, PN, kTol * m);
+  EXPECT_NEAR(std::abs(r.contacts[0].tangential[0]), mu * PN, kTol * m);
+  EXPECT_NEAR(r.v_plus[0], v[0] + Px / m, kTol);
+  EXPECT_NEAR(r.v_plus[1], v[1] + PN / m, kTol);
+  EXPECT_NEAR(r.v_plus[2], v[2] + rho * Px / J, kTol / rho);
+  // The row's tangential rate is tᵀ(contact-point velocity) with t = (−1, 0).
+  EXPECT_NEAR(r.contacts[0].tangential_rate[0], -(r.v_plus[0] + rho * r.v_plus[2]), kTol);
 }
 
 // Closed form of one planar contact with coupling W_NT ≠ 0 (Newton + Coulomb, e, μ), by cases:
