@@ -133,6 +133,7 @@ void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*
   out_ << FormatDouble(e.t) << ',' << events::ToString(e.kind) << ',' << RowNames(system_, e.rows)
        << ',' << impulses << ',' << FormatDouble(e.energy_before) << ','
        << FormatDouble(e.energy_after) << '\n';
+  out_.flush();  // events are few and precious: on disk at once (whole rows, output_file.h)
   ++events_;
 }
 
