@@ -24,6 +24,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-
 # the scene loader, writers and CLI (signals, full disk), and the examples.
 SANITIZE_TESTS=(saltus/saltus_facade_test saltus/saltus_reentrancy_test
   saltus/saltus_properties_test saltus/saltus_reactions_test events/events_simulation_test
+  events/events_units_test
   contact/impact_problem_test contact/complementarity_test tools/scene_test tools/writers_test
   tools/json_writer_test tools/cli_test tools/cli_reliability_test tools/examples_test
   tools/spatial_scene_test)
