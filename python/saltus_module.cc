@@ -87,11 +87,25 @@ saltus::RunResult WithSignalChecks(saltus::Simulation& s, const saltus::Trajecto
   } observers{s, s.AddStepObserver([&](double, const VectorXd&, const VectorXd&) { check(); }),
               s.AddEventObserver([&](const saltus::Event&, const VectorXd&, const VectorXd&,
                                      const VectorXd&) { check(); })};
-  const saltus::RunResult result = fn();
-  if (raised) {
-    py::setattr(raised->value(), "result", py::cast(result));
-    py::setattr(raised->value(), "trajectory",
+  const auto attach = [&](py::error_already_set& e, const saltus::RunResult& result) {
+    py::setattr(e.value(), "result", py::cast(result));
+    py::setattr(e.value(), "trajectory",
                 trajectory != nullptr ? py::cast(*trajectory) : py::none());
+  };
+  saltus::RunResult result;
+  try {
+    result = fn();
+  } catch (py::error_already_set& e) {
+    // Ctrl-C while a Python callback ran: raised inside it; the simulation has restarted from
+    // its last accepted step (saltus.h), and the rows so far are kept all the same.
+    if (e.matches(PyExc_KeyboardInterrupt)) {
+      attach(e, saltus::RunResult{saltus::RunStatus::kInterrupted,
+                                  "KeyboardInterrupt in a callback", s.t()});
+    }
+    throw;
+  }
+  if (raised) {
+    attach(*raised, result);
     throw std::move(*raised);
   }
   return result;

@@ -456,6 +456,7 @@ struct Simulation::Impl : public events::Observer {
         throw;
       }
     }
+    if (busy == 0) loop_stop.store(false);  // nothing runs: a deferral's stop is spent
   }
   void Refuse(const std::string& call) const {
     if (busy > 0) {
@@ -580,9 +581,13 @@ Simulation::Simulation(const Model& model, const SimulationOptions& options)
 Simulation::~Simulation() {
   if (impl_ && impl_->busy > 0) AbortInside("destroyed");
 }
-Simulation::Simulation(Simulation&&) noexcept = default;
+Simulation::Simulation(Simulation&& other) noexcept {
+  if (other.impl_ && other.impl_->busy > 0) AbortInside("moved from");
+  impl_ = std::move(other.impl_);
+}
 Simulation& Simulation::operator=(Simulation&& other) noexcept {
   if (impl_ && impl_->busy > 0) AbortInside("move-assigned to");
+  if (other.impl_ && other.impl_->busy > 0) AbortInside("moved from");
   impl_ = std::move(other.impl_);
   return *this;
 }

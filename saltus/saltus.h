@@ -45,9 +45,9 @@
 //     error of a deferred change (e.g. a penetrating state) propagates from the running call,
 //     with the state of that boundary kept. Changes requested by a callback that then throws are
 //     discarded.
-// AdvanceTo, Step, Run and Save from inside are refused with StateError. Destroying or
+// AdvanceTo, Step, Run and Save from inside are refused with StateError. Destroying, moving or
 // move-assigning a Simulation from inside its own observer aborts with a message (the object is
-// on the caller's stack).
+// in use on the caller's stack).
 #pragma once
 
 #include <Eigen/Dense>

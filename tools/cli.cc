@@ -89,8 +89,8 @@ double PositiveNumber(const std::string& flag, const std::string& text) {
     throw UsageError(flag + ": expected a number, got '" + text + "'");
   }
   if (out_of_range || !WithinMagnitudeBounds(value)) {
-    throw UsageError(flag + ": " + text + " is outside the magnitudes Saltus accepts (between " +
-                     FormatDouble(kMinMagnitude) + " and " + FormatDouble(kMaxMagnitude) + ")");
+    throw UsageError(flag + ": " + text + " is outside the magnitudes Saltus accepts (" +
+                     MagnitudeBoundsText() + ")");
   }
   if (!(value > 0)) throw UsageError(flag + ": must be > 0, got " + text);
   return value;

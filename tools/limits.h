@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace saltus::tools {
 
@@ -24,6 +26,14 @@ inline constexpr double kDefaultMaxOutputRows = 1e7;
 inline bool WithinMagnitudeBounds(double x) {
   const double a = std::abs(x);
   return a == 0.0 || (a >= kMinMagnitude && a <= kMaxMagnitude);
+}
+
+// "0, or between 1e-30 and 1e+15 in absolute value": the rule above, for messages.
+inline std::string MagnitudeBoundsText() {
+  char text[80];
+  std::snprintf(text, sizeof text, "0, or between %g and %g in absolute value", kMinMagnitude,
+                kMaxMagnitude);
+  return text;
 }
 
 }  // namespace saltus::tools

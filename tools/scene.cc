@@ -230,9 +230,7 @@ class MapReader {
     }
     if (!WithinMagnitudeBounds(*x)) {
       Fail(value, std::string(key) + " = " + value.Scalar() +
-                      " is outside the magnitudes a scene may use (0, or between " +
-                      FormatNumber(kMinMagnitude) + " and " + FormatNumber(kMaxMagnitude) +
-                      " in absolute value)");
+                      " is outside the magnitudes a scene may use (" + MagnitudeBoundsText() + ")");
     }
     switch (range) {
       case Range::kAny:

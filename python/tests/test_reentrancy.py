@@ -7,18 +7,7 @@ import numpy as np
 import pytest
 
 import saltus
-
-G = 9.81
-BALL = """scene: ball
-bodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]
-contacts: [{name: floor, type: disk_line, body_a: ground, body_b: ball, normal_a: [0, 1],
-            radius_b: 0.1, restitution: 0.9}]
-simulation: {t_end: 1, rtol: 1.0e-8, atol: 1.0e-10, output_step: 0.01}
-"""
-
-
-def ball():
-    return saltus.Model.from_scene_text(BALL)
+from test_saltus import G, ball  # the bouncing ball of the facade tests
 
 
 # State changes: deferred to the end of the current step when called from inside.
@@ -196,3 +185,21 @@ def test_ctrl_c_raises_keyboard_interrupt_with_state_and_results_kept(call):
     assert sim.advance_to(t_next).ok
     assert reference.advance_to(t_next).ok
     assert np.array_equal(sim.q, reference.q) and np.array_equal(sim.v, reference.v)
+
+
+def test_ctrl_c_inside_a_python_callback_keeps_the_rows_so_far():
+    # The interpreter raises KeyboardInterrupt inside the callback that runs when the signal
+    # arrives (here raised by the callback itself at t > 0.3).
+    sim = saltus.Simulation(ball())
+
+    def observer(t, q, v):
+        if t > 0.3:
+            raise KeyboardInterrupt
+
+    sim.on_step(observer)
+    with pytest.raises(KeyboardInterrupt) as info:
+        sim.run(1.0)
+    assert info.value.result.status == "interrupted"
+    traj = info.value.trajectory
+    assert len(traj.t) >= 30 and traj.t[0] == 0.0  # the outputs 0, 0.01, ..., 0.3
+    assert 0.3 < sim.t < 1.0
