@@ -14,11 +14,15 @@ namespace {
 // The reduced problem shared by the impact and the acceleration problems, written in the
 // Cholesky-scaled unknown y = Lᵀ x (x = v⁺ or v̇):
 //
-//   y = y0 + A_B z_B + A_U z_U,   A_Bᵀ y + c_B = 0,   0 ≤ A_Uᵀ y + d_U ⊥ z_U ≥ 0,
+//   y = y0 + A_B z_B + A_U z_U,   A_Bᵀ y + c_B = 0,   0 ≤ A_Uᵀ y + d_U + e ⊙ u_U ⊥ z_U ≥ 0,
 //
-// with A = L⁻¹ Gᵀ. See impact_problem.h for the elimination of the bilateral rows.
+// with A = L⁻¹ Gᵀ. See impact_problem.h for the elimination of the bilateral rows. For the
+// impact, `restitution` is e and u_U = A_Uᵀ y_free + d_U is the approach velocity at the
+// pre-impact velocity with the bilateral drift removed (impact_problem.h, "Energy");
+// null for the acceleration problem (no e term).
 struct Reduced {
   Eigen::VectorXd y, z_b, z_u;
+  Eigen::VectorXd u_free;  // A_Uᵀ y_free + d_U
   int rank = 0;
   double bilateral_residual = 0;
   LcpResult lcp;
@@ -26,11 +30,15 @@ struct Reduced {
 
 Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
                      const Eigen::VectorXd& y0, const Eigen::VectorXd& c_b,
-                     const Eigen::VectorXd& d_u, const LcpOptions& options) {
+                     const Eigen::VectorXd& d_u, const Eigen::VectorXd* restitution,
+                     const LcpOptions& options) {
   Reduced out;
   const BilateralElimination elimination(A_b, A_u, y0, c_b);
   out.rank = elimination.rank();
-  out.lcp = SolveLcpByComponents(elimination.W(), elimination.Rhs(d_u), options);
+  out.u_free = elimination.Rhs(d_u);
+  Eigen::VectorXd b = out.u_free;
+  if (restitution != nullptr) b += restitution->cwiseProduct(out.u_free);
+  out.lcp = SolveLcpByComponents(elimination.W(), b, options);
   out.z_u = out.lcp.z;
   elimination.Recover(out.z_u, &out.y, &out.z_b, &out.bilateral_residual);
   return out;
@@ -327,12 +335,11 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
     result.message = "SolveImpact: constraint time derivative has a non-finite entry";
     return result;
   }
-  result.u_minus_u = a.G_u * v_minus + gt_u;
-  const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
-  const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u);
+  const Eigen::VectorXd e = Eigen::Map<const Eigen::VectorXd>(restitution.data(), n_u);
   const Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;  // Lᵀ v⁻
 
-  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, options);
+  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gt_b, gt_u, &e, options);
+  result.u_minus_u = r.u_free;
   result.lcp = r.lcp;
   result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;
@@ -424,7 +431,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   }
   const Eigen::VectorXd y0 = a.llt.matrixL().solve(F);  // L⁻¹ F = Lᵀ M⁻¹ F
 
-  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, options);
+  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, nullptr, options);
   result.lcp = r.lcp;
   result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;

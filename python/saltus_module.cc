@@ -9,12 +9,18 @@
 // Errors become Python exceptions: saltus.InvalidArgument (a ValueError), saltus.SceneError (an
 // InvalidArgument with .file and .line in the message), saltus.StateError and saltus.Error (both
 // RuntimeError). An exception raised inside a Python callback propagates unchanged; the
-// simulation restarts from its last accepted step and can continue.
+// simulation restarts from its last accepted step and can continue. Callbacks may call the
+// simulation back under the rules of saltus/saltus.h ("Calls from inside observers"): state
+// changes (set_state, set_force, restore, ...) take effect at the end of the current step,
+// advance_to/run/save raise StateError. Long calls check for signals at every step: Ctrl-C
+// raises KeyboardInterrupt with the state kept (and, for run, the trajectory so far).
 #include <pybind11/eigen.h>
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <optional>
 
 #include "integrators/integrator.h"
 #include "python/bindings.h"
@@ -60,6 +66,55 @@ py::dict StatsDict(const saltus::Statistics& s) {
   d["max_acceleration_violation"] = s.max_acceleration_violation;
   d["wall_seconds"] = s.wall_seconds;
   return d;
+}
+
+// Runs a long call (advance_to, step, run) with the interpreter's signals checked at every step
+// and event: a pending signal runs its Python handler (PyErr_CheckSignals); when that raises
+// (KeyboardInterrupt on Ctrl-C), the simulation is asked to stop at the step boundary, `fn`
+// returns with the state kept, and the exception is raised then, with `result` (the RunResult,
+// status "interrupted") and `trajectory` (run: the rows so far, else None) set on it.
+template <class Fn>
+saltus::RunResult WithSignalChecks(saltus::Simulation& s, const saltus::Trajectory* trajectory,
+                                   Fn&& fn) {
+  std::optional<py::error_already_set> raised;
+  const auto check = [&s, &raised] {
+    if (!raised && PyErr_CheckSignals() != 0) {
+      raised.emplace();  // fetches and clears the Python error
+      s.RequestStop();
+    }
+  };
+  struct Observers {
+    saltus::Simulation& s;
+    int step, event;
+    ~Observers() {
+      s.RemoveObserver(step);
+      s.RemoveObserver(event);
+    }
+  } observers{s, s.AddStepObserver([&](double, const VectorXd&, const VectorXd&) { check(); }),
+              s.AddEventObserver([&](const saltus::Event&, const VectorXd&, const VectorXd&,
+                                     const VectorXd&) { check(); })};
+  const auto attach = [&](py::error_already_set& e, const saltus::RunResult& result) {
+    py::setattr(e.value(), "result", py::cast(result));
+    py::setattr(e.value(), "trajectory",
+                trajectory != nullptr ? py::cast(*trajectory) : py::none());
+  };
+  saltus::RunResult result;
+  try {
+    result = fn();
+  } catch (py::error_already_set& e) {
+    // Ctrl-C while a Python callback ran: raised inside it; the simulation has restarted from
+    // its last accepted step (saltus.h), and the rows so far are kept all the same.
+    if (e.matches(PyExc_KeyboardInterrupt)) {
+      attach(e, saltus::RunResult{saltus::RunStatus::kInterrupted,
+                                  "KeyboardInterrupt in a callback", s.t()});
+    }
+    throw;
+  }
+  if (raised) {
+    attach(*raised, result);
+    throw std::move(*raised);
+  }
+  return result;
 }
 
 }  // namespace
@@ -197,23 +252,45 @@ PYBIND11_MODULE(saltus, m) {
       .def(py::init<const saltus::Model&>(), py::arg("model"))
       .def(py::init<const saltus::Model&, const saltus::SimulationOptions&>(), py::arg("model"),
            py::arg("options"))
-      .def("advance_to", &saltus::Simulation::AdvanceTo, py::arg("t_end"))
-      .def("step", &saltus::Simulation::Step, py::arg("dt"))
+      .def(
+          "advance_to",
+          [](saltus::Simulation& s, double t_end) {
+            return WithSignalChecks(s, nullptr, [&] { return s.AdvanceTo(t_end); });
+          },
+          py::arg("t_end"),
+          "Advances to t_end. Ctrl-C stops at the next step boundary and raises "
+          "KeyboardInterrupt (.result) with the state kept: a later call continues.")
+      .def(
+          "step",
+          [](saltus::Simulation& s, double dt) {
+            return WithSignalChecks(s, nullptr, [&] { return s.Step(dt); });
+          },
+          py::arg("dt"))
       .def(
           "run",
           [](saltus::Simulation& s, double t_end) {
-            saltus::RunResult r;
-            saltus::Trajectory tr = s.Run(t_end, &r);
+            saltus::Trajectory tr;
+            const saltus::RunResult r =
+                WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
             return py::make_tuple(std::move(tr), r);
           },
-          py::arg("t_end"), "Runs to t_end; returns (Trajectory, RunResult).")
+          py::arg("t_end"),
+          "Runs to t_end; returns (Trajectory, RunResult). Ctrl-C raises KeyboardInterrupt with "
+          ".trajectory (the rows so far) and .result, the state kept.")
       .def(
           "events",
           [](saltus::Simulation& s, double t_end) {
-            saltus::RunResult r;
-            return s.Run(t_end, &r).events;
+            saltus::Trajectory tr;
+            WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            return tr.events;
           },
           py::arg("t_end"), "Runs to t_end and returns its events (a list to iterate).")
+      .def("request_stop", &saltus::Simulation::RequestStop,
+           "Stops a running advance_to/run at its next step boundary (status 'interrupted'); "
+           "callable from an observer or callback.")
+      .def_property("max_output_rows", &saltus::Simulation::max_output_rows,
+                    &saltus::Simulation::SetMaxOutputRows,
+                    "Output rows one advance_to may produce with output_step > 0 (default 1e7).")
       .def_property_readonly("t", &saltus::Simulation::t)
       .def_property_readonly("q", &saltus::Simulation::q)
       .def_property_readonly("v", &saltus::Simulation::v)

@@ -1,9 +1,13 @@
 #include "tools/cli.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -18,6 +22,8 @@
 #include "tools/generators.h"
 #include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
+#include "tools/limits.h"
+#include "tools/output_file.h"
 #include "tools/reaction_writer.h"
 #include "tools/scene.h"
 #include "tools/vtk_writer.h"
@@ -51,8 +57,10 @@ constexpr std::string_view kUsage =
     "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
     "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
     "\n"
-    "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
-    "            3 the run stopped early (files written, with DIR/last_state.json)\n";
+    "exit codes: 0 finished, 1 a result file could not be written (reason printed) or an\n"
+    "            internal error, 2 bad input (nothing written), 3 the run stopped early (files\n"
+    "            written, with DIR/last_state.json), 130/143 interrupted by SIGINT/SIGTERM\n"
+    "            (files written as for 3)\n";
 
 // Bad command-line input; the message names the argument.
 struct UsageError : std::invalid_argument {
@@ -74,8 +82,15 @@ double PositiveNumber(const std::string& flag, const std::string& text) {
   const char* last = text.data() + text.size();
   if (first != last && *first == '+') ++first;
   const auto [end, ec] = std::from_chars(first, last, value);
-  if (text.empty() || ec != std::errc() || end != last || !std::isfinite(value)) {
+  // Denormals and overflow parse as result_out_of_range: outside the bounds (tools/limits.h).
+  const bool out_of_range = ec == std::errc::result_out_of_range;
+  if (text.empty() || (ec != std::errc() && !out_of_range) || end != last ||
+      (!out_of_range && !std::isfinite(value))) {
     throw UsageError(flag + ": expected a number, got '" + text + "'");
+  }
+  if (out_of_range || !WithinMagnitudeBounds(value)) {
+    throw UsageError(flag + ": " + text + " is outside the magnitudes Saltus accepts (" +
+                     MagnitudeBoundsText() + ")");
   }
   if (!(value > 0)) throw UsageError(flag + ": must be > 0, got " + text);
   return value;
@@ -84,6 +99,7 @@ double PositiveNumber(const std::string& flag, const std::string& text) {
 RunArgs ParseRunArgs(std::span<const std::string> args) {
   RunArgs run;
   bool have_scene = false;
+  std::vector<std::string> seen;  // options given so far: each at most once
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
@@ -93,6 +109,11 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       have_scene = true;
       continue;
     }
+    const std::string flag_name = arg.substr(0, arg.find('='));
+    if (std::find(seen.begin(), seen.end(), flag_name) != seen.end()) {
+      throw UsageError(flag_name + ": given twice");
+    }
+    seen.push_back(flag_name);
     if (arg == "--hdf5" || arg == "--vtk" || arg == "--reactions") {  // switches without a value
       (arg == "--hdf5" ? run.hdf5 : arg == "--vtk" ? run.vtk : run.reactions) = true;
       continue;
@@ -163,7 +184,15 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
   }
   if (run.rtol) io.rtol = *run.rtol;
   if (run.atol) io.atol = *run.atol;
-  if (run.t_end) scene->t_end = *run.t_end;
+  if (run.t_end) {
+    scene->t_end = *run.t_end;
+    try {
+      CheckOutputRows(*scene);
+    } catch (const SceneError& e) {
+      throw UsageError("--t-end " + FormatDouble(*run.t_end) + ": " + e.message() + " (" +
+                       scene->file + ":" + std::to_string(e.line()) + ")");
+    }
+  }
   if (run.integrator || run.formulation) {
     const std::string problem = CheckIntegratorChoice(scene->options.integrator, io.formulation);
     if (!problem.empty()) {
@@ -226,10 +255,8 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
     out << text;
     return kExitOk;
   }
-  std::ofstream file(*out_file, std::ios::binary | std::ios::trunc);
-  file << text;
-  if (!file.flush()) {
-    err << "error: cannot write " << *out_file << '\n';
+  if (const std::string problem = WriteFileAtomically(*out_file, text); !problem.empty()) {
+    err << "error: cannot write " << problem << '\n';
     return kExitError;
   }
   return kExitOk;
@@ -259,6 +286,183 @@ std::string Seconds(double t) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.6g s", t);
   return buffer;
+}
+
+// The human summary of `saltus run` on stdout.
+void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
+                     const events::Simulation& simulation, const RunInfo& info, bool finished,
+                     std::ostream& out) {
+  const events::SimulationStats& stats = simulation.stats();
+  out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
+      << Seconds(scene.t_end) << ")\n"
+      << "  integrator " << scene.options.integrator << " ("
+      << integrators::ToString(scene.options.integrator_options.formulation)
+      << "): " << stats.integrator.accepted_steps << " accepted steps, "
+      << stats.integrator.rejected_steps << " rejected\n"
+      << "  events:";
+  for (int k = 0, shown = 0; k < events::kNumEventKinds; ++k) {
+    // The friction kinds only when they happened (frictionless runs print as before).
+    if (k > static_cast<int>(events::EventKind::kTime) && stats.events[k] == 0) continue;
+    out << (shown++ > 0 ? "," : "") << ' ' << stats.events[k] << ' '
+        << events::ToString(static_cast<events::EventKind>(k));
+  }
+  if (stats.energy_gains > 0) {
+    out << "\n  note: " << stats.energy_gains
+        << " impact(s) raised the kinetic energy (Newton's law with friction can; largest gain "
+        << stats.largest_energy_gain << " J): see energy_gain in events.csv";
+  }
+  if (stats.painleve_inconsistent + stats.painleve_indeterminate > 0) {
+    out << "\n  note: " << stats.painleve_inconsistent << " inconsistent and "
+        << stats.painleve_indeterminate
+        << " indeterminate Painlevé configuration(s): see friction in summary.json";
+  }
+  out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
+      << "/ (trajectory.csv, events.csv, summary.json" << (run.hdf5 ? ", results.h5" : "")
+      << (run.vtk ? ", vtk.pvd" : "") << (run.reactions ? ", reactions.csv" : "")
+      << (finished ? "" : ", last_state.json") << ")\n";
+}
+
+// SIGINT and SIGTERM during `saltus run`: the handler sets a lock-free atomic flag (async-signal
+// safe) that the event loop reads at every step boundary (events::SimulationOptions::stop_flag);
+// the run then stops with a consistent state and writes its results. SA_RESETHAND restores the
+// default action, so a second signal ends the process at once.
+class StopSignals {
+ public:
+  StopSignals() {
+    static_assert(std::atomic<bool>::is_always_lock_free);
+    Flag().store(false);
+    Signal() = 0;
+    struct sigaction action {};
+    action.sa_handler = &StopSignals::Handle;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  static const std::atomic<bool>& flag() { return Flag(); }
+  static bool received() { return Signal() != 0; }
+  static int number() { return Signal(); }
+  static const char* Name() { return Signal() == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+ private:
+  static std::atomic<bool>& Flag() {
+    static std::atomic<bool> flag{false};
+    return flag;
+  }
+  static volatile std::sig_atomic_t& Signal() {
+    static volatile std::sig_atomic_t signal_number = 0;
+    return signal_number;
+  }
+  static void Handle(int signal_number) {
+    Signal() = signal_number;
+    Flag().store(true);
+  }
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+// Stops the run at the next step boundary when a result file could not be written (disk full:
+// the files keep their last complete row) or when a run without an output grid has written
+// max_output_rows rows (each accepted step is a row: the bound of tools/limits.h at run time).
+class OutputGuard : public events::Observer {
+ public:
+  OutputGuard(events::Simulation& simulation, std::vector<const LineFile*> files,
+              const TrajectoryWriter& trajectory, double max_rows)
+      : simulation_(simulation),
+        files_(std::move(files)),
+        trajectory_(trajectory),
+        max_rows_(max_rows) {}
+  void OnStep(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { Check(); }
+  void OnOutput(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { Check(); }
+  void OnEvent(const events::Event&, const Eigen::VectorXd&, const Eigen::VectorXd&,
+               const Eigen::VectorXd&) override {
+    Check();
+  }
+  // Why the guard stopped the run ("" if it did not) and the status it reports.
+  const std::string& problem() const { return problem_; }
+  const char* status() const { return write_failed_ ? "output_error" : "output_limit"; }
+
+ private:
+  void Check() {
+    if (!problem_.empty()) return;
+    for (const LineFile* f : files_) {
+      if (f && !f->ok()) {
+        problem_ = "writing " + f->error();
+        write_failed_ = true;
+      }
+    }
+    if (problem_.empty() && static_cast<double>(trajectory_.rows()) >= max_rows_) {
+      problem_ = "trajectory.csv reached max_output_rows = " + FormatDouble(max_rows_) +
+                 " rows (without output_step every accepted step is a row; set "
+                 "simulation.output_step or raise simulation.max_output_rows)";
+    }
+    if (!problem_.empty()) simulation_.RequestStop();
+  }
+  events::Simulation& simulation_;
+  std::vector<const LineFile*> files_;
+  const TrajectoryWriter& trajectory_;
+  double max_rows_;
+  std::string problem_;
+  bool write_failed_ = false;
+};
+
+// Closes the result files, writes summary.json (and last_state.json when the run did not
+// finish) each complete or absent, prints the human summary; returns the exit code (README).
+int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
+                 const events::Simulation& simulation, RunInfo info, bool finished,
+                 const std::vector<LineFile*>& files, Hdf5Writer* hdf5, VtkSeries* vtk,
+                 std::ostream& out, std::ostream& err) {
+  std::vector<std::string> failures;
+  for (LineFile* f : files) {
+    if (f && !f->Close()) failures.push_back(f->error());
+  }
+  try {  // results.h5 and vtk.pvd closed, also after a failed run
+    if (hdf5) hdf5->Close();
+    if (vtk) vtk->Close();
+  } catch (const std::runtime_error& e) {
+    failures.emplace_back(e.what());
+  }
+  if (!failures.empty() && info.status != "output_error") {
+    info.status = "output_error";
+    info.message = "writing " + failures.front();
+    finished = false;
+  }
+  std::ostringstream summary;
+  WriteSummaryJson(info, simulation, summary);
+  if (std::string e = WriteFileAtomically(dir / "summary.json", summary.str()); !e.empty()) {
+    failures.push_back(std::move(e));
+  }
+  if (!finished) {
+    std::ostringstream last_state;
+    WriteLastStateJson(info, simulation, last_state);
+    if (std::string e = WriteFileAtomically(dir / "last_state.json", last_state.str());
+        !e.empty()) {
+      failures.push_back(std::move(e));
+    }
+  }
+  PrintRunSummary(run, scene, dir, simulation, info, finished, out);
+  if (!failures.empty()) {
+    for (const std::string& f : failures) err << "error: cannot write " << f << '\n';
+    err << "error: the run stopped at t = " << Seconds(info.t_reached) << "; the result files in "
+        << dir.string() << " end at their last complete row\n";
+    return kExitError;
+  }
+  if (finished) return kExitOk;
+  err << "error: the run stopped at t = " << Seconds(info.t_reached)
+      << " before t_end = " << Seconds(scene.t_end) << ": " << info.status
+      << (info.message.empty() ? "" : ": " + info.message) << "; last state in "
+      << (dir / "last_state.json").string() << '\n';
+  if (info.status == "interrupted" && StopSignals::received()) {
+    return kExitSignalBase + StopSignals::number();
+  }
+  return kExitRunFailure;
 }
 
 int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
@@ -306,7 +510,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     throw simulation_error(e);
   }
 
-  // ---- 2. Output files. ----
+  // ---- 2. Output files (results of an earlier run in DIR that this one does not rewrite are
+  // removed, so that nothing stale sits beside the new results). ----
   const std::filesystem::path dir = run.out_dir ? *run.out_dir : "out/" + scene.name;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -314,24 +519,32 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     err << "error: cannot create the output directory " << dir << ": " << ec.message() << '\n';
     return kExitError;
   }
-  std::filesystem::remove(dir / "last_state.json", ec);  // stale from an earlier failed run
-  std::ofstream trajectory_file(dir / "trajectory.csv", std::ios::binary | std::ios::trunc);
-  std::ofstream events_file(dir / "events.csv", std::ios::binary | std::ios::trunc);
-  std::ofstream reactions_file;
-  if (run.reactions) {
-    reactions_file.open(dir / "reactions.csv", std::ios::binary | std::ios::trunc);
+  for (const auto& [name, written] : {std::pair<const char*, bool>{"summary.json", false},
+                                      {"last_state.json", false},
+                                      {"reactions.csv", run.reactions},
+                                      {"results.h5", run.hdf5},
+                                      {"vtk.pvd", run.vtk}}) {
+    if (!written) std::filesystem::remove(dir / name, ec);
   }
-  if (!trajectory_file || !events_file || (run.reactions && !reactions_file)) {
-    err << "error: cannot write in " << dir << '\n';
-    return kExitError;
+  const StopSignals signals;  // SIGINT, SIGTERM: stop at the next step boundary
+  LineFile trajectory_file(dir / "trajectory.csv");
+  LineFile events_file(dir / "events.csv");
+  std::unique_ptr<LineFile> reactions_file;
+  if (run.reactions) reactions_file = std::make_unique<LineFile>(dir / "reactions.csv");
+  for (const LineFile* f : {&trajectory_file, &events_file, reactions_file.get()}) {
+    if (f && !f->ok()) {
+      err << "error: cannot write " << f->error() << '\n';
+      return kExitError;
+    }
   }
 
   // ---- 3. The run. ----
+  scene.options.stop_flag = &StopSignals::flag();
   events::Simulation simulation(system, scene.options);
-  TrajectoryWriter trajectory(*system, trajectory_file,
+  TrajectoryWriter trajectory(*system, trajectory_file.stream(),
                               /*rows_at_steps=*/scene.options.output_step <= 0,
                               EventRowsOn(run.event_rows, system->nq(), system->nv()));
-  EventLogWriter event_log(*system, events_file);
+  EventLogWriter event_log(*system, events_file.stream());
   ProgressBar progress(err, stderr_is_terminal, 0.0, scene.t_end);
   simulation.AddObserver(&trajectory);
   simulation.AddObserver(&event_log);
@@ -339,10 +552,11 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   std::unique_ptr<ReactionWriter> reactions;
   if (run.reactions) {
     const bool rows_at_steps = scene.options.output_step <= 0;
-    reactions = spatial_system ? std::make_unique<ReactionWriter>(*spatial_system, simulation,
-                                                                  reactions_file, rows_at_steps)
-                               : std::make_unique<ReactionWriter>(*planar, simulation,
-                                                                  reactions_file, rows_at_steps);
+    reactions = spatial_system
+                    ? std::make_unique<ReactionWriter>(*spatial_system, simulation,
+                                                       reactions_file->stream(), rows_at_steps)
+                    : std::make_unique<ReactionWriter>(*planar, simulation,
+                                                       reactions_file->stream(), rows_at_steps);
     simulation.AddObserver(reactions.get());
   }
   // --hdf5 and --vtk (tools/hdf5_writer.h, tools/vtk_writer.h); a path that cannot be created
@@ -371,6 +585,10 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     err << "error: " << e.what() << '\n';
     return kExitError;
   }
+  // Last: sees what the writers did with each step.
+  OutputGuard guard(simulation, {&trajectory_file, &events_file, reactions_file.get()}, trajectory,
+                    scene.max_output_rows);
+  simulation.AddObserver(&guard);
 
   RunInfo info;
   info.scene = scene.name;
@@ -391,73 +609,22 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     info.status = std::string(events::ToString(result.status));
     info.message = result.message;
     info.t_reached = result.t;
+    if (!guard.problem().empty()) {  // the guard's stop, not a signal
+      info.status = guard.status();
+      info.message = guard.problem();
+    } else if (result.status == events::RunStatus::kInterrupted && StopSignals::received()) {
+      info.message = std::string("interrupted by ") + StopSignals::Name() +
+                     " at t = " + FormatDouble(result.t);
+    }
   } catch (const std::exception& e) {
     info.status = "error";
     info.message = e.what();
     info.t_reached = simulation.t();
   }
   progress.Finish();
-  trajectory_file.flush();
-  events_file.flush();
-  if (reactions) reactions_file.flush();
-  bool extra_ok = true;  // results.h5 and vtk.pvd closed, also after a failed run
-  try {
-    if (hdf5) hdf5->Close();
-    if (vtk) vtk->Close();
-  } catch (const std::runtime_error& e) {
-    err << "error: " << e.what() << '\n';
-    extra_ok = false;
-  }
-
-  std::ofstream summary_file(dir / "summary.json", std::ios::binary | std::ios::trunc);
-  WriteSummaryJson(info, simulation, summary_file);
-  if (!finished) {
-    std::ofstream last_state(dir / "last_state.json", std::ios::binary | std::ios::trunc);
-    WriteLastStateJson(info, simulation, last_state);
-  }
-  if (!trajectory_file || !events_file || !summary_file || !extra_ok ||
-      (reactions && !reactions_file)) {
-    err << "error: writing the results in " << dir << " failed\n";
-    return kExitError;
-  }
-
-  // ---- 4. The human summary. ----
-  const events::SimulationStats& stats = simulation.stats();
-  out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
-      << Seconds(scene.t_end) << ")\n"
-      << "  integrator " << scene.options.integrator << " ("
-      << integrators::ToString(scene.options.integrator_options.formulation)
-      << "): " << stats.integrator.accepted_steps << " accepted steps, "
-      << stats.integrator.rejected_steps << " rejected\n"
-      << "  events:";
-  for (int k = 0, shown = 0; k < events::kNumEventKinds; ++k) {
-    // The friction kinds only when they happened (frictionless runs print as before).
-    if (k > static_cast<int>(events::EventKind::kTime) && stats.events[k] == 0) continue;
-    out << (shown++ > 0 ? "," : "") << ' ' << stats.events[k] << ' '
-        << events::ToString(static_cast<events::EventKind>(k));
-  }
-  if (stats.energy_gains > 0) {
-    out << "\n  note: " << stats.energy_gains
-        << " impact(s) raised the kinetic energy (Newton's law with friction can; largest gain "
-        << stats.largest_energy_gain << " J): see energy_gain in events.csv";
-  }
-  if (stats.painleve_inconsistent + stats.painleve_indeterminate > 0) {
-    out << "\n  note: " << stats.painleve_inconsistent << " inconsistent and "
-        << stats.painleve_indeterminate
-        << " indeterminate Painlevé configuration(s): see friction in summary.json";
-  }
-  out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
-      << "/ (trajectory.csv, events.csv, summary.json" << (hdf5 ? ", results.h5" : "")
-      << (vtk ? ", vtk.pvd" : "") << (reactions ? ", reactions.csv" : "")
-      << (finished ? "" : ", last_state.json") << ")\n";
-  if (!finished) {
-    err << "error: the run stopped at t = " << Seconds(info.t_reached)
-        << " before t_end = " << Seconds(scene.t_end) << ": " << info.status
-        << (info.message.empty() ? "" : ": " + info.message) << "; last state in "
-        << (dir / "last_state.json").string() << '\n';
-    return kExitRunFailure;
-  }
-  return kExitOk;
+  return WriteResults(run, scene, dir, simulation, info, finished,
+                      {&trajectory_file, &events_file, reactions_file.get()}, hdf5.get(), vtk.get(),
+                      out, err);
 }
 
 }  // namespace

@@ -11,10 +11,13 @@
 // and sets up the simulation (all before touching DIR, default out/<scene name>), then runs to
 // t_end writing DIR/trajectory.csv, DIR/events.csv and DIR/summary.json (tools/writers.h), and
 // DIR/last_state.json when the run fails (--hdf5: DIR/results.h5, --vtk: DIR/vtk.pvd, see
-// docs/output-formats.md). A one-line progress bar goes to stderr when it is a
-// terminal and the run lasts more than about a second; a short summary goes to stdout.
-// `list` prints every integrator of integrators::IntegratorTable() with its description and
-// formulations.
+// docs/output-formats.md). Result files of an earlier run that this one does not write are
+// removed first. CSV files are written in whole rows and JSON files complete or not at all
+// (tools/output_file.h); a failed write stops the run at once. SIGINT and SIGTERM stop the run
+// at the next step boundary and the results are written (exit 128 + signal). A one-line progress
+// bar goes to stderr when it is a terminal and the run lasts more than about a second; a short
+// summary goes to stdout. `list` prints every integrator of integrators::IntegratorTable() with its
+// description and formulations.
 #pragma once
 
 #include <chrono>
@@ -26,11 +29,16 @@
 
 namespace saltus::tools {
 
-// Exit codes of RunCli and of the `saltus` executable.
+// Exit codes of RunCli and of the `saltus` executable (README, "Exit codes").
 constexpr int kExitOk = 0;
-constexpr int kExitError = 1;       // output could not be written, or an internal error
-constexpr int kExitBadInput = 2;    // bad scene or command line; nothing was written
-constexpr int kExitRunFailure = 3;  // the simulation stopped before t_end; files were written
+constexpr int kExitError = 1;         // a result file could not be written (the reason is printed;
+                                      // the run stopped there, files end at a whole row), or an
+                                      // internal error
+constexpr int kExitBadInput = 2;      // bad scene or command line; nothing was written
+constexpr int kExitRunFailure = 3;    // the simulation stopped before t_end; files were written,
+                                      // with DIR/last_state.json
+constexpr int kExitSignalBase = 128;  // + signal number: SIGINT 130, SIGTERM 143 — interrupted;
+                                      // files written as for 3, status "interrupted"
 
 // `args` excludes the program name. `stderr_is_terminal` enables the progress bar on `err`.
 int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,

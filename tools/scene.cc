@@ -39,6 +39,11 @@ SceneError::SceneError(std::string file, int line, const std::string& message)
 namespace {
 
 constexpr std::string_view kGroundName = "ground";
+// Upper bounds of iteration and sample counts (simulation section): the work of one step stays
+// finite whatever the file says.
+constexpr long kMaxIterations = 10'000;
+constexpr long kMaxLcpIterations = 10'000'000;
+constexpr long kMaxEventSamples = 1'000;
 
 // 1-based line of a node, 0 when it has none.
 int LineOf(const YAML::Node& node) {
@@ -231,6 +236,10 @@ class MapReader {
     if (!std::isfinite(*x)) {
       Fail(value, std::string(key) + " must be a finite number, got " + value.Scalar());
     }
+    if (!WithinMagnitudeBounds(*x)) {
+      Fail(value, std::string(key) + " = " + value.Scalar() +
+                      " is outside the magnitudes a scene may use (" + MagnitudeBoundsText() + ")");
+    }
     switch (range) {
       case Range::kAny:
         break;
@@ -256,15 +265,18 @@ class MapReader {
     return ToNumber(Require(key), key, range);
   }
 
-  int Integer(std::string_view key, long min_value, int fallback) const {
+  // An integer in [min_value, max_value] (iteration and sample counts: the bound keeps the work
+  // of one step finite).
+  int Integer(std::string_view key, long min_value, int fallback,
+              long max_value = std::numeric_limits<int>::max()) const {
     const YAML::Node* value = Find(key);
     if (value == nullptr) return fallback;
     std::optional<long> n;
     if (value->IsScalar()) n = ParseInteger(value->Scalar());
     if (!n) Fail(*value, std::string(key) + " must be an integer, got " + Describe(*value));
-    if (*n < min_value || *n > std::numeric_limits<int>::max()) {
-      Fail(*value, std::string(key) + " must be >= " + std::to_string(min_value) + ", got " +
-                       value->Scalar());
+    if (*n < min_value || *n > max_value) {
+      Fail(*value, std::string(key) + " must be an integer in [" + std::to_string(min_value) +
+                       ", " + std::to_string(max_value) + "], got " + value->Scalar());
     }
     return static_cast<int>(*n);
   }
@@ -1365,6 +1377,7 @@ class SceneParser {
                       "max_newton_iterations",
                       "rho_inf",
                       "output_step",
+                      "max_output_rows",
                       "restitution",
                       "restitution_threshold",
                       "thresholds",
@@ -1435,9 +1448,15 @@ class SceneParser {
     io.fac_max = r.Number("fac_max", Range::kPositive, io.fac_max);
     if (io.fac_max < 1) r.Fail(*r.Find("fac_max"), "fac_max must be >= 1");
     io.newton_tol = r.Number("newton_tol", Range::kPositive, io.newton_tol);
-    io.max_newton_iterations = r.Integer("max_newton_iterations", 1, io.max_newton_iterations);
+    io.max_newton_iterations =
+        r.Integer("max_newton_iterations", 1, io.max_newton_iterations, kMaxIterations);
 
     o.output_step = r.Number("output_step", Range::kNonNegative, o.output_step);
+    scene->lines.output_step = r.Has("output_step") ? LineOf(*r.Find("output_step")) : r.line();
+    scene->max_output_rows = r.Number("max_output_rows", Range::kPositive, kDefaultMaxOutputRows);
+    if (scene->max_output_rows < 1)
+      r.Fail(*r.Find("max_output_rows"), "max_output_rows must be >= 1");
+    CheckOutputRows(*scene);
     o.restitution = r.Number("restitution", Range::kUnitInterval, o.restitution);
     o.restitution_threshold =
         r.Number("restitution_threshold", Range::kNonNegative, o.restitution_threshold);
@@ -1465,7 +1484,7 @@ class SceneParser {
     o.projection.tolerance =
         r.Number("event_projection_tolerance", Range::kPositive, o.projection.tolerance);
     o.projection.max_iterations =
-        r.Integer("projection_max_iterations", 1, o.projection.max_iterations);
+        r.Integer("projection_max_iterations", 1, o.projection.max_iterations, kMaxIterations);
 
     if (const YAML::Node* s = r.Find("lcp_solver")) {
       const std::string solver = r.ToString(*s, "lcp_solver");
@@ -1478,14 +1497,15 @@ class SceneParser {
       o.lcp.solver = *parsed;
     }
     o.lcp.tolerance = r.Number("lcp_tolerance", Range::kPositive, o.lcp.tolerance);
-    o.lcp.max_iterations = r.Integer("lcp_max_iterations", 1, o.lcp.max_iterations);
+    o.lcp.max_iterations =
+        r.Integer("lcp_max_iterations", 1, o.lcp.max_iterations, kMaxLcpIterations);
 
-    o.event_samples = r.Integer("event_samples", 0, o.event_samples);
+    o.event_samples = r.Integer("event_samples", 0, o.event_samples, kMaxEventSamples);
     o.root_tolerance = r.Number("root_tolerance", Range::kPositive, o.root_tolerance);
     if (const YAML::Node* z = r.Find("zeno")) {
       MapReader zr(file_, *z, "simulation.zeno");
       zr.CheckKeys(Keys({"max_events", "window"}));
-      o.zeno_max_events = zr.Integer("max_events", 1, o.zeno_max_events);
+      o.zeno_max_events = zr.Integer("max_events", 1, o.zeno_max_events, kMaxLcpIterations);
       o.zeno_window = zr.Number("window", Range::kPositive, o.zeno_window);
     }
     ParseFrictionOptions(r, scene);
@@ -1554,6 +1574,19 @@ class SceneParser {
 
 }  // namespace
 
+void CheckOutputRows(const Scene& scene) {
+  const double step = scene.options.output_step;
+  if (!(step > 0)) return;  // rows at the accepted steps: bounded while running (the CLI)
+  const double rows = scene.t_end / step;
+  if (rows <= scene.max_output_rows) return;
+  throw SceneError(
+      scene.file, scene.lines.output_step,
+      "simulation: output_step = " + FormatNumber(step) +
+          " s over t_end = " + FormatNumber(scene.t_end) + " s gives " + FormatNumber(rows) +
+          " output rows, more than max_output_rows = " + FormatNumber(scene.max_output_rows) +
+          " (raise simulation.max_output_rows to allow it)");
+}
+
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation) {
   std::vector<std::string> known;
@@ -1573,6 +1606,37 @@ std::string CheckIntegratorChoice(std::string_view integrator,
          " (known: " + JoinWords(known, ", ") + ")";
 }
 
+namespace {
+
+// Scene files are plain YAML: no tags (`!!binary`, `!custom`: a tag would silently change how a
+// value reads) and no alias expansion beyond the size of the text (`*a` repeating an anchored
+// list can make a few lines describe 10⁹ items). Every node of a document without aliases takes
+// at least one character, so more nodes than characters means aliases are expanding.
+void CheckPlainYaml(const YAML::Node& node, const std::string& file, std::size_t budget,
+                    std::size_t* visited) {
+  if (++*visited > budget) {
+    throw SceneError(file, LineOf(node),
+                     "YAML aliases (*name) expand to more items than the file has characters; "
+                     "write the items out");
+  }
+  const std::string& tag = node.Tag();
+  if (!tag.empty() && tag != "?" && tag != "!") {
+    throw SceneError(
+        file, LineOf(node),
+        "YAML tag '" + tag + "' is not supported in scene files (write the plain value)");
+  }
+  if (node.IsSequence()) {
+    for (const YAML::Node& item : node) CheckPlainYaml(item, file, budget, visited);
+  } else if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      CheckPlainYaml(it->first, file, budget, visited);
+      CheckPlainYaml(it->second, file, budget, visited);
+    }
+  }
+}
+
+}  // namespace
+
 Scene ParseScene(std::string_view yaml_text, const std::string& file) {
   YAML::Node root;
   try {
@@ -1580,6 +1644,8 @@ Scene ParseScene(std::string_view yaml_text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "malformed YAML: " + e.msg);
   }
+  std::size_t visited = 0;
+  CheckPlainYaml(root, file, yaml_text.size() + 1, &visited);
   try {
     return SceneParser(file).Parse(root);
   } catch (const YAML::Exception& e) {

@@ -32,6 +32,7 @@
 #include "engine/spatial_model.h"
 #include "engine/topology.h"
 #include "events/simulation.h"
+#include "tools/limits.h"
 
 namespace saltus::tools {
 
@@ -52,7 +53,8 @@ class SceneError : public std::invalid_argument {
 // 1-based line of every item, so that later stages (BuildSystem, the CLI) can point at it.
 struct SceneLines {
   int simulation = 0;
-  int integrator = 0;  // the `integrator` key, or the simulation section when absent
+  int integrator = 0;   // the `integrator` key, or the simulation section when absent
+  int output_step = 0;  // the `output_step` key, or the simulation section when absent
   std::vector<int> bodies, joints, springs, loads, contacts;
   std::vector<int> torsional_springs;
   std::vector<int> drivers;
@@ -121,6 +123,9 @@ struct Scene {
   events::SimulationOptions options;  // everything under `simulation:` except t_end and friction
   FrictionOptions friction;           // `simulation:` friction
   double t_end = 0.0;                 // s, > 0
+  // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
+  // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
+  double max_output_rows = kDefaultMaxOutputRows;
   SceneLines lines;
   SceneReference reference;
 };
@@ -134,6 +139,11 @@ Scene LoadSceneFile(const std::string& path);
 
 // Empty when the integrator exists and supports the formulation; otherwise the reason, listing
 // the known integrators or the supported formulations (from integrators::IntegratorTable()).
+// Refuses an output grid of more than scene.max_output_rows rows over [0, t_end]
+// (t_end / output_step, tools/limits.h): SceneError at the line of output_step. Called by the
+// parser and again after the command line overrides t_end.
+void CheckOutputRows(const Scene& scene);
+
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation);
 

@@ -270,7 +270,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
 namespace {
 
 // A failed consistent initialization as a SceneError at the line of the first joint or driver
-// the failure names (else line 0: the joints section is not known here).
+// the failure names (else at the first joint).
 template <class Joint, class Driver>
 [[noreturn]] void ThrowAssemblyFailure(const Scene& scene, const engine::AssemblyReport& assembly,
                                        const std::vector<Joint>& joints,
@@ -286,6 +286,7 @@ template <class Joint, class Driver>
       if (drivers[d].name == item) line = LineAt(driver_lines, d);
     }
   }
+  if (line == 0 && !joint_lines.empty()) line = joint_lines.front();  // the joints section
   throw SceneError(
       scene.file, line,
       "the initial state cannot be assembled (consistent initialization): " + assembly.message);

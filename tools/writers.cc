@@ -154,6 +154,7 @@ void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*
        << ',' << impulses << ',' << FormatDouble(e.energy_before) << ','
        << FormatDouble(e.energy_after) << ',' << tangential << ',' << modes << ','
        << (e.energy_gain ? 1 : 0) << '\n';
+  out_.flush();  // events are few and precious: on disk at once (whole rows, output_file.h)
   ++events_;
 }
 
