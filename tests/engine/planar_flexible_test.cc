@@ -9,6 +9,7 @@
 #include <memory>
 #include <numbers>
 
+#include "contact/planar_contacts.h"
 #include "engine/flexible_beam.h"
 #include "engine/planar_model.h"
 #include "events/simulation.h"
@@ -159,6 +160,53 @@ TEST(PlanarFlexible, JointRowsAtNodesMatchFiniteDifferences) {
           << gamma_fd.transpose();
     }
   }
+}
+
+TEST(PlanarFlexible, ContactRowsAtNodesMatchFiniteDifferences) {
+  // A point and a disk at beam nodes against a line of a rigid body and a disk of the ground:
+  // G (with the elastic columns) and γ (with the node's Coriolis and foreshortening-rate terms)
+  // against central differences of g and of G v.
+  PlanarModelBuilder builder;
+  PlanarBody plate = testing::Body("plate", 2.0, 0.3);
+  plate.q0 << 0.5, -0.4, 0.1;
+  const int i_plate = builder.AddBody(plate);
+  const int i_beam = builder.AddBody(FlexibleBody("beam", Beam(2.0, 4, 4, BeamReference::kFree)));
+  auto model = builder.Build();
+  auto system = std::make_shared<PlanarMultibodySystem>(model);
+  contact::PlanarContact point_line;
+  point_line.name = "tip";
+  point_line.type = contact::PlanarContactType::kPointLine;
+  point_line.body_a = i_plate;
+  point_line.body_b = i_beam;
+  point_line.node_b = 4;
+  point_line.normal_a = Eigen::Vector2d(0.3, 1.0);
+  contact::PlanarContact disks;
+  disks.name = "knob";
+  disks.type = contact::PlanarContactType::kDiskDisk;
+  disks.body_a = kGround;
+  disks.body_b = i_beam;
+  disks.node_b = 2;
+  disks.point_a = Eigen::Vector2d(3.0, 2.0);
+  disks.radius_a = 0.1;
+  disks.radius_b = 0.05;
+  system->AddConstraintBlock(std::make_shared<const contact::PlanarContacts>(
+      model, std::vector<contact::PlanarContact>{point_line, disks}));
+  Eigen::VectorXd q, v;
+  RandomState(*model, &q, &v);
+  const std::vector<int> rows = AllRows(*system);
+  Eigen::MatrixXd G;
+  system->ConstraintJacobian(0.0, q, rows, &G);
+  // Central differences with h = 1e-6 on O(1) rows: error ≲ 1e-9.
+  EXPECT_LT((G - JacobianByDifference(*system, 0.0, q, rows, 1e-6)).cwiseAbs().maxCoeff(), 1e-7);
+  Eigen::VectorXd gamma;
+  system->ConstraintGamma(0.0, q, v, rows, &gamma);
+  EXPECT_LT((gamma - GammaByDifference(*system, 0.0, q, v, rows, 1e-5)).cwiseAbs().maxCoeff(),
+            1e-6);
+  // A node of a rigid body is rejected, naming the contact.
+  contact::PlanarContact bad = point_line;
+  bad.body_b = i_plate;
+  bad.body_a = kGround;
+  EXPECT_THROW(contact::PlanarContacts(model, {bad}), std::invalid_argument);
 }
 
 TEST(PlanarFlexible, NodeLoadsDeriveFromTheirPotential) {
