@@ -247,7 +247,10 @@ int List(std::ostream& out) {
     for (std::size_t i = 0; i < e.formulations.size(); ++i) {
       out << (i > 0 ? ", " : "") << integrators::ToString(e.formulations[i]);
     }
-    out << '\n';
+    out << '\n'
+        << std::string(width + 4, ' ') << "friction: sliding "
+        << (e.non_ideal_forces ? "yes" : "no") << ", sticking "
+        << (e.velocity_level_rows ? "yes" : "no") << '\n';
   }
   return kExitOk;
 }
