@@ -11,22 +11,12 @@
 #include <iostream>
 #include <numbers>
 
+#include "flexible_test_models.h"
+
 namespace saltus::engine {
 namespace {
 
-// The cantilever of Kane, Ryan & Banerjee (J. Guidance 10 (1987) 139–151, Sec. V): L = 10 m,
-// A = 4e-4 m², I = 2e-7 m⁴, ρ = 3000 kg/m³, E = 7e10 Pa (ρA = 1.2 kg/m, EI = 14 000 N·m²).
-BeamProperties KaneBeam(int elements, int modes) {
-  BeamProperties p;
-  p.length = 10.0;
-  p.area = 4e-4;
-  p.second_moment = 2e-7;
-  p.density = 3000.0;
-  p.youngs_modulus = 7e10;
-  p.elements = elements;
-  p.modes = modes;
-  return p;
-}
+using testing::KaneBeam;
 
 double BendingScale(const BeamProperties& p) {
   // ω = (βL)² √(EI/(ρA L⁴)).

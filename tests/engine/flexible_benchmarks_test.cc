@@ -13,6 +13,7 @@
 #include "engine/flexible_beam.h"
 #include "engine/planar_model.h"
 #include "events/simulation.h"
+#include "flexible_test_models.h"
 
 namespace saltus::engine {
 namespace {
@@ -29,21 +30,10 @@ struct SpinUp {
 };
 
 SpinUp MakeSpinUp(bool stiffening, int elements, int modes) {
-  BeamProperties p;
-  p.length = kLength;
-  p.area = 4e-4;
-  p.second_moment = 2e-7;
-  p.density = 3000.0;
-  p.youngs_modulus = 7e10;
-  p.elements = elements;
-  p.modes = modes;
-  p.reference = BeamReference::kClamped;
+  BeamProperties p = testing::KaneBeam(elements, modes, BeamReference::kClamped, kLength);
   p.geometric_stiffening = stiffening;
   PlanarModelBuilder builder;
-  PlanarBody body;
-  body.name = "beam";
-  body.beam = p;
-  const int b = builder.AddBody(body);
+  const int b = builder.AddBody(testing::FlexibleBody("beam", p));
   PlanarJoint hub;
   hub.name = "hub";
   hub.type = PlanarJointType::kRevolute;

@@ -13,34 +13,16 @@
 #include "engine/flexible_beam.h"
 #include "engine/planar_model.h"
 #include "events/simulation.h"
+#include "flexible_test_models.h"
 #include "planar_test_models.h"
 
 namespace saltus::engine {
 namespace {
 
 using testing::AllRows;
+using testing::FlexibleBody;
 using testing::GammaByDifference;
 using testing::JacobianByDifference;
-
-BeamProperties Beam(double length, int elements, int modes, BeamReference reference) {
-  BeamProperties p;
-  p.length = length;
-  p.area = 4e-4;
-  p.second_moment = 2e-7;
-  p.density = 3000.0;
-  p.youngs_modulus = 7e10;
-  p.elements = elements;
-  p.modes = modes;
-  p.reference = reference;
-  return p;
-}
-
-PlanarBody FlexibleBody(const std::string& name, const BeamProperties& beam) {
-  PlanarBody body;
-  body.name = name;
-  body.beam = beam;
-  return body;
-}
 
 // A state with every coordinate moving: deflections of a few per cent of the beam length.
 void RandomState(const PlanarModel& model, Eigen::VectorXd* q, Eigen::VectorXd* v) {
@@ -52,7 +34,8 @@ void RandomState(const PlanarModel& model, Eigen::VectorXd* q, Eigen::VectorXd* 
 TEST(PlanarFlexible, CoordinatesNamesAndMassMatrixLayout) {
   PlanarModelBuilder builder;
   builder.AddBody(testing::Body("crank", 1.0, 0.1));
-  const int rod = builder.AddBody(FlexibleBody("rod", Beam(2.0, 4, 3, BeamReference::kPinned)));
+  const int rod =
+      builder.AddBody(FlexibleBody("rod", testing::KaneBeam(4, 3, BeamReference::kPinned, 2.0)));
   builder.AddBody(testing::Body("slider", 2.0, 0.2));
   auto model = builder.Build();
   EXPECT_EQ(model->num_coordinates(), 3 + 6 + 3);
@@ -77,7 +60,8 @@ TEST(PlanarFlexible, CoordinatesNamesAndMassMatrixLayout) {
 
 TEST(PlanarFlexible, NodeVelocityAndAccelerationMatchFiniteDifferences) {
   PlanarModelBuilder builder;
-  const int b = builder.AddBody(FlexibleBody("beam", Beam(3.0, 3, 4, BeamReference::kFree)));
+  const int b =
+      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(3, 4, BeamReference::kFree, 3.0)));
   auto model = builder.Build();
   Eigen::VectorXd q, v;
   RandomState(*model, &q, &v);
@@ -117,8 +101,8 @@ TEST(PlanarFlexible, JointRowsAtNodesMatchFiniteDifferences) {
       PlanarBody link = testing::Body("link", 1.5, 0.2);
       link.q0 << 1.0, 0.5, 0.2;
       const int i_link = builder.AddBody(link);
-      const int i_beam =
-          builder.AddBody(FlexibleBody("beam", Beam(2.0, 4, 4, BeamReference::kClamped)));
+      const int i_beam = builder.AddBody(
+          FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kClamped, 2.0)));
       PlanarJoint joint = testing::Joint("j", type, beam_is_a ? i_beam : i_link,
                                          beam_is_a ? i_link : i_beam, {0.1, -0.2}, {0.1, -0.2});
       (beam_is_a ? joint.point_a : joint.point_b).setZero();
@@ -170,7 +154,8 @@ TEST(PlanarFlexible, ContactRowsAtNodesMatchFiniteDifferences) {
   PlanarBody plate = testing::Body("plate", 2.0, 0.3);
   plate.q0 << 0.5, -0.4, 0.1;
   const int i_plate = builder.AddBody(plate);
-  const int i_beam = builder.AddBody(FlexibleBody("beam", Beam(2.0, 4, 4, BeamReference::kFree)));
+  const int i_beam =
+      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kFree, 2.0)));
   auto model = builder.Build();
   auto system = std::make_shared<PlanarMultibodySystem>(model);
   contact::PlanarContact point_line;
@@ -211,7 +196,8 @@ TEST(PlanarFlexible, ContactRowsAtNodesMatchFiniteDifferences) {
 
 TEST(PlanarFlexible, NodeLoadsDeriveFromTheirPotential) {
   PlanarModelBuilder builder;
-  const int b = builder.AddBody(FlexibleBody("beam", Beam(2.0, 4, 3, BeamReference::kFree)));
+  const int b =
+      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 3, BeamReference::kFree, 2.0)));
   PlanarLoad load;
   load.name = "tip";
   load.body = b;
@@ -244,8 +230,7 @@ TEST(PlanarFlexible, CantileverUnderATipLoadDeflectsByTheClosedForm) {
   // the tip node; statics F_η(η) = 0 by Newton with the model's force Jacobian. With all modes
   // of the 8-element cantilever, δ = P L³/(3 E I) exactly (nodally exact Hermite elements)
   // up to the foreshortening nonlinearity, which changes w by O((δ/L)²) ≈ 1e-6 relative here.
-  BeamProperties beam =
-      Beam(10.0, 8, AvailableModes(8, BeamReference::kClamped), BeamReference::kClamped);
+  const BeamProperties beam = testing::KaneBeam(8, AvailableModes(8, BeamReference::kClamped));
   PlanarModelBuilder builder;
   const int b = builder.AddBody(FlexibleBody("beam", beam));
   builder.AddJoint(testing::Joint("weld", PlanarJointType::kFixed, kGround, b, {0, 0}, {0, 0}));
@@ -286,7 +271,7 @@ TEST(PlanarFlexible, FreeFlexibleBodyTumblingConservesEnergy) {
   // model (engine/flexible_beam.h). A beam spinning at 2 rad/s with its first modes excited
   // (deflections ~5 % of L, so that the foreshortening terms matter) for 3 s.
   PlanarModelBuilder builder;
-  BeamProperties beam = Beam(2.0, 4, 3, BeamReference::kFree);
+  BeamProperties beam = testing::KaneBeam(4, 3, BeamReference::kFree, 2.0);
   // Soft (E = 7e7 Pa): modes at 19, 53 and 104 rad/s, so that rtol 1e-9 needs few steps.
   beam.youngs_modulus = 7e7;
   builder.AddBody(FlexibleBody("beam", beam));

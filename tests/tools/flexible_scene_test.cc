@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/tools/numeric_csv.h"
+#include "tests/tools/scene_error_support.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
 
@@ -77,28 +78,8 @@ std::string Edit(const std::string& from, const std::string& to) {
   return yaml;
 }
 
-int LineOf(const std::string& text, const std::string& needle) {
-  const std::size_t at = text.find(needle);
-  EXPECT_NE(at, std::string::npos) << "test bug: '" << needle << "' not in the scene";
-  return static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
-}
-
-// Parses and builds `yaml` expecting a SceneError at the line of `at_needle` whose message
-// contains every needle.
-void ExpectError(const std::string& yaml, const std::string& at_needle,
-                 const std::vector<std::string>& needles) {
-  const int line = LineOf(yaml, at_needle);
-  try {
-    BuildSystem(ParseScene(yaml, "test.yaml"));
-    ADD_FAILURE() << "no SceneError for:\n" << yaml;
-  } catch (const SceneError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(e.line(), line) << what;
-    for (const std::string& n : needles) {
-      EXPECT_NE(what.find(n), std::string::npos) << "'" << n << "' missing from: " << what;
-    }
-  }
-}
+using test_support::ExpectSceneErrorAt;
+using test_support::LineOf;
 
 TEST(FlexibleScene, FlexibleBodiesMapToTheModel) {
   const Scene scene = ParseScene(kScene, "test.yaml");
@@ -124,24 +105,26 @@ TEST(FlexibleScene, FlexibleBodiesMapToTheModel) {
 }
 
 TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
-  ExpectError(Edit("    E: 7.0e10\n", "    E: 0\n"), "    E: 0", {"E must be > 0"});
-  ExpectError(Edit("    density: 2700\n", "    density: -1\n"), "    density: -1",
-              {"density must be > 0"});
-  ExpectError(Edit("    width: 0.02\n", "    width: 0\n"), "    width: 0", {"width must be > 0"});
-  ExpectError(Edit("    modes: 3\n", "    modes: 13\n"), "    modes: 13",
-              {"flexible body 'beam'", "modes must be at most 12"});
-  ExpectError(Edit("    elements: 4\n", "    elements: 0\n"), "    elements: 0",
-              {"elements must be >= 1"});
-  ExpectError(Edit("    reference: clamped\n", "    reference: clamp\n"), "    reference: clamp",
-              {"reference 'clamp' is unknown", "did you mean 'clamped'"});
-  ExpectError(Edit("    node_a: 4\n", "    node_a: 5\n"), "    node_a: 5",
-              {"joint 'tip_pin'", "node_a 5 does not exist", "nodes 0..4"});
-  ExpectError(Edit("    point_b: [-0.2, 0]\n", "    point_b: [-0.2, 0]\n    node_b: 1\n"),
-              "    node_b: 1", {"node_b needs a flexible body", "'link' is not one"});
-  ExpectError(Edit("    node: 2\n", "    node: 2\n    point: [0.1, 0]\n"), "    node: 2",
-              {"force 'push'", "node and point are exclusive"});
-  ExpectError(Edit("    node_b: 3\n", "    node_b: 9\n"), "    node_b: 9",
-              {"contact 'stop'", "node_b 9 does not exist"});
+  ExpectSceneErrorAt(Edit("    E: 7.0e10\n", "    E: 0\n"), "    E: 0", {"E must be > 0"});
+  ExpectSceneErrorAt(Edit("    density: 2700\n", "    density: -1\n"), "    density: -1",
+                     {"density must be > 0"});
+  ExpectSceneErrorAt(Edit("    width: 0.02\n", "    width: 0\n"), "    width: 0",
+                     {"width must be > 0"});
+  ExpectSceneErrorAt(Edit("    modes: 3\n", "    modes: 13\n"), "    modes: 13",
+                     {"flexible body 'beam'", "modes must be at most 12"});
+  ExpectSceneErrorAt(Edit("    elements: 4\n", "    elements: 0\n"), "    elements: 0",
+                     {"elements must be >= 1"});
+  ExpectSceneErrorAt(Edit("    reference: clamped\n", "    reference: clamp\n"),
+                     "    reference: clamp",
+                     {"reference 'clamp' is unknown", "did you mean 'clamped'"});
+  ExpectSceneErrorAt(Edit("    node_a: 4\n", "    node_a: 5\n"), "    node_a: 5",
+                     {"joint 'tip_pin'", "node_a 5 does not exist", "nodes 0..4"});
+  ExpectSceneErrorAt(Edit("    point_b: [-0.2, 0]\n", "    point_b: [-0.2, 0]\n    node_b: 1\n"),
+                     "    node_b: 1", {"node_b needs a flexible body", "'link' is not one"});
+  ExpectSceneErrorAt(Edit("    node: 2\n", "    node: 2\n    point: [0.1, 0]\n"), "    node: 2",
+                     {"force 'push'", "node and point are exclusive"});
+  ExpectSceneErrorAt(Edit("    node_b: 3\n", "    node_b: 9\n"), "    node_b: 9",
+                     {"contact 'stop'", "node_b 9 does not exist"});
 }
 
 TEST(FlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
