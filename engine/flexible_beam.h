@@ -73,8 +73,8 @@ struct BeamProperties {
   double modal_damping = 0;          // ζ, ≥ 0, every mode
 };
 
-// Number of modes the discretisation has for a reference: 3(n + 1) minus the fixed coordinates
-// (3 clamped, 3 pinned) or the 3 rigid modes (free).
+// Number of modes the discretisation has for a reference: 3(n + 1) minus the 3 coordinates the
+// reference fixes (clamped, pinned) or the 3 rigid modes (free), i.e. 3n.
 int AvailableModes(int elements, BeamReference reference);
 
 // Throws std::invalid_argument "<label>: <field> must be > 0, got …" (or the mode count) for
@@ -116,9 +116,9 @@ class FlexibleBeam {
   // Full FE matrices on the nodal vector x (3(n + 1) square), before reduction.
   const Eigen::MatrixXd& fe_stiffness() const { return k_fe_; }
   const Eigen::MatrixXd& fe_mass() const { return m_fe_; }
-  // The first min(count, all) eigenfrequencies of the FE model under the reference conditions
-  // (rad/s, ascending; for `free` without the rigid modes).
-  Eigen::VectorXd FeFrequencies() const { return all_omega_; }
+  // Every eigenfrequency of the FE model under the reference conditions (AvailableModes of
+  // them; rad/s, ascending; for `free` without the rigid modes).
+  const Eigen::VectorXd& FeFrequencies() const { return all_omega_; }
   // X of node k (k in [0, n]); throws std::out_of_range otherwise.
   double NodeX(int node) const;
   // The beam point at X ∈ [0, L] (throws std::out_of_range outside).
