@@ -18,6 +18,8 @@
 //   disks: d = p_b − p_a, n = d/‖d‖,  G_b = [nᵀ, nᵀJρ_b],  G_a = −[nᵀ, nᵀJρ_a],
 //          γ = n·(ω_a² ρ_a − ω_b² ρ_b) + (‖ḋ‖² − (n·ḋ)²)/‖d‖.
 //
+// At a node of a flexible body b (node_b), ρ_b = A ū(X_k, η) and p_b gain the elastic terms of
+// engine::PlanarPointState: G_b gets nᵀ ∂p_b/∂η on η and γ the term n·a_elastic.
 // Coincident disk centres (‖d‖ = 0) have no normal: G and γ are NaN there (the gap is finite).
 // One row per contact, named by the contact.
 //
@@ -74,6 +76,10 @@ struct PlanarContact {
   double radius_b = 0.0;                                // disk b radius (disk–line, disk–disk)
   double restitution = -1.0;                            // [0, 1]; negative: the global one
   double friction = 0.0;  // Coulomb μ ≥ 0; > 0 adds the tangential row "<name>.t"
+  // A node of a flexible body_b (−1: point_b of the body frame): the point or disk centre is
+  // then that node of the deformed centreline (point_b must be zero), and G has the body's
+  // elastic columns (engine::PlanarModel::Point).
+  int node_b = -1;
 };
 
 class PlanarContacts : public engine::ConstraintBlock {
@@ -81,9 +87,9 @@ class PlanarContacts : public engine::ConstraintBlock {
   // Validates every contact (non-empty unique name, bodies exist and differ, not both ground,
   // finite geometry, radii ≥ 0 and > 0 for disks, non-zero normal, restitution in [0, 1] or
   // negative, friction finite and ≥ 0) and throws std::invalid_argument naming it. Line normals
-  // are stored normalized.
-  // Values, Jacobian and Gamma throw std::invalid_argument if q or v does not have 3 entries
-  // per body of the model.
+  // are stored normalized. node_b must be a node of a flexible body_b (with point_b zero).
+  // Values, Jacobian and Gamma throw std::invalid_argument if q or v does not have the model's
+  // num_coordinates() entries.
   PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
                  std::vector<PlanarContact> contacts);
 

@@ -477,6 +477,11 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   const auto spatial_system =
       std::dynamic_pointer_cast<engine::SpatialMultibodySystem>(built.system);
   const std::shared_ptr<engine::MechanicalSystem> system = built.system;
+  if (run.vtk && planar && planar->model().has_flexible_bodies()) {
+    throw SceneError(scene.file, 0,
+                     "--vtk draws rigid planar bodies only, and this scene has flexible bodies "
+                     "(use the CSV or --hdf5 output)");
+  }
   const Eigen::VectorXd& q0 = built.q0;
   const Eigen::VectorXd& v0 = built.v0;
   for (const std::string& warning : scene.warnings) err << "warning: " << warning << '\n';

@@ -216,7 +216,7 @@ Options ParseArgs(std::span<const std::string> args) {
       throw std::invalid_argument(flag + ": not supported by compare");
     }
   }
-  if (o.scene_files.empty() && o.sets.empty()) o.sets = {"joints", "impacts", "stiff"};
+  if (o.scene_files.empty() && o.sets.empty()) o.sets = {"joints", "impacts", "stiff", "flexible"};
   return o;
 }
 

@@ -383,8 +383,8 @@ class SceneParser {
       top.Fail(*top.Find("dimension"), "dimension must be 2 (planar) or 3 (spatial)");
     }
     if (scene.dimension == 3) return ParseSpatial(top, std::move(scene));
-    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "contacts", "simulation", "reference"}));
+    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "flexible_bodies",
+                        "joints", "drivers", "forces", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -392,12 +392,18 @@ class SceneParser {
     scene.description = top.String("description", "");
     scene.gravity = top.Vec2("gravity", scene.gravity, "[gx, gy]");
 
-    const YAML::Node& bodies = top.Require("bodies");
-    if (!bodies.IsSequence() || bodies.size() == 0) {
-      top.Fail(bodies,
-               "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(bodies));
+    // Rigid bodies, then flexible bodies (engine::PlanarBody::beam), in one body numbering.
+    const std::vector<YAML::Node> flexible = ListSection(top, "flexible_bodies");
+    const YAML::Node* bodies = top.Find("bodies");
+    if (flexible.empty() || bodies != nullptr) {
+      const YAML::Node& list = top.Require("bodies");
+      if (!list.IsSequence() || (list.size() == 0 && flexible.empty())) {
+        top.Fail(list,
+                 "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(list));
+      }
+      for (std::size_t i = 0; i < list.size(); ++i) ParseBody(list[i], i, &scene);
     }
-    for (std::size_t i = 0; i < bodies.size(); ++i) ParseBody(bodies[i], i, &scene);
+    for (std::size_t i = 0; i < flexible.size(); ++i) ParseFlexibleBody(flexible[i], i, &scene);
     for (const YAML::Node& n : ListSection(top, "joints")) ParseJoint(n, &scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
@@ -487,6 +493,94 @@ class SceneParser {
     scene->lines.bodies.push_back(r.line());
   }
 
+  // A flexible beam body (engine/flexible_beam.h): geometry, section (area and second_moment,
+  // or width and height of a rectangle), material, discretisation, reduction and damping.
+  void ParseFlexibleBody(const YAML::Node& node, std::size_t index, Scene* scene) {
+    MapReader r(file_, node, "flexible body #" + std::to_string(index + 1));
+    engine::PlanarBody body;
+    body.name = ClaimName(r, "flexible body");
+    r.CheckKeys(Keys({"name", "length", "E", "density", "area", "second_moment", "width", "height",
+                      "elements", "modes", "reference", "geometric_stiffening", "rayleigh_alpha",
+                      "rayleigh_beta", "modal_damping", "position", "velocity"}));
+    engine::BeamProperties beam;
+    beam.length = r.RequiredNumber("length", Range::kPositive);
+    beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
+    beam.density = r.RequiredNumber("density", Range::kPositive);
+    if (r.Has("width") || r.Has("height")) {
+      for (const char* key : {"area", "second_moment"}) {
+        if (r.Has(key)) {
+          r.Fail(*r.Find(key), std::string("give either width and height or area and "
+                                           "second_moment, not both (") +
+                                   key + ")");
+        }
+      }
+      const double w = r.RequiredNumber("width", Range::kPositive);
+      const double h = r.RequiredNumber("height", Range::kPositive);
+      beam.area = w * h;
+      beam.second_moment = w * h * h * h / 12.0;  // bending in the plane: height in the plane
+    } else {
+      beam.area = r.RequiredNumber("area", Range::kPositive);
+      beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
+    }
+    beam.elements = r.Integer("elements", 1, 4);
+    const std::string reference = r.String("reference", "clamped");
+    const std::vector<std::string> references = Keys({"clamped", "pinned", "free"});
+    if (reference == "clamped") {
+      beam.reference = engine::BeamReference::kClamped;
+    } else if (reference == "pinned") {
+      beam.reference = engine::BeamReference::kPinned;
+    } else if (reference == "free") {
+      beam.reference = engine::BeamReference::kFree;
+    } else {
+      r.Fail(*r.Find("reference"), "reference '" + reference + "' is unknown" +
+                                       Suggestion(reference, references) +
+                                       " (use clamped, pinned or free)");
+    }
+    beam.modes = r.Integer("modes", 1, 2);
+    const int available = engine::AvailableModes(beam.elements, beam.reference);
+    if (beam.modes > available) {
+      r.Fail(*r.Find("modes"), "modes must be at most " + std::to_string(available) +
+                                   " (the modes of " + std::to_string(beam.elements) +
+                                   " elements with the " + reference + " reference), got " +
+                                   std::to_string(beam.modes));
+    }
+    beam.geometric_stiffening = r.Bool("geometric_stiffening", true);
+    beam.rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
+    beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
+    beam.modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
+    body.beam = beam;
+    body.q0 = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, theta]");
+    body.v0 = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, omega]");
+    body_index_[body.name] = static_cast<int>(scene->bodies.size());
+    body_names_.push_back(body.name);
+    scene->bodies.push_back(body);
+    scene->lines.bodies.push_back(r.line());
+  }
+
+  // `key` (node_a, node_b, node): a node index of the flexible body `body`, exclusive with
+  // `point_key`; −1 when absent.
+  int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
+              const Scene& scene) const {
+    const YAML::Node* value = r.Find(key);
+    if (value == nullptr) return -1;
+    const engine::PlanarBody* b =
+        body >= 0 ? &scene.bodies[static_cast<std::size_t>(body)] : nullptr;
+    if (b == nullptr || !b->beam) {
+      r.Fail(*value, std::string(key) + " needs a flexible body, but '" +
+                         (b ? b->name : std::string(kGroundName)) + "' is not one");
+    }
+    if (r.Has(point_key)) {
+      r.Fail(*value, std::string(key) + " and " + std::string(point_key) +
+                         " are exclusive (a node is its own point)");
+    }
+    const int node = r.Integer(key, 0, 0);
+    if (node > b->beam->elements) {
+      r.Fail(*value, std::string(key) + " " + std::to_string(node) + " does not exist: '" +
+                         b->name + "' has nodes 0.." + std::to_string(b->beam->elements));
+    }
+    return node;
+  }
+
   void ParseJoint(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "joint #" + std::to_string(scene->joints.size() + 1));
     engine::PlanarJoint joint;
@@ -505,9 +599,11 @@ class SceneParser {
     for (const auto& [n, t] : kTypes) {
       if (n == type) joint.type = t;
     }
-    const std::vector<std::string> all = Keys({"name", "type", "body_a", "body_b", "point_a",
-                                               "point_b", "axis_a", "angle0", "rate", "length"});
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b",
+              "axis_a", "angle0", "rate", "length"});
     std::vector<std::string> allowed = Keys({"name", "type", "body_a", "body_b"});
+    if (joint.type != T::kAngleDriver) allowed.insert(allowed.end(), {"node_a", "node_b"});
     const auto allow = [&](std::initializer_list<const char*> keys) {
       allowed.insert(allowed.end(), keys.begin(), keys.end());
     };
@@ -537,13 +633,15 @@ class SceneParser {
     RequireDistinct(r, joint.body_a, joint.body_b);
     joint.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
     joint.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+    joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, *scene);
+    joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, *scene);
     joint.axis_a = r.Direction("axis_a", Eigen::Vector2d::UnitX());
     joint.angle0 = r.Number("angle0", Range::kAny, 0.0);
     joint.rate = r.Number("rate", Range::kAny, 0.0);
     if (joint.type == T::kDistance) {
       // L: given, or the distance of the two points in the initial configuration.
-      const Eigen::Vector2d pa = InitialPoint(*scene, joint.body_a, joint.point_a);
-      const Eigen::Vector2d pb = InitialPoint(*scene, joint.body_b, joint.point_b);
+      const Eigen::Vector2d pa = InitialPoint(*scene, joint.body_a, joint.point_a, joint.node_a);
+      const Eigen::Vector2d pb = InitialPoint(*scene, joint.body_b, joint.point_b, joint.node_b);
       // Points within round-off of each other (1e-12 of their size) coincide: no length.
       double initial = (pb - pa).norm();
       if (initial <= 1e-12 * std::max({1.0, pa.norm(), pb.norm()})) initial = 0.0;
@@ -601,11 +699,14 @@ class SceneParser {
     scene->lines.drivers.push_back(r.line());
   }
 
-  // World position of a body-frame point in the initial configuration (ground: identity).
-  Eigen::Vector2d InitialPoint(const Scene& scene, int body, const Eigen::Vector2d& s) const {
+  // World position of a body-frame point in the initial configuration (ground: identity), or
+  // of node `node` of a flexible body (undeformed: at X_k on the frame's x axis).
+  Eigen::Vector2d InitialPoint(const Scene& scene, int body, Eigen::Vector2d s,
+                               int node = -1) const {
     if (body == engine::kGround) return s;
-    const Eigen::Vector3d& q = scene.bodies[static_cast<std::size_t>(body)].q0;
-    return q.head<2>() + Eigen::Rotation2Dd(q[2]) * s;
+    const engine::PlanarBody& b = scene.bodies[static_cast<std::size_t>(body)];
+    if (node >= 0) s = {b.beam->length * node / b.beam->elements, 0.0};
+    return b.q0.head<2>() + Eigen::Rotation2Dd(b.q0[2]) * s;
   }
 
   void ParseForce(const YAML::Node& node, Scene* scene) {
@@ -614,9 +715,9 @@ class SceneParser {
                                            scene->torsional_springs.size() + 1));
     const std::string name = ClaimName(r, "force");
     const std::string type = Type(r, Keys({"spring_damper", "torsional_spring", "load"}));
-    const std::vector<std::string> all =
-        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale"});
+    const std::vector<std::string> all = Keys(
+        {"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
+         "rest_length", "joint", "angle0", "body", "force", "point", "node", "torque", "scale"});
     if (type == "spring_damper") {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
                         "damping", "rest_length"}),
@@ -653,13 +754,14 @@ class SceneParser {
       scene->torsional_springs.push_back(s);
       scene->lines.torsional_springs.push_back(r.line());
     } else {
-      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque", "scale"}), all,
+      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "node", "torque", "scale"}), all,
                   "a load force");
       engine::PlanarLoad load;
       load.name = name;
       load.body = BodyRef(r, "body", /*allow_ground=*/false);
       load.force = r.Vec2("force", Eigen::Vector2d::Zero(), "[fx, fy]");
       load.point = r.Vec2("point", Eigen::Vector2d::Zero());
+      load.node = NodeRef(r, "node", "point", load.body, *scene);
       load.torque = r.Number("torque", Range::kAny, 0.0);
       if (const YAML::Node* sc = r.Find("scale")) {
         MapReader sr(file_, *sc, r.item() + ": scale");
@@ -677,21 +779,21 @@ class SceneParser {
     const std::string type = Type(r, Keys({"point_line", "disk_line", "disk_disk"}));
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "radius_a", "point_b",
-              "radius_b", "restitution", "friction"});
+              "node_b", "radius_b", "restitution", "friction"});
     if (type == "point_line") {
       c.type = contact::PlanarContactType::kPointLine;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
-                        "restitution", "friction"}),
+                        "node_b", "restitution", "friction"}),
                   all, "a point_line contact");
     } else if (type == "disk_line") {
       c.type = contact::PlanarContactType::kDiskLine;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
-                        "radius_b", "restitution", "friction"}),
+                        "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_line contact");
     } else {
       c.type = contact::PlanarContactType::kDiskDisk;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "point_b",
-                        "radius_b", "restitution", "friction"}),
+                        "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_disk contact");
     }
     c.body_a = BodyRef(r, "body_a");
@@ -700,6 +802,7 @@ class SceneParser {
     RequireDistinct(r, c.body_a, c.body_b);
     c.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
     c.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+    c.node_b = NodeRef(r, "node_b", "point_b", c.body_b, *scene);
     if (c.type != contact::PlanarContactType::kDiskDisk) {
       c.normal_a = r.Direction("normal_a", Eigen::Vector2d::UnitY());
     }
@@ -758,6 +861,9 @@ class SceneParser {
   // ---- Spatial scenes (dimension: 3) ----------------------------------------------------------
 
   Scene ParseSpatial(const MapReader& top, Scene scene) {
+    if (const YAML::Node* flexible = top.Find("flexible_bodies")) {
+      top.Fail(*flexible, "flexible_bodies are planar only for now (dimension: 2)");
+    }
     top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
                         "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
@@ -1217,20 +1323,21 @@ class SceneParser {
     return it->second;
   }
 
-  // A TimeProfile from `profile` (constant_rate, polynomial or sine) and its keys in `r`; checks
-  // the keys of `r` against `own` plus that profile's keys.
+  // A TimeProfile from `profile` (constant_rate, polynomial, sine or spin_up) and its keys in `r`;
+  // checks the keys of `r` against `own` plus that profile's keys.
   static engine::TimeProfile ParseProfile(const MapReader& r, std::vector<std::string> own,
                                           const std::string& label) {
     engine::TimeProfile p;
-    const std::vector<std::string> kinds = Keys({"constant_rate", "polynomial", "sine"});
+    const std::vector<std::string> kinds = Keys({"constant_rate", "polynomial", "sine", "spin_up"});
     const YAML::Node& value = r.Require("profile");
     const std::string kind = r.ToString(value, "profile");
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       r.Fail(value, "profile '" + kind + "' is unknown" + Suggestion(kind, kinds) +
-                        " (use constant_rate, polynomial or sine)");
+                        " (use constant_rate, polynomial, sine or spin_up)");
     }
     std::vector<std::string> all = own;
-    for (const char* k : {"value0", "rate", "coefficients", "amplitude", "frequency", "phase"}) {
+    for (const char* k :
+         {"value0", "rate", "coefficients", "amplitude", "frequency", "phase", "duration"}) {
       all.emplace_back(k);
     }
     std::vector<std::string> allowed = own;
@@ -1240,9 +1347,12 @@ class SceneParser {
     } else if (kind == "polynomial") {
       p.kind = engine::TimeProfile::Kind::kPolynomial;
       allowed.emplace_back("coefficients");
-    } else {
+    } else if (kind == "sine") {
       p.kind = engine::TimeProfile::Kind::kSine;
       allowed.insert(allowed.end(), {"value0", "amplitude", "frequency", "phase"});
+    } else {
+      p.kind = engine::TimeProfile::Kind::kSpinUp;
+      allowed.insert(allowed.end(), {"value0", "rate", "duration"});
     }
     r.CheckKeys(allowed, all, label + " with a " + kind + " profile");
     p.value0 = r.Number("value0", Range::kAny, 0.0);
@@ -1250,6 +1360,9 @@ class SceneParser {
     p.amplitude = r.Number("amplitude", Range::kAny, 0.0);
     p.frequency = r.Number("frequency", Range::kAny, 0.0);
     p.phase = r.Number("phase", Range::kAny, 0.0);
+    if (p.kind == engine::TimeProfile::Kind::kSpinUp) {
+      p.duration = r.RequiredNumber("duration", Range::kPositive);
+    }
     if (p.kind == engine::TimeProfile::Kind::kPolynomial) {
       const YAML::Node& c = r.Require("coefficients");
       if (!c.IsSequence() || c.size() == 0) {

@@ -332,7 +332,7 @@ TEST_F(CompareTest, BadInputStopsBeforeAnyRun) {
 }
 
 TEST_F(CompareTest, ShippedSetsLoad) {
-  for (const std::string set : {"joints", "impacts", "stiff"}) {
+  for (const std::string set : {"joints", "impacts", "stiff", "flexible"}) {
     std::string name;
     const std::vector<SceneSetEntry> entries = SceneSet(set, &name);
     EXPECT_EQ(name, set);
