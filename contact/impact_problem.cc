@@ -5,54 +5,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "contact/delassus.h"
 #include "engine/block_sparse.h"
 
 namespace saltus::contact {
 namespace {
-
-std::string RowLabel(const engine::MechanicalSystem& system, int row) {
-  return "row " + std::to_string(row) + " ('" + system.constraint_info(row).name + "')";
-}
-
-void ValidateState(const char* who, const engine::MechanicalSystem& system, double t,
-                   const Eigen::VectorXd& q, const Eigen::VectorXd& v, const char* v_name) {
-  const std::string w(who);
-  if (!std::isfinite(t)) throw std::invalid_argument(w + ": t is not finite");
-  if (q.size() != system.nq()) {
-    throw std::invalid_argument(w + ": q has " + std::to_string(q.size()) +
-                                " entries, nq = " + std::to_string(system.nq()));
-  }
-  if (v.size() != system.nv()) {
-    throw std::invalid_argument(w + ": " + v_name + " has " + std::to_string(v.size()) +
-                                " entries, nv = " + std::to_string(system.nv()));
-  }
-  if (!q.allFinite()) throw std::invalid_argument(w + ": q has a non-finite entry");
-  if (!v.allFinite()) throw std::invalid_argument(w + ": " + v_name + " has a non-finite entry");
-}
-
-void ValidateRows(const char* who, const engine::MechanicalSystem& system,
-                  std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
-  const auto check = [&](std::span<const int> rows, const char* list) {
-    for (int r : rows) {
-      if (r < 0 || r >= system.num_constraints()) {
-        throw std::invalid_argument(std::string(who) + ": " + list + " row " + std::to_string(r) +
-                                    " outside [0, " + std::to_string(system.num_constraints()) +
-                                    ")");
-      }
-    }
-  };
-  check(bilateral_rows, "bilateral");
-  check(unilateral_rows, "unilateral");
-  // Duplicates, within or across the two lists: sort a copy (these lists are short).
-  thread_local std::vector<int> all;
-  all.assign(bilateral_rows.begin(), bilateral_rows.end());
-  all.insert(all.end(), unilateral_rows.begin(), unilateral_rows.end());
-  std::sort(all.begin(), all.end());
-  const auto dup = std::adjacent_find(all.begin(), all.end());
-  if (dup != all.end()) {
-    throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, *dup) + " listed twice");
-  }
-}
 
 // The reduced problem shared by the impact and the acceleration problems, written in the
 // Cholesky-scaled unknown y = Lᵀ x (x = v⁺ or v̇):
@@ -70,84 +27,13 @@ struct Reduced {
 Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
                      const Eigen::VectorXd& y0, const Eigen::VectorXd& c_b,
                      const Eigen::VectorXd& d_u, const LcpOptions& options) {
-  const Eigen::Index nv = y0.size();
   Reduced out;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod;
-  Eigen::MatrixXd Q1(nv, 0);
-  Eigen::VectorXd s(0);
-  if (A_b.cols() > 0) {
-    cod.setThreshold(kBilateralRankTolerance);
-    cod.compute(A_b);
-    out.rank = static_cast<int>(cod.rank());
-    Q1 = cod.householderQ() * Eigen::MatrixXd::Identity(nv, out.rank);
-    // Component of y in range(A_B) fixed by the bilateral rows: (A_Bᵀ Q₁) s = −c_B, A_Bᵀ Q₁ of
-    // full column rank; least squares if redundant rows are inconsistent.
-    if (out.rank > 0) {
-      const Eigen::MatrixXd K = A_b.transpose() * Q1;
-      s = K.colPivHouseholderQr().solve(-c_b);
-    }
-  }
-  // C = (I − Q₁Q₁ᵀ) A_U, W_red = Cᵀ C; y_free = (I − Q₁Q₁ᵀ) y0 + Q₁ s.
-  Eigen::MatrixXd C = A_u;
-  Eigen::VectorXd y_free = y0;
-  if (out.rank > 0) {
-    C.noalias() -= Q1 * (Q1.transpose() * A_u);
-    y_free.noalias() -= Q1 * (Q1.transpose() * y0);
-    y_free.noalias() += Q1 * s;
-  }
-  Eigen::MatrixXd W_red = C.transpose() * C;
-  W_red = 0.5 * (W_red + W_red.transpose()).eval();
-  Eigen::VectorXd b = A_u.transpose() * y_free + d_u;
-
-  out.lcp = SolveLcpByComponents(W_red, b, options);
+  const BilateralElimination elimination(A_b, A_u, y0, c_b);
+  out.rank = elimination.rank();
+  out.lcp = SolveLcpByComponents(elimination.W(), elimination.Rhs(d_u), options);
   out.z_u = out.lcp.z;
-  out.y = y_free + C * out.z_u;
-  if (A_b.cols() > 0) {
-    // A_B z_B = y − y0 − A_U z_U, which lies in range(A_B): minimum-norm z_B.
-    const Eigen::VectorXd rhs = out.y - y0 - A_u * out.z_u;
-    out.z_b = out.rank > 0 ? Eigen::VectorXd(cod.solve(rhs)) : Eigen::VectorXd::Zero(A_b.cols());
-    out.bilateral_residual = (A_b.transpose() * out.y + c_b).lpNorm<Eigen::Infinity>();
-  } else {
-    out.z_b.resize(0);
-  }
+  elimination.Recover(out.z_u, &out.y, &out.z_b, &out.bilateral_residual);
   return out;
-}
-
-// Everything both problems need from the system at (t, q).
-struct Assembled {
-  Eigen::LLT<Eigen::MatrixXd> llt;
-  Eigen::MatrixXd G_b, G_u;  // rows × nv
-  Eigen::MatrixXd A_b, A_u;  // L⁻¹ Gᵀ, nv × rows
-  std::string error;         // non-empty: the system data cannot be used
-};
-
-Assembled Assemble(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
-                   std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
-  Assembled a;
-  Eigen::MatrixXd M;
-  system.MassMatrix(q, &M);
-  const int nv = system.nv();
-  if (M.rows() != nv || M.cols() != nv || !M.allFinite()) {
-    a.error = "mass matrix is not a finite nv x nv matrix";
-    return a;
-  }
-  a.llt.compute(M);
-  if (a.llt.info() != Eigen::Success) {
-    a.error = "mass matrix is not positive definite (Cholesky failed)";
-    return a;
-  }
-  system.ConstraintJacobian(t, q, bilateral_rows, &a.G_b);
-  system.ConstraintJacobian(t, q, unilateral_rows, &a.G_u);
-  if (!a.G_b.allFinite() || !a.G_u.allFinite()) {
-    a.error = "constraint Jacobian has a non-finite entry";
-    return a;
-  }
-  // (Eigen's triangular solve reads element (0, 0) of an empty right-hand side: skip those.)
-  a.A_b.resize(nv, a.G_b.rows());
-  a.A_u.resize(nv, a.G_u.rows());
-  if (a.G_b.rows() > 0) a.A_b = a.llt.matrixL().solve(a.G_b.transpose());
-  if (a.G_u.rows() > 0) a.A_u = a.llt.matrixL().solve(a.G_u.transpose());
-  return a;
 }
 
 // Block-sparse assembly (impact_problem.h, "Sparse assembly"): M = diag(M_c) and G by blocks.
@@ -429,7 +315,7 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
       return result;
     }
   }
-  Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
+  DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
     result.message = "SolveImpact: " + a.error;
     return result;
@@ -519,7 +405,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       return result;
     }
   }
-  Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
+  DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
     result.message = "SolveContactAccelerations: " + a.error;
     return result;

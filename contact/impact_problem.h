@@ -9,7 +9,7 @@
 // with W_BB⁺ from a rank-revealing factorization, so redundant joints are allowed. W_BB is
 // factorized through its square root: with A = L⁻¹ Gᵀ (nv × m), W = Aᵀ A, and a complete
 // orthogonal decomposition (column-pivoting QR, relative rank threshold kBilateralRankTolerance)
-// of A_B gives an orthonormal basis Q₁ of range(A_B); then W_red = Cᵀ C with
+// of A_B (contact/delassus.h) gives an orthonormal basis Q₁ of range(A_B); then W_red = Cᵀ C with
 // C = (I − Q₁ Q₁ᵀ) A_U. This is W_UU − W_UB W_BB⁺ W_BU without squaring the condition number.
 //
 // Normal velocities include the partial time derivative of rheonomic rows: u = G v + ∂g/∂t = ġ.
@@ -60,13 +60,10 @@
 #include <vector>
 
 #include "contact/complementarity.h"
+#include "contact/delassus.h"
 #include "engine/mechanical_system.h"
 
 namespace saltus::contact {
-
-// A pivot of the factorization of L⁻¹ G_Bᵀ counts as non-zero when larger than this times the
-// largest pivot.
-constexpr double kBilateralRankTolerance = 1e-10;
 
 struct ImpactResult {
   bool ok = false;

@@ -116,12 +116,32 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
       fail("restitution must be in [0, 1] (or negative for the global one), got " +
            std::to_string(c.restitution));
     }
+    if (!std::isfinite(c.friction) || c.friction < 0.0) {
+      fail("friction must be a finite number >= 0, got " + std::to_string(c.friction));
+    }
     engine::ConstraintRowInfo info;
     info.kind = engine::ConstraintKind::kUnilateral;
     info.name = c.name;
     info.restitution = c.restitution < 0.0 ? -1.0 : c.restitution;
+    info.friction = c.friction;
     infos_.push_back(std::move(info));
   }
+  // The tangential rows after all normal rows, so that frictionless rows keep their indices.
+  for (std::size_t i = 0; i < contacts_.size(); ++i) {
+    if (!(contacts_[i].friction > 0.0)) continue;
+    engine::ConstraintRowInfo info;
+    info.kind = engine::ConstraintKind::kTangential;
+    info.level = engine::ConstraintLevel::kVelocity;
+    info.name = contacts_[i].name + ".t";
+    info.normal_row = static_cast<int>(i);
+    infos_.push_back(std::move(info));
+    tangent_contact_.push_back(static_cast<int>(i));
+  }
+}
+
+int PlanarContacts::RowContact(int row) const {
+  const int n = static_cast<int>(contacts_.size());
+  return row < n ? row : tangent_contact_[static_cast<std::size_t>(row - n)];
 }
 
 namespace {
@@ -163,15 +183,68 @@ Geometry Evaluate(const PlanarContact& c, BodyFrame a, BodyFrame b) {
   return geo;
 }
 
+// Witness points of the two surfaces (x_b on B, x_a on A, x_b − x_a = g n), the gap and the
+// tangent t = J n of a contact (header, "Tangential rows").
+struct TangentPoints {
+  Eigen::Vector2d x_a, x_b, t;
+  double gap = 0.0;
+};
+
+TangentPoints Witnesses(const PlanarContact& c, const Geometry& geo) {
+  TangentPoints w;
+  w.t = Perp(geo.n);
+  if (c.type == PlanarContactType::kDiskDisk) {
+    w.gap = geo.distance - c.radius_a - c.radius_b;
+    w.x_b = geo.p_b - c.radius_b * geo.n;
+    w.x_a = geo.p_a + c.radius_a * geo.n;
+  } else {
+    w.x_b = geo.p_b - c.radius_b * geo.n;  // radius_b = 0 for a point
+    w.gap = geo.n.dot(w.x_b - geo.p_a);
+    w.x_a = w.x_b - w.gap * geo.n;
+  }
+  return w;
+}
+
+// Velocity of the material point of a side at the world point x: ṙ + ω J (x − r).
+Eigen::Vector2d PointVelocity(const BodyFrame& f, const Eigen::Vector2d& x) {
+  return f.r_dot + f.omega * Perp(x - f.r);
+}
+
+// γ_T of a tangential row (header): ṫ·Δv + ω_b n·(ẋ_b − ṙ_b) − ω_a n·(ẋ_a − ṙ_a).
+double TangentGamma(const PlanarContact& c, const Geometry& geo) {
+  const TangentPoints w = Witnesses(c, geo);
+  const Eigen::Vector2d& n = geo.n;
+  const Eigen::Vector2d dv = PointVelocity(geo.b, w.x_b) - PointVelocity(geo.a, w.x_a);
+  Eigen::Vector2d n_dot = Eigen::Vector2d::Zero(), x_dot_a = n_dot, x_dot_b = n_dot;
+  if (c.type == PlanarContactType::kDiskDisk) {
+    const Eigen::Vector2d d_dot = PointVelocity(geo.b, geo.p_b) - PointVelocity(geo.a, geo.p_a);
+    n_dot = (w.t.dot(d_dot) / geo.distance) * w.t;
+    x_dot_b = PointVelocity(geo.b, geo.p_b) - c.radius_b * n_dot;
+    x_dot_a = PointVelocity(geo.a, geo.p_a) + c.radius_a * n_dot;
+  } else {
+    n_dot = geo.a.omega * w.t;
+    x_dot_b = PointVelocity(geo.b, geo.p_b) - c.radius_b * n_dot;
+    x_dot_a = x_dot_b - n.dot(dv) * n - w.gap * n_dot;
+  }
+  const Eigen::Vector2d t_dot = Perp(n_dot);
+  return t_dot.dot(dv) + geo.b.omega * n.dot(x_dot_b - geo.b.r_dot) -
+         geo.a.omega * n.dot(x_dot_a - geo.a.r_dot);
+}
+
 }  // namespace
 
 void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
                             Eigen::Ref<Eigen::VectorXd> g) const {
   CheckSize("q", q, model_->num_bodies());
+  const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
+    const auto i = static_cast<Eigen::Index>(k);
+    if (rows[k] >= n_contacts) {  // tangential: a velocity-level row has no position function
+      g(i) = 0.0;
+      continue;
+    }
     const PlanarContact& c = contacts_[rows[k]];
     const Geometry geo = Evaluate(c, Frame(c.body_a, q), Frame(c.body_b, q));
-    const auto i = static_cast<Eigen::Index>(k);
     switch (c.type) {
       case PlanarContactType::kPointLine:
         g(i) = geo.n.dot(geo.p_b - geo.p_a);
@@ -212,12 +285,17 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
                               Eigen::Ref<Eigen::MatrixXd> G) const {
   CheckSize("q", q, model_->num_bodies());
   G.setZero();
+  const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[rows[k]];
+    const PlanarContact& c = contacts_[RowContact(rows[k])];
     const Geometry geo = Evaluate(c, Frame(c.body_a, q), Frame(c.body_b, q));
     const auto i = static_cast<Eigen::Index>(k);
     const Eigen::Vector2d& n = geo.n;
-    if (c.type == PlanarContactType::kDiskDisk) {
+    if (rows[k] >= n_contacts) {  // ġ_T = t·(v_B(x_b) − v_A(x_a)), t·J y = n·y
+      const TangentPoints w = Witnesses(c, geo);
+      AddBlock(c.body_b, w.t, n.dot(w.x_b - geo.b.r), G, i);
+      AddBlock(c.body_a, -w.t, -n.dot(w.x_a - geo.a.r), G, i);
+    } else if (c.type == PlanarContactType::kDiskDisk) {
       AddBlock(c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
       AddBlock(c.body_a, -n, -n.dot(Perp(geo.rho_a)), G, i);
     } else {
@@ -231,10 +309,15 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
                            std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const {
   CheckSize("q", q, model_->num_bodies());
   CheckSize("v", v, model_->num_bodies());
+  const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[rows[k]];
+    const PlanarContact& c = contacts_[RowContact(rows[k])];
     const Geometry geo = Evaluate(c, Frame(c.body_a, q, v), Frame(c.body_b, q, v));
     const auto i = static_cast<Eigen::Index>(k);
+    if (rows[k] >= n_contacts) {
+      gamma(i) = TangentGamma(c, geo);
+      continue;
+    }
     const double w_a = geo.a.omega, w_b = geo.b.omega;
     // Velocities of the two points: ṗ = ṙ + ω J ρ.
     const Eigen::Vector2d pdot_a = geo.a.r_dot + w_a * Perp(geo.rho_a);

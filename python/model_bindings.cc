@@ -196,7 +196,8 @@ class PlanarBuilder {
                          double damping, double angle0);
   int AddContact(const std::string& name, const std::string& type, const py::handle& body_a,
                  const py::handle& body_b, const py::handle& point_a, const py::handle& normal_a,
-                 double radius_a, const py::handle& point_b, double radius_b, double restitution) {
+                 double radius_a, const py::handle& point_b, double radius_b, double restitution,
+                 double friction) {
     const std::string item = "contact '" + name + "'";
     contact::PlanarContact c;
     c.name = name;
@@ -218,6 +219,7 @@ class PlanarBuilder {
     c.point_b = Fixed<2>(point_b, item + ": point_b");
     c.radius_b = radius_b;
     c.restitution = restitution;
+    c.friction = friction;
     for (const contact::PlanarContact& other : contacts_) {
       if (other.name == name) throw InvalidArgument(item + ": the name is already used");
     }
@@ -717,7 +719,8 @@ class SpatialBuilder {
       choice_.excluded.push_back(ij);
     }
   }
-  void AddContactPair(const py::handle& a, const py::handle& b, const py::object& restitution) {
+  void AddContactPair(const py::handle& a, const py::handle& b, const py::object& restitution,
+                      const py::object& friction) {
     const std::pair<int, int> ij = ShapePair(a, b, "contact pair");
     const std::string item = "contact pair " + PairName(ij);
     if (const std::string why = tools::ContactPairObstacle(sp(), ij.first, ij.second);
@@ -740,7 +743,12 @@ class SpatialBuilder {
         throw InvalidArgument(item + ": restitution must be in [0, 1], got " + std::to_string(e));
       }
     }
-    choice_.listed.push_back({ij, e, 0});
+    const double mu = friction.is_none() ? -1.0 : Friction(friction, item);
+    choice_.listed.push_back({ij, e, mu, 0});
+  }
+  // Coulomb μ of the pairs without their own (a scene's simulation.friction).
+  void SetFriction(const py::object& friction) {
+    choice_.friction = Friction(friction, "friction");
   }
   void SetGravity(const py::handle& g) {
     const Eigen::Vector3d gravity = Fixed<3>(g, "gravity");
@@ -771,6 +779,20 @@ class SpatialBuilder {
  private:
   tools::SpatialScene& sp() { return scene_.spatial; }
   const tools::SpatialScene& sp() const { return scene_.spatial; }
+  // A friction coefficient: a finite number >= 0.
+  static double Friction(const py::object& o, const std::string& item) {
+    double mu = 0.0;
+    try {
+      mu = o.cast<double>();
+    } catch (const py::cast_error&) {
+      throw InvalidArgument(item + ": friction must be a number >= 0");
+    }
+    if (!std::isfinite(mu) || mu < 0.0) {
+      throw InvalidArgument(item + ": friction must be a finite number >= 0, got " +
+                            std::to_string(mu));
+    }
+    return mu;
+  }
   static std::uint32_t BitSet(const py::object& o, const std::string& what,
                               std::uint32_t fallback) {
     if (o.is_none()) return fallback;
@@ -974,9 +996,10 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            py::arg("type") = "disk_line", py::arg("body_a") = "ground", py::arg("body_b"),
            py::arg("point_a") = zeros2, py::arg("normal_a") = py::cast(std::vector<double>{0, 1}),
            py::arg("radius_a") = 0.0, py::arg("point_b") = zeros2, py::arg("radius_b") = 0.0,
-           py::arg("restitution") = -1.0,
-           "A unilateral contact: point_line, disk_line or disk_disk (contact/planar_contacts.h), "
-           "restitution in [0, 1] or negative for the simulation's.")
+           py::arg("restitution") = -1.0, py::arg("friction") = 0.0,
+           "A unilateral contact (docs/scene-format.md, contacts): restitution in [0, 1] "
+           "(negative: the simulation's), Coulomb friction mu >= 0 (> 0 adds the tangential row "
+           "'<name>.t').")
       .def("set_gravity", &PlanarBuilder::SetGravity, py::arg("g"), "Gravity (gx, gy), m/s^2.")
       .def("build", &PlanarBuilder::Build, "The Model of the items added so far.");
 
@@ -1061,9 +1084,14 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
       .def("exclude_contact", &SpatialBuilder::ExcludeContact, py::arg("shape_a"),
            py::arg("shape_b"), "No contact row between these two shapes.")
       .def("add_contact_pair", &SpatialBuilder::AddContactPair, py::arg("shape_a"),
-           py::arg("shape_b"), py::arg("restitution") = none,
+           py::arg("shape_b"), py::arg("restitution") = none, py::arg("friction") = none,
            "A contact pair (needed with set_contact_default('none')), with its own Newton "
-           "restitution in [0, 1] (default: the simulation's).")
+           "restitution in [0, 1] (default: the simulation's) and Coulomb friction mu >= 0 "
+           "(default: set_friction's, 0).")
+      .def("set_friction", &SpatialBuilder::SetFriction, py::arg("friction"),
+           "Coulomb friction mu >= 0 of every contact pair without its own (a scene's "
+           "simulation.friction; default 0). mu > 0 gives each normal row two tangential rows "
+           "'<row>.t1', '<row>.t2'.")
       .def_property_readonly("contact_pairs", &SpatialBuilder::ContactPairNames,
                              "Names of the contact pairs build() would make.")
       .def("set_gravity", &SpatialBuilder::SetGravity, py::arg("g"), "Gravity (gx, gy, gz), m/s^2.")

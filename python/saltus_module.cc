@@ -213,12 +213,18 @@ void BindOptions(py::module_& m) {
       "keys",
       [] {
         std::vector<std::string> keys;
+        // t_end belongs to the run; the friction keys stay in the scene (tools::FrictionOptions)
+        // until the event loop reads them.
         for (const std::string& k : saltus::tools::SimulationKeys()) {
-          if (k != "t_end") keys.push_back(k);
+          if (k != "t_end" && k != "friction" && k != "painleve" && k != "friction_cone") {
+            keys.push_back(k);
+          }
         }
         return keys;
       },
-      "The option names: the keys of a scene's `simulation:` section except t_end.");
+      "The option names: the keys of a scene's `simulation:` section except t_end and the "
+      "friction keys (friction, painleve, friction_cone), which the event loop does not read "
+      "yet.");
   c.def_property(
       "integrator", [](const O& o) { return o.integrator; },
       [](O& o, const std::string& name) { SetIntegrator(o, name); },

@@ -327,6 +327,11 @@ int List(std::ostream& out, std::size_t width) {
     out << head << std::string(indent - head.size(), ' ')
         << WrapText(std::string(e.description), width, indent) << '\n'
         << std::string(indent, ' ') << WrapText(formulations, width, indent) << '\n';
+    out << std::string(indent, ' ')
+        << WrapText(std::string("friction: sliding ") + (e.non_ideal_forces ? "yes" : "no") +
+                        ", sticking " + (e.velocity_level_rows ? "yes" : "no"),
+                    width, indent)
+        << '\n';
   }
   return kExitOk;
 }

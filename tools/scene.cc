@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -196,6 +197,13 @@ class MapReader {
       if (std::find(all_keys.begin(), all_keys.end(), e.key) != all_keys.end()) {
         Fail(e.key_node, "key '" + e.key + "' does not apply to " + type_label +
                              " (allowed: " + JoinWords(allowed, ", ") + ")");
+      }
+      if (e.key == "friction") {
+        // Coulomb friction acts along a contact's tangent: nothing else has one.
+        Fail(e.key_node,
+             "friction does not apply here: it is a coefficient of contacts (a contact's "
+             "`friction`, a contact pair's `friction` or simulation.friction), whose tangent "
+             "it acts along");
       }
       Fail(e.key_node, "unknown key '" + e.key + "'" +
                            Suggestion(e.key, all_keys.empty() ? allowed : all_keys) +
@@ -385,6 +393,10 @@ class SceneParser {
     for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "contacts")) ParseContact(n, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
+    // Contacts without their own `friction` get simulation.friction.
+    for (contact::PlanarContact& c : scene.contacts) {
+      if (c.friction < 0.0) c.friction = scene.friction.friction;
+    }
     if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
   }
@@ -655,21 +667,21 @@ class SceneParser {
     const std::string type = Type(r, Keys({"point_line", "disk_line", "disk_disk"}));
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "radius_a", "point_b",
-              "radius_b", "restitution"});
+              "radius_b", "restitution", "friction"});
     if (type == "point_line") {
       c.type = contact::PlanarContactType::kPointLine;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
-                        "restitution"}),
+                        "restitution", "friction"}),
                   all, "a point_line contact");
     } else if (type == "disk_line") {
       c.type = contact::PlanarContactType::kDiskLine;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
-                        "radius_b", "restitution"}),
+                        "radius_b", "restitution", "friction"}),
                   all, "a disk_line contact");
     } else {
       c.type = contact::PlanarContactType::kDiskDisk;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "point_b",
-                        "radius_b", "restitution"}),
+                        "radius_b", "restitution", "friction"}),
                   all, "a disk_disk contact");
     }
     c.body_a = BodyRef(r, "body_a");
@@ -688,6 +700,8 @@ class SceneParser {
       c.radius_b = r.RequiredNumber("radius_b", Range::kPositive);
     }
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    // Negative until simulation.friction is known (ApplyDefaultFriction).
+    c.friction = r.Number("friction", Range::kNonNegative, -1.0);
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
   }
@@ -754,8 +768,11 @@ class SceneParser {
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseSpatialForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "shapes")) ParseShape(n, &scene);
-    ParseContactPairs(top, &scene);
+    ContactPairChoice choice = ParseContactPairs(top, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
+    // The pairs without their own `friction` get simulation.friction.
+    choice.friction = scene.friction.friction;
+    SelectContactPairs(choice, shape_groups_, &sp);
     if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
   }
@@ -1030,12 +1047,13 @@ class SceneParser {
   // `contacts:` of a spatial scene: which shape pairs get unilateral rows. All pairs by default
   // (except shapes on the same body, two shapes on the ground and two non-convex shapes),
   // filtered by the shapes' group/mask bits; `exclude` removes pairs, `pairs` adds pairs (needed
-  // with `default: none`) and sets their restitution.
-  void ParseContactPairs(const MapReader& top, Scene* scene) {
+  // with `default: none`) and sets their restitution and friction. Returns the choice, for
+  // SelectContactPairs once simulation.friction is known.
+  ContactPairChoice ParseContactPairs(const MapReader& top, Scene* scene) {
     SpatialScene& sp = scene->spatial;
     bool all_pairs = true;
     std::set<std::pair<int, int>> excluded;
-    std::map<std::pair<int, int>, std::pair<double, int>> listed;  // restitution, line
+    std::map<std::pair<int, int>, ContactPairChoice::Listed> listed;
     if (const YAML::Node* section = top.Find("contacts"); section && !section->IsNull()) {
       MapReader r(file_, *section, "contacts");
       r.CheckKeys(Keys({"default", "exclude", "pairs"}));
@@ -1059,7 +1077,7 @@ class SceneParser {
       }
       for (const YAML::Node& item : ListSection(r, "pairs")) {
         MapReader pr(file_, item, "contact pair #" + std::to_string(listed.size() + 1));
-        pr.CheckKeys(Keys({"shapes", "restitution"}));
+        pr.CheckKeys(Keys({"shapes", "restitution", "friction"}));
         const std::pair<int, int> ij = ShapePair(pr, pr.Require("shapes"), "shapes");
         pr.SetItem("contact pair '" + sp.shapes[static_cast<std::size_t>(ij.first)].name() + "-" +
                    sp.shapes[static_cast<std::size_t>(ij.second)].name() + "'");
@@ -1069,9 +1087,10 @@ class SceneParser {
         if (excluded.count(ij) != 0) pr.Fail(pr.Require("shapes"), "the pair is also excluded");
         if (listed.count(ij) != 0) {
           pr.Fail(pr.Require("shapes"), "the pair is listed twice (first at line " +
-                                            std::to_string(listed[ij].second) + ")");
+                                            std::to_string(listed[ij].line) + ")");
         }
-        listed[ij] = {pr.Number("restitution", Range::kUnitInterval, -1.0), pr.line()};
+        listed[ij] = {ij, pr.Number("restitution", Range::kUnitInterval, -1.0),
+                      pr.Number("friction", Range::kNonNegative, -1.0), pr.line()};
       }
     }
     // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
@@ -1079,9 +1098,8 @@ class SceneParser {
     choice.all_pairs = all_pairs;
     excluded.insert(implicit_excluded_.begin(), implicit_excluded_.end());
     choice.excluded.assign(excluded.begin(), excluded.end());
-    for (const auto& [items, value] : listed)
-      choice.listed.push_back({items, value.first, value.second});
-    SelectContactPairs(choice, shape_groups_, &sp);
+    for (const auto& [items, value] : listed) choice.listed.push_back(value);
+    return choice;
   }
 
   // A non-zero 3-vector (a direction; not normalized here, the engine normalizes).
@@ -1571,6 +1589,7 @@ class SceneParser {
       o.zeno_max_events = zr.Integer("max_events", 1, o.zeno_max_events);
       o.zeno_window = zr.Number("window", Range::kPositive, o.zeno_window);
     }
+    ParseFrictionOptions(r, scene);
     if (const YAML::Node* te = r.Find("time_events")) {
       if (!te->IsSequence()) {
         r.Fail(*te, "time_events must be a list of times, got " + Describe(*te));
@@ -1580,6 +1599,48 @@ class SceneParser {
             r.ToNumber((*te)[i], "time_events[" + std::to_string(i) + "]", Range::kNonNegative));
       }
       std::sort(o.time_events.begin(), o.time_events.end());
+    }
+  }
+
+  // simulation.friction, painleve and friction_cone (FrictionOptions).
+  void ParseFrictionOptions(const MapReader& r, Scene* scene) const {
+    FrictionOptions& f = scene->friction;
+    f.friction = r.Number("friction", Range::kNonNegative, f.friction);
+    if (const YAML::Node* p = r.Find("painleve")) {
+      const std::string value = r.ToString(*p, "painleve");
+      if (value != "error" && value != "impact") {
+        r.Fail(*p, "painleve '" + value + "' is unknown" +
+                       Suggestion(value, Keys({"error", "impact"})) +
+                       " (use error: stop at a contact problem without a solution, or impact: "
+                       "resolve it by a tangential impact)");
+      }
+      f.painleve =
+          value == "error" ? FrictionOptions::Painleve::kError : FrictionOptions::Painleve::kImpact;
+    }
+    if (const YAML::Node* c = r.Find("friction_cone")) {
+      if (scene->dimension != 3) {
+        r.Fail(*c,
+               "friction_cone applies to spatial scenes (dimension: 3); the planar friction "
+               "cone is exact");
+      }
+      const std::string value = r.ToString(*c, "friction_cone");
+      const std::string usage =
+          " (use exact, or faceted N with an integer N >= 3 facets, e.g. 'faceted 8')";
+      std::istringstream words(value);
+      std::string kind, count, extra;
+      words >> kind >> count >> extra;
+      if (kind == "exact" && count.empty()) {
+        f.cone = FrictionOptions::Cone::kExact;
+      } else if (kind == "faceted") {
+        const std::optional<long> n = ParseInteger(count);
+        if (!n || *n < 3 || *n > std::numeric_limits<int>::max() || !extra.empty()) {
+          r.Fail(*c, "friction_cone '" + value + "': faceted needs an integer N >= 3" + usage);
+        }
+        f.cone = FrictionOptions::Cone::kFaceted;
+        f.cone_facets = static_cast<int>(*n);
+      } else {
+        r.Fail(*c, "friction_cone '" + value + "' is unknown" + usage);
+      }
     }
   }
 
@@ -1626,7 +1687,10 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "event_samples",
                                                 "root_tolerance",
                                                 "zeno",
-                                                "time_events"};
+                                                "time_events",
+                                                "friction",
+                                                "painleve",
+                                                "friction_cone"};
   return keys;
 }
 

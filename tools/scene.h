@@ -98,6 +98,23 @@ struct SpatialScene {
   std::vector<int> limit_lines;
 };
 
+// Friction keys of `simulation:` (issues 17 §2, §8 and 18 §3). The event loop does not read
+// them yet (events::SimulationOptions gets them when it handles friction).
+struct FrictionOptions {
+  // `friction`: Coulomb μ ≥ 0 of every contact (planar) or contact pair (spatial) without its
+  // own `friction` key; already applied to Scene::contacts and SpatialScene::contact_pairs.
+  double friction = 0.0;
+  // `painleve`: what an acceleration-level contact problem without a solution does: stop with an
+  // error (exit 3), or resolve it by a tangential impact.
+  enum class Painleve { kError, kImpact };
+  Painleve painleve = Painleve::kError;
+  // `friction_cone` (spatial scenes): the exact circular cone, or a polygonal cone of
+  // cone_facets ≥ 3 facets ("faceted N").
+  enum class Cone { kExact, kFaceted };
+  Cone cone = Cone::kExact;
+  int cone_facets = 0;
+};
+
 struct Scene {
   std::string file;   // label used in messages (the path as given)
   int dimension = 2;  // `dimension`: 2 (planar, the fields below) or 3 (`spatial`)
@@ -115,11 +132,12 @@ struct Scene {
   std::vector<engine::PlanarLoad> loads;
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
-  events::SimulationOptions options;  // everything under `simulation:` except t_end
+  events::SimulationOptions options;  // everything under `simulation:` except t_end and friction
   // Whether `formulation` was given; without it options has the integrator's default
   // (DefaultFormulation), which a different integrator chosen later replaces by its own.
   bool formulation_given = false;
-  double t_end = 0.0;  // s, > 0
+  FrictionOptions friction;  // `simulation:` friction, painleve, friction_cone
+  double t_end = 0.0;        // s, > 0
   SceneLines lines;
   SceneReference reference;
 };
@@ -176,9 +194,11 @@ struct ContactPairChoice {
   struct Listed {
     std::pair<int, int> items;
     double restitution = -1.0;  // negative: the simulation's global coefficient
+    double friction = -1.0;     // Coulomb μ; negative: ContactPairChoice::friction
     int line = 0;
   };
   std::vector<Listed> listed;  // `pairs`, validated by the caller (no obstacle, not excluded)
+  double friction = 0.0;       // μ ≥ 0 of the pairs without their own (`simulation.friction`)
 };
 // Fills sp->contact_pairs (and contact_pair_lines): every listed pair, plus with all_pairs every
 // pair that is not excluded, has no obstacle and passes the group/mask filters. shape_items[i]

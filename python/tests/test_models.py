@@ -201,3 +201,20 @@ def test_builders_reject_bad_items_naming_them():
     s.add_body("b")
     with pytest.raises(saltus.InvalidArgument, match="joint 'j'"):
         s.add_joint("j", "revolute", "b", "b")
+
+
+def test_planar_contact_friction_adds_a_tangential_row():
+    # friction > 0 appends "<contact>.t" after every normal row; 0 (the default) keeps the rows.
+    def model(mu_wall, mu_floor):
+        b = saltus.PlanarBuilder()
+        b.add_body("disk", mass=1, inertia=0.005, position=[0, 0.1, 0])
+        b.add_contact("floor", "disk_line", body_b="disk", radius_b=0.1, friction=mu_floor)
+        b.add_contact("wall", "disk_line", body_b="disk", point_a=[-1, 0], normal_a=[1, 0],
+                      radius_b=0.1, friction=mu_wall)
+        return b.build()
+    assert model(0.0, 0.0).constraint_names() == ["floor", "wall"]
+    assert model(0.3, 0.5).constraint_names() == ["floor", "wall", "floor.t", "wall.t"]
+    assert model(0.3, 0.0).constraint_names() == ["floor", "wall", "wall.t"]
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(saltus.InvalidArgument, match="contact 'wall'.*friction"):
+            model(bad, 0.0)

@@ -291,6 +291,29 @@ class BadInput(unittest.TestCase):
         self.assertIn("s-k", b.contact_pairs)
         b.build()
 
+    def test_contact_pair_friction_and_the_default_friction(self):
+        # Like the scene file's `friction` of a listed pair and simulation.friction: each normal
+        # row of a pair with mu > 0 gets "<row>.t1" and "<row>.t2" after all normal rows.
+        b = ball_on_table()
+        self.assertEqual(b.build().constraint_names(), ["floor-ball_shape", "table-ball_shape"])
+        b.set_friction(0.2)  # floor-ball (not listed)
+        self.assertEqual(b.build().constraint_names(),
+                         ["floor-ball_shape", "table-ball_shape", "floor-ball_shape.t1",
+                          "floor-ball_shape.t2", "table-ball_shape.t1", "table-ball_shape.t2"])
+        c = ball_on_table()
+        self.raises("contact pair 'floor-ball_shape'.*friction must be a finite number >= 0",
+                    c.add_contact_pair, "floor", "ball_shape", friction=-0.5)
+        self.raises("friction must be a number", c.add_contact_pair, "floor", "ball_shape",
+                    friction="rough")
+        self.raises("friction must be a finite number >= 0", c.set_friction, float("nan"))
+        d = saltus.SpatialBuilder()
+        d.add_body("ball", position=[0, 0, 1])
+        d.add_shape("floor", "plane")
+        d.add_shape("ball_shape", "sphere", body="ball", radius=0.1)
+        d.set_friction(0.7)
+        d.add_contact_pair("floor", "ball_shape", friction=0.0)  # its own: frictionless
+        self.assertEqual(d.build().constraint_names(), ["floor-ball_shape"])
+
     def test_an_impossible_assembly_names_the_driver(self):
         # A driver that asks a prismatic joint for 2 m while a distance rod allows 1 m.
         b = saltus.SpatialBuilder()

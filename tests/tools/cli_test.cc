@@ -112,6 +112,12 @@ TEST_F(CliTest, ListShowsEveryIntegratorAndItsFormulations) {
     for (integrators::Formulation f : e.formulations) {
       EXPECT_NE(r.out.find(std::string(integrators::ToString(f))), std::string::npos);
     }
+    // What each scheme does with friction phases, after its formulations.
+    const std::string friction = std::string("friction: sliding ") +
+                                 (e.non_ideal_forces ? "yes" : "no") + ", sticking " +
+                                 (e.velocity_level_rows ? "yes" : "no");
+    EXPECT_NE(r.out.find(friction, r.out.find(std::string(e.description))), std::string::npos)
+        << r.out;
   }
 }
 
