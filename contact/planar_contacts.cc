@@ -287,6 +287,28 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
   }
 }
 
+ContactSite PlanarContacts::Site(const Eigen::VectorXd& q, int i) const {
+  CheckSize("q", q, *model_);
+  const PlanarContact& c = contacts_.at(static_cast<std::size_t>(i));
+  const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
+  Eigen::Vector2d witness_a, witness_b;
+  if (c.type == PlanarContactType::kDiskDisk) {
+    witness_a = geo.p_a + c.radius_a * geo.n;
+    witness_b = geo.p_b - c.radius_b * geo.n;
+  } else {
+    witness_b = geo.p_b - (c.type == PlanarContactType::kDiskLine ? c.radius_b : 0.0) * geo.n;
+    witness_a = geo.p_b - geo.n.dot(geo.p_b - geo.p_a) * geo.n;  // foot on the line
+  }
+  ContactSite site;
+  site.point << 0.5 * (witness_a + witness_b), 0.0;
+  site.normal << geo.n, 0.0;
+  site.body_a = c.body_a;
+  site.body_b = c.body_b;
+  site.column_a = c.body_a == engine::kGround ? -1 : model_->Offset(c.body_a);
+  site.column_b = c.body_b == engine::kGround ? -1 : model_->Offset(c.body_b);
+  return site;
+}
+
 void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
                               Eigen::Ref<Eigen::MatrixXd> G) const {
   CheckSize("q", q, *model_);

@@ -57,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "contact/contact_site.h"
 #include "engine/constraint_block.h"
 #include "engine/planar_model.h"
 
@@ -105,6 +106,10 @@ class PlanarContacts : public engine::ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override;
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override;
+  // The contact point and normal of contact `i` at q (contact/contact_site.h): witness points
+  // p_b and its foot on the line (point–line), p_b − r_b n and its foot (disk–line),
+  // p_a + r_a n and p_b − r_b n (disk–disk). Throws std::out_of_range for a bad index.
+  ContactSite Site(const Eigen::VectorXd& q, int i) const;
 
  private:
   std::shared_ptr<const engine::PlanarModel> model_;

@@ -569,6 +569,24 @@ Isometry3d SpatialContacts::BodyPose(const VectorXd& q, int body) const {
   return X;
 }
 
+ContactSite SpatialContacts::Site(const VectorXd& q, int row) const {
+  if (row < 0 || row >= num_rows()) {
+    throw std::out_of_range("SpatialContacts::Site: row " + std::to_string(row) + " of " +
+                            std::to_string(num_rows()));
+  }
+  CheckSizes(q, nullptr, "Site");
+  const PairDistance d = Geometry(q, row).d;
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
+  ContactSite site;
+  site.point = 0.5 * (d.point_a + d.point_b);
+  site.normal = d.normal;
+  site.body_a = pair.body_a;
+  site.body_b = pair.body_b;
+  site.column_a = pair.body_a == engine::kGround ? -1 : 6 * pair.body_a;
+  site.column_b = pair.body_b == engine::kGround ? -1 : 6 * pair.body_b;
+  return site;
+}
+
 SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int row) const {
   if (row >= num_normal_rows()) return TangentGeometry(q, row);
   const auto p = static_cast<std::size_t>(RowPair(row));

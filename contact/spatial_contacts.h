@@ -147,6 +147,7 @@
 
 #include "contact/broadphase.h"
 #include "contact/contact_manifold.h"
+#include "contact/contact_site.h"
 #include "contact/shapes.h"
 #include "engine/constraint_block.h"
 #include "engine/spatial_model.h"
@@ -231,6 +232,9 @@ class SpatialContacts : public engine::ConstraintBlock {
   // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
                      double margin, std::vector<int>* rows) const override;
+  // The witness points' midpoint and the normal of local row `row` at q (contact/contact_site.h),
+  // from the same geometry as Values. Throws std::out_of_range for a bad row.
+  ContactSite Site(const Eigen::VectorXd& q, int row) const;
   // Number of distinct shapes in the broadphase.
   int num_proxies() const { return static_cast<int>(proxy_body_.size()); }
 

@@ -100,7 +100,7 @@ struct PlanarBody {
   double inertia = 1.0;                          // kg·m², about the centre of mass, > 0
   Eigen::Vector3d q0 = Eigen::Vector3d::Zero();  // initial (x, y, θ)
   Eigen::Vector3d v0 = Eigen::Vector3d::Zero();  // initial (ẋ, ẏ, θ̇)
-  std::optional<BeamProperties> beam;            // set: a flexible body
+  std::optional<BeamProperties> beam = std::nullopt;  // set: a flexible body
 };
 
 enum class PlanarJointType { kRevolute, kPrismatic, kAngleDriver, kDistance, kFixed, kPointOnLine };

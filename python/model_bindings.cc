@@ -960,9 +960,11 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
   py::class_<PlanarBuilder>(m, "PlanarBuilder",
                             "Planar bodies (x, y, theta), joints, springs, loads and contacts; "
                             "build() gives a Model. Bodies are referred to by name or index.")
-      .def(py::init<>())
+      .def(py::init<>(), "An empty planar model (gravity (0, -9.81)).")
       .def("add_body", &PlanarBuilder::AddBody, py::arg("name"), py::arg("mass") = 1.0,
-           py::arg("inertia") = 1.0, py::arg("position") = zeros3, py::arg("velocity") = zeros3)
+           py::arg("inertia") = 1.0, py::arg("position") = zeros3, py::arg("velocity") = zeros3,
+           "A rigid body: mass (kg), inertia about its centre (kg m^2), initial (x, y, theta) "
+           "and velocities. Returns its index.")
       .def("add_joint", &PlanarBuilder::AddJoint, py::arg("name"), py::arg("type") = "revolute",
            py::arg("body_a") = "ground", py::arg("body_b") = "ground", py::arg("point_a") = zeros2,
            py::arg("point_b") = zeros2, py::arg("axis_a") = py::cast(std::vector<double>{1, 0}),
@@ -978,7 +980,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "prismatic) phi(t), with the profiles and keys of SpatialBuilder.add_driver.")
       .def("add_spring", &PlanarBuilder::AddSpring, py::arg("name"), py::arg("body_a"),
            py::arg("body_b"), py::arg("point_a") = zeros2, py::arg("point_b") = zeros2,
-           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0)
+           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0,
+           "A linear spring-damper between two body points (N/m, N s/m, m).")
       .def("add_torsional_spring", &PlanarBuilder::AddTorsionalSpring, py::arg("name"),
            py::arg("joint"), py::arg("stiffness") = 0.0, py::arg("damping") = 0.0,
            py::arg("angle0") = 0.0,
@@ -997,8 +1000,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "A unilateral contact (docs/scene-format.md, contacts): restitution in [0, 1] "
            "(negative: the simulation's), Coulomb friction mu >= 0 (> 0 adds the tangential row "
            "'<name>.t').")
-      .def("set_gravity", &PlanarBuilder::SetGravity, py::arg("g"))
-      .def("build", &PlanarBuilder::Build);
+      .def("set_gravity", &PlanarBuilder::SetGravity, py::arg("g"), "Gravity (gx, gy), m/s^2.")
+      .def("build", &PlanarBuilder::Build, "The Model of the items added so far.");
 
   const py::object none = py::none();
   py::class_<SpatialBuilder>(
@@ -1007,17 +1010,23 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
       "shapes and contact pairs: everything of a `dimension: 3` scene file "
       "(docs/scene-format.md); build() gives a Model assembled like the scene file's. Bodies, "
       "joints and shapes are referred to by name or index.")
-      .def(py::init<>())
+      .def(py::init<>(), "An empty spatial model (gravity (0, 0, -9.81)).")
       .def("add_body", &SpatialBuilder::AddBody, py::arg("name"), py::arg("mass") = 1.0,
            py::arg("inertia") = py::cast(std::vector<double>{1, 1, 1}), py::arg("com") = zeros3,
            py::arg("position") = zeros3,
            py::arg("quaternion") = py::cast(std::vector<double>{1, 0, 0, 0}),
-           py::arg("velocity") = zeros3, py::arg("angular_velocity") = zeros3)
+           py::arg("velocity") = zeros3, py::arg("angular_velocity") = zeros3,
+           "A rigid body: mass, inertia (3 diagonal entries or 3x3, about the centre of mass, "
+           "body axes), centre of mass in the body frame, initial pose (quaternion w, x, y, z), "
+           "velocity (world) and angular velocity (body frame). Returns its index.")
       .def("add_joint", &SpatialBuilder::AddJoint, py::arg("name"), py::arg("type") = "revolute",
            py::arg("body_a") = "ground", py::arg("body_b") = "ground", py::arg("point_a") = zeros3,
            py::arg("point_b") = zeros3, py::arg("axis_a") = py::cast(std::vector<double>{0, 0, 1}),
            py::arg("axis_b") = py::cast(std::vector<double>{0, 0, 1}), py::arg("ref_a") = zeros3,
-           py::arg("ref_b") = zeros3, py::arg("length") = 0.0)
+           py::arg("ref_b") = zeros3, py::arg("length") = 0.0,
+           "A joint between two bodies (or 'ground'): spherical, revolute, universal, "
+           "cylindrical, prismatic, fixed, planar, distance, point_on_line, point_on_plane; "
+           "points and axes in each body's frame, ref: the joint frame's x hint.")
       .def("add_driver", &SpatialBuilder::AddDriver, py::arg("name"), py::arg("joint"),
            py::arg("kind") = "angle", py::arg("profile") = "constant_rate",
            py::arg("value0") = none, py::arg("rate") = none, py::arg("coefficients") = none,
@@ -1028,7 +1037,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "frequency [rad/s], phase).")
       .def("add_spring", &SpatialBuilder::AddSpring, py::arg("name"), py::arg("body_a"),
            py::arg("body_b"), py::arg("point_a") = zeros3, py::arg("point_b") = zeros3,
-           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0)
+           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0,
+           "A linear spring-damper between two body points (N/m, N s/m, m).")
       .def("add_torsional_spring", &SpatialBuilder::AddTorsionalSpring, py::arg("name"),
            py::arg("joint"), py::arg("stiffness") = 0.0, py::arg("damping") = 0.0,
            py::arg("angle0") = 0.0, "Torque -k (theta - angle0) - c theta' on a revolute joint.")
@@ -1038,7 +1048,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "A world force at a body point and a world torque, both times phi(t) when scale is "
            "given (a dict: {'profile': 'sine', 'amplitude': ..., ...}, the keys of add_driver).")
       .def("add_prismatic_friction", &SpatialBuilder::AddPrismaticFriction, py::arg("name"),
-           py::arg("joint"), py::arg("mu"))
+           py::arg("joint"), py::arg("mu"),
+           "Coulomb friction mu |N| on a prismatic joint, N its normal force of the last step.")
       .def(
           "add_shape",
           [](SpatialBuilder& b, const std::string& name, const std::string& type,
@@ -1071,7 +1082,7 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "'all' (every shape pair that can touch gets a contact row; the default) or 'none' "
            "(only the pairs of add_contact_pair).")
       .def("exclude_contact", &SpatialBuilder::ExcludeContact, py::arg("shape_a"),
-           py::arg("shape_b"))
+           py::arg("shape_b"), "No contact row between these two shapes.")
       .def("add_contact_pair", &SpatialBuilder::AddContactPair, py::arg("shape_a"),
            py::arg("shape_b"), py::arg("restitution") = none, py::arg("friction") = none,
            "A contact pair (needed with set_contact_default('none')), with its own Newton "
@@ -1081,10 +1092,13 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "Coulomb friction mu >= 0 of every contact pair without its own (a scene's "
            "simulation.friction; default 0). mu > 0 gives each normal row two tangential rows "
            "'<row>.t1', '<row>.t2'.")
-      .def_property_readonly("contact_pairs", &SpatialBuilder::ContactPairNames)
-      .def("set_gravity", &SpatialBuilder::SetGravity, py::arg("g"))
-      .def_property_readonly("warnings", &SpatialBuilder::warnings)
-      .def("build", &SpatialBuilder::Build);
+      .def_property_readonly("contact_pairs", &SpatialBuilder::ContactPairNames,
+                             "Names of the contact pairs build() would make.")
+      .def("set_gravity", &SpatialBuilder::SetGravity, py::arg("g"), "Gravity (gx, gy, gz), m/s^2.")
+      .def_property_readonly("warnings", &SpatialBuilder::warnings,
+                             "Remarks on the items (e.g. a quaternion normalized).")
+      .def("build", &SpatialBuilder::Build,
+           "The Model of the items added so far, assembled like a scene file's.");
 
   py::class_<Constraints>(m, "Constraints",
                           "Constraint rows of a Lagrangian model from callables: g(t, q) -> (m,), "
@@ -1092,12 +1106,17 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
                           "g_t(t, q) -> (m,) (default 0).")
       .def(py::init(&MakeConstraints), py::arg("names"), py::arg("g"), py::arg("G"),
            py::arg("gamma") = py::none(), py::arg("g_t") = py::none(),
-           py::arg("unilateral") = false, py::arg("restitution") = -1.0)
-      .def_property_readonly("names", [](const Constraints& c) {
-        std::vector<std::string> names;
-        for (const auto& r : c.rows) names.push_back(r.name);
-        return names;
-      });
+           py::arg("unilateral") = false, py::arg("restitution") = -1.0,
+           "Rows named `names`; unilateral: a bool or a list per row; restitution per row or "
+           "one for all (negative: the simulation's).")
+      .def_property_readonly(
+          "names",
+          [](const Constraints& c) {
+            std::vector<std::string> names;
+            for (const auto& r : c.rows) names.push_back(r.name);
+            return names;
+          },
+          "The row names.");
 
   model.def_static(
       "lagrangian", &Lagrangian, py::arg("n"), py::arg("mass") = py::none(),

@@ -58,10 +58,13 @@
 #include <string>
 #include <vector>
 
+#include "contact/joint_limits.h"
 #include "contact/planar_contacts.h"
+#include "contact/shapes.h"
 #include "engine/lagrangian_system.h"
 #include "engine/mechanical_system.h"
 #include "engine/planar_model.h"
+#include "engine/spatial_model.h"
 #include "events/simulation.h"
 #include "tools/limits.h"
 #include "tools/reaction_writer.h"
@@ -111,6 +114,38 @@ using Statistics = events::SimulationStats;
 using JointLoad = tools::JointLoad;
 using DriverEffort = tools::DriverEffort;
 using JointLoads = tools::JointLoads;
+// The model description types, reachable without the inner namespaces (their definitions and
+// units: engine/planar_model.h, engine/spatial_model.h, contact/planar_contacts.h,
+// contact/shapes.h, contact/joint_limits.h, engine/lagrangian_system.h).
+constexpr int kGround = engine::kGround;
+using MechanicalSystem = engine::MechanicalSystem;
+using PlanarModel = engine::PlanarModel;
+using PlanarModelBuilder = engine::PlanarModelBuilder;
+using PlanarBody = engine::PlanarBody;
+using PlanarJoint = engine::PlanarJoint;
+using PlanarJointType = engine::PlanarJointType;
+using PlanarDriver = engine::PlanarDriver;
+using PlanarSpringDamper = engine::PlanarSpringDamper;
+using PlanarLoad = engine::PlanarLoad;
+using PlanarContact = contact::PlanarContact;
+using PlanarContactType = contact::PlanarContactType;
+using SpatialModel = engine::SpatialModel;
+using SpatialModelBuilder = engine::SpatialModelBuilder;
+using SpatialMultibodySystem = engine::SpatialMultibodySystem;
+using SpatialBody = engine::SpatialBody;
+using SpatialJoint = engine::SpatialJoint;
+using SpatialJointType = engine::SpatialJointType;
+using SpatialDriver = engine::SpatialDriver;
+using SpatialSpringDamper = engine::SpatialSpringDamper;
+using SpatialTorsionalSpring = engine::SpatialTorsionalSpring;
+using SpatialLoad = engine::SpatialLoad;
+using DriverKind = engine::DriverKind;
+using TimeProfile = engine::TimeProfile;
+using Shape = contact::Shape;
+using JointLimit = contact::JointLimit;
+using LagrangianCallbacks = engine::LagrangianCallbacks;
+using ConstraintCallbacks = engine::ConstraintCallbacks;
+using Formulation = integrators::Formulation;
 
 class Model {
  public:

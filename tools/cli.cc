@@ -1,6 +1,8 @@
 #include "tools/cli.h"
 
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -8,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -18,13 +22,16 @@
 
 #include "events/simulation.h"
 #include "integrators/integrator.h"
+#include "tools/build_info.h"
 #include "tools/compare.h"
 #include "tools/generators.h"
 #include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
 #include "tools/limits.h"
 #include "tools/output_file.h"
+#include "tools/metadata.h"
 #include "tools/reaction_writer.h"
+#include "tools/resume.h"
 #include "tools/scene.h"
 #include "tools/vtk_writer.h"
 #include "tools/writers.h"
@@ -35,17 +42,30 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage:\n"
-    "  saltus run SCENE.yaml [options]   simulate a scene and write its results\n"
+    "  saltus run SCENE [options]        simulate a scene and write its results\n"
     "  saltus compare [options]          compare integrators over scene sets (docs/compare.md)\n"
     "  saltus generate NAME --n N [--seed S] [--out FILE]\n"
-    "                                    write a generated scene (n_chain, excited_chain,\n"
-    "                                    sphere_pile: N <= 1000)\n"
+    "                                    write a generated scene\n"
     "  saltus list                       list the integrators and their formulations\n"
-    "  saltus help                       show this help\n"
+    "  saltus help [COMMAND]             show this help, or a command's\n"
+    "  saltus --version                  show the version and the source commit\n"
     "\n"
-    "options of run (they override the scene's simulation section):\n"
+    "Every command takes --help (e.g. saltus run --help).\n"
+    "\n"
+    "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
+    "            3 the run stopped early (files written, with DIR/last_state.json)\n";
+
+constexpr std::string_view kRunHelp =
+    "usage: saltus run SCENE [options]\n"
+    "\n"
+    "Simulates SCENE (a scene file, docs/scene-format.md) to its t_end and writes\n"
+    "DIR/trajectory.csv, DIR/events.csv and DIR/summary.json (docs/output-formats.md).\n"
+    "The options override the scene's simulation section.\n"
+    "\n"
+    "options:\n"
     "  --integrator NAME      smooth-phase integrator (see saltus list)\n"
-    "  --formulation F        index1, index2, index3 or ggl\n"
+    "  --formulation F        index1, index2, index3 or ggl (default: the scene's, else the\n"
+    "                         integrator's first in saltus list)\n"
     "  --rtol R               relative integration tolerance (> 0)\n"
     "  --atol A               absolute integration tolerance (> 0)\n"
     "  --t-end T              final time in seconds (> 0)\n"
@@ -56,11 +76,35 @@ constexpr std::string_view kUsage =
     "                         efforts, at the trajectory's output times)\n"
     "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
     "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
+    "  --resume FILE          continue a stopped run from its FILE = DIR/last_state.json (t, q,\n"
+    "                         v; contact modes are derived again); results go to --out, by\n"
+    "                         default DIR/resumed\n"
+    "  --help                 show this help\n"
     "\n"
     "exit codes: 0 finished, 1 a result file could not be written (reason printed) or an\n"
     "            internal error, 2 bad input (nothing written), 3 the run stopped early (files\n"
     "            written, with DIR/last_state.json), 130/143 interrupted by SIGINT/SIGTERM\n"
     "            (files written as for 3)\n";
+
+constexpr std::string_view kGenerateHelp =
+    "usage: saltus generate NAME --n N [--seed S] [--out FILE]\n"
+    "\n"
+    "Writes a generated scene (YAML) on stdout or in FILE (tools/generators.h):\n"
+    "  n_chain         Haug's chain of N spinning bars on spherical joints (N <= 100000)\n"
+    "  excited_chain   N pendulums hanging from a driven suspension point (N <= 100000)\n"
+    "  sphere_pile     N spheres falling into a box (N <= 1000)\n"
+    "\n"
+    "options:\n"
+    "  --n N        number of bodies (>= 1)\n"
+    "  --seed S     seed of the random initial state (>= 0, default 1)\n"
+    "  --out FILE   write the scene to FILE instead of stdout\n"
+    "  --help       show this help\n";
+
+constexpr std::string_view kListHelp =
+    "usage: saltus list\n"
+    "\n"
+    "Lists the integrators (saltus run SCENE --integrator NAME) with their descriptions and\n"
+    "the formulations each supports; the first one is its default.\n";
 
 // Bad command-line input; the message names the argument.
 struct UsageError : std::invalid_argument {
@@ -73,6 +117,7 @@ struct RunArgs {
   std::optional<double> rtol, atol, t_end;
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
   bool reactions = false;                   // --reactions (tools/reaction_writer.h)
+  std::optional<std::string> resume;        // --resume FILE (tools/resume.h)
   EventRows event_rows = EventRows::kAuto;  // --event-rows (tools/writers.h)
 };
 
@@ -129,12 +174,14 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    static const std::vector<std::string> kFlags = {
-        "--integrator", "--formulation", "--rtol", "--atol", "--t-end", "--out", "--event-rows"};
+    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
+                                                    "--atol",       "--t-end",       "--out",
+                                                    "--event-rows", "--resume"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
-      throw UsageError("unknown option '" + flag + "' (run options: --integrator, " +
-                       "--formulation, --rtol, --atol, --t-end, --out, --hdf5, --vtk, " +
-                       "--reactions, --event-rows)");
+      std::vector<std::string> known = kFlags;
+      known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});
+      throw UsageError("unknown option '" + flag + "'" + DidYouMean(flag, known) +
+                       " (saltus run --help lists the options)");
     }
     if (!value) {
       if (i + 1 >= args.size()) throw UsageError(flag + ": missing value");
@@ -150,6 +197,9 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.atol = PositiveNumber(flag, *value);
     } else if (flag == "--t-end") {
       run.t_end = PositiveNumber(flag, *value);
+    } else if (flag == "--resume") {
+      if (value->empty()) throw UsageError("--resume: empty file name");
+      run.resume = *value;
     } else if (flag == "--event-rows") {
       if (*value == "on") {
         run.event_rows = EventRows::kOn;
@@ -169,10 +219,21 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
   return run;
 }
 
+// After --integrator without --formulation: the scene's formulation when it gave one that the
+// integrator supports, else the integrator's default (an unknown integrator is reported later).
+void KeepOrDefaultFormulation(Scene& scene) {
+  integrators::Formulation& f = scene.options.integrator_options.formulation;
+  if (scene.formulation_given && CheckIntegratorChoice(scene.options.integrator, f).empty()) return;
+  f = DefaultFormulation(scene.options.integrator).value_or(f);
+}
+
 // Applies the command-line overrides to the scene and checks the integrator choice again.
 void ApplyOverrides(const RunArgs& run, Scene* scene) {
   integrators::IntegratorOptions& io = scene->options.integrator_options;
-  if (run.integrator) scene->options.integrator = *run.integrator;
+  if (run.integrator) {
+    scene->options.integrator = *run.integrator;
+    if (!run.formulation) KeepOrDefaultFormulation(*scene);
+  }
   if (run.formulation) {
     const std::optional<integrators::Formulation> f =
         integrators::ParseFormulation(*run.formulation);
@@ -262,22 +323,41 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
   return kExitOk;
 }
 
-int List(std::ostream& out) {
-  std::size_t width = 0;
-  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
-    width = std::max(width, e.name.size());
+// Columns of the terminal on `fd`, else $COLUMNS, else 80 (at least 40).
+std::size_t TerminalColumns(int fd) {
+  winsize size{};
+  long columns = 0;
+  if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    columns = size.ws_col;
+  } else if (const char* env = std::getenv("COLUMNS")) {
+    columns = std::strtol(env, nullptr, 10);
   }
+  return static_cast<std::size_t>(columns > 0 ? std::max(columns, 40L) : 80L);
+}
+
+int List(std::ostream& out, std::size_t width) {
+  std::size_t name_width = 0;
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    name_width = std::max(name_width, e.name.size());
+  }
+  const std::size_t indent = name_width + 4;
   out << "integrators (saltus run SCENE --integrator NAME):\n";
   for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
-    out << "  " << e.name << std::string(width - e.name.size() + 2, ' ') << e.description << "\n  "
-        << std::string(width + 2, ' ') << "formulations: ";
+    std::string formulations = "formulations:";
     for (std::size_t i = 0; i < e.formulations.size(); ++i) {
-      out << (i > 0 ? ", " : "") << integrators::ToString(e.formulations[i]);
+      formulations += std::string(i > 0 ? ", " : " ") +
+                      std::string(integrators::ToString(e.formulations[i])) +
+                      (i == 0 ? " (default)" : "");
     }
-    out << '\n'
-        << std::string(width + 4, ' ') << "friction: sliding "
-        << (e.non_ideal_forces ? "yes" : "no") << ", sticking "
-        << (e.velocity_level_rows ? "yes" : "no") << '\n';
+    const std::string head = "  " + std::string(e.name) + ' ';
+    out << head << std::string(indent - head.size(), ' ')
+        << WrapText(std::string(e.description), width, indent) << '\n'
+        << std::string(indent, ' ') << WrapText(formulations, width, indent) << '\n';
+    out << std::string(indent, ' ')
+        << WrapText(std::string("friction: sliding ") + (e.non_ideal_forces ? "yes" : "no") +
+                        ", sticking " + (e.velocity_level_rows ? "yes" : "no"),
+                    width, indent)
+        << '\n';
   }
   return kExitOk;
 }
@@ -465,6 +545,51 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
   return kExitRunFailure;
 }
 
+struct InitialState {
+  double t = 0;
+  Eigen::VectorXd q, v;
+};
+
+// The scene's initial state at t = 0, or with --resume the saved state (tools/resume.h), which
+// must lie before t_end. A state saved from a different version of the scene file (another
+// SHA-256) is used with a warning: its coordinates match by name.
+InitialState StartingState(const RunArgs& run, const Scene& scene, const SceneSystem& built,
+                           std::ostream& err) {
+  if (!run.resume) return {0.0, built.q0, built.v0};
+  const SavedState saved = ReadLastStateJson(*run.resume, *built.system);
+  if (!(saved.t < scene.t_end)) {
+    throw UsageError("--resume: the saved state is at t = " + Seconds(saved.t) +
+                     ", not before t_end = " + Seconds(scene.t_end) + " (raise it with --t-end)");
+  }
+  if (!saved.scene_sha256.empty() && saved.scene_sha256 != FileSha256(run.scene)) {
+    err << "warning: " << *run.resume << " was saved from another version of " << run.scene
+        << " (its SHA-256 differs); the coordinates match by name\n";
+  }
+  return {saved.t, saved.q, saved.v};
+}
+
+// --out, else out/<scene name>; with --resume, else <the saved state's folder>/resumed, so that
+// the stopped run's files stay. Resuming into the saved state's own folder is refused: it would
+// overwrite the first part of the results.
+std::filesystem::path OutputDirectory(const RunArgs& run, const Scene& scene) {
+  if (!run.resume) return run.out_dir ? *run.out_dir : "out/" + scene.name;
+  const std::filesystem::path saved_dir = std::filesystem::path(*run.resume).parent_path();
+  if (!run.out_dir) return (saved_dir.empty() ? "." : saved_dir) / "resumed";
+  std::error_code ec;
+  if (std::filesystem::equivalent(*run.out_dir, saved_dir.empty() ? "." : saved_dir, ec)) {
+    throw UsageError("--out: " + *run.out_dir + " holds the run being resumed; its files " +
+                     "would be overwritten (give another folder)");
+  }
+  return *run.out_dir;
+}
+
+// Provenance of `saltus run ARGS` (tools/metadata.h).
+Provenance RunProvenance(std::span<const std::string> args, const std::string& scene_file) {
+  std::vector<std::string> command_line = {"run"};
+  command_line.insert(command_line.end(), args.begin(), args.end());
+  return CollectProvenance(command_line, scene_file);
+}
+
 int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
         bool stderr_is_terminal) {
   // ---- 1. Everything that can be bad input, before anything is written. ----
@@ -482,8 +607,10 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
                      "--vtk draws rigid planar bodies only, and this scene has flexible bodies "
                      "(use the CSV or --hdf5 output)");
   }
-  const Eigen::VectorXd& q0 = built.q0;
-  const Eigen::VectorXd& v0 = built.v0;
+  // The initial state: the scene's, or with --resume a saved one (tools/resume.h).
+  const InitialState start = StartingState(run, scene, built, err);
+  const Eigen::VectorXd& q0 = start.q;
+  const Eigen::VectorXd& v0 = start.v;
   for (const std::string& warning : scene.warnings) err << "warning: " << warning << '\n';
   out << built.report;
   // The event loop names the offending item ("contact 'floor': the initial state penetrates
@@ -508,7 +635,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   try {
     // A dry set-up: the options and the initial state must be accepted by the event loop.
     events::Simulation probe(system, scene.options);
-    probe.SetState(0.0, q0, v0);
+    probe.SetState(start.t, q0, v0);
   } catch (const SceneError&) {
     throw;
   } catch (const std::invalid_argument& e) {
@@ -517,7 +644,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
 
   // ---- 2. Output files (results of an earlier run in DIR that this one does not rewrite are
   // removed, so that nothing stale sits beside the new results). ----
-  const std::filesystem::path dir = run.out_dir ? *run.out_dir : "out/" + scene.name;
+  const std::filesystem::path dir = OutputDirectory(run, scene);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -545,12 +672,13 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
 
   // ---- 3. The run. ----
   scene.options.stop_flag = &StopSignals::flag();
+  const Provenance provenance = RunProvenance(args, run.scene);
   events::Simulation simulation(system, scene.options);
   TrajectoryWriter trajectory(*system, trajectory_file.stream(),
                               /*rows_at_steps=*/scene.options.output_step <= 0,
                               EventRowsOn(run.event_rows, system->nq(), system->nv()));
   EventLogWriter event_log(*system, events_file.stream());
-  ProgressBar progress(err, stderr_is_terminal, 0.0, scene.t_end);
+  ProgressBar progress(err, stderr_is_terminal, start.t, scene.t_end);
   simulation.AddObserver(&trajectory);
   simulation.AddObserver(&event_log);
   simulation.AddObserver(&progress);
@@ -572,17 +700,18 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     const bool at_steps = scene.options.output_step <= 0;
     if (run.hdf5) {
       hdf5 = std::make_unique<Hdf5Writer>(*system, dir / "results.h5", &simulation, at_steps);
+      hdf5->WriteProvenance(provenance);
       simulation.AddObserver(hdf5.get());
     }
     if (run.vtk) {
       if (planar) {
         vtk = std::make_unique<VtkWriter>(
             std::shared_ptr<const engine::PlanarModel>(planar, &planar->model()), scene.contacts,
-            dir, "vtk", at_steps);
+            dir, "vtk", at_steps, &simulation);
       } else if (spatial_system) {  // dimension: 3, with the scene's shapes
         vtk = std::make_unique<SpatialVtkWriter>(
             std::shared_ptr<const engine::SpatialModel>(spatial_system, &spatial_system->model()),
-            scene.spatial.shapes, scene.spatial.shape_bodies, dir, "vtk", at_steps);
+            scene.spatial.shapes, scene.spatial.shape_bodies, dir, "vtk", at_steps, &simulation);
       }
       if (vtk) simulation.AddObserver(vtk.get());
     }
@@ -596,13 +725,16 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   simulation.AddObserver(&guard);
 
   RunInfo info;
+  info.provenance = provenance;
   info.scene = scene.name;
   info.scene_file = scene.file;
   info.t_end = scene.t_end;
+  info.t_start = start.t;
+  if (run.resume) info.resumed_from = *run.resume;
   info.topology = built.topology;  // spatial scenes: at the assembled q0
   bool finished = false;
   try {
-    simulation.SetState(0.0, q0, v0);
+    simulation.SetState(start.t, q0, v0);
     trajectory.OnOutput(simulation.t(), simulation.q(), simulation.v());
     for (events::Observer* o :
          {static_cast<events::Observer*>(hdf5.get()), static_cast<events::Observer*>(vtk.get()),
@@ -635,66 +767,169 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
 }  // namespace
 
 ProgressBar::ProgressBar(std::ostream& err, bool enabled, double t0, double t_end,
-                         std::chrono::duration<double> delay, std::chrono::duration<double> period)
+                         std::chrono::duration<double> delay, std::chrono::duration<double> period,
+                         std::function<Clock::time_point()> now)
     : err_(err),
       enabled_(enabled),
       t0_(t0),
       t_end_(t_end),
       delay_(delay),
       period_(period),
-      start_(Clock::now()) {}
+      now_(now ? std::move(now) : [] { return Clock::now(); }),
+      start_(now_()) {}
 
 void ProgressBar::OnStep(double t, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/) {
+  Update(t);
+}
+
+void ProgressBar::OnOutput(double t, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/) {
+  Update(t);
+}
+
+void ProgressBar::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*/,
+                          const Eigen::VectorXd& /*v_minus*/, const Eigen::VectorXd& /*v_plus*/) {
+  ++events_;
+  Update(e.t);
+}
+
+void ProgressBar::Update(double t) {
   if (!enabled_) return;
-  const Clock::time_point now = Clock::now();
+  const Clock::time_point now = now_();
   if (now - start_ < delay_) return;
   if (drawn_ && now - last_draw_ < period_) return;
   last_draw_ = now;
   drawn_ = true;
-  const double fraction = t_end_ > t0_ ? std::clamp((t - t0_) / (t_end_ - t0_), 0.0, 1.0) : 1.0;
-  constexpr int kWidth = 30;
+  const double span = t_end_ - t0_;
+  const double fraction = span > 0 ? std::clamp((t - t0_) / span, 0.0, 1.0) : 1.0;
+  constexpr int kWidth = 20;
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  char text[160];
-  std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %.1f s",
+  const std::string left =
+      fraction > 0 ? ", ~" + HumanDuration(elapsed * (1 - fraction) / fraction) + " left" : "";
+  char text[200];
+  std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %s%s",
                 kWidth, std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                100.0 * fraction, t, t_end_, events_, elapsed);
-  err_ << text << std::flush;
-}
-
-void ProgressBar::OnEvent(const events::Event& /*e*/, const Eigen::VectorXd& /*q*/,
-                          const Eigen::VectorXd& /*v_minus*/, const Eigen::VectorXd& /*v_plus*/) {
-  ++events_;
+                100.0 * fraction, t, t_end_, events_, HumanDuration(elapsed).c_str(), left.c_str());
+  const std::size_t width = std::strlen(text) - 1;
+  // Pad over the tail of a longer previous line.
+  err_ << text << std::string(width < width_ ? width_ - width : 0, ' ') << std::flush;
+  width_ = std::max(width_, width);
 }
 
 void ProgressBar::Finish() {
-  if (drawn_) err_ << '\r' << std::string(90, ' ') << '\r' << std::flush;
+  if (drawn_) err_ << '\r' << std::string(width_, ' ') << '\r' << std::flush;
   drawn_ = false;
 }
 
+std::string HumanDuration(double seconds) {
+  char text[48];
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return "?";
+  if (seconds < 9.95) {
+    std::snprintf(text, sizeof text, "%.1f s", seconds);
+  } else if (seconds < 59.5) {
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
+  } else if (seconds < 3599.5) {
+    const long s = std::lround(seconds);
+    std::snprintf(text, sizeof text, "%ld min %02ld s", s / 60, s % 60);
+  } else {
+    const long m = std::lround(seconds / 60);
+    std::snprintf(text, sizeof text, "%ld h %02ld min", m / 60, m % 60);
+  }
+  return text;
+}
+
+std::string WrapText(const std::string& text, std::size_t width, std::size_t indent) {
+  const std::size_t room = width > indent ? width - indent : 1;
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > room) {
+      out += line + '\n' + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+namespace {
+
+// A command of the `saltus` program: its name, help text and entry point (args after the name).
+struct Command {
+  std::string_view name;
+  std::string_view help;
+  std::function<int(std::span<const std::string>)> run;
+};
+
+bool AsksForHelp(std::span<const std::string> args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& a) { return a == "--help" || a == "-h"; });
+}
+
+std::string VersionText() {
+  return "saltus " + std::string(Version()) + " (commit " + std::string(Commit()) + ")\n";
+}
+
+}  // namespace
+
 int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
            bool stderr_is_terminal) {
+  const std::vector<Command> commands = {
+      {"run", kRunHelp,
+       [&](std::span<const std::string> a) { return Run(a, out, err, stderr_is_terminal); }},
+      {"compare", CompareHelp(),
+       [&](std::span<const std::string> a) { return RunCompare(a, out, err); }},
+      {"generate", kGenerateHelp,
+       [&](std::span<const std::string> a) { return Generate(a, out, err); }},
+      {"list", kListHelp,
+       [&](std::span<const std::string> a) {
+         if (!a.empty()) throw UsageError("list: unexpected argument '" + a[0] + "'");
+         return List(out, TerminalColumns(STDOUT_FILENO));
+       }},
+  };
+  const auto find = [&](const std::string& name) -> const Command* {
+    for (const Command& c : commands) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  };
+  std::string help_hint = "saltus help";
   try {
     if (args.empty()) {
       err << kUsage;
       return kExitBadInput;
     }
     const std::string& command = args[0];
-    if (command == "help" || command == "--help" || command == "-h") {
-      out << kUsage;
+    if (command == "--version" || command == "version") {
+      out << VersionText();
       return kExitOk;
     }
-    if (command == "list") {
-      if (args.size() > 1) throw UsageError("list: unexpected argument '" + args[1] + "'");
-      return List(out);
+    if (command == "help" || command == "--help" || command == "-h") {
+      if (command != "help" || args.size() == 1) {
+        out << kUsage;
+        return kExitOk;
+      }
+      if (const Command* c = find(args[1])) {
+        out << c->help;
+        return kExitOk;
+      }
+      throw UsageError("help: unknown command '" + args[1] + "'");
     }
-    if (command == "run") return Run(args.subspan(1), out, err, stderr_is_terminal);
-    if (command == "compare") return RunCompare(args.subspan(1), out, err);
-    if (command == "generate") return Generate(args.subspan(1), out, err);
-    throw UsageError("unknown command '" + command +
-                     "' (use run, compare, generate, list or help)");
+    const Command* c = find(command);
+    if (c == nullptr) {
+      std::vector<std::string> names = {"help"};
+      for (const Command& k : commands) names.emplace_back(k.name);
+      throw UsageError("unknown command '" + command + "'" + DidYouMean(command, names) +
+                       " (use run, compare, generate, list or help)");
+    }
+    help_hint = "saltus " + command + " --help";
+    if (AsksForHelp(args.subspan(1))) {
+      out << c->help;
+      return kExitOk;
+    }
+    return c->run(args.subspan(1));
   } catch (const UsageError& e) {
-    err << "error: " << e.what() << "\n(saltus help shows the usage)\n";
+    err << "error: " << e.what() << "\n(" << help_hint << " shows the usage)\n";
     return kExitBadInput;
   } catch (const std::invalid_argument& e) {  // SceneError and other bad input
     err << "error: " << e.what() << '\n';

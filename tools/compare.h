@@ -33,9 +33,13 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace saltus::tools {
+
+// The text of `saltus compare --help`.
+std::string_view CompareHelp();
 
 // Columns of results.csv, in order.
 extern const std::vector<std::string> kResultColumns;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "contact/complementarity.h"
 #include "integrators/integrator.h"
+#include "tools/urdf.h"
 
 namespace saltus::tools {
 
@@ -522,7 +524,7 @@ class SceneParser {
       beam.area = r.RequiredNumber("area", Range::kPositive);
       beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
     }
-    beam.elements = r.Integer("elements", 1, 4);
+    beam.elements = r.Integer("elements", 1, 4, 500);  // 500: a 1503-DOF dense FE eigenproblem
     const std::string reference = r.String("reference", "clamped");
     const std::vector<std::string> references = Keys({"clamped", "pinned", "free"});
     if (reference == "clamped") {
@@ -838,10 +840,7 @@ class SceneParser {
       r.Fail("formulation, rtol and atol describe a run: they need integrator");
     }
     if (!ref.integrator.empty()) {
-      std::optional<integrators::Formulation> f;  // default: the integrator's first formulation
-      for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
-        if (e.name == ref.integrator) f = e.formulations.front();
-      }
+      std::optional<integrators::Formulation> f = DefaultFormulation(ref.integrator);
       if (!ref.formulation.empty()) {
         f = integrators::ParseFormulation(ref.formulation);
         if (!f) r.Fail(*r.Find("formulation"), "formulation '" + ref.formulation + "' is unknown");
@@ -864,8 +863,9 @@ class SceneParser {
     if (const YAML::Node* flexible = top.Find("flexible_bodies")) {
       top.Fail(*flexible, "flexible_bodies are planar only for now (dimension: 2)");
     }
-    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
+    top.CheckKeys(
+        Keys({"scene", "dimension", "description", "gravity", "include", "bodies", "joints",
+              "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -873,12 +873,15 @@ class SceneParser {
     scene.description = top.String("description", "");
     SpatialScene& sp = scene.spatial;
     sp.gravity = top.Vec3("gravity", sp.gravity, "[gx, gy, gz]");
-    const YAML::Node& bodies = top.Require("bodies");
-    if (!bodies.IsSequence() || bodies.size() == 0) {
-      top.Fail(bodies,
-               "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(bodies));
+    for (const YAML::Node& n : IncludeList(top)) IncludeUrdf(n, &scene);
+    if (sp.bodies.empty() || top.Has("bodies")) {  // an included robot may be all the bodies
+      const YAML::Node& bodies = top.Require("bodies");
+      if (!bodies.IsSequence() || bodies.size() == 0) {
+        top.Fail(bodies, "bodies must be a non-empty list ('- name: ...' entries), got " +
+                             Describe(bodies));
+      }
+      for (std::size_t i = 0; i < bodies.size(); ++i) ParseSpatialBody(bodies[i], &scene);
     }
-    for (std::size_t i = 0; i < bodies.size(); ++i) ParseSpatialBody(bodies[i], &scene);
     for (const YAML::Node& n : ListSection(top, "joints")) ParseSpatialJoint(n, &scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseSpatialForce(n, &scene);
@@ -890,6 +893,108 @@ class SceneParser {
     SelectContactPairs(choice, shape_groups_, &sp);
     if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
+  }
+
+  // ---- `include:` of URDF robots (tools/urdf.h) ----------------------------------------------
+
+  // `include:` a file name or {file, joint_positions}, or a list of them.
+  std::vector<YAML::Node> IncludeList(const MapReader& top) const {
+    const YAML::Node* node = top.Find("include");
+    if (node == nullptr || node->IsNull()) return {};
+    if (!node->IsSequence()) return {*node};
+    return std::vector<YAML::Node>(node->begin(), node->end());
+  }
+
+  // Adds a URDF robot's bodies, joints, dampers, limits and shapes (in that order, after any
+  // earlier include) as if they were listed in the scene, at the include's line. Shapes of links
+  // joined by a joint are excluded from the contact pairs.
+  void IncludeUrdf(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    const int line = LineOf(node);
+    std::string file;
+    std::map<std::string, double> positions;
+    if (node.IsMap()) {
+      MapReader r(file_, node, "include");
+      r.CheckKeys(Keys({"file", "joint_positions"}));
+      file = r.RequiredString("file");
+      if (const YAML::Node* jp = r.Find("joint_positions"); jp && !jp->IsNull()) {
+        MapReader pr(file_, *jp, "include '" + file + "': joint_positions");
+        for (const auto& item : *jp) {
+          const std::string joint = item.first.Scalar();
+          positions[joint] = pr.Number(joint, Range::kAny, 0.0);
+        }
+      }
+    } else if (node.IsScalar()) {
+      file = node.Scalar();
+    } else {
+      throw SceneError(file_, line,
+                       "include: a URDF file name or {file: F, joint_positions: "
+                       "{joint: value}}, got " +
+                           Describe(node));
+    }
+    if (std::filesystem::path(file).extension() != ".urdf") {
+      throw SceneError(file_, line, "include: '" + file + "' is not a .urdf file");
+    }
+    if (std::filesystem::path(file).is_relative()) {
+      file = (std::filesystem::path(file_).parent_path() / file).string();
+    }
+    const UrdfRobot robot = ReadUrdf(file, positions);
+    const auto fail = [&](const std::string& what) { throw SceneError(file_, line, what); };
+    const int body0 = static_cast<int>(sp.bodies.size());
+    const int joint0 = static_cast<int>(sp.joints.size());
+    const int shape0 = static_cast<int>(sp.shapes.size());
+    const auto claim = [&](const std::string& name, const std::string& kind) {
+      if (!IsValidName(name) || name == kGroundName) {
+        fail(file + ": " + kind + " '" + name + "': name " + std::string(kNameRule));
+      }
+      if (!names_.try_emplace(name, kind, line).second) {
+        fail(file + ": " + kind + " '" + name + "': duplicate name '" + name + "'");
+      }
+    };
+    const auto body_of = [&](int b) { return b == engine::kGround ? b : body0 + b; };
+    for (const engine::SpatialBody& b : robot.bodies) {
+      claim(b.name, "body");
+      body_index_[b.name] = static_cast<int>(sp.bodies.size());
+      body_names_.push_back(b.name);
+      sp.bodies.push_back(b);
+      sp.body_lines.push_back(line);
+    }
+    for (engine::SpatialJoint j : robot.joints) {
+      claim(j.name, "joint");
+      j.body_a = body_of(j.body_a);
+      j.body_b = body_of(j.body_b);
+      joint_index_[j.name] = static_cast<int>(sp.joints.size());
+      sp.joints.push_back(j);
+      sp.joint_lines.push_back(line);
+    }
+    for (engine::SpatialTorsionalSpring d : robot.dampers) {
+      claim(d.name, "force");
+      d.joint += joint0;
+      sp.torsional_springs.push_back(d);
+      sp.torsional_lines.push_back(line);
+    }
+    for (contact::JointLimit l : robot.limits) {
+      l.joint += joint0;
+      sp.limits.push_back(l);
+      sp.limit_lines.push_back(line);
+    }
+    for (std::size_t k = 0; k < robot.shapes.size(); ++k) {
+      const std::string& name = robot.shapes[k].name();
+      if (!IsValidName(name)) fail(file + ": shape '" + name + "': name " + std::string(kNameRule));
+      if (shape_index_.count(name)) fail(file + ": duplicate shape name '" + name + "'");
+      shape_index_[name] = static_cast<int>(sp.shapes.size());
+      shape_groups_.push_back(static_cast<int>(sp.shapes.size()));
+      sp.shapes.push_back(robot.shapes[k]);
+      sp.shape_bodies.push_back(body_of(robot.shape_bodies[k]));
+      sp.shape_lines.push_back(line);
+      sp.shape_filters.push_back(contact::CollisionFilter{});
+    }
+    for (const auto& [i, j] : robot.adjacent_shapes) {
+      implicit_excluded_.emplace(shape0 + i, shape0 + j);
+    }
+    for (const std::string& w : robot.warnings) {
+      scene->warnings.push_back(WithLocation(file, 0, w));
+    }
   }
 
   // ---- Shapes and contact pairs of spatial scenes (issue 4) -----------------------------------
@@ -1109,6 +1214,7 @@ class SceneParser {
     // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
     ContactPairChoice choice;
     choice.all_pairs = all_pairs;
+    excluded.insert(implicit_excluded_.begin(), implicit_excluded_.end());
     choice.excluded.assign(excluded.begin(), excluded.end());
     for (const auto& [items, value] : listed) choice.listed.push_back(value);
     return choice;
@@ -1260,7 +1366,7 @@ class SceneParser {
     }
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
-              "ref_b", "length"});
+              "ref_b", "length", "limits"});
     const bool has_axes = joint.type != T::kSpherical && joint.type != T::kDistance;
     if (joint.type == T::kSpherical) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b"}), all,
@@ -1268,6 +1374,10 @@ class SceneParser {
     } else if (joint.type == T::kDistance) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "length"}), all,
                   "a distance joint");
+    } else if (joint.type == T::kRevolute || joint.type == T::kPrismatic) {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
+                        "axis_b", "ref_a", "ref_b", "limits"}),
+                  all, "a " + type + " joint");
     } else {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
                         "axis_b", "ref_a", "ref_b"}),
@@ -1304,9 +1414,29 @@ class SceneParser {
         r.Fail("length must be > 0: give it, or points that are apart initially");
       }
     }
+    if (const YAML::Node* limits = r.Find("limits")) {
+      ParseJointLimits(file_, *limits, joint.name, static_cast<int>(sp.joints.size()), &sp);
+    }
     joint_index_[joint.name] = static_cast<int>(sp.joints.size());
     sp.joints.push_back(joint);
     sp.joint_lines.push_back(r.line());
+  }
+
+  // `limits: {lower: L, upper: U, restitution: e}` of joint `joint` (rad or m): the stops of
+  // contact/joint_limits.h, rows "<joint>.lower" and "<joint>.upper".
+  static void ParseJointLimits(const std::string& file, const YAML::Node& node,
+                               const std::string& joint_name, int joint, SpatialScene* sp) {
+    MapReader r(file, node, "joint '" + joint_name + "': limits");
+    r.CheckKeys(Keys({"lower", "upper", "restitution"}));
+    contact::JointLimit limit;
+    limit.name = joint_name;
+    limit.joint = joint;
+    limit.lower = r.RequiredNumber("lower", Range::kAny);
+    limit.upper = r.RequiredNumber("upper", Range::kAny);
+    if (!(limit.lower < limit.upper)) r.Fail("lower must be < upper");
+    limit.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    sp->limits.push_back(limit);
+    sp->limit_lines.push_back(r.line());
   }
 
   // A joint reference by name, for drivers and torsional springs.
@@ -1474,41 +1604,7 @@ class SceneParser {
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
-    r.CheckKeys(Keys({"t_end",
-                      "integrator",
-                      "formulation",
-                      "rtol",
-                      "atol",
-                      "h_min",
-                      "h_max",
-                      "h_init",
-                      "adaptive",
-                      "safety",
-                      "fac_min",
-                      "fac_max",
-                      "newton_tol",
-                      "max_newton_iterations",
-                      "rho_inf",
-                      "output_step",
-                      "max_output_rows",
-                      "restitution",
-                      "restitution_threshold",
-                      "thresholds",
-                      "projection",
-                      "projection_tolerance",
-                      "projection_metric",
-                      "event_projection_tolerance",
-                      "projection_max_iterations",
-                      "lcp_solver",
-                      "lcp_tolerance",
-                      "lcp_max_iterations",
-                      "event_samples",
-                      "root_tolerance",
-                      "zeno",
-                      "time_events",
-                      "friction",
-                      "painleve",
-                      "friction_cone"}));
+    r.CheckKeys(SimulationKeys());
     scene->lines.simulation = r.line();
     events::SimulationOptions& o = scene->options;
     integrators::IntegratorOptions& io = o.integrator_options;
@@ -1516,6 +1612,10 @@ class SceneParser {
 
     o.integrator = r.String("integrator", o.integrator);
     scene->lines.integrator = r.Has("integrator") ? LineOf(*r.Find("integrator")) : r.line();
+    // Without `formulation`, the integrator's first (its default; an unknown integrator is
+    // reported below).
+    io.formulation = DefaultFormulation(o.integrator).value_or(io.formulation);
+    scene->formulation_given = r.Has("formulation");
     if (const YAML::Node* f = r.Find("formulation")) {
       const std::string name = r.ToString(*f, "formulation");
       const std::optional<integrators::Formulation> parsed = integrators::ParseFormulation(name);
@@ -1683,6 +1783,7 @@ class SceneParser {
   std::map<std::string, int> joint_index_;  // spatial scenes
   std::map<std::string, int> shape_index_;  // spatial scenes: first shape of each named item
   std::vector<int> shape_groups_;           // the named item (first shape) of every shape
+  std::set<std::pair<int, int>> implicit_excluded_;  // shape items of included robots' joints
 };
 
 }  // namespace
@@ -1698,6 +1799,56 @@ void CheckOutputRows(const Scene& scene) {
           " s over t_end = " + FormatNumber(scene.t_end) + " s gives " + FormatNumber(rows) +
           " output rows, more than max_output_rows = " + FormatNumber(scene.max_output_rows) +
           " (raise simulation.max_output_rows to allow it)");
+}
+
+const std::vector<std::string>& SimulationKeys() {
+  static const std::vector<std::string> keys = {"t_end",
+                                                "integrator",
+                                                "formulation",
+                                                "rtol",
+                                                "atol",
+                                                "h_min",
+                                                "h_max",
+                                                "h_init",
+                                                "adaptive",
+                                                "safety",
+                                                "fac_min",
+                                                "fac_max",
+                                                "newton_tol",
+                                                "max_newton_iterations",
+                                                "rho_inf",
+                                                "output_step",
+                                                "max_output_rows",
+                                                "restitution",
+                                                "restitution_threshold",
+                                                "thresholds",
+                                                "projection",
+                                                "projection_tolerance",
+                                                "projection_metric",
+                                                "event_projection_tolerance",
+                                                "projection_max_iterations",
+                                                "lcp_solver",
+                                                "lcp_tolerance",
+                                                "lcp_max_iterations",
+                                                "event_samples",
+                                                "root_tolerance",
+                                                "zeno",
+                                                "time_events",
+                                                "friction",
+                                                "painleve",
+                                                "friction_cone"};
+  return keys;
+}
+
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
+  return Suggestion(word, candidates);
+}
+
+std::optional<integrators::Formulation> DefaultFormulation(std::string_view integrator) {
+  for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
+    if (entry.name == integrator) return entry.formulations.front();
+  }
+  return std::nullopt;
 }
 
 std::string CheckIntegratorChoice(std::string_view integrator,
@@ -1767,6 +1918,20 @@ Scene ParseScene(std::string_view yaml_text, const std::string& file) {
   }
 }
 
+// `saltus run robot.urdf`: the robot alone (tools/urdf.h), named by the file, simulated for
+// 1 s with the default options (--t-end and the other run options override them).
+std::string UrdfSceneText(const std::string& path) {
+  std::string name = std::filesystem::path(path).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  }
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || name[0] == '-') {
+    name = "robot_" + name;
+  }
+  return "scene: " + name + "\ndimension: 3\ninclude: '" +
+         std::filesystem::path(path).filename().string() + "'\nsimulation: {t_end: 1}\n";
+}
+
 Scene LoadSceneFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
@@ -1779,6 +1944,8 @@ Scene LoadSceneFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (!in) throw SceneError(path, 0, "cannot read the scene file");
+  if (std::filesystem::path(path).extension() == ".urdf")
+    return ParseScene(UrdfSceneText(path), path);
   return ParseScene(text.str(), path);
 }
 

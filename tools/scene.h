@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "contact/broadphase.h"
+#include "contact/joint_limits.h"
 #include "contact/planar_contacts.h"
 #include "contact/spatial_contacts.h"
 #include "engine/planar_model.h"
@@ -93,6 +94,10 @@ struct SpatialScene {
   std::vector<contact::CollisionFilter> shape_filters;
   std::vector<contact::SpatialContactPair> contact_pairs;
   std::vector<int> contact_pair_lines;  // the explicit pair's line, else the shape_b's line
+  // `limits:` of revolute and prismatic joints: unilateral stops (contact/joint_limits.h), one
+  // contact::JointLimits block after the contact pairs; limit_lines: the joint's line.
+  std::vector<contact::JointLimit> limits;
+  std::vector<int> limit_lines;
 };
 
 // The friction key of `simulation:` (issue 17 §2): `friction`, Coulomb μ ≥ 0 of every contact
@@ -121,8 +126,11 @@ struct Scene {
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
   events::SimulationOptions options;  // everything under `simulation:` except t_end and friction
-  FrictionOptions friction;           // `simulation:` friction
-  double t_end = 0.0;                 // s, > 0
+  // Whether `formulation` was given; without it options has the integrator's default
+  // (DefaultFormulation), which a different integrator chosen later replaces by its own.
+  bool formulation_given = false;
+  FrictionOptions friction;  // `simulation:` friction
+  double t_end = 0.0;        // s, > 0
   // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
   // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
   double max_output_rows = kDefaultMaxOutputRows;
@@ -137,13 +145,23 @@ Scene ParseScene(std::string_view yaml_text, const std::string& file = "<scene>"
 // the file cannot be read).
 Scene LoadSceneFile(const std::string& path);
 
-// Empty when the integrator exists and supports the formulation; otherwise the reason, listing
-// the known integrators or the supported formulations (from integrators::IntegratorTable()).
+// The keys of a scene's `simulation:` section (docs/scene-format.md), also the names of
+// saltus.Options in Python.
+const std::vector<std::string>& SimulationKeys();
+
+// The formulation an integrator uses when none is given: the first one it lists in
+// integrators::IntegratorTable(); nullopt for an unknown name.
+std::optional<integrators::Formulation> DefaultFormulation(std::string_view integrator);
+// " (did you mean 'x'?)" when one candidate is within two edits of `word`, "" otherwise.
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
 // Refuses an output grid of more than scene.max_output_rows rows over [0, t_end]
 // (t_end / output_step, tools/limits.h): SceneError at the line of output_step. Called by the
 // parser and again after the command line overrides t_end.
 void CheckOutputRows(const Scene& scene);
 
+// Empty when the integrator exists and supports the formulation; otherwise the reason, listing
+// the known integrators or the supported formulations (from integrators::IntegratorTable()).
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation);
 

@@ -160,6 +160,12 @@ std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& 
       throw SceneError(scene.file, 0, e.what());
     }
   }
+  if (!sp.limits.empty()) {
+    // One by one first, for the line number (as the contact pairs); then the one block.
+    add_all(sp.limits.size(), sp.limit_lines,
+            [&](std::size_t k) { contact::JointLimits(model, {sp.limits[k]}); });
+    system->AddConstraintBlock(std::make_shared<const contact::JointLimits>(model, sp.limits));
+  }
   return system;
 }
 

@@ -169,12 +169,16 @@ void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
   w.BeginObject();
   w.Key("scene").String(info.scene);
   w.Key("scene_file").String(info.scene_file);
+  w.Key("provenance");
+  WriteProvenanceJson(info.provenance, &w);
   w.Key("integrator").String(o.integrator);
   w.Key("formulation").String(integrators::ToString(o.integrator_options.formulation));
   w.Key("rtol").Number(o.integrator_options.rtol);
   w.Key("atol").Number(o.integrator_options.atol);
   w.Key("status").String(info.status);
   w.Key("message").String(info.message);
+  if (!info.resumed_from.empty()) w.Key("resumed_from").String(info.resumed_from);
+  w.Key("t_start").Number(info.t_start);
   w.Key("t_end").Number(info.t_end);
   w.Key("t_reached").Number(info.t_reached);
   w.Key("accepted_steps").Integer(s.integrator.accepted_steps);
@@ -234,6 +238,8 @@ void WriteLastStateJson(const RunInfo& info, const events::Simulation& simulatio
   JsonWriter w(out);
   w.BeginObject();
   w.Key("scene").String(info.scene);
+  w.Key("provenance");
+  WriteProvenanceJson(info.provenance, &w);
   w.Key("status").String(info.status);
   w.Key("reason").String(info.message);
   w.Key("t").Number(simulation.t());

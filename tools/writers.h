@@ -7,12 +7,15 @@
 //   events.csv      t,kind,contacts,impulse,energy_before,energy_after; contacts are constraint
 //                   row names joined by ';', impulses (N·s, one per row) likewise; energies T + V
 //                   (J) at t*⁻ and t*⁺.
-//   summary.json    scene, integrator, formulation, status, times, step and event counts,
+//   summary.json    scene, provenance (Saltus version and commit, SHA-256 of the scene file,
+//                   command line, host; tools/metadata.h), integrator, formulation, status,
+//                   times, step and event counts,
 //                   constraint violations, wall time (events::SimulationStats); for spatial
 //                   scenes a "topology" object: bodies, joints, components (number and whether
 //                   grounded), independent loops with their joint and body names, unconnected
 //                   bodies, constraint rows, rank of G, redundant rows, degrees of freedom.
-//   last_state.json after a failed run: t, named q and v, closed contacts, the reason.
+//   last_state.json after a run that stopped early: t, named q and v, closed contacts, the
+//                   reason, the provenance; `saltus run --resume` reads it (tools/resume.h).
 //
 // Every double is printed with %.17g (FormatDouble), so files round-trip exactly and two runs
 // of the same scene give byte-identical trajectories and event logs.
@@ -27,6 +30,7 @@
 #include "engine/mechanical_system.h"
 #include "engine/topology.h"
 #include "events/simulation.h"
+#include "tools/metadata.h"
 
 namespace saltus::tools {
 
@@ -100,6 +104,9 @@ struct RunInfo {
   // Spatial scenes: the model's topology at the initial configuration (engine/topology.h),
   // written as summary.json's "topology" object; planar models do not offer one.
   std::optional<engine::TopologyReport> topology;
+  Provenance provenance;     // summary.json's "provenance" (tools/metadata.h)
+  std::string resumed_from;  // --resume: the saved state's file (summary.json "resumed_from")
+  double t_start = 0;        // the run's initial time (the saved state's t when resumed)
 };
 
 void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation, std::ostream& out);

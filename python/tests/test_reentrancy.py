@@ -137,7 +137,7 @@ def test_observer_removing_itself_and_adding_others():
 
 def test_huge_output_step_or_horizon_is_refused():
     model = ball()
-    opts = model.default_options()
+    opts = model.options
     opts.output_step = 1e-300
     sim = saltus.Simulation(model, opts)
     with pytest.raises(saltus.InvalidArgument, match="output rows"):

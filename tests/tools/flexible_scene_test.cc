@@ -113,7 +113,7 @@ TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
   ExpectSceneErrorAt(Edit("    modes: 3\n", "    modes: 13\n"), "    modes: 13",
                      {"flexible body 'beam'", "modes must be at most 12"});
   ExpectSceneErrorAt(Edit("    elements: 4\n", "    elements: 0\n"), "    elements: 0",
-                     {"elements must be >= 1"});
+                     {"elements must be an integer in [1, 500], got 0"});
   ExpectSceneErrorAt(Edit("    reference: clamped\n", "    reference: clamp\n"),
                      "    reference: clamp",
                      {"reference 'clamp' is unknown", "did you mean 'clamped'"});
