@@ -1,4 +1,17 @@
-// The event-driven loop of Saltus (Haddouni et al. 2017, Section 2.3 and Fig. 2).
+// The event-driven loop of Saltus (Haddouni et al. 2017, Section 2.3 and Fig. 2): between
+// events the integrator advances the DAE with the active rows frozen; the witness functions are
+// evaluated on its dense output; at the earliest event the switch handler resolves impacts,
+// decides the new contact modes and projects back onto the constraint manifold; a new phase starts.
+//
+// Parts (each with its own tests in tests/events/):
+//   events/contact_modes.h   the mode of every contact (open, closed, stick, slip), from which
+//                            I₂ and the active rows A are derived
+//   events/witness.h         the witness families on the dense output (impact, take-off), the
+//                            step samples and the scan for the earliest event
+//   events/root_finding.h    Illinois root location and the tunnelling guard
+//   events/switch_handler.h  impact → modes → projection at a switching time
+//   events/simulation.cc     the loop below
+// docs/event-loop.md has the measurements behind the rules.
 //
 // Index sets over the unilateral rows U (bilateral rows B are always active):
 //   I₁ = {α : g^α ≤ τ₀}                   closed in position            (eq. 13)
@@ -9,19 +22,13 @@
 //   impact     g^α(t) of open contacts falling through 0. A contact that starts the phase
 //              touching (g ≤ 10⁻³ τ₀) and separating (ġ > 0, e.g. just after a bounce) is watched
 //              through (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0): it tends to
-//              ġ(t_phase) > 0 at the start, where g is at round-off level, and has a root when
-//              the gap comes back to 0, or to g_phase ≥ −τ₀ after a start within the projection
-//              tolerance below the contact. With g/(t − t_phase) instead, a
-//              start at g_phase < 0 within the projection's tolerance (−1.3e-13 in the 50-sphere
-//              pile) gave φ → −∞ just after t_phase: a root at t_phase itself, the same empty
-//              switch again and again (event accumulation). A departing row whose root is
-//              located within the root tolerance of t_phase had a round-off rate (ġ = +1.4e-17
-//              after a take-off's velocity projection in the 100-sphere pile, separating by a
-//              tiny acceleration: g stays at round-off level over short steps and φ ≤ 0 at
-//              once); it is watched through g + τ₀ for the rest of the phase instead, since a
-//              switch at t_phase would meet the same state and repeat without end. One touching
-//              without separating velocity is watched through g + τ₀ until its gap is clearly
-//              positive (a penetration guard);
+//              ġ(t_phase) > 0 at the start, where g is at round-off level (of either sign), and
+//              has a root when the gap comes back to g_phase ≥ −τ₀. A departing row whose root
+//              is located within the root tolerance of t_phase has a round-off rate; it is
+//              watched through g + τ₀ for the rest of the phase, since a switch at t_phase would
+//              meet the same state and repeat without end. One touching without separating
+//              velocity is watched through g + τ₀ until its gap is clearly positive (a
+//              penetration guard);
 //   take-off   λ^α(t) + τ₃ of closed contacts falling through 0, with λ from the index-1 solve
 //              (engine::ConstrainedDynamics) at the interpolated state, so integrators of any
 //              index give smooth multipliers (τ₃ is a hysteresis against chattering);
@@ -41,19 +48,14 @@
 //      instant; every stage only involves rows with u⁻ ≤ τ₁, so none adds energy). With a
 //      restitution velocity threshold v_e > 0 (SimulationOptions::restitution_threshold), a row
 //      of the stage approaching slower than v_e (u⁻ > −v_e) takes e = 0: slow impacts are
-//      plastic, the standard threshold model of contact codes;
+//      plastic, the standard threshold model of contact codes (Luding & McNamara 1998);
 //   2. candidate I₂ ← {α ∈ I₁ : u⁺ ≤ max(τ₁, v_e)}. A row whose post-impact velocity is below
 //      τ₁ closes even when e > 0: this is what ends Zeno accumulations (bouncing ball with
 //      e = 0.9 comes to rest in finite time). With v_e > 0, every row of I₁ that an impact
 //      leaves separating slower than v_e is a candidate too, and the projection of step 4 sets
-//      its velocity to zero (an M-orthogonal projection: the kinetic energy cannot rise). In a
-//      settling pile an impact at one contact makes resting neighbours separate at 1e-6 … 1e-3
-//      m/s; each came back as a micro-impact that separated others again (N = 50 sphere pile,
-//      e = 0.5, to 1 s: 110,208 impacts, median approach speed 5.9e-6 m/s, 39,281 take-offs,
-//      99 % of them rows left separating by an impact, the same rows thousands of times, and
-//      the events per 0.1 s growing as the pile settled). With v_e = 1e-2 m/s the whole
-//      cluster of slow rows closes at the impact: 3,555 impacts, 578 take-offs, events per
-//      0.1 s no longer growing, 2.5 s instead of 97 s CPU;
+//      its velocity to zero (an M-orthogonal projection: the kinetic energy cannot rise), so a
+//      cluster of slowly separating rows closes at the impact instead of coming back as
+//      micro-impacts;
 //   3. the acceleration-level LCP (eq. 12) on the candidates keeps those with λ^α > τ₃ or
 //      g̈^α ≤ W_αα τ₃; the others take off (rows whose take-off function fired always open).
 //      When some candidates are so only by v_e (τ₁ < u⁺ ≤ v_e), the problem is posed at the
@@ -228,14 +230,16 @@ class Simulation {
 
   void AddObserver(Observer* observer) { observers_.push_back(observer); }
 
-  double t() const { return t_; }
-  const Eigen::VectorXd& q() const { return q_; }
-  const Eigen::VectorXd& v() const { return v_; }
-  // Unilateral rows currently closed (I₂ ∩ U), ascending.
-  const std::vector<int>& closed_rows() const { return closed_; }
-  // Multipliers of B ∪ closed rows at the current state (index-1 solve), in row order of
+  double t() const;
+  const Eigen::VectorXd& q() const;
+  const Eigen::VectorXd& v() const;
+  // Unilateral rows currently closed (I₂ ∩ U: every contact whose mode is not open), ascending.
+  const std::vector<int>& closed_rows() const;
+  // The rows kept as equalities between events (A = B ∪ I₂ ∩ U, events/contact_modes.h),
+  // ascending.
+  const std::vector<int>& active_rows() const;
+  // Multipliers of the active rows at the current state (index-1 solve), in row order of
   // active_rows().
-  const std::vector<int>& active_rows() const { return active_; }
   Eigen::VectorXd Multipliers() const;
   const SimulationStats& stats() const;
   const engine::MechanicalSystem& system() const { return *system_; }
@@ -246,9 +250,6 @@ class Simulation {
   std::shared_ptr<const engine::MechanicalSystem> system_;
   SimulationOptions options_;
   std::vector<Observer*> observers_;
-  double t_ = 0;
-  Eigen::VectorXd q_, v_;
-  std::vector<int> closed_, active_;
   std::atomic<bool> stop_requested_{false};
   std::unique_ptr<Impl> impl_;
 };

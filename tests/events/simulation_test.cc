@@ -15,14 +15,13 @@
 #include "engine/lagrangian_system.h"
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
+#include "tests/events/event_test_systems.h"
 
 namespace saltus::events {
 namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-constexpr double kG = 9.81;
 
 // Records every event and checks energy across each one.
 class Recorder : public Observer {
@@ -46,28 +45,6 @@ class Recorder : public Observer {
   double last_step_t = -1;
   long steps = 0;
 };
-
-// A point mass m moving vertically (q = height of a ball's centre), gravity, and a unilateral
-// floor contact g = q − r with restitution e, given through the embedding callbacks. An upward
-// force f(t) can be added.
-std::shared_ptr<engine::MechanicalSystem> VerticalBall(double m, double r, double e,
-                                                       std::function<double(double)> f = {}) {
-  engine::LagrangianCallbacks cb;
-  cb.n = 1;
-  cb.mass = [m](const VectorXd&, MatrixXd* M) { *M = MatrixXd::Constant(1, 1, m); };
-  cb.forces = [m, f](double t, const VectorXd&, const VectorXd&, VectorXd* F) {
-    *F = VectorXd::Constant(1, -m * kG + (f ? f(t) : 0.0));
-  };
-  cb.potential = [m](double, const VectorXd& q) { return m * kG * q[0]; };
-  cb.coordinate_names = {"ball.y"};
-  auto sys = std::make_shared<engine::LagrangianSystem>(cb);
-  engine::ConstraintCallbacks cc;
-  cc.rows = {{engine::ConstraintKind::kUnilateral, "floor", e}};
-  cc.values = [r](double, const VectorXd& q, VectorXd* g) { *g = VectorXd::Constant(1, q[0] - r); };
-  cc.jacobian = [](double, const VectorXd&, MatrixXd* G) { *G = MatrixXd::Ones(1, 1); };
-  sys->AddConstraintBlock(std::make_shared<engine::CallbackConstraints>(cc, 1));
-  return sys;
-}
 
 SimulationOptions TightOptions() {
   SimulationOptions o;
@@ -592,7 +569,7 @@ TEST(SimulationTest, RequestStopInterruptsAndTheRunContinues) {
     Simulation* sim = nullptr;
     long steps = 0;
     void OnStep(double, const VectorXd&, const VectorXd&) override {
-      if (++steps == 20) sim->RequestStop();
+      if (++steps == 3) sim->RequestStop();
     }
   };
   auto sys = VerticalBall(1, 0.1, 0.9);

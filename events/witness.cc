@@ -1,0 +1,375 @@
+#include "events/witness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "engine/block_sparse.h"
+#include "events/root_finding.h"
+
+namespace saltus::events {
+
+using Eigen::VectorXd;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+// ---- StepSamples ----------------------------------------------------------------------------
+
+void StepSamples::Take(const integrators::Integrator& integrator, int n) {
+  n_ = n;
+  t0_ = integrator.t_previous();
+  t1_ = integrator.t();
+  const auto nv = integrator.v().size();
+  speed_bound_.setZero(nv);
+  dv_bound_.setZero(nv);
+  q_.resize(static_cast<std::size_t>(n + 2));
+  v_.resize(static_cast<std::size_t>(n + 2));
+  for (int i = 0; i <= n + 1; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    integrator.Interpolate(time(i), &q_[k], &v_[k]);
+    speed_bound_ = speed_bound_.cwiseMax(v_[k].cwiseAbs());
+    if (i > 0) dv_bound_ = dv_bound_.cwiseMax((v_[k] - v_[k - 1]).cwiseAbs());
+  }
+  speed_bound_ += dv_bound_;
+}
+
+// ---- SampleForces ---------------------------------------------------------------------------
+
+void SampleForces::NewStep(const StepSamples& samples) {
+  samples_ = &samples;
+  solved_ = -1;
+}
+
+void SampleForces::Solve(double t, const VectorXd& q, const VectorXd& v) {
+  ++ctx_.stats.multiplier_solves;
+  const auto st = dynamics_.Solve(t, q, v, modes_.active(), &vdot_, &lambda_);
+  residual_ = st.residual;
+  if (!st.ok) {
+    throw RunFailure{RunStatus::kLinearSolveFailure,
+                     "singular constrained dynamics while evaluating contact forces"};
+  }
+}
+
+const VectorXd& SampleForces::At(int i) {
+  if (solved_ != i) {
+    solved_ = -1;
+    Solve(samples_->time(i), samples_->q(i), samples_->v(i));
+    solved_ = i;
+  }
+  return lambda_;
+}
+
+const VectorXd& SampleForces::AtTime(const integrators::Integrator& integrator, double s) {
+  solved_ = -1;
+  integrator.Interpolate(s, &q_, &v_);
+  Solve(s, q_, v_);
+  return lambda_;
+}
+
+double FindEarliestEvent(const StepSamples& samples, std::span<WitnessSet* const> families) {
+  for (WitnessSet* f : families) f->BeginStep(samples);
+  double t_event = kInf;
+  for (int i = 1; i <= samples.n() + 1 && !std::isfinite(t_event); ++i) {
+    for (WitnessSet* f : families) f->Sample(i);
+    for (WitnessSet* f : families) f->Locate(&t_event);
+    for (WitnessSet* f : families) f->EndInterval();
+  }
+  return t_event;
+}
+
+// ---- GapWitness -----------------------------------------------------------------------------
+
+GapWitness::GapWitness(EventContext& ctx, const integrators::Integrator& integrator)
+    : ctx_(ctx),
+      integrator_(integrator),
+      monitor_(static_cast<std::size_t>(ctx.sys.num_constraints()), kArmed),
+      departing_rate_(static_cast<std::size_t>(ctx.sys.num_constraints()), 0.0),
+      departing_gap_(static_cast<std::size_t>(ctx.sys.num_constraints()), 0.0) {}
+
+double GapWitness::Phi(double s, double g, int row) const {
+  const auto r = static_cast<std::size_t>(row);
+  switch (monitor_[r]) {
+    case kDeparting:
+      return s > phase_start_ ? (g - departing_gap_[r]) / (s - phase_start_) : departing_rate_[r];
+    case kUnarmed:
+      return g + ctx_.opt.thresholds.tau0;
+    default:
+      return g;
+  }
+}
+
+double GapWitness::GapOne(double s, std::size_t k) {
+  const int row = open_rows_[k];
+  integrator_.Interpolate(s, &qs_, &vs_);
+  ctx_.sys.ConstraintValues(s, qs_, std::span<const int>(&row, 1), &gap1_);
+  ++ctx_.stats.rows_evaluated_roots;
+  return gap1_[0];
+}
+
+double GapWitness::PhiOne(double s, std::size_t k) { return Phi(s, GapOne(s, k), open_rows_[k]); }
+
+void GapWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v,
+                            const std::vector<int>& closed, const GapSnapshot* snapshot) {
+  // Every row armed (only rows given another form since the last phase start can differ: no pass
+  // over all rows), then the open rows touching now (candidates within the arming gap) get their
+  // form; the watched set of the first step is computed after it (Watch).
+  for (int r : not_armed_) monitor_[static_cast<std::size_t>(r)] = kArmed;
+  not_armed_.clear();
+  phase_start_ = t;
+  const bool reuse = snapshot != nullptr && !snapshot->rows.empty() && snapshot->t == t &&
+                     snapshot->q.size() == q.size() && snapshot->q == q;
+  if (reuse) {
+    // The switch's candidates within τ₀ without the closed rows (gaps known): a superset of the
+    // candidates within the arming gap; the extra rows have g above the arming gap and stay armed
+    // below, so the forms are those a second broadphase query would give.
+    open_rows_.clear();
+    for (int r : snapshot->rows) {
+      if (!Contains(closed, r)) open_rows_.push_back(r);
+    }
+  } else {
+    ctx_.candidates.Find(q, ctx_.zero_speed, 0.0, ArmingGap(), &closed, &open_rows_);
+  }
+  if (open_rows_.empty()) return;
+  // Gaps: those of the snapshot where available, the others evaluated; rates only of the rows
+  // touching now (the only ones that use them).
+  const auto n = static_cast<Eigen::Index>(open_rows_.size());
+  g_.resize(n);
+  missing_.clear();
+  std::vector<Eigen::Index> missing_at;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const int row = open_rows_[static_cast<std::size_t>(k)];
+    const auto it = reuse ? std::lower_bound(snapshot->rows.begin(), snapshot->rows.end(), row)
+                          : std::vector<int>::const_iterator{};
+    if (reuse && it != snapshot->rows.end() && *it == row) {
+      g_[k] = snapshot->gaps[it - snapshot->rows.begin()];
+    } else {
+      missing_.push_back(row);
+      missing_at.push_back(k);
+    }
+  }
+  if (!missing_.empty()) {
+    VectorXd g_missing;
+    ctx_.sys.ConstraintValues(t, q, missing_, &g_missing);
+    ctx_.stats.rows_evaluated_switches += static_cast<long>(missing_.size());
+    for (std::size_t j = 0; j < missing_at.size(); ++j) {
+      g_[missing_at[j]] = g_missing[static_cast<Eigen::Index>(j)];
+    }
+  }
+  touching_.clear();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    if (g_[k] <= ArmingGap()) touching_.push_back(open_rows_[static_cast<std::size_t>(k)]);
+  }
+  if (!touching_.empty()) {
+    engine::ConstraintRate(ctx_.sys, t, q, v, touching_, &gdot_);
+    ctx_.stats.rows_evaluated_switches += static_cast<long>(touching_.size());
+  }
+  for (Eigen::Index k = 0, j = 0; k < n; ++k) {
+    if (g_[k] > ArmingGap()) continue;
+    const int row = open_rows_[static_cast<std::size_t>(k)];
+    const auto r = static_cast<std::size_t>(row);
+    const double rate = gdot_[j++];
+    not_armed_.push_back(row);
+    if (rate > 0) {
+      monitor_[r] = kDeparting;
+      departing_rate_[r] = rate;
+      departing_gap_[r] = std::min(g_[k], 0.0);
+    } else {
+      monitor_[r] = kUnarmed;
+    }
+  }
+}
+
+void GapWitness::Watch(const VectorXd& q0, const StepSamples& samples,
+                       const std::vector<int>& closed) {
+  screen_rows_.swap(open_rows_);  // the previous watched rows (screen_rows_ is free here)
+  ctx_.candidates.Find(q0, samples.speed_bound(), samples.t1() - samples.t0(),
+                       ctx_.opt.thresholds.tau0, &closed, &open_rows_);
+  // Rows that leave the watched set have g > τ₀ > the arming gap: watched through g again if
+  // they come back.
+  for (int r : screen_rows_) {
+    if (!Contains(open_rows_, r)) monitor_[static_cast<std::size_t>(r)] = kArmed;
+  }
+  ctx_.stats.watched_row_steps += static_cast<long>(open_rows_.size());
+  ctx_.stats.max_watched_rows =
+      std::max(ctx_.stats.max_watched_rows, static_cast<int>(open_rows_.size()));
+}
+
+void GapWitness::BeginStep(const StepSamples& samples) {
+  samples_ = &samples;
+  root_.assign(open_rows_.size(), kInf);
+  crossing_later_.assign(open_rows_.size(), 0);
+  // Roots within this of the phase start cannot be told from the start itself.
+  root_tol_start_ = ctx_.opt.root_tolerance * std::max(1.0, std::abs(phase_start_));
+  sample_ = -1;
+  Sample(0);
+  std::swap(gaps_prev_, gaps_next_);
+  std::swap(rates_prev_, rates_next_);
+}
+
+void GapWitness::Sample(int i) {
+  s_prev_ = s_;
+  s_ = samples_->time(i);
+  sample_ = i;
+  if (open_rows_.empty()) return;
+  ctx_.sys.ConstraintValuesAndRates(s_, samples_->q(i), samples_->v(i), open_rows_, &gaps_next_,
+                                    &rates_next_);
+  ctx_.stats.rows_evaluated_samples += 2 * static_cast<long>(open_rows_.size());
+}
+
+void GapWitness::Locate(double* t_event) {
+  crossing_.clear();
+  for (std::size_t r = 0; r < open_rows_.size(); ++r) {
+    const auto kr = static_cast<Eigen::Index>(r);
+    const double a = PhiAt(s_prev_, gaps_prev_, r), b = PhiAt(s_, gaps_next_, r);
+    if (a > 0 && b <= 0) {
+      crossing_.emplace_back(s_prev_ + (s_ - s_prev_) * a / (a - b), r);
+    } else if (a > 0 && b > 0 && monitor_[static_cast<std::size_t>(open_rows_[r])] != kUnarmed &&
+               rates_prev_[kr] < 0.0 && rates_next_[kr] > 0.0) {
+      // Armed or departing row with a minimum of the gap between the samples: the tunnelling
+      // guard (root_finding.h).
+      const double root = FindGapDip(
+          s_prev_, s_, gaps_prev_[kr], gaps_next_[kr], std::max(-rates_prev_[kr], rates_next_[kr]),
+          ctx_.opt.root_tolerance, [&](double s) { return GapOne(s, r); },
+          [&](double s) { return PhiOne(s, r); });
+      if (std::isfinite(root)) {
+        *t_event = std::min(*t_event, root);
+        root_[r] = root;
+      }
+    }
+  }
+  LocateCrossings(t_event);
+}
+
+// Each root-finder iteration interpolates the whole state (O(nv)), so a crossing row is located
+// only if it can join the event: once an event time t_e is known, one evaluation of the
+// remaining rows at t_c = t_e + 3 ε_root (a single interpolation) leaves out every row with
+// φ(t_c) > 0 — its root lies beyond t_c, so its located left end would lie beyond t_e + 2 ε_root,
+// the simultaneity window of Fired — and t_c is re-evaluated whenever t_e moves earlier. The rows
+// located are the same as when every crossing row is located, in the order of their secant
+// estimate of the root.
+void GapWitness::LocateCrossings(double* t_event) {
+  std::sort(crossing_.begin(), crossing_.end());
+  const double tol = ctx_.opt.root_tolerance;
+  double screened_at = kInf;
+  for (std::size_t c = 0; c < crossing_.size(); ++c) {
+    const std::size_t r = crossing_[c].second;
+    if (std::isfinite(*t_event)) {
+      const double t_c = std::min(s_, *t_event + 3 * tol * std::max(1.0, std::abs(*t_event)));
+      if (t_c < screened_at) {
+        screened_at = t_c;
+        screen_rows_.clear();
+        for (std::size_t c2 = c; c2 < crossing_.size(); ++c2) {
+          screen_rows_.push_back(open_rows_[crossing_[c2].second]);
+        }
+        integrator_.Interpolate(t_c, &qs_, &vs_);
+        ctx_.sys.ConstraintValues(t_c, qs_, screen_rows_, &screen_gaps_);
+        ctx_.stats.rows_evaluated_roots += static_cast<long>(screen_rows_.size());
+        for (std::size_t c2 = c; c2 < crossing_.size(); ++c2) {
+          const std::size_t j = c2 - c;
+          crossing_later_[c2] =
+              Phi(t_c, screen_gaps_[static_cast<Eigen::Index>(j)], screen_rows_[j]) > 0;
+        }
+      }
+      if (crossing_later_[c]) continue;
+    }
+    auto phi = [&](double s) { return PhiOne(s, r); };
+    double a = PhiAt(s_prev_, gaps_prev_, r), b = PhiAt(s_, gaps_next_, r);
+    Bracket root = LocateRoot(s_prev_, s_, a, b, tol, phi);
+    auto& monitor = monitor_[static_cast<std::size_t>(open_rows_[r])];
+    if (monitor == kDeparting && root.lo - phase_start_ <= root_tol_start_) {
+      // A departing row "returning" at the phase start itself: its rate ġ(t_phase) > 0 is
+      // round-off (events/simulation.h); watched through g + τ₀ for the rest of the phase.
+      monitor = kUnarmed;
+      ++ctx_.stats.round_off_departures;
+      a = PhiAt(s_prev_, gaps_prev_, r);
+      b = PhiAt(s_, gaps_next_, r);
+      if (!(a > 0 && b <= 0)) continue;
+      root = LocateRoot(s_prev_, s_, a, b, tol, phi);
+    }
+    // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
+    *t_event = std::min(*t_event, root.lo);
+    root_[r] = root.lo;
+  }
+}
+
+void GapWitness::EndInterval() {
+  // Arm released rows whose gap became clearly positive.
+  for (std::size_t r = 0; r < open_rows_.size(); ++r) {
+    const auto row = static_cast<std::size_t>(open_rows_[r]);
+    if (monitor_[row] == kUnarmed && gaps_next_[static_cast<Eigen::Index>(r)] > ArmingGap()) {
+      monitor_[row] = kArmed;
+    }
+  }
+  std::swap(gaps_prev_, gaps_next_);
+  std::swap(rates_prev_, rates_next_);
+}
+
+// Open rows whose own root coincides with t_event (simultaneous impacts) belong to I₁ even if
+// their gap at the left end of the bracket exceeds τ₀ (very fast approach).
+void GapWitness::Fired(double t_event, std::vector<int>* rows) {
+  const double tol = 2 * ctx_.opt.root_tolerance * std::max(1.0, std::abs(t_event));
+  for (std::size_t r = 0; r < open_rows_.size(); ++r) {
+    if (root_[r] <= t_event + tol) rows->push_back(open_rows_[r]);
+  }
+}
+
+// ---- NormalForceWitness ---------------------------------------------------------------------
+
+NormalForceWitness::NormalForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
+                                       const ContactModes& modes, SampleForces& forces)
+    : ctx_(ctx), integrator_(integrator), modes_(modes), forces_(forces) {}
+
+void NormalForceWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
+  phi->resize(static_cast<Eigen::Index>(position_.size()));
+  for (std::size_t k = 0; k < position_.size(); ++k) {
+    (*phi)[static_cast<Eigen::Index>(k)] = lambda_active[position_[k]] + ctx_.opt.thresholds.tau3;
+  }
+}
+
+void NormalForceWitness::BeginStep(const StepSamples& samples) {
+  samples_ = &samples;
+  const std::vector<int>& closed = modes_.closed();
+  const std::vector<int>& active = modes_.active();
+  position_.resize(closed.size());
+  for (std::size_t k = 0; k < closed.size(); ++k) {
+    position_[k] = std::lower_bound(active.begin(), active.end(), closed[k]) - active.begin();
+  }
+  Sample(0);
+  std::swap(phi_prev_, phi_next_);
+}
+
+void NormalForceWitness::Sample(int i) {
+  sample_ = i;
+  if (position_.empty()) return;
+  Values(forces_.At(i), &phi_next_);
+}
+
+void NormalForceWitness::Locate(double* t_event) {
+  const double s_prev = samples_->time(sample_ - 1), s = samples_->time(sample_);
+  for (std::size_t k = 0; k < position_.size(); ++k) {
+    const auto kk = static_cast<Eigen::Index>(k);
+    const double a = phi_prev_[kk], b = phi_next_[kk];
+    if (!(a > 0 && b <= 0)) continue;
+    const Bracket root = LocateRoot(s_prev, s, a, b, ctx_.opt.root_tolerance, [&](double sm) {
+      Values(forces_.AtTime(integrator_, sm), &phi_mid_);
+      return phi_mid_[kk];
+    });
+    *t_event = std::min(*t_event, root.hi);  // the force has reached 0 there
+  }
+}
+
+void NormalForceWitness::EndInterval() { std::swap(phi_prev_, phi_next_); }
+
+// Rows whose take-off function is ≤ 0 at t_event are released even if the LCP is degenerate.
+void NormalForceWitness::Fired(double t_event, std::vector<int>* rows) {
+  if (position_.empty()) return;
+  Values(forces_.AtTime(integrator_, t_event), &phi_mid_);
+  const std::vector<int>& closed = modes_.closed();
+  for (std::size_t k = 0; k < closed.size(); ++k) {
+    if (phi_mid_[static_cast<Eigen::Index>(k)] <= 0) rows->push_back(closed[k]);
+  }
+}
+
+}  // namespace saltus::events

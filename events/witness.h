@@ -1,0 +1,198 @@
+// Witness (event) functions of the event loop: families of scalar functions φ_k(t) of one kind,
+// evaluated on the dense output of an accepted step; an event of the family happens where some
+// φ_k falls from > 0 to ≤ 0 (events/simulation.h has the rules, Haddouni et al. 2017, Fig. 2).
+//
+//   GapWitness          impact     g^α of the watched open contacts (with the departing and
+//                                  penetration-guard forms of the header), the tunnelling guard
+//   NormalForceWitness  take-off   λ^α + τ₃ of the closed contacts (index-1 multipliers)
+//
+// A family is scanned sample interval by sample interval (StepScan, events/step_scan.h): Sample
+// evaluates all its functions at the next sample in one batch, Locate finds the functions that
+// fell through 0 in the interval and lowers the event time, EndInterval closes the interval. Once
+// the event time t* is known, Fired lists the rows whose event happens at t*. Adding an event
+// kind is adding a family.
+//
+// The samples of a step are s_i = t₀ + i (t₁ − t₀)/(n + 1), i = 0 … n + 1 (n =
+// SimulationOptions::event_samples), kept with a bound on every velocity coordinate over the step
+// (StepSamples; header "Watched rows").
+#pragma once
+
+#include <Eigen/Dense>
+#include <limits>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "engine/constrained_dynamics.h"
+#include "events/contact_modes.h"
+#include "events/event_context.h"
+#include "integrators/integrator.h"
+
+namespace saltus::events {
+
+// The dense output of the current accepted step [t₀, t₁] at its n + 2 samples and the speed bound
+// s_j = max_i |v_j(s_i)| + max_i |v_j(s_{i+1}) − v_j(s_i)| over the step.
+class StepSamples {
+ public:
+  // Interpolates the integrator's last step at its samples.
+  void Take(const integrators::Integrator& integrator, int n);
+  int n() const { return n_; }
+  double t0() const { return t0_; }
+  double t1() const { return t1_; }
+  double time(int i) const { return i == n_ + 1 ? t1_ : t0_ + (t1_ - t0_) * i / (n_ + 1); }
+  const Eigen::VectorXd& q(int i) const { return q_[static_cast<std::size_t>(i)]; }
+  const Eigen::VectorXd& v(int i) const { return v_[static_cast<std::size_t>(i)]; }
+  const Eigen::VectorXd& speed_bound() const { return speed_bound_; }
+
+ private:
+  int n_ = 0;
+  double t0_ = 0, t1_ = 0;
+  std::vector<Eigen::VectorXd> q_, v_;
+  Eigen::VectorXd speed_bound_, dv_bound_;
+};
+
+// The index-1 multipliers of the active rows at the samples of a step, one solve per sample
+// (engine::ConstrainedDynamics), shared by the families that need contact forces. Throws
+// RunFailure (linear_solve_failure) when the solve fails.
+class SampleForces {
+ public:
+  SampleForces(EventContext& ctx, engine::ConstrainedDynamics& dynamics, const ContactModes& modes)
+      : ctx_(ctx), dynamics_(dynamics), modes_(modes) {}
+  // Forgets the solves of the previous step.
+  void NewStep(const StepSamples& samples);
+  // λ (in the order of modes.active()) at sample i.
+  const Eigen::VectorXd& At(int i);
+  // λ at any time s on the dense output (root finding); not cached.
+  const Eigen::VectorXd& AtTime(const integrators::Integrator& integrator, double s);
+  // The residual ‖G_A v̇ + γ_A‖∞ of the solve at sample i, or a negative value when sample i was
+  // not solved.
+  double ResidualAt(int i) const { return i == solved_ ? residual_ : -1.0; }
+
+ private:
+  void Solve(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
+  EventContext& ctx_;
+  engine::ConstrainedDynamics& dynamics_;
+  const ContactModes& modes_;
+  const StepSamples* samples_ = nullptr;
+  int solved_ = -1;  // the sample that lambda_ belongs to (−1: none, or a time off the samples)
+  double residual_ = 0;
+  Eigen::VectorXd vdot_, lambda_, q_, v_;
+};
+
+class WitnessSet {
+ public:
+  virtual ~WitnessSet() = default;
+  // Starts the scan of a new step: the values at sample 0.
+  virtual void BeginStep(const StepSamples& samples) = 0;
+  // The values at sample i ≥ 1 (the right end of the interval [s_{i−1}, s_i]).
+  virtual void Sample(int i) = 0;
+  // Locates the functions that fall through 0 in the current interval; lowers *t_event to the
+  // earliest event time found (∞ while none).
+  virtual void Locate(double* t_event) = 0;
+  // Closes the interval (the current values become the previous ones).
+  virtual void EndInterval() = 0;
+  // The rows (ascending) whose event happens at t_event, appended to *rows.
+  virtual void Fired(double t_event, std::vector<int>* rows) = 0;
+};
+
+// The earliest event time of the step (∞ when none): every family is evaluated at the step's
+// samples; after each sample interval the families locate the functions that fell through 0 in
+// it, in the order given, and the scan stops after the first interval with an event.
+double FindEarliestEvent(const StepSamples& samples, std::span<WitnessSet* const> families);
+
+// Gaps that the switch handler computed for the unilateral candidates within τ₀ at (t, q) after
+// its projection; the phase start that follows at the same state reuses them.
+struct GapSnapshot {
+  double t = 0;
+  Eigen::VectorXd q;
+  std::vector<int> rows;  // ascending; empty when not available
+  Eigen::VectorXd gaps;
+};
+
+// Impacts. Open contacts that are clearly open (g > 10⁻³ τ₀ at the phase start, "armed") are
+// watched through φ = g; contacts that leave a contact with ġ > 0 ("departing") through
+// φ = (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0); other touching contacts
+// ("unarmed") through φ = g + τ₀ until their gap is clearly positive (events/simulation.h).
+class GapWitness final : public WitnessSet {
+ public:
+  GapWitness(EventContext& ctx, const integrators::Integrator& integrator);
+
+  // At a phase start (t, q, v): the open contacts touching now get their monitoring form;
+  // `closed` ascending. `snapshot` (may be null) holds gaps known at this state.
+  void StartPhase(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                  const std::vector<int>& closed, const GapSnapshot* snapshot);
+  // The watched rows of the step that starts at q(t₀) = q0: candidates over the step's horizon
+  // at its speed bound, without the closed contacts (header "Watched rows").
+  void Watch(const Eigen::VectorXd& q0, const StepSamples& samples, const std::vector<int>& closed);
+
+  void BeginStep(const StepSamples& samples) override;
+  void Sample(int i) override;
+  void Locate(double* t_event) override;
+  void EndInterval() override;
+  void Fired(double t_event, std::vector<int>* rows) override;
+
+ private:
+  enum Monitor : char { kArmed, kDeparting, kUnarmed };
+  double ArmingGap() const { return 1e-3 * ctx_.opt.thresholds.tau0; }
+  // φ of global row `row` with gap g at time s.
+  double Phi(double s, double g, int row) const;
+  // φ of watched row k from the gaps of one sample.
+  double PhiAt(double s, const Eigen::VectorXd& gaps, std::size_t k) const {
+    return Phi(s, gaps[static_cast<Eigen::Index>(k)], open_rows_[k]);
+  }
+  // φ of watched row k alone at time s on the dense output (root finding).
+  double PhiOne(double s, std::size_t k);
+  double GapOne(double s, std::size_t k);
+  // The earliest located root in the interval of the rows crossing it (the old scan order:
+  // by secant estimate, screened once an event time is known).
+  void LocateCrossings(double* t_event);
+
+  EventContext& ctx_;
+  const integrators::Integrator& integrator_;
+  const StepSamples* samples_ = nullptr;
+  std::vector<int> open_rows_;  // watched rows of the current step, ascending
+  std::vector<char> monitor_;   // per global row
+  std::vector<int> not_armed_;  // rows whose monitor is not kArmed
+  std::vector<double> departing_rate_, departing_gap_;  // per global row (kDeparting)
+  double phase_start_ = 0;
+  // Scan of the current step.
+  int sample_ = 0;
+  double s_prev_ = 0, s_ = 0, root_tol_start_ = 0;
+  Eigen::VectorXd gaps_prev_, rates_prev_, gaps_next_, rates_next_;
+  std::vector<double> root_;                              // per watched row (∞: none)
+  std::vector<std::pair<double, std::size_t>> crossing_;  // (secant estimate, watched index)
+  std::vector<char> crossing_later_;
+  std::vector<int> screen_rows_, touching_, missing_;
+  Eigen::VectorXd screen_gaps_, gap1_, g_, gdot_;
+  Eigen::VectorXd qs_, vs_;
+};
+
+// Take-offs: φ_k = λ_k + τ₃ of the closed contacts, λ from the index-1 solve at the
+// interpolated state (SampleForces), so integrators of any index give smooth multipliers; τ₃ is
+// a hysteresis against chattering.
+class NormalForceWitness final : public WitnessSet {
+ public:
+  NormalForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
+                     const ContactModes& modes, SampleForces& forces);
+  void BeginStep(const StepSamples& samples) override;
+  void Sample(int i) override;
+  void Locate(double* t_event) override;
+  void EndInterval() override;
+  void Fired(double t_event, std::vector<int>* rows) override;
+
+ private:
+  // λ + τ₃ of the closed contacts from λ of the active rows.
+  void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const;
+
+  EventContext& ctx_;
+  const integrators::Integrator& integrator_;
+  const ContactModes& modes_;
+  SampleForces& forces_;
+  const StepSamples* samples_ = nullptr;
+  int sample_ = 0;
+  Eigen::VectorXd phi_prev_, phi_next_, phi_mid_;
+  std::vector<Eigen::Index> position_;  // of each closed contact in modes.active()
+};
+
+}  // namespace saltus::events

@@ -1,0 +1,104 @@
+// The switch handler at a switching time (events/switch_handler.h): impact, mode decision and
+// projection on a ball and a floor, against Newton's law and the closed forms.
+#include "events/switch_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "tests/events/event_test_systems.h"
+
+namespace saltus::events {
+namespace {
+
+using Eigen::VectorXd;
+
+struct Handler {
+  explicit Handler(std::shared_ptr<engine::MechanicalSystem> system)
+      : sys(std::move(system)), ctx(*sys, opt), modes(*sys, ctx.rows), handler(ctx) {}
+  std::shared_ptr<engine::MechanicalSystem> sys;
+  SimulationOptions opt;
+  EventContext ctx;
+  ContactModes modes;
+  SwitchHandler handler;
+};
+
+// Newton's law on one row: u⁺ = −e u⁻ with the impulse P = m (1 + e) |u⁻|; the ball leaves
+// (u⁺ > τ₁): its contact stays open. The kinetic energy falls by the factor e².
+TEST(SwitchHandlerTest, ImpactFollowsNewtonsLawAndTheBallLeaves) {
+  const double m = 2.0, r = 0.1, e = 0.5, u = -3.0;
+  Handler h(VerticalBall(m, r, e));
+  VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Constant(1, u);
+  std::vector<Event> events;
+  h.handler.Handle(0.0, q, v, h.modes, {}, {0}, &events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::kImpact);
+  EXPECT_EQ(events[0].rows, std::vector<int>{0});
+  // LCP solved by pivoting: exact to round-off (a few ulps of the O(1) numbers).
+  EXPECT_NEAR(events[0].impulses[0], m * (1 + e) * -u, 1e-12);
+  EXPECT_NEAR(v[0], -e * u, 1e-12);
+  const double potential = m * kG * r;
+  EXPECT_NEAR(events[0].energy_after - potential, e * e * (events[0].energy_before - potential),
+              1e-12);
+  EXPECT_EQ(h.modes.mode(0), ContactMode::kOpen);
+}
+
+// A plastic impact (e = 0) under gravity: u⁺ = 0 and the acceleration problem keeps the contact
+// closed with λ = m g; a contact_closed event follows the impact, and the row becomes active.
+TEST(SwitchHandlerTest, PlasticImpactUnderGravityClosesTheContact) {
+  const double m = 1.0, r = 0.1;
+  Handler h(VerticalBall(m, r, 0.0));
+  VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Constant(1, -1.0);
+  std::vector<Event> events;
+  h.handler.Handle(0.0, q, v, h.modes, {}, {0}, &events);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, EventKind::kImpact);
+  EXPECT_EQ(events[1].kind, EventKind::kContactClosed);
+  EXPECT_NEAR(v[0], 0.0, 1e-15);
+  EXPECT_EQ(h.modes.mode(0), ContactMode::kClosed);
+  EXPECT_EQ(h.modes.active(), std::vector<int>{0});
+}
+
+// A closed contact pulled away (upward force 2 m g: g̈ = g > 0 with λ = 0) takes off, and one
+// whose take-off witness fired opens whatever the acceleration problem says.
+TEST(SwitchHandlerTest, ContactsTakeOffWhenPulledOrWhenTheirWitnessFired) {
+  const double m = 1.0, r = 0.1;
+  {
+    Handler h(VerticalBall(m, r, 0.0, [&](double) { return 2 * m * kG; }));
+    h.modes.SetClosed({0});
+    VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Zero(1);
+    std::vector<Event> events;
+    h.handler.Handle(0.0, q, v, h.modes, {}, {}, &events);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
+    EXPECT_EQ(h.modes.mode(0), ContactMode::kOpen);
+  }
+  {
+    Handler h(VerticalBall(m, r, 0.0));  // pressed by gravity, but the witness fired
+    h.modes.SetClosed({0});
+    VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Zero(1);
+    std::vector<Event> events;
+    h.handler.Handle(0.0, q, v, h.modes, {0}, {}, &events);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
+  }
+}
+
+// A resting contact found 0.5 τ₀ inside the floor is projected onto g = 0 (to the projection
+// tolerance, 1e-12), and the smallest gap after projection is recorded with the snapshot.
+TEST(SwitchHandlerTest, ClosingContactIsProjectedOntoTheSurface) {
+  const double m = 1.0, r = 0.1;
+  Handler h(VerticalBall(m, r, 0.0));
+  const double tau0 = h.opt.thresholds.tau0;
+  VectorXd q = VectorXd::Constant(1, r - 0.5 * tau0), v = VectorXd::Zero(1);
+  std::vector<Event> events;
+  h.handler.Handle(0.0, q, v, h.modes, {}, {}, &events);
+  EXPECT_EQ(h.modes.mode(0), ContactMode::kClosed);
+  EXPECT_NEAR(q[0], r, h.opt.projection.tolerance);
+  EXPECT_GE(h.ctx.stats.min_gap_after_projection, -h.opt.projection.tolerance);
+  EXPECT_EQ(h.handler.snapshot().rows, std::vector<int>{0});
+}
+
+}  // namespace
+}  // namespace saltus::events
