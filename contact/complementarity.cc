@@ -1,5 +1,6 @@
 #include "contact/complementarity.h"
 
+#include "contact/monotone_lcp.h"
 #include "contact/sparse_lcp.h"
 
 #include <FrictionContactProblem.h>
@@ -89,6 +90,12 @@ std::string InfoMessage(LcpSolver s, int info) {
   }
   return "lcp " + std::string(ToString(s)) + ": " + what + " (Siconos info " +
          std::to_string(info) + ")";
+}
+
+// Symmetric to 1e-12 of the largest entry (the condition of the monotone stage).
+bool IsSymmetric(const Eigen::MatrixXd& W) {
+  const double max_abs = W.size() > 0 ? W.cwiseAbs().maxCoeff() : 0.0;
+  return (W - W.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * max_abs;
 }
 
 }  // namespace
@@ -247,19 +254,30 @@ LcpResult SolveLcp(const Eigen::MatrixXd& W, const Eigen::VectorXd& b, const Lcp
   LcpResult result = SolveWith(W, b, options);
   if (result.ok || !options.fallback) return result;
   // Pivoting can stop on a degenerate problem that has a solution (Lemke's ray termination on
-  // the rank-deficient Delassus matrix of two boxes stacked flat): try enumeration where it is
-  // affordable, then projected Gauss-Seidel. The message keeps the first failure.
+  // the rank-deficient Delassus matrix of two boxes stacked flat, or of a settling pile): try
+  // enumeration where it is affordable, then the solver with a guarantee for symmetric
+  // semidefinite W, then projected Gauss-Seidel. The message keeps the first failure.
+  int failed = 1;
+  const auto solved_by = [&](LcpResult second, std::string_view name) {
+    second.message = result.message + "; solved by the fallback " + std::string(name);
+    second.failed_stages = failed;
+    return second;
+  };
   for (const LcpSolver other : {LcpSolver::kEnumerative, LcpSolver::kPgs}) {
+    if (other == LcpSolver::kPgs && options.monotone_stage && IsSymmetric(W)) {
+      LcpResult second = SolveMonotoneLcp(Eigen::MatrixXd(W).sparseView(), b, options);
+      if (second.ok) return solved_by(std::move(second), "interior point");
+      ++failed;
+    }
     if (other == options.solver) continue;
     if (other == LcpSolver::kEnumerative && b.size() > kMaxEnumerativeSize) continue;
     LcpOptions retry = options;
     retry.solver = other;
     LcpResult second = SolveWith(W, b, retry);
-    if (second.ok) {
-      second.message = result.message + "; solved by the fallback " + std::string(ToString(other));
-      return second;
-    }
+    if (second.ok) return solved_by(std::move(second), ToString(other));
+    ++failed;
   }
+  result.failed_stages = failed;
   return result;
 }
 
@@ -407,6 +425,7 @@ LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_compon
     ++result.components_solved;
     result.largest_component = std::max(result.largest_component, static_cast<int>(m));
     result.iterations += r.iterations;
+    result.failed_stages += r.failed_stages;
     for (Eigen::Index k = 0; k < m; ++k) {
       const auto i = idx[static_cast<std::size_t>(k)];
       if (k < r.z.size()) result.z[i] = r.z[k];

@@ -15,6 +15,13 @@
 //   enum   enumeration of the 2^n complementary bases (SICONOS_LCP_ENUM), each solved by LU; finds
 //          a basic solution whenever one exists with a nonsingular basis. Refused (failure status)
 //          above kMaxEnumerativeSize unknowns.
+// The chain (LcpOptions::fallback): the chosen solver, then enumeration where affordable, then
+// SolveMonotoneLcp (contact/monotone_lcp.h: interior point and active-set refinement, which
+// finds a solution whenever one exists for symmetric positive semidefinite W, and otherwise
+// reports the Farkas certificate of infeasibility), then PGS. The cheap solvers stay the fast
+// paths; Lemke's termination guarantee does not survive round-off on degenerate piles (it
+// stopped on a ray on the 122- and 134-row acceleration problems of the generated 50- and
+// 60-sphere piles, which have solutions: tests/contact/lcp_bank_test.cc).
 // A failure is a status, never an exit(): only solver ids from this file's table ever reach
 // Siconos, Siconos' verbose mode is forced off (nothing is printed) and calls into Siconos are
 // serialized (its enumeration solver keeps global state). n = 0 and n = 1 are solved here in
@@ -73,9 +80,14 @@ struct LcpOptions {
   LcpSolver solver = LcpSolver::kLemke;
   double tolerance = 1e-10;    // on the natural-map residual above, > 0
   int max_iterations = 10000;  // pivots (lemke) or sweeps (pgs), > 0; unused by enum
-  // When the chosen solver fails, try enumeration (n ≤ kMaxEnumerativeSize) and then PGS; the
-  // result's message then says which one solved it.
+  // When the chosen solver fails, try enumeration (n ≤ kMaxEnumerativeSize), then the solver
+  // with a guarantee for symmetric positive semidefinite W (contact/monotone_lcp.h, when
+  // `monotone_stage`), then PGS; the result's message then says which one solved it.
   bool fallback = true;
+  // The last stage of the chain (with `fallback`): SolveMonotoneLcp, which finds a solution
+  // whenever one exists for symmetric positive semidefinite W. Off only to measure the cheaper
+  // stages alone (tests, benchmarks).
+  bool monotone_stage = true;
   // SolveLcpByComponents: a group of at least this many unknowns goes to the sparse path
   // (contact/sparse_lcp.h) instead of the dense solver, when a sparse block is available (the
   // dense-W overload always has one). Default: measured crossover, see kSparseLcpMinimumSize.
@@ -122,6 +134,9 @@ struct LcpResult {
   int components = 0, components_solved = 0, largest_component = 0;
   // Groups solved by the sparse path (contact/sparse_lcp.h).
   int components_sparse = 0;
+  // Stages of the solver chain that ended without a verified answer before the one that gave
+  // this result (0: the first stage verified; summed over the groups of SolveLcpByComponents).
+  int failed_stages = 0;
 };
 
 // W (n × n), b (n). n = 0 is a valid, trivially solved problem. Throws std::invalid_argument

@@ -2,14 +2,38 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
 #include "contact/delassus.h"
+#include "contact/lcp_capture.h"
 #include "engine/block_sparse.h"
 
 namespace saltus::contact {
 namespace {
+
+// Where a problem comes from, for the opt-in capture (contact/lcp_capture.h).
+struct Origin {
+  const char* kind;  // "impact" or "acceleration"
+  double t;
+  std::span<const int> rows;  // unilateral rows, the unknowns of the LCP
+};
+
+// Writes the LCP (W, b) just solved into the capture folder when the environment asks for it;
+// `fill_W` builds W only then.
+void MaybeCapture(const Origin& origin, const LcpResult& lcp, const Eigen::VectorXd& b,
+                  const std::function<void(Eigen::SparseMatrix<double>*)>& fill_W) {
+  if (!LcpCaptureWanted(lcp)) return;
+  CaptureLcp([&](CapturedLcp* p) {
+    p->kind = origin.kind;
+    p->t = origin.t;
+    p->note = lcp.ok ? lcp.message : "failed: " + lcp.message;
+    p->rows.assign(origin.rows.begin(), origin.rows.end());
+    p->b = b;
+    fill_W(&p->W);
+  });
+}
 
 // The reduced problem shared by the impact and the acceleration problems, written in the
 // Cholesky-scaled unknown y = Lᵀ x (x = v⁺ or v̇):
@@ -31,7 +55,7 @@ struct Reduced {
 Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
                      const Eigen::VectorXd& y0, const Eigen::VectorXd& c_b,
                      const Eigen::VectorXd& d_u, const Eigen::VectorXd* restitution,
-                     const LcpOptions& options) {
+                     const LcpOptions& options, const Origin& origin) {
   Reduced out;
   const BilateralElimination elimination(A_b, A_u, y0, c_b);
   out.rank = elimination.rank();
@@ -39,6 +63,8 @@ Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
   Eigen::VectorXd b = out.u_free;
   if (restitution != nullptr) b += restitution->cwiseProduct(out.u_free);
   out.lcp = SolveLcpByComponents(elimination.W(), b, options);
+  MaybeCapture(origin, out.lcp, b,
+               [&](Eigen::SparseMatrix<double>* W) { *W = elimination.W().sparseView(); });
   out.z_u = out.lcp.z;
   elimination.Recover(out.z_u, &out.y, &out.z_b, &out.bilateral_residual);
   return out;
@@ -67,8 +93,9 @@ struct SparseAssembled {
   // The bodies of a component (ascending): those touched by its rows. Per-thread storage, valid
   // until the next call.
   const std::vector<int>& Bodies(const std::vector<int>& idx) const;
-  // The LCP on W = G M⁻¹ Gᵀ, one component at a time (never formed as m × m).
-  LcpResult Solve(const Eigen::VectorXd& b, const LcpOptions& options) const;
+  // The LCP on W = G M⁻¹ Gᵀ, one component at a time (never formed as m × m; only for the
+  // opt-in capture).
+  LcpResult Solve(const Eigen::VectorXd& b, const LcpOptions& options, const Origin& origin) const;
 };
 
 // `all_bodies`: factor every M_c (M⁻¹ F needs them), else only those of the bodies the rows touch
@@ -224,14 +251,22 @@ void SparseAssembled::SparseBlock(const std::vector<int>& idx,
   W_c->setFromTriplets(entries.begin(), entries.end());
 }
 
-LcpResult SparseAssembled::Solve(const Eigen::VectorXd& b, const LcpOptions& options) const {
-  return SolveLcpByComponents(
+LcpResult SparseAssembled::Solve(const Eigen::VectorXd& b, const LcpOptions& options,
+                                 const Origin& origin) const {
+  LcpResult lcp = SolveLcpByComponents(
       component_of_row, num_components,
       [this](int, const std::vector<int>& idx, Eigen::MatrixXd* W_c) { Block(idx, W_c); },
       [this](int, const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) {
         SparseBlock(idx, W_c);
       },
       b, options);
+  MaybeCapture(origin, lcp, b, [&](Eigen::SparseMatrix<double>* W) {
+    std::vector<int> all(static_cast<std::size_t>(b.size()));
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    W->resize(b.size(), b.size());
+    SparseBlock(all, W);
+  });
+  return lcp;
 }
 
 // x += M⁻¹ Gᵀ z (blocks Y = M_c⁻¹ g_k).
@@ -263,60 +298,71 @@ bool UseSparse(const engine::MechanicalSystem& system, std::span<const int> bila
   return bilateral_rows.empty() && system.nv() >= engine::kSparseMinimumNv;
 }
 
-}  // namespace
-
-ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
-                         const Eigen::VectorXd& v_minus, std::span<const int> bilateral_rows,
-                         std::span<const int> unilateral_rows, std::span<const double> restitution,
-                         const LcpOptions& options) {
-  ValidateState("SolveImpact", system, t, q, v_minus, "v_minus");
-  ValidateRows("SolveImpact", system, bilateral_rows, unilateral_rows);
+// SolveImpact and SolveVelocityStep: v⁺ = v + M⁻¹ (f + Gᵀ P) with u⁻ = G v + ∂g/∂t and
+// 0 ≤ G v⁺ + ∂g/∂t + e u⁻ ⊥ P_U ≥ 0 (f null: no free impulse).
+ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem& system, double t,
+                                const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                const Eigen::VectorXd* f, std::span<const int> bilateral_rows,
+                                std::span<const int> unilateral_rows,
+                                std::span<const double> restitution, const LcpOptions& options,
+                                const char* kind) {
+  const std::string w(who);
+  ValidateState(who, system, t, q, v, f ? "v" : "v_minus");
+  ValidateRows(who, system, bilateral_rows, unilateral_rows);
+  if (f != nullptr && (f->size() != system.nv() || !f->allFinite())) {
+    throw std::invalid_argument(
+        w + ": the free impulse must have nv = " + std::to_string(system.nv()) + " finite entries");
+  }
   if (restitution.size() != unilateral_rows.size()) {
-    throw std::invalid_argument("SolveImpact: " + std::to_string(restitution.size()) +
+    throw std::invalid_argument(w + ": " + std::to_string(restitution.size()) +
                                 " restitution coefficients for " +
                                 std::to_string(unilateral_rows.size()) + " unilateral rows");
   }
   for (std::size_t i = 0; i < restitution.size(); ++i) {
     if (!(restitution[i] >= 0.0 && restitution[i] <= 1.0)) {
-      throw std::invalid_argument("SolveImpact: " + RowLabel(system, unilateral_rows[i]) +
+      throw std::invalid_argument(w + ": " + RowLabel(system, unilateral_rows[i]) +
                                   ": restitution must be in [0, 1], got " +
                                   std::to_string(restitution[i]));
     }
   }
   const auto n_b = static_cast<Eigen::Index>(bilateral_rows.size());
   const auto n_u = static_cast<Eigen::Index>(unilateral_rows.size());
+  const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
+  const Origin origin{kind, t, unilateral_rows};
 
   ImpactResult result;
-  result.v_plus = v_minus;
+  result.v_plus = v;
   result.impulse_b = Eigen::VectorXd::Zero(n_b);
   result.impulse_u = Eigen::VectorXd::Zero(n_u);
 
   if (UseSparse(system, bilateral_rows)) {
-    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, false);
+    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, f != nullptr);
     if (s.available) {
       if (!s.error.empty()) {
-        result.message = "SolveImpact: " + s.error;
+        result.message = w + ": " + s.error;
         return result;
       }
       Eigen::VectorXd gt_u;
       system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
       if (!gt_u.allFinite()) {
-        result.message = "SolveImpact: constraint time derivative has a non-finite entry";
+        result.message = w + ": constraint time derivative has a non-finite entry";
         return result;
       }
-      s.G.Multiply(v_minus, &result.u_minus_u);
+      s.G.Multiply(v, &result.u_minus_u);
       result.u_minus_u += gt_u;
-      const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
-      // b = G v⁻ + ∂g/∂t + e u⁻ (the reduced problem below with no bilateral rows).
-      const Eigen::VectorXd b = result.u_minus_u + e.cwiseProduct(result.u_minus_u);
-      result.lcp = s.Solve(b, options);
+      if (f != nullptr) result.v_plus += MinvTimes(s, *f);  // the free velocity
+      // b = G v_free + ∂g/∂t + e u⁻ (the reduced problem below with no bilateral rows).
+      Eigen::VectorXd b;
+      s.G.Multiply(result.v_plus, &b);
+      b += gt_u + e.cwiseProduct(result.u_minus_u);
+      result.lcp = s.Solve(b, options, origin);
       result.largest_lcp = result.lcp.largest_component;
       result.impulse_u = result.lcp.z;
       if (result.impulse_u.size() == n_u) AddMinvGtz(s, result.impulse_u, &result.v_plus);
       s.G.Multiply(result.v_plus, &result.u_plus_u);
       result.u_plus_u += gt_u;
       if (!result.lcp.ok) {
-        result.message = "SolveImpact: " + result.lcp.message;
+        result.message = w + ": " + result.lcp.message;
         return result;
       }
       result.ok = true;
@@ -325,21 +371,31 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
   }
   DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
-    result.message = "SolveImpact: " + a.error;
+    result.message = w + ": " + a.error;
     return result;
   }
   Eigen::VectorXd gt_b, gt_u;
   system.ConstraintTimeDerivative(t, q, bilateral_rows, &gt_b);
   system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
   if (!gt_b.allFinite() || !gt_u.allFinite()) {
-    result.message = "SolveImpact: constraint time derivative has a non-finite entry";
+    result.message = w + ": constraint time derivative has a non-finite entry";
     return result;
   }
-  const Eigen::VectorXd e = Eigen::Map<const Eigen::VectorXd>(restitution.data(), n_u);
-  const Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;  // Lᵀ v⁻
-
-  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gt_b, gt_u, &e, options);
-  result.u_minus_u = r.u_free;
+  Eigen::VectorXd y0 = a.llt.matrixU() * v;  // Lᵀ v
+  Reduced r;
+  if (f == nullptr) {
+    // The impact: Newton's law on the approach velocity without the joints' drift (the e term
+    // of SolveReduced), so that the joints do no work (impact_problem.h, "Energy").
+    const Eigen::VectorXd e_u = e;
+    r = SolveReduced(a.A_b, a.A_u, y0, gt_b, gt_u, &e_u, options, origin);
+    result.u_minus_u = r.u_free;
+  } else {
+    // A velocity step: the free velocity v + M⁻¹ f, the restitution term from u at v.
+    result.u_minus_u = a.G_u * v + gt_u;
+    y0 += a.llt.matrixL().solve(*f);  // + L⁻¹ f = Lᵀ M⁻¹ f
+    const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u);
+    r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, nullptr, options, origin);
+  }
   result.lcp = r.lcp;
   result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;
@@ -350,11 +406,30 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.v_plus + gt_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = "SolveImpact: " + r.lcp.message;
+    result.message = w + ": " + r.lcp.message;
     return result;
   }
   result.ok = true;
   return result;
+}
+
+}  // namespace
+
+ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& v_minus, std::span<const int> bilateral_rows,
+                         std::span<const int> unilateral_rows, std::span<const double> restitution,
+                         const LcpOptions& options) {
+  return SolveVelocityLevel("SolveImpact", system, t, q, v_minus, nullptr, bilateral_rows,
+                            unilateral_rows, restitution, options, "impact");
+}
+
+ImpactResult SolveVelocityStep(const engine::MechanicalSystem& system, double t,
+                               const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                               const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                               std::span<const int> unilateral_rows,
+                               std::span<const double> restitution, const LcpOptions& options) {
+  return SolveVelocityLevel("SolveVelocityStep", system, t, q, v, &f, bilateral_rows,
+                            unilateral_rows, restitution, options, "step");
 }
 
 ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSystem& system,
@@ -397,7 +472,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       Eigen::VectorXd b;
       s.G.Multiply(a0, &b);
       b += gamma_u;
-      result.lcp = s.Solve(b, options);
+      result.lcp = s.Solve(b, options, Origin{"acceleration", t, unilateral_rows});
       result.largest_lcp = result.lcp.largest_component;
       result.lambda_u = result.lcp.z;
       result.vdot = a0;
@@ -431,7 +506,8 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   }
   const Eigen::VectorXd y0 = a.llt.matrixL().solve(F);  // L⁻¹ F = Lᵀ M⁻¹ F
 
-  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, nullptr, options);
+  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, nullptr, options,
+                           Origin{"acceleration", t, unilateral_rows});
   result.lcp = r.lcp;
   result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;

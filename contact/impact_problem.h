@@ -60,6 +60,10 @@
 // LcpOptions::sparse_minimum_size rows gets W_c as a sparse matrix and goes to the exact sparse
 // active-set solver (contact/sparse_lcp.h) instead of dense Lemke.
 //
+// Capture: with the environment variable SALTUS_LCP_CAPTURE=DIR, the LCPs of these functions
+// that needed a fallback stage (or failed; SALTUS_LCP_CAPTURE_WHEN) are written to DIR for the
+// test bank (contact/lcp_capture.h).
+//
 // Multipliers of redundant bilateral rows are not unique; the minimum-norm ones are returned.
 // Unilateral multipliers of redundant contacts are not unique either; the LCP solver picks one.
 // Inconsistent redundant bilateral rows (incompatible ∂g/∂t or γ) are satisfied in the least-
@@ -103,6 +107,18 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
                          const Eigen::VectorXd& v_minus, std::span<const int> bilateral_rows,
                          std::span<const int> unilateral_rows, std::span<const double> restitution,
                          const LcpOptions& options);
+
+// The contact problem of one step of a time-stepping scheme (Moreau–Jean, timestepping/):
+//   v⁺ = v + M⁻¹ (f + Gᵀ P),   G_B v⁺ + ∂g_B/∂t = 0,   0 ≤ u_U⁺ + e u_U⁻ ⊥ P_U ≥ 0,
+// with u = G v + ∂g/∂t, u⁻ that of the given v (the velocity at the start of the step) and f (nv)
+// the impulse of the forces over the step (h F). SolveImpact is the case f = 0. The LCP's b is
+// G v_free + ∂g/∂t + e u⁻ with v_free = v + M⁻¹ f; u_minus_u reports u⁻, u_plus_u u⁺. Same
+// validation as SolveImpact, and f must have nv finite entries (std::invalid_argument).
+ImpactResult SolveVelocityStep(const engine::MechanicalSystem& system, double t,
+                               const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                               const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                               std::span<const int> unilateral_rows,
+                               std::span<const double> restitution, const LcpOptions& options);
 
 struct ContactAccelerationResult {
   bool ok = false;

@@ -1,5 +1,7 @@
 #include "contact/sparse_lcp.h"
 
+#include "contact/monotone_lcp.h"
+
 #include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <cmath>
@@ -191,7 +193,35 @@ bool ProximalActiveSet(const SpMat& W, const Eigen::VectorXd& b, double toleranc
   return false;
 }
 
+std::string StatsText(int sweeps, const PolishStats& stats) {
+  return std::to_string(sweeps) + " pgs sweeps, " + std::to_string(stats.outer) +
+         " proximal steps, " + std::to_string(stats.factorizations) + " factorizations" +
+         (stats.extrapolations > 0
+              ? ", " + std::to_string(stats.extrapolations) + " drift extrapolations"
+              : std::string());
+}
+
 }  // namespace
+
+LcpResult RefineLcpSparse(const SpMat& W, const Eigen::VectorXd& b, const LcpOptions& options,
+                          const Eigen::VectorXd& z_start) {
+  LcpResult result;
+  const Eigen::Index n = b.size();
+  const double scale = std::max(1.0, n > 0 ? b.lpNorm<Eigen::Infinity>() : 0.0);
+  Eigen::VectorXd z = z_start.cwiseMax(0.0), w(n);
+  PolishStats stats;
+  result.ok = n == 0 || ProximalActiveSet(W, b, options.tolerance, scale, 1000, 200,
+                                          /*warm=*/true, &z, &w, &stats);
+  result.z = z;
+  result.w = W * z + b;
+  result.residual = Residual(result.z, result.w, scale);
+  result.ok = result.ok && result.residual <= options.tolerance;
+  result.iterations = stats.outer;
+  result.message = "lcp refine: " + std::to_string(stats.outer) + " proximal steps, " +
+                   std::to_string(stats.factorizations) + " factorizations" +
+                   (result.ok ? "" : ", not verified");
+  return result;
+}
 
 LcpResult SolveLcpSparse(const SpMat& W, const Eigen::VectorXd& b, const LcpOptions& options,
                          const Eigen::VectorXd* z0) {
@@ -287,12 +317,8 @@ LcpResult SolveLcpSparse(const SpMat& W, const Eigen::VectorXd& b, const LcpOpti
       result.residual = Residual(z, w, scale);
       result.ok = true;
       result.iterations = sweeps + stats.outer;
-      result.message = "lcp sparse: " + std::to_string(sweeps) + " pgs sweeps, " +
-                       std::to_string(stats.outer) + " proximal steps, " +
-                       std::to_string(stats.factorizations) + " factorizations" +
-                       (stats.extrapolations > 0
-                            ? ", " + std::to_string(stats.extrapolations) + " drift extrapolations"
-                            : std::string());
+      result.failed_stages = round;
+      result.message = "lcp sparse: " + StatsText(sweeps, stats);
       return result;
     }
   }
@@ -308,9 +334,23 @@ LcpResult SolveLcpSparse(const SpMat& W, const Eigen::VectorXd& b, const LcpOpti
     result.message = failure;
     return result;
   }
-  LcpResult dense = SolveLcp(Eigen::MatrixXd(W), b, options);
-  dense.message = failure + "; dense fallback " + std::string(ToString(options.solver)) +
-                  (dense.ok ? " solved it" : " failed") +
+  // The stage with a guarantee (contact/monotone_lcp.h), then the dense chain without it.
+  std::string monotone_failure;
+  if (options.monotone_stage) {
+    LcpResult monotone = SolveMonotoneLcp(W, b, options);
+    if (monotone.ok) {
+      monotone.failed_stages = 2;
+      monotone.message = failure + "; " + monotone.message;
+      return monotone;
+    }
+    monotone_failure = "; " + monotone.message;
+  }
+  LcpOptions dense_options = options;
+  dense_options.monotone_stage = false;
+  LcpResult dense = SolveLcp(Eigen::MatrixXd(W), b, dense_options);
+  dense.failed_stages += options.monotone_stage ? 3 : 2;
+  dense.message = failure + monotone_failure + "; dense fallback " +
+                  std::string(ToString(options.solver)) + (dense.ok ? " solved it" : " failed") +
                   (dense.message.empty() ? "" : " (" + dense.message + ")");
   return dense;
 }

@@ -35,8 +35,9 @@
 //   4. Accepted only when the natural-map residual ‖min(w, z)‖∞ / max(1, ‖b‖∞) of the ORIGINAL
 //      problem (z ≥ 0, w = W z + b) is ≤ options.tolerance, exactly the test of SolveLcp
 //      (complementarity.h): never a merely approximate answer. Otherwise 10× more PGS sweeps
-//      from where PGS stopped and steps 2–4 again, then (options.fallback) the dense SolveLcp
-//      (Lemke and its fallbacks).
+//      from where PGS stopped and steps 2–4 again, then (options.fallback) the solver with a
+//      guarantee, SolveMonotoneLcp (contact/monotone_lcp.h, when options.monotone_stage), and
+//      last the dense SolveLcp (Lemke and its other fallbacks).
 // Convergence: the proximal iterates converge to a solution of the LCP when one exists (monotone
 // operator; W PSD); on a fixed active set a step contracts the error by ε / (λ + ε) on each
 // eigenvalue λ > 0 of W_FF and leaves the null-space component unchanged. A step that keeps F
@@ -67,5 +68,13 @@ namespace saltus::contact {
 // or bad options (as SolveLcp).
 LcpResult SolveLcpSparse(const Eigen::SparseMatrix<double>& W, const Eigen::VectorXd& b,
                          const LcpOptions& options, const Eigen::VectorXd* z0 = nullptr);
+
+// Steps 2–4 alone (no PGS, no fallback) from z_start ≥ 0 (n entries; its support is the first
+// active set), with the smallest shift first as for a warm start: the refinement of an
+// approximate solution (contact/monotone_lcp.h). W must be symmetric with a positive diagonal
+// (not checked here). ok only when the residual test passes; the message starts with
+// "lcp refine:".
+LcpResult RefineLcpSparse(const Eigen::SparseMatrix<double>& W, const Eigen::VectorXd& b,
+                          const LcpOptions& options, const Eigen::VectorXd& z_start);
 
 }  // namespace saltus::contact
