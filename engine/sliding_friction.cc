@@ -73,7 +73,19 @@ void SlidingFrictionView::SlipDirectionAt(std::size_t index, double t, const Eig
   // Current slip velocity ġ_T = G_T v + ∂g_T/∂t (header).
   ConstraintRate(*this, t, q, v, TangentRows(c.normal_row), &slip_);
   const double speed = slip_.norm();
-  if (speed > slip_speed_floor_) *d = slip_ / speed;
+  if (speed > slip_speed_floor_ && (!anchor_gate_ || slip_.dot(c.direction) > 0.0)) {
+    *d = slip_ / speed;
+  }
+}
+
+void SlidingFrictionView::ReanchorSlipDirections(double t, const Eigen::VectorXd& q,
+                                                 const Eigen::VectorXd& v) {
+  for (SlidingContact& c : sliding_) {
+    if (c.mode != SlipDirection::kCurrent) continue;
+    ConstraintRate(*this, t, q, v, TangentRows(c.normal_row), &slip_);
+    const double speed = slip_.norm();
+    if (speed > slip_speed_floor_) c.direction = slip_ / speed;
+  }
 }
 
 void SlidingFrictionView::ForceDirections(double t, const Eigen::VectorXd& q,

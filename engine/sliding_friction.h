@@ -16,8 +16,14 @@
 //              the slip velocity at the phase start);
 //   kCurrent   d = ġ_T/‖ġ_T‖ with the CURRENT slip velocity ġ_T = G_T v + ∂g_T/∂t (in space the
 //              direction turns during a slide), and the given unit fallback d₀ while ‖ġ_T‖ ≤
-//              slip_speed_floor() (the direction of a vanishing slip is undefined; the event loop
-//              ends the slide before, at its slip → stick event).
+//              slip_speed_floor(). With the anchor gate on (set_anchor_gate, the event loop),
+//              also d₀ when ġ_T has turned by π/2 or more from d₀ (ġ_T·d₀ ≤ 0): the event loop
+//              renews the anchor to the current direction after every accepted step
+//              (ReanchorSlipDirections), so a slide follows its turning direction exactly, and
+//              one that stops inside a step goes on smoothly past the stop along d₀ (the
+//              friction force does not flip within a step, which no error-controlled integrator
+//              could step across) until the slip → stick witness, φ = d₀·ġ_T
+//              (events/witness.h SlipWitness), locates the stop.
 // H depends on v for kCurrent contacts. The tangent matrices (ConstraintForceJacobian, used in
 // the iteration matrices of the implicit schemes) are the base system's ∂(Gᵀλ)/∂q: the
 // derivatives of μ λ_N d·G_T with respect to q and v are left out of Newton matrices (a
@@ -67,11 +73,18 @@ class SlidingFrictionView final : public MechanicalSystem {
   // not a unilateral row with tangential rows or is listed twice, μ is negative or not finite,
   // or the direction does not have one entry per tangential row or is not a unit vector (to 1e-9).
   void SetSlidingContacts(std::vector<SlidingContact> contacts);
+  // The π/2 gate of kCurrent directions (header; off by default).
+  void set_anchor_gate(bool on) { anchor_gate_ = on; }
+  // kCurrent contacts: the anchor d₀ becomes the current slip direction at (t, q, v) where the
+  // slip speed exceeds slip_speed_floor() (header). Between two steps: the force at (t, q, v)
+  // is unchanged by it.
+  void ReanchorSlipDirections(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   const std::vector<SlidingContact>& sliding_contacts() const { return sliding_; }
   // Slip speeds at or below this use the fallback direction (kCurrent). Throws
   // std::invalid_argument unless floor > 0 and finite.
   void set_slip_speed_floor(double floor);
   double slip_speed_floor() const { return slip_speed_floor_; }
+  bool anchor_gate() const { return anchor_gate_; }
 
   // The slip direction d of sliding contact `index` (in sliding_contacts()) at (t, q, v).
   void SlipDirectionAt(std::size_t index, double t, const Eigen::VectorXd& q,
@@ -143,6 +156,7 @@ class SlidingFrictionView final : public MechanicalSystem {
   std::vector<SlidingContact> sliding_;
   std::vector<int> sliding_index_;  // per global row: its entry in sliding_, else −1
   double slip_speed_floor_ = kDefaultSlipSpeedFloor;
+  bool anchor_gate_ = false;
   // Workspace of ForceDirections (mutable: see the header on thread compatibility).
   mutable Eigen::MatrixXd G_T_;
   mutable Eigen::VectorXd slip_, d_;

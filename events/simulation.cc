@@ -108,7 +108,7 @@ struct Simulation::Impl {
         frictional(HasFriction(s, ctx.rows)),
         dynamics(frictional ? static_cast<const engine::MechanicalSystem&>(view) : s),
         modes(s, ctx.rows),
-        forces(ctx, dynamics, modes),
+        forces(ctx, dynamics, modes, split),
         gaps(ctx, *integrator),
         normal_forces(ctx, *integrator, modes, forces),
         stick(ctx, *integrator, modes, forces),
@@ -116,6 +116,7 @@ struct Simulation::Impl {
         switcher(ctx),
         time_events(o.time_events) {
     std::sort(time_events.begin(), time_events.end());
+    view.set_anchor_gate(true);  // renewed at every accepted step (AcceptStep)
     if (frictional) RequireFrictionSupport(*integrator);
   }
 
@@ -149,6 +150,7 @@ struct Simulation::Impl {
   void SwitchAt(double t_event, double t_end);
   void Switch(const FiredWitnesses& fired, std::vector<Event> events, const VectorXd& v_minus);
   void StartPhase();
+  void SplitForces();
   void GuardAgainstAccumulation();
   // Outputs at the output times before t_hi (and at t_hi when inclusive), up to t_end.
   void EmitOutputs(double t_hi, bool inclusive, double t_end);
@@ -161,6 +163,7 @@ struct Simulation::Impl {
   bool frictional;                   // some contact has μ > 0: phases see `view`
   engine::ConstrainedDynamics dynamics;
   ContactModes modes;
+  ForceSplit split;  // admissible split of the contact forces (before `forces`, which reads it)
   StepSamples samples;
   SampleForces forces;
   GapWitness gaps;
@@ -235,6 +238,7 @@ std::vector<Simulation::ContactForce> Simulation::ContactForces() const {
   const std::vector<int>& active = im.modes.active();
   VectorXd vdot, lambda;
   im.dynamics.Solve(im.t, im.q, im.v, active, &vdot, &lambda);
+  im.split.Apply(&lambda);
   auto lambda_of = [&](int row) {
     return lambda[std::lower_bound(active.begin(), active.end(), row) - active.begin()];
   };
@@ -393,6 +397,7 @@ void Simulation::Impl::AcceptStep(bool time_event) {
   t = t1;
   q = integrator->q();
   v = integrator->v();
+  if (frictional) view.ReanchorSlipDirections(t, q, v);  // the slip witness's anchor, too
   for (Observer* o : observers) {
     o->OnStep(t, q, v);
     if (ctx.opt.output_step <= 0) o->OnOutput(t, q, v);
@@ -449,6 +454,16 @@ void Simulation::Impl::GuardAgainstAccumulation() {
   }
 }
 
+// The admissible split of the phase's contact forces over redundant sticking contacts
+// (events/force_split.h), from the minimum-norm multipliers at the phase start.
+void Simulation::Impl::SplitForces() {
+  split.Clear();
+  if (modes.sticking().empty()) return;
+  VectorXd vdot, lambda;
+  if (!dynamics.Solve(t, q, v, modes.active(), &vdot, &lambda).ok) return;
+  split.Compute(PhaseSystem(), t, q, v, modes, lambda);
+}
+
 // A new phase: the open contacts touching now get their witness form, and the integrator
 // restarts with the active rows frozen. Integrator::Reset (and every accepted Step) passes the
 // index-1 multipliers of the active rows to MechanicalSystem::AcceptStep.
@@ -456,6 +471,7 @@ void Simulation::Impl::StartPhase() {
   gaps.StartPhase(t, q, v, modes.closed(), &switcher.snapshot());
   if (frictional) {
     view.SetSlidingContacts(modes.SlidingContacts());
+    SplitForces();
     stick.StartPhase(t, q);
     slip.StartPhase(t, q, v);
   }

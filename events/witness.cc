@@ -50,6 +50,7 @@ void SampleForces::Solve(double t, const VectorXd& q, const VectorXd& v) {
     throw RunFailure{RunStatus::kLinearSolveFailure,
                      "singular constrained dynamics while evaluating contact forces"};
   }
+  split_.Apply(&lambda_);
 }
 
 const VectorXd& SampleForces::At(int i) {

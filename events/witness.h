@@ -26,6 +26,7 @@
 #include "engine/constrained_dynamics.h"
 #include "events/contact_modes.h"
 #include "events/event_context.h"
+#include "events/force_split.h"
 #include "integrators/integrator.h"
 
 namespace saltus::events {
@@ -56,8 +57,10 @@ class StepSamples {
 // RunFailure (linear_solve_failure) when the solve fails.
 class SampleForces {
  public:
-  SampleForces(EventContext& ctx, engine::ConstrainedDynamics& dynamics, const ContactModes& modes)
-      : ctx_(ctx), dynamics_(dynamics), modes_(modes) {}
+  // λ is the phase's admissible split (events/force_split.h): the solve's λ plus split.offset().
+  SampleForces(EventContext& ctx, engine::ConstrainedDynamics& dynamics, const ContactModes& modes,
+               const ForceSplit& split)
+      : ctx_(ctx), dynamics_(dynamics), modes_(modes), split_(split) {}
   // Forgets the solves of the previous step.
   void NewStep(const StepSamples& samples);
   // λ (in the order of modes.active()) at sample i.
@@ -74,6 +77,7 @@ class SampleForces {
   EventContext& ctx_;
   engine::ConstrainedDynamics& dynamics_;
   const ContactModes& modes_;
+  const ForceSplit& split_;
   const StepSamples* samples_ = nullptr;
   int solved_ = -1;  // the sample that lambda_ belongs to (−1: none, or a time off the samples)
   double residual_ = 0;

@@ -26,7 +26,7 @@ struct OneStep {
         integrator(integrators::MakeIntegrator("dopri5", opt.integrator_options)),
         dynamics(*sys),
         modes(*sys, ctx.rows),
-        forces(ctx, dynamics, modes),
+        forces(ctx, dynamics, modes, split),
         gaps(ctx, *integrator),
         normal_forces(ctx, *integrator, modes, forces) {}
 
@@ -57,6 +57,7 @@ struct OneStep {
   std::unique_ptr<integrators::Integrator> integrator;
   engine::ConstrainedDynamics dynamics;
   ContactModes modes;
+  ForceSplit split;  // empty: frictionless
   StepSamples samples;
   SampleForces forces;
   GapWitness gaps;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "events/simulation.h"
+#include "friction_scene_run.h"
 #include "integrators/integrator.h"
 #include "tools/scene.h"
 
@@ -29,58 +30,10 @@ using events::EventKind;
 const fs::path kFrictionExamples = fs::path(SALTUS_EXAMPLES_DIR) / "friction";
 constexpr double kG = 9.81;
 
-class Recorder : public events::Observer {
- public:
-  void OnEvent(const events::Event& e, const VectorXd&, const VectorXd& v_minus,
-               const VectorXd& v_plus) override {
-    events.push_back(e);
-    v_before.push_back(v_minus);
-    v_after.push_back(v_plus);
-  }
-  std::vector<const events::Event*> Of(EventKind k) const {
-    std::vector<const events::Event*> out;
-    for (const events::Event& e : events) {
-      if (e.kind == k) out.push_back(&e);
-    }
-    return out;
-  }
-  void OnOutput(double t, const VectorXd& q, const VectorXd&) override {
-    if (on_output) on_output(t, q);
-  }
-  std::vector<events::Event> events;
-  std::vector<VectorXd> v_before, v_after;
-  std::function<void(double, const VectorXd&)> on_output;
-};
-
-// A scene of examples/friction/ set up as `saltus run` does.
-struct SceneRun {
-  Scene scene;
-  SceneSystem built;
-  std::unique_ptr<events::Simulation> sim;
-  Recorder rec;
-
-  explicit SceneRun(const std::string& file, const std::function<void(Scene&)>& edit = {})
-      : scene(LoadSceneFile((kFrictionExamples / file).string())) {
-    if (edit) edit(scene);
-    built = BuildSceneSystem(scene);
-    sim = std::make_unique<events::Simulation>(built.system, scene.options);
-    sim->AddObserver(&rec);
-    sim->SetState(0, built.q0, built.v0);
-  }
-  events::RunResult Advance(double t) { return sim->AdvanceTo(t); }
-  int Row(const std::string& name) const {
-    for (int r = 0; r < built.system->num_constraints(); ++r) {
-      if (built.system->constraint_info(r).name == name) return r;
-    }
-    ADD_FAILURE() << "no row " << name;
-    return -1;
-  }
-  // Σ of the tangential (first entry) and normal forces of the closed contacts.
-  Eigen::Vector2d ForceSum() const {
-    Eigen::Vector2d sum = Eigen::Vector2d::Zero();
-    for (const auto& f : sim->ContactForces()) sum += Eigen::Vector2d(f.tangential[0], f.normal);
-    return sum;
-  }
+// A scene of examples/friction/.
+struct FrictionRun : SceneRun {
+  explicit FrictionRun(const std::string& file, const std::function<void(Scene&)>& edit = {})
+      : SceneRun(kFrictionExamples, file, edit) {}
 };
 
 // No impact adds energy beyond round-off of states of ~1 J (1e-9 J), no gap below −τ₀ after a
@@ -101,7 +54,7 @@ void ExpectPhysical(const SceneRun& run, const std::string& label) {
 constexpr double kExact = 1e-9;
 
 TEST(FrictionScenes, SlidingBlockStopsAtTheClosedFormAndSticksForGood) {
-  SceneRun run("sliding_block.yaml");
+  FrictionRun run("sliding_block.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "sliding_block");
   const double v0 = 2.0, mu = 0.3;
@@ -122,7 +75,7 @@ TEST(FrictionScenes, SlidingBlockStopsAtTheClosedFormAndSticksForGood) {
 }
 
 TEST(FrictionScenes, InclineSticksWhenMuIsAboveTanAlpha) {
-  SceneRun run("incline_stick.yaml");
+  FrictionRun run("incline_stick.yaml");
   const VectorXd q0 = run.sim->q();
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "incline_stick");
@@ -138,7 +91,7 @@ TEST(FrictionScenes, InclineSticksWhenMuIsAboveTanAlpha) {
 }
 
 TEST(FrictionScenes, InclineSlidesWithTheClosedFormAcceleration) {
-  SceneRun run("incline_slide.yaml");
+  FrictionRun run("incline_slide.yaml");
   const double x0 = run.sim->q()[0];
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "incline_slide");
@@ -153,7 +106,7 @@ TEST(FrictionScenes, InclineSlidesWithTheClosedFormAcceleration) {
 }
 
 TEST(FrictionScenes, RollingDiskEndsItsSlipAtTheClosedForm) {
-  SceneRun run("rolling_disk.yaml");
+  FrictionRun run("rolling_disk.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "rolling_disk");
   const double v0 = 3.0, mu = 0.2, R = 0.1;
@@ -176,7 +129,7 @@ TEST(FrictionScenes, FrictionOscillatorFollowsThePiecewiseClosedForm) {
   const double w = std::sqrt(k / m), xe = mu * m * kG / k;
   const double t1 = std::asin(vb / (xe * w)) / w;
   const double t2 = t1 + (xe - xe * (1 - std::cos(w * t1))) / vb;
-  SceneRun run("friction_oscillator.yaml");
+  FrictionRun run("friction_oscillator.yaml");
   std::vector<std::pair<double, double>> samples;  // (t, x of the block)
   run.rec.on_output = [&](double t, const VectorXd& q) { samples.emplace_back(t, q[3]); };
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
@@ -213,7 +166,7 @@ TEST(FrictionScenes, FrictionOscillatorFollowsThePiecewiseClosedForm) {
 // Housner (1963): a block rocking without slip on its corners loses the factor
 // ω⁺/ω⁻ = 1 − (3/2) sin²α at every impact, α = atan(b/h) (here 1 − 1.5 · 0.2 = 0.7).
 TEST(FrictionScenes, RockingBlockWithFrictionLosesHousnersFactorPerImpact) {
-  SceneRun run("rocking_block_friction.yaml");
+  FrictionRun run("rocking_block_friction.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "rocking_block_friction");
   const int left = run.Row("rocker_left"), right = run.Row("rocker_right");
@@ -248,7 +201,7 @@ TEST(FrictionScenes, RockingBlockWithFrictionLosesHousnersFactorPerImpact) {
 // the impact changes it by < 1 %). It must be flagged and counted, and the gain reported must be
 // the whole energy change (scleronomic joints: W_c = ΔT; the potential is continuous).
 TEST(FrictionScenes, KanePendulumImpactGainIsReported) {
-  SceneRun run("kane_pendulum.yaml");
+  FrictionRun run("kane_pendulum.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   const auto impacts = run.rec.Of(EventKind::kImpact);
   ASSERT_EQ(impacts.size(), 1u);
@@ -267,7 +220,7 @@ TEST(FrictionScenes, KanePendulumImpactGainIsReported) {
 // pairs with one e: no Kane-type gain expected).
 TEST(FrictionScenes, ContactImpulsesNeverGainEnergyInTheDrivenAndJammingExamples) {
   for (const char* file : {"slider_crank_clearance.yaml", "woodpecker.yaml"}) {
-    SceneRun run(file);
+    FrictionRun run(file);
     ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished) << file;
     EXPECT_GT(run.rec.Of(EventKind::kImpact).size(), 10u) << file;
     EXPECT_EQ(run.sim->stats().energy_gains, 0) << file;
@@ -281,7 +234,7 @@ TEST(FrictionScenes, ContactImpulsesNeverGainEnergyInTheDrivenAndJammingExamples
 // painleve: impact a tangential impact at t = 0 resolves it; the smooth rod (μ = 0.5) slides.
 TEST(FrictionScenes, PainleveRodIsResolvedByATangentialImpactOrStopsTheRun) {
   {
-    SceneRun run("painleve_rod.yaml");
+    FrictionRun run("painleve_rod.yaml");
     const auto tangential = run.rec.Of(EventKind::kTangentialImpact);
     ASSERT_EQ(tangential.size(), 1u);
     EXPECT_EQ(tangential[0]->t, 0.0);
@@ -292,8 +245,8 @@ TEST(FrictionScenes, PainleveRodIsResolvedByATangentialImpactOrStopsTheRun) {
     ExpectPhysical(run, "painleve_rod");
   }
   {
-    SceneRun run("painleve_rod.yaml",
-                 [](Scene& s) { s.options.painleve = events::PainleveResolution::kError; });
+    FrictionRun run("painleve_rod.yaml",
+                    [](Scene& s) { s.options.painleve = events::PainleveResolution::kError; });
     const events::RunResult r = run.Advance(run.scene.t_end);
     EXPECT_EQ(r.status, events::RunStatus::kPainleve);
     EXPECT_EQ(r.t, 0.0);
@@ -349,7 +302,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
       s.options.integrator_options.atol = 1e-9;
       s.options.integrator_options.h_min = 1e-12;
     };
-    SceneRun reference(file, tighten);
+    FrictionRun reference(file, tighten);
     // The rocking blocks' impacts accumulate as they come to rest (after ~0.4 s), where the
     // number of impacts below τ₁ depends on each scheme's errors: compared before that.
     const double t_end =
@@ -366,7 +319,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
         };
         if (!entry.non_ideal_forces || !entry.velocity_level_rows) {
           try {
-            SceneRun run(file, edit);
+            FrictionRun run(file, edit);
             ADD_FAILURE() << label << ": accepted a frictional scene it cannot integrate";
           } catch (const std::invalid_argument& e) {
             EXPECT_NE(std::string(e.what()).find("frictional contacts"), std::string::npos)
@@ -374,7 +327,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
           }
           continue;
         }
-        SceneRun run(file, edit);
+        FrictionRun run(file, edit);
         const events::RunResult r = run.Advance(t_end);
         ASSERT_EQ(r.status, events::RunStatus::kFinished) << label << ": " << r.message;
         ExpectPhysical(run, label);
