@@ -469,10 +469,10 @@ TEST_P(FrictionExamplesTest, RandomFrictionAndRestitution) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, FrictionExamplesTest,
                          testing::Values("friction_oscillator.yaml", "incline_slide.yaml",
-                                         "incline_stick.yaml", "painleve_rod.yaml",
-                                         "rocking_block_friction.yaml", "rolling_disk.yaml",
-                                         "slider_crank_clearance.yaml", "sliding_block.yaml",
-                                         "woodpecker.yaml"));
+                                         "incline_stick.yaml", "kane_pendulum.yaml",
+                                         "painleve_rod.yaml", "rocking_block_friction.yaml",
+                                         "rolling_disk.yaml", "slider_crank_clearance.yaml",
+                                         "sliding_block.yaml", "woodpecker.yaml"));
 
 }  // namespace
 }  // namespace saltus
