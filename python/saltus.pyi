@@ -25,6 +25,9 @@ class EventKind(Enum):
     takeoff: int
     contact_closed: int
     time: int
+    stick: int
+    slip: int
+    tangential_impact: int
 
 class Event:
     t: float
@@ -33,6 +36,7 @@ class Event:
     impulses: List[float]
     energy_before: float
     energy_after: float
+    energy_gain: bool
 
 class Options:
     def __init__(self) -> None: ...

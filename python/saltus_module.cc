@@ -509,17 +509,22 @@ PYBIND11_MODULE(saltus, m) {
       .value("impact", saltus::EventKind::kImpact)
       .value("takeoff", saltus::EventKind::kTakeoff)
       .value("contact_closed", saltus::EventKind::kContactClosed)
-      .value("time", saltus::EventKind::kTime);
+      .value("time", saltus::EventKind::kTime)
+      .value("stick", saltus::EventKind::kStick)
+      .value("slip", saltus::EventKind::kSlip)
+      .value("tangential_impact", saltus::EventKind::kTangentialImpact);
 
   py::class_<saltus::Event>(m, "Event",
                             "An event of a run: time t, kind, the constraint rows involved, their "
-                            "impulses (N s; impacts) and the energy T + V before and after (J).")
+                            "impulses (N s; impacts), the energy T + V before and after (J) and "
+                            "energy_gain: an impact with friction raised T beyond round-off.")
       .def_readonly("t", &saltus::Event::t)
       .def_readonly("kind", &saltus::Event::kind)
       .def_readonly("rows", &saltus::Event::rows)
       .def_readonly("impulses", &saltus::Event::impulses)
       .def_readonly("energy_before", &saltus::Event::energy_before)
       .def_readonly("energy_after", &saltus::Event::energy_after)
+      .def_readonly("energy_gain", &saltus::Event::energy_gain)
       .def("__repr__", [](const saltus::Event& e) {
         return "<Event " + std::string(saltus::events::ToString(e.kind)) +
                " t=" + std::to_string(e.t) + ">";

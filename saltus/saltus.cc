@@ -57,51 +57,16 @@ struct ForceInput {
   mutable int callback_depth = 0;  // > 0 while the callback runs (re-entrancy checks)
 };
 
-// All constraint rows of another system as one block (global row = local row).
-class ForwardingBlock final : public engine::ConstraintBlock {
- public:
-  explicit ForwardingBlock(std::shared_ptr<const engine::MechanicalSystem> inner)
-      : inner_(std::move(inner)) {}
-  int num_rows() const override { return inner_->num_constraints(); }
-  const engine::ConstraintRowInfo& row_info(int i) const override {
-    return inner_->constraint_info(i);
-  }
-  void Values(double t, const VectorXd& q, std::span<const int> rows,
-              Eigen::Ref<VectorXd> g) const override {
-    thread_local VectorXd buf;
-    inner_->ConstraintValues(t, q, rows, &buf);
-    g = buf;
-  }
-  void Jacobian(double t, const VectorXd& q, std::span<const int> rows,
-                Eigen::Ref<MatrixXd> G) const override {
-    thread_local MatrixXd buf;
-    inner_->ConstraintJacobian(t, q, rows, &buf);
-    G = buf;
-  }
-  void Gamma(double t, const VectorXd& q, const VectorXd& v, std::span<const int> rows,
-             Eigen::Ref<VectorXd> gamma) const override {
-    thread_local VectorXd buf;
-    inner_->ConstraintGamma(t, q, v, rows, &buf);
-    gamma = buf;
-  }
-  void TimeDerivative(double t, const VectorXd& q, std::span<const int> rows,
-                      Eigen::Ref<VectorXd> g_t) const override {
-    thread_local VectorXd buf;
-    inner_->ConstraintTimeDerivative(t, q, rows, &buf);
-    g_t = buf;
-  }
-
- private:
-  std::shared_ptr<const engine::MechanicalSystem> inner_;
-};
-
 // The model's system with the host's forces added to F. Everything else is forwarded, so any
-// MechanicalSystem (planar, Lagrangian, spatial) drops in.
+// MechanicalSystem (planar, Lagrangian, spatial) drops in: the constraint blocks are the inner
+// system's own (same global rows, tangential rows tied to their normal rows, broadphase
+// candidates and block-sparse rows), and so are the non-ideal force directions, the block-sparse
+// matrices and the accepted-step hook of force elements that use the last step's multipliers.
 class ForcedSystem final : public engine::MechanicalSystem {
  public:
   ForcedSystem(std::shared_ptr<const engine::MechanicalSystem> inner, const ForceInput* input)
       : inner_(std::move(inner)), input_(input) {
-    AddConstraintBlock(std::make_shared<const ForwardingBlock>(inner_));
+    for (const auto& block : inner_->constraint_blocks()) AddConstraintBlock(block);
   }
   int nq() const override { return inner_->nq(); }
   int nv() const override { return inner_->nv(); }
@@ -163,6 +128,20 @@ class ForcedSystem final : public engine::MechanicalSystem {
   void ConstraintVelocityJacobian(double t, const VectorXd& q, const VectorXd& v,
                                   std::span<const int> rows, MatrixXd* Z) const override {
     inner_->ConstraintVelocityJacobian(t, q, v, rows, Z);
+  }
+  bool HasNonIdealForces() const override { return inner_->HasNonIdealForces(); }
+  void ForceDirections(double t, const VectorXd& q, const VectorXd& v, std::span<const int> rows,
+                       MatrixXd* H) const override {
+    inner_->ForceDirections(t, q, v, rows, H);
+  }
+  bool BlockSparseMatrices(double t, const VectorXd& q, std::span<const int> rows,
+                           engine::MassBlocks* M, engine::BlockSparseRows* G) const override {
+    return inner_->BlockSparseMatrices(t, q, rows, M, G);
+  }
+  bool UsesAcceptedSteps() const override { return inner_->UsesAcceptedSteps(); }
+  void AcceptStep(double t, const VectorXd& q, const VectorXd& v, std::span<const int> rows,
+                  const VectorXd& lambda) const override {
+    inner_->AcceptStep(t, q, v, rows, lambda);
   }
   std::string PositionName(int i) const override { return inner_->PositionName(i); }
   std::string VelocityName(int i) const override { return inner_->VelocityName(i); }

@@ -192,10 +192,7 @@ struct Hdf5Writer::File {
 
 Hdf5Writer::Hdf5Writer(const engine::MechanicalSystem& system, const std::filesystem::path& path,
                        const events::Simulation* simulation, bool rows_at_steps, int chunk_rows)
-    : system_(system),
-      simulation_(simulation),
-      rows_at_steps_(rows_at_steps),
-      file_(std::make_unique<File>()) {
+    : simulation_(simulation), rows_at_steps_(rows_at_steps), file_(std::make_unique<File>()) {
   if (chunk_rows < 1) {
     throw std::invalid_argument("Hdf5Writer: chunk_rows must be >= 1, got " +
                                 std::to_string(chunk_rows));

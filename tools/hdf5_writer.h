@@ -79,7 +79,6 @@ class Hdf5Writer : public events::Observer {
   struct File;
   void WriteRow(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
 
-  const engine::MechanicalSystem& system_;
   const events::Simulation* simulation_;
   bool rows_at_steps_;
   std::unique_ptr<File> file_;

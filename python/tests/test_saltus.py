@@ -149,3 +149,19 @@ def test_integrator_choice_takes_its_default_formulation():
     assert opts.formulation == "index1"
     model = saltus.Model.from_scene_text(BALL.replace("rtol:", "integrator: hem5, rtol:"))
     assert model.options.formulation == "index2"  # hem5's only formulation
+
+
+def test_frictional_scene_with_joints_follows_its_closed_form():
+    # examples/friction/friction_oscillator.yaml (belt on a driven prismatic guide, block on it
+    # with μ = 0.3): slip from rest until ẋ = v_b at t₁ = asin(v_b/(x_e ω))/ω, x_e = μ g/ω²; the
+    # contacts' tangential rows come after the guide's rows. Tolerance as in
+    # tests/tools/friction_examples_test.cc (root tolerance and rtol 1e-9 on the phase: 1e-8).
+    path = os.path.join(os.environ["SALTUS_SOURCE_DIR"], "examples", "friction",
+                        "friction_oscillator.yaml")
+    sim = saltus.Simulation(saltus.Model.from_scene_file(path))
+    traj, result = sim.run(0.1)
+    assert result.ok
+    omega, vb = 10.0, 0.2
+    xe = 0.3 * G / omega**2
+    sticks = [e.t for e in traj.events if e.kind == saltus.EventKind.stick]
+    assert sticks and sticks[0] == pytest.approx(math.asin(vb / (xe * omega)) / omega, abs=1e-8)

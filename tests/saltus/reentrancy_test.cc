@@ -5,8 +5,10 @@
 // bit-identically. Run under the sanitizer stage of .ci/run (scripts/sanitize.sh).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -301,6 +303,61 @@ TEST(ReentrancyTest, ARunKeepsItsRowsWhenACallbackThrows) {
   EXPECT_THROW(sim.RunInto(1.0, &traj), std::runtime_error);
   ASSERT_GE(traj.t.size(), 30u);  // the outputs 0, 0.01, ..., 0.3
   EXPECT_NEAR(traj.t.front(), 0.0, 0.0);
+}
+
+// A frictional scene with joints (examples/friction/friction_oscillator.yaml: belt on a driven
+// guide, block on it with μ = 0.3 at two corners; slip until t₁ = 0.0747 s, stick until
+// t₂ = 0.1827 s, then slip). From inside every step and event observer the queries of the
+// facade answer, and while the block sticks the corners' forces stay in the cone,
+// |λ_T| ≤ μ λ_N + τ₃ (τ₃: the hysteresis of the stick → slip witness, events/simulation.h).
+// A Save in the stick phase restored outside gives the same run again, bit for bit (the
+// contact modes are re-derived from the restored state).
+TEST(ReentrancyTest, FrictionalSceneQueriesFromObserversAndRewindAcrossStickAndSlip) {
+  const char* src = std::getenv("SALTUS_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const Model model =
+      Model::FromSceneFile(std::string(src) + "/examples/friction/friction_oscillator.yaml");
+  Simulation sim(model);
+  const std::vector<std::string> names = model.ConstraintNames();
+  const auto row = [&](const std::string& name) {
+    return static_cast<Eigen::Index>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const double mu = 0.3, tau3 = sim.options().thresholds.tau3;
+  long stuck_steps = 0;
+  const auto query = [&](double t) {
+    const VectorXd lambda = sim.AllMultipliers();
+    ASSERT_EQ(lambda.size(), model.num_constraints());
+    EXPECT_EQ(sim.ActiveRows().size(), static_cast<std::size_t>(sim.Multipliers().size()));
+    EXPECT_FALSE(sim.JointReactions().joints.empty());
+    EXPECT_LE(sim.CurrentIndexSets().i2.size(), 2u);
+    if (t > 0.08 && t < 0.18) {  // inside the stick phase
+      ++stuck_steps;
+      for (const std::string corner : {"left_corner", "right_corner"}) {
+        EXPECT_LE(std::abs(lambda[row(corner + ".t")]), mu * lambda[row(corner)] + tau3)
+            << corner << " at t = " << t;
+      }
+    }
+  };
+  sim.AddStepObserver([&](double t, const VectorXd&, const VectorXd&) { query(t); });
+  sim.AddEventObserver(
+      [&](const Event& e, const VectorXd&, const VectorXd&, const VectorXd&) { query(e.t); });
+  ASSERT_TRUE(sim.AdvanceTo(0.1).ok());
+  const Snapshot snap = sim.Save();
+  RunResult r1, r2;
+  const Trajectory first = sim.Run(0.3, &r1);
+  ASSERT_TRUE(r1.ok()) << r1.message;
+  const VectorXd q1 = sim.q(), v1 = sim.v();
+  EXPECT_GT(stuck_steps, 0);
+  sim.Restore(snap);
+  const Trajectory second = sim.Run(0.3, &r2);
+  ASSERT_TRUE(r2.ok()) << r2.message;
+  EXPECT_EQ(sim.q(), q1);  // exact determinism checks
+  EXPECT_EQ(sim.v(), v1);
+  ASSERT_EQ(first.events.size(), second.events.size());
+  for (std::size_t k = 0; k < first.events.size(); ++k) {
+    EXPECT_EQ(first.events[k].t, second.events[k].t);
+    EXPECT_EQ(first.events[k].kind, second.events[k].kind);
+  }
 }
 
 }  // namespace
