@@ -146,17 +146,23 @@ TEST(PlanarFlexible, JointRowsAtNodesMatchFiniteDifferences) {
   }
 }
 
+// A rigid plate (body 0) and a free 2 m beam of 4 elements and 4 modes (body 1), unconnected:
+// the bodies of the contact-row tests.
+std::shared_ptr<const PlanarModel> PlateAndFreeBeam() {
+  PlanarModelBuilder builder;
+  PlanarBody plate = testing::Body("plate", 2.0, 0.3);
+  plate.q0 << 0.5, -0.4, 0.1;
+  builder.AddBody(plate);
+  builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kFree, 2.0)));
+  return builder.Build();
+}
+
 TEST(PlanarFlexible, ContactRowsAtNodesMatchFiniteDifferences) {
   // A point and a disk at beam nodes against a line of a rigid body and a disk of the ground:
   // G (with the elastic columns) and γ (with the node's Coriolis and foreshortening-rate terms)
   // against central differences of g and of G v.
-  PlanarModelBuilder builder;
-  PlanarBody plate = testing::Body("plate", 2.0, 0.3);
-  plate.q0 << 0.5, -0.4, 0.1;
-  const int i_plate = builder.AddBody(plate);
-  const int i_beam =
-      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kFree, 2.0)));
-  auto model = builder.Build();
+  const auto model = PlateAndFreeBeam();
+  const int i_plate = 0, i_beam = 1;
   auto system = std::make_shared<PlanarMultibodySystem>(model);
   contact::PlanarContact point_line;
   point_line.name = "tip";
@@ -209,13 +215,8 @@ TEST(PlanarFlexible, FrictionRowsAtNodesAreTheSlipOfTheSectionAndMatchDifference
   // The tangential row at a node is the slip of the material point that the node's section
   // carries: G_T v against the central difference of t·(X_B − X_A) along v, and γ_T against
   // central differences of G v (the normal rows' γ as well).
-  PlanarModelBuilder builder;
-  PlanarBody plate = testing::Body("plate", 2.0, 0.3);
-  plate.q0 << 0.5, -0.4, 0.1;
-  const int i_plate = builder.AddBody(plate);
-  const int i_beam =
-      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kFree, 2.0)));
-  auto model = builder.Build();
+  const auto model = PlateAndFreeBeam();
+  const int i_plate = 0, i_beam = 1;
   auto system = std::make_shared<PlanarMultibodySystem>(model);
   std::vector<contact::PlanarContact> contacts(3);
   contacts[0].name = "tip";
