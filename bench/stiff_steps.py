@@ -10,7 +10,8 @@ is bounded by stability (|h lambda| <= ~3.3 for DOPRI5) rather than by accuracy.
 
 `--group flexible` runs the flexible-body scenes of examples/flexible/ instead (issue 22 §2, §5:
 the eccentrically rotating beam of Table 4 with DOPRI5, HEM5 and generalized-alpha GGL at
-rtol 1e-2, 1e-4, 1e-6, and the spin-up; figures in docs/flexible-bodies.md).
+rtol 1e-2, 1e-4, 1e-6, and the spin-up; figures in docs/flexible-bodies.md, "The paper's Table 4
+pattern").
 
 Usage (from the repository root, after building the `saltus` CLI):
   /usr/bin/python3 bench/stiff_steps.py --saltus build/tools/saltus [--tols 1e-4,1e-6]

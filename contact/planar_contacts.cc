@@ -132,9 +132,6 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
     if (!std::isfinite(c.friction) || c.friction < 0.0) {
       fail("friction must be a finite number >= 0, got " + std::to_string(c.friction));
     }
-    if (c.node_b >= 0 && c.friction > 0.0) {
-      fail("friction at a node of a flexible body is not supported yet (give friction 0)");
-    }
     engine::ConstraintRowInfo info;
     info.kind = engine::ConstraintKind::kUnilateral;
     info.name = c.name;
@@ -238,24 +235,44 @@ Eigen::Vector2d PointVelocity(const BodyFrame& f, const Eigen::Vector2d& x) {
   return f.r_dot + f.omega * Perp(x - f.r);
 }
 
-// γ_T of a tangential row (header): ṫ·Δv + ω_b n·(ẋ_b − ṙ_b) − ω_a n·(ẋ_a − ṙ_a).
+// The rigid velocity field that carries side b's contact point (header, "Tangential rows at a
+// node"): the body frame, or for a node the node's section (centre p_b, rate Ω = ω + ψ η̇).
+// `accel` is the velocity part of the centre's acceleration (v̇ = 0): 0 for a frame origin,
+// −ω² ρ_b + a_elastic for a node.
+struct SideField {
+  BodyFrame field;
+  Eigen::Vector2d accel = Eigen::Vector2d::Zero();
+};
+
+SideField FieldOfB(const PlanarContact& c, const Geometry& geo) {
+  SideField side{geo.b, Eigen::Vector2d::Zero()};
+  if (c.node_b < 0) return side;
+  side.field.r = geo.p_b;
+  side.field.r_dot = geo.node.p_dot;
+  side.field.omega = geo.node.angle_rate;
+  side.accel = -geo.b.omega * geo.b.omega * geo.rho_b + geo.node.a_elastic;
+  return side;
+}
+
+// γ_T of a tangential row (header): ṫ·Δv + t·a_b + Ω_b n·(ẋ_b − ċ_b) − ω_a n·(ẋ_a − ṙ_a).
 double TangentGamma(const PlanarContact& c, const Geometry& geo) {
   const TangentPoints w = Witnesses(c, geo);
   const Eigen::Vector2d& n = geo.n;
-  const Eigen::Vector2d dv = PointVelocity(geo.b, w.x_b) - PointVelocity(geo.a, w.x_a);
+  const SideField b = FieldOfB(c, geo);
+  const Eigen::Vector2d dv = PointVelocity(b.field, w.x_b) - PointVelocity(geo.a, w.x_a);
   Eigen::Vector2d n_dot = Eigen::Vector2d::Zero(), x_dot_a = n_dot, x_dot_b = n_dot;
   if (c.type == PlanarContactType::kDiskDisk) {
-    const Eigen::Vector2d d_dot = PointVelocity(geo.b, geo.p_b) - PointVelocity(geo.a, geo.p_a);
+    const Eigen::Vector2d d_dot = PointVelocity(b.field, geo.p_b) - PointVelocity(geo.a, geo.p_a);
     n_dot = (w.t.dot(d_dot) / geo.distance) * w.t;
-    x_dot_b = PointVelocity(geo.b, geo.p_b) - c.radius_b * n_dot;
+    x_dot_b = PointVelocity(b.field, geo.p_b) - c.radius_b * n_dot;
     x_dot_a = PointVelocity(geo.a, geo.p_a) + c.radius_a * n_dot;
   } else {
     n_dot = geo.a.omega * w.t;
-    x_dot_b = PointVelocity(geo.b, geo.p_b) - c.radius_b * n_dot;
+    x_dot_b = PointVelocity(b.field, geo.p_b) - c.radius_b * n_dot;
     x_dot_a = x_dot_b - n.dot(dv) * n - w.gap * n_dot;
   }
   const Eigen::Vector2d t_dot = Perp(n_dot);
-  return t_dot.dot(dv) + geo.b.omega * n.dot(x_dot_b - geo.b.r_dot) -
+  return t_dot.dot(dv) + w.t.dot(b.accel) + b.field.omega * n.dot(x_dot_b - b.field.r_dot) -
          geo.a.omega * n.dot(x_dot_a - geo.a.r_dot);
 }
 
@@ -323,7 +340,11 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
       const TangentPoints w = Witnesses(c, geo);
       AddBlock(*model_, c.body_b, w.t, n.dot(w.x_b - geo.b.r), G, i);
       AddBlock(*model_, c.body_a, -w.t, -n.dot(w.x_a - geo.a.r), G, i);
-      continue;  // no node: friction at nodes is refused by the constructor
+      if (geo.node.elastic()) {  // ∂/∂η̇ of t·(ṗ_b + Ω J (x_b − p_b)), Ω = ω + ψ η̇
+        G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols()) +=
+            w.t.transpose() * geo.node.jac_eta + n.dot(w.x_b - geo.p_b) * geo.node.slope;
+      }
+      continue;
     }
     if (c.type == PlanarContactType::kDiskDisk) {
       AddBlock(*model_, c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);

@@ -50,6 +50,16 @@
 //   disks: ṅ = (t·ḋ/‖d‖) t, ṫ = −(t·ḋ/‖d‖) n, ḋ = v_B(p_b) − v_A(p_a);
 //          ẋ_b = v_B(p_b) − r_b ṅ,  ẋ_a = v_A(p_a) + r_a ṅ,
 // with ġ = n·(v_B(x_b) − v_A(x_a)) the normal rate (the point's r_b = 0).
+//
+// Tangential rows at a node of a flexible body b. The point or disk is carried by the node's
+// cross-section: centre p_b (engine::PlanarPointState), rate Ω_b = ω_b + ψ η̇ (the section angle
+// θ + ψ η), so v_B(x) = ṗ_b + Ω_b J (x − p_b) with ṗ_b = ṙ_b + ω_b J ρ_b + (∂p_b/∂η) η̇. Then
+//
+//   G_T,b = [tᵀ, n·(x_b − r_b), tᵀ ∂p_b/∂η + n·(x_b − p_b) ψ]     (n·(x_b − p_b) = −r_b),
+//   γ_T   = ṫ·Δv + t·a_b + Ω_b n·(ẋ_b − ṗ_b) − ω_a n·(ẋ_a − ṙ_a),
+//
+// with a_b = −ω_b² ρ_b + a_elastic the velocity part of p̈_b and ẋ_b = ṗ_b − r_b ṅ; for a rigid
+// body (p_b → r_b, Ω_b → ω_b, a_b → 0) these are the rows above.
 #pragma once
 
 #include <Eigen/Dense>

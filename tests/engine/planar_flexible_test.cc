@@ -146,17 +146,23 @@ TEST(PlanarFlexible, JointRowsAtNodesMatchFiniteDifferences) {
   }
 }
 
+// A rigid plate (body 0) and a free 2 m beam of 4 elements and 4 modes (body 1), unconnected:
+// the bodies of the contact-row tests.
+std::shared_ptr<const PlanarModel> PlateAndFreeBeam() {
+  PlanarModelBuilder builder;
+  PlanarBody plate = testing::Body("plate", 2.0, 0.3);
+  plate.q0 << 0.5, -0.4, 0.1;
+  builder.AddBody(plate);
+  builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kFree, 2.0)));
+  return builder.Build();
+}
+
 TEST(PlanarFlexible, ContactRowsAtNodesMatchFiniteDifferences) {
   // A point and a disk at beam nodes against a line of a rigid body and a disk of the ground:
   // G (with the elastic columns) and γ (with the node's Coriolis and foreshortening-rate terms)
   // against central differences of g and of G v.
-  PlanarModelBuilder builder;
-  PlanarBody plate = testing::Body("plate", 2.0, 0.3);
-  plate.q0 << 0.5, -0.4, 0.1;
-  const int i_plate = builder.AddBody(plate);
-  const int i_beam =
-      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kFree, 2.0)));
-  auto model = builder.Build();
+  const auto model = PlateAndFreeBeam();
+  const int i_plate = 0, i_beam = 1;
   auto system = std::make_shared<PlanarMultibodySystem>(model);
   contact::PlanarContact point_line;
   point_line.name = "tip";
@@ -192,6 +198,94 @@ TEST(PlanarFlexible, ContactRowsAtNodesMatchFiniteDifferences) {
   bad.body_b = i_plate;
   bad.body_a = kGround;
   EXPECT_THROW(contact::PlanarContacts(model, {bad}), std::invalid_argument);
+}
+
+// The material point of `body` that is at the world point x at q, moved to q2: for a node the
+// point is carried by the node's cross-section (centre p_b, angle θ + ψ η), else by the frame.
+Eigen::Vector2d CarriedPoint(const PlanarModel& model, int body, int node, const Eigen::Vector2d& x,
+                             const Eigen::VectorXd& q, const Eigen::VectorXd& q2) {
+  if (body == kGround) return x;
+  const PlanarPointState at = model.Point(body, node, Eigen::Vector2d::Zero(), q, {});
+  const PlanarPointState to = model.Point(body, node, Eigen::Vector2d::Zero(), q2, {});
+  return to.p + Eigen::Rotation2Dd(to.angle - at.angle).toRotationMatrix() * (x - at.p);
+}
+
+TEST(PlanarFlexible, FrictionRowsAtNodesAreTheSlipOfTheSectionAndMatchDifferences) {
+  // A point, a disk on a line and a disk on a disk, at nodes of a free beam, all with μ = 0.5.
+  // The tangential row at a node is the slip of the material point that the node's section
+  // carries: G_T v against the central difference of t·(X_B − X_A) along v, and γ_T against
+  // central differences of G v (the normal rows' γ as well).
+  const auto model = PlateAndFreeBeam();
+  const int i_plate = 0, i_beam = 1;
+  auto system = std::make_shared<PlanarMultibodySystem>(model);
+  std::vector<contact::PlanarContact> contacts(3);
+  contacts[0].name = "tip";
+  contacts[0].type = contact::PlanarContactType::kPointLine;
+  contacts[0].body_a = i_plate;
+  contacts[0].node_b = 4;
+  contacts[0].normal_a = Eigen::Vector2d(0.3, 1.0);
+  contacts[1].name = "roller";
+  contacts[1].type = contact::PlanarContactType::kDiskLine;
+  contacts[1].body_a = i_plate;
+  contacts[1].point_a = Eigen::Vector2d(0.2, -0.1);
+  contacts[1].normal_a = Eigen::Vector2d(-0.5, 1.0);
+  contacts[1].node_b = 3;
+  contacts[1].radius_b = 0.07;
+  contacts[2].name = "knob";
+  contacts[2].type = contact::PlanarContactType::kDiskDisk;
+  contacts[2].body_a = kGround;
+  contacts[2].point_a = Eigen::Vector2d(3.0, 2.0);
+  contacts[2].radius_a = 0.1;
+  contacts[2].node_b = 2;
+  contacts[2].radius_b = 0.05;
+  for (auto& c : contacts) {
+    c.body_b = i_beam;
+    c.friction = 0.5;
+  }
+  auto block = std::make_shared<const contact::PlanarContacts>(model, contacts);
+  system->AddConstraintBlock(block);
+  ASSERT_EQ(system->num_constraints(), 6);
+  Eigen::VectorXd q, v;
+  RandomState(*model, &q, &v);
+  const std::vector<int> rows = AllRows(*system);
+  Eigen::MatrixXd G;
+  system->ConstraintJacobian(0.0, q, rows, &G);
+  const Eigen::VectorXd rate = G * v;
+  // The elastic columns of the tangential rows are not zero (the test sees them).
+  EXPECT_GT(G.block(3, 6, 3, 4).cwiseAbs().minCoeff(), 1e-3);
+  // Slip along v: the material points move on curves of curvature ≲ |ω| + |η̇|-terms ~ 3 over
+  // |x − r| ≲ 3: truncation ε² |d³X/ds³|/6 ≈ 1e-10 · 30 ≈ 3e-9 at ε = 1e-5, round-off
+  // ε_mach · 3/ε ≈ 1e-10. Tolerance 5e-8.
+  const double eps = 1e-5;
+  const Eigen::VectorXd qp = q + eps * v, qm = q - eps * v;
+  for (int k = 0; k < 3; ++k) {
+    const contact::PlanarContact& c = contacts[static_cast<std::size_t>(k)];
+    const contact::ContactSite site = block->Site(q, k);
+    const Eigen::Vector2d n = site.normal.head<2>();
+    const Eigen::Vector2d p_b = model->Point(i_beam, c.node_b, Eigen::Vector2d::Zero(), q, {}).p;
+    const Eigen::Vector2d x_b = p_b - c.radius_b * n;
+    Eigen::VectorXd g(1);
+    block->Values(0.0, q, std::vector<int>{k}, g);
+    const Eigen::Vector2d x_a = x_b - g(0) * n;
+    const Eigen::Vector2d t(-n.y(), n.x());
+    const Eigen::Vector2d slip = (CarriedPoint(*model, i_beam, c.node_b, x_b, q, qp) -
+                                  CarriedPoint(*model, i_beam, c.node_b, x_b, q, qm)) -
+                                 (CarriedPoint(*model, c.body_a, -1, x_a, q, qp) -
+                                  CarriedPoint(*model, c.body_a, -1, x_a, q, qm));
+    EXPECT_NEAR(rate(3 + k), t.dot(slip) / (2.0 * eps), 5e-8) << c.name;
+  }
+  // Normal rows: G against central differences of g (h = 1e-6 on O(1) rows: error ≲ 1e-9).
+  const std::vector<int> normal = {0, 1, 2};
+  Eigen::MatrixXd G_normal;
+  system->ConstraintJacobian(0.0, q, normal, &G_normal);
+  EXPECT_LT((G_normal - JacobianByDifference(*system, 0.0, q, normal, 1e-6)).cwiseAbs().maxCoeff(),
+            1e-7);
+  // γ of every row against central differences of G v, h = 1e-5 (as the frictionless test).
+  Eigen::VectorXd gamma;
+  system->ConstraintGamma(0.0, q, v, rows, &gamma);
+  const Eigen::VectorXd gamma_fd = GammaByDifference(*system, 0.0, q, v, rows, 1e-5);
+  EXPECT_LT((gamma - gamma_fd).cwiseAbs().maxCoeff(), 1e-6) << gamma.transpose() << "\n"
+                                                            << gamma_fd.transpose();
 }
 
 TEST(PlanarFlexible, NodeLoadsDeriveFromTheirPotential) {

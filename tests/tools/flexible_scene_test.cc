@@ -210,5 +210,39 @@ TEST(FlexibleScene, ExamplesRunThroughTheCli) {
   fs::remove_all(dir);
 }
 
+// examples/flexible/sliding_beam.yaml: a free beam sliding on its two end nodes with friction
+// μ = 0.3 at v0 = 1 m/s. While both ends slide, m ẍ = −μ (N_heel + N_toe) and the normal
+// impulses add up to m g t + m ẏ_cm(t), so ẋ = v0 − μ g t − μ ẏ_cm: the beam stops at
+// t = v0/(μ g) (ẏ_cm = 0 again once the sag has settled), after x = v0²/(2 μ g) − μ Δy_cm. The
+// frame of a free beam is its mean axes, whose origin is the centre of mass to second order in
+// the deflection ((sag/L)² ≈ 1e-8 m); the integration (rtol 1e-6) and the stick event's location
+// add ~1e-7. Tolerances 1e-6 on both (measured: 2.5e-8 m, 2.1e-7 s).
+TEST(FlexibleScene, SlidingBeamStopsAtTheClosedForm) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("saltus_flexible_sliding_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::vector<std::string> args = {
+      "run", (fs::path(SALTUS_EXAMPLES_DIR) / "flexible" / "sliding_beam.yaml").string(), "--out",
+      dir.string()};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli(args, out, err), kExitOk) << err.str();
+  const double v0 = 1.0, mu = 0.3, g = 9.81;
+  std::ifstream events(dir / "events.csv");
+  std::string line;
+  double t_stick = -1.0;
+  while (std::getline(events, line)) {
+    if (line.find(",stick,heel;toe,") != std::string::npos) t_stick = std::stod(line);
+  }
+  EXPECT_NEAR(t_stick, v0 / (mu * g), 1e-6);
+  const test_support::NumericCsv trajectory = test_support::ReadNumericCsv(dir / "trajectory.csv");
+  const std::vector<double>& last = trajectory.rows.back();
+  const double drop = last[trajectory.Column("beam.y")];  // y_cm(0) = 0
+  EXPECT_LT(drop, -5e-5);                                 // the sag is there (9.1e-5 m)
+  EXPECT_NEAR(last[trajectory.Column("beam.x")], v0 * v0 / (2.0 * mu * g) - mu * drop, 1e-6);
+  EXPECT_NEAR(last[trajectory.Column("beam.vx")], 0.0, 1e-9);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace saltus::tools
