@@ -34,9 +34,15 @@ class Event:
     kind: EventKind
     rows: List[int]
     impulses: List[float]
+    @property
+    def tangential_impulses(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def modes(self) -> List[str]: ...
+    @property
+    def slip_directions(self) -> npt.NDArray[np.float64]: ...
+    energy_gain: bool
     energy_before: float
     energy_after: float
-    energy_gain: bool
 
 class Options:
     def __init__(self) -> None: ...
@@ -66,6 +72,8 @@ class Options:
     event_projection_tolerance: float
     projection_max_iterations: int
     lcp_solver: str
+    painleve: str
+    friction_cone: str
     lcp_tolerance: float
     lcp_max_iterations: int
     event_samples: int
@@ -212,6 +220,20 @@ class JointReaction:
     torque: Vector
     def __iter__(self) -> Any: ...
 
+class ContactForce:
+    name: str
+    row: int
+    mode: str
+    normal: float
+    @property
+    def tangential(self) -> Vector: ...
+    @property
+    def slip_direction(self) -> Vector: ...
+    body: int
+    point: Vector
+    normal_force: Vector
+    tangential_force: Vector
+
 class Snapshot:
     t: float
 
@@ -238,6 +260,7 @@ class Simulation:
     def multipliers(self) -> Vector: ...
     def joint_reactions(self) -> Dict[str, JointReaction]: ...
     def driver_efforts(self) -> Dict[str, float]: ...
+    def contact_forces(self) -> Dict[str, ContactForce]: ...
     def index_sets(self) -> Tuple[List[int], List[int]]: ...
     def set_external_force(self, f: ArrayLike) -> None: ...
     def set_force(self, f: Optional[Callable[[float, Vector, Vector], ArrayLike]]) -> None: ...

@@ -116,6 +116,15 @@ saltus::RunResult WithSignalChecks(saltus::Simulation& s, const saltus::Trajecto
   return result;
 }
 
+// A list of 2-vectors as an array (rows x 2).
+Eigen::MatrixX2d PerRow(const std::vector<Eigen::Vector2d>& rows) {
+  Eigen::MatrixX2d out(static_cast<Eigen::Index>(rows.size()), 2);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    out.row(static_cast<Eigen::Index>(k)) = rows[k].transpose();
+  }
+  return out;
+}
+
 // saltus.Simulation. Properties hold state (t, q, v, options, stats, active_rows,
 // external_force); methods act or compute (advance_to, multipliers, index_sets, ...).
 void BindSimulation(py::module_& m) {
@@ -177,7 +186,8 @@ void BindSimulation(py::module_& m) {
           "v", &saltus::Simulation::v,
           [](saltus::Simulation& s, py::object v) { s.SetVelocities(ToVector(v, "v")); },
           "Current velocities (nv). Setting them keeps t and q and restarts.")
-      .def_property_readonly("options", &saltus::Simulation::options, "The options in use.")
+      .def_property_readonly("options", &saltus::Simulation::options, py::return_value_policy::copy,
+                             "A copy of the options in use (changing it changes nothing).")
       .def_property_readonly(
           "stats", [](const saltus::Simulation& s) { return StatsDict(s.stats()); },
           "Statistics since the start: steps, evaluations, events, violations, wall time.")
@@ -216,6 +226,16 @@ void BindSimulation(py::module_& m) {
           "Effort of every driver at the current state: a dict driver name -> torque (N m, angle "
           "drivers) or force (N, displacement drivers) along its joint axis, positive towards "
           "increasing joint coordinate. Raises StateError for a model without joints.")
+      .def(
+          "contact_forces",
+          [](const saltus::Simulation& s) {
+            py::dict d;
+            for (saltus::ContactForce& c : s.ContactForces()) d[py::str(c.name)] = std::move(c);
+            return d;
+          },
+          "The force of every closed contact at the current state: a dict contact name -> "
+          "ContactForce (.mode, .normal, .tangential, .slip_direction, .point, .normal_force, "
+          ".tangential_force). Open contacts carry no force and are not listed.")
       .def(
           "index_sets",
           [](const saltus::Simulation& s) {
@@ -283,25 +303,22 @@ void BindOptions(py::module_& m) {
                   "Simulation options under the names of a scene's `simulation:` section "
                   "(docs/scene-format.md); keys() lists them. Values are checked when a "
                   "Simulation is made, enumerations (formulation, lcp_solver, "
-                  "projection_metric) when set.");
+                  "projection_metric, painleve, friction_cone) when set.");
   c.def(py::init<>(), "The defaults of events::SimulationOptions.");
   c.def_static(
       "keys",
       [] {
         std::vector<std::string> keys;
-        // t_end belongs to the run; the friction keys stay in the scene (tools::FrictionOptions)
-        // until the event loop reads them.
+        // t_end and max_output_rows belong to the run; `friction` is the contacts' μ, already in
+        // the model (tools::FrictionOptions).
         for (const std::string& k : saltus::tools::SimulationKeys()) {
-          if (k != "t_end" && k != "max_output_rows" && k != "friction" && k != "painleve" &&
-              k != "friction_cone") {
-            keys.push_back(k);
-          }
+          if (k != "t_end" && k != "max_output_rows" && k != "friction") keys.push_back(k);
         }
         return keys;
       },
-      "The option names: the keys of a scene's `simulation:` section except t_end and the "
-      "friction keys (friction, painleve, friction_cone), which the event loop does not read "
-      "yet.");
+      "The option names: the keys of a scene's `simulation:` section except t_end, "
+      "max_output_rows (Simulation.max_output_rows) and friction (the contacts' mu, part of the "
+      "model).");
   c.def_property(
       "integrator", [](const O& o) { return o.integrator; },
       [](O& o, const std::string& name) { SetIntegrator(o, name); },
@@ -403,6 +420,27 @@ void BindOptions(py::module_& m) {
         o.lcp.solver = *solver;
       },
       "lemke, pgs or enum: the solver of the impact and contact LCPs.");
+  c.def_property(
+      "painleve", [](const O& o) { return std::string(saltus::events::ToString(o.painleve)); },
+      [](O& o, const std::string& value) {
+        if (value != "error" && value != "impact") {
+          throw saltus::InvalidArgument("painleve '" + value + "' is unknown (error, impact)");
+        }
+        o.painleve = value == "error" ? saltus::events::PainleveResolution::kError
+                                      : saltus::events::PainleveResolution::kImpact;
+      },
+      "A frictional contact problem with no solution or several (Painleve): 'error' stops the "
+      "run (status painleve), 'impact' resolves it by a tangential impact.");
+  c.def_property(
+      "friction_cone", [](const O& o) { return saltus::tools::FrictionConeText(o); },
+      [](O& o, const std::string& value) {
+        if (!saltus::tools::ParseFrictionCone(value, &o)) {
+          throw saltus::InvalidArgument("friction_cone '" + value +
+                                        "' is unknown (exact, or 'faceted N' with N >= 3)");
+        }
+      },
+      "Friction cone of spatial contacts: 'exact' (the disk) or 'faceted N' (a polygon of N >= 3 "
+      "facets, a faceted LCP).");
   Option<double>(
       c, "lcp_tolerance", [](O& o) -> double& { return o.lcp.tolerance; },
       "Tolerance of the LCP solver.");
@@ -515,16 +553,38 @@ PYBIND11_MODULE(saltus, m) {
       .value("tangential_impact", saltus::EventKind::kTangentialImpact);
 
   py::class_<saltus::Event>(m, "Event",
-                            "An event of a run: time t, kind, the constraint rows involved, their "
-                            "impulses (N s; impacts), the energy T + V before and after (J) and "
-                            "energy_gain: an impact with friction raised T beyond round-off.")
+                            "An event of a run: time t, kind, the unilateral rows of the contacts "
+                            "involved and per row its normal impulse (N s; impacts), tangential "
+                            "impulse, mode after the event and slip direction, and the energy "
+                            "T + V before and after (J).")
       .def_readonly("t", &saltus::Event::t)
       .def_readonly("kind", &saltus::Event::kind)
       .def_readonly("rows", &saltus::Event::rows)
       .def_readonly("impulses", &saltus::Event::impulses)
+      .def_property_readonly(
+          "tangential_impulses",
+          [](const saltus::Event& e) { return PerRow(e.tangential_impulses); },
+          "Per row the tangential impulse (N s) in the basis of the contact's tangential rows: an "
+          "array rows x 2 (the plane uses column 0; zero for frictionless contacts and "
+          "non-impacts).")
+      .def_property_readonly(
+          "modes",
+          [](const saltus::Event& e) {
+            std::vector<std::string> names;
+            for (saltus::ContactMode mode : e.modes)
+              names.emplace_back(saltus::contact::ToString(mode));
+            return names;
+          },
+          "Per row the contact's mode after the event: 'open', 'closed', 'stick' or 'slip'.")
+      .def_property_readonly(
+          "slip_directions", [](const saltus::Event& e) { return PerRow(e.slip_directions); },
+          "Per row the slip direction after the event (unit when sliding, else 0), same basis as "
+          "tangential_impulses (the plane: +-1 in column 0).")
+      .def_readonly("energy_gain", &saltus::Event::energy_gain,
+                    "True when the contact impulses of the impact did positive work beyond "
+                    "round-off (possible with Newton's law and friction: Kane's pendulum).")
       .def_readonly("energy_before", &saltus::Event::energy_before)
       .def_readonly("energy_after", &saltus::Event::energy_after)
-      .def_readonly("energy_gain", &saltus::Event::energy_gain)
       .def("__repr__", [](const saltus::Event& e) {
         return "<Event " + std::string(saltus::events::ToString(e.kind)) +
                " t=" + std::to_string(e.t) + ">";
@@ -553,6 +613,7 @@ PYBIND11_MODULE(saltus, m) {
       .def_property_readonly("t_end", &saltus::Model::default_t_end,
                              "The scene's final time (0 if built in code).")
       .def_property_readonly("options", &saltus::Model::default_options,
+                             py::return_value_policy::copy,
                              "The scene's simulation options (a copy to change and pass to "
                              "Simulation).")
       .def_property_readonly("position_names", &saltus::Model::PositionNames,
@@ -600,6 +661,41 @@ PYBIND11_MODULE(saltus, m) {
            [](const saltus::JointLoad& r) { return py::iter(py::make_tuple(r.force, r.torque)); })
       .def("__repr__", [](const saltus::JointLoad& r) {
         return "<JointReaction " + r.joint + " on " + r.body + ">";
+      });
+
+  py::class_<saltus::ContactForce>(
+      m, "ContactForce",
+      "The force of a closed contact at the current state (Simulation.contact_forces). normal: "
+      "lambda_N (N); tangential: lambda_T in the basis of the contact's tangential rows (1 entry "
+      "in the plane, 2 in space): the tangential multipliers when it sticks, -mu lambda_N d when "
+      "it slides (Coulomb), empty for a frictionless contact; point, normal_force and "
+      "tangential_force: world frame, on the contact's body b (numpy arrays of 3).")
+      .def_readonly("name", &saltus::ContactForce::name)
+      .def_readonly("row", &saltus::ContactForce::row, "The contact's unilateral row.")
+      .def_readonly("mode", &saltus::ContactForce::mode_name,
+                    "'closed' (frictionless), 'stick', 'slip' (space) or 'slip+' / 'slip-' (the "
+                    "plane, by the sign of the slip direction).")
+      .def_readonly("normal", &saltus::ContactForce::normal)
+      .def_property_readonly(
+          "tangential",
+          [](const saltus::ContactForce& c) {
+            return Eigen::VectorXd(c.tangential.head(c.num_tangent_rows));
+          },
+          "lambda_T (N), one entry per tangential row.")
+      .def_property_readonly(
+          "slip_direction",
+          [](const saltus::ContactForce& c) {
+            return Eigen::VectorXd(c.slip_direction.head(c.num_tangent_rows));
+          },
+          "The slip direction d (unit) when sliding, else zeros; one entry per tangential row.")
+      .def_readonly("body", &saltus::ContactForce::body,
+                    "Index of the contact's body b (-1: the ground).")
+      .def_readonly("point", &saltus::ContactForce::point)
+      .def_readonly("normal_force", &saltus::ContactForce::normal_force)
+      .def_readonly("tangential_force", &saltus::ContactForce::tangential_force)
+      .def("__repr__", [](const saltus::ContactForce& c) {
+        return "<ContactForce " + c.name + " " + c.mode_name +
+               " normal=" + std::to_string(c.normal) + ">";
       });
 
   py::class_<saltus::Snapshot>(m, "Snapshot",

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "integrators/integrator.h"
+#include "tools/contact_forces.h"
 #include "tools/scene.h"
 
 namespace saltus {
@@ -450,6 +451,24 @@ struct Simulation::Impl : public events::Observer {
                        "(call it after AdvanceTo returns)");
     }
   }
+  // Runs a solve that evaluates the force callback (Multipliers, ContactForces): refused inside
+  // that callback; changes the callback asks for meanwhile are applied when it ends (discarded if
+  // it throws).
+  template <typename Fn>
+  auto Solve(const std::string& call, Fn&& fn) -> decltype(fn()) {
+    RefuseInForce(call);
+    try {
+      auto result = [&] {
+        Busy guard(*this);
+        return Translate(fn);
+      }();
+      if (busy == 0) ApplyPending();
+      return result;
+    } catch (...) {
+      if (busy == 0) pending.clear();
+      throw;
+    }
+  }
   void RefuseInForce(const std::string& call) const {
     if (force.callback_depth > 0) {
       throw StateError(call +
@@ -712,17 +731,7 @@ void Simulation::SetVelocities(const VectorXd& v) {
 std::vector<int> Simulation::ActiveRows() const { return impl_->sim->active_rows(); }
 VectorXd Simulation::Multipliers() const {
   auto& im = *impl_;
-  im.RefuseInForce("Multipliers");
-  VectorXd lambda;
-  try {
-    Impl::Busy guard(im);  // the solve evaluates the force callback
-    lambda = Translate([&] { return im.sim->Multipliers(); });
-  } catch (...) {
-    if (im.busy == 0) im.pending.clear();  // changes of a callback that threw are discarded
-    throw;
-  }
-  if (im.busy == 0) im.ApplyPending();  // changes the force callback asked for meanwhile
-  return lambda;
+  return im.Solve("Multipliers", [&] { return im.sim->Multipliers(); });
 }
 VectorXd Simulation::AllMultipliers() const {
   const VectorXd lambda = Multipliers();
@@ -732,6 +741,32 @@ VectorXd Simulation::AllMultipliers() const {
     all[rows[k]] = lambda[static_cast<Eigen::Index>(k)];
   }
   return all;
+}
+std::vector<ContactForce> Simulation::ContactForces() const {
+  auto& im = *impl_;
+  tools::ContactForces forces(*im.model.data_->system, *im.sim);  // the model's contact blocks
+  im.Solve("ContactForces", [&] {
+    forces.Evaluate(t(), q(), v());
+    return 0;
+  });
+  std::vector<ContactForce> out;
+  for (const tools::ContactForces::Arrow& a : forces.arrows()) {
+    ContactForce c;
+    c.name = im.sim->system().constraint_info(a.row).name;
+    c.row = a.row;
+    c.mode = a.mode;
+    c.mode_name = events::ContactModeName(a.mode, a.slip_direction, a.num_tangent_rows);
+    c.normal = a.normal;
+    c.tangential = a.tangential;
+    c.slip_direction = a.slip_direction;
+    c.num_tangent_rows = a.num_tangent_rows;
+    c.body = a.body;
+    c.point = a.point;
+    c.normal_force = a.normal_force;
+    c.tangential_force = a.tangential_force;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 IndexSets Simulation::CurrentIndexSets() const {
   IndexSets sets;

@@ -106,6 +106,8 @@ using SimulationOptions = events::SimulationOptions;
 using Event = events::Event;
 using EventKind = events::EventKind;
 using RunStatus = events::RunStatus;
+// A contact's mode: open, closed (frictionless), stick or slip (issue 17; events/contact_modes.h).
+using ContactMode = contact::ContactMode;
 using Statistics = events::SimulationStats;
 // Joint reactions (Simulation::JointReactions): per joint its name, the body it acts on (body_b,
 // or body_a when body_b is the ground) and the force and torque on that body (world frame,
@@ -225,6 +227,29 @@ struct Snapshot {
   const void* model_id = nullptr;  // the model it belongs to
 };
 
+// The force of one closed contact (Simulation::ContactForces) at the current state. Normal
+// λ_N and tangential λ_T: the multipliers of the contact's normal row and, when it sticks, of
+// its tangential rows; when it slides, λ_T = −μ λ_N d with d its slip direction (Coulomb's law,
+// issue 17 §2); 0 for a frictionless contact. λ_T and d are in the basis of the contact's
+// tangential rows (num_tangent_rows: 1 in the plane, using the first entry; 2 in space). The
+// vectors are the same forces in the world frame, acting on the contact's body b at its point
+// (tools/contact_forces.h).
+struct ContactForce {
+  std::string name;                         // the contact (its normal row's name)
+  int row = -1;                             // its unilateral row
+  ContactMode mode = ContactMode::kClosed;  // closed, stick or slip (open contacts are not listed)
+  // "closed", "stick", "slip" (space) or "slip+" / "slip-" (the plane, by the sign of d).
+  std::string mode_name;
+  double normal = 0;                                         // λ_N ≥ 0 (N)
+  Eigen::Vector2d tangential = Eigen::Vector2d::Zero();      // λ_T (N)
+  Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();  // d (unit) when sliding, else 0
+  int num_tangent_rows = 0;
+  int body = -1;                                               // body b (kGround: the ground)
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();             // contact point, world (m)
+  Eigen::Vector3d normal_force = Eigen::Vector3d::Zero();      // λ_N n on body b, world (N)
+  Eigen::Vector3d tangential_force = Eigen::Vector3d::Zero();  // on body b, world (N)
+};
+
 // Index sets of the unilateral rows at the current state (ascending global row indices).
 struct IndexSets {
   std::vector<int> i1;  // closed in position, g ≤ τ₀ (eq. 13)
@@ -295,6 +320,10 @@ class Simulation {
   // λ for every constraint row (num_constraints), zero on open contacts.
   Eigen::VectorXd AllMultipliers() const;
   IndexSets CurrentIndexSets() const;
+  // The force of every closed contact at the current state, in ascending row order (open
+  // contacts carry none). Throws StateError from inside the force callback (the solve evaluates
+  // the force), like Multipliers.
+  std::vector<ContactForce> ContactForces() const;
   // Reaction force and torque of every joint and effort of every driver at the current state
   // (e.g. after Step: driving torques, bearing loads), from the multipliers λ of Multipliers()
   // (index-1 solve on the joints and closed contacts with the host's forces included, Haddouni

@@ -1,26 +1,30 @@
 #include "tools/contact_forces.h"
 
+#include <algorithm>
 #include <limits>
-#include <unordered_map>
+#include <span>
+#include <stdexcept>
 
 namespace saltus::tools {
 
 ContactForces::ContactForces(const engine::MechanicalSystem& system,
                              const events::Simulation& simulation)
-    : system_(system), simulation_(simulation), dynamics_(system) {
+    : system_(system), simulation_(simulation), view_(simulation.system()), dynamics_(view_) {
+  if (simulation.system().num_constraints() != system.num_constraints()) {
+    throw std::invalid_argument("ContactForces: the simulation's system has other rows");
+  }
   const auto m = static_cast<std::size_t>(system.num_constraints());
   planar_block_.assign(m, nullptr);
   spatial_block_.assign(m, nullptr);
   local_row_.assign(m, -1);
-  std::vector<int> first_row;  // of each block
   int row = 0;
   for (const auto& block : system.constraint_blocks()) {
-    first_row.push_back(row);
     const auto* planar = dynamic_cast<const contact::PlanarContacts*>(block.get());
     const auto* spatial = dynamic_cast<const contact::SpatialContacts*>(block.get());
     for (int local = 0; local < block->num_rows(); ++local, ++row) {
       const engine::ConstraintRowInfo& info = block->row_info(local);
       if (info.kind == engine::ConstraintKind::kBilateral) continue;
+      if (info.kind == engine::ConstraintKind::kUnilateral && info.friction > 0) frictional_ = true;
       const auto r = static_cast<std::size_t>(row);
       planar_block_[r] = planar;
       spatial_block_[r] = spatial;
@@ -31,29 +35,72 @@ ContactForces::ContactForces(const engine::MechanicalSystem& system,
 
 void ContactForces::Evaluate(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   rows_ = simulation_.active_rows();
+  UpdateModes();
   const engine::DynamicsStatus status = dynamics_.Solve(t, q, v, rows_, &vdot_, &lambda_);
   if (!status.ok) lambda_.setConstant(std::numeric_limits<double>::quiet_NaN());
   arrows_.clear();
-  std::unordered_map<int, std::size_t> arrow_of_row;
-  for (int pass = 0; pass < 2; ++pass) {  // the contacts' normal rows, then tangential rows
-    for (std::size_t k = 0; k < rows_.size(); ++k) {
-      const int row = rows_[k];
-      const auto r = static_cast<std::size_t>(row);
-      if (planar_block_[r] == nullptr && spatial_block_[r] == nullptr) continue;
-      const bool normal = system_.constraint_info(row).kind == engine::ConstraintKind::kUnilateral;
-      if (normal != (pass == 0)) continue;
-      const double lambda = lambda_[static_cast<Eigen::Index>(k)];
-      const contact::ContactSite site = Site(q, row);
-      if (normal) {
-        arrow_of_row[row] = arrows_.size();
-        arrows_.push_back(
-            {row, site.body_b, site.point, lambda * site.normal, Eigen::Vector3d::Zero()});
-        continue;
-      }
-      const auto it = arrow_of_row.find(system_.NormalRow(row));
-      if (it != arrow_of_row.end()) AddTangential(t, q, row, lambda, site, &arrows_[it->second]);
-    }
+  for (int row : simulation_.closed_rows()) {
+    const auto r = static_cast<std::size_t>(row);
+    if (planar_block_[r] == nullptr && spatial_block_[r] == nullptr) continue;
+    arrows_.push_back(MakeArrow(t, q, v, row));
   }
+}
+
+void ContactForces::UpdateModes() {
+  modes_.clear();
+  if (!frictional_) return;
+  modes_ = simulation_.ContactForces();
+  // The phase's sliding set as the event loop builds it (events/contact_modes.cc): the plane's
+  // fixed sign, the current slip direction in space with the phase's as fallback.
+  std::vector<engine::SlidingContact> sliding;
+  for (const events::Simulation::ContactForce& c : modes_) {
+    if (c.mode != contact::ContactMode::kSlip) continue;
+    const auto k = static_cast<Eigen::Index>(system_.TangentRows(c.row).size());
+    engine::SlidingContact s;
+    s.normal_row = c.row;
+    s.mu = system_.constraint_info(c.row).friction;
+    s.mode = k == 1 ? engine::SlipDirection::kFixed : engine::SlipDirection::kCurrent;
+    s.direction = c.slip_direction.head(k);
+    sliding.push_back(std::move(s));
+  }
+  view_.SetSlidingContacts(std::move(sliding));
+}
+
+double ContactForces::LambdaOf(int row) const {
+  const auto it = std::lower_bound(rows_.begin(), rows_.end(), row);
+  if (it == rows_.end() || *it != row) return std::numeric_limits<double>::quiet_NaN();
+  return lambda_[it - rows_.begin()];
+}
+
+ContactForces::Arrow ContactForces::MakeArrow(double t, const Eigen::VectorXd& q,
+                                              const Eigen::VectorXd& v, int row) const {
+  const contact::ContactSite site = Site(q, row);
+  Arrow a;
+  a.row = row;
+  a.body = site.body_b;
+  a.point = site.point;
+  a.normal = LambdaOf(row);
+  a.normal_force = a.normal * site.normal;
+  const std::span<const int> tangents = system_.TangentRows(row);
+  a.num_tangent_rows = static_cast<int>(std::min<std::size_t>(tangents.size(), 2));
+  const auto mode =
+      std::find_if(modes_.begin(), modes_.end(), [row](const auto& c) { return c.row == row; });
+  if (mode != modes_.end()) a.mode = mode->mode;
+  if (a.mode == contact::ContactMode::kStick) {
+    for (int k = 0; k < a.num_tangent_rows; ++k) a.tangential[k] = LambdaOf(tangents[k]);
+  } else if (a.mode == contact::ContactMode::kSlip) {
+    const auto& sliding = view_.sliding_contacts();
+    const auto s = std::find_if(sliding.begin(), sliding.end(),
+                                [row](const auto& c) { return c.normal_row == row; });
+    Eigen::VectorXd d;
+    view_.SlipDirectionAt(static_cast<std::size_t>(s - sliding.begin()), t, q, v, &d);
+    a.slip_direction.head(d.size()) = d;
+    a.tangential = -system_.constraint_info(row).friction * a.normal * a.slip_direction;
+  }
+  for (int k = 0; k < a.num_tangent_rows; ++k) {
+    AddTangential(t, q, tangents[k], a.tangential[k], site, &a);
+  }
+  return a;
 }
 
 contact::ContactSite ContactForces::Site(const Eigen::VectorXd& q, int row) const {

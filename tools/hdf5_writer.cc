@@ -152,27 +152,41 @@ bool WriteInt(hid_t object, const char* attribute, int value) {
   return ok;
 }
 
+// Names of contact::ContactMode values, indexed by value (the `modes` attributes).
+std::vector<std::string> ModeNames() {
+  std::vector<std::string> names;
+  for (auto m : {contact::ContactMode::kOpen, contact::ContactMode::kClosed,
+                 contact::ContactMode::kStick, contact::ContactMode::kSlip}) {
+    names.emplace_back(contact::ToString(m));
+  }
+  return names;
+}
+
 }  // namespace
 
 struct Hdf5Writer::File {
   std::string path;
   std::string failed;  // first error, empty while all is well
   hid_t file = -1, trajectory = -1, forces = -1, contacts = -1, events = -1;
-  std::unique_ptr<Extendible<double>> t, q, v, lambda, c_point, c_normal, c_tangential;
-  std::unique_ptr<Extendible<std::int32_t>> f_count, f_rows, c_count, c_row;
+  std::unique_ptr<Extendible<double>> t, q, v, lambda, c_point, c_normal, c_tangential, c_lambda_n,
+      c_lambda_t;
+  std::unique_ptr<Extendible<std::int32_t>> f_count, f_rows, c_count, c_row, c_mode;
   std::unique_ptr<Extendible<std::int64_t>> f_start, c_start;
-  std::unique_ptr<Extendible<double>> e_t, e_before, e_after, e_impulses, e_q, e_v_minus, e_v_plus;
-  std::unique_ptr<Extendible<std::int32_t>> e_kind, e_count, e_rows;
+  std::unique_ptr<Extendible<double>> e_t, e_before, e_after, e_impulses, e_tangential, e_q,
+      e_v_minus, e_v_plus;
+  std::unique_ptr<Extendible<std::int32_t>> e_kind, e_count, e_rows, e_mode, e_gain;
   std::unique_ptr<Extendible<std::int64_t>> e_start;
 
   // Flushes and closes everything; returns false if anything failed.
   bool CloseAll() {
-    for (auto* d : {&t, &q, &v, &lambda, &c_point, &c_normal, &c_tangential, &e_t, &e_before,
-                    &e_after, &e_impulses, &e_q, &e_v_minus, &e_v_plus}) {
+    for (auto* d :
+         {&t, &q, &v, &lambda, &c_point, &c_normal, &c_tangential, &c_lambda_n, &c_lambda_t, &e_t,
+          &e_before, &e_after, &e_impulses, &e_tangential, &e_q, &e_v_minus, &e_v_plus}) {
       if (*d) (*d)->Flush();
       d->reset();
     }
-    for (auto* d : {&f_count, &f_rows, &c_count, &c_row, &e_kind, &e_count, &e_rows}) {
+    for (auto* d : {&f_count, &f_rows, &c_count, &c_row, &c_mode, &e_kind, &e_count, &e_rows,
+                    &e_mode, &e_gain}) {
       if (*d) (*d)->Flush();
       d->reset();
     }
@@ -247,7 +261,14 @@ Hdf5Writer::Hdf5Writer(const engine::MechanicalSystem& system, const std::filesy
         std::make_unique<Extendible<double>>(f.contacts, "normal_force", 3, false, entries, failed);
     f.c_tangential = std::make_unique<Extendible<double>>(f.contacts, "tangential_force", 3, false,
                                                           entries, failed);
-    ok = ok && WriteNames(f.f_rows->id(), "names", row_names);
+    f.c_mode =
+        std::make_unique<Extendible<std::int32_t>>(f.contacts, "mode", 1, true, entries, failed);
+    f.c_lambda_n =
+        std::make_unique<Extendible<double>>(f.contacts, "normal", 1, true, entries, failed);
+    f.c_lambda_t =
+        std::make_unique<Extendible<double>>(f.contacts, "tangential", 2, false, entries, failed);
+    ok = ok && WriteNames(f.f_rows->id(), "names", row_names) &&
+         WriteNames(f.c_mode->id(), "modes", ModeNames());
   }
   // Events are rarer than output rows: smaller chunks.
   const hsize_t event_rows = std::max<hsize_t>(1, rows / 8);
@@ -266,17 +287,24 @@ Hdf5Writer::Hdf5Writer(const engine::MechanicalSystem& system, const std::filesy
       std::make_unique<Extendible<std::int32_t>>(f.events, "rows", 1, true, event_rows, failed);
   f.e_impulses =
       std::make_unique<Extendible<double>>(f.events, "impulses", 1, true, event_rows, failed);
+  f.e_tangential = std::make_unique<Extendible<double>>(f.events, "tangential_impulses", 2, false,
+                                                        event_rows, failed);
+  f.e_mode =
+      std::make_unique<Extendible<std::int32_t>>(f.events, "modes", 1, true, event_rows, failed);
+  f.e_gain = std::make_unique<Extendible<std::int32_t>>(f.events, "energy_gain", 1, true,
+                                                        event_rows, failed);
   f.e_q = std::make_unique<Extendible<double>>(f.events, "q", nqh, false, event_rows, failed);
   f.e_v_minus =
       std::make_unique<Extendible<double>>(f.events, "v_minus", nvh, false, event_rows, failed);
   f.e_v_plus =
       std::make_unique<Extendible<double>>(f.events, "v_plus", nvh, false, event_rows, failed);
   std::vector<std::string> kinds;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < events::kNumEventKinds; ++k) {
     kinds.emplace_back(events::ToString(static_cast<events::EventKind>(k)));
   }
   ok = ok && WriteNames(f.e_kind->id(), "kinds", kinds) &&
-       WriteNames(f.e_rows->id(), "names", row_names);
+       WriteNames(f.e_rows->id(), "names", row_names) &&
+       WriteNames(f.e_mode->id(), "modes", ModeNames());
   if (!ok || !f.failed.empty()) {
     const std::string what = f.failed.empty() ? "cannot create its layout" : f.failed;
     f.CloseAll();
@@ -320,6 +348,9 @@ void Hdf5Writer::WriteRow(double t, const Eigen::VectorXd& q, const Eigen::Vecto
       f.c_point->Append([&](Eigen::Index i) { return a.point[i]; });
       f.c_normal->Append([&](Eigen::Index i) { return a.normal_force[i]; });
       f.c_tangential->Append([&](Eigen::Index i) { return a.tangential_force[i]; });
+      f.c_mode->Append1(static_cast<std::int32_t>(a.mode));
+      f.c_lambda_n->Append1(a.normal);
+      f.c_lambda_t->Append([&](Eigen::Index i) { return a.tangential[i]; });
     }
     contact_entries_ += static_cast<long>(arrows.size());
   }
@@ -356,11 +387,17 @@ void Hdf5Writer::OnEvent(const events::Event& e, const Eigen::VectorXd& q,
   f.e_kind->Append1(static_cast<std::int32_t>(e.kind));
   f.e_before->Append1(e.energy_before);
   f.e_after->Append1(e.energy_after);
+  f.e_gain->Append1(e.energy_gain ? 1 : 0);
   f.e_start->Append1(static_cast<std::int64_t>(event_entries_));
   f.e_count->Append1(static_cast<std::int32_t>(e.rows.size()));
   for (std::size_t k = 0; k < e.rows.size(); ++k) {
     f.e_rows->Append1(static_cast<std::int32_t>(e.rows[k]));
     f.e_impulses->Append1(k < e.impulses.size() ? e.impulses[k] : 0.0);
+    const Eigen::Vector2d p_t =
+        k < e.tangential_impulses.size() ? e.tangential_impulses[k] : Eigen::Vector2d::Zero();
+    f.e_tangential->Append([&](Eigen::Index i) { return p_t[i]; });
+    f.e_mode->Append1(
+        static_cast<std::int32_t>(k < e.modes.size() ? e.modes[k] : contact::ContactMode::kOpen));
   }
   event_entries_ += static_cast<long>(e.rows.size());
   f.e_q->Append([&](Eigen::Index i) { return q[i]; });

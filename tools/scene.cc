@@ -1756,22 +1756,12 @@ class SceneParser {
                "cone is exact");
       }
       const std::string value = r.ToString(*c, "friction_cone");
-      const std::string usage =
-          " (use exact, or faceted N with an integer N >= 3 facets, e.g. 'faceted 8')";
-      std::istringstream words(value);
-      std::string kind, count, extra;
-      words >> kind >> count >> extra;
-      if (kind == "exact" && count.empty()) {
-        o.friction_cone = contact::FrictionCone::kExact;
-      } else if (kind == "faceted") {
-        const std::optional<long> n = ParseInteger(count);
-        if (!n || *n < 3 || *n > std::numeric_limits<int>::max() || !extra.empty()) {
-          r.Fail(*c, "friction_cone '" + value + "': faceted needs an integer N >= 3" + usage);
-        }
-        o.friction_cone = contact::FrictionCone::kFaceted;
-        o.friction_facets = static_cast<int>(*n);
-      } else {
-        r.Fail(*c, "friction_cone '" + value + "' is unknown" + usage);
+      if (!ParseFrictionCone(value, &o)) {
+        const bool faceted = value.rfind("faceted", 0) == 0;
+        r.Fail(*c, "friction_cone '" + value +
+                       (faceted ? "': faceted needs an integer N >= 3" : "' is unknown") +
+                       " (use exact, or faceted N with an integer N >= 3 facets, e.g. 'faceted "
+                       "8')");
       }
     }
   }
@@ -1799,6 +1789,29 @@ void CheckOutputRows(const Scene& scene) {
           " s over t_end = " + FormatNumber(scene.t_end) + " s gives " + FormatNumber(rows) +
           " output rows, more than max_output_rows = " + FormatNumber(scene.max_output_rows) +
           " (raise simulation.max_output_rows to allow it)");
+}
+
+bool ParseFrictionCone(const std::string& text, events::SimulationOptions* options) {
+  std::istringstream words(text);
+  std::string kind, count, extra;
+  words >> kind >> count >> extra;
+  if (kind == "exact" && count.empty()) {
+    options->friction_cone = contact::FrictionCone::kExact;
+    return true;
+  }
+  const std::optional<long> n = ParseInteger(count);
+  if (kind != "faceted" || !n || *n < 3 || *n > std::numeric_limits<int>::max() || !extra.empty()) {
+    return false;
+  }
+  options->friction_cone = contact::FrictionCone::kFaceted;
+  options->friction_facets = static_cast<int>(*n);
+  return true;
+}
+
+std::string FrictionConeText(const events::SimulationOptions& options) {
+  return options.friction_cone == contact::FrictionCone::kExact
+             ? "exact"
+             : "faceted " + std::to_string(options.friction_facets);
 }
 
 const std::vector<std::string>& SimulationKeys() {

@@ -149,6 +149,12 @@ Scene LoadSceneFile(const std::string& path);
 // saltus.Options in Python.
 const std::vector<std::string>& SimulationKeys();
 
+// The friction cone of `simulation.friction_cone`: "exact" or "faceted N" (an integer N ≥ 3)
+// into options->friction_cone and friction_facets; false (options unchanged) for any other text.
+bool ParseFrictionCone(const std::string& text, events::SimulationOptions* options);
+// The text of options.friction_cone ("exact" or "faceted N"), as ParseFrictionCone reads it.
+std::string FrictionConeText(const events::SimulationOptions& options);
+
 // The formulation an integrator uses when none is given: the first one it lists in
 // integrators::IntegratorTable(); nullopt for an unknown name.
 std::optional<integrators::Formulation> DefaultFormulation(std::string_view integrator);

@@ -80,13 +80,14 @@ VALUES = {
     "event_projection_tolerance": 1e-13, "projection_max_iterations": 7, "lcp_solver": "pgs",
     "lcp_tolerance": 1e-11, "lcp_max_iterations": 500, "event_samples": 6,
     "root_tolerance": 1e-11, "zeno": {"max_events": 100, "window": 1e-5},
-    "time_events": [0.25, 0.5],
+    "time_events": [0.25, 0.5], "painleve": "impact",
 }
 
 
 def test_options_hold_every_simulation_key_under_the_scene_name():
     keys = saltus.Options.keys()
-    assert set(keys) == set(VALUES), set(keys) ^ set(VALUES)
+    # friction_cone applies to spatial scenes only: test_friction_cone_reads_as_in_a_scene.
+    assert set(keys) == set(VALUES) | {"friction_cone"}, set(keys) ^ set(VALUES)
     lines = ["scene: ball", "bodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]",
              "simulation:", "  t_end: 1"]
     for k, v in VALUES.items():
@@ -104,6 +105,34 @@ def test_options_hold_every_simulation_key_under_the_scene_name():
         by_hand.lcp_solver = "simplex"
     with pytest.raises(saltus.InvalidArgument):
         by_hand.thresholds = {"gpa": 1e-9}
+
+
+def test_friction_cone_reads_as_in_a_scene():
+    text = ("dimension: 3\nscene: ball\nbodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 0, 1]}]\n"
+            "simulation: {t_end: 1, friction_cone: faceted 6}\n")
+    assert saltus.Model.from_scene_text(text).options.friction_cone == "faceted 6"
+    o = saltus.Options()
+    assert o.friction_cone == "exact" and o.painleve == "error"
+    o.friction_cone = "faceted 12"
+    assert o.friction_cone == "faceted 12"
+    for bad in ("faceted 2", "round", "exact 3"):
+        with pytest.raises(saltus.InvalidArgument, match="friction_cone"):
+            o.friction_cone = bad
+    with pytest.raises(saltus.InvalidArgument, match="painleve"):
+        o.painleve = "ignore"
+
+
+def test_options_are_copies_the_model_and_simulation_keep_theirs():
+    model = saltus.Model.from_scene_text(
+        "scene: ball\nbodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]\n"
+        "simulation: {t_end: 1, rtol: 1.0e-7}\n")
+    options = model.options
+    options.rtol = 0.5
+    assert model.options.rtol == 1e-7  # the model is immutable
+    sim = saltus.Simulation(model, options)
+    copy = sim.options
+    copy.rtol = 0.25
+    assert sim.options.rtol == 0.5
 
 
 def test_q_and_v_are_writable():

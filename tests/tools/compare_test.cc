@@ -660,6 +660,18 @@ TEST_F(CompareTest, EmittedJobsRunWithGnuParallelAndCollect) {
   EXPECT_EQ(missing, 1);
 }
 
+// The help lists every option the parser takes (the study options and the two of the
+// emitted-jobs path; --run-job is internal to the emitted jobs).
+TEST(CompareHelpTest, ListsEveryOption) {
+  const std::string help(CompareHelp());
+  for (const char* flag :
+       {"--set", "--scenes", "--integrators", "--formulations", "--rtol", "--out", "--time-limit",
+        "--cost", "--jobs", "--repeat", "--t-end", "--reference-integrator", "--reference-rtol",
+        "--no-plots", "--emit-jobs", "--collect", "--help"}) {
+    EXPECT_NE(help.find(std::string("  ") + flag + " "), std::string::npos) << flag;
+  }
+}
+
 TEST_F(CompareTest, CostOptionAndMedianOfRepeats) {
   const std::string disk = Write("disk.yaml", kBouncingDisk);
   EXPECT_EQ(Compare({"--scenes", disk, "--cost", "flops", "--out", (dir_ / "x").string()}).code,

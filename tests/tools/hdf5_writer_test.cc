@@ -211,7 +211,8 @@ TEST(Hdf5WriterTest, TrajectoryAndEventsReadBackAsReported) {
   const std::vector<double> evp = Read<double>(f, "/events/v_plus", &dims);
   const std::vector<double> evm = Read<double>(f, "/events/v_minus", &dims);
   EXPECT_EQ(ReadNames(f, "/events/kind", "kinds"),
-            std::vector<std::string>({"impact", "takeoff", "contact_closed", "time"}));
+            std::vector<std::string>({"impact", "takeoff", "contact_closed", "time", "stick",
+                                      "slip", "tangential_impact"}));
   EXPECT_EQ(ReadNames(f, "/events/rows", "names"), std::vector<std::string>({"floor"}));
   for (std::size_t k = 0; k < ne; ++k) {
     const events::Event& e = rec.events[k];
@@ -310,6 +311,72 @@ TEST(Hdf5WriterTest, BadPathThrowsNamingIt) {
   }
   EXPECT_THROW(Hdf5Writer(*system, Scratch("chunk") / "x.h5", nullptr, false, 0),
                std::invalid_argument);
+}
+
+// `saltus run examples/friction/sliding_block.yaml --hdf5` (its header has the closed form): both
+// corners slide (mode slip, |Σ λ_T| = μ m g, Σ tangential_force = −μ m g x̂) until t* = v₀/(μ g),
+// then stick with no tangential force; the stick event lists both corners with mode stick.
+TEST(Hdf5WriterTest, CliFrictionForcesFollowTheSlidingBlocksClosedForm) {
+  const fs::path dir = Scratch("friction");
+  const std::string scene = std::string(SALTUS_EXAMPLES_DIR) + "/friction/sliding_block.yaml";
+  std::ostringstream out, err;
+  ASSERT_EQ(
+      RunCli(std::vector<std::string>{"run", scene, "--hdf5", "--out", (dir / "out").string()}, out,
+             err),
+      kExitOk)
+      << out.str() << err.str();
+  const hid_t f = H5Fopen((dir / "out" / "results.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  std::vector<hsize_t> dims;
+  const std::vector<double> t = Read<double>(f, "/trajectory/t", &dims);
+  const std::vector<long long> start = Read<long long>(f, "/contacts/row_start", &dims);
+  const std::vector<int> count = Read<int>(f, "/contacts/row_count", &dims);
+  const std::vector<int> mode = Read<int>(f, "/contacts/mode", &dims);
+  const std::vector<double> normal = Read<double>(f, "/contacts/normal", &dims);
+  const std::vector<double> tangential = Read<double>(f, "/contacts/tangential", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({normal.size(), 2}));
+  const std::vector<double> force_t = Read<double>(f, "/contacts/tangential_force", &dims);
+  EXPECT_EQ(ReadNames(f, "/contacts/mode", "modes"),
+            std::vector<std::string>({"open", "closed", "stick", "slip"}));
+  const double m = 1, g = 9.81, mu = 0.3, t_stop = 2.0 / (mu * g);
+  int sliding = 0, stuck = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (std::abs(t[i] - t_stop) < 0.01) continue;  // the output row at the stop itself
+    ASSERT_EQ(count[i], 2) << t[i];
+    const int expected = static_cast<int>(t[i] < t_stop ? contact::ContactMode::kSlip
+                                                        : contact::ContactMode::kStick);
+    double sum_n = 0, sum_t = 0, sum_fx = 0;
+    for (auto c = static_cast<std::size_t>(start[i]); c < static_cast<std::size_t>(start[i]) + 2;
+         ++c) {
+      EXPECT_EQ(mode[c], expected) << t[i];
+      sum_n += normal[c], sum_t += tangential[2 * c], sum_fx += force_t[3 * c];
+    }
+    // Index-1 solves of forces ~10 N: round-off, 1e-9.
+    EXPECT_NEAR(sum_n, m * g, 1e-9) << t[i];
+    EXPECT_NEAR(std::abs(sum_t), t[i] < t_stop ? mu * m * g : 0.0, 1e-9) << t[i];
+    EXPECT_NEAR(sum_fx, t[i] < t_stop ? -mu * m * g : 0.0, 1e-9) << t[i];  // against the motion
+    ++(t[i] < t_stop ? sliding : stuck);
+  }
+  EXPECT_GT(sliding, 60);  // output_step 0.01 over [0, 0.68) and [0.68, 1.5]
+  EXPECT_GT(stuck, 70);
+  const std::vector<int> kind = Read<int>(f, "/events/kind", &dims);
+  const std::vector<int> e_mode = Read<int>(f, "/events/modes", &dims);
+  const std::vector<long long> e_start = Read<long long>(f, "/events/row_start", &dims);
+  const std::vector<int> e_count = Read<int>(f, "/events/row_count", &dims);
+  const std::vector<double> e_t = Read<double>(f, "/events/t", &dims);
+  int sticks = 0;
+  for (std::size_t k = 0; k < kind.size(); ++k) {
+    if (kind[k] != static_cast<int>(events::EventKind::kStick)) continue;
+    ++sticks;
+    EXPECT_NEAR(e_t[k], t_stop, 1e-9);  // located on the linear slip speed to round-off
+    ASSERT_EQ(e_count[k], 2);
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(e_mode[static_cast<std::size_t>(e_start[k] + r)],
+                static_cast<int>(contact::ContactMode::kStick));
+    }
+  }
+  EXPECT_EQ(sticks, 1);
+  H5Fclose(f);
 }
 
 TEST(Hdf5WriterTest, CliFailedRunStillLeavesAValidFile) {

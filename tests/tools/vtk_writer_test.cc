@@ -225,6 +225,39 @@ TEST(VtkWriterTest, PlanarLinksAreDrawn) {
   }
 }
 
+// `saltus run examples/friction/sliding_block.yaml --vtk` (closed form in its header): the force
+// glyphs at the two corners sum to the normal force m g ŷ and, while the block slides (t <
+// t* = v₀/(μ g)), to the friction force −μ m g x̂ against its motion; after the stop, to zero.
+TEST(VtkWriterTest, CliFrictionGlyphsFollowTheSlidingBlock) {
+  const fs::path dir = Scratch("friction");
+  const std::string scene = std::string(SALTUS_EXAMPLES_DIR) + "/friction/sliding_block.yaml";
+  std::ostringstream out, err;
+  ASSERT_EQ(
+      RunCli(std::vector<std::string>{"run", scene, "--vtk", "--out", dir.string()}, out, err),
+      kExitOk)
+      << err.str();
+  const Collection c = ReadPvd(dir / "vtk.pvd");
+  const double m = 1, g = 9.81, mu = 0.3, t_stop = 2.0 / (mu * g);
+  int checked = 0;
+  for (std::size_t i = 0; i < c.t.size(); i += 10) {
+    if (std::abs(c.t[i] - t_stop) < 0.01) continue;
+    const std::string xml = ReadFile(dir / c.files[i]);
+    const std::vector<double> normal = DataArray(xml, "normal_force");
+    const std::vector<double> tangential = DataArray(xml, "tangential_force");
+    Eigen::Vector3d n = Eigen::Vector3d::Zero(), f = Eigen::Vector3d::Zero();
+    for (std::size_t k = 0; k + 2 < normal.size(); k += 3) {
+      n += Eigen::Vector3d(normal[k], normal[k + 1], normal[k + 2]);
+      f += Eigen::Vector3d(tangential[k], tangential[k + 1], tangential[k + 2]);
+    }
+    // Index-1 solves of forces ~10 N: round-off, 1e-9.
+    EXPECT_LT((n - Eigen::Vector3d(0, m * g, 0)).norm(), 1e-9) << c.t[i];
+    const double friction = c.t[i] < t_stop ? -mu * m * g : 0.0;
+    EXPECT_LT((f - Eigen::Vector3d(friction, 0, 0)).norm(), 1e-9) << c.t[i];
+    ++checked;
+  }
+  EXPECT_GE(checked, 14);  // 151 frames, every 10th
+}
+
 // Binary appended and compressed: the 60-sphere frame of `saltus generate sphere_pile` is a
 // fraction of its ASCII size (0.85 MB before); the exact figure is printed.
 TEST(VtkWriterTest, FramesAreCompressed) {
