@@ -102,3 +102,5 @@ BENCHMARK(BM_Run_Woodpecker)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace saltus::bench
+
+BENCHMARK_MAIN();

@@ -181,18 +181,11 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   }
 
   system_.Forces(t, q, v, &F_);
-  // A constant M (planar bodies, embedded systems that say so) is factorized once.
-  if (!(mass_factored_ && system_.HasConstantMassMatrix())) {
-    system_.MassMatrix(q, &M_);
-    llt_.compute(M_);
-    mass_factored_ = llt_.info() == Eigen::Success;
-    if (!mass_factored_) {
-      status.ok = false;
-      return status;
-    }
+  if (!FactorMass(q)) {
+    status.ok = false;
+    return status;
   }
-  MinvF_ = F_;
-  llt_.solveInPlace(MinvF_);
+  ApplyMinv(F_, &MinvF_);
   if (m == 0) {
     *vdot = MinvF_;
     status.ok = vdot->allFinite();
@@ -203,17 +196,15 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   system_.ConstraintJacobian(t, q, rows, &G_);
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
   MinvGt_ = G_.transpose();
-  llt_.solveInPlace(MinvGt_);
+  ApplyMinvInPlace(&MinvGt_);
   W_.resize(m, m);
   W_.noalias() = G_ * MinvGt_;
-  w_solver_.Compute(W_, rank_tolerance_);
-  status.rank = w_solver_.rank();
-  status.pivot_ratio = w_solver_.PivotRatio();
+  FactorDelassus(rows, &status);
 
   // W λ = −γ − G M⁻¹ F (the second block row after eliminating v̇).
   rhs_ = -gamma_;
   rhs_.noalias() -= G_ * MinvF_;
-  w_solver_.Solve(rhs_, lambda);
+  SolveDelassus(rhs_, lambda);
   *vdot = MinvF_;
   vdot->noalias() += MinvGt_ * *lambda;
 
@@ -242,7 +233,7 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
       penalty_.Solve(refine_rhs_, kRefineTolerance * scale, &delta_);
       *vdot += delta_;
       refine_rhs_.noalias() = G_ * delta_;
-      w_solver_.Solve(refine_rhs_, &delta_lambda_);
+      SolveDelassus(refine_rhs_, &delta_lambda_);
       *lambda += delta_lambda_;
       residual_ = gamma_;
       residual_.noalias() += G_ * *vdot;
@@ -267,7 +258,7 @@ DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorX
   system_.ForceDirections(t, q, v, rows, &H_);
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
   MinvGt_ = H_.transpose();  // M⁻¹Hᵀ here
-  llt_.solveInPlace(MinvGt_);
+  ApplyMinvInPlace(&MinvGt_);
   W_.resize(m, m);
   W_.noalias() = G_ * MinvGt_;
   w_solver_.Compute(W_, rank_tolerance_);
@@ -287,6 +278,95 @@ DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorX
   const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
   status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
   return status;  // last_dense_ok_ stays false: RemoveConstrainedPart needs a symmetric W
+}
+
+bool ConstrainedDynamics::FactorMass(const Eigen::VectorXd& q) {
+  // A constant M (planar bodies, embedded systems that say so) is factorized once.
+  if (mass_factored_ && system_.HasConstantMassMatrix()) return true;
+  system_.MassMatrix(q, &M_);
+  // A diagonal M (bodies with principal axes at their centres of mass) is inverted entry by
+  // entry: M⁻¹ x is then nv products instead of two triangular solves.
+  mass_diagonal_ = M_.isDiagonal(0.0);
+  if (mass_diagonal_) {
+    minv_diagonal_ = M_.diagonal().cwiseInverse();
+    mass_factored_ = (M_.diagonal().array() > 0.0).all() && minv_diagonal_.allFinite();
+  } else {
+    llt_.compute(M_);
+    mass_factored_ = llt_.info() == Eigen::Success;
+  }
+  return mass_factored_;
+}
+
+void ConstrainedDynamics::ApplyMinv(const Eigen::VectorXd& x, Eigen::VectorXd* out) const {
+  if (mass_diagonal_) {
+    out->noalias() = minv_diagonal_.cwiseProduct(x);
+  } else {
+    *out = x;
+    llt_.solveInPlace(*out);
+  }
+}
+
+void ConstrainedDynamics::ApplyMinvInPlace(Eigen::MatrixXd* X) const {
+  if (mass_diagonal_) {
+    *X = minv_diagonal_.asDiagonal() * *X;
+  } else {
+    llt_.solveInPlace(*X);
+  }
+}
+
+double ConstrainedDynamics::FactorDelassusLdlt() {
+  w_ldlt_.compute(W_);
+  const auto d = w_ldlt_.vectorD();
+  const double largest = d.maxCoeff();
+  return w_ldlt_.info() == Eigen::Success && largest > 0.0 ? std::max(d.minCoeff() / largest, 0.0)
+                                                           : 0.0;
+}
+
+void ConstrainedDynamics::FactorDelassus(std::span<const int> rows, DynamicsStatus* status) {
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  const bool known_redundant =
+      redundant_rows_valid_ &&
+      std::equal(rows.begin(), rows.end(), redundant_rows_.begin(), redundant_rows_.end());
+  // W is symmetric positive semidefinite. The pivoted LDLᵀ (the largest remaining diagonal entry
+  // first) factors it in m³/3 flops; its pivots d_k follow the spectrum of W as the column-
+  // pivoted QR's do, so min d / max d is DynamicsStatus::pivot_ratio. Only below √(rank
+  // tolerance) (redundant rows, a singular configuration) is the rank decision left to the
+  // complete orthogonal decomposition.
+  double ratio = 0.0;
+  if (!known_redundant) {
+    ratio = FactorDelassusLdlt();
+    if (ratio > std::sqrt(rank_tolerance_)) {
+      w_by_ldlt_ = true;
+      status->rank = static_cast<int>(m);
+      status->pivot_ratio = ratio;
+      return;
+    }
+  }
+  w_by_ldlt_ = false;
+  w_solver_.Compute(W_, rank_tolerance_);
+  status->rank = w_solver_.rank();
+  if (status->rank < m) {
+    // Redundant rows: the later solves on the same rows go to the rank-revealing path directly
+    // until Restart or another row set.
+    redundant_rows_.assign(rows.begin(), rows.end());
+    redundant_rows_valid_ = true;
+    status->pivot_ratio = 0.0;
+    return;
+  }
+  if (known_redundant) {  // the rows no longer lose rank (a singular configuration passed)
+    redundant_rows_valid_ = false;
+    ratio = FactorDelassusLdlt();
+  }
+  status->pivot_ratio = ratio;
+}
+
+void ConstrainedDynamics::SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
+  if (w_by_ldlt_) {
+    *x = b;
+    w_ldlt_.solveInPlace(*x);
+  } else {
+    w_solver_.Solve(b, x);
+  }
 }
 
 bool ConstrainedDynamics::RemoveConstrainedPart(Eigen::VectorXd* x) {

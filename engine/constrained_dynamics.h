@@ -3,10 +3,15 @@
 //   [ M(q)  −Gᵀ(q) ] [ v̇ ]   [ F(q, v, t) ]
 //   [ G(q)    0    ] [ λ  ] = [    −γ      ]
 //
-// for a given set of constraint rows (m rows). Solved by a Cholesky factorization of M (never
-// inverted) and a rank-revealing factorization of the Delassus matrix W = G M⁻¹ Gᵀ (m × m):
-// λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). Redundant rows (rank(G) < m, e.g. a closed loop
-// counted twice) get the minimum-norm λ, which is the multiplier the LCP solvers also see.
+// for a given set of constraint rows (m rows). Solved by the Schur complement on the Delassus
+// matrix W = G M⁻¹ Gᵀ (m × m): λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). M is factored by
+// Cholesky (never inverted; a diagonal M entry by entry), once when it is constant
+// (MechanicalSystem::HasConstantMassMatrix). W is factored by a pivoted LDLᵀ while it is well
+// conditioned (smallest over largest pivot above √(rank tolerance)); redundant rows (rank(G) < m,
+// e.g. a closed loop counted twice) and configurations near a rank drop go to a rank-revealing
+// complete orthogonal decomposition, and a row set found redundant goes there directly until
+// Restart or another row set. Redundant rows get the minimum-norm λ, which is the multiplier the
+// LCP solvers also see.
 // Near a singular configuration (G nearly loses rank: a four-bar with its bars aligned) λ is
 // not unique but v̇ is; a rank decision on W would drop the near-singular direction and leave
 // G v̇ + γ far from zero. When the residual exceeds 1e-12 of the scale of the summed terms, v̇
@@ -105,9 +110,10 @@ struct DynamicsStatus {
   int rank = 0;         // numerical rank of G on the given rows (= rank of W since M is SPD)
   double residual = 0;  // ‖G v̇ + γ‖∞ after the solve
   bool sparse = false;  // solved by the block-sparse path (else dense)
-  // Nearness to a rank drop: smallest over largest pivot of the rank-revealing QR of W (dense
-  // path; ~ (σ_min/σ_max)² of G in the M⁻¹ metric), 0 when W is numerically rank-deficient,
-  // 1 with no rows or on the sparse path (W positive definite there, not estimated).
+  // Nearness to a rank drop: smallest over largest pivot of the pivoted LDLᵀ of W (dense path;
+  // of the rank-revealing QR for H ≠ G; ~ (σ_min/σ_max)² of G in the M⁻¹ metric), 0 when W is
+  // numerically rank-deficient, 1 with no rows or on the sparse path (W positive definite
+  // there, not estimated).
   double pivot_ratio = 1.0;
 };
 
@@ -151,6 +157,7 @@ class ConstrainedDynamics {
     penalty_valid_ = false;
     mass_factored_ = false;
     sparse_mass_factored_ = false;
+    redundant_rows_valid_ = false;
   }
 
   // Dense, sparse or automatic (the default; see engine::LinearAlgebra). kSparse still falls back
@@ -168,14 +175,33 @@ class ConstrainedDynamics {
   bool SolveSparse(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                    std::span<const int> rows, Eigen::VectorXd* vdot, Eigen::VectorXd* lambda,
                    DynamicsStatus* status);
+  // Factors M(q) unless it is constant and already factored; false when M is not positive
+  // definite.
+  bool FactorMass(const Eigen::VectorXd& q);
+  // out ← M⁻¹ x (nv), X ← M⁻¹ X (nv × k), with the factor of FactorMass.
+  void ApplyMinv(const Eigen::VectorXd& x, Eigen::VectorXd* out) const;
+  void ApplyMinvInPlace(Eigen::MatrixXd* X) const;
+  // Factors W_ for the given rows (LDLᵀ, or the rank-revealing solver for redundant rows or
+  // near a rank drop) and sets status->rank and status->pivot_ratio.
+  void FactorDelassus(std::span<const int> rows, DynamicsStatus* status);
+  // LDLᵀ of W_; returns min/max of its pivots (0 when W_ is not positive definite).
+  double FactorDelassusLdlt();
+  // x (m) ← W⁺ b with the factorization chosen by FactorDelassus.
+  void SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorXd* x);
 
   const MechanicalSystem& system_;
   double rank_tolerance_ = 1e-10;
   Eigen::MatrixXd M_, G_, MinvGt_, W_, H_;
   Eigen::VectorXd F_, gamma_, MinvF_, rhs_, residual_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
-  bool mass_factored_ = false;  // llt_ holds M (reused when M is constant)
-  MinNormSolver w_solver_;
+  bool mass_factored_ = false;  // llt_ (or minv_diagonal_) holds M (reused when M is constant)
+  bool mass_diagonal_ = false;  // M diagonal: M⁻¹ is minv_diagonal_ (llt_ unused)
+  Eigen::VectorXd minv_diagonal_;
+  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;  // W when well conditioned
+  bool w_by_ldlt_ = false;               // the last dense factorization of W is w_ldlt_
+  MinNormSolver w_solver_;               // W with redundant rows or near a rank drop
+  std::vector<int> redundant_rows_;      // row set on which W was rank-deficient
+  bool redundant_rows_valid_ = false;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
   Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;
   bool last_dense_ok_ = false;  // G_, MinvGt_, W_ hold the last Solve's (RemoveConstrainedPart)
