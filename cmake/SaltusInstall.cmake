@@ -5,7 +5,7 @@
 include(CMakePackageConfigHelpers)
 set(SALTUS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/saltus)
 
-foreach(dir engine contact integrators events tools)
+foreach(dir engine contact integrators events timestepping tools)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir}
     FILES_MATCHING PATTERN "*.h")
 endforeach()

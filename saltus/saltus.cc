@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "integrators/integrator.h"
+#include "tools/run_scheme.h"
 #include "tools/scene.h"
 
 namespace saltus {
@@ -329,7 +330,7 @@ struct Simulation::Impl : public events::Observer {
   SimulationOptions options;
   ForceInput force;
   std::shared_ptr<const ForcedSystem> system;
-  std::unique_ptr<events::Simulation> sim;
+  std::unique_ptr<tools::Scheme> sim;    // the event loop, or Moreau–Jean time-stepping
   Statistics base_stats = EmptyStats();  // of the simulations before the current restart
   bool skip_restart_output = false;      // the restart's repeated output row at its time
   double restart_t = 0;
@@ -346,7 +347,7 @@ struct Simulation::Impl : public events::Observer {
   // A fresh event loop at (t, q, v): projection, index sets, initial impact, integrator start.
   void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output) {
     auto fresh = Translate([&] {
-      auto s = std::make_unique<events::Simulation>(system, options);
+      auto s = tools::MakeScheme(system, options);
       s->AddObserver(this);
       s->SetState(t, q, v);
       return s;
@@ -475,13 +476,13 @@ void Simulation::SetVelocities(const VectorXd& v) {
   impl_->Restart(t(), q0, v, true);
 }
 
-std::vector<int> Simulation::ActiveRows() const { return impl_->sim->active_rows(); }
+std::vector<int> Simulation::ActiveRows() const { return impl_->sim->ActiveRows(); }
 VectorXd Simulation::Multipliers() const {
   return Translate([&] { return impl_->sim->Multipliers(); });
 }
 VectorXd Simulation::AllMultipliers() const {
   const VectorXd lambda = Multipliers();
-  const std::vector<int>& rows = impl_->sim->active_rows();
+  const std::vector<int> rows = impl_->sim->ActiveRows();
   VectorXd all = VectorXd::Zero(impl_->model.num_constraints());
   for (std::size_t k = 0; k < rows.size() && static_cast<Eigen::Index>(k) < lambda.size(); ++k) {
     all[rows[k]] = lambda[static_cast<Eigen::Index>(k)];
@@ -517,7 +518,7 @@ JointLoads Simulation::JointReactions() const {
   }
   return Translate([&] {
     JointLoads loads;
-    im.reactions->Evaluate(t(), q(), im.sim->active_rows(), im.sim->Multipliers(), &loads);
+    im.reactions->Evaluate(t(), q(), im.sim->ActiveRows(), im.sim->Multipliers(), &loads);
     return loads;
   });
 }

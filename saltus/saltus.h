@@ -15,6 +15,12 @@
 // forces f_ext between steps (co-simulation) and save and restore the full state (a host can
 // rewind).
 //
+// Time-stepping: with options.integrator = "moreau_jean" the Simulation runs Moreau–Jean
+// time-stepping instead of the event loop (timestepping/moreau_jean.h, θ = 1/2) with the fixed
+// step options.integrator_options.h_init (> 0; a scene's `simulation.step`): the same calls,
+// observers and statistics; one impact event per step with impacts; Multipliers() are the mean
+// contact forces P/h of the last step (0 on joints), CurrentIndexSets().i2 its index set.
+//
 // Errors: every entry point validates its arguments and throws a saltus::Error subclass whose
 // message names the offending item. A run that cannot continue (step size underflow, LCP
 // failure, ...) is not an exception: Advance returns a status and the state stays at the last

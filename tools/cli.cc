@@ -14,11 +14,13 @@
 
 #include "events/simulation.h"
 #include "integrators/integrator.h"
+#include "timestepping/moreau_jean.h"
 #include "tools/compare.h"
 #include "tools/generators.h"
 #include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
 #include "tools/reaction_writer.h"
+#include "tools/run_scheme.h"
 #include "tools/scene.h"
 #include "tools/vtk_writer.h"
 #include "tools/writers.h"
@@ -43,6 +45,7 @@ constexpr std::string_view kUsage =
     "  --rtol R               relative integration tolerance (> 0)\n"
     "  --atol A               absolute integration tolerance (> 0)\n"
     "  --t-end T              final time in seconds (> 0)\n"
+    "  --step H               fixed step in seconds (> 0); required by moreau_jean\n"
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
     "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
@@ -62,7 +65,7 @@ struct UsageError : std::invalid_argument {
 struct RunArgs {
   std::string scene;
   std::optional<std::string> integrator, formulation, out_dir;
-  std::optional<double> rtol, atol, t_end;
+  std::optional<double> rtol, atol, t_end, step;
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
   bool reactions = false;                   // --reactions (tools/reaction_writer.h)
   EventRows event_rows = EventRows::kAuto;  // --event-rows (tools/writers.h)
@@ -108,11 +111,12 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    static const std::vector<std::string> kFlags = {
-        "--integrator", "--formulation", "--rtol", "--atol", "--t-end", "--out", "--event-rows"};
+    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
+                                                    "--atol",       "--t-end",       "--step",
+                                                    "--out",        "--event-rows"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       throw UsageError("unknown option '" + flag + "' (run options: --integrator, " +
-                       "--formulation, --rtol, --atol, --t-end, --out, --hdf5, --vtk, " +
+                       "--formulation, --rtol, --atol, --t-end, --step, --out, --hdf5, --vtk, " +
                        "--reactions, --event-rows)");
     }
     if (!value) {
@@ -129,6 +133,8 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.atol = PositiveNumber(flag, *value);
     } else if (flag == "--t-end") {
       run.t_end = PositiveNumber(flag, *value);
+    } else if (flag == "--step") {
+      run.step = PositiveNumber(flag, *value);
     } else if (flag == "--event-rows") {
       if (*value == "on") {
         run.event_rows = EventRows::kOn;
@@ -164,6 +170,17 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
   if (run.rtol) io.rtol = *run.rtol;
   if (run.atol) io.atol = *run.atol;
   if (run.t_end) scene->t_end = *run.t_end;
+  if (run.step) {  // as simulation.step: a fixed step
+    io.h_init = *run.step;
+    io.adaptive = false;
+  }
+  const bool time_stepping = scene->options.integrator == timestepping::kMoreauJeanName;
+  if (time_stepping && !(io.h_init > 0 && !io.adaptive)) {
+    throw UsageError("--integrator moreau_jean needs a fixed step: --step H (or simulation.step)");
+  }
+  if (time_stepping && run.reactions) {
+    throw UsageError("--reactions: not available with moreau_jean (no index-1 multipliers)");
+  }
   if (run.integrator || run.formulation) {
     const std::string problem = CheckIntegratorChoice(scene->options.integrator, io.formulation);
     if (!problem.empty()) {
@@ -218,7 +235,9 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
   }
   std::string text;
   try {
-    text = GenerateScene(*name, static_cast<int>(*n), static_cast<std::uint64_t>(seed.value_or(1)));
+    std::optional<std::uint64_t> seed_value;
+    if (seed) seed_value = static_cast<std::uint64_t>(*seed);
+    text = GenerateScene(*name, static_cast<int>(*n), seed_value);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -249,6 +268,10 @@ int List(std::ostream& out) {
     }
     out << '\n';
   }
+  out << "  " << timestepping::kMoreauJeanName
+      << std::string(width - std::min(width, timestepping::kMoreauJeanName.size()) + 2, ' ')
+      << timestepping::kMoreauJeanDescription << "\n  " << std::string(width + 2, ' ')
+      << "formulations: velocity level (any --formulation is ignored)\n";
   return kExitOk;
 }
 
@@ -294,9 +317,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     return SceneError(scene.file, line, what);
   };
   try {
-    // A dry set-up: the options and the initial state must be accepted by the event loop.
-    events::Simulation probe(system, scene.options);
-    probe.SetState(0.0, q0, v0);
+    // A dry set-up: the options and the initial state must be accepted by the scheme.
+    MakeScheme(system, scene.options, scene.theta)->SetState(0.0, q0, v0);
   } catch (const SceneError&) {
     throw;
   } catch (const std::invalid_argument& e) {
@@ -324,10 +346,15 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
 
   // ---- 3. The run. ----
-  events::Simulation simulation(system, scene.options);
+  const std::unique_ptr<Scheme> scheme = MakeScheme(system, scene.options, scene.theta);
+  Scheme& simulation = *scheme;
+  // Time-stepping: the v⁻ of an impact event is the velocity at the start of its step, not at
+  // the event's time, so its two rows are written only on request (--event-rows on).
+  const bool time_stepping = scene.options.integrator == timestepping::kMoreauJeanName;
+  const bool event_rows = time_stepping ? run.event_rows == EventRows::kOn
+                                        : EventRowsOn(run.event_rows, system->nq(), system->nv());
   TrajectoryWriter trajectory(*system, trajectory_file,
-                              /*rows_at_steps=*/scene.options.output_step <= 0,
-                              EventRowsOn(run.event_rows, system->nq(), system->nv()));
+                              /*rows_at_steps=*/scene.options.output_step <= 0, event_rows);
   EventLogWriter event_log(*system, events_file);
   ProgressBar progress(err, stderr_is_terminal, 0.0, scene.t_end);
   simulation.AddObserver(&trajectory);
@@ -336,10 +363,11 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   std::unique_ptr<ReactionWriter> reactions;
   if (run.reactions) {
     const bool rows_at_steps = scene.options.output_step <= 0;
-    reactions = spatial_system ? std::make_unique<ReactionWriter>(*spatial_system, simulation,
-                                                                  reactions_file, rows_at_steps)
-                               : std::make_unique<ReactionWriter>(*planar, simulation,
-                                                                  reactions_file, rows_at_steps);
+    events::Simulation& loop = *simulation.event_loop();  // --reactions: not with moreau_jean
+    reactions =
+        spatial_system
+            ? std::make_unique<ReactionWriter>(*spatial_system, loop, reactions_file, rows_at_steps)
+            : std::make_unique<ReactionWriter>(*planar, loop, reactions_file, rows_at_steps);
     simulation.AddObserver(reactions.get());
   }
   // --hdf5 and --vtk (tools/hdf5_writer.h, tools/vtk_writer.h); a path that cannot be created
@@ -349,7 +377,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   try {
     const bool at_steps = scene.options.output_step <= 0;
     if (run.hdf5) {
-      hdf5 = std::make_unique<Hdf5Writer>(*system, dir / "results.h5", &simulation, at_steps);
+      hdf5 = std::make_unique<Hdf5Writer>(*system, dir / "results.h5", simulation.event_loop(),
+                                          at_steps);
       simulation.AddObserver(hdf5.get());
     }
     if (run.vtk) {
@@ -407,10 +436,10 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
 
   std::ofstream summary_file(dir / "summary.json", std::ios::binary | std::ios::trunc);
-  WriteSummaryJson(info, simulation, summary_file);
+  WriteSummaryJson(info, simulation.View(), summary_file);
   if (!finished) {
     std::ofstream last_state(dir / "last_state.json", std::ios::binary | std::ios::trunc);
-    WriteLastStateJson(info, simulation, last_state);
+    WriteLastStateJson(info, simulation.View(), last_state);
   }
   if (!trajectory_file || !events_file || !summary_file || !extra_ok ||
       (reactions && !reactions_file)) {
@@ -422,10 +451,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   const events::SimulationStats& stats = simulation.stats();
   out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
       << Seconds(scene.t_end) << ")\n"
-      << "  integrator " << scene.options.integrator << " ("
-      << integrators::ToString(scene.options.integrator_options.formulation)
-      << "): " << stats.integrator.accepted_steps << " accepted steps, "
-      << stats.integrator.rejected_steps << " rejected\n"
+      << "  integrator " << simulation.StepSummary() << "\n"
       << "  events:";
   for (int k = 0; k < 4; ++k) {
     out << (k > 0 ? "," : "") << ' ' << stats.events[k] << ' '
@@ -458,6 +484,17 @@ ProgressBar::ProgressBar(std::ostream& err, bool enabled, double t0, double t_en
       start_(Clock::now()) {}
 
 void ProgressBar::OnStep(double t, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/) {
+  Draw(t);
+}
+
+// Events redraw too: in an event-heavy run (a settling pile) most steps end at an event.
+void ProgressBar::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*/,
+                          const Eigen::VectorXd& /*v_minus*/, const Eigen::VectorXd& /*v_plus*/) {
+  ++events_;
+  Draw(e.t);
+}
+
+void ProgressBar::Draw(double t) {
   if (!enabled_) return;
   const Clock::time_point now = Clock::now();
   if (now - start_ < delay_) return;
@@ -468,20 +505,20 @@ void ProgressBar::OnStep(double t, const Eigen::VectorXd& /*q*/, const Eigen::Ve
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  char text[160];
-  std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %.1f s",
+  // Time left at the average rate so far (simulated time per wall second).
+  char left[32] = "";
+  if (fraction > 0.0 && fraction < 1.0) {
+    std::snprintf(left, sizeof left, ", ~%.0f s left", elapsed * (1.0 - fraction) / fraction);
+  }
+  char text[200];
+  std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %.1f s%s",
                 kWidth, std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                100.0 * fraction, t, t_end_, events_, elapsed);
+                100.0 * fraction, t, t_end_, events_, elapsed, left);
   err_ << text << std::flush;
 }
 
-void ProgressBar::OnEvent(const events::Event& /*e*/, const Eigen::VectorXd& /*q*/,
-                          const Eigen::VectorXd& /*v_minus*/, const Eigen::VectorXd& /*v_plus*/) {
-  ++events_;
-}
-
 void ProgressBar::Finish() {
-  if (drawn_) err_ << '\r' << std::string(90, ' ') << '\r' << std::flush;
+  if (drawn_) err_ << '\r' << std::string(110, ' ') << '\r' << std::flush;
   drawn_ = false;
 }
 

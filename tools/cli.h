@@ -36,8 +36,10 @@ constexpr int kExitRunFailure = 3;  // the simulation stopped before t_end; file
 int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
            bool stderr_is_terminal = false);
 
-// The one-line progress bar of `saltus run` on stderr: redrawn in place with '\r', at most once
-// per `period`, and only once the run has lasted `delay` (so short runs print nothing).
+// The one-line progress bar of `saltus run` on stderr: redrawn in place with '\r' at accepted
+// steps and at events, at most once per `period`, and only once the run has lasted `delay` (so
+// short runs print nothing); it shows the simulated time, the events, the wall time and the time
+// left at the average rate so far.
 class ProgressBar : public events::Observer {
  public:
   ProgressBar(std::ostream& err, bool enabled, double t0, double t_end,
@@ -48,6 +50,8 @@ class ProgressBar : public events::Observer {
                const Eigen::VectorXd& v_plus) override;
   // Erases the bar, if drawn, so that later messages start on a clean line.
   void Finish();
+  // Redraws for simulated time t (when enabled, past the delay and the period).
+  void Draw(double t);
   bool drawn() const { return drawn_; }
 
  private:

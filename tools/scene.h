@@ -110,8 +110,11 @@ struct Scene {
   std::vector<engine::PlanarLoad> loads;
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
-  events::SimulationOptions options;  // everything under `simulation:` except t_end
+  events::SimulationOptions options;  // everything under `simulation:` except t_end, theta
   double t_end = 0.0;                 // s, > 0
+  // `simulation.theta` of integrator moreau_jean (timestepping/moreau_jean.h), in [1/2, 1]; its
+  // fixed step `simulation.step` is options.integrator_options.h_init with adaptive = false.
+  double theta = 0.5;
   SceneLines lines;
   SceneReference reference;
 };
@@ -124,7 +127,8 @@ Scene ParseScene(std::string_view yaml_text, const std::string& file = "<scene>"
 Scene LoadSceneFile(const std::string& path);
 
 // Empty when the integrator exists and supports the formulation; otherwise the reason, listing
-// the known integrators or the supported formulations (from integrators::IntegratorTable()).
+// the known integrators or the supported formulations (from integrators::IntegratorTable(), and
+// timestepping::kMoreauJeanName, which takes any formulation).
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation);
 

@@ -377,6 +377,23 @@ TEST(ProgressBarTest, DrawsInPlaceAndErasesItself) {
   EXPECT_EQ(err.str().back(), '\r');
 }
 
+// An event-heavy run (most steps end at an event) still sees the bar move, with the time left
+// at the average rate: at 25 % after about as long again as it took, 3 times that.
+TEST(ProgressBarTest, EventsRedrawWithTheTimeLeft) {
+  std::ostringstream err;
+  ProgressBar bar(err, /*enabled=*/true, 0.0, 8.0, /*delay=*/std::chrono::seconds(0),
+                  /*period=*/std::chrono::seconds(0));
+  const Eigen::VectorXd x = Eigen::VectorXd::Zero(1);
+  events::Event e;
+  e.t = 2.0;
+  bar.OnEvent(e, x, x, x);
+  EXPECT_TRUE(bar.drawn());
+  EXPECT_NE(err.str().find(" 25.0 %"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("1 events"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("s left"), std::string::npos) << err.str();
+  bar.Finish();
+}
+
 TEST(ProgressBarTest, SilentForShortRunsAndWhenDisabled) {
   std::ostringstream err;
   ProgressBar waits(err, /*enabled=*/true, 0.0, 10.0);  // default delay: 1 s
