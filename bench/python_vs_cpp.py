@@ -3,7 +3,7 @@
 the C++ facade (saltus/saltus.h), side by side (issue 9, item 5; target ratio <= 1.2).
 
 Both halves do the same work per run: the model is built once from the scene file, then
-    sim = Simulation(model, model.default_options()); trajectory = sim.run(model.t_end)
+    sim = Simulation(model, model.options); trajectory = sim.run(model.t_end)
 (C++: bench/python_vs_cpp.cc, a Google Benchmark program run here as a subprocess). Reported per
 scene: the best mean time per run over the repetitions on each side and their ratio; then the
 overhead of a force callable returning zeros (Python callable vs. C++ std::function), which is
@@ -36,7 +36,7 @@ def time_python(saltus, path, repetitions, min_time, zero_force):
     """Best over repetitions of the mean wall time (s) of one whole run."""
     import numpy as np
     model = saltus.Model.from_scene_file(path)
-    opts, t_end = model.default_options(), model.t_end
+    opts, t_end = model.options, model.t_end
     zeros = np.zeros(model.nv)
 
     def one_run():

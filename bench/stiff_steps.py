@@ -8,9 +8,13 @@ runs), then the ratios of DOPRI5's steps and wall time to every other scheme's. 
 stiff mechanisms the implicit schemes take steps 10-100x larger than the explicit one, whose step
 is bounded by stability (|h lambda| <= ~3.3 for DOPRI5) rather than by accuracy.
 
+`--group flexible` runs the flexible-body scenes of examples/flexible/ instead (issue 22 §2, §5:
+the eccentrically rotating beam of Table 4 with DOPRI5, HEM5 and generalized-alpha GGL at
+rtol 1e-2, 1e-4, 1e-6, and the spin-up; figures in docs/flexible-bodies.md).
+
 Usage (from the repository root, after building the `saltus` CLI):
   /usr/bin/python3 bench/stiff_steps.py --saltus build/tools/saltus [--tols 1e-4,1e-6]
-      [--repeat 1] [--only SCENE] [--out FILE.md]
+      [--repeat 1] [--only SCENE] [--group stiff|flexible] [--out FILE.md]
 """
 import argparse
 import json
@@ -27,6 +31,19 @@ SCENES = [
     ("stiff_chain", "examples/sets/scenes/stiff_chain.yaml", None),
     ("stiff_double_pendulum", "examples/sets/scenes/stiff_double_pendulum.yaml", None),
     ("flyball_governor (2 s)", "examples/spatial/flyball_governor.yaml", 2.0),
+]
+
+# The flexible group: (label, scene file, t_end or None).
+FLEXIBLE_SCENES = [
+    ("rotating_beam (Table 4, 0.5 s)", "examples/flexible/rotating_beam.yaml", 0.5),
+    ("spin_up (Kane 1987)", "examples/flexible/spin_up.yaml", None),
+    ("slider_crank (flexible rod)", "examples/flexible/slider_crank.yaml", None),
+]
+FLEXIBLE_SCHEMES = [
+    ("DOPRI5", "dopri5", "index1"),
+    ("HEM5", "hem5", "index2"),
+    ("g-α GGL", "generalized_alpha", "ggl"),
+    ("BDF", "bdf", "ggl"),
 ]
 
 # (label, integrator, formulation)
@@ -65,7 +82,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=120.0, help="per run, seconds")
     ap.add_argument("--out", help="also write the tables to this Markdown file")
     ap.add_argument("--only", help="run only the scenes whose label contains this")
+    ap.add_argument("--group", choices=["stiff", "flexible"], default="stiff")
     args = ap.parse_args()
+    if args.group == "flexible":
+        SCENES[:] = FLEXIBLE_SCENES
+        SCHEMES[:] = FLEXIBLE_SCHEMES
     if args.only:
         SCENES[:] = [sc for sc in SCENES if args.only in sc[0]]
     tols = [float(x) for x in args.tols.split(",")]

@@ -3,6 +3,8 @@
 #include "contact/monotone_lcp.h"
 #include "contact/sparse_lcp.h"
 
+#include <FrictionContactProblem.h>
+#include <Friction_cst.h>
 #include <LCP_Solvers.h>
 #include <LinearComplementarityProblem.h>
 #include <NonSmoothDrivers.h>
@@ -505,6 +507,110 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
         W_c->setFromTriplets(entries.begin(), entries.end());
       },
       b, options);
+}
+
+namespace {
+
+Fc3dResult SolveFc3dWith(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                         const Eigen::VectorXd& r0) {
+  const auto n = static_cast<int>(q.size());
+  Fc3dResult result;
+  result.r = r0;
+  result.u = M * r0 + q;
+  std::unique_ptr<NumericsMatrix, MatrixDeleter> W(NM_create(NM_DENSE, n, n));
+  if (!W || W->matrix0 == nullptr) {
+    result.message = "fc3d: could not allocate the Siconos matrix";
+    return result;
+  }
+  std::memcpy(W->matrix0, M.data(), sizeof(double) * static_cast<std::size_t>(n) * n);
+  Eigen::VectorXd q_copy = q, mu_copy = mu;
+  FrictionContactProblem problem;
+  problem.dimension = 3;
+  problem.numberOfContacts = n / 3;
+  problem.M = W.get();
+  problem.q = q_copy.data();
+  problem.mu = mu_copy.data();
+  // Siconos' error is relative to ‖q‖₂ (when not tiny): scale the tolerance as for the LCP.
+  const double q_two = q.norm();
+  const double scale = std::max(1.0, q.lpNorm<Eigen::Infinity>());
+  const double siconos_tol = q_two > std::numeric_limits<double>::epsilon()
+                                 ? options.tolerance * scale / q_two
+                                 : options.tolerance;
+  const bool newton = options.solver == Fc3dSolver::kAlartCurnierNewton;
+  int info = -1;
+  {
+    std::lock_guard<std::mutex> lock(SiconosMutex());
+    numerics_set_verbose(0);
+    std::unique_ptr<SolverOptions, OptionsDeleter> so(
+        solver_options_create(newton ? SICONOS_FRICTION_3D_NSN_AC : SICONOS_FRICTION_3D_NSGS));
+    if (!so) {
+      result.message = "fc3d: could not create Siconos solver options";
+      return result;
+    }
+    so->iparam[SICONOS_IPARAM_MAX_ITER] = options.max_iterations;
+    so->dparam[SICONOS_DPARAM_TOL] = siconos_tol;
+    info = fc3d_driver(&problem, result.r.data(), result.u.data(), so.get());
+    result.iterations = so->iparam[SICONOS_IPARAM_ITER_DONE];
+    result.error = so->dparam[SICONOS_DPARAM_RESIDU];
+  }
+  const char* name = newton ? "fc3d nsn_ac" : "fc3d nsgs";
+  if (!result.r.allFinite() || !result.u.allFinite()) {
+    result.message =
+        std::string(name) + ": non-finite solution (Siconos info " + std::to_string(info) + ")";
+    return result;
+  }
+  result.ok = info == 0;
+  result.message = std::string(name) + (result.ok ? ": converged" : ": no convergence") +
+                   " (Siconos info " + std::to_string(info) + ", error " +
+                   std::to_string(result.error) + ")";
+  return result;
+}
+
+}  // namespace
+
+Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                                  const Eigen::VectorXd* r0) {
+  const char* who = "SolveFrictionContact3d";
+  const Eigen::Index n = q.size();
+  if (n % 3 != 0 || M.rows() != n || M.cols() != n || mu.size() != n / 3) {
+    throw std::invalid_argument(std::string(who) + ": M is " + std::to_string(M.rows()) + " x " +
+                                std::to_string(M.cols()) + ", q has " + std::to_string(n) +
+                                " entries and mu " + std::to_string(mu.size()) +
+                                " (need 3 n_c square, 3 n_c, n_c)");
+  }
+  if (r0 != nullptr && r0->size() != n) {
+    throw std::invalid_argument(std::string(who) + ": r0 has " + std::to_string(r0->size()) +
+                                " entries, expected " + std::to_string(n));
+  }
+  if (!M.allFinite() || !q.allFinite() || !mu.allFinite() || (r0 != nullptr && !r0->allFinite())) {
+    throw std::invalid_argument(std::string(who) + ": non-finite entry in M, q, mu or r0");
+  }
+  if (n > 0 && mu.minCoeff() < 0.0) {
+    throw std::invalid_argument(std::string(who) + ": negative friction coefficient");
+  }
+  if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance) ||
+      options.max_iterations <= 0 ||
+      (options.solver != Fc3dSolver::kAlartCurnierNewton && options.solver != Fc3dSolver::kNsgs)) {
+    throw std::invalid_argument(std::string(who) + ": bad options (tolerance " +
+                                std::to_string(options.tolerance) + ", max_iterations " +
+                                std::to_string(options.max_iterations) + ")");
+  }
+  if (n == 0) {
+    Fc3dResult empty;
+    empty.ok = true;
+    return empty;
+  }
+  const Eigen::VectorXd start = r0 != nullptr ? *r0 : Eigen::VectorXd::Zero(n);
+  Fc3dResult result = SolveFc3dWith(M, q, mu, options, start);
+  if (result.ok || !options.fallback || options.solver == Fc3dSolver::kNsgs) return result;
+  Fc3dOptions retry = options;
+  retry.solver = Fc3dSolver::kNsgs;
+  retry.max_iterations = std::max(options.max_iterations, 1000);
+  Fc3dResult second = SolveFc3dWith(M, q, mu, retry, result.r);
+  second.message = result.message + "; " + second.message;
+  return second;
 }
 
 }  // namespace saltus::contact

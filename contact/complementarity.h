@@ -175,4 +175,46 @@ LcpResult SolveLcpByComponents(const std::vector<int>& component, int num_compon
 LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& b,
                                const LcpOptions& options);
 
+// ---- Frictional contact in 3D (Siconos fc3d) --------------------------------------------------
+// Find r, u (3 n_c): u = M r + q and, for each contact i with entries (3i, 3i+1, 3i+2) =
+// (normal, tangent 1, tangent 2) in an orthonormal local frame,
+//
+//   r_i ∈ K_i = {‖r_T‖ ≤ μ_i r_N},   û_i = u_i + μ_i ‖u_T,i‖ e_N ∈ K_i*,   r_iᵀ û_i = 0,
+//
+// Coulomb's law written with De Saxcé's modified velocity û (Acary & Brogliato, "Numerical
+// Methods for Nonsmooth Dynamical Systems", LNACM 35, 2008, Sec. 3.9.2). μ_i = 0 makes contact i
+// frictionless (r_T = 0, u_T free). M need not be symmetric.
+//   kAlartCurnierNewton  Siconos SICONOS_FRICTION_3D_NSN_AC: semismooth Newton on the
+//                        Alart–Curnier function, with line search; locally quadratic.
+//   kNsgs                SICONOS_FRICTION_3D_NSGS: Gauss–Seidel over contacts with an exact
+//                        local solver; slower, more robust far from the solution.
+// The result is Siconos' answer with its info code: the caller checks the law itself (e.g.
+// contact::CoulombResidual in contact/friction_cone.h). With `fallback`, a failed Newton solve is
+// retried by NSGS from the Newton iterate. r0 (3 n_c, optional) is the initial reaction (warm
+// start); otherwise 0. Serialized with the other Siconos calls; never exits. (Siconos' Newton
+// prints "NM_LU_factorize: ... failed" to stderr on a singular Jacobian, e.g. redundant contacts,
+// whatever its verbose level; the NSGS fallback then runs.)
+enum class Fc3dSolver { kAlartCurnierNewton, kNsgs };
+
+struct Fc3dOptions {
+  Fc3dSolver solver = Fc3dSolver::kAlartCurnierNewton;
+  double tolerance = 1e-10;  // Siconos' error (its fc3d_compute_error), relative to max(1, ‖q‖∞)
+  int max_iterations = 200;  // Newton iterations or Gauss–Seidel sweeps, > 0
+  bool fallback = true;
+};
+
+struct Fc3dResult {
+  bool ok = false;       // Siconos reported convergence (info 0) and r, u are finite
+  Eigen::VectorXd r, u;  // 3 n_c
+  double error = 0;      // Siconos' final error estimate
+  int iterations = 0;
+  std::string message;  // solver(s) used, info code on failure
+};
+
+// Throws std::invalid_argument on sizes (M: 3 n_c square, q: 3 n_c, mu: n_c, r0: 3 n_c),
+// non-finite entries, μ < 0 or bad options.
+Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                                  const Eigen::VectorXd* r0 = nullptr);
+
 }  // namespace saltus::contact

@@ -6,55 +6,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "contact/delassus.h"
 #include "contact/lcp_capture.h"
 #include "engine/block_sparse.h"
 
 namespace saltus::contact {
 namespace {
-
-std::string RowLabel(const engine::MechanicalSystem& system, int row) {
-  return "row " + std::to_string(row) + " ('" + system.constraint_info(row).name + "')";
-}
-
-void ValidateState(const char* who, const engine::MechanicalSystem& system, double t,
-                   const Eigen::VectorXd& q, const Eigen::VectorXd& v, const char* v_name) {
-  const std::string w(who);
-  if (!std::isfinite(t)) throw std::invalid_argument(w + ": t is not finite");
-  if (q.size() != system.nq()) {
-    throw std::invalid_argument(w + ": q has " + std::to_string(q.size()) +
-                                " entries, nq = " + std::to_string(system.nq()));
-  }
-  if (v.size() != system.nv()) {
-    throw std::invalid_argument(w + ": " + v_name + " has " + std::to_string(v.size()) +
-                                " entries, nv = " + std::to_string(system.nv()));
-  }
-  if (!q.allFinite()) throw std::invalid_argument(w + ": q has a non-finite entry");
-  if (!v.allFinite()) throw std::invalid_argument(w + ": " + v_name + " has a non-finite entry");
-}
-
-void ValidateRows(const char* who, const engine::MechanicalSystem& system,
-                  std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
-  const auto check = [&](std::span<const int> rows, const char* list) {
-    for (int r : rows) {
-      if (r < 0 || r >= system.num_constraints()) {
-        throw std::invalid_argument(std::string(who) + ": " + list + " row " + std::to_string(r) +
-                                    " outside [0, " + std::to_string(system.num_constraints()) +
-                                    ")");
-      }
-    }
-  };
-  check(bilateral_rows, "bilateral");
-  check(unilateral_rows, "unilateral");
-  // Duplicates, within or across the two lists: sort a copy (these lists are short).
-  thread_local std::vector<int> all;
-  all.assign(bilateral_rows.begin(), bilateral_rows.end());
-  all.insert(all.end(), unilateral_rows.begin(), unilateral_rows.end());
-  std::sort(all.begin(), all.end());
-  const auto dup = std::adjacent_find(all.begin(), all.end());
-  if (dup != all.end()) {
-    throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, *dup) + " listed twice");
-  }
-}
 
 // Where a problem comes from, for the opt-in capture (contact/lcp_capture.h).
 struct Origin {
@@ -81,11 +38,15 @@ void MaybeCapture(const Origin& origin, const LcpResult& lcp, const Eigen::Vecto
 // The reduced problem shared by the impact and the acceleration problems, written in the
 // Cholesky-scaled unknown y = Lᵀ x (x = v⁺ or v̇):
 //
-//   y = y0 + A_B z_B + A_U z_U,   A_Bᵀ y + c_B = 0,   0 ≤ A_Uᵀ y + d_U ⊥ z_U ≥ 0,
+//   y = y0 + A_B z_B + A_U z_U,   A_Bᵀ y + c_B = 0,   0 ≤ A_Uᵀ y + d_U + e ⊙ u_U ⊥ z_U ≥ 0,
 //
-// with A = L⁻¹ Gᵀ. See impact_problem.h for the elimination of the bilateral rows.
+// with A = L⁻¹ Gᵀ. See impact_problem.h for the elimination of the bilateral rows. For the
+// impact, `restitution` is e and u_U = A_Uᵀ y_free + d_U is the approach velocity at the
+// pre-impact velocity with the bilateral drift removed (impact_problem.h, "Energy");
+// null for the acceleration problem (no e term).
 struct Reduced {
   Eigen::VectorXd y, z_b, z_u;
+  Eigen::VectorXd u_free;  // A_Uᵀ y_free + d_U
   int rank = 0;
   double bilateral_residual = 0;
   LcpResult lcp;
@@ -93,87 +54,20 @@ struct Reduced {
 
 Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
                      const Eigen::VectorXd& y0, const Eigen::VectorXd& c_b,
-                     const Eigen::VectorXd& d_u, const LcpOptions& options, const Origin& origin) {
-  const Eigen::Index nv = y0.size();
+                     const Eigen::VectorXd& d_u, const Eigen::VectorXd* restitution,
+                     const LcpOptions& options, const Origin& origin) {
   Reduced out;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod;
-  Eigen::MatrixXd Q1(nv, 0);
-  Eigen::VectorXd s(0);
-  if (A_b.cols() > 0) {
-    cod.setThreshold(kBilateralRankTolerance);
-    cod.compute(A_b);
-    out.rank = static_cast<int>(cod.rank());
-    Q1 = cod.householderQ() * Eigen::MatrixXd::Identity(nv, out.rank);
-    // Component of y in range(A_B) fixed by the bilateral rows: (A_Bᵀ Q₁) s = −c_B, A_Bᵀ Q₁ of
-    // full column rank; least squares if redundant rows are inconsistent.
-    if (out.rank > 0) {
-      const Eigen::MatrixXd K = A_b.transpose() * Q1;
-      s = K.colPivHouseholderQr().solve(-c_b);
-    }
-  }
-  // C = (I − Q₁Q₁ᵀ) A_U, W_red = Cᵀ C; y_free = (I − Q₁Q₁ᵀ) y0 + Q₁ s.
-  Eigen::MatrixXd C = A_u;
-  Eigen::VectorXd y_free = y0;
-  if (out.rank > 0) {
-    C.noalias() -= Q1 * (Q1.transpose() * A_u);
-    y_free.noalias() -= Q1 * (Q1.transpose() * y0);
-    y_free.noalias() += Q1 * s;
-  }
-  Eigen::MatrixXd W_red = C.transpose() * C;
-  W_red = 0.5 * (W_red + W_red.transpose()).eval();
-  Eigen::VectorXd b = A_u.transpose() * y_free + d_u;
-
-  out.lcp = SolveLcpByComponents(W_red, b, options);
+  const BilateralElimination elimination(A_b, A_u, y0, c_b);
+  out.rank = elimination.rank();
+  out.u_free = elimination.Rhs(d_u);
+  Eigen::VectorXd b = out.u_free;
+  if (restitution != nullptr) b += restitution->cwiseProduct(out.u_free);
+  out.lcp = SolveLcpByComponents(elimination.W(), b, options);
   MaybeCapture(origin, out.lcp, b,
-               [&](Eigen::SparseMatrix<double>* W) { *W = W_red.sparseView(); });
+               [&](Eigen::SparseMatrix<double>* W) { *W = elimination.W().sparseView(); });
   out.z_u = out.lcp.z;
-  out.y = y_free + C * out.z_u;
-  if (A_b.cols() > 0) {
-    // A_B z_B = y − y0 − A_U z_U, which lies in range(A_B): minimum-norm z_B.
-    const Eigen::VectorXd rhs = out.y - y0 - A_u * out.z_u;
-    out.z_b = out.rank > 0 ? Eigen::VectorXd(cod.solve(rhs)) : Eigen::VectorXd::Zero(A_b.cols());
-    out.bilateral_residual = (A_b.transpose() * out.y + c_b).lpNorm<Eigen::Infinity>();
-  } else {
-    out.z_b.resize(0);
-  }
+  elimination.Recover(out.z_u, &out.y, &out.z_b, &out.bilateral_residual);
   return out;
-}
-
-// Everything both problems need from the system at (t, q).
-struct Assembled {
-  Eigen::LLT<Eigen::MatrixXd> llt;
-  Eigen::MatrixXd G_b, G_u;  // rows × nv
-  Eigen::MatrixXd A_b, A_u;  // L⁻¹ Gᵀ, nv × rows
-  std::string error;         // non-empty: the system data cannot be used
-};
-
-Assembled Assemble(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
-                   std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
-  Assembled a;
-  Eigen::MatrixXd M;
-  system.MassMatrix(q, &M);
-  const int nv = system.nv();
-  if (M.rows() != nv || M.cols() != nv || !M.allFinite()) {
-    a.error = "mass matrix is not a finite nv x nv matrix";
-    return a;
-  }
-  a.llt.compute(M);
-  if (a.llt.info() != Eigen::Success) {
-    a.error = "mass matrix is not positive definite (Cholesky failed)";
-    return a;
-  }
-  system.ConstraintJacobian(t, q, bilateral_rows, &a.G_b);
-  system.ConstraintJacobian(t, q, unilateral_rows, &a.G_u);
-  if (!a.G_b.allFinite() || !a.G_u.allFinite()) {
-    a.error = "constraint Jacobian has a non-finite entry";
-    return a;
-  }
-  // (Eigen's triangular solve reads element (0, 0) of an empty right-hand side: skip those.)
-  a.A_b.resize(nv, a.G_b.rows());
-  a.A_u.resize(nv, a.G_u.rows());
-  if (a.G_b.rows() > 0) a.A_b = a.llt.matrixL().solve(a.G_b.transpose());
-  if (a.G_u.rows() > 0) a.A_u = a.llt.matrixL().solve(a.G_u.transpose());
-  return a;
 }
 
 // Block-sparse assembly (impact_problem.h, "Sparse assembly"): M = diag(M_c) and G by blocks.
@@ -475,7 +369,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       return result;
     }
   }
-  Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
+  DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
     result.message = w + ": " + a.error;
     return result;
@@ -487,12 +381,21 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
     result.message = w + ": constraint time derivative has a non-finite entry";
     return result;
   }
-  result.u_minus_u = a.G_u * v + gt_u;
-  const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u);
-  Eigen::VectorXd y0 = a.llt.matrixU() * v;           // Lᵀ v
-  if (f != nullptr) y0 += a.llt.matrixL().solve(*f);  // + L⁻¹ f = Lᵀ M⁻¹ f
-
-  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, options, origin);
+  Eigen::VectorXd y0 = a.llt.matrixU() * v;  // Lᵀ v
+  Reduced r;
+  if (f == nullptr) {
+    // The impact: Newton's law on the approach velocity without the joints' drift (the e term
+    // of SolveReduced), so that the joints do no work (impact_problem.h, "Energy").
+    const Eigen::VectorXd e_u = e;
+    r = SolveReduced(a.A_b, a.A_u, y0, gt_b, gt_u, &e_u, options, origin);
+    result.u_minus_u = r.u_free;
+  } else {
+    // A velocity step: the free velocity v + M⁻¹ f, the restitution term from u at v.
+    result.u_minus_u = a.G_u * v + gt_u;
+    y0 += a.llt.matrixL().solve(*f);  // + L⁻¹ f = Lᵀ M⁻¹ f
+    const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u);
+    r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, nullptr, options, origin);
+  }
   result.lcp = r.lcp;
   result.largest_lcp = r.lcp.largest_component;
   result.bilateral_rank = r.rank;
@@ -584,7 +487,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       return result;
     }
   }
-  Assembled a = Assemble(system, t, q, bilateral_rows, unilateral_rows);
+  DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
     result.message = "SolveContactAccelerations: " + a.error;
     return result;
@@ -603,7 +506,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   }
   const Eigen::VectorXd y0 = a.llt.matrixL().solve(F);  // L⁻¹ F = Lᵀ M⁻¹ F
 
-  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, options,
+  Reduced r = SolveReduced(a.A_b, a.A_u, y0, gamma_b, gamma_u, nullptr, options,
                            Origin{"acceleration", t, unilateral_rows});
   result.lcp = r.lcp;
   result.largest_lcp = r.lcp.largest_component;

@@ -9,20 +9,32 @@
 // with W_BB⁺ from a rank-revealing factorization, so redundant joints are allowed. W_BB is
 // factorized through its square root: with A = L⁻¹ Gᵀ (nv × m), W = Aᵀ A, and a complete
 // orthogonal decomposition (column-pivoting QR, relative rank threshold kBilateralRankTolerance)
-// of A_B gives an orthonormal basis Q₁ of range(A_B); then W_red = Cᵀ C with
+// of A_B (contact/delassus.h) gives an orthonormal basis Q₁ of range(A_B); then W_red = Cᵀ C with
 // C = (I − Q₁ Q₁ᵀ) A_U. This is W_UU − W_UB W_BB⁺ W_BU without squaring the condition number.
 //
 // Normal velocities include the partial time derivative of rheonomic rows: u = G v + ∂g/∂t = ġ.
 //
-// Impact (eq. 2, 4): with u⁻ = G v⁻ + ∂g/∂t and impulses P, v⁺ = v⁻ + M⁻¹ Gᵀ P,
+// Impact (eq. 2, 4): with u = G v + ∂g/∂t and impulses P, v⁺ = v⁻ + M⁻¹ Gᵀ P,
 //   bilateral:  u_B⁺ = 0 (this also removes velocity drift),
-//   unilateral: 0 ≤ u_U⁺ + e u_U⁻ ⊥ P_U ≥ 0   (Newton restitution, e per row).
-// The kinetic energy changes by T⁺ − T⁻ = ½ Pᵀ (u⁺ + u⁻) (scleronomic rows); on a row with
-// P > 0, u⁺ = −e u⁻, so T⁺ ≤ T⁻ whenever every unilateral row is approaching or resting
-// (u_U⁻ ≤ 0) and u_B⁻ = 0. A closed but separating row (u⁻ > 0) that receives an impulse leaves
-// with u⁺ = −e u⁻ < 0 (Newton's law as written in eq. 4); a caller that prefers u⁺ ≥ 0 there
-// passes e = 0 for such rows, in which case the energy may increase (Newton's law for
-// multiple impacts is not energetically consistent in general).
+//   unilateral: 0 ≤ u_U⁺ + e u_U⁻ ⊥ P_U ≥ 0   (Newton restitution, e per row),
+// where u_U⁻ is the approach velocity of v̄⁻, the M-orthogonal projection of v⁻ onto
+// {G_B v + ∂g_B/∂t = 0} (v⁻ itself when there are no bilateral rows).
+// Energy. The kinetic energy changes by T⁺ − T⁻ = ½ Pᵀ (u⁺ + u⁻) (scleronomic rows). A
+// pre-impact velocity from an integrator's dense output violates the joints at velocity level
+// by u_B⁻ ≠ 0 (≈ 1e-7 m/s at rtol 1e-6), and with Newton's law applied to G v⁻ the bilateral
+// impulse did work ½ P_B·u_B⁻ of either sign: a slider-crank hitting a stop with e = 1 gained
+// up to 2e-8 of its energy per impact. Splitting the impact into the projection v⁻ → v̄⁻
+// (T(v̄⁻) = T⁻ − ½ δᵀ M δ, δ = v⁻ − v̄⁻: second order in the drift) and Newton's law from v̄⁻
+// (u_B = 0 before and after: the joints do no work) gives, on a row with P > 0,
+// u⁺ = −e ū⁻, so T⁺ ≤ T⁻ whenever every unilateral row is approaching or resting (ū_U⁻ ≤ 0),
+// and T⁺ = T(v̄⁻) to round-off when e = 1 on every row with P > 0. Both steps are one LCP: the
+// projection is the y_free of the reduced problem below. A closed but separating row (u⁻ > 0)
+// that receives an impulse leaves with u⁺ = −e u⁻ < 0 (Newton's law as written in eq. 4); a
+// caller that prefers u⁺ ≥ 0 there passes e = 0 for such rows, in which case the energy may
+// increase. Likewise when simultaneous contacts have different coefficients, Newton's law
+// is not energetically consistent in general: a coupled multi-contact impact can gain energy
+// (Glocker, Multibody Syst. Dyn. 29 (2013) 77-117, Part I, Kane's example); the event log
+// reports energy_before/energy_after of every impact, so such gains are visible.
 //
 // Contact at acceleration level (eq. 12): M v̇ = F + Gᵀ λ,
 //   bilateral:  G_B v̇ + γ_B = 0,
@@ -64,20 +76,18 @@
 #include <vector>
 
 #include "contact/complementarity.h"
+#include "contact/delassus.h"
 #include "engine/mechanical_system.h"
 
 namespace saltus::contact {
-
-// A pivot of the factorization of L⁻¹ G_Bᵀ counts as non-zero when larger than this times the
-// largest pivot.
-constexpr double kBilateralRankTolerance = 1e-10;
 
 struct ImpactResult {
   bool ok = false;
   Eigen::VectorXd v_plus;               // nv
   Eigen::VectorXd impulse_b;            // bilateral rows, same order as given
   Eigen::VectorXd impulse_u;            // unilateral rows, same order as given
-  Eigen::VectorXd u_minus_u, u_plus_u;  // normal velocities ġ of the unilateral rows
+  Eigen::VectorXd u_minus_u, u_plus_u;  // normal velocities ġ of the unilateral rows: ū⁻ (at
+                                        // the velocity projected onto the joints) and u⁺
   int bilateral_rank = 0;               // rank of G_B
   double bilateral_residual = 0;        // ‖G_B v⁺ + ∂g_B/∂t‖∞
   int largest_lcp = 0;                  // unknowns of the largest LCP solved (see "Components")

@@ -26,19 +26,22 @@ struct BodyFrame {
   double omega = 0.0;
 };
 
-BodyFrame Frame(int body, const Eigen::VectorXd& q) {
+BodyFrame Frame(const engine::PlanarModel& model, int body, const Eigen::VectorXd& q) {
   BodyFrame f;
   if (body == engine::kGround) return f;
-  f.r = q.segment<2>(3 * body);
-  f.R = Rotation(q(3 * body + 2));
+  const int k = model.Offset(body);
+  f.r = q.segment<2>(k);
+  f.R = Rotation(q(k + 2));
   return f;
 }
 
-BodyFrame Frame(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  BodyFrame f = Frame(body, q);
+BodyFrame Frame(const engine::PlanarModel& model, int body, const Eigen::VectorXd& q,
+                const Eigen::VectorXd& v) {
+  BodyFrame f = Frame(model, body, q);
   if (body == engine::kGround) return f;
-  f.r_dot = v.segment<2>(3 * body);
-  f.omega = v(3 * body + 2);
+  const int k = model.Offset(body);
+  f.r_dot = v.segment<2>(k);
+  f.omega = v(k + 2);
   return f;
 }
 
@@ -49,12 +52,13 @@ std::string Label(const PlanarContact& c, std::size_t index) {
 bool IsFinite(const Eigen::Vector2d& x) { return x.allFinite(); }
 
 // Writes the 1 × 3 Jacobian block of `body` (nothing for the ground).
-void AddBlock(int body, const Eigen::Vector2d& n, double angular, Eigen::Ref<Eigen::MatrixXd> G,
-              Eigen::Index row) {
+void AddBlock(const engine::PlanarModel& model, int body, const Eigen::Vector2d& n, double angular,
+              Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row) {
   if (body == engine::kGround) return;
-  G(row, 3 * body) += n.x();
-  G(row, 3 * body + 1) += n.y();
-  G(row, 3 * body + 2) += angular;
+  const int k = model.Offset(body);
+  G(row, k) += n.x();
+  G(row, k + 1) += n.y();
+  G(row, k + 2) += angular;
 }
 
 }  // namespace
@@ -82,6 +86,15 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
     };
     check_body(c.body_a, "body_a");
     check_body(c.body_b, "body_b");
+    if (c.node_b >= 0) {
+      const engine::FlexibleBeam* beam = c.body_b >= 0 ? model_->beam(c.body_b) : nullptr;
+      if (beam == nullptr) fail("node_b given but body_b is not a flexible body");
+      if (c.node_b >= beam->num_nodes()) {
+        fail("node_b " + std::to_string(c.node_b) + " does not exist (nodes 0.." +
+             std::to_string(beam->num_nodes() - 1) + ")");
+      }
+      if (c.point_b != Eigen::Vector2d::Zero()) fail("node_b and a non-zero point_b are exclusive");
+    }
     if (c.body_a == c.body_b) {
       fail(c.body_a == engine::kGround ? "body_a and body_b are both the ground"
                                        : "body_a and body_b are the same body");
@@ -116,41 +129,76 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
       fail("restitution must be in [0, 1] (or negative for the global one), got " +
            std::to_string(c.restitution));
     }
+    if (!std::isfinite(c.friction) || c.friction < 0.0) {
+      fail("friction must be a finite number >= 0, got " + std::to_string(c.friction));
+    }
+    if (c.node_b >= 0 && c.friction > 0.0) {
+      fail("friction at a node of a flexible body is not supported yet (give friction 0)");
+    }
     engine::ConstraintRowInfo info;
     info.kind = engine::ConstraintKind::kUnilateral;
     info.name = c.name;
     info.restitution = c.restitution < 0.0 ? -1.0 : c.restitution;
+    info.friction = c.friction;
     infos_.push_back(std::move(info));
   }
+  // The tangential rows after all normal rows, so that frictionless rows keep their indices.
+  for (std::size_t i = 0; i < contacts_.size(); ++i) {
+    if (!(contacts_[i].friction > 0.0)) continue;
+    engine::ConstraintRowInfo info;
+    info.kind = engine::ConstraintKind::kTangential;
+    info.level = engine::ConstraintLevel::kVelocity;
+    info.name = contacts_[i].name + ".t";
+    info.normal_row = static_cast<int>(i);
+    infos_.push_back(std::move(info));
+    tangent_contact_.push_back(static_cast<int>(i));
+  }
+}
+
+int PlanarContacts::RowContact(int row) const {
+  const int n = static_cast<int>(contacts_.size());
+  return row < n ? row : tangent_contact_[static_cast<std::size_t>(row - n)];
 }
 
 namespace {
 
-void CheckSize(const char* what, const Eigen::VectorXd& x, int nb) {
-  if (x.size() != 3 * nb) {
+void CheckSize(const char* what, const Eigen::VectorXd& x, const engine::PlanarModel& model) {
+  if (x.size() != model.num_coordinates()) {
     throw std::invalid_argument(std::string("PlanarContacts: ") + what + " has " +
                                 std::to_string(x.size()) + " entries, expected " +
-                                std::to_string(3 * nb) + " (3 per body)");
+                                std::to_string(model.num_coordinates()) +
+                                " (3 per rigid body, 3 + modes per flexible body)");
   }
 }
 
 // World-frame geometry of one contact at q.
 struct Geometry {
   BodyFrame a, b;
-  Eigen::Vector2d rho_a, rho_b;  // rotated points: line point or disk-a centre, point or disk b
-  Eigen::Vector2d p_a, p_b;      // world points
-  Eigen::Vector2d n;             // world normal (lines: R_a n_a; disks: (p_b − p_a)/‖·‖)
-  double distance = 0.0;         // disks: ‖p_b − p_a‖
+  Eigen::Vector2d rho_a, rho_b;   // rotated points: line point or disk-a centre, point or disk b
+  Eigen::Vector2d p_a, p_b;       // world points
+  Eigen::Vector2d n;              // world normal (lines: R_a n_a; disks: (p_b − p_a)/‖·‖)
+  double distance = 0.0;          // disks: ‖p_b − p_a‖
+  engine::PlanarPointState node;  // node_b ≥ 0: the node's kinematics (else unused)
 };
 
-Geometry Evaluate(const PlanarContact& c, BodyFrame a, BodyFrame b) {
+// The geometry at q (and v, which may be empty) of contact c.
+Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
+                  const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   Geometry geo;
-  geo.a = a;
-  geo.b = b;
+  geo.a = v.size() > 0 ? Frame(model, c.body_a, q, v) : Frame(model, c.body_a, q);
+  geo.b = v.size() > 0 ? Frame(model, c.body_b, q, v) : Frame(model, c.body_b, q);
+  const BodyFrame& a = geo.a;
+  const BodyFrame& b = geo.b;
   geo.rho_a = a.R * c.point_a;
-  geo.rho_b = b.R * c.point_b;
   geo.p_a = a.r + geo.rho_a;
-  geo.p_b = b.r + geo.rho_b;
+  if (c.node_b >= 0) {
+    geo.node = model.Point(c.body_b, c.node_b, c.point_b, q, v);
+    geo.rho_b = geo.node.s_w;
+    geo.p_b = geo.node.p;
+  } else {
+    geo.rho_b = b.R * c.point_b;
+    geo.p_b = b.r + geo.rho_b;
+  }
   if (c.type == PlanarContactType::kDiskDisk) {
     const Eigen::Vector2d d = geo.p_b - geo.p_a;
     geo.distance = d.norm();
@@ -163,15 +211,68 @@ Geometry Evaluate(const PlanarContact& c, BodyFrame a, BodyFrame b) {
   return geo;
 }
 
+// Witness points of the two surfaces (x_b on B, x_a on A, x_b − x_a = g n), the gap and the
+// tangent t = J n of a contact (header, "Tangential rows").
+struct TangentPoints {
+  Eigen::Vector2d x_a, x_b, t;
+  double gap = 0.0;
+};
+
+TangentPoints Witnesses(const PlanarContact& c, const Geometry& geo) {
+  TangentPoints w;
+  w.t = Perp(geo.n);
+  if (c.type == PlanarContactType::kDiskDisk) {
+    w.gap = geo.distance - c.radius_a - c.radius_b;
+    w.x_b = geo.p_b - c.radius_b * geo.n;
+    w.x_a = geo.p_a + c.radius_a * geo.n;
+  } else {
+    w.x_b = geo.p_b - c.radius_b * geo.n;  // radius_b = 0 for a point
+    w.gap = geo.n.dot(w.x_b - geo.p_a);
+    w.x_a = w.x_b - w.gap * geo.n;
+  }
+  return w;
+}
+
+// Velocity of the material point of a side at the world point x: ṙ + ω J (x − r).
+Eigen::Vector2d PointVelocity(const BodyFrame& f, const Eigen::Vector2d& x) {
+  return f.r_dot + f.omega * Perp(x - f.r);
+}
+
+// γ_T of a tangential row (header): ṫ·Δv + ω_b n·(ẋ_b − ṙ_b) − ω_a n·(ẋ_a − ṙ_a).
+double TangentGamma(const PlanarContact& c, const Geometry& geo) {
+  const TangentPoints w = Witnesses(c, geo);
+  const Eigen::Vector2d& n = geo.n;
+  const Eigen::Vector2d dv = PointVelocity(geo.b, w.x_b) - PointVelocity(geo.a, w.x_a);
+  Eigen::Vector2d n_dot = Eigen::Vector2d::Zero(), x_dot_a = n_dot, x_dot_b = n_dot;
+  if (c.type == PlanarContactType::kDiskDisk) {
+    const Eigen::Vector2d d_dot = PointVelocity(geo.b, geo.p_b) - PointVelocity(geo.a, geo.p_a);
+    n_dot = (w.t.dot(d_dot) / geo.distance) * w.t;
+    x_dot_b = PointVelocity(geo.b, geo.p_b) - c.radius_b * n_dot;
+    x_dot_a = PointVelocity(geo.a, geo.p_a) + c.radius_a * n_dot;
+  } else {
+    n_dot = geo.a.omega * w.t;
+    x_dot_b = PointVelocity(geo.b, geo.p_b) - c.radius_b * n_dot;
+    x_dot_a = x_dot_b - n.dot(dv) * n - w.gap * n_dot;
+  }
+  const Eigen::Vector2d t_dot = Perp(n_dot);
+  return t_dot.dot(dv) + geo.b.omega * n.dot(x_dot_b - geo.b.r_dot) -
+         geo.a.omega * n.dot(x_dot_a - geo.a.r_dot);
+}
+
 }  // namespace
 
 void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
                             Eigen::Ref<Eigen::VectorXd> g) const {
-  CheckSize("q", q, model_->num_bodies());
+  CheckSize("q", q, *model_);
+  const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[rows[k]];
-    const Geometry geo = Evaluate(c, Frame(c.body_a, q), Frame(c.body_b, q));
     const auto i = static_cast<Eigen::Index>(k);
+    if (rows[k] >= n_contacts) {  // tangential: a velocity-level row has no position function
+      g(i) = 0.0;
+      continue;
+    }
+    const PlanarContact& c = contacts_[rows[k]];
+    const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
     switch (c.type) {
       case PlanarContactType::kPointLine:
         g(i) = geo.n.dot(geo.p_b - geo.p_a);
@@ -186,37 +287,76 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
   }
 }
 
+ContactSite PlanarContacts::Site(const Eigen::VectorXd& q, int i) const {
+  CheckSize("q", q, *model_);
+  const PlanarContact& c = contacts_.at(static_cast<std::size_t>(i));
+  const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
+  Eigen::Vector2d witness_a, witness_b;
+  if (c.type == PlanarContactType::kDiskDisk) {
+    witness_a = geo.p_a + c.radius_a * geo.n;
+    witness_b = geo.p_b - c.radius_b * geo.n;
+  } else {
+    witness_b = geo.p_b - (c.type == PlanarContactType::kDiskLine ? c.radius_b : 0.0) * geo.n;
+    witness_a = geo.p_b - geo.n.dot(geo.p_b - geo.p_a) * geo.n;  // foot on the line
+  }
+  ContactSite site;
+  site.point << 0.5 * (witness_a + witness_b), 0.0;
+  site.normal << geo.n, 0.0;
+  site.body_a = c.body_a;
+  site.body_b = c.body_b;
+  site.column_a = c.body_a == engine::kGround ? -1 : model_->Offset(c.body_a);
+  site.column_b = c.body_b == engine::kGround ? -1 : model_->Offset(c.body_b);
+  return site;
+}
+
 void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
                               Eigen::Ref<Eigen::MatrixXd> G) const {
-  CheckSize("q", q, model_->num_bodies());
+  CheckSize("q", q, *model_);
   G.setZero();
+  const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[rows[k]];
-    const Geometry geo = Evaluate(c, Frame(c.body_a, q), Frame(c.body_b, q));
+    const PlanarContact& c = contacts_[RowContact(rows[k])];
+    const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
     const auto i = static_cast<Eigen::Index>(k);
     const Eigen::Vector2d& n = geo.n;
+    if (rows[k] >= n_contacts) {  // ġ_T = t·(v_B(x_b) − v_A(x_a)), t·J y = n·y
+      const TangentPoints w = Witnesses(c, geo);
+      AddBlock(*model_, c.body_b, w.t, n.dot(w.x_b - geo.b.r), G, i);
+      AddBlock(*model_, c.body_a, -w.t, -n.dot(w.x_a - geo.a.r), G, i);
+      continue;  // no node: friction at nodes is refused by the constructor
+    }
     if (c.type == PlanarContactType::kDiskDisk) {
-      AddBlock(c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
-      AddBlock(c.body_a, -n, -n.dot(Perp(geo.rho_a)), G, i);
+      AddBlock(*model_, c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
+      AddBlock(*model_, c.body_a, -n, -n.dot(Perp(geo.rho_a)), G, i);
     } else {
-      AddBlock(c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
-      AddBlock(c.body_a, -n, Perp(n).dot(geo.p_b - geo.a.r), G, i);
+      AddBlock(*model_, c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
+      AddBlock(*model_, c.body_a, -n, Perp(n).dot(geo.p_b - geo.a.r), G, i);
+    }
+    if (geo.node.elastic()) {
+      G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols()) +=
+          n.transpose() * geo.node.jac_eta;
     }
   }
 }
 
 void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                            std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const {
-  CheckSize("q", q, model_->num_bodies());
-  CheckSize("v", v, model_->num_bodies());
+  CheckSize("q", q, *model_);
+  CheckSize("v", v, *model_);
+  const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[rows[k]];
-    const Geometry geo = Evaluate(c, Frame(c.body_a, q, v), Frame(c.body_b, q, v));
+    const PlanarContact& c = contacts_[RowContact(rows[k])];
+    const Geometry geo = Evaluate(*model_, c, q, v);
     const auto i = static_cast<Eigen::Index>(k);
+    if (rows[k] >= n_contacts) {
+      gamma(i) = TangentGamma(c, geo);
+      continue;
+    }
     const double w_a = geo.a.omega, w_b = geo.b.omega;
     // Velocities of the two points: ṗ = ṙ + ω J ρ.
     const Eigen::Vector2d pdot_a = geo.a.r_dot + w_a * Perp(geo.rho_a);
-    const Eigen::Vector2d pdot_b = geo.b.r_dot + w_b * Perp(geo.rho_b);
+    const Eigen::Vector2d pdot_b =
+        c.node_b >= 0 ? geo.node.p_dot : Eigen::Vector2d(geo.b.r_dot + w_b * Perp(geo.rho_b));
     const Eigen::Vector2d& n = geo.n;
     if (c.type == PlanarContactType::kDiskDisk) {
       const Eigen::Vector2d d_dot = pdot_b - pdot_a;
@@ -229,6 +369,8 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
       gamma(i) = 2.0 * w_a * Perp(n).dot(pdot_b - pdot_a) - w_b * w_b * n.dot(geo.rho_b) +
                  w_a * w_a * n.dot(geo.rho_a) - w_a * w_a * n.dot(geo.p_b - geo.p_a);
     }
+    // A node's Coriolis and foreshortening-rate terms (part of p̈_b's velocity terms).
+    if (geo.node.elastic()) gamma(i) += n.dot(geo.node.a_elastic);
   }
 }
 

@@ -18,8 +18,38 @@
 //   disks: d = p_b − p_a, n = d/‖d‖,  G_b = [nᵀ, nᵀJρ_b],  G_a = −[nᵀ, nᵀJρ_a],
 //          γ = n·(ω_a² ρ_a − ω_b² ρ_b) + (‖ḋ‖² − (n·ḋ)²)/‖d‖.
 //
+// At a node of a flexible body b (node_b), ρ_b = A ū(X_k, η) and p_b gain the elastic terms of
+// engine::PlanarPointState: G_b gets nᵀ ∂p_b/∂η on η and γ the term n·a_elastic.
 // Coincident disk centres (‖d‖ = 0) have no normal: G and γ are NaN there (the gap is finite).
 // One row per contact, named by the contact.
+//
+// Tangential rows (Coulomb friction, issue 17 §2). Every contact with friction μ > 0 gets one
+// more row, kind kTangential, level kVelocity, named "<contact>.t", listed after ALL normal
+// rows in contact order (so a frictionless block has exactly the rows above); the normal row's
+// info carries μ and the tangential row's normal_row is the contact's index. With the unit
+// tangent t = J n (n turned by +π/2) and the witness points of the two surfaces on the common
+// normal,
+//
+//   x_b = p_b (point) or p_b − r_b n (disk),   x_a = x_b − g n (line: the foot of x_b on it)
+//                                              or p_a + r_a n (disk a),
+//
+// (x_b − x_a = g n; the two coincide at g = 0, and away from contact each point stays on its own
+// surface, as the spatial rows' witness points do) the row is the tangential relative velocity
+// of the two material points there, ġ_T = t·(v_B(x_b) − v_A(x_a)), v_X(x) = ṙ_X + ω_X J(x − r_X):
+//
+//   G_T,b = [tᵀ, n·(x_b − r_b)],   G_T,a = −[tᵀ, n·(x_a − r_a)]      (t·J y = n·y),
+//
+// and Values() = 0 (a velocity-level row has no position function). Differentiating at v̇ = 0
+// (ṙ, ω constant) with ẋ the rate of the geometric contact point (not the material velocity):
+//
+//   γ_T = ṫ·(v_B(x_b) − v_A(x_a)) + ω_b n·(ẋ_b − ṙ_b) − ω_a n·(ẋ_a − ṙ_a),
+//
+// where ẋ − v_X(x) is the rolling of the contact point over the surface of X. The turning of
+// t = J n and the contact-point rates are
+//   line:  ṅ = ω_a t, ṫ = −ω_a n;   ẋ_b = v_B(p_b) − r_b ṅ,   ẋ_a = ẋ_b − ġ n − g ṅ,
+//   disks: ṅ = (t·ḋ/‖d‖) t, ṫ = −(t·ḋ/‖d‖) n, ḋ = v_B(p_b) − v_A(p_a);
+//          ẋ_b = v_B(p_b) − r_b ṅ,  ẋ_a = v_A(p_a) + r_a ṅ,
+// with ġ = n·(v_B(x_b) − v_A(x_a)) the normal rate (the point's r_b = 0).
 #pragma once
 
 #include <Eigen/Dense>
@@ -27,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "contact/contact_site.h"
 #include "engine/constraint_block.h"
 #include "engine/planar_model.h"
 
@@ -45,20 +76,29 @@ struct PlanarContact {
   Eigen::Vector2d point_b = Eigen::Vector2d::Zero();    // point or disk-b centre, frame b
   double radius_b = 0.0;                                // disk b radius (disk–line, disk–disk)
   double restitution = -1.0;                            // [0, 1]; negative: the global one
+  double friction = 0.0;  // Coulomb μ ≥ 0; > 0 adds the tangential row "<name>.t"
+  // A node of a flexible body_b (−1: point_b of the body frame): the point or disk centre is
+  // then that node of the deformed centreline (point_b must be zero), and G has the body's
+  // elastic columns (engine::PlanarModel::Point).
+  int node_b = -1;
 };
 
 class PlanarContacts : public engine::ConstraintBlock {
  public:
   // Validates every contact (non-empty unique name, bodies exist and differ, not both ground,
   // finite geometry, radii ≥ 0 and > 0 for disks, non-zero normal, restitution in [0, 1] or
-  // negative) and throws std::invalid_argument naming it. Line normals are stored normalized.
-  // Values, Jacobian and Gamma throw std::invalid_argument if q or v does not have 3 entries
-  // per body of the model.
+  // negative, friction finite and ≥ 0) and throws std::invalid_argument naming it. Line normals
+  // are stored normalized. node_b must be a node of a flexible body_b (with point_b zero).
+  // Values, Jacobian and Gamma throw std::invalid_argument if q or v does not have the model's
+  // num_coordinates() entries.
   PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
                  std::vector<PlanarContact> contacts);
 
   const std::vector<PlanarContact>& contacts() const { return contacts_; }
-  int num_rows() const override { return static_cast<int>(contacts_.size()); }
+  // Normal rows [0, contacts), then the tangential rows of the frictional contacts.
+  int num_rows() const override { return static_cast<int>(infos_.size()); }
+  // The contact of a row (normal or tangential).
+  int RowContact(int row) const;
   const engine::ConstraintRowInfo& row_info(int i) const override { return infos_[i]; }
   void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
               Eigen::Ref<Eigen::VectorXd> g) const override;
@@ -66,11 +106,16 @@ class PlanarContacts : public engine::ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override;
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override;
+  // The contact point and normal of contact `i` at q (contact/contact_site.h): witness points
+  // p_b and its foot on the line (point–line), p_b − r_b n and its foot (disk–line),
+  // p_a + r_a n and p_b − r_b n (disk–disk). Throws std::out_of_range for a bad index.
+  ContactSite Site(const Eigen::VectorXd& q, int i) const;
 
  private:
   std::shared_ptr<const engine::PlanarModel> model_;
   std::vector<PlanarContact> contacts_;
   std::vector<engine::ConstraintRowInfo> infos_;
+  std::vector<int> tangent_contact_;  // contact of tangential row contacts_.size() + k
 };
 
 }  // namespace saltus::contact

@@ -122,6 +122,104 @@ struct BodyMotion {
   Vector3d Acceleration(const Vector3d& x) const { return omega.cross(omega.cross(x - r)); }
 };
 
+BodyMotion MotionOf(const VectorXd& q, const VectorXd& v, int body) {
+  BodyMotion m;
+  if (body == engine::kGround) return m;
+  m.r = q.segment<3>(7 * body);
+  m.r_dot = v.segment<3>(6 * body);
+  m.omega = CachedBodyRotation(q, body) * v.segment<3>(6 * body + 3);
+  return m;
+}
+
+// ---- Tangent frames (header, "Tangential rows") ----------------------------------------------
+
+// a* of the header: along no face, edge or diagonal of a box.
+const Vector3d kFrameAxis(2.0 / 7.0, 3.0 / 7.0, 6.0 / 7.0);
+
+// The smallest rotation taking a to n, applied to e1 (⊥ a) and e2 = a × e1. t1 is made
+// orthogonal to n and unit once more, which removes the round-off of a normal that is unit only
+// to ~1e-12 (FCL) amplified by 1/(1 + a·n), and changes nothing to first order where n is unit
+// (TangentBasisRate needs no term for it).
+std::pair<Vector3d, Vector3d> TangentBasis(const Vector3d& n, const Vector3d& a,
+                                           const Vector3d& e1) {
+  const double k = 1.0 / (1.0 + a.dot(n));
+  Vector3d t1 = e1 - (n.dot(e1) * k) * (a + n);
+  t1 = (t1 - t1.dot(n) * n).normalized();
+  return {t1, n.cross(t1)};
+}
+
+// The rates of TangentBasis for ṅ, with a and e1 fixed in a body turning at ω (world frame).
+std::pair<Vector3d, Vector3d> TangentBasisRate(const Vector3d& n, const Vector3d& n_dot,
+                                               const Vector3d& a, const Vector3d& e1,
+                                               const Vector3d& omega) {
+  const Vector3d a_dot = omega.cross(a), e1_dot = omega.cross(e1);
+  const double k = 1.0 / (1.0 + a.dot(n));
+  const double beta = n.dot(e1), beta_dot = n_dot.dot(e1) + n.dot(e1_dot);
+  const double c_dot = a_dot.dot(n) + a.dot(n_dot);
+  const Vector3d t1 = e1 - (beta * k) * (a + n);
+  const Vector3d t1_dot =
+      e1_dot - (beta_dot * k - beta * c_dot * k * k) * (a + n) - (beta * k) * (a_dot + n_dot);
+  return {t1_dot, n_dot.cross(t1) + n.cross(t1_dot)};
+}
+
+// ṅ of a normal along ±u, u = d − (d·e) e (e = 0: along d), d = c − x_S with c and x_S material
+// points of the two sides, e fixed in S turning at ω_S: (n·m)(I − n nᵀ) u̇/‖u‖ (header). NaN
+// when u = 0 (the normal is not defined there).
+Vector3d TurningNormalRate(const Vector3d& n, const Vector3d& d, const Vector3d& d_dot,
+                           const Vector3d& e, const Vector3d& omega_s) {
+  const Vector3d e_dot = omega_s.cross(e);
+  const double de = d.dot(e);
+  const Vector3d u = d - de * e;
+  const Vector3d u_dot = d_dot - (d_dot.dot(e) + d.dot(e_dot)) * e - de * e_dot;
+  const double len = u.norm();
+  if (!(len > 0.0)) return Vector3d::Constant(std::numeric_limits<double>::quiet_NaN());
+  return (n.dot(u) < 0.0 ? -1.0 : 1.0) * (u_dot - n.dot(u_dot) * n) / len;
+}
+
+// The Voronoi region of a point of box-frame coordinates `local` against a box of half sizes h:
+// the number of coordinates beyond the half sizes (0 or 1: a face, or inside; 2: an edge along
+// the axis inside_axis; 3: a vertex).
+struct BoxRegion {
+  int outside = 0, inside_axis = 0;
+};
+BoxRegion BoxRegionOf(const Vector3d& local, const Vector3d& h) {
+  BoxRegion region;
+  for (int j = 0; j < 3; ++j) {
+    if (std::abs(local[j]) > h[j]) {
+      ++region.outside;
+    } else {
+      region.inside_axis = j;
+    }
+  }
+  return region;
+}
+
+// The region of a point c (world) against a triangle mesh at X_m (its shape pose in the world):
+// the closest point x (world) on the closest triangle, and whether the normal is fixed in the
+// mesh there (a face, or within kMeshNearFeature of an edge or vertex: MeshPointDistance);
+// otherwise the edge direction (world; zero beside a vertex).
+struct MeshRegion {
+  MeshClosest closest;
+  Vector3d x, edge = Vector3d::Zero();
+  bool plane_form = true;
+};
+MeshRegion MeshRegionOf(const Shape& mesh, const Isometry3d& X_m, const Vector3d& c) {
+  MeshRegion region;
+  region.closest = ClosestPointOnMesh(mesh.mesh(), X_m.inverse() * c);
+  region.x = X_m * region.closest.point;
+  region.plane_form = region.closest.feature.kind == TriangleFeature::kFace ||
+                      (c - region.x).norm() <= kMeshNearFeature;
+  if (!region.plane_form && region.closest.feature.kind == TriangleFeature::kEdge) {
+    const auto& tri = mesh.mesh().triangles[static_cast<std::size_t>(region.closest.triangle)];
+    const Vector3d& p0 = mesh.mesh().vertices[static_cast<std::size_t>(
+        tri[static_cast<std::size_t>(region.closest.feature.vertices[0])])];
+    const Vector3d& p1 = mesh.mesh().vertices[static_cast<std::size_t>(
+        tri[static_cast<std::size_t>(region.closest.feature.vertices[1])])];
+    region.edge = X_m.linear() * (p1 - p0).normalized();
+  }
+  return region;
+}
+
 }  // namespace
 
 namespace {
@@ -143,6 +241,10 @@ void CheckPairExceptShapes(int nb, const SpatialContactPair& pair, std::size_t i
   if (!std::isfinite(pair.restitution) || pair.restitution > 1.0) {
     throw std::invalid_argument(PairLabel(pair) +
                                 ": restitution must be in [0, 1] (negative: global)");
+  }
+  if (!std::isfinite(pair.friction) || pair.friction < 0.0) {
+    throw std::invalid_argument(PairLabel(pair) + ": friction must be a finite number >= 0, got " +
+                                std::to_string(pair.friction));
   }
 }
 
@@ -193,11 +295,27 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
       info.kind = engine::ConstraintKind::kUnilateral;
       info.name = num_features == 1 ? pair.name : pair.name + "." + std::to_string(k);
       info.restitution = pair.restitution;
+      info.friction = pair.friction;
       infos_.push_back(std::move(info));
       row_pair_.push_back(static_cast<int>(p));
       row_feature_.push_back(k);
       row_path_.push_back(path);
     }
+  }
+  // Tangential rows after all normal rows (header), so that frictionless rows keep their indices.
+  const int num_normal = num_normal_rows();
+  for (int r = 0; r < num_normal; ++r) {
+    if (!(infos_[static_cast<std::size_t>(r)].friction > 0.0)) continue;
+    const std::string name = infos_[static_cast<std::size_t>(r)].name;  // infos_ grows below
+    for (const char* suffix : {".t1", ".t2"}) {
+      engine::ConstraintRowInfo info;
+      info.kind = engine::ConstraintKind::kTangential;
+      info.level = engine::ConstraintLevel::kVelocity;
+      info.name = name + suffix;
+      info.normal_row = r;
+      infos_.push_back(std::move(info));
+    }
+    tangent_normal_.push_back(r);
   }
   {  // Unique names: sort (hash, pair) and compare the names of equal hashes only (sorting the
      // 504,500 names of a pile of 1000 spheres themselves took ~0.3 s).
@@ -451,7 +569,26 @@ Isometry3d SpatialContacts::BodyPose(const VectorXd& q, int body) const {
   return X;
 }
 
+ContactSite SpatialContacts::Site(const VectorXd& q, int row) const {
+  if (row < 0 || row >= num_rows()) {
+    throw std::out_of_range("SpatialContacts::Site: row " + std::to_string(row) + " of " +
+                            std::to_string(num_rows()));
+  }
+  CheckSizes(q, nullptr, "Site");
+  const PairDistance d = Geometry(q, row).d;
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
+  ContactSite site;
+  site.point = 0.5 * (d.point_a + d.point_b);
+  site.normal = d.normal;
+  site.body_a = pair.body_a;
+  site.body_b = pair.body_b;
+  site.column_a = pair.body_a == engine::kGround ? -1 : 6 * pair.body_a;
+  site.column_b = pair.body_b == engine::kGround ? -1 : 6 * pair.body_b;
+  return site;
+}
+
 SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int row) const {
+  if (row >= num_normal_rows()) return TangentGeometry(q, row);
   const auto p = static_cast<std::size_t>(RowPair(row));
   const SpatialContactPair& pair = pairs_[p];
   const auto body_origin = [&](int body) {
@@ -525,7 +662,91 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
   return out;
 }
 
+SpatialContacts::FrameReference SpatialContacts::FrameReferenceOf(int normal_row) const {
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(normal_row))];
+  const ShapeType ta = pair.shape_a.type(), tb = pair.shape_b.type();
+  FrameReference ref;
+  // The surface side whose normal is fixed in its body on a face: 0 (A), 1 (B) or none (−1).
+  int side = -1;
+  if (ta == ShapeType::kPlane || tb == ShapeType::kPlane) {
+    side = ta == ShapeType::kPlane ? 0 : 1;
+  } else if (ta == ShapeType::kTriangleMesh || tb == ShapeType::kTriangleMesh) {
+    side = ta == ShapeType::kTriangleMesh ? 0 : 1;
+  } else {
+    switch (Feature(normal_row).kind) {
+      case FeatureKind::kBoxCornerOfB:
+        side = 0;
+        break;
+      case FeatureKind::kBoxCornerOfA:
+        side = 1;
+        break;
+      case FeatureKind::kBoxEndBall:
+      case FeatureKind::kSurfaceSupport:
+      case FeatureKind::kSurfaceRim:
+        side = ta == ShapeType::kBox ? 0 : 1;
+        break;
+      default:
+        break;
+    }
+  }
+  if (side >= 0) {
+    const Shape& surface = side == 0 ? pair.shape_a : pair.shape_b;
+    const double sign = side == 0 ? 1.0 : -1.0;  // n points away from side A
+    ref.body = side == 0 ? pair.body_a : pair.body_b;
+    ref.axis = surface.type() == ShapeType::kPlane
+                   ? Vector3d(sign * surface.plane_normal_in_body())
+                   : Vector3d(sign * (surface.pose().linear() * kFrameAxis));
+  } else {
+    ref.axis = kFrameAxis;
+  }
+  // e1 ⊥ a: a × (the coordinate axis least aligned with a), normalized.
+  Eigen::Index least = 0;
+  ref.axis.cwiseAbs().minCoeff(&least);
+  ref.e1 = ref.axis.cross(Vector3d::Unit(least)).normalized();
+  return ref;
+}
+
+void SpatialContacts::WorldFrameReference(const VectorXd& q, int normal_row, Vector3d* axis,
+                                          Vector3d* e1) const {
+  const FrameReference ref = FrameReferenceOf(normal_row);
+  if (ref.body == engine::kGround) {
+    *axis = ref.axis;
+    *e1 = ref.e1;
+    return;
+  }
+  const Matrix3d& R = CachedBodyRotation(q, ref.body);
+  *axis = R * ref.axis;
+  *e1 = R * ref.e1;
+}
+
+std::pair<Vector3d, Vector3d> SpatialContacts::Tangents(const VectorXd& q, int row) const {
+  CheckSizes(q, nullptr, "Tangents");
+  const int normal = NormalRowOf(row);
+  Vector3d axis, e1;
+  WorldFrameReference(q, normal, &axis, &e1);
+  return TangentBasis(Geometry(q, normal).d.normal, axis, e1);
+}
+
+SpatialContacts::RowGeometry SpatialContacts::TangentGeometry(const VectorXd& q, int row) const {
+  const int normal = NormalRowOf(row);
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(normal))];
+  RowGeometry out = Geometry(q, normal);
+  Vector3d axis, e1;
+  WorldFrameReference(q, normal, &axis, &e1);
+  const auto [t1, t2] = TangentBasis(out.d.normal, axis, e1);
+  out.d.normal = (row - num_normal_rows()) % 2 == 0 ? t1 : t2;
+  out.d.gap = 0.0;
+  const auto lever = [&](int body, const Vector3d& x) {
+    return body == engine::kGround ? x : Vector3d(x - q.segment<3>(7 * body));
+  };
+  out.lever_a = lever(pair.body_a, out.d.point_a);
+  out.lever_b = lever(pair.body_b, out.d.point_b);
+  out.turn = NormalTurn{};
+  return out;
+}
+
 double SpatialContacts::Gap(const VectorXd& q, int row) const {
+  if (row >= num_normal_rows()) return 0.0;  // velocity-level row: no position function
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
   switch (row_path_[static_cast<std::size_t>(row)]) {
     case RowPath::kSphereSphere:
@@ -541,7 +762,7 @@ double SpatialContacts::Gap(const VectorXd& q, int row) const {
 }
 
 PairDistance SpatialContacts::Evaluate(const VectorXd& q, int row) const {
-  return Geometry(q, row).d;
+  return Geometry(q, NormalRowOf(row)).d;
 }
 
 ContactFeature SpatialContacts::Feature(int row) const {
@@ -697,16 +918,7 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
       d.point_a -= rho * d.normal;
     }
   }
-  const auto motion = [&](int body) {
-    BodyMotion b;
-    if (body == engine::kGround) return b;
-    b.r = q.segment<3>(7 * body);
-    const Matrix3d& R = CachedBodyRotation(q, body);
-    b.r_dot = v.segment<3>(6 * body);
-    b.omega = R * v.segment<3>(6 * body + 3);
-    return b;
-  };
-  const BodyMotion a = motion(pair.body_a), b = motion(pair.body_b);
+  const BodyMotion a = MotionOf(q, v, pair.body_a), b = MotionOf(q, v, pair.body_b);
   const GammaForm form = FormOf(pair, Feature(row));
   // wd: relative position of the two material witness points and its v̇-free derivatives.
   const Vector3d wd = d.point_b - d.point_a;
@@ -732,17 +944,16 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     const Vector3d c = feature.kind == FeatureKind::kSignedDistance
                            ? ShapeOrigin(q, mesh_is_a ? pair.body_b : pair.body_a, sphere)
                            : Vector3d(mesh_is_a ? d.point_b : d.point_a);
-    const MeshClosest closest = ClosestPointOnMesh(mesh.mesh(), X_m.inverse() * c);
-    const Vector3d x = X_m * closest.point;
+    const MeshRegion region = MeshRegionOf(mesh, X_m, c);
+    const MeshClosest& closest = region.closest;
+    const Vector3d& x = region.x;
     const Vector3d dist = c - x;
     const double len = dist.norm();
     const Vector3d d_dot = sm.Velocity(c) - mm.Velocity(x);
     const Vector3d d_ddot = sm.Acceleration(c) - mm.Acceleration(x);
-    const auto& tri = mesh.mesh().triangles[static_cast<std::size_t>(closest.triangle)];
     // Face region, or within kMeshNearFeature of an edge or vertex: g = N·d − ρ with N the face
     // normal or the pseudo-normal (fixed in M), the plane–point form (MeshPointDistance).
-    const bool plane_form =
-        closest.feature.kind == TriangleFeature::kFace || len <= kMeshNearFeature;
+    const bool plane_form = region.plane_form;
     const Vector3d n_f = plane_form
                              ? Vector3d(X_m.linear() * MeshPseudoNormal(mesh.mesh(), closest))
                              : Vector3d(Vector3d::Zero());
@@ -756,13 +967,8 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
       const double nd = n.dot(d_dot);
       return side * (n.dot(d_ddot) + (d_dot.squaredNorm() - nd * nd) / len);
     }
-    const Vector3d& p0 = mesh.mesh().vertices[static_cast<std::size_t>(
-        tri[static_cast<std::size_t>(closest.feature.vertices[0])])];
-    const Vector3d& p1 = mesh.mesh().vertices[static_cast<std::size_t>(
-        tri[static_cast<std::size_t>(closest.feature.vertices[1])])];
-    const Vector3d e = X_m.linear() * (p1 - p0).normalized();
     // The edge form (as for a box corner against a box edge, below) with u = d − (d·e) e.
-    const double g_ddot = EdgeGapSecondDerivative(dist, d_dot, d_ddot, e, mm.omega);
+    const double g_ddot = EdgeGapSecondDerivative(dist, d_dot, d_ddot, region.edge, mm.omega);
     return std::isfinite(g_ddot) ? side * g_ddot : DifferenceGamma(q, v, row);
   }
   if (form == GammaForm::kBoxCorner) {
@@ -774,15 +980,7 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     const Shape& box = box_is_a ? pair.shape_a : pair.shape_b;
     const Isometry3d X_k = BodyPose(q, box_is_a ? pair.body_a : pair.body_b) * box.pose();
     const Vector3d corner = box_is_a ? d.point_b : d.point_a;
-    const Vector3d local = X_k.inverse() * corner;
-    int outside = 0, inside_axis = 0;
-    for (int j = 0; j < 3; ++j) {
-      if (std::abs(local[j]) > box.half_size()[j]) {
-        ++outside;
-      } else {
-        inside_axis = j;
-      }
-    }
+    const auto [outside, inside_axis] = BoxRegionOf(X_k.inverse() * corner, box.half_size());
     const Vector3d omega_k = box_is_a ? a.omega : b.omega;
     // Touching an edge or a vertex exactly (gap 0 there): the normal is not defined.
     if (outside >= 2 && !(wd.norm() > 0.0)) return DifferenceGamma(q, v, row);
@@ -891,13 +1089,148 @@ double SpatialContacts::DifferenceGamma(const VectorXd& q, const VectorXd& v, in
   return (G_plus - G_minus).dot(v) / (2.0 * eps);
 }
 
+bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v, int row,
+                                           double* gamma) const {
+  const int normal = NormalRowOf(row);
+  const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(normal))];
+  const ContactFeature feature = Feature(normal);
+  const GammaForm form = FormOf(pair, feature);
+  if (form == GammaForm::kDifference) return false;
+  const PairDistance d = Evaluate(q, normal);
+  const Vector3d& n = d.normal;
+  const BodyMotion a = MotionOf(q, v, pair.body_a), b = MotionOf(q, v, pair.body_b);
+  // C: the side of the body-fixed point c (c_is_b: B), radius ρ; S the other side.
+  bool c_is_b = true;
+  double rho = 0.0;
+  Vector3d n_dot = Vector3d::Zero();
+  Vector3d rim_axis = Vector3d::Zero();  // ≠ 0: c is a rim circle's centre
+  Vector3d c = Vector3d::Zero();
+  const auto shape_pose = [&](bool side_a, const Shape& s) {
+    return BodyPose(q, side_a ? pair.body_a : pair.body_b) * s.pose();
+  };
+  switch (form) {
+    case GammaForm::kPlanePoint:
+    case GammaForm::kPlaneRim: {
+      const bool plane_is_a = IsPlane(pair.shape_a);
+      c_is_b = plane_is_a;
+      const Shape& convex = plane_is_a ? pair.shape_b : pair.shape_a;
+      rho = feature.kind == FeatureKind::kPlaneVertex ? 0.0 : convex.radius();
+      n_dot = (plane_is_a ? a : b).omega.cross(n);
+      if (form == GammaForm::kPlaneRim) {
+        const Isometry3d X_c = shape_pose(!plane_is_a, convex);
+        c = X_c * Vector3d(0.0, 0.0, (feature.index == 0 ? -0.5 : 0.5) * convex.length());
+        rim_axis = X_c.linear().col(2);
+      }
+      break;
+    }
+    case GammaForm::kSphereSphere: {
+      rho = pair.shape_b.radius();
+      const Vector3d c_a = ShapeOrigin(q, pair.body_a, pair.shape_a);
+      const Vector3d c_b = ShapeOrigin(q, pair.body_b, pair.shape_b);
+      n_dot = TurningNormalRate(n, c_b - c_a, b.Velocity(c_b) - a.Velocity(c_a), Vector3d::Zero(),
+                                Vector3d::Zero());
+      break;
+    }
+    case GammaForm::kBoxCorner: {
+      const bool box_is_a = feature.kind == FeatureKind::kBoxEndBall
+                                ? pair.shape_a.type() == ShapeType::kBox
+                                : feature.kind == FeatureKind::kBoxCornerOfB;
+      c_is_b = box_is_a;
+      const Shape& box = box_is_a ? pair.shape_a : pair.shape_b;
+      if (feature.kind == FeatureKind::kBoxEndBall) {
+        rho = (box_is_a ? pair.shape_b : pair.shape_a).radius();
+      }
+      const Vector3d corner =
+          box_is_a ? Vector3d(d.point_b + rho * n) : Vector3d(d.point_a - rho * n);
+      const Isometry3d X_k = shape_pose(box_is_a, box);
+      const BoxRegion region = BoxRegionOf(X_k.inverse() * corner, box.half_size());
+      const BodyMotion& k = box_is_a ? a : b;
+      const BodyMotion& m = box_is_a ? b : a;
+      if (region.outside <= 1) {
+        n_dot = k.omega.cross(n);
+      } else {
+        const Vector3d x_k = box_is_a ? d.point_a : d.point_b;
+        const Vector3d e = region.outside == 2 ? Vector3d(X_k.linear().col(region.inside_axis))
+                                               : Vector3d(Vector3d::Zero());
+        n_dot =
+            TurningNormalRate(n, corner - x_k, m.Velocity(corner) - k.Velocity(x_k), e, k.omega);
+      }
+      break;
+    }
+    case GammaForm::kMeshSphere: {
+      const bool mesh_is_a = pair.shape_a.type() == ShapeType::kTriangleMesh;
+      c_is_b = mesh_is_a;
+      if (feature.kind != FeatureKind::kMeshVertex) {
+        rho = (mesh_is_a ? pair.shape_b : pair.shape_a).radius();
+      }
+      const Vector3d point =
+          mesh_is_a ? Vector3d(d.point_b + rho * n) : Vector3d(d.point_a - rho * n);
+      const Shape& mesh = mesh_is_a ? pair.shape_a : pair.shape_b;
+      const MeshRegion region = MeshRegionOf(mesh, shape_pose(mesh_is_a, mesh), point);
+      const BodyMotion& s = mesh_is_a ? a : b;
+      const BodyMotion& m = mesh_is_a ? b : a;
+      n_dot = region.plane_form
+                  ? Vector3d(s.omega.cross(n))
+                  : TurningNormalRate(n, point - region.x, m.Velocity(point) - s.Velocity(region.x),
+                                      region.edge, s.omega);
+      break;
+    }
+    case GammaForm::kDifference:
+      return false;
+  }
+  if (!n_dot.allFinite()) return false;  // on an edge or vertex, or coincident centres
+  const double sigma = c_is_b ? 1.0 : -1.0;
+  // The witness on C is c − σ ρ ŵ: ŵ = n, or for a rim (n − μ e)/s (the rim point lowest along
+  // σ n); its rate ŵ̇.
+  Vector3d w_dot = n_dot;
+  const BodyMotion& cm = c_is_b ? b : a;
+  if (rim_axis.isZero(0.0)) {
+    c = c_is_b ? Vector3d(d.point_b + rho * n) : Vector3d(d.point_a - rho * n);
+  } else {
+    const Vector3d& e = rim_axis;
+    const double mu = n.dot(e);
+    const double s = std::sqrt(std::max(0.0, 1.0 - mu * mu));
+    if (!(s > 1e-8)) return false;  // n ∥ e: the witness is the centre, not differentiable
+    const Vector3d e_dot = cm.omega.cross(e);
+    const double mu_dot = n_dot.dot(e) + n.dot(e_dot);
+    const double s_dot = -mu * mu_dot / s;
+    w_dot = (n_dot - mu_dot * e - mu * e_dot) / s - (n - mu * e) * (s_dot / (s * s));
+  }
+  const Vector3d x_dot_c = cm.Velocity(c) - (sigma * rho) * w_dot;
+  const double g_dot = n.dot(b.Velocity(d.point_b) - a.Velocity(d.point_a));
+  const Vector3d x_dot_s = x_dot_c - sigma * (g_dot * n + d.gap * n_dot);
+  const Vector3d& x_dot_a = c_is_b ? x_dot_s : x_dot_c;
+  const Vector3d& x_dot_b = c_is_b ? x_dot_c : x_dot_s;
+  // ṫ_k with the frame's reference body K turning at ω_K.
+  Vector3d axis, e1;
+  WorldFrameReference(q, normal, &axis, &e1);
+  const int frame_body = FrameReferenceOf(normal).body;
+  const Vector3d omega_k = frame_body == engine::kGround ? Vector3d(Vector3d::Zero())
+                           : frame_body == pair.body_a   ? a.omega
+                                                         : b.omega;
+  const auto [t1, t2] = TangentBasis(n, axis, e1);
+  const auto [t1_dot, t2_dot] = TangentBasisRate(n, n_dot, axis, e1, omega_k);
+  const bool second = (row - num_normal_rows()) % 2 == 1;
+  const Vector3d& t = second ? t2 : t1;
+  const Vector3d& t_dot = second ? t2_dot : t1_dot;
+  const Vector3d dv = b.Velocity(d.point_b) - a.Velocity(d.point_a);
+  *gamma =
+      t_dot.dot(dv) + t.dot(b.omega.cross(x_dot_b - b.r_dot) - a.omega.cross(x_dot_a - a.r_dot));
+  return true;
+}
+
 void SpatialContacts::Gamma(double t, const VectorXd& q, const VectorXd& v,
                             std::span<const int> rows, Eigen::Ref<VectorXd> gamma) const {
   (void)t;
   CheckSizes(q, &v, "Gamma");
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    gamma[static_cast<Eigen::Index>(i)] =
-        HasAnalyticGamma(rows[i]) ? AnalyticGamma(q, v, rows[i]) : DifferenceGamma(q, v, rows[i]);
+    const int row = rows[i];
+    double& out = gamma[static_cast<Eigen::Index>(i)];
+    if (row >= num_normal_rows()) {
+      if (!AnalyticTangentGamma(q, v, row, &out)) out = DifferenceGamma(q, v, row);
+      continue;
+    }
+    out = HasAnalyticGamma(row) ? AnalyticGamma(q, v, row) : DifferenceGamma(q, v, row);
   }
 }
 

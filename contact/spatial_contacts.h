@@ -59,7 +59,55 @@
 // gives g and G v of the same rows in one pass.
 //
 // Rows are named "<pair>" when the pair's manifold has one feature and "<pair>.<k>" (k the
-// feature index, e.g. the corner number) otherwise; every row carries the pair's restitution.
+// feature index, e.g. the corner number) otherwise; every row carries the pair's restitution
+// and friction coefficient μ.
+//
+// Tangential rows (Coulomb friction, issue 18 §1). Every normal row of a pair with μ > 0 gets
+// two rows "<row>.t1", "<row>.t2" (kind kTangential, level kVelocity, normal_row the normal
+// row), all listed after ALL normal rows (normal row order, t1 before t2): a frictionless block
+// has exactly the rows above, and CandidateRows lists normal rows only. With the row's witness
+// points x_a, x_b (x_b − x_a = g n) and the unit tangents t_k (k = 1, 2),
+//
+//   ġ_T,k = t_k·(v_B(x_b) − v_A(x_a)):   G_T,b = (t_kᵀ, (s̄_b × R_bᵀ t_k)ᵀ), s̄_b = R_bᵀ(x_b − r_b),
+//                                          G_T,a = −(t_kᵀ, (s̄_a × R_aᵀ t_k)ᵀ),
+//
+// the material-point velocities at the witness points themselves (a sphere's lever is its
+// contact point, not its centre: ℓ × t changes along n, unlike ℓ × n); the normal-turn term of a
+// support or rim row belongs to the gap's rate only. Values() = 0 (velocity level).
+//
+// The frame. (t1, t2, n) is the image of a reference frame (e1, e2 = a × e1, a) fixed in a body
+// K under the smallest rotation that takes the reference axis a to n (a, e1 turned by R_K):
+//
+//   t1 = e1 − (n·e1)/(1 + a·n) (a + n),   t2 = n × t1,
+//
+// orthonormal, C^∞ in n and q except at n = −a (where it is undefined; 1/(1 + a·n) bounds its
+// rate). K and a per row: a plane's body and a = the row's normal in that body (n ≡ a: the frame
+// is fixed in the plane's body, no singular point is ever reached); a box or triangle mesh (the
+// surface side of corner, end-ball, vertex, support and rim rows) and a = ±R_S a* in its body
+// (R_S the shape's pose, + when the surface is side A; the frame is then fixed in K while n is a
+// face normal, and turns with n beside edges and vertices); every other pair (sphere–sphere and
+// the signed-distance pairs) the world and a = a*, with a* = (2, 3, 6)/7, a direction along no
+// face, edge or diagonal of a box so that the singular point is no symmetric configuration.
+//
+// γ_T (g̈_T = G_T v̇ + γ_T). With v̇ = 0 (ṙ and ω constant), ẋ the rate of a geometric witness
+// point (not of the material point) and ṫ_k from ṅ, ȧ = ω_K × a, ė1 = ω_K × e1:
+//
+//   γ_T,k = ṫ_k·(v_B(x_b) − v_A(x_a)) + t_k·(ω_B × (ẋ_b − ṙ_B) − ω_A × (ẋ_a − ṙ_A)),
+//   ṫ1 = ė1 − (β̇/(1 + c) − β ċ/(1 + c)²)(a + n) − β/(1 + c) (ȧ + ṅ),  β = n·e1, c = a·n,
+//   ṫ2 = ṅ × t1 + n × ṫ1.
+//
+// For the rows with a closed-form γ (above) ṅ and ẋ are closed forms too: with C the side of the
+// body-fixed point c (vertex, corner, ball or sphere centre, rim circle centre; σ = +1 when C is
+// B, −1 when A), ρ its radius, S the other side (plane, box, mesh, or sphere A):
+//   n fixed in S (a plane, a box or mesh face region):  ṅ = ω_S × n;
+//   n along u = d − (d·e) e, d = c − x_S (x_S the witness on S, a material point of S; e the
+//   edge direction fixed in S, e = 0 beside a vertex and for two spheres):
+//       ṅ = (n·m) (I − n nᵀ) u̇/‖u‖,  m = u/‖u‖,  u̇ = ḋ − (ḋ·e + d·ė) e − (d·e) ė;
+//   ẋ_C = v_C(c) − σ ρ ŵ̇ with ŵ = n (balls, vertices: ρ = 0) or, for a rim of radius ρ and axis
+//   e_C, ŵ = (n − μ e_C)/s (μ = n·e_C, s = √(1 − μ²)): the rim point lowest along σ n;
+//   ẋ_S = ẋ_C − σ (ġ n + g ṅ), ġ = n·(v_B(x_b) − v_A(x_a)).
+// Every other row (the rows whose normal γ is a central difference, above) takes γ_T as the
+// same central difference of G_T v.
 //
 // Candidate rows (ConstraintBlock::CandidateRows, used by the event loop to watch only nearby
 // pairs): the distinct shapes of the pairs ("proxies": same body, type, pose and bounds). A
@@ -99,6 +147,7 @@
 
 #include "contact/broadphase.h"
 #include "contact/contact_manifold.h"
+#include "contact/contact_site.h"
 #include "contact/shapes.h"
 #include "engine/constraint_block.h"
 #include "engine/spatial_model.h"
@@ -117,13 +166,15 @@ struct SpatialContactPair {
   int body_b = 0;  // carries shape_b
   Shape shape_b = DefaultPairSphere();
   double restitution = -1.0;  // Newton coefficient in [0, 1]; negative: the simulation's global one
+  double friction = 0.0;      // Coulomb μ ≥ 0; > 0: two tangential rows per normal row
 };
 
 class SpatialContacts : public engine::ConstraintBlock {
  public:
   // Validates every pair and throws std::invalid_argument naming it ("contact pair 'x': ..."):
   // non-empty unique name, bodies in [kGround, num_bodies), different, not both the ground,
-  // restitution in [0, 1] or negative, a pair of shapes the manifold accepts (not two planes, not
+  // restitution in [0, 1] or negative, friction finite and ≥ 0, a pair of shapes the manifold
+  // accepts (not two planes, not
   // a plane or a triangle mesh against a triangle mesh). Values, Jacobian and Gamma throw
   // std::invalid_argument if q (7 per body) or v (6 per body) has the wrong size.
   SpatialContacts(std::shared_ptr<const engine::SpatialModel> model,
@@ -137,11 +188,21 @@ class SpatialContacts : public engine::ConstraintBlock {
                         std::size_t index = 0, const DistanceOptions& options = {});
 
   const std::vector<SpatialContactPair>& pairs() const { return pairs_; }
-  // Pair and manifold feature of a local row.
-  int RowPair(int row) const { return row_pair_[static_cast<std::size_t>(row)]; }
-  int RowFeature(int row) const { return row_feature_[static_cast<std::size_t>(row)]; }
-  // Gap, normal and witness points (world frame) of a local row at q.
+  // Number of normal (unilateral) rows: rows [0, num_normal_rows()); the tangential rows follow.
+  int num_normal_rows() const { return static_cast<int>(row_pair_.size()); }
+  // The normal row of a local row (itself for a normal row).
+  int NormalRowOf(int row) const {
+    return row < num_normal_rows()
+               ? row
+               : tangent_normal_[static_cast<std::size_t>(row - num_normal_rows()) / 2];
+  }
+  // Pair and manifold feature of a local row (a tangential row: those of its normal row).
+  int RowPair(int row) const { return row_pair_[static_cast<std::size_t>(NormalRowOf(row))]; }
+  int RowFeature(int row) const { return row_feature_[static_cast<std::size_t>(NormalRowOf(row))]; }
+  // Gap, normal and witness points (world frame) of a local row's normal row at q.
   PairDistance Evaluate(const Eigen::VectorXd& q, int row) const;
+  // The unit tangents t1, t2 of a normal row at q (the frame above; also for frictionless rows).
+  std::pair<Eigen::Vector3d, Eigen::Vector3d> Tangents(const Eigen::VectorXd& q, int row) const;
   // True if γ of the row is computed in closed form (false: central difference, see above).
   bool HasAnalyticGamma(int row) const;
 
@@ -171,6 +232,9 @@ class SpatialContacts : public engine::ConstraintBlock {
   // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
                      double margin, std::vector<int>* rows) const override;
+  // The witness points' midpoint and the normal of local row `row` at q (contact/contact_site.h),
+  // from the same geometry as Values. Throws std::out_of_range for a bad row.
+  ContactSite Site(const Eigen::VectorXd& q, int row) const;
   // Number of distinct shapes in the broadphase.
   int num_proxies() const { return static_cast<int>(proxy_body_.size()); }
 
@@ -190,6 +254,10 @@ class SpatialContacts : public engine::ConstraintBlock {
     Eigen::Vector3d turn_lever_a = Eigen::Vector3d::Zero(), turn_lever_b = Eigen::Vector3d::Zero();
   };
   RowGeometry Geometry(const Eigen::VectorXd& q, int row) const;
+  // A tangential row's RowGeometry: its normal row's witness points with d.normal = t_k, the
+  // levers of the witness points themselves, gap 0 and no normal turn (so that every G path
+  // serves both kinds of rows).
+  RowGeometry TangentGeometry(const Eigen::VectorXd& q, int row) const;
   double Gap(const Eigen::VectorXd& q, int row) const;
   // The manifold feature of a row ({kSignedDistance, 0} on the direct paths).
   ContactFeature Feature(int row) const;
@@ -205,6 +273,18 @@ class SpatialContacts : public engine::ConstraintBlock {
   void RowSideBlock(const Eigen::VectorXd& q, const RowGeometry& geo, int body, double sign,
                     double* out) const;
   double AnalyticGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
+  // γ_T of a tangential row in closed form (the header); false when the normal row has none.
+  bool AnalyticTangentGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row,
+                            double* gamma) const;
+  // Reference body K, axis a and e1 (in K's frame; the world for K = kGround) of a normal row's
+  // tangent frame, and a, e1 in the world at q.
+  struct FrameReference {
+    int body = engine::kGround;
+    Eigen::Vector3d axis = Eigen::Vector3d::UnitZ(), e1 = Eigen::Vector3d::UnitX();
+  };
+  FrameReference FrameReferenceOf(int normal_row) const;
+  void WorldFrameReference(const Eigen::VectorXd& q, int normal_row, Eigen::Vector3d* axis,
+                           Eigen::Vector3d* e1) const;
   double DifferenceGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
   void CheckSizes(const Eigen::VectorXd& q, const Eigen::VectorXd* v, const char* where) const;
 
@@ -216,6 +296,9 @@ class SpatialContacts : public engine::ConstraintBlock {
   std::vector<int> row_pair_;
   std::vector<int> row_feature_;
   std::vector<RowPath> row_path_;
+  // Tangential rows: num_normal_rows() + 2 k and + 2 k + 1 (t1, t2) belong to normal row
+  // tangent_normal_[k].
+  std::vector<int> tangent_normal_;
 
   // Broadphase proxies (see CandidateRows): body, ρ, one shape, its local AABB (centre, sizes)
   // and bounding radius of each proxy, the first row and row count of each pair, and the pairs

@@ -7,6 +7,41 @@
 
 namespace saltus::engine {
 
+namespace {
+
+// " residual rows: <row> (<residual>) ...; joints: <item> ..." for the rows whose residual
+// exceeds `tolerance` (or is not finite), largest first; fills report->failing_rows and
+// failing_items (the item of a row "<item>.<part>").
+std::string NameResidualRows(const MechanicalSystem& system, std::span<const int> rows,
+                             const Eigen::VectorXd& residual, double tolerance,
+                             AssemblyReport* report) {
+  std::vector<std::pair<double, int>> large;
+  for (Eigen::Index k = 0; k < residual.size(); ++k) {
+    if (!(std::abs(residual(k)) <= tolerance)) {
+      const double size = std::isfinite(residual(k)) ? std::abs(residual(k)) : HUGE_VAL;
+      large.push_back({-size, static_cast<int>(k)});
+    }
+  }
+  std::sort(large.begin(), large.end());
+  std::ostringstream out;
+  out << " residual rows:";
+  for (const auto& [neg, k] : large) {
+    const std::string& name = system.constraint_info(rows[static_cast<std::size_t>(k)]).name;
+    report->failing_rows.push_back(name);
+    const std::string item = name.substr(0, name.find('.'));
+    if (std::find(report->failing_items.begin(), report->failing_items.end(), item) ==
+        report->failing_items.end()) {
+      report->failing_items.push_back(item);
+    }
+    out << " " << name << " (" << -neg << ")";
+  }
+  out << "; joints:";
+  for (const std::string& item : report->failing_items) out << " " << item;
+  return out.str();
+}
+
+}  // namespace
+
 AssemblyReport Assemble(const MechanicalSystem& system, double t, std::span<const int> rows,
                         const AssemblyOptions& options, Eigen::VectorXd* q, Eigen::VectorXd* v) {
   if (q->size() != system.nq() || v->size() != system.nv()) {
@@ -48,28 +83,10 @@ AssemblyReport Assemble(const MechanicalSystem& system, double t, std::span<cons
   report.position_residual = residual;
   if (!(residual <= options.tolerance)) {
     report.ok = false;
-    std::vector<std::pair<double, int>> large;
-    for (Eigen::Index k = 0; k < g.size(); ++k) {
-      if (!(std::abs(g(k)) <= options.tolerance))
-        large.push_back({-std::abs(g(k)), static_cast<int>(k)});
-    }
-    std::sort(large.begin(), large.end());
     std::ostringstream out;
     out << "assembly failed: |g|max = " << residual << " after " << report.iterations
-        << " iterations; residual rows:";
-    for (const auto& [neg, k] : large) {
-      const std::string& name = system.constraint_info(rows[static_cast<std::size_t>(k)]).name;
-      report.failing_rows.push_back(name);
-      const std::string item = name.substr(0, name.find('.'));
-      if (std::find(report.failing_items.begin(), report.failing_items.end(), item) ==
-          report.failing_items.end()) {
-        report.failing_items.push_back(item);
-      }
-      out << " " << name << " (" << -neg << ")";
-    }
-    out << "; joints:";
-    for (const std::string& item : report.failing_items) out << " " << item;
-    report.message = out.str();
+        << " iterations;";
+    report.message = out.str() + NameResidualRows(system, rows, g, options.tolerance, &report);
     return report;
   }
 
@@ -84,11 +101,14 @@ AssemblyReport Assemble(const MechanicalSystem& system, double t, std::span<cons
   report.velocity_residual = (G * vk + g_t).lpNorm<Eigen::Infinity>();
   report.velocity_correction = dv.norm();
   report.position_correction = total.norm();
-  if (!(report.velocity_residual <=
-        options.tolerance * std::max(1.0, vk.lpNorm<Eigen::Infinity>()))) {
+  const double velocity_tolerance = options.tolerance * std::max(1.0, vk.lpNorm<Eigen::Infinity>());
+  if (!(report.velocity_residual <= velocity_tolerance)) {
     report.ok = false;
-    report.message = "assembly failed: velocity constraints inconsistent, |G v + dg/dt|max = " +
-                     std::to_string(report.velocity_residual);
+    std::ostringstream out;
+    out << "assembly failed: velocity constraints inconsistent, |G v + dg/dt|max = "
+        << report.velocity_residual << ";";
+    report.message =
+        out.str() + NameResidualRows(system, rows, G * vk + g_t, velocity_tolerance, &report);
     return report;
   }
   *q = qk;

@@ -43,6 +43,14 @@ void ApplyReflector(const E& essential, double tau, Y&& y) {
   y.tail(y.size() - 1) -= (tau * s) * essential;
 }
 
+// Scale of the terms summed in W λ = rhs and G v̇ + γ (‖W‖ and ‖G‖ their largest entries), to
+// which the round-off of the residual is relative.
+double SummedTermsScale(const Eigen::VectorXd& rhs, double w_max, const Eigen::VectorXd& lambda,
+                        double g_max, const Eigen::VectorXd& vdot, const Eigen::VectorXd& gamma) {
+  return rhs.lpNorm<Eigen::Infinity>() + w_max * lambda.lpNorm<Eigen::Infinity>() +
+         g_max * vdot.lpNorm<Eigen::Infinity>() + gamma.lpNorm<Eigen::Infinity>();
+}
+
 }  // namespace
 
 void MinNormSolver::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
@@ -160,8 +168,10 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   vdot->resize(nv);
   lambda->resize(m);
 
-  const bool try_sparse = linear_algebra_ == LinearAlgebra::kSparse ||
-                          (linear_algebra_ == LinearAlgebra::kAuto && nv >= kSparseMinimumNv);
+  const bool non_ideal = m > 0 && system_.HasNonIdealForces();
+  const bool try_sparse =
+      !non_ideal && (linear_algebra_ == LinearAlgebra::kSparse ||
+                     (linear_algebra_ == LinearAlgebra::kAuto && nv >= kSparseMinimumNv));
   const bool known_singular =
       dense_rows_valid_ &&
       std::equal(rows.begin(), rows.end(), dense_rows_.begin(), dense_rows_.end());
@@ -188,6 +198,7 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
     status.ok = vdot->allFinite();
     return status;
   }
+  if (non_ideal) return SolveNonIdeal(t, q, v, rows, vdot, lambda);
 
   system_.ConstraintJacobian(t, q, rows, &G_);
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
@@ -213,10 +224,8 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   // least-squares λ leaves a residual of the order of rhs itself. Round-off leaves ε times the
   // size of the terms summed (rhs, W λ, G v̇, γ) times a modest condition factor, far below √ε
   // of that scale.
-  const double scale = rhs_.lpNorm<Eigen::Infinity>() +
-                       W_.lpNorm<Eigen::Infinity>() * lambda->lpNorm<Eigen::Infinity>() +
-                       G_.lpNorm<Eigen::Infinity>() * vdot->lpNorm<Eigen::Infinity>() +
-                       gamma_.lpNorm<Eigen::Infinity>();
+  const double scale = SummedTermsScale(rhs_, W_.lpNorm<Eigen::Infinity>(), *lambda,
+                                        G_.lpNorm<Eigen::Infinity>(), *vdot, gamma_);
   // Near a singular configuration (W nearly rank-deficient: a direction dropped by the rank
   // decision or resolved to few digits) the residual is well above round-off although the
   // accelerations are well defined (λ is not unique there, v̇ is). The residual is then
@@ -246,6 +255,38 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
   last_dense_ok_ = status.ok;
   return status;
+}
+
+DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorXd& q,
+                                                  const Eigen::VectorXd& v,
+                                                  std::span<const int> rows, Eigen::VectorXd* vdot,
+                                                  Eigen::VectorXd* lambda) {
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  DynamicsStatus status;
+  system_.ConstraintJacobian(t, q, rows, &G_);
+  system_.ForceDirections(t, q, v, rows, &H_);
+  system_.ConstraintGamma(t, q, v, rows, &gamma_);
+  MinvGt_ = H_.transpose();  // M⁻¹Hᵀ here
+  llt_.solveInPlace(MinvGt_);
+  W_.resize(m, m);
+  W_.noalias() = G_ * MinvGt_;
+  w_solver_.Compute(W_, rank_tolerance_);
+  status.rank = w_solver_.rank();
+  status.pivot_ratio = w_solver_.PivotRatio();
+  rhs_ = -gamma_;
+  rhs_.noalias() -= G_ * MinvF_;
+  w_solver_.Solve(rhs_, lambda);
+  *vdot = MinvF_;
+  vdot->noalias() += MinvGt_ * *lambda;
+  residual_ = gamma_;
+  residual_.noalias() += G_ * *vdot;
+  status.residual = residual_.lpNorm<Eigen::Infinity>();
+  // The consistency bound of the ideal path (same scale of the summed terms).
+  const double scale = SummedTermsScale(rhs_, W_.lpNorm<Eigen::Infinity>(), *lambda,
+                                        G_.lpNorm<Eigen::Infinity>(), *vdot, gamma_);
+  const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
+  status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
+  return status;  // last_dense_ok_ stays false: RemoveConstrainedPart needs a symmetric W
 }
 
 bool ConstrainedDynamics::RemoveConstrainedPart(Eigen::VectorXd* x) {
@@ -310,8 +351,7 @@ bool ConstrainedDynamics::SolveSparse(double t, const Eigen::VectorXd& q, const 
   status->residual = residual_.lpNorm<Eigen::Infinity>();
   // The consistency bound of the dense path (same scale of the summed terms).
   const double scale =
-      rhs_.lpNorm<Eigen::Infinity>() + delassus_.WMaxAbs() * lambda->lpNorm<Eigen::Infinity>() +
-      delassus_.GMaxAbs() * vdot->lpNorm<Eigen::Infinity>() + gamma_.lpNorm<Eigen::Infinity>();
+      SummedTermsScale(rhs_, delassus_.WMaxAbs(), *lambda, delassus_.GMaxAbs(), *vdot, gamma_);
   const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
   status->ok = vdot->allFinite() && lambda->allFinite() && status->residual <= consistency_tol;
   if (!status->ok) return fall_back();

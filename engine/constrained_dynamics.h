@@ -19,6 +19,18 @@
 // chain. W numerically singular (redundant rows) or a residual above the consistency bound falls
 // back to the dense minimum-norm path above, for that call and for later calls on the same rows.
 //
+// Non-ideal constraint forces (MechanicalSystem::HasNonIdealForces: sliding friction, H ≠ G):
+//
+//   [ M(q)  −Hᵀ ] [ v̇ ]   [  F ]
+//   [ G      0  ] [ λ  ] = [ −γ ],
+//
+// solved by the same elimination with the non-symmetric W = G M⁻¹ Hᵀ (m × m): λ = W⁺ (−γ −
+// G M⁻¹ F) by the rank-revealing complete orthogonal decomposition (minimum-norm for redundant
+// rows), v̇ = M⁻¹ (F + Hᵀ λ). Dense only, without the refinement near singular configurations
+// (which needs a symmetric W) and without RemoveConstrainedPart. W may be singular where the
+// symmetric one is not (Painlevé: μ large enough that the effective normal force changes sign):
+// ok is then false (residual above the consistency bound). Ideal systems never take this path.
+//
 // The object owns its workspace: after the first call with a given m it does not allocate
 // (provided the system's MassMatrix, Forces and constraint routines do not).
 #pragma once
@@ -147,6 +159,10 @@ class ConstrainedDynamics {
   LinearAlgebra linear_algebra() const { return linear_algebra_; }
 
  private:
+  // The non-symmetric path for H ≠ G (header), after M is factored and MinvF_ = M⁻¹F formed.
+  DynamicsStatus SolveNonIdeal(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                               std::span<const int> rows, Eigen::VectorXd* vdot,
+                               Eigen::VectorXd* lambda);
   // The sparse path; false when it does not apply (no structure, W singular, inconsistent), and
   // the dense path must be taken.
   bool SolveSparse(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
@@ -155,7 +171,7 @@ class ConstrainedDynamics {
 
   const MechanicalSystem& system_;
   double rank_tolerance_ = 1e-10;
-  Eigen::MatrixXd M_, G_, MinvGt_, W_;
+  Eigen::MatrixXd M_, G_, MinvGt_, W_, H_;
   Eigen::VectorXd F_, gamma_, MinvF_, rhs_, residual_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
   bool mass_factored_ = false;  // llt_ holds M (reused when M is constant)

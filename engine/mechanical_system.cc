@@ -239,6 +239,15 @@ const ConstraintRowInfo& MechanicalSystem::constraint_info(int row) const {
   return blocks_[b]->row_info(row - block_first_row_[b]);
 }
 
+std::vector<int> MechanicalSystem::PositionLevelRows(std::span<const int> rows) const {
+  std::vector<int> kept;
+  kept.reserve(rows.size());
+  for (int r : rows) {
+    if (!IsVelocityLevel(r)) kept.push_back(r);
+  }
+  return kept;
+}
+
 std::vector<int> MechanicalSystem::RowsOfKind(ConstraintKind kind) const {
   std::vector<int> rows;
   for (int r = 0; r < num_constraints(); ++r) {

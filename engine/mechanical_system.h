@@ -15,6 +15,22 @@
 // The position update q ⊕ h v (IntegratePosition) is the only way integrators and projections
 // move q, so that spatial bodies can use the exponential map for their quaternions.
 //
+// Non-ideal constraint forces (sliding friction). The force of an active row may act along a
+// direction other than its Jacobian:
+//
+//   M(q) v̇ = F(q, v, t) + Hᵀ(q, v, t) λ,   G v̇ + γ = 0 (or the index-2/3 forms),
+//
+// H (m × nv) = G for every row of an ideal system (the default). A sliding contact's normal row
+// has H_n = G_n − μ d·G_T (its tangential rows G_T, d the slip direction): the normal force λ_N
+// brings the Coulomb force −μ λ_N d with it (engine/sliding_friction.h). H differs from G only
+// through ForceDirections, and only when HasNonIdealForces() is true; integrators query it at
+// every Reset (it may change between smooth phases, never within one) and take exactly their
+// ideal code path when it is false.
+//
+// Velocity-level rows (ConstraintLevel::kVelocity: the tangential rows of a sticking contact,
+// engine/constraint_block.h) have no position constraint: formulations that enforce g = 0
+// enforce G v + ∂g/∂t = 0 on them instead, and their g is never used as a constraint.
+//
 // A system is built once and then only read: every method is const and thread-compatible.
 #pragma once
 
@@ -106,6 +122,19 @@ class MechanicalSystem {
                                           const Eigen::VectorXd& v, std::span<const int> rows,
                                           Eigen::MatrixXd* Z) const;
 
+  // ---- Force directions of the constraint rows (see the header) ----------------------------
+  // True when ForceDirections may differ from ConstraintJacobian (the default is false). Fixed
+  // between two Resets of an integrator on this system.
+  virtual bool HasNonIdealForces() const { return false; }
+  // H (rows.size() × nv, resized) at (t, q, v) for `rows` (global, as ConstraintJacobian), so
+  // that the constraint forces are Hᵀ λ. The default is G (ideal constraints). Throws
+  // std::out_of_range on a row outside the system.
+  virtual void ForceDirections(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                               std::span<const int> rows, Eigen::MatrixXd* H) const {
+    (void)v;
+    ConstraintJacobian(t, q, rows, H);
+  }
+
   // ---- Block-sparse structure (optional, for large mechanisms; engine/block_sparse.h) -------
   // The diagonal blocks of M(q) (when M is non-null) and G(q, t) on `rows` as block-sparse rows
   // (when G is non-null; blocks = the velocities of one body), in O(nv + nnz) without forming the
@@ -144,6 +173,13 @@ class MechanicalSystem {
 
   int num_constraints() const { return static_cast<int>(row_block_.size()); }
   const ConstraintRowInfo& constraint_info(int row) const;
+  // True for a velocity-level row (ConstraintLevel::kVelocity). Throws std::out_of_range on a row
+  // outside the system.
+  bool IsVelocityLevel(int row) const {
+    return constraint_info(row).level == ConstraintLevel::kVelocity;
+  }
+  // The position-level rows of `rows`, in their order (the rows whose g is a constraint).
+  std::vector<int> PositionLevelRows(std::span<const int> rows) const;
   // All global rows of one kind, ascending.
   std::vector<int> RowsOfKind(ConstraintKind kind) const;
   // The tangential rows (global, ascending; empty for a frictionless or non-unilateral row) of a

@@ -24,25 +24,28 @@ Eigen::Vector2d Rotate(double theta, const Eigen::Vector2d& s) {
   return {c * s.x() - sn * s.y(), sn * s.x() + c * s.y()};
 }
 
-// Pose and velocity of one body, the ground being the fixed frame (r = 0, θ = 0).
+// Pose and velocity of one body's frame, the ground being the fixed frame (r = 0, θ = 0).
 struct BodyState {
   Eigen::Vector2d r = Eigen::Vector2d::Zero();
   Eigen::Vector2d r_dot = Eigen::Vector2d::Zero();
   double theta = 0.0;
   double omega = 0.0;
 };
-BodyState StateOf(int body, const Eigen::VectorXd& q) {
+BodyState StateOf(const PlanarModel& model, int body, const Eigen::VectorXd& q) {
   BodyState s;
   if (body == kGround) return s;
-  s.r = q.segment<2>(3 * body);
-  s.theta = q(3 * body + 2);
+  const int i = model.Offset(body);
+  s.r = q.segment<2>(i);
+  s.theta = q(i + 2);
   return s;
 }
-BodyState StateOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  BodyState s = StateOf(body, q);
-  if (body == kGround) return s;
-  s.r_dot = v.segment<2>(3 * body);
-  s.omega = v(3 * body + 2);
+BodyState StateOf(const PlanarModel& model, int body, const Eigen::VectorXd& q,
+                  const Eigen::VectorXd& v) {
+  BodyState s = StateOf(model, body, q);
+  if (body == kGround || v.size() == 0) return s;
+  const int i = model.Offset(body);
+  s.r_dot = v.segment<2>(i);
+  s.omega = v(i + 2);
   return s;
 }
 
@@ -60,13 +63,21 @@ PointState PointOf(const BodyState& body, const Eigen::Vector2d& s) {
   return point;
 }
 
-// Adds the generalized force of a world force f applied at the body point with world offset
-// s_w from the centre of mass: (f, perp(s_w)·f) on (x, y, θ).
-void AddPointForce(int body, const Eigen::Vector2d& s_w, const Eigen::Vector2d& f,
-                   Eigen::VectorXd* F) {
-  if (body == kGround) return;
-  F->segment<2>(3 * body) += f;
-  (*F)(3 * body + 2) += Perp(s_w).dot(f);
+// Adds the generalized force of a world force f applied at a point: (f, perp(s_w)·f) on
+// (x, y, θ) and, at a node of a flexible body, jac_etaᵀ f on η.
+void AddPointForce(const PlanarPointState& point, const Eigen::Vector2d& f, Eigen::VectorXd* F) {
+  if (point.column < 0) return;
+  F->segment<2>(point.column) += f;
+  (*F)(point.column + 2) += Perp(point.s_w).dot(f);
+  if (point.elastic())
+    F->segment(point.column + 3, point.jac_eta.cols()) += point.jac_eta.transpose() * f;
+}
+// Adds a torque τ on a point's section: τ on θ and, at a node, ψᵀ τ on η.
+void AddPointTorque(const PlanarPointState& point, double torque, Eigen::VectorXd* F) {
+  if (point.column < 0) return;
+  (*F)(point.column + 2) += torque;
+  if (point.elastic())
+    F->segment(point.column + 3, point.slope.size()) += point.slope.transpose() * torque;
 }
 
 // The factor φ(t) of a load (1 without a profile).
@@ -88,8 +99,8 @@ TorsionalState TorsionalOf(const PlanarModel& model, const PlanarTorsionalSpring
   TorsionalState s;
   s.body_a = joint.body_a;
   s.body_b = joint.body_b;
-  const auto angle_of = [](int body, const Eigen::VectorXd& x) {
-    return body == kGround ? 0.0 : x(3 * body + 2);
+  const auto angle_of = [&](int body, const Eigen::VectorXd& x) {
+    return body == kGround ? 0.0 : x(model.Offset(body) + 2);
   };
   s.angle = angle_of(joint.body_b, q) - angle_of(joint.body_a, q) - spring.angle0;
   if (v.size() > 0) s.rate = angle_of(joint.body_b, v) - angle_of(joint.body_a, v);
@@ -162,12 +173,14 @@ class PlanarJointBlock : public ConstraintBlock {
   void Values(double t, const Eigen::VectorXd& q, std::span<const int> rows,
               Eigen::Ref<Eigen::VectorXd> g) const override {
     CheckQ(q);
+    const Eigen::VectorXd no_v;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      const BodyState a = StateOf(joint.body_a, q);
-      const BodyState b = StateOf(joint.body_b, q);
-      const Eigen::Vector2d d = PointOf(b, joint.point_b).p - PointOf(a, joint.point_a).p;
+      const PlanarPointState pa = model_->Point(joint.body_a, joint.node_a, joint.point_a, q, no_v);
+      const PlanarPointState pb = model_->Point(joint.body_b, joint.node_b, joint.point_b, q, no_v);
+      const double theta_a = StateOf(*model_, joint.body_a, q).theta;  // frame angle (axes)
+      const Eigen::Vector2d d = pb.p - pa.p;
       double value = 0.0;
       switch (row.type) {
         case JointRow::kRevoluteX:
@@ -177,20 +190,20 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kAngle:
           // g = θ_b − θ_a − θ₀ (− ω t for a driver; rate is 0 for a prismatic joint).
-          value = b.theta - a.theta - joint.angle0 - DriverRate(joint) * t;
+          value = pb.angle - pa.angle - joint.angle0 - DriverRate(joint) * t;
           break;
         case JointRow::kNormal:
           // g = n · d, n = perp(R_a u_a).
-          value = Perp(Rotate(a.theta, joint.axis_a)).dot(d);
+          value = Perp(Rotate(theta_a, joint.axis_a)).dot(d);
           break;
         case JointRow::kDistance:
           value = (d.squaredNorm() - joint.length * joint.length) / (2.0 * joint.length);
           break;
         case JointRow::kDriverAngle:
-          value = b.theta - a.theta - row.driver->profile.Evaluate(t)(0);
+          value = pb.angle - pa.angle - row.driver->profile.Evaluate(t)(0);
           break;
         case JointRow::kDriverDisplacement:
-          value = Rotate(a.theta, joint.axis_a).dot(d) - row.driver->profile.Evaluate(t)(0);
+          value = Rotate(theta_a, joint.axis_a).dot(d) - row.driver->profile.Evaluate(t)(0);
           break;
       }
       g(static_cast<Eigen::Index>(k)) = value;
@@ -201,31 +214,22 @@ class PlanarJointBlock : public ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override {
     CheckQ(q);
     G.setZero();
+    const Eigen::VectorXd no_v;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto i = static_cast<Eigen::Index>(k);
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      const int ca = 3 * joint.body_a;  // column of body a's x (unused for the ground)
-      const int cb = 3 * joint.body_b;
-      const bool has_a = joint.body_a != kGround;
-      const bool has_b = joint.body_b != kGround;
-      const BodyState a = StateOf(joint.body_a, q);
-      const BodyState b = StateOf(joint.body_b, q);
-      const PointState pa = PointOf(a, joint.point_a);
-      const PointState pb = PointOf(b, joint.point_b);
+      const PlanarPointState pa = model_->Point(joint.body_a, joint.node_a, joint.point_a, q, no_v);
+      const PlanarPointState pb = model_->Point(joint.body_b, joint.node_b, joint.point_b, q, no_v);
+      const double theta_a = StateOf(*model_, joint.body_a, q).theta;
+      const int ca = pa.column;  // column of body a's x (−1 for the ground)
       const Eigen::Vector2d d = pb.p - pa.p;
-      // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)) on a and (c, c·perp(s_wb)) on b, since
-      // ḋ = ṙ_b + ω_b perp(s_wb) − ṙ_a − ω_a perp(s_wa); rows whose c turns with body a add
+      // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)[, −cᵀ ∂p_a/∂η]) on a and the opposite
+      // signs on b, since ḋ = ṗ_b − ṗ_a (PlanarPointState); rows whose c turns with body a add
       // (∂c/∂θ_a)·d on θ_a.
       const auto along = [&](const Eigen::Vector2d& c) {
-        if (has_a) {
-          G.block<1, 2>(i, ca) = -c.transpose();
-          G(i, ca + 2) = -c.dot(Perp(pa.s_w));
-        }
-        if (has_b) {
-          G.block<1, 2>(i, cb) = c.transpose();
-          G(i, cb + 2) = c.dot(Perp(pb.s_w));
-        }
+        PlanarModel::AddPointRow(pa, -c, G, i);
+        PlanarModel::AddPointRow(pb, c, G, i);
       };
       switch (row.type) {
         case JointRow::kRevoluteX:
@@ -236,14 +240,14 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kAngle:
         case JointRow::kDriverAngle:
-          if (has_a) G(i, ca + 2) = -1.0;
-          if (has_b) G(i, cb + 2) = 1.0;
+          PlanarModel::AddAngleRow(pa, -1.0, G, i);
+          PlanarModel::AddAngleRow(pb, 1.0, G, i);
           break;
         case JointRow::kNormal: {
           // ġ = ṅ·d + n·ḋ with ṅ = −ω_a u_w (u_w = R_a u_a, n = perp(u_w)).
-          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
+          const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
           along(Perp(u_w));
-          if (has_a) G(i, ca + 2) -= u_w.dot(d);
+          if (ca >= 0) G(i, ca + 2) -= u_w.dot(d);
           break;
         }
         case JointRow::kDistance:
@@ -252,9 +256,9 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kDriverDisplacement: {
           // ġ = u̇_w·d + u_w·ḋ − ṡ with u̇_w = ω_a n.
-          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
+          const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
           along(u_w);
-          if (has_a) G(i, ca + 2) += Perp(u_w).dot(d);
+          if (ca >= 0) G(i, ca + 2) += Perp(u_w).dot(d);
           break;
         }
       }
@@ -267,16 +271,17 @@ class PlanarJointBlock : public ConstraintBlock {
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      const BodyState a = StateOf(joint.body_a, q, v);
-      const BodyState b = StateOf(joint.body_b, q, v);
-      const PointState pa = PointOf(a, joint.point_a);
-      const PointState pb = PointOf(b, joint.point_b);
+      const BodyState a = StateOf(*model_, joint.body_a, q, v);
+      const BodyState b = StateOf(*model_, joint.body_b, q, v);
+      const PlanarPointState pa = model_->Point(joint.body_a, joint.node_a, joint.point_a, q, v);
+      const PlanarPointState pb = model_->Point(joint.body_b, joint.node_b, joint.point_b, q, v);
       const Eigen::Vector2d d = pb.p - pa.p;
       const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
       const double wa2 = a.omega * a.omega;
       const double wb2 = b.omega * b.omega;
-      // v̇-free part of d̈: p̈ = r̈ + ω̇ perp(s_w) − ω² s_w.
-      const Eigen::Vector2d d_ddot_free = wa2 * pa.s_w - wb2 * pb.s_w;
+      // v̇-free part of d̈: p̈ = r̈ + ω̇ perp(s_w) − ω² s_w (+ the elastic terms of nodes).
+      Eigen::Vector2d d_ddot_free = wa2 * pa.s_w - wb2 * pb.s_w;
+      if (pa.elastic() || pb.elastic()) d_ddot_free += pb.a_elastic - pa.a_elastic;
       double value = 0.0;
       switch (row.type) {
         case JointRow::kRevoluteX:
@@ -285,7 +290,7 @@ class PlanarJointBlock : public ConstraintBlock {
           value = row.type == JointRow::kRevoluteX ? -d_ddot_free.x() : -d_ddot_free.y();
           break;
         case JointRow::kAngle:
-          value = 0.0;  // linear in θ and t
+          value = 0.0;  // linear in θ, η and t
           break;
         case JointRow::kNormal: {
           // g̈ = n̈·d + 2 ṅ·ḋ + n·d̈ with n̈ = −ω̇_a u_w − ω_a² n; the v̇-free part is
@@ -346,7 +351,7 @@ class PlanarJointBlock : public ConstraintBlock {
     infos_.push_back(std::move(info));
   }
   void CheckQ(const Eigen::VectorXd& q) const {
-    CheckSize(q, 3 * model_->num_bodies(), "q", "planar joint constraints");
+    CheckSize(q, model_->num_coordinates(), "q", "planar joint constraints");
   }
 
   std::shared_ptr<const PlanarModel> model_;
@@ -357,6 +362,69 @@ class PlanarJointBlock : public ConstraintBlock {
 }  // namespace
 
 // ---- PlanarModel --------------------------------------------------------------------------
+
+int PlanarModel::Offset(int body) const {
+  if (body < 0 || body >= num_bodies()) {
+    throw std::out_of_range("PlanarModel::Offset: body index " + std::to_string(body) +
+                            " outside [0, " + std::to_string(num_bodies()) + ")");
+  }
+  return offset_[static_cast<std::size_t>(body)];
+}
+
+PlanarPointState PlanarModel::Point(int body, int node, const Eigen::Vector2d& s,
+                                    const Eigen::VectorXd& q, const Eigen::VectorXd& v) const {
+  const BodyState frame = StateOf(*this, body, q, v);
+  PlanarPointState point;
+  point.angle = frame.theta;
+  point.angle_rate = frame.omega;
+  if (body != kGround) point.column = Offset(body);
+  if (node < 0 || body == kGround) {
+    const PointState rigid = PointOf(frame, s);
+    point.s_w = rigid.s_w;
+    point.p = rigid.p;
+    point.p_dot = rigid.p_dot;
+    return point;
+  }
+  const FlexibleBeam& beam = *beams_[static_cast<std::size_t>(body)];
+  const BeamPoint& at =
+      beam_nodes_[static_cast<std::size_t>(body)].at(static_cast<std::size_t>(node));
+  const int m = beam.num_modes();
+  const auto eta = q.segment(point.column + 3, m);
+  const BeamPointMotion motion = v.size() > 0 ? beam.Motion(at, eta, v.segment(point.column + 3, m))
+                                              : beam.Motion(at, eta, Eigen::VectorXd());
+  const Eigen::Matrix2d A = Eigen::Rotation2Dd(frame.theta).toRotationMatrix();
+  point.s_w = A * motion.u;
+  point.p = frame.r + point.s_w;
+  point.jac_eta = A * motion.B;
+  point.slope = at.slope;
+  point.angle += at.slope.dot(eta);
+  if (v.size() > 0) {
+    const Eigen::Vector2d u_dot_w = A * motion.u_dot;
+    point.p_dot = frame.r_dot + frame.omega * Perp(point.s_w) + u_dot_w;
+    // A (2 ω J B η̇ − ḣ e_x): the Coriolis and foreshortening-rate terms of p̈.
+    point.a_elastic = 2.0 * frame.omega * Perp(u_dot_w) - motion.hdot * A.col(0);
+    point.angle_rate += at.slope.dot(v.segment(point.column + 3, m));
+  }
+  return point;
+}
+
+void PlanarModel::AddPointRow(const PlanarPointState& point, const Eigen::Vector2d& c,
+                              Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row) {
+  if (point.column < 0) return;
+  // Written, not added: a row's two points are on different bodies.
+  G.block<1, 2>(row, point.column) = c.transpose();
+  G(row, point.column + 2) = c.dot(Perp(point.s_w));
+  if (point.elastic()) {
+    G.block(row, point.column + 3, 1, point.jac_eta.cols()) = c.transpose() * point.jac_eta;
+  }
+}
+
+void PlanarModel::AddAngleRow(const PlanarPointState& point, double sign,
+                              Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row) {
+  if (point.column < 0) return;
+  G(row, point.column + 2) = sign;
+  if (point.elastic()) G.block(row, point.column + 3, 1, point.slope.size()) = sign * point.slope;
+}
 
 int PlanarModel::FindBody(const std::string& name) const {
   if (name == "ground") return kGround;
@@ -410,14 +478,14 @@ int PlanarModel::num_joint_rows() const {
 }
 
 Eigen::VectorXd PlanarModel::InitialPositions() const {
-  Eigen::VectorXd q(3 * num_bodies());
-  for (int i = 0; i < num_bodies(); ++i) q.segment<3>(3 * i) = bodies_[i].q0;
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(num_coordinates_);
+  for (int i = 0; i < num_bodies(); ++i) q.segment<3>(Offset(i)) = bodies_[i].q0;
   return q;
 }
 
 Eigen::VectorXd PlanarModel::InitialVelocities() const {
-  Eigen::VectorXd v(3 * num_bodies());
-  for (int i = 0; i < num_bodies(); ++i) v.segment<3>(3 * i) = bodies_[i].v0;
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(num_coordinates_);
+  for (int i = 0; i < num_bodies(); ++i) v.segment<3>(Offset(i)) = bodies_[i].v0;
   return v;
 }
 
@@ -428,12 +496,47 @@ int PlanarModelBuilder::AddBody(const PlanarBody& body) {
   const std::string label = Label("body", body.name);
   if (body.name == "ground") Fail(label, "the name 'ground' is reserved for the fixed frame");
   RequireUniqueName(label, body.name, model_.bodies_);
-  RequirePositive(label, "mass", body.mass);
-  RequirePositive(label, "inertia", body.inertia);
   RequireFiniteVec(label, "q0", body.q0);
   RequireFiniteVec(label, "v0", body.v0);
-  model_.bodies_.push_back(body);
+  PlanarBody stored = body;
+  std::shared_ptr<const FlexibleBeam> beam;
+  std::vector<BeamPoint> nodes;
+  if (body.beam) {
+    beam = std::make_shared<const FlexibleBeam>(*body.beam, label);
+    stored.mass = beam->mass();
+    stored.inertia = beam->centroidal_inertia();
+    for (int k = 0; k < beam->num_nodes(); ++k) nodes.push_back(beam->PointAt(beam->NodeX(k)));
+    model_.has_flexible_ = true;
+  } else {
+    RequirePositive(label, "mass", body.mass);
+    RequirePositive(label, "inertia", body.inertia);
+  }
+  model_.offset_.push_back(model_.num_coordinates_);
+  model_.num_coordinates_ += 3 + (beam ? beam->num_modes() : 0);
+  model_.beams_.push_back(std::move(beam));
+  model_.beam_nodes_.push_back(std::move(nodes));
+  model_.bodies_.push_back(std::move(stored));
   return model_.num_bodies() - 1;
+}
+
+void PlanarModelBuilder::RequireNode(const std::string& label, const char* field, int body,
+                                     int node, const Eigen::Vector2d& point) const {
+  if (node < 0) return;
+  const FlexibleBeam* beam =
+      body >= 0 ? model_.beams_[static_cast<std::size_t>(body)].get() : nullptr;
+  if (beam == nullptr) {
+    Fail(label, std::string(field) + " " + std::to_string(node) +
+                    " given but the body is not a flexible body");
+  }
+  if (node >= beam->num_nodes()) {
+    Fail(label, std::string(field) + " " + std::to_string(node) + " does not exist (body '" +
+                    model_.bodies_[static_cast<std::size_t>(body)].name + "' has nodes 0.." +
+                    std::to_string(beam->num_nodes() - 1) + ")");
+  }
+  if (point != Eigen::Vector2d::Zero()) {
+    Fail(label,
+         std::string(field) + " and a non-zero point are exclusive, got point " + Vec(point));
+  }
 }
 
 int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
@@ -444,6 +547,8 @@ int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
   RequireFinite(label, "angle0", joint.angle0);
   RequireFinite(label, "rate", joint.rate);
   RequireFinite(label, "length", joint.length);
+  RequireNode(label, "node_a", joint.body_a, joint.node_a, joint.point_a);
+  RequireNode(label, "node_b", joint.body_b, joint.node_b, joint.point_b);
   PlanarJoint stored = joint;
   if (joint.type == PlanarJointType::kPrismatic || joint.type == PlanarJointType::kPointOnLine) {
     const double length = joint.axis_a.norm();
@@ -455,13 +560,15 @@ int PlanarModelBuilder::AddJoint(const PlanarJoint& joint) {
       Fail(label, "length must be > 0 (or 0: from q0), got " + Num(joint.length));
     if (joint.length == 0.0) {
       // L from the bodies' initial configuration.
-      const auto initial_point = [&](int body, const Eigen::Vector2d& s) -> Eigen::Vector2d {
+      // A node's initial point is its undeformed place (η = 0 initially).
+      const auto initial_point = [&](int body, int node, Eigen::Vector2d s) -> Eigen::Vector2d {
         if (body == kGround) return s;
         const Eigen::Vector3d& q0 = model_.bodies_[static_cast<std::size_t>(body)].q0;
+        if (node >= 0) s = {model_.beams_[static_cast<std::size_t>(body)]->NodeX(node), 0.0};
         return q0.head<2>() + Rotate(q0.z(), s);
       };
-      const Eigen::Vector2d pa = initial_point(joint.body_a, joint.point_a);
-      const Eigen::Vector2d pb = initial_point(joint.body_b, joint.point_b);
+      const Eigen::Vector2d pa = initial_point(joint.body_a, joint.node_a, joint.point_a);
+      const Eigen::Vector2d pb = initial_point(joint.body_b, joint.node_b, joint.point_b);
       stored.length = (pb - pa).norm();
       // Points within round-off of each other (1e-12 of their size) coincide.
       if (!(stored.length > 1e-12 * std::max({1.0, pa.norm(), pb.norm()}))) {
@@ -512,6 +619,7 @@ int PlanarModelBuilder::AddLoad(const PlanarLoad& load) {
   RequireFiniteVec(label, "force", load.force);
   RequireFiniteVec(label, "point", load.point);
   RequireFinite(label, "torque", load.torque);
+  RequireNode(label, "node", load.body, load.node, load.point);
   if (load.scale) ValidateProfile(label, *load.scale);
   model_.loads_.push_back(load);
   return static_cast<int>(model_.loads_.size()) - 1;
@@ -529,6 +637,10 @@ int PlanarModelBuilder::AddTorsionalSpring(const PlanarTorsionalSpring& spring) 
   const PlanarJoint& joint = model_.joints_[static_cast<std::size_t>(spring.joint)];
   if (joint.type != PlanarJointType::kRevolute) {
     Fail(label, "a torsional spring needs a revolute joint; '" + joint.name + "' is not one");
+  }
+  if (joint.node_a >= 0 || joint.node_b >= 0) {
+    Fail(label, "a torsional spring on a joint at a flexible body's node is not supported ('" +
+                    joint.name + "'); attach the joint to a frame point");
   }
   RequireNonNegative(label, "stiffness", spring.stiffness);
   RequireNonNegative(label, "damping", spring.damping);
@@ -555,14 +667,21 @@ PlanarMultibodySystem::PlanarMultibodySystem(std::shared_ptr<const PlanarModel> 
   AddConstraintBlock(std::make_shared<const PlanarJointBlock>(model_));
 }
 
-void PlanarMultibodySystem::MassMatrix(const Eigen::VectorXd& /*q*/, Eigen::MatrixXd* M) const {
+void PlanarMultibodySystem::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const {
   const int n = nv();
   M->setZero(n, n);
   for (int i = 0; i < model_->num_bodies(); ++i) {
     const PlanarBody& body = model_->bodies()[static_cast<std::size_t>(i)];
-    (*M)(3 * i, 3 * i) = body.mass;
-    (*M)(3 * i + 1, 3 * i + 1) = body.mass;
-    (*M)(3 * i + 2, 3 * i + 2) = body.inertia;
+    const int k = model_->Offset(i);
+    if (const FlexibleBeam* beam = model_->beam(i)) {
+      CheckSize(q, nq(), "q", "PlanarMultibodySystem::MassMatrix");
+      const int nb = 3 + beam->num_modes();
+      beam->MassMatrix(q(k + 2), q.segment(k + 3, nb - 3), M->block(k, k, nb, nb));
+      continue;
+    }
+    (*M)(k, k) = body.mass;
+    (*M)(k + 1, k + 1) = body.mass;
+    (*M)(k + 2, k + 2) = body.inertia;
   }
 }
 
@@ -572,25 +691,34 @@ void PlanarMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eig
   CheckSize(v, nv(), "v", "PlanarMultibodySystem::Forces");
   F->setZero(nv());
   const Eigen::Vector2d& gravity = model_->gravity();
+  const Eigen::VectorXd no_v;
   for (int i = 0; i < model_->num_bodies(); ++i) {
-    F->segment<2>(3 * i) += model_->bodies()[static_cast<std::size_t>(i)].mass * gravity;
+    const int k = model_->Offset(i);
+    if (const FlexibleBeam* beam = model_->beam(i)) {
+      // Inertial (quadratic velocity), gravity, elastic and damping forces of the beam.
+      const int m = beam->num_modes();
+      beam->AddForces(q(k + 2), q.segment(k + 3, m), v(k + 2), v.segment(k + 3, m), gravity,
+                      F->segment(k, 3 + m));
+      continue;
+    }
+    F->segment<2>(k) += model_->bodies()[static_cast<std::size_t>(i)].mass * gravity;
   }
   for (const PlanarLoad& load : model_->loads()) {
-    const BodyState body = StateOf(load.body, q);
+    const PlanarPointState point = model_->Point(load.body, load.node, load.point, q, no_v);
     const double scale = LoadScale(load, t);
-    AddPointForce(load.body, Rotate(body.theta, load.point), scale * load.force, F);
-    (*F)(3 * load.body + 2) += scale * load.torque;
+    AddPointForce(point, scale * load.force, F);
+    AddPointTorque(point, scale * load.torque, F);
   }
   for (const PlanarTorsionalSpring& spring : model_->torsional_springs()) {
     const TorsionalState s = TorsionalOf(*model_, spring, q, v);
     // Torque on b: −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a); the opposite on a.
     const double torque = -spring.stiffness * s.angle - spring.damping * s.rate;
-    if (s.body_b != kGround) (*F)(3 * s.body_b + 2) += torque;
-    if (s.body_a != kGround) (*F)(3 * s.body_a + 2) -= torque;
+    if (s.body_b != kGround) (*F)(model_->Offset(s.body_b) + 2) += torque;
+    if (s.body_a != kGround) (*F)(model_->Offset(s.body_a) + 2) -= torque;
   }
   for (const PlanarSpringDamper& spring : model_->springs()) {
-    const PointState pa = PointOf(StateOf(spring.body_a, q, v), spring.point_a);
-    const PointState pb = PointOf(StateOf(spring.body_b, q, v), spring.point_b);
+    const PlanarPointState pa = model_->Point(spring.body_a, -1, spring.point_a, q, v);
+    const PlanarPointState pb = model_->Point(spring.body_b, -1, spring.point_b, q, v);
     const Eigen::Vector2d d = pb.p - pa.p;
     const double length = d.norm();
     // Force on b: −(k (ℓ − L₀) + c ℓ̇) e, e = d / ℓ. With L₀ = 0 the elastic part is −k d, defined
@@ -607,8 +735,8 @@ void PlanarMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eig
       if (spring.rest_length != 0.0) tension += spring.stiffness * (length - spring.rest_length);
       f_b -= tension * e;
     }
-    AddPointForce(spring.body_b, pb.s_w, f_b, F);
-    AddPointForce(spring.body_a, pa.s_w, -f_b, F);
+    AddPointForce(pb, f_b, F);
+    AddPointForce(pa, -f_b, F);
   }
 }
 
@@ -617,24 +745,30 @@ void PlanarMultibodySystem::ForceJacobians(double t, const Eigen::VectorXd& q,
                                            Eigen::MatrixXd* C) const {
   CheckSize(q, nq(), "q", "PlanarMultibodySystem::ForceJacobians");
   CheckSize(v, nv(), "v", "PlanarMultibodySystem::ForceJacobians");
+  if (model_->has_flexible_bodies()) {
+    MechanicalSystem::ForceJacobians(t, q, v, K, C);
+    return;
+  }
   const int n = nv();
   if (K != nullptr) K->setZero(n, n);
   if (C != nullptr) C->setZero(n, n);
   // A world force f at s_w: F_θ = perp(s_w)·f, ∂F_θ/∂θ = perp(perp(s_w))·f = −s_w·f.
   const auto add_rotation_term = [&](int body, const Eigen::Vector2d& s_w,
                                      const Eigen::Vector2d& f) {
-    if (K != nullptr && body != kGround) (*K)(3 * body + 2, 3 * body + 2) += s_w.dot(f);
+    if (K == nullptr || body == kGround) return;
+    const int i = model_->Offset(body) + 2;
+    (*K)(i, i) += s_w.dot(f);
   };
   for (const PlanarLoad& load : model_->loads()) {
-    add_rotation_term(load.body, Rotate(StateOf(load.body, q).theta, load.point),
+    add_rotation_term(load.body, Rotate(StateOf(*model_, load.body, q).theta, load.point),
                       LoadScale(load, t) * load.force);
   }
   // Torsional springs: F_θb = −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a) = −F_θa, so K and C are
   // k and c times [1 −1; −1 1] on (θ_a, θ_b) (the ground's entries dropped).
   for (const PlanarTorsionalSpring& spring : model_->torsional_springs()) {
     const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
-    const int ia = joint.body_a == kGround ? -1 : 3 * joint.body_a + 2;
-    const int ib = joint.body_b == kGround ? -1 : 3 * joint.body_b + 2;
+    const int ia = joint.body_a == kGround ? -1 : model_->Offset(joint.body_a) + 2;
+    const int ib = joint.body_b == kGround ? -1 : model_->Offset(joint.body_b) + 2;
     for (auto [matrix, coefficient] : {std::pair{K, spring.stiffness}, {C, spring.damping}}) {
       if (matrix == nullptr) continue;
       for (const auto& [r, c, sign] :
@@ -645,8 +779,8 @@ void PlanarMultibodySystem::ForceJacobians(double t, const Eigen::VectorXd& q,
   }
   Eigen::MatrixXd D(2, n), E(2, n);  // D = ∂d/∂q, E = ∂ḋ/∂q at fixed v
   for (const PlanarSpringDamper& spring : model_->springs()) {
-    const BodyState body_a = StateOf(spring.body_a, q, v);
-    const BodyState body_b = StateOf(spring.body_b, q, v);
+    const BodyState body_a = StateOf(*model_, spring.body_a, q, v);
+    const BodyState body_b = StateOf(*model_, spring.body_b, q, v);
     const PointState pa = PointOf(body_a, spring.point_a);
     const PointState pb = PointOf(body_b, spring.point_b);
     const Eigen::Vector2d d = pb.p - pa.p;
@@ -656,14 +790,16 @@ void PlanarMultibodySystem::ForceJacobians(double t, const Eigen::VectorXd& q,
     E.setZero();
     // ṗ = ṙ + ω perp(s_w): ∂p/∂(x, y, θ) = [I, perp(s_w)], ∂ṗ/∂θ = −ω s_w.
     if (spring.body_b != kGround) {
-      D.middleCols<2>(3 * spring.body_b).setIdentity();
-      D.col(3 * spring.body_b + 2) = Perp(pb.s_w);
-      E.col(3 * spring.body_b + 2) = -body_b.omega * pb.s_w;
+      const int k = model_->Offset(spring.body_b);
+      D.middleCols<2>(k).setIdentity();
+      D.col(k + 2) = Perp(pb.s_w);
+      E.col(k + 2) = -body_b.omega * pb.s_w;
     }
     if (spring.body_a != kGround) {
-      D.middleCols<2>(3 * spring.body_a) = -Eigen::Matrix2d::Identity();
-      D.col(3 * spring.body_a + 2) = -Perp(pa.s_w);
-      E.col(3 * spring.body_a + 2) = body_a.omega * pa.s_w;
+      const int k = model_->Offset(spring.body_a);
+      D.middleCols<2>(k) = -Eigen::Matrix2d::Identity();
+      D.col(k + 2) = -Perp(pa.s_w);
+      E.col(k + 2) = body_a.omega * pa.s_w;
     }
     // f = −k d (L₀ = 0) − T e with T = c ℓ̇ + k' (ℓ − L₀), k' = k if L₀ ≠ 0 (as in Forces).
     Eigen::Vector2d f = Eigen::Vector2d::Zero();
@@ -698,22 +834,30 @@ void PlanarMultibodySystem::ForceJacobians(double t, const Eigen::VectorXd& q,
 double PlanarMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorXd& q) const {
   CheckSize(q, nq(), "q", "PlanarMultibodySystem::PotentialEnergy");
   double V = 0.0;
-  // Gravity: −m g·r.
+  // Gravity: −m g·r; a flexible body: its elastic energy and −g·(m r + A s(η)).
   for (int i = 0; i < model_->num_bodies(); ++i) {
-    V -= model_->bodies()[static_cast<std::size_t>(i)].mass *
-         model_->gravity().dot(q.segment<2>(3 * i));
+    const int k = model_->Offset(i);
+    if (const FlexibleBeam* beam = model_->beam(i)) {
+      V += beam->PotentialEnergy(q.segment<2>(k), q(k + 2), q.segment(k + 3, beam->num_modes()),
+                                 model_->gravity());
+      continue;
+    }
+    V -=
+        model_->bodies()[static_cast<std::size_t>(i)].mass * model_->gravity().dot(q.segment<2>(k));
   }
-  // Constant loads: −f·p − τ θ (a constant world force at a body point is conservative). Loads
-  // with a time profile are not counted (as in the spatial model): their work is an input.
+  // Constant loads: −f·p − τ θ (a constant world force at a body point is conservative; at a
+  // node p and θ are the node's). Loads with a time profile are not counted (as in the spatial
+  // model): their work is an input.
+  const Eigen::VectorXd no_v;
   for (const PlanarLoad& load : model_->loads()) {
     if (load.scale) continue;
-    const BodyState body = StateOf(load.body, q);
-    V -= load.force.dot(PointOf(body, load.point).p) + load.torque * body.theta;
+    const PlanarPointState point = model_->Point(load.body, load.node, load.point, q, no_v);
+    V -= load.force.dot(point.p) + load.torque * point.angle;
   }
   // Springs: ½ k (ℓ − L₀)².
   for (const PlanarSpringDamper& spring : model_->springs()) {
-    const Eigen::Vector2d d = PointOf(StateOf(spring.body_b, q), spring.point_b).p -
-                              PointOf(StateOf(spring.body_a, q), spring.point_a).p;
+    const Eigen::Vector2d d = model_->Point(spring.body_b, -1, spring.point_b, q, no_v).p -
+                              model_->Point(spring.body_a, -1, spring.point_a, q, no_v).p;
     const double stretch = d.norm() - spring.rest_length;
     V += 0.5 * spring.stiffness * stretch * stretch;
   }
@@ -725,22 +869,32 @@ double PlanarMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorX
   return V;
 }
 
+namespace {
+// "<body><suffix>" of coordinate i: the three frame coordinates, then "<prefix>eta<k>".
+std::string CoordinateName(const PlanarModel& model, int i, const char* const (&frame)[3],
+                           const char* elastic, const char* what) {
+  if (i < 0 || i >= model.num_coordinates()) {
+    throw std::out_of_range(std::string("PlanarMultibodySystem: ") + what + " index " +
+                            std::to_string(i) + " outside [0, " +
+                            std::to_string(model.num_coordinates()) + ")");
+  }
+  int body = model.num_bodies() - 1;
+  while (model.Offset(body) > i) --body;
+  const int local = i - model.Offset(body);
+  const std::string& name = model.bodies()[static_cast<std::size_t>(body)].name;
+  if (local < 3) return name + frame[local];
+  return name + elastic + std::to_string(local - 2);
+}
+}  // namespace
+
 std::string PlanarMultibodySystem::PositionName(int i) const {
   static constexpr const char* kSuffix[3] = {".x", ".y", ".theta"};
-  if (i < 0 || i >= nq()) {
-    throw std::out_of_range("PlanarMultibodySystem: position index " + std::to_string(i) +
-                            " outside [0, " + std::to_string(nq()) + ")");
-  }
-  return model_->bodies()[static_cast<std::size_t>(i / 3)].name + kSuffix[i % 3];
+  return CoordinateName(*model_, i, kSuffix, ".eta", "position");
 }
 
 std::string PlanarMultibodySystem::VelocityName(int i) const {
   static constexpr const char* kSuffix[3] = {".vx", ".vy", ".vtheta"};
-  if (i < 0 || i >= nv()) {
-    throw std::out_of_range("PlanarMultibodySystem: velocity index " + std::to_string(i) +
-                            " outside [0, " + std::to_string(nv()) + ")");
-  }
-  return model_->bodies()[static_cast<std::size_t>(i / 3)].name + kSuffix[i % 3];
+  return CoordinateName(*model_, i, kSuffix, ".veta", "velocity");
 }
 
 std::vector<PlanarJointReaction> PlanarMultibodySystem::JointReactions(
@@ -790,16 +944,17 @@ std::vector<PlanarJointReaction> PlanarMultibodySystem::JointReactions(
   for (std::size_t j = 0; j < num_joints; ++j) {
     if (Q[j].size() == 0) continue;
     const PlanarJoint& joint = model_->joints()[j];
-    const auto reduce = [&](int body, const Eigen::Vector2d& point, Eigen::Vector2d* force,
-                            double* torque) {
+    const auto reduce = [&](int body, int node, const Eigen::Vector2d& point,
+                            Eigen::Vector2d* force, double* torque) {
       if (body == kGround) return;
-      const Eigen::Vector2d s_w = Rotate(q(3 * body + 2), point);
-      *force = Q[j].segment<2>(3 * body);
-      // τ_p = τ_c − s_w × f.
-      *torque = Q[j](3 * body + 2) - (s_w.x() * force->y() - s_w.y() * force->x());
+      const int k = model_->Offset(body);
+      const Eigen::Vector2d s_w = model_->Point(body, node, point, q, Eigen::VectorXd()).s_w;
+      *force = Q[j].segment<2>(k);
+      // τ_p = τ_c − s_w × f (τ_c about the frame origin for a flexible body).
+      *torque = Q[j](k + 2) - (s_w.x() * force->y() - s_w.y() * force->x());
     };
-    reduce(joint.body_a, joint.point_a, &out[j].force_on_a, &out[j].torque_on_a);
-    reduce(joint.body_b, joint.point_b, &out[j].force_on_b, &out[j].torque_on_b);
+    reduce(joint.body_a, joint.node_a, joint.point_a, &out[j].force_on_a, &out[j].torque_on_a);
+    reduce(joint.body_b, joint.node_b, joint.point_b, &out[j].force_on_b, &out[j].torque_on_b);
   }
   return out;
 }

@@ -1,8 +1,14 @@
-// Planar rigid multibody model in absolute coordinates.
+// Planar multibody model in absolute coordinates: rigid bodies and flexible beams.
 //
-// Body i has q_i = (x, y, θ) (position of its centre of mass, angle) and v_i = (ẋ, ẏ, θ̇), so
-// T = I and M = diag(m_i, m_i, J_i) is constant. A point s (body frame) of body i is at
-// p = r_i + R(θ_i) s. The ground is body index kGround (fixed, not in q).
+// Rigid body i has q_i = (x, y, θ) (position of its centre of mass, angle) and v_i = (ẋ, ẏ, θ̇),
+// so T = I and its block of M is diag(m_i, m_i, J_i), constant. A point s (body frame) of body i
+// is at p = r_i + R(θ_i) s. The ground is body index kGround (fixed, not in q).
+// A flexible body (PlanarBody::beam; engine/flexible_beam.h, docs/flexible-bodies.md) has the
+// coordinates (x, y, θ) of its floating frame followed by m modal coordinates η; its block of M
+// depends on q, and its forces add the velocity, elastic and damping terms of the beam. Joints,
+// loads and contacts attach to a point of its frame or to a node (PlanarPointState: position,
+// velocity, Jacobian and velocity terms of the deformed node); their rows then have the elastic
+// coordinates in G. Bodies follow each other in q in their order (PlanarModel::Offset).
 //
 // Joints (bilateral rows, analytic G and γ), d = p_b − p_a, s_w = R(θ) s, n = perp(u):
 //   revolute      (2 rows)  r_a + R_a s_a − r_b − R_b s_b = 0                     .x .y
@@ -62,7 +68,10 @@
 // num_bodies) (loads: [0, num_bodies)), the two bodies of a joint or spring distinct; prismatic and
 // point_on_line axis non-zero; distance length ≥ 0 (0: from q0, then > 0); a driver's joint index
 // valid and of a type that can take it; a torsional spring's joint index valid and the joint a
-// revolute (names unique among torsional springs); a load's profile finite; every number finite.
+// revolute (names unique among torsional springs); a load's profile finite; every number finite;
+// a flexible body's beam valid (engine::ValidateBeam: E, ρ, section > 0, 1 ≤ modes ≤ available);
+// a node index (joints, loads) a node of a flexible body, with a zero point; no torsional spring
+// on a joint at a node.
 // Build() throws if there are no bodies.
 #pragma once
 
@@ -73,6 +82,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/flexible_beam.h"
 #include "engine/mechanical_system.h"
 #include "engine/time_profile.h"
 
@@ -80,12 +90,17 @@ namespace saltus::engine {
 
 constexpr int kGround = -1;
 
+// A rigid body, or with `beam` a flexible body (engine/flexible_beam.h): then (x, y, θ) is its
+// floating frame (origin at the beam's end X = 0, x axis along the beam), its coordinates are
+// followed by the beam's modal coordinates η (m), which start at 0, and mass and inertia are
+// those of the beam (the builder sets them; the given ones are ignored).
 struct PlanarBody {
   std::string name;
   double mass = 1.0;                             // kg, > 0
   double inertia = 1.0;                          // kg·m², about the centre of mass, > 0
   Eigen::Vector3d q0 = Eigen::Vector3d::Zero();  // initial (x, y, θ)
   Eigen::Vector3d v0 = Eigen::Vector3d::Zero();  // initial (ẋ, ẏ, θ̇)
+  std::optional<BeamProperties> beam = std::nullopt;  // set: a flexible body
 };
 
 enum class PlanarJointType { kRevolute, kPrismatic, kAngleDriver, kDistance, kFixed, kPointOnLine };
@@ -101,6 +116,11 @@ struct PlanarJoint {
   double angle0 = 0.0;                                // prismatic, fixed, angle_driver: θ₀ (rad)
   double rate = 0.0;                                  // angle_driver: ω (rad/s)
   double length = 0.0;  // distance: L (m) > 0, or 0 for the initial distance of the points
+  // A node of a flexible body_a / body_b (−1: the point is point_a / point_b of the body frame).
+  // The joint point is then that node of the deformed centreline (point_a / point_b must be
+  // zero) and the angle rows use the node's section angle θ + ψ η; axes stay in the frame.
+  int node_a = -1;
+  int node_b = -1;
 };
 
 // A rheonomic driver on a joint: kAngle on a revolute, kDisplacement on a prismatic.
@@ -135,6 +155,7 @@ struct PlanarLoad {
   Eigen::Vector2d point = Eigen::Vector2d::Zero();  // application point, body frame
   double torque = 0.0;                              // N·m
   std::optional<TimeProfile> scale;                 // force and torque × φ(t) when set
+  int node = -1;  // a node of a flexible body (then point must be zero; torque on its section)
 };
 
 // Torsional spring-damper on a revolute joint: torque −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a) on the
@@ -147,9 +168,47 @@ struct PlanarTorsionalSpring {
   double angle0 = 0.0;     // θ₀ (rad)
 };
 
+// Where a point of a planar body is and how it moves (PlanarModel::Point): a point s of the body
+// frame, s_w = R(θ) s, or a node of a flexible body, s_w = A(θ) ū(X_k, η) (engine/
+// flexible_beam.h); p = r + s_w. With the body's velocities (ṙ, ω[, η̇]):
+//   ṗ = ṙ + ω perp(s_w) + jac_eta η̇,
+//   p̈ = r̈ + ω̇ perp(s_w) + jac_eta η̈ − ω² s_w + a_elastic,   a_elastic = A (2 ω J B η̇ − ḣ e_x),
+// and the section angle is θ + ψ η (rate ω + ψ η̇; its second derivative has no velocity part).
+// For frame points jac_eta has no columns, ψ is empty and a_elastic = 0; for the ground
+// everything is zero and column = −1.
+struct PlanarPointState {
+  Eigen::Vector2d s_w = Eigen::Vector2d::Zero();
+  Eigen::Vector2d p = Eigen::Vector2d::Zero();
+  Eigen::Vector2d p_dot = Eigen::Vector2d::Zero();
+  Eigen::Vector2d a_elastic = Eigen::Vector2d::Zero();
+  Eigen::Matrix<double, 2, Eigen::Dynamic> jac_eta;  // ∂p/∂η (2 × m)
+  Eigen::RowVectorXd slope;                          // ψ (1 × m)
+  double angle = 0.0;                                // θ (+ ψ η)
+  double angle_rate = 0.0;                           // ω (+ ψ η̇)
+  int column = -1;                                   // the body's first column in q and v
+  bool elastic() const { return jac_eta.cols() > 0; }
+};
+
 class PlanarModel {
  public:
   int num_bodies() const { return static_cast<int>(bodies_.size()); }
+  // nq = nv: 3 per rigid body, 3 + m per flexible body, in body order.
+  int num_coordinates() const { return num_coordinates_; }
+  // First coordinate of a body in q and v (bodies in [0, num_bodies); throws std::out_of_range).
+  int Offset(int body) const;
+  // The beam of a flexible body, nullptr for a rigid one.
+  const FlexibleBeam* beam(int body) const { return beams_[static_cast<std::size_t>(body)].get(); }
+  bool has_flexible_bodies() const { return has_flexible_; }
+  // The point s of `body`'s frame (node < 0) or node `node` of its beam, at q and v (v may be
+  // empty: velocities 0). body may be kGround (s is then a world point).
+  PlanarPointState Point(int body, int node, const Eigen::Vector2d& s, const Eigen::VectorXd& q,
+                         const Eigen::VectorXd& v) const;
+  // Adds c·∂p/∂v of a point (c a 2-vector: a row along c) to row `row` of G, and for a node the
+  // angle row's columns when `angle` (1 on θ, ψ on η), scaled by `sign`.
+  static void AddPointRow(const PlanarPointState& point, const Eigen::Vector2d& c,
+                          Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row);
+  static void AddAngleRow(const PlanarPointState& point, double sign, Eigen::Ref<Eigen::MatrixXd> G,
+                          Eigen::Index row);
   const std::vector<PlanarBody>& bodies() const { return bodies_; }
   const std::vector<PlanarJoint>& joints() const { return joints_; }
   const std::vector<PlanarDriver>& drivers() const { return drivers_; }
@@ -168,13 +227,18 @@ class PlanarModel {
   PlanarRowRange JointRows(int joint) const;
   int DriverRow(int driver) const;
   int num_joint_rows() const;  // all joint and driver rows
-  // Initial q and v assembled from the bodies (3 per body).
+  // Initial q and v assembled from the bodies (3 per rigid body; 3 + m per flexible body, η = 0).
   Eigen::VectorXd InitialPositions() const;
   Eigen::VectorXd InitialVelocities() const;
 
  private:
   friend class PlanarModelBuilder;
   std::vector<PlanarBody> bodies_;
+  std::vector<int> offset_;                                 // first coordinate of each body
+  std::vector<std::shared_ptr<const FlexibleBeam>> beams_;  // null for rigid bodies
+  std::vector<std::vector<BeamPoint>> beam_nodes_;          // per body: its beam's nodes
+  int num_coordinates_ = 0;
+  bool has_flexible_ = false;
   std::vector<PlanarJoint> joints_;
   std::vector<PlanarDriver> drivers_;
   std::vector<int> joint_first_row_;  // first row of each joint
@@ -199,6 +263,9 @@ class PlanarModelBuilder {
   std::shared_ptr<const PlanarModel> Build();
 
  private:
+  // A node index (≥ 0) must name a node of a flexible body, with a zero point.
+  void RequireNode(const std::string& label, const char* field, int body, int node,
+                   const Eigen::Vector2d& point) const;
   PlanarModel model_;
 };
 
@@ -228,10 +295,11 @@ class PlanarMultibodySystem : public MechanicalSystem {
   explicit PlanarMultibodySystem(std::shared_ptr<const PlanarModel> model);
 
   const PlanarModel& model() const { return *model_; }
-  int nq() const override { return 3 * model_->num_bodies(); }
-  int nv() const override { return 3 * model_->num_bodies(); }
+  int nq() const override { return model_->num_coordinates(); }
+  int nv() const override { return model_->num_coordinates(); }
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override;
-  bool HasConstantMassMatrix() const override { return true; }
+  // Constant unless the model has flexible bodies.
+  bool HasConstantMassMatrix() const override { return !model_->has_flexible_bodies(); }
   void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
               Eigen::VectorXd* F) const override;
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;
@@ -239,10 +307,13 @@ class PlanarMultibodySystem : public MechanicalSystem {
   // and load torques do not depend on q, v; a load's φ(t) scales its term). Torsional spring:
   // k and c times [1 −1; −1 1] on (θ_a, θ_b). For a spring with d = p_b − p_a, D = ∂d/∂q (2 × nv),
   // force f on b and F = Dᵀ f: K = −Dᵀ (∂f/∂d D + ∂f/∂ḋ ∂(D v)/∂q) − (∂Dᵀ/∂q) f, C = −Dᵀ ∂f/∂ḋ D.
+  // With flexible bodies, the central differences of MechanicalSystem::ForceJacobians.
   void ForceJacobians(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                       Eigen::MatrixXd* K, Eigen::MatrixXd* C) const override;
-  std::string PositionName(int i) const override;  // "<body>.x", "<body>.y", "<body>.theta"
-  std::string VelocityName(int i) const override;  // "<body>.vx", "<body>.vy", "<body>.vtheta"
+  // "<body>.x", "<body>.y", "<body>.theta", and "<body>.eta<i>" (i = 1..m) for flexible bodies.
+  std::string PositionName(int i) const override;
+  // "<body>.vx", "<body>.vy", "<body>.vtheta", "<body>.veta<i>".
+  std::string VelocityName(int i) const override;
   // Reactions of every joint (PlanarJointReaction) from the multipliers `lambda` of `rows` (e.g.
   // events::Simulation's active rows and their λ); rows that are not joint or driver rows are
   // ignored, and a joint none of whose rows is in `rows` gets zeros. Throws

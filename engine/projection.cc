@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/block_sparse.h"
 #include "engine/constrained_dynamics.h"
@@ -288,6 +289,9 @@ ProjectionResult ProjectPositions(const MechanicalSystem& system, double t,
   constexpr const char* kWhere = "ProjectPositions";
   ValidateOptions(options, kWhere);
   CheckSize(*q, system.nq(), "q", kWhere);
+  // Velocity-level rows have no position constraint (header).
+  const std::vector<int> position_rows = system.PositionLevelRows(rows);
+  rows = position_rows;
   if (rows.empty()) return ProjectionResult();
   bool singular = false;
   if (UseSparse(system, t, *q, options)) {

@@ -4,7 +4,9 @@
 //   positions  (35):  N(q)(q̃ − q) + Gᵀ(q̃) μ = 0,   g(q̃, t) = 0,
 //   velocities (36):  N(q̃)(ṽ − v) + Gᵀ(q̃) η = 0,   G(q̃) ṽ + ∂g/∂t = 0,
 //
-// on the given rows, with the metric N = M (default) or N = I. Positions are solved by a
+// on the given rows, with the metric N = M (default) or N = I. Velocity-level rows
+// (ConstraintLevel::kVelocity, nonholonomic: no position constraint) are skipped by
+// ProjectPositions and kept by ProjectVelocities. Positions are solved by a
 // simplified Newton iteration q_{k+1} = q_k ⊕ δ_k with δ_k the N-metric least-norm solution of
 // G δ = −g(q_k), velocities by the same least-norm correction, repeated while the residual is
 // above tolerance (iterative refinement); the position update goes through

@@ -1,6 +1,7 @@
 #include "engine/time_profile.h"
 
 #include <cmath>
+#include <numbers>
 
 #include "engine/validation.h"
 
@@ -25,6 +26,14 @@ Eigen::Vector3d TimeProfile::Evaluate(double t) const {
       return {value0 + amplitude * std::sin(arg), amplitude * frequency * std::cos(arg),
               -amplitude * frequency * frequency * std::sin(arg)};
     }
+    case Kind::kSpinUp: {
+      const double ts = duration, k = rate / duration;
+      if (t <= 0.0) return {value0, 0.0, 0.0};
+      if (t >= ts) return {value0 + rate * (t - 0.5 * ts), rate, 0.0};
+      const double w = 2.0 * std::numbers::pi / ts;
+      return {value0 + k * (0.5 * t * t + (std::cos(w * t) - 1.0) / (w * w)),
+              k * (t - std::sin(w * t) / w), k * (1.0 - std::cos(w * t))};
+    }
   }
   return Eigen::Vector3d::Zero();
 }
@@ -36,6 +45,9 @@ void ValidateProfile(const std::string& label, const TimeProfile& p) {
   validation::RequireFinite(label, "profile frequency", p.frequency);
   validation::RequireFinite(label, "profile phase", p.phase);
   for (double c : p.coefficients) validation::RequireFinite(label, "profile coefficient", c);
+  if (p.kind == TimeProfile::Kind::kSpinUp) {
+    validation::RequirePositive(label, "profile duration", p.duration);
+  }
 }
 
 }  // namespace saltus::engine

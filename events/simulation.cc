@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -31,8 +32,18 @@ std::string_view ToString(EventKind k) {
       return "contact_closed";
     case EventKind::kTime:
       return "time";
+    case EventKind::kStick:
+      return "stick";
+    case EventKind::kSlip:
+      return "slip";
+    case EventKind::kTangentialImpact:
+      return "tangential_impact";
   }
   return "unknown";
+}
+
+std::string_view ToString(PainleveResolution p) {
+  return p == PainleveResolution::kImpact ? "impact" : "error";
 }
 
 std::string_view ToString(RunStatus s) {
@@ -55,6 +66,8 @@ std::string_view ToString(RunStatus s) {
       return "event_accumulation";
     case RunStatus::kInterrupted:
       return "interrupted";
+    case RunStatus::kPainleve:
+      return "painleve";
   }
   return "unknown";
 }
@@ -91,14 +104,39 @@ struct Simulation::Impl {
       : integrator(integrators::MakeIntegrator(o.integrator, o.integrator_options)),
         ctx(s, o),
         observers(obs),
-        dynamics(s),
+        view(s),
+        frictional(HasFriction(s, ctx.rows)),
+        dynamics(frictional ? static_cast<const engine::MechanicalSystem&>(view) : s),
         modes(s, ctx.rows),
         forces(ctx, dynamics, modes),
         gaps(ctx, *integrator),
         normal_forces(ctx, *integrator, modes, forces),
+        stick(ctx, *integrator, modes, forces),
+        slip(ctx, *integrator, modes),
         switcher(ctx),
         time_events(o.time_events) {
     std::sort(time_events.begin(), time_events.end());
+    if (frictional) RequireFrictionSupport(*integrator);
+  }
+
+  static void RequireFrictionSupport(const integrators::Integrator& integrator) {
+    if (!integrator.SupportsNonIdealForces() || !integrator.SupportsVelocityLevelRows()) {
+      throw std::invalid_argument(
+          "integrator '" + std::string(integrator.name()) +
+          "' cannot integrate frictional contacts (sliding friction acts off the constraint "
+          "directions and sticking contacts are velocity-level rows); choose another integrator "
+          "(saltus list)");
+    }
+  }
+  static bool HasFriction(const engine::MechanicalSystem& s, const RowSets& rows) {
+    for (int r : rows.unilateral) {
+      if (s.constraint_info(r).friction > 0) return true;
+    }
+    return false;
+  }
+  // The system the integrator and the multipliers see in the current phase.
+  const engine::MechanicalSystem& PhaseSystem() const {
+    return frictional ? static_cast<const engine::MechanicalSystem&>(view) : ctx.sys;
   }
 
   void SetState(double t0, const VectorXd& q0, const VectorXd& v0);
@@ -109,8 +147,7 @@ struct Simulation::Impl {
   double ScanStep();
   void AcceptStep(bool time_event);
   void SwitchAt(double t_event, double t_end);
-  void Switch(const std::vector<int>& forced_open, const std::vector<int>& impacting,
-              std::vector<Event> events, const VectorXd& v_minus);
+  void Switch(const FiredWitnesses& fired, std::vector<Event> events, const VectorXd& v_minus);
   void StartPhase();
   void GuardAgainstAccumulation();
   // Outputs at the output times before t_hi (and at t_hi when inclusive), up to t_end.
@@ -120,12 +157,16 @@ struct Simulation::Impl {
   std::unique_ptr<integrators::Integrator> integrator;
   EventContext ctx;
   const std::vector<Observer*>& observers;
+  engine::SlidingFrictionView view;  // the system with the sliding contacts' friction forces
+  bool frictional;                   // some contact has μ > 0: phases see `view`
   engine::ConstrainedDynamics dynamics;
   ContactModes modes;
   StepSamples samples;
   SampleForces forces;
   GapWitness gaps;
   NormalForceWitness normal_forces;
+  StickWitness stick;
+  SlipWitness slip;
   SwitchHandler switcher;
   double t = 0;
   VectorXd q, v;
@@ -134,7 +175,8 @@ struct Simulation::Impl {
   double next_output = 0;
   std::vector<double> time_events;
   std::size_t next_time_event = 0;
-  std::deque<double> recent_events;  // times of recent events (Zeno guard)
+  std::deque<double> recent_events;           // times of recent events (Zeno guard)
+  std::optional<RunFailure> pending_failure;  // found by SetState: AdvanceTo stops with it
   VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
 };
 
@@ -188,6 +230,42 @@ Eigen::VectorXd Simulation::Multipliers() const {
   return lambda;
 }
 
+std::vector<Simulation::ContactForce> Simulation::ContactForces() const {
+  Impl& im = *impl_;
+  const std::vector<int>& active = im.modes.active();
+  VectorXd vdot, lambda;
+  im.dynamics.Solve(im.t, im.q, im.v, active, &vdot, &lambda);
+  auto lambda_of = [&](int row) {
+    return lambda[std::lower_bound(active.begin(), active.end(), row) - active.begin()];
+  };
+  std::vector<ContactForce> out;
+  for (const ContactState& s : im.modes.states()) {
+    ContactForce f;
+    f.row = s.row;
+    f.mode = s.mode;
+    f.normal = lambda_of(s.row);
+    f.slip_direction = s.slip_direction;
+    const auto tangents = im.ctx.sys.TangentRows(s.row);
+    if (s.mode == ContactMode::kStick) {
+      for (std::size_t k = 0; k < tangents.size() && k < 2; ++k) {
+        f.tangential[static_cast<Eigen::Index>(k)] = lambda_of(tangents[k]);
+      }
+    } else if (s.mode == ContactMode::kSlip) {
+      // −μ λ_N d with the current slip direction (in the plane the phase's sign).
+      VectorXd u_t;
+      Eigen::Vector2d d = s.slip_direction;
+      if (tangents.size() == 2) {
+        engine::ConstraintRate(im.ctx.sys, im.t, im.q, im.v,
+                               std::vector<int>(tangents.begin(), tangents.end()), &u_t);
+        if (u_t.norm() > 0) d = u_t.normalized();
+      }
+      f.tangential = -im.ctx.sys.constraint_info(s.row).friction * f.normal * d;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
 void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   const auto& sys = *system_;
   Require(std::isfinite(t), "initial time must be finite");
@@ -222,6 +300,7 @@ RunResult Simulation::Impl::Advance(double t_end, std::atomic<bool>& stop_reques
     }
   }
   try {
+    if (pending_failure) throw *pending_failure;
     while (t < t_end) {
       if (StopRequested(stop_requested)) {
         result.status = RunStatus::kInterrupted;
@@ -282,7 +361,7 @@ double Simulation::Impl::ScanStep() {
   samples.Take(*integrator, ctx.opt.event_samples);
   gaps.Watch(q, samples, modes.closed());
   forces.NewStep(samples);
-  WitnessSet* const families[] = {&gaps, &normal_forces};
+  WitnessSet* const families[] = {&gaps, &normal_forces, &stick, &slip};
   return FindEarliestEvent(samples, families);
 }
 
@@ -324,7 +403,7 @@ void Simulation::Impl::AcceptStep(bool time_event) {
   te.t = t;
   te.kind = EventKind::kTime;
   te.energy_before = te.energy_after = ctx.mass.Energy(t, q, v);
-  Switch({}, {}, {te}, v);
+  Switch({}, {te}, v);
 }
 
 // An event at t_event: outputs before it, the witnesses that fired there, the switch.
@@ -332,21 +411,22 @@ void Simulation::Impl::SwitchAt(double t_event, double t_end) {
   EmitOutputs(t_event, false, t_end);
   VectorXd q_ev, v_ev;
   integrator->Interpolate(t_event, &q_ev, &v_ev);
-  std::vector<int> impacting, forced_open;
-  gaps.Fired(t_event, &impacting);
-  normal_forces.Fired(t_event, &forced_open);
+  FiredWitnesses fired;
+  gaps.Fired(t_event, &fired.impacting);
+  normal_forces.Fired(t_event, &fired.forced_open);
+  stick.Fired(t_event, &fired.slipping);
+  fired.slip_directions = stick.fired_directions();
   t = t_event;
   q = std::move(q_ev);
   v = std::move(v_ev);
-  Switch(forced_open, impacting, {}, v);
+  Switch(fired, {}, v);
 }
 
 // The switch handler at (t, q, v), the observers, the Zeno guard and the new phase.
-void Simulation::Impl::Switch(const std::vector<int>& forced_open,
-                              const std::vector<int>& impacting, std::vector<Event> events,
+void Simulation::Impl::Switch(const FiredWitnesses& fired, std::vector<Event> events,
                               const VectorXd& v_minus) {
   const VectorXd v_before = v_minus;
-  switcher.Handle(t, q, v, modes, forced_open, impacting, &events);
+  switcher.Handle(t, q, v, modes, fired, &events);
   for (const Event& e : events) {
     ++ctx.stats.events[static_cast<int>(e.kind)];
     for (Observer* o : observers) o->OnEvent(e, q, v_before, v);
@@ -374,7 +454,12 @@ void Simulation::Impl::GuardAgainstAccumulation() {
 // index-1 multipliers of the active rows to MechanicalSystem::AcceptStep.
 void Simulation::Impl::StartPhase() {
   gaps.StartPhase(t, q, v, modes.closed(), &switcher.snapshot());
-  integrator->Reset(ctx.sys, modes.active(), t, q, v);
+  if (frictional) {
+    view.SetSlidingContacts(modes.SlidingContacts());
+    stick.StartPhase(t, q);
+    slip.StartPhase(t, q, v);
+  }
+  integrator->Reset(PhaseSystem(), modes.active(), t, q, v);
 }
 
 void Simulation::Impl::EmitOutputs(double t_hi, bool inclusive, double t_end) {
@@ -432,10 +517,16 @@ void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v
     }
   }
   std::vector<Event> events;
+  pending_failure.reset();
   try {
-    switcher.Handle(t, q, v, modes, {}, {}, &events);
+    switcher.Handle(t, q, v, modes, {}, &events);
   } catch (const RunFailure& f) {
-    throw std::invalid_argument("initial state: " + f.message);
+    // A Painlevé configuration at t₀ is a property of the mechanism, not bad input: the run
+    // stops at once with it (AdvanceTo), the state kept.
+    if (f.status != RunStatus::kPainleve) {
+      throw std::invalid_argument("initial state: " + f.message);
+    }
+    pending_failure = f;
   }
   for (const Event& e : events) {
     ++ctx.stats.events[static_cast<int>(e.kind)];

@@ -72,6 +72,26 @@
 // More than `zeno_max_events` events inside `zeno_window` that the rule above cannot resolve
 // stop the run with RunStatus::kEventAccumulation.
 //
+// Coulomb friction (issue 17; ../shared/FRICTION.md). A contact with μ > 0 (ConstraintRowInfo::
+// friction) has tangential rows (one in the plane, two in space), and in I₂ it sticks or slides
+// (events/contact_modes.h). Between events the modes are frozen: a sticking contact's tangential
+// rows are active (velocity-level rows, ġ_T = 0); a sliding contact's friction force −μ λ_N d is
+// carried by the force direction of its normal row, H_n = G_n − μ d·G_T
+// (engine::SlidingFrictionView), so every integrator does one linear solve per evaluation and no
+// complementarity solve. Two more witness families watch the frictional modes:
+//   stick → slip   μ λ_N − ‖λ_T‖ + τ₃ of sticking contacts falling through 0 (λ_T the multipliers
+//                  of the tangential rows; τ₃ the hysteresis of the take-off function);
+//   slip → stick   the slip velocity along its direction at the step start, a·ġ_T, falling
+//                  through 0 (the plane: s ġ_T with the slip sign s; a slide that starts from rest
+//                  is watched through the departing quotient, as gaps are).
+// At a switching time the impact problem has Coulomb's law on the impulses (tangential
+// restitution 0; an energy gain above round-off, possible with Newton's law and friction, is
+// flagged on the event and counted), and the acceleration-level problem decides stick or slip
+// (events/switch_handler.h: a contact with ‖u_T‖ ≤ τ₁ is a stick candidate, one sliding keeps its
+// direction unless it stops). Painlevé configurations (no solution or several with sliding
+// contacts) stop the run with RunStatus::kPainleve or are resolved by a tangential impact
+// (SimulationOptions::painleve).
+//
 // Watched rows. The open unilateral rows whose event functions are evaluated, sampled by the
 // tunnelling guard, root-found and tested for I₁ are only those the system lists as candidates
 // (engine::MechanicalSystem::CandidateRows; all rows by default, the broadphase pairs for
@@ -100,6 +120,7 @@
 #include <vector>
 
 #include "contact/complementarity.h"
+#include "contact/friction_cone.h"
 #include "engine/constrained_dynamics.h"
 #include "engine/mechanical_system.h"
 #include "engine/projection.h"
@@ -107,11 +128,21 @@
 
 namespace saltus::events {
 
+// The mode of a contact (events/contact_modes.h): open, closed (frictionless), stick, slip.
+using ContactMode = contact::ContactMode;
+// "open", "closed", "stick", "slip" (in space), "slip+" / "slip-" (in the plane, one tangential
+// row: by the sign of the slip direction's first entry).
+std::string ContactModeName(ContactMode mode, const Eigen::Vector2d& slip_direction,
+                            int num_tangent_rows);
+
 struct Thresholds {
   double tau0 = 1e-9;   // gap (m): g ≤ τ₀ counts as closed in position
   double tau1 = 1e-6;   // normal velocity (m/s): |G v| ≤ τ₁ counts as zero
   double tau3 = 1e-10;  // multiplier (N): λ > τ₃ keeps a contact closed
 };
+
+enum class PainleveResolution { kError, kImpact };
+std::string_view ToString(PainleveResolution p);  // "error", "impact"
 
 struct SimulationOptions {
   std::string integrator = "dopri5";
@@ -129,21 +160,45 @@ struct SimulationOptions {
   double zeno_window = 1e-6;  // s
   std::vector<double> time_events;
   bool watch_all_rows = false;  // true: watch every open unilateral row (see "Watched rows")
+  // Friction (issue 17): what to do when the acceleration-level problem with sliding contacts
+  // has no solution or several (Painlevé): stop with RunStatus::kPainleve (kError), or resolve it
+  // by a tangential impact at the current state (kImpact, an event of kind tangential_impact).
+  PainleveResolution painleve = PainleveResolution::kError;
+  // Friction cone of spatial contacts (two tangential rows): the exact disk, or a polygon with
+  // friction_facets ≥ 3 facets (a faceted LCP; contact/friction_cone.h).
+  contact::FrictionCone friction_cone = contact::FrictionCone::kExact;
+  int friction_facets = 8;
   // When non-null and set (e.g. by a signal handler: a lock-free atomic store is
   // async-signal-safe), AdvanceTo stops at the next step boundary with RunStatus::kInterrupted.
   // The flag is the caller's: it is read, never cleared. See also Simulation::RequestStop.
   const std::atomic<bool>* stop_flag = nullptr;
 };
 
-enum class EventKind { kImpact, kTakeoff, kContactClosed, kTime };
-std::string_view ToString(EventKind k);  // "impact", "takeoff", "contact_closed", "time"
+// impact: contacts hit (Newton restitution; with friction, Coulomb on the impulses); takeoff: a
+// contact opens; contact_closed: a contact joins I₂; time: a user time event; stick: a sliding
+// contact sticks; slip: a sticking contact starts to slide (or a slide reverses);
+// tangential_impact: an impulse without collision resolving a Painlevé configuration.
+enum class EventKind { kImpact, kTakeoff, kContactClosed, kTime, kStick, kSlip, kTangentialImpact };
+inline constexpr int kNumEventKinds = 7;
+// "impact", "takeoff", "contact_closed", "time", "stick", "slip", "tangential_impact"
+std::string_view ToString(EventKind k);
 
 struct Event {
   double t = 0;
   EventKind kind = EventKind::kTime;
-  std::vector<int> rows;                       // global constraint rows involved
-  std::vector<double> impulses;                // per row (impact); 0 otherwise
+  std::vector<int> rows;         // global unilateral rows of the contacts involved
+  std::vector<double> impulses;  // per row: normal impulse (impacts); 0 otherwise
+  // Per row: the tangential impulse in the basis of the contact's tangential rows (impacts of
+  // frictional contacts; zero otherwise; the plane uses the first entry).
+  std::vector<Eigen::Vector2d> tangential_impulses;
+  // Per row: the contact's mode after the event, and its slip direction when it slides (same
+  // basis; plane: ±1 in the first entry).
+  std::vector<ContactMode> modes;
+  std::vector<Eigen::Vector2d> slip_directions;
   double energy_before = 0, energy_after = 0;  // T + V at t⁻ and t⁺
+  // Impacts: the kinetic energy rose by more than round-off (Newton's law with friction can do
+  // so: contact/friction_problem.h); counted in SimulationStats::energy_gains.
+  bool energy_gain = false;
 };
 
 enum class RunStatus {
@@ -156,12 +211,13 @@ enum class RunStatus {
   kProjectionFailure,
   kEventAccumulation,
   kInterrupted,  // SimulationOptions::stop_flag or Simulation::RequestStop (not a failure)
+  kPainleve,     // a frictional contact problem with no solution or several (painleve: error)
 };
 std::string_view ToString(RunStatus s);
 
 struct SimulationStats {
   integrators::IntegratorStats integrator;
-  long events[4] = {0, 0, 0, 0};  // by EventKind
+  long events[kNumEventKinds] = {};  // by EventKind
   long lcp_solves = 0;
   double max_position_violation = 0;      // ‖g_A‖∞ over accepted steps (before projection)
   double max_velocity_violation = 0;      // ‖G_A v + ∂g_A/∂t‖∞
@@ -180,8 +236,15 @@ struct SimulationStats {
                                      // (round-off rate: watched through g + τ₀ instead)
   long threshold_closing_fallbacks = 0;  // acceleration problems that failed with the rows
                                          // closing by v_e and were solved without them
-  double lcp_seconds = 0;                // wall time in the impact and contact problems
-  long largest_lcp = 0;                  // most unknowns of one LCP (largest component solved)
+  // Friction: impacts that raised the kinetic energy by more than round-off (and the largest
+  // gain, J), and the Painlevé configurations met (their diagnoses, the first 100 kept).
+  long energy_gains = 0;
+  double largest_energy_gain = 0;
+  long painleve_inconsistent = 0;
+  long painleve_indeterminate = 0;
+  std::vector<std::string> painleve_diagnoses;
+  double lcp_seconds = 0;  // wall time in the impact and contact problems
+  long largest_lcp = 0;    // most unknowns of one LCP (largest component solved)
   double wall_seconds = 0;
 };
 
@@ -241,6 +304,18 @@ class Simulation {
   // Multipliers of the active rows at the current state (index-1 solve), in row order of
   // active_rows().
   Eigen::VectorXd Multipliers() const;
+  // The force of every closed contact at the current state: normal λ_N and tangential λ_T (the
+  // multipliers of its tangential rows when it sticks, −μ λ_N d when it slides, 0 when it is
+  // frictionless), in the basis of its tangential rows, with its mode. In the order of
+  // closed_rows().
+  struct ContactForce {
+    int row = -1;
+    ContactMode mode = ContactMode::kClosed;
+    double normal = 0;
+    Eigen::Vector2d tangential = Eigen::Vector2d::Zero();
+    Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();
+  };
+  std::vector<ContactForce> ContactForces() const;
   const SimulationStats& stats() const;
   const engine::MechanicalSystem& system() const { return *system_; }
   const SimulationOptions& options() const { return options_; }

@@ -26,22 +26,62 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& modes,
-                           const std::vector<int>& forced_open, const std::vector<int>& impacting,
-                           std::vector<Event>* events) {
-  const double energy_before = ctx_.mass.Energy(t, q, v);
-  const std::vector<int> closed = modes.closed();
-  const std::vector<int> i1 = ClosedInPosition(t, q, v, closed, impacting);
-  ResolveImpacts(t, q, v, i1, energy_before, events);
-  const std::vector<int> new_closed = DecideClosed(t, q, v, i1, forced_open);
-  Project(t, q, v, i1, new_closed);
-  RecordGaps(t, q);
+SwitchHandler::SwitchHandler(EventContext& ctx) : ctx_(ctx) {
+  for (int r : ctx.rows.unilateral) frictional_ |= ctx.sys.constraint_info(r).friction > 0;
+}
 
-  const double energy_after = ctx_.mass.Energy(t, q, v);
-  const std::vector<int> closing = Difference(new_closed, closed);
-  const std::vector<int> leaving = Difference(closed, new_closed);
+void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& modes,
+                           const FiredWitnesses& fired, std::vector<Event>* events) {
+  const std::size_t first_event = events->size();
+  const double energy_before = ctx_.mass.Energy(t, q, v);
+  const std::vector<ContactState> before = modes.states();
+  const std::vector<int> i1 = ClosedInPosition(t, q, v, modes.closed(), fired.impacting);
+  ResolveImpacts(t, q, v, i1, energy_before, events);
+  const std::vector<ContactState> after = DecideModes(t, q, v, i1, fired, events);
+  modes.SetStates(after);
+  Project(t, q, v, i1, modes.closed(), modes.active());
+  RecordGaps(t, q);
+  RecordModeChanges(t, before, after, energy_before, ctx_.mass.Energy(t, q, v), events);
+  // Every event of this switch lists the modes of its contacts after it.
+  for (std::size_t k = first_event; k < events->size(); ++k) {
+    Event& e = (*events)[k];
+    e.modes.resize(e.rows.size());
+    e.slip_directions.assign(e.rows.size(), Eigen::Vector2d::Zero());
+    e.tangential_impulses.resize(e.rows.size(), Eigen::Vector2d::Zero());
+    for (std::size_t j = 0; j < e.rows.size(); ++j) {
+      const ContactState* s = modes.state(e.rows[j]);
+      e.modes[j] = s != nullptr ? s->mode : ContactMode::kOpen;
+      if (s != nullptr) e.slip_directions[j] = s->slip_direction;
+    }
+  }
+}
+
+void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>& before,
+                                      const std::vector<ContactState>& after, double energy_before,
+                                      double energy_after, std::vector<Event>* events) const {
+  // Both lists ascending by row: a merge pass classifies every contact that changed.
+  std::vector<int> closing, leaving, sticking, slipping;
+  std::size_t i = 0, j = 0;
+  while (i < before.size() || j < after.size()) {
+    if (j == after.size() || (i < before.size() && before[i].row < after[j].row)) {
+      leaving.push_back(before[i++].row);
+    } else if (i == before.size() || after[j].row < before[i].row) {
+      closing.push_back(after[j++].row);
+    } else {
+      const ContactState& b = before[i++];
+      const ContactState& a = after[j++];
+      if (a.mode == ContactMode::kStick && b.mode == ContactMode::kSlip) {
+        sticking.push_back(a.row);
+      } else if (a.mode == ContactMode::kSlip &&
+                 (b.mode == ContactMode::kStick ||
+                  (b.mode == ContactMode::kSlip && a.slip_direction.dot(b.slip_direction) < 0))) {
+        slipping.push_back(a.row);
+      }
+    }
+  }
   for (const auto& [kind, rows] :
-       {std::pair{EventKind::kContactClosed, &closing}, std::pair{EventKind::kTakeoff, &leaving}}) {
+       {std::pair{EventKind::kContactClosed, &closing}, std::pair{EventKind::kTakeoff, &leaving},
+        std::pair{EventKind::kStick, &sticking}, std::pair{EventKind::kSlip, &slipping}}) {
     if (rows->empty()) continue;
     Event ev;
     ev.t = t;
@@ -52,7 +92,6 @@ void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& mod
     ev.energy_after = energy_after;
     events->push_back(std::move(ev));
   }
-  modes.SetClosed(new_closed);
 }
 
 // I₁: unilateral rows closed in position (plus the closed and the impacting ones), among the
@@ -81,7 +120,8 @@ std::vector<int> SwitchHandler::ClosedInPosition(double t, const VectorXd& q, co
 // left out: with Newton's law a separating row that took an impulse would leave with
 // u⁺ = −e u⁻ < 0, i.e. be driven into the obstacle. If the impact makes such a row approach, a
 // further impact is solved on the new set; every stage involves only rows with u⁻ ≤ τ₁, so none
-// adds energy. With a restitution threshold v_e, a row approaching slower than v_e takes e = 0.
+// adds energy without friction. With a restitution threshold v_e, a row approaching slower than
+// v_e takes e = 0.
 void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
                                    const std::vector<int>& i1, double energy_before,
                                    std::vector<Event>* events) {
@@ -90,7 +130,11 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   bool approaching = AnyBelow(u_, -tau1);
   if (!approaching) return;
   VectorXd total_impulse = VectorXd::Zero(static_cast<Eigen::Index>(i1.size()));
+  std::vector<Eigen::Vector2d> total_tangential(i1.size(), Eigen::Vector2d::Zero());
+  bool energy_gain = false;
   const VectorXd u_initial = u_;
+  VectorXd normal;
+  std::vector<Eigen::Vector2d> tangential;
   for (int stage = 0; stage < kMaxImpactStages && approaching; ++stage) {
     std::vector<int> rows;
     std::vector<Eigen::Index> index;  // position of each row in i1
@@ -103,22 +147,11 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
       const bool plastic = opt.restitution_threshold > 0 && uk > -opt.restitution_threshold;
       e.push_back(plastic ? 0.0 : ctx_.rows.restitution[static_cast<std::size_t>(i1[k])]);
     }
-    const auto lcp_start = std::chrono::steady_clock::now();
-    const contact::ImpactResult impact =
-        contact::SolveImpact(ctx_.sys, t, q, v, ctx_.rows.bilateral, rows, e, opt.lcp);
-    ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
-    ctx_.stats.largest_lcp =
-        std::max(ctx_.stats.largest_lcp, static_cast<long>(impact.largest_lcp));
-    ++ctx_.stats.lcp_solves;
-    if (!impact.ok) {
-      std::ostringstream msg;
-      msg << "impact problem failed at t = " << t << " on " << rows.size()
-          << " contact(s): " << impact.message;
-      throw RunFailure{RunStatus::kLcpFailure, msg.str()};
-    }
-    v = impact.v_plus;
+    ImpactStage(t, q, v, rows, e, &normal, &tangential, &energy_gain);
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      total_impulse[index[k]] += impact.impulse_u[static_cast<Eigen::Index>(k)];
+      total_impulse[index[k]] += normal[static_cast<Eigen::Index>(k)];
+      if (!tangential.empty())
+        total_tangential[static_cast<std::size_t>(index[k])] += tangential[k];
     }
     engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
     ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
@@ -129,79 +162,196 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
     msg << "impact cascade did not settle after " << kMaxImpactStages << " stages at t = " << t;
     throw RunFailure{RunStatus::kLcpFailure, msg.str()};
   }
+  // The event lists the rows that approached and those that took an impulse above round-off of
+  // the largest one (a resting row solved with another's impact takes ~1e-15 of it).
+  const double impulse_floor = 1e-9 * total_impulse.cwiseAbs().maxCoeff();
   Event ev;
   ev.t = t;
   ev.kind = EventKind::kImpact;
   for (std::size_t k = 0; k < i1.size(); ++k) {
     const auto kk = static_cast<Eigen::Index>(k);
-    if (total_impulse[kk] > 0 || u_initial[kk] < -tau1) {
+    if (total_impulse[kk] > impulse_floor || u_initial[kk] < -tau1) {
       ev.rows.push_back(i1[k]);
       ev.impulses.push_back(total_impulse[kk]);
+      ev.tangential_impulses.push_back(total_tangential[k]);
     }
   }
   ev.energy_before = energy_before;
   ev.energy_after = ctx_.mass.Energy(t, q, v);
+  ev.energy_gain = energy_gain;
   events->push_back(std::move(ev));
+}
+
+void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
+                                const std::vector<int>& rows, const std::vector<double>& e,
+                                VectorXd* normal, std::vector<Eigen::Vector2d>* tangential,
+                                bool* energy_gain) {
+  const auto lcp_start = std::chrono::steady_clock::now();
+  auto fail = [&](const std::string& why) {
+    std::ostringstream msg;
+    msg << "impact problem failed at t = " << t << " on " << rows.size() << " contact(s): " << why;
+    throw RunFailure{RunStatus::kLcpFailure, msg.str()};
+  };
+  ++ctx_.stats.lcp_solves;
+  tangential->clear();
+  if (!frictional_) {
+    const contact::ImpactResult impact =
+        contact::SolveImpact(ctx_.sys, t, q, v, ctx_.rows.bilateral, rows, e, ctx_.opt.lcp);
+    ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
+    ctx_.stats.largest_lcp =
+        std::max(ctx_.stats.largest_lcp, static_cast<long>(impact.largest_lcp));
+    if (!impact.ok) fail(impact.message);
+    v = impact.v_plus;
+    *normal = impact.impulse_u;
+    return;
+  }
+  const std::vector<contact::FrictionalContact> contacts = Contacts(t, q, v, rows, true, &e);
+  const contact::FrictionalImpactResult impact = contact::SolveFrictionalImpact(
+      ctx_.sys, t, q, v, ctx_.rows.bilateral, contacts, FrictionOptions());
+  ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
+  if (!impact.ok) fail(impact.message);
+  v = impact.v_plus;
+  normal->resize(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    (*normal)[static_cast<Eigen::Index>(k)] = impact.contacts[k].normal;
+    tangential->push_back(impact.contacts[k].tangential);
+  }
+  if (impact.energy_gain) {
+    *energy_gain = true;
+    ++ctx_.stats.energy_gains;
+    ctx_.stats.largest_energy_gain =
+        std::max(ctx_.stats.largest_energy_gain, impact.kinetic_energy_change);
+  }
+}
+
+std::vector<contact::FrictionalContact> SwitchHandler::Contacts(
+    double t, const VectorXd& q, const VectorXd& v, const std::vector<int>& rows, bool impact,
+    const std::vector<double>* restitution) {
+  std::vector<contact::FrictionalContact> contacts;
+  contacts.reserve(rows.size());
+  std::vector<int> tangents;
+  VectorXd u_t;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    contact::FrictionalContact c = contact::FrictionalContact::FromSystem(
+        ctx_.sys, rows[k], restitution != nullptr ? (*restitution)[k] : 0.0);
+    if (!impact && c.friction > 0 && c.num_tangent_rows > 0) {
+      tangents.assign(c.tangent_rows.begin(), c.tangent_rows.begin() + c.num_tangent_rows);
+      engine::ConstraintRate(ctx_.sys, t, q, v, tangents, &u_t);
+      if (u_t.norm() > ctx_.opt.thresholds.tau1) {
+        c.sliding = true;
+        c.slip_direction.setZero();
+        c.slip_direction.head(u_t.size()) = u_t / u_t.norm();
+      }
+    }
+    contacts.push_back(c);
+  }
+  return contacts;
+}
+
+contact::FrictionOptions SwitchHandler::FrictionOptions() const {
+  contact::FrictionOptions o;
+  o.cone = ctx_.opt.friction_cone;
+  o.facets = ctx_.opt.friction_facets;
+  o.tolerance = ctx_.opt.lcp.tolerance;
+  return o;
 }
 
 // Candidates for I₂: rows of I₁ whose velocity is (numerically) zero after the impact; a row
 // with 0 < u⁺ ≤ τ₁ closes too (the Zeno rule), and with v_e > 0 a row leaving slower than v_e.
 // The acceleration-level problem (eq. 12) keeps those with a compressive force.
-std::vector<int> SwitchHandler::DecideClosed(double t, const VectorXd& q, const VectorXd& v,
-                                             const std::vector<int>& i1,
-                                             const std::vector<int>& forced_open) {
+std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q, VectorXd& v,
+                                                     const std::vector<int>& i1,
+                                                     const FiredWitnesses& fired,
+                                                     std::vector<Event>* events) {
   const auto& opt = ctx_.opt;
   const auto& th = opt.thresholds;
   const double v_close = std::max(th.tau1, opt.restitution_threshold);
   auto candidates_below = [&](double bound) {
     std::vector<int> rows;
     for (std::size_t k = 0; k < i1.size(); ++k) {
-      if (u_[static_cast<Eigen::Index>(k)] <= bound && !Contains(forced_open, i1[k])) {
+      if (u_[static_cast<Eigen::Index>(k)] <= bound && !Contains(fired.forced_open, i1[k])) {
         rows.push_back(i1[k]);
       }
     }
     return rows;
   };
   std::vector<int> candidates = candidates_below(v_close);
-  std::vector<int> new_closed;
-  if (candidates.empty()) return new_closed;
+  std::vector<ContactState> states;
+  if (candidates.empty()) return states;
   // Rows that are candidates only by v_e (τ₁ < u⁺ ≤ v_e) are to close with u = 0: the problem is
   // posed at the velocity projected onto them (γ of the closing state).
-  const VectorXd* v_acc = &v;
-  VectorXd v_closing;
-  for (std::size_t k = 0; k < i1.size() && v_acc == &v; ++k) {
-    const double uk = u_[static_cast<Eigen::Index>(k)];
-    if (uk > th.tau1 && uk <= v_close) {
-      v_closing = v;
-      const auto rv = engine::ProjectVelocities(
-          ctx_.sys, t, q, Union(ctx_.rows.bilateral, candidates), opt.projection, &v_closing);
-      if (rv.converged) v_acc = &v_closing;
+  auto closing_velocity = [&](VectorXd* v_closing) -> const VectorXd& {
+    for (std::size_t k = 0; k < i1.size(); ++k) {
+      const double uk = u_[static_cast<Eigen::Index>(k)];
+      if (uk > th.tau1 && uk <= v_close) {
+        *v_closing = v;
+        const auto rv = engine::ProjectVelocities(
+            ctx_.sys, t, q, Union(ctx_.rows.bilateral, candidates), opt.projection, v_closing);
+        if (rv.converged) return *v_closing;
+      }
     }
-  }
+    return v;
+  };
+  VectorXd v_closing;
+  const VectorXd& v_acc = closing_velocity(&v_closing);
+  std::string message;
   // lcp_seconds times the contact problems only, not the projection above.
   const auto lcp_start = std::chrono::steady_clock::now();
-  contact::ContactAccelerationResult acc = contact::SolveContactAccelerations(
-      ctx_.sys, t, q, *v_acc, ctx_.rows.bilateral, candidates, opt.lcp);
-  ++ctx_.stats.lcp_solves;
-  if (!acc.ok && v_close > th.tau1) {
+  RunStatus status = RunStatus::kFinished;
+  if (!frictional_) {
+    if (!DecideFrictionless(t, q, v_acc, candidates, &states, &message)) {
+      status = RunStatus::kLcpFailure;
+    }
+  } else {
+    std::vector<int> painleve_rows;
+    status = DecideFrictional(t, q, v_acc, candidates, fired, &states, &message, &painleve_rows);
+    if (status == RunStatus::kPainleve && opt.painleve == PainleveResolution::kImpact) {
+      // An impulse without collision at the contacts concerned (Génot & Brogliato 1999), then
+      // the modes at the new velocity. Where the configuration is indeterminate and no impulse
+      // exists, one of its solutions is taken (the one the contact solver returns).
+      TangentialImpact(t, q, v, painleve_rows, events);
+      states.clear();
+      status = DecideFrictional(t, q, v, candidates, fired, &states, &message, &painleve_rows);
+      if (status == RunStatus::kPainleve && offered_solution_) status = RunStatus::kFinished;
+    }
+  }
+  if (status == RunStatus::kLcpFailure && v_close > th.tau1) {
     // Should the problem still fail, the rows closing by the threshold are left out (they leave
     // as without it).
     std::vector<int> strict = candidates_below(th.tau1);
     if (strict.size() < candidates.size()) {
       candidates = std::move(strict);
       ++ctx_.stats.threshold_closing_fallbacks;
-      acc = contact::SolveContactAccelerations(ctx_.sys, t, q, v, ctx_.rows.bilateral, candidates,
-                                               opt.lcp);
-      ++ctx_.stats.lcp_solves;
+      states.clear();
+      std::vector<int> painleve_rows;
+      status = frictional_
+                   ? DecideFrictional(t, q, v, candidates, fired, &states, &message, &painleve_rows)
+                   : (DecideFrictionless(t, q, v, candidates, &states, &message)
+                          ? RunStatus::kFinished
+                          : RunStatus::kLcpFailure);
     }
   }
   ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
-  ctx_.stats.largest_lcp = std::max(ctx_.stats.largest_lcp, static_cast<long>(acc.largest_lcp));
-  if (!acc.ok) {
+  if (status != RunStatus::kFinished) {
     std::ostringstream msg;
     msg << "contact problem (acceleration level) failed at t = " << t << " on " << candidates.size()
-        << " contact(s): " << acc.message;
-    throw RunFailure{RunStatus::kLcpFailure, msg.str()};
+        << " contact(s): " << message;
+    throw RunFailure{status, msg.str()};
+  }
+  return states;
+}
+
+bool SwitchHandler::DecideFrictionless(double t, const VectorXd& q, const VectorXd& v_acc,
+                                       const std::vector<int>& candidates,
+                                       std::vector<ContactState>* states, std::string* message) {
+  const auto& th = ctx_.opt.thresholds;
+  const contact::ContactAccelerationResult acc = contact::SolveContactAccelerations(
+      ctx_.sys, t, q, v_acc, ctx_.rows.bilateral, candidates, ctx_.opt.lcp);
+  ++ctx_.stats.lcp_solves;
+  ctx_.stats.largest_lcp = std::max(ctx_.stats.largest_lcp, static_cast<long>(acc.largest_lcp));
+  if (!acc.ok) {
+    *message = acc.message;
+    return false;
   }
   // W_αα converts the force threshold τ₃ into an acceleration threshold.
   VectorXd w_diag;
@@ -209,10 +359,94 @@ std::vector<int> SwitchHandler::DecideClosed(double t, const VectorXd& q, const 
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const auto kk = static_cast<Eigen::Index>(k);
     if (acc.lambda_u[kk] > th.tau3 || acc.accel_u[kk] <= w_diag[kk] * th.tau3) {
-      new_closed.push_back(candidates[k]);
+      states->push_back(ContactState{candidates[k]});
     }
   }
-  return new_closed;
+  return true;
+}
+
+RunStatus SwitchHandler::DecideFrictional(double t, const VectorXd& q, const VectorXd& v_acc,
+                                          const std::vector<int>& candidates,
+                                          const FiredWitnesses& fired,
+                                          std::vector<ContactState>* states, std::string* message,
+                                          std::vector<int>* painleve_rows) {
+  const std::vector<contact::FrictionalContact> contacts =
+      Contacts(t, q, v_acc, candidates, false, nullptr);
+  const contact::FrictionalAccelerationResult acc = contact::SolveFrictionalAccelerations(
+      ctx_.sys, t, q, v_acc, ctx_.rows.bilateral, contacts, FrictionOptions());
+  ++ctx_.stats.lcp_solves;
+  const contact::Solvability status = acc.diagnosis.status;
+  const bool painleve = status == contact::Solvability::kInconsistent ||
+                        status == contact::Solvability::kIndeterminate;
+  if (painleve) {
+    auto& st = ctx_.stats;
+    ++(status == contact::Solvability::kInconsistent ? st.painleve_inconsistent
+                                                     : st.painleve_indeterminate);
+    std::ostringstream msg;
+    msg << "t = " << t << ": " << acc.diagnosis.message;
+    if (st.painleve_diagnoses.size() < 100) st.painleve_diagnoses.push_back(msg.str());
+    *message = "Painlevé configuration: " + acc.diagnosis.message;
+    painleve_rows->clear();
+    for (int k : acc.diagnosis.contacts) {
+      painleve_rows->push_back(candidates[static_cast<std::size_t>(k)]);
+    }
+    std::sort(painleve_rows->begin(), painleve_rows->end());
+    // An indeterminate problem still has solutions: one is offered (states) with the status.
+    offered_solution_ = status == contact::Solvability::kIndeterminate && acc.ok;
+    if (!offered_solution_) return RunStatus::kPainleve;
+  } else if (!acc.ok) {
+    *message = acc.message;
+    return RunStatus::kLcpFailure;
+  }
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const contact::FrictionalContactResult& r = acc.contacts[k];
+    if (r.mode == ContactMode::kOpen) continue;
+    ContactState s{candidates[k], r.mode, r.slip_direction};
+    const auto it = std::lower_bound(fired.slipping.begin(), fired.slipping.end(), s.row);
+    if (s.mode == ContactMode::kStick && it != fired.slipping.end() && *it == s.row) {
+      const Eigen::Vector2d& d =
+          fired.slip_directions[static_cast<std::size_t>(it - fired.slipping.begin())];
+      if (d.norm() > 0) {
+        // Its stick → slip function fired: on the cone's boundary to round-off, it slides.
+        s.mode = ContactMode::kSlip;
+        s.slip_direction = d;
+      }
+    }
+    states->push_back(s);
+  }
+  return painleve ? RunStatus::kPainleve : RunStatus::kFinished;
+}
+
+void SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
+                                     const std::vector<int>& candidates,
+                                     std::vector<Event>* events) {
+  const double energy_before = ctx_.mass.Energy(t, q, v);
+  const std::vector<contact::FrictionalContact> contacts =
+      Contacts(t, q, v, candidates, true, nullptr);
+  ++ctx_.stats.lcp_solves;
+  const contact::FrictionalImpactResult impact = contact::SolveTangentialImpact(
+      ctx_.sys, t, q, v, ctx_.rows.bilateral, contacts, FrictionOptions());
+  if (!impact.ok) {
+    std::ostringstream msg;
+    msg << "tangential impact failed at t = " << t << ": " << impact.message;
+    throw RunFailure{RunStatus::kPainleve, msg.str()};
+  }
+  // No impulsive solution (z = 0 always solves the problem), or one that changes no velocity
+  // by more than τ₁ (round-off impulses): nothing happens.
+  if ((impact.v_plus - v).cwiseAbs().maxCoeff() <= ctx_.opt.thresholds.tau1) return;
+  v = impact.v_plus;
+  Event ev;
+  ev.t = t;
+  ev.kind = EventKind::kTangentialImpact;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    ev.rows.push_back(candidates[k]);
+    ev.impulses.push_back(impact.contacts[k].normal);
+    ev.tangential_impulses.push_back(impact.contacts[k].tangential);
+  }
+  ev.energy_before = energy_before;
+  ev.energy_after = ctx_.mass.Energy(t, q, v);
+  ev.energy_gain = impact.energy_gain;
+  events->push_back(std::move(ev));
 }
 
 // Rows of I₁ that open while still approaching with |u| ≤ τ₁ get zero velocity with the closed
@@ -221,7 +455,7 @@ std::vector<int> SwitchHandler::DecideClosed(double t, const VectorXd& q, const 
 // other rows can push an open row of I₁, or a row outside I₁ by more than τ₀, below zero: such
 // rows join the projected set and the projection is repeated.
 void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vector<int>& i1,
-                            const std::vector<int>& new_closed) {
+                            const std::vector<int>& new_closed, const std::vector<int>& active) {
   const auto& opt = ctx_.opt;
   std::vector<int> stopped, penetrating;
   VectorXd g_i1;
@@ -233,7 +467,6 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
     if (g_i1[static_cast<Eigen::Index>(k)] < 0) penetrating.push_back(i1[k]);
   }
   near_gaps_current_ = false;
-  const std::vector<int> active = Union(ctx_.rows.bilateral, new_closed);
   if (active.empty() && stopped.empty() && penetrating.empty()) return;
   const VectorXd q_start = q;
   for (;;) {

@@ -4,11 +4,24 @@
 //
 //   I₁        = {α : g^α(t*) ≤ τ₀} ∪ (closed contacts) ∪ (contacts whose impact function fired)
 //   impact    eq. (4) on the rows of I₁ with u⁻ ≤ τ₁, repeated while the impact leaves a row of
-//             I₁ approaching (a cascade at the same instant, at most kMaxImpactStages stages)
-//   modes     the acceleration-level LCP (eq. 12) on the rows of I₁ left with u⁺ ≤ max(τ₁, v_e)
-//             decides which close (λ > τ₃ or g̈ ≤ W_αα τ₃); the others, and the contacts whose
-//             take-off function fired, open
+//             I₁ approaching (a cascade at the same instant, at most kMaxImpactStages stages);
+//             with friction, Newton's law on the normal velocity and Coulomb's on the impulses
+//             (contact/friction_problem.h), the energy checked after each stage
+//   modes     the acceleration-level problem (eq. 12; with friction, the Coulomb law at
+//             acceleration level) on the rows of I₁ left with u_N⁺ ≤ max(τ₁, v_e) decides which
+//             stay closed and how (stick, or slip with a direction)
 //   project   positions onto g_A = 0 (eq. 35), velocities onto G_A v + ∂g_A/∂t = 0 (eq. 36)
+//
+// Friction at the mode decision. A frictional contact of the candidates is a stick candidate when
+// its tangential velocity is ‖u_T‖ ≤ τ₁ (it sticks if the cone admits a force with g̈_T = 0, else
+// it starts to slide along g̈_T: MBSim's rule), and sliding with d = u_T/‖u_T‖ otherwise (its
+// friction force −μ λ_N d substituted). A contact whose stick → slip function fired cannot stay
+// stuck: should the problem say stick (the force on the cone's boundary to round-off), it slides
+// along −λ_T. Every decision is made once per switching time, so a stick → slip → stick loop at
+// one instant cannot occur. When the problem with sliding contacts has no solution or several
+// (Painlevé: contact/friction_problem.h), the run stops (SimulationOptions::painleve = kError) or
+// a tangential impact at the current state (an impulse without collision, e = 0; Génot &
+// Brogliato 1999) resolves it and the modes are decided again at the new velocity.
 //
 // Each step is a member function; the rules behind each are in events/simulation.h.
 #pragma once
@@ -16,6 +29,7 @@
 #include <Eigen/Dense>
 #include <vector>
 
+#include "contact/friction_problem.h"
 #include "events/contact_modes.h"
 #include "events/event_context.h"
 #include "events/witness.h"
@@ -27,17 +41,23 @@ namespace saltus::events {
 // 0.86 per stage), and the run stops.
 inline constexpr int kMaxImpactStages = 1000;
 
+// The witnesses that fired at a switching time (rows ascending).
+struct FiredWitnesses {
+  std::vector<int> impacting;    // impact function located at t*: the contact belongs to I₁
+  std::vector<int> forced_open;  // take-off function ≤ 0: the contact opens
+  std::vector<int> slipping;     // stick → slip function ≤ 0: the contact cannot stay stuck
+  std::vector<Eigen::Vector2d> slip_directions;  // per slipping row: the direction it slides in
+};
+
 class SwitchHandler {
  public:
-  explicit SwitchHandler(EventContext& ctx) : ctx_(ctx) {}
+  explicit SwitchHandler(EventContext& ctx);
 
-  // At (t, q, v⁻) with the fired witnesses: `forced_open` (take-off function ≤ 0) and
-  // `impacting` (impact function located at t), ascending. On return v is v⁺, q and v are
-  // projected, `modes` holds the new modes and `events` the impact and mode-change events.
-  // Throws RunFailure (lcp_failure, projection_failure).
+  // At (t, q, v⁻) with the fired witnesses. On return v is v⁺, q and v are projected, `modes`
+  // holds the new modes and `events` the impact and mode-change events (each with the modes of
+  // its contacts after the switch). Throws RunFailure (lcp_failure, projection_failure, painleve).
   void Handle(double t, Eigen::VectorXd& q, Eigen::VectorXd& v, ContactModes& modes,
-              const std::vector<int>& forced_open, const std::vector<int>& impacting,
-              std::vector<Event>* events);
+              const FiredWitnesses& fired, std::vector<Event>* events);
 
   // The gaps of the unilateral candidates within τ₀ after the last Handle (GapWitness reuses
   // them at the phase start that follows).
@@ -51,19 +71,54 @@ class SwitchHandler {
   // Step 1: the impact cascade on I₁ (v and u_ updated); the impact event when any row approached.
   void ResolveImpacts(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
                       const std::vector<int>& i1, double energy_before, std::vector<Event>* events);
-  // Steps 2-3: the contacts of I₁ that stay closed.
-  std::vector<int> DecideClosed(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-                                const std::vector<int>& i1, const std::vector<int>& forced_open);
+  // One stage of the cascade on `rows` with restitution `e`: v ← v⁺; the impulses (normal, and
+  // tangential per row) into the outputs. Throws RunFailure.
+  void ImpactStage(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
+                   const std::vector<int>& rows, const std::vector<double>& e,
+                   Eigen::VectorXd* normal, std::vector<Eigen::Vector2d>* tangential,
+                   bool* energy_gain);
+  // Steps 2-3: the states of the contacts of I₁ that stay closed.
+  std::vector<ContactState> DecideModes(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
+                                        const std::vector<int>& i1, const FiredWitnesses& fired,
+                                        std::vector<Event>* events);
+  // The frictionless decision (λ > τ₃ or g̈ ≤ W_αα τ₃) on `candidates` at v_acc, or nothing
+  // when the problem fails (then *message says why).
+  bool DecideFrictionless(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v_acc,
+                          const std::vector<int>& candidates, std::vector<ContactState>* states,
+                          std::string* message);
+  // The frictional decision on `candidates` at v_acc; kLcpFailure when the problem failed;
+  // kPainleve when it is a Painlevé case, with the contacts concerned in painleve_rows and, when
+  // it is indeterminate, one of its solutions in states.
+  RunStatus DecideFrictional(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v_acc,
+                             const std::vector<int>& candidates, const FiredWitnesses& fired,
+                             std::vector<ContactState>* states, std::string* message,
+                             std::vector<int>* painleve_rows);
+  // The tangential impact that resolves a Painlevé configuration of `candidates` (v updated,
+  // event appended).
+  void TangentialImpact(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
+                        const std::vector<int>& candidates, std::vector<Event>* events);
+  // The contacts of `rows` for the frictional problems, stick candidates or sliding at v.
+  std::vector<contact::FrictionalContact> Contacts(double t, const Eigen::VectorXd& q,
+                                                   const Eigen::VectorXd& v,
+                                                   const std::vector<int>& rows, bool impact,
+                                                   const std::vector<double>* restitution);
   // Step 4: the projection; keeps the gaps of the candidates within τ₀ at the final q.
   void Project(double t, Eigen::VectorXd& q, Eigen::VectorXd& v, const std::vector<int>& i1,
-               const std::vector<int>& new_closed);
+               const std::vector<int>& new_closed, const std::vector<int>& active);
   // The candidates within τ₀ at q and their gaps into near_, g_near_.
   void NearGaps(double t, const Eigen::VectorXd& q);
   // Smallest gap after projection and the snapshot, from near_ / g_near_ at (t, q).
   void RecordGaps(double t, const Eigen::VectorXd& q);
+  // The mode-change events from the states before and after.
+  void RecordModeChanges(double t, const std::vector<ContactState>& before,
+                         const std::vector<ContactState>& after, double energy_before,
+                         double energy_after, std::vector<Event>* events) const;
+  contact::FrictionOptions FrictionOptions() const;
 
   EventContext& ctx_;
-  Eigen::VectorXd u_;  // ġ of the rows of I₁
+  bool frictional_ = false;        // some contact of the system has μ > 0
+  bool offered_solution_ = false;  // the last DecideFrictional was indeterminate with a solution
+  Eigen::VectorXd u_;              // ġ of the rows of I₁
   std::vector<int> near_;
   Eigen::VectorXd g_near_;
   bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the final q

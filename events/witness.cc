@@ -315,40 +315,29 @@ void GapWitness::Fired(double t_event, std::vector<int>* rows) {
   }
 }
 
-// ---- NormalForceWitness ---------------------------------------------------------------------
+// ---- Force witnesses ------------------------------------------------------------------------
 
-NormalForceWitness::NormalForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
-                                       const ContactModes& modes, SampleForces& forces)
-    : ctx_(ctx), integrator_(integrator), modes_(modes), forces_(forces) {}
-
-void NormalForceWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
-  phi->resize(static_cast<Eigen::Index>(position_.size()));
-  for (std::size_t k = 0; k < position_.size(); ++k) {
-    (*phi)[static_cast<Eigen::Index>(k)] = lambda_active[position_[k]] + ctx_.opt.thresholds.tau3;
-  }
+Eigen::Index ForceWitness::ActivePosition(int row) const {
+  const std::vector<int>& active = modes_.active();
+  return std::lower_bound(active.begin(), active.end(), row) - active.begin();
 }
 
-void NormalForceWitness::BeginStep(const StepSamples& samples) {
+void ForceWitness::BeginStep(const StepSamples& samples) {
   samples_ = &samples;
-  const std::vector<int>& closed = modes_.closed();
-  const std::vector<int>& active = modes_.active();
-  position_.resize(closed.size());
-  for (std::size_t k = 0; k < closed.size(); ++k) {
-    position_[k] = std::lower_bound(active.begin(), active.end(), closed[k]) - active.begin();
-  }
+  Prepare();
   Sample(0);
   std::swap(phi_prev_, phi_next_);
 }
 
-void NormalForceWitness::Sample(int i) {
+void ForceWitness::Sample(int i) {
   sample_ = i;
-  if (position_.empty()) return;
+  if (rows_.empty()) return;
   Values(forces_.At(i), &phi_next_);
 }
 
-void NormalForceWitness::Locate(double* t_event) {
+void ForceWitness::Locate(double* t_event) {
   const double s_prev = samples_->time(sample_ - 1), s = samples_->time(sample_);
-  for (std::size_t k = 0; k < position_.size(); ++k) {
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
     const auto kk = static_cast<Eigen::Index>(k);
     const double a = phi_prev_[kk], b = phi_next_[kk];
     if (!(a > 0 && b <= 0)) continue;
@@ -356,19 +345,257 @@ void NormalForceWitness::Locate(double* t_event) {
       Values(forces_.AtTime(integrator_, sm), &phi_mid_);
       return phi_mid_[kk];
     });
-    *t_event = std::min(*t_event, root.hi);  // the force has reached 0 there
+    *t_event = std::min(*t_event, root.hi);
   }
 }
 
-void NormalForceWitness::EndInterval() { std::swap(phi_prev_, phi_next_); }
+void ForceWitness::EndInterval() { std::swap(phi_prev_, phi_next_); }
 
-// Rows whose take-off function is ≤ 0 at t_event are released even if the LCP is degenerate.
-void NormalForceWitness::Fired(double t_event, std::vector<int>* rows) {
-  if (position_.empty()) return;
+const VectorXd& ForceWitness::ForceAtTime(double t) { return forces_.AtTime(integrator_, t); }
+
+void ForceWitness::Fired(double t_event, std::vector<int>* rows) {
+  if (rows_.empty()) return;
   Values(forces_.AtTime(integrator_, t_event), &phi_mid_);
-  const std::vector<int>& closed = modes_.closed();
-  for (std::size_t k = 0; k < closed.size(); ++k) {
-    if (phi_mid_[static_cast<Eigen::Index>(k)] <= 0) rows->push_back(closed[k]);
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (phi_mid_[static_cast<Eigen::Index>(k)] <= 0) rows->push_back(rows_[k]);
+  }
+}
+
+void NormalForceWitness::Prepare() {
+  rows_ = modes_.closed();
+  normal_.resize(rows_.size());
+  for (std::size_t k = 0; k < rows_.size(); ++k) normal_[k] = ActivePosition(rows_[k]);
+}
+
+void NormalForceWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
+  phi->resize(static_cast<Eigen::Index>(normal_.size()));
+  for (std::size_t k = 0; k < normal_.size(); ++k) {
+    (*phi)[static_cast<Eigen::Index>(k)] = lambda_active[normal_[k]] + ctx_.opt.thresholds.tau3;
+  }
+}
+
+void StickWitness::StartPhase(double t, const VectorXd& q) {
+  groups_.clear();
+  const std::vector<int>& sticking = modes_.sticking();
+  if (sticking.empty()) return;
+  // The tangential Jacobian rows of every sticking contact, block-sparse (dense rows otherwise).
+  std::vector<int> tangent_rows;
+  std::vector<int> first;
+  for (int row : sticking) {
+    first.push_back(static_cast<int>(tangent_rows.size()));
+    for (int r : ctx_.sys.TangentRows(row)) tangent_rows.push_back(r);
+  }
+  first.push_back(static_cast<int>(tangent_rows.size()));
+  engine::BlockSparseRows G;
+  if (!ctx_.sys.BlockSparseMatrices(t, q, tangent_rows, nullptr, &G)) {
+    Eigen::MatrixXd dense;
+    ctx_.sys.ConstraintJacobian(t, q, tangent_rows, &dense);
+    G.Clear(1, ctx_.sys.nv());
+    for (Eigen::Index i = 0; i < dense.rows(); ++i) G.AppendDenseRow(dense.row(i));
+  }
+  auto row_equal = [&](int a, int b) {
+    const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+    const int na = G.row_start[ua + 1] - G.row_start[ua];
+    if (na != G.row_start[ub + 1] - G.row_start[ub]) return false;
+    double scale = 0.0, diff = 0.0;
+    for (int j = 0; j < na; ++j) {
+      const int ka = G.row_start[ua] + j, kb = G.row_start[ub] + j;
+      if (G.block_col[static_cast<std::size_t>(ka)] != G.block_col[static_cast<std::size_t>(kb)]) {
+        return false;
+      }
+      for (int e = 0; e < G.block_size; ++e) {
+        const double x = G.values[static_cast<std::size_t>(ka * G.block_size + e)];
+        const double y = G.values[static_cast<std::size_t>(kb * G.block_size + e)];
+        scale = std::max(scale, std::abs(x));
+        diff = std::max(diff, std::abs(x - y));
+      }
+    }
+    return diff <= 1e-12 * std::max(scale, 1e-300);
+  };
+  auto contact_equal = [&](std::size_t a, std::size_t b) {
+    const int n = first[a + 1] - first[a];
+    if (n != first[b + 1] - first[b]) return false;
+    for (int j = 0; j < n; ++j) {
+      if (!row_equal(first[a] + j, first[b] + j)) return false;
+    }
+    return true;
+  };
+  std::vector<char> grouped(sticking.size(), 0);
+  for (std::size_t a = 0; a < sticking.size(); ++a) {
+    if (grouped[a]) continue;
+    groups_.push_back({sticking[a]});
+    for (std::size_t b = a + 1; b < sticking.size(); ++b) {
+      if (!grouped[b] && contact_equal(a, b)) {
+        grouped[b] = 1;
+        groups_.back().push_back(sticking[b]);
+      }
+    }
+  }
+}
+
+void StickWitness::Prepare() {
+  rows_.clear();
+  normal_.clear();
+  tangent_.clear();
+  member_start_.assign(1, 0);
+  tangent_count_.clear();
+  mu_.clear();
+  for (const std::vector<int>& group : groups_) {
+    rows_.push_back(group.front());
+    for (int row : group) {
+      normal_.push_back(ActivePosition(row));
+      mu_.push_back(ctx_.sys.constraint_info(row).friction);
+      const auto tangents = ctx_.sys.TangentRows(row);
+      tangent_count_.push_back(static_cast<int>(tangents.size()));
+      for (int t : tangents) tangent_.push_back(ActivePosition(t));
+    }
+    member_start_.push_back(normal_.size());
+  }
+}
+
+Eigen::Vector2d StickWitness::TangentialSum(const VectorXd& lambda_active, std::size_t k) const {
+  Eigen::Vector2d sum = Eigen::Vector2d::Zero();
+  std::size_t t = 0;
+  for (std::size_t m = 0; m < member_start_[k]; ++m)
+    t += static_cast<std::size_t>(tangent_count_[m]);
+  for (std::size_t m = member_start_[k]; m < member_start_[k + 1]; ++m) {
+    for (int j = 0; j < tangent_count_[m]; ++j) sum[j] += lambda_active[tangent_[t++]];
+  }
+  return sum;
+}
+
+void StickWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
+  phi->resize(static_cast<Eigen::Index>(groups_.size()));
+  for (std::size_t k = 0; k < groups_.size(); ++k) {
+    double capacity = 0.0;
+    for (std::size_t m = member_start_[k]; m < member_start_[k + 1]; ++m) {
+      capacity += mu_[m] * lambda_active[normal_[m]];
+    }
+    (*phi)[static_cast<Eigen::Index>(k)] =
+        capacity - TangentialSum(lambda_active, k).norm() + ctx_.opt.thresholds.tau3;
+  }
+}
+
+void StickWitness::Fired(double t_event, std::vector<int>* rows) {
+  fired_directions_.clear();
+  if (groups_.empty()) return;
+  const VectorXd& lambda = ForceAtTime(t_event);
+  VectorXd phi;
+  Values(lambda, &phi);
+  std::vector<std::pair<int, Eigen::Vector2d>> fired;
+  for (std::size_t k = 0; k < groups_.size(); ++k) {
+    if (phi[static_cast<Eigen::Index>(k)] > 0) continue;
+    const Eigen::Vector2d sum = TangentialSum(lambda, k);
+    const Eigen::Vector2d d = sum.norm() > 0 ? Eigen::Vector2d(-sum / sum.norm()) : sum;
+    for (int row : groups_[k]) fired.emplace_back(row, d);
+  }
+  // Ascending rows (the groups interleave).
+  std::sort(fired.begin(), fired.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [row, d] : fired) {
+    rows->push_back(row);
+    fired_directions_.push_back(d);
+  }
+}
+
+// ---- SlipWitness ----------------------------------------------------------------------------
+
+SlipWitness::SlipWitness(EventContext& ctx, const integrators::Integrator& integrator,
+                         const ContactModes& modes)
+    : ctx_(ctx), integrator_(integrator), modes_(modes) {}
+
+void SlipWitness::Rates(double s, const VectorXd& q, const VectorXd& v, VectorXd* rates) {
+  engine::ConstraintRate(ctx_.sys, s, q, v, tangent_rows_, rates);
+  ctx_.stats.rows_evaluated_samples += static_cast<long>(tangent_rows_.size());
+}
+
+void SlipWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v) {
+  rows_ = modes_.sliding();
+  tangent_rows_.clear();
+  first_.clear();
+  count_.clear();
+  for (int row : rows_) {
+    const auto tangents = ctx_.sys.TangentRows(row);
+    first_.push_back(static_cast<int>(tangent_rows_.size()));
+    count_.push_back(static_cast<int>(tangents.size()));
+    tangent_rows_.insert(tangent_rows_.end(), tangents.begin(), tangents.end());
+  }
+  phase_start_ = t;
+  first_step_ = true;
+  from_rest_.assign(rows_.size(), 0);
+  start_value_.assign(rows_.size(), 0.0);
+  anchor_.assign(rows_.size(), Eigen::Vector2d::Zero());
+  if (rows_.empty()) return;
+  Rates(t, q, v, &rates_);
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    const Eigen::Vector2d d = modes_.state(rows_[k])->slip_direction;
+    anchor_[k] = d;
+    Eigen::Vector2d u = Eigen::Vector2d::Zero();
+    for (int j = 0; j < count_[k]; ++j) u[j] = rates_[first_[k] + j];
+    from_rest_[k] = u.norm() <= ctx_.opt.thresholds.tau1;
+    start_value_[k] = std::min(d.dot(u), 0.0);
+  }
+}
+
+void SlipWitness::Values(double s, const VectorXd& rates, VectorXd* phi) const {
+  phi->resize(static_cast<Eigen::Index>(rows_.size()));
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    double value = 0.0;
+    for (int j = 0; j < count_[k]; ++j) value += anchor_[k][j] * rates[first_[k] + j];
+    if (first_step_ && from_rest_[k]) {
+      value = s > phase_start_ ? (value - start_value_[k]) / (s - phase_start_) : 1.0;
+    }
+    (*phi)[static_cast<Eigen::Index>(k)] = value;
+  }
+}
+
+void SlipWitness::BeginStep(const StepSamples& samples) {
+  samples_ = &samples;
+  first_step_ = samples.t0() == phase_start_;
+  if (rows_.empty()) return;
+  Rates(samples.t0(), samples.q(0), samples.v(0), &rates_);
+  // The anchor of the step: the current slip direction (in the plane it stays s).
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (count_[k] < 2) continue;
+    const Eigen::Vector2d u(rates_[first_[k]], rates_[first_[k] + 1]);
+    if (u.norm() > ctx_.opt.thresholds.tau1) anchor_[k] = u.normalized();
+  }
+  sample_ = 0;
+  Values(samples.t0(), rates_, &phi_prev_);
+}
+
+void SlipWitness::Sample(int i) {
+  sample_ = i;
+  if (rows_.empty()) return;
+  Rates(samples_->time(i), samples_->q(i), samples_->v(i), &rates_);
+  Values(samples_->time(i), rates_, &phi_next_);
+}
+
+void SlipWitness::Locate(double* t_event) {
+  const double s_prev = samples_->time(sample_ - 1), s = samples_->time(sample_);
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    const auto kk = static_cast<Eigen::Index>(k);
+    const double a = phi_prev_[kk], b = phi_next_[kk];
+    if (!(a > 0 && b <= 0)) continue;
+    const Bracket root = LocateRoot(s_prev, s, a, b, ctx_.opt.root_tolerance, [&](double sm) {
+      integrator_.Interpolate(sm, &qs_, &vs_);
+      Rates(sm, qs_, vs_, &rates_);
+      Values(sm, rates_, &phi_mid_);
+      return phi_mid_[kk];
+    });
+    *t_event = std::min(*t_event, root.hi);
+  }
+}
+
+void SlipWitness::EndInterval() { std::swap(phi_prev_, phi_next_); }
+
+void SlipWitness::Fired(double t_event, std::vector<int>* rows) {
+  if (rows_.empty()) return;
+  integrator_.Interpolate(t_event, &qs_, &vs_);
+  Rates(t_event, qs_, vs_, &rates_);
+  Values(t_event, rates_, &phi_mid_);
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (phi_mid_[static_cast<Eigen::Index>(k)] <= 0) rows->push_back(rows_[k]);
   }
 }
 

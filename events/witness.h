@@ -168,13 +168,107 @@ class GapWitness final : public WitnessSet {
   Eigen::VectorXd qs_, vs_;
 };
 
-// Take-offs: φ_k = λ_k + τ₃ of the closed contacts, λ from the index-1 solve at the
-// interpolated state (SampleForces), so integrators of any index give smooth multipliers; τ₃ is
-// a hysteresis against chattering.
-class NormalForceWitness final : public WitnessSet {
+// Witness functions of the contact forces, φ_k(λ), with λ the index-1 multipliers of the active
+// rows at the interpolated state (SampleForces), so integrators of any index give smooth
+// multipliers. The event time is the right end of the located bracket (the function has reached
+// 0 there), and a contact fires when its function is ≤ 0 at the event time.
+class ForceWitness : public WitnessSet {
+ public:
+  void BeginStep(const StepSamples& samples) override;
+  void Sample(int i) override;
+  void Locate(double* t_event) override;
+  void EndInterval() override;
+  void Fired(double t_event, std::vector<int>* rows) override;
+
+ protected:
+  ForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
+               const ContactModes& modes, SampleForces& forces)
+      : ctx_(ctx), modes_(modes), integrator_(integrator), forces_(forces) {}
+  // The contacts watched in this step (ascending), set by Prepare at the start of each step.
+  virtual void Prepare() = 0;
+  // φ (rows_.size()) from λ of the active rows.
+  virtual void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const = 0;
+  // The position of a row in modes.active().
+  Eigen::Index ActivePosition(int row) const;
+  // λ of the active rows at time t of the dense output.
+  const Eigen::VectorXd& ForceAtTime(double t);
+
+  EventContext& ctx_;
+  const ContactModes& modes_;
+  std::vector<int> rows_;
+
+ private:
+  const integrators::Integrator& integrator_;
+  SampleForces& forces_;
+  const StepSamples* samples_ = nullptr;
+  int sample_ = 0;
+  Eigen::VectorXd phi_prev_, phi_next_, phi_mid_;
+};
+
+// Take-offs: φ_k = λ_N,k + τ₃ of the closed contacts (every mode but open); τ₃ is a hysteresis
+// against chattering.
+class NormalForceWitness final : public ForceWitness {
  public:
   NormalForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
-                     const ContactModes& modes, SampleForces& forces);
+                     const ContactModes& modes, SampleForces& forces)
+      : ForceWitness(ctx, integrator, modes, forces) {}
+
+ private:
+  void Prepare() override;
+  void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const override;
+  std::vector<Eigen::Index> normal_;  // position of each contact's λ_N in the active rows
+};
+
+// Stick → slip: φ = μ λ_N − ‖λ_T‖ + τ₃ of a sticking contact (its tangential rows are active,
+// so λ_T is a multiplier of the same solve; τ₃ is the take-off hysteresis). Sticking contacts
+// whose tangential rows are equal (two corners of a block at one height on a line: W is singular
+// and the index-1 solve splits λ_T between them by minimum norm, not by what the cones allow) are
+// watched as a group: stick stays feasible while Σ λ_T lies in the summed cone (choose
+// λ_T,i ∝ μ_i λ_N,i), so φ = Σ μ_i λ_N,i − ‖Σ λ_T,i‖ + τ₃, and the whole group fires together.
+// Fired also gives the direction in which a fired contact starts to slide, d = −Σλ_T/‖Σλ_T‖ of
+// its group (the friction force opposes the slip), for the switch to use should the contact
+// problem find it on the cone's boundary (events/switch_handler.h).
+class StickWitness final : public ForceWitness {
+ public:
+  StickWitness(EventContext& ctx, const integrators::Integrator& integrator,
+               const ContactModes& modes, SampleForces& forces)
+      : ForceWitness(ctx, integrator, modes, forces) {}
+  // At a phase start (t, q): the groups of sticking contacts with equal tangential rows.
+  void StartPhase(double t, const Eigen::VectorXd& q);
+  void Fired(double t_event, std::vector<int>* rows) override;
+  // The slip directions of the rows appended by the last Fired (ascending), in their order.
+  const std::vector<Eigen::Vector2d>& fired_directions() const { return fired_directions_; }
+
+ private:
+  void Prepare() override;
+  void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const override;
+  // Σ λ_T of group k.
+  Eigen::Vector2d TangentialSum(const Eigen::VectorXd& lambda_active, std::size_t k) const;
+
+  std::vector<std::vector<int>> groups_;        // contacts (rows) of each group
+  std::vector<Eigen::Index> normal_, tangent_;  // positions in the active rows, by group member
+  std::vector<std::size_t> member_start_;       // group k: members [start_k, start_k+1)
+  std::vector<int> tangent_count_;              // per member
+  std::vector<double> mu_;                      // per member
+  std::vector<Eigen::Vector2d> fired_directions_;
+};
+
+// Slip → stick: the slip velocity ġ_T of a sliding contact reaching 0. Per step, with the anchor
+// a = ġ_T(t₀)/‖ġ_T(t₀)‖ at the step start (the plane: a = the slip sign s, fixed), φ = a·ġ_T(t).
+// In the plane the slip cannot turn, and φ = s ġ_T falls through 0 exactly when the slide stops;
+// in space the direction turns and the anchor is renewed at every step, so φ tracks the slip
+// speed as long as the direction turns by less than π/2 within a step (issue 18 §2). A contact
+// that starts to slide from rest (‖ġ_T(t_phase)‖ ≤ τ₁: a stick → slip transition) is watched in
+// the first step through (a·ġ_T − min(a·ġ_T(t_phase), 0))/(t − t_phase), which is positive at
+// the start (the slide develops along d, the direction of g̈_T chosen at the switch), like a
+// departing gap. The event time is the right end of the bracket (the slide has stopped).
+class SlipWitness final : public WitnessSet {
+ public:
+  SlipWitness(EventContext& ctx, const integrators::Integrator& integrator,
+              const ContactModes& modes);
+  // At a phase start: the sliding contacts that start from rest.
+  void StartPhase(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
   void BeginStep(const StepSamples& samples) override;
   void Sample(int i) override;
   void Locate(double* t_event) override;
@@ -182,17 +276,25 @@ class NormalForceWitness final : public WitnessSet {
   void Fired(double t_event, std::vector<int>* rows) override;
 
  private:
-  // λ + τ₃ of the closed contacts from λ of the active rows.
-  void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const;
+  // ġ_T of the sliding contacts' tangential rows at (s, q, v) into rates (tangent_rows_ order).
+  void Rates(double s, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::VectorXd* rates);
+  // φ of every contact from the rates at time s.
+  void Values(double s, const Eigen::VectorXd& rates, Eigen::VectorXd* phi) const;
 
   EventContext& ctx_;
   const integrators::Integrator& integrator_;
   const ContactModes& modes_;
-  SampleForces& forces_;
   const StepSamples* samples_ = nullptr;
+  std::vector<int> rows_, tangent_rows_;
+  std::vector<int> first_;  // per contact: its first tangential row in tangent_rows_
+  std::vector<int> count_;  // per contact: 1 (plane) or 2
+  std::vector<Eigen::Vector2d> anchor_;
+  std::vector<char> from_rest_;      // per contact (phase start)
+  std::vector<double> start_value_;  // per contact: min(a·ġ_T(t_phase), 0)
+  double phase_start_ = 0;
+  bool first_step_ = false;
   int sample_ = 0;
-  Eigen::VectorXd phi_prev_, phi_next_, phi_mid_;
-  std::vector<Eigen::Index> position_;  // of each closed contact in modes.active()
+  Eigen::VectorXd rates_, phi_prev_, phi_next_, phi_mid_, qs_, vs_;
 };
 
 }  // namespace saltus::events

@@ -193,6 +193,7 @@ bool Bdf::EvaluateJacobians(double t) {
   }
   system_->MassMatrix(q_new_, &M_);
   system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+  if (non_ideal_) system_->ForceDirections(t, q_new_, v_new_, rows_, &H_);
   // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ.
   system_->ConstraintVelocityJacobian(t, q_new_, v_new_, rows_, &Z_);
   jacobians_stale_ = false;
@@ -234,10 +235,16 @@ bool Bdf::Factorize() {
   J_.block(0, 2 * nv + m, nv, m) = -G_.transpose();
   J_.block(nv, 0, nv, nv) = s * (KM_ + K_ - KG_);
   J_.block(nv, nv, nv, nv) = M_ + s * C_;
-  J_.block(nv, 2 * nv, nv, m) = -G_.transpose();
+  J_.block(nv, 2 * nv, nv, m) = -(non_ideal_ ? H_ : G_).transpose();
   J_.block(2 * nv, 0, m, nv) = Z_;
   J_.block(2 * nv, nv, m, nv) = G_;
   J_.block(2 * nv + m, 0, m, nv) = G_;
+  // Velocity-level rows have no g: their stabilizing multiplier is fixed at μ_k = 0 (header).
+  for (Eigen::Index k = 0; k < m; ++k) {
+    if (!velocity_level_[static_cast<std::size_t>(k)]) continue;
+    J_.row(2 * nv + m + k).setZero();
+    J_(2 * nv + m + k, 2 * nv + m + k) = 1.0;
+  }
   ++stats_.factorizations;
   c0_matrix_ = c0;
   k_matrix_ = k_;
@@ -320,12 +327,14 @@ Bdf::Outcome Bdf::Solve(double h) {
       if (m > 0) {
         system_->ConstraintJacobian(t, q_new_, rows_, &G_);
         system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
-        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        PositionConstraintValues(t, q_new_, &g_);
         w_.noalias() = v_new_ + G_.transpose() * mu_new_;
         r_.segment(nv, nv).noalias() =
-            M_ * (c0 * v_new_ + sum_v_) - F_ - G_.transpose() * lambda_new_;
+            M_ * (c0 * v_new_ + sum_v_) - F_ -
+            ForceDirections(t, q_new_, v_new_, G_, &H_r_).transpose() * lambda_new_;
         r_.segment(2 * nv, m).noalias() = G_ * v_new_ + gt_;
         r_.tail(m) = g_;
+        FixVelocityLevelMultipliers(mu_new_, &r_);
         residual_c =
             std::max(r_.segment(2 * nv, m).lpNorm<Eigen::Infinity>(), g_.lpNorm<Eigen::Infinity>());
       } else {
@@ -351,7 +360,7 @@ Bdf::Outcome Bdf::Solve(double h) {
       progress = monitor.Update(std::max(increment, residual_c));
       if (progress == NewtonProgress::kConverged && m > 0) {
         // The accepted state must meet both constraint levels to newton_tol: check it.
-        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        PositionConstraintValues(t, q_new_, &g_);
         system_->ConstraintJacobian(t, q_new_, rows_, &G_);
         system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
         const double final_residual =
@@ -589,7 +598,16 @@ double Bdf::SelectOrder(double h, double err) {
   return T(k_new) / (k_new + 1);
 }
 
-void Bdf::StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) const {
+void Bdf::FixVelocityLevelMultipliers(const Eigen::VectorXd& mu, Eigen::VectorXd* r) const {
+  if (!has_velocity_rows_) return;
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  for (Eigen::Index k = 0; k < m; ++k) {
+    if (velocity_level_[static_cast<std::size_t>(k)]) (*r)(2 * nv + m + k) = mu(k);
+  }
+}
+
+void Bdf::StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) {
   const int nv = system_->nv();
   const auto m = static_cast<Eigen::Index>(rows_.size());
   const double c0 = c_[0];
@@ -603,15 +621,17 @@ void Bdf::StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) c
   r->segment(nv, nv).noalias() = M * (c0 * v + sum_v_) - F;
   w = v;
   if (m > 0) {
-    Eigen::MatrixXd G;
+    Eigen::MatrixXd G, H;
     Eigen::VectorXd gt, g;
     system_->ConstraintJacobian(t, q, rows_, &G);
     system_->ConstraintTimeDerivative(t, q, rows_, &gt);
-    system_->ConstraintValues(t, q, rows_, &g);
+    PositionConstraintValues(t, q, &g);
     w.noalias() += G.transpose() * y.tail(m);
-    r->segment(nv, nv).noalias() -= G.transpose() * y.segment(2 * nv, m);
+    r->segment(nv, nv).noalias() -=
+        ForceDirections(t, q, v, G, &H).transpose() * y.segment(2 * nv, m);
     r->segment(2 * nv, m).noalias() = G * v + gt;
     r->tail(m) = g;
+    FixVelocityLevelMultipliers(y.tail(m), r);
   }
   system_->DexpInv(theta, w, &dexp);
   r->head(nv) = c0 * theta + sum_theta_ - dexp;

@@ -112,6 +112,13 @@
 // g δ/u to the bounce speed u; the event loop ends the Zeno sequence only below τ₁ = 1e-6 m/s,
 // so flights must be exact to (1 − e) τ₁²/g ≈ 1e-14 m) — the run bounced at 2e-6 m/s forever.
 //
+// Friction (integrator.h, "Friction"). Non-ideal forces: the dynamics residual is
+// M (c₀v + Σ c_j v_j) − F − Hᵀλ with H at the iterate, and −Hᵀ in J's λ column (H's dependence on
+// q and v is not differentiated: modified Newton). Velocity-level rows have no g: their
+// stabilizing multiplier is fixed, μ_k = 0 (residual μ_k, row of J the identity), so θ̇ = dexp⁻¹(v
+// + Gᵀμ) is stabilized by the position-level rows only and the velocity-level rows are enforced
+// by G v + ∂g/∂t = 0 alone (index 2 for them).
+//
 // Counted in stats: newton_iterations, rhs_evaluations (residual evaluations),
 // jacobian_evaluations, factorizations. A Newton failure with fresh Jacobians shrinks h by 4;
 // at h_min the step returns kNewtonFailure with the state at the last accepted step.
@@ -222,7 +229,9 @@ class Bdf final : public Integrator {
   // Eq. (26), time part: J̄ += D_t (t − t_jbar_) (the c₀ part is applied in Factorize).
   void ExcitationShift(double t);
   // Residual R(y) of the step at t for y = (θ, v, λ, μ) (unscaled, current c_).
-  void StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r) const;
+  void StepResidual(double t, const Eigen::VectorXd& y, Eigen::VectorXd* r);
+  // r's position-constraint entries of the velocity-level rows ← μ_k (header, "Friction").
+  void FixVelocityLevelMultipliers(const Eigen::VectorXd& mu, Eigen::VectorXd* r) const;
   // DASSL-type order selection after an accepted step at order k_ of size h (history updated);
   // returns the error estimate for the chosen order (sets k_next_).
   double SelectOrder(double h, double err);
@@ -280,6 +289,7 @@ class Bdf final : public Integrator {
   double c0_matrix_ = 0;
   int k_matrix_ = 0;  // order of the step that last factorized J
   Eigen::MatrixXd M_, K_, C_, KM_, KG_, G_, Z_, J_;
+  Eigen::MatrixXd H_, H_r_;  // force directions (non-ideal forces): of J, of the residual
   Eigen::VectorXd F_, g_, gt_, r_, x_, w_, dexp_, e_;
 
   // Dense output of [t_prev_, t_]: nodes and values (θ relative to q_prev_, v).

@@ -198,7 +198,7 @@ double Dopri5::LocalError(double h) {
 bool Dopri5::ProjectIfNeeded(double t, bool* projected) {
   *projected = false;
   if (!options_.project || rows_.empty()) return true;
-  system_->ConstraintValues(t, q_new_, rows_, &g_);
+  PositionConstraintValues(t, q_new_, &g_);
   engine::ConstraintRate(*system_, t, q_new_, v_new_, rows_, &Gv_);  // O(nnz) when block-sparse
   const double tol = options_.projection_tol;
   const bool within = g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol;

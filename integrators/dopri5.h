@@ -106,6 +106,11 @@
 // error more often than a step-size one); an error test that fails with h ≤ h_min →
 // kStepSizeUnderflow.
 //
+// Friction (integrator.h, "Friction"): the index-1 solve takes the non-ideal forces (W = G M⁻¹Hᵀ,
+// engine/constrained_dynamics.h); velocity-level rows are index-1 rows like any other, and the
+// position projection skips them (engine/projection.h). Near-singular filtering of the error
+// estimate needs a symmetric W and is not done for non-ideal forces (the usual projection applies).
+//
 // References: J. R. Dormand, P. J. Prince, A family of embedded Runge–Kutta formulae, J. Comput.
 // Appl. Math. 6 (1980) 19–26. E. Hairer, S. P. Nørsett, G. Wanner, Solving Ordinary Differential
 // Equations I, 2nd ed., Springer 1993, Sec. II.4 (initial step), II.5 (Table 5.2), II.6 (dense

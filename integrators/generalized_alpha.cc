@@ -125,27 +125,41 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
     }
     system_->MassMatrix(q_new_, &M_);
     system_->ConstraintJacobian(t, q_new_, rows_, &G_);
-    if (options_.formulation != Formulation::kIndex3 && m > 0) {
-      // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ: the index-2 row of S is G + (β''/γ'') Z.
+    const bool index3 = options_.formulation == Formulation::kIndex3;
+    if ((!index3 || has_velocity_rows_) && m > 0) {
+      // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ: the index-2 row of S is G + (β''/γ'') Z (index 3:
+      // on the velocity-level rows only).
       system_->ConstraintVelocityJacobian(t, q_new_, v_new_, rows_, &Z_);
     }
     jacobians_stale_ = false;
   }
   S_.resize(nv + m, nv + m);
   S_.topLeftCorner(nv, nv) = M_ + gamma2 * C_ + beta2 * (KM_ + K_ - KG_);
-  S_.topRightCorner(nv, m) = -G_.transpose();
+  S_.topRightCorner(nv, m) = -ForceDirections(t, q_new_, v_new_, G_, &H_).transpose();
   S_.bottomLeftCorner(m, nv) = G_;
   if (options_.formulation != Formulation::kIndex3 && m > 0) {
     S_.bottomLeftCorner(m, nv) += (beta2 / gamma2) * Z_;
+  } else if (has_velocity_rows_) {
+    for (Eigen::Index k = 0; k < m; ++k) {
+      if (velocity_level_[static_cast<std::size_t>(k)])
+        S_.row(nv + k).head(nv) += (beta2 / gamma2) * Z_.row(k);
+    }
   }
   S_.bottomRightCorner(m, m).setZero();
   ++stats_.factorizations;
   h_matrix_ = h;
   if (!S_lu_.Factorize(S_)) return false;
   if (options_.formulation == Formulation::kStabilizedIndex2) {
+    // Position correction (eq. 24) on the position-level rows; ν = 0 on the velocity-level rows.
     P_ = S_;
     P_.topLeftCorner(nv, nv) = M_;
+    P_.topRightCorner(nv, m) = -G_.transpose();
     P_.bottomLeftCorner(m, nv) = G_;
+    for (Eigen::Index k = 0; k < m; ++k) {
+      if (!velocity_level_[static_cast<std::size_t>(k)]) continue;
+      P_.row(nv + k).head(nv).setZero();
+      P_(nv + k, nv + k) = 1.0;
+    }
     ++stats_.factorizations;
     if (!P_lu_.Factorize(P_)) return false;
   }
@@ -158,27 +172,21 @@ void GeneralizedAlpha::ShiftToStep(double h) {
   if (!correct_variable_step_ || h_last_ <= 0.0 || h == h_last_) return;
   // ã_n = a_n + Δ_α (h − h_{n−1}) v⃛, v⃛ ≈ (v̇_n − v̇_{n−1}) / h_{n−1} (see the header).
   e_ = (par_.alpha_m - par_.alpha_f) * (h - h_last_) / h_last_ * (vdot_ - vdot_prev_);
-  const auto m = static_cast<Eigen::Index>(rows_.size());
-  if (options_.formulation != Formulation::kIndex3 || m == 0) {
+  if (options_.formulation != Formulation::kIndex3 || position_rows_.empty()) {
     a_shift_ += e_;
     return;
   }
   // Index 3: constrained directions range(W), W = M⁻¹Gᵀ (G M⁻¹Gᵀ)⁻¹, shifted with G q⃛ instead of
   // v̇ differences, and ṽ_n moves v's offset c₂ h² q⃛ to the new step (see the header).
-  Eigen::MatrixXd M, G, G_prev;  // at t_n and t_{n−1} (M_, G_ belong to the iteration)
+  Eigen::MatrixXd G, G_prev, MiGt;  // at t_n and t_{n−1} (G_ belongs to the iteration)
   Eigen::VectorXd gamma, gamma_prev;
-  system_->MassMatrix(q_, &M);
-  system_->ConstraintJacobian(t_, q_, rows_, &G);
-  system_->ConstraintJacobian(t_prev_, q_prev_, rows_, &G_prev);
-  system_->ConstraintGamma(t_, q_, v_, rows_, &gamma);
-  system_->ConstraintGamma(t_prev_, q_prev_, v_prev_, rows_, &gamma_prev);
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> delassus;
+  PositionConstrainedDirections(t_, q_, v_, &G, &MiGt, &delassus);
+  system_->ConstraintJacobian(t_prev_, q_prev_, position_rows_, &G_prev);
+  system_->ConstraintGamma(t_, q_, v_, position_rows_, &gamma);
+  system_->ConstraintGamma(t_prev_, q_prev_, v_prev_, position_rows_, &gamma_prev);
   // G q⃛ = −(γ̇ + Ġ v̇) (time derivative of g̈ = G v̇ + γ = 0), by differences over the last step.
   const Eigen::VectorXd Gq3 = -((gamma - gamma_prev) + (G - G_prev) * vdot_) / h_last_;
-  const Eigen::LDLT<Eigen::MatrixXd> mass(M);
-  const Eigen::MatrixXd MiGt = mass.solve(G.transpose());
-  // Rank-revealing: redundant rows (e.g. contacts of a block on two supports) leave G M⁻¹Gᵀ
-  // singular; the minimum-norm solution then shifts along the range only.
-  const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> delassus(G * MiGt);
   const double dalpha = par_.alpha_m - par_.alpha_f;
   const double c2 = -1.0 / 12.0 - 0.25 * dalpha * dalpha;
   const Eigen::VectorXd Wq3 = MiGt * delassus.solve(Gq3);
@@ -242,33 +250,27 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
         return Outcome::kNonFinite;
       }
       r_.resize(nv + m);
+      // Unscaled constraint residual of this iterate: part of the convergence test, so that the
+      // accepted state meets its constraint level to newton_tol (not only small increments).
+      double residual_c = 0.0;
       if (m > 0) {
         system_->ConstraintJacobian(t, q_new_, rows_, &G_);
-        r_.head(nv).noalias() = M_ * vdot_new_ - F_ - G_.transpose() * lambda_new_;
+        r_.head(nv).noalias() =
+            M_ * vdot_new_ - F_ -
+            ForceDirections(t, q_new_, v_new_, G_, &H_).transpose() * lambda_new_;
         if (f == Formulation::kIndex3) {
-          system_->ConstraintValues(t, q_new_, rows_, &g_);
-          // Values at the round-off level of g are indistinguishable from 0: dividing them by
-          // β'' = O(h²) would drive v̇ and v by O(ε‖q‖/h²) and O(ε‖q‖/h), which never settle at
-          // the tiny steps that follow events (see kConstraintRoundoff).
-          const double g_floor = kConstraintRoundoff * std::numeric_limits<double>::epsilon() *
-                                 (1.0 + q_new_.lpNorm<Eigen::Infinity>());
-          g_ = (g_.array().abs() <= g_floor).select(0.0, g_);
-          r_.tail(m) = g_ / beta2;
+          residual_c = Index3ConstraintResidual(t, beta2, gamma2);
         } else {
           system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
           r_.tail(m).noalias() = (G_ * v_new_ + gt_) / gamma2;
+          residual_c = r_.tail(m).lpNorm<Eigen::Infinity>() * gamma2;
         }
       } else {
         r_.noalias() = M_ * vdot_new_ - F_;
       }
-      // Unscaled constraint residual of this iterate: part of the convergence test, so that the
-      // accepted state meets its constraint level to newton_tol (not only small increments).
-      const double residual_c = m > 0 ? r_.tail(m).lpNorm<Eigen::Infinity>() *
-                                            (f == Formulation::kIndex3 ? beta2 : gamma2)
-                                      : 0.0;
       double residual_g = 0.0;
       if (ggl && m > 0) {
-        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        PositionConstraintValues(t, q_new_, &g_);
         residual_g = g_.lpNorm<Eigen::Infinity>();
       }
       S_lu_.Solve(-r_, &x_);
@@ -286,10 +288,14 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
       }
       UpdateState(h);
       if (ggl && m > 0) {
-        // Position correction (eq. 24): [M −Gᵀ; G 0] (ΔU, Δν) = −(M U − Gᵀν, g(q̂ ⊕ U)).
-        system_->ConstraintValues(t, q_new_, rows_, &g_);
+        // Position correction (eq. 24): [M −Gᵀ; G 0] (ΔU, Δν) = −(M U − Gᵀν, g(q̂ ⊕ U)) on the
+        // position-level rows; velocity-level rows keep ν = 0 (their row of P is the identity).
+        PositionConstraintValues(t, q_new_, &g_);
         r_.head(nv).noalias() = M_ * U_ - G_.transpose() * nu_;
         r_.tail(m) = g_;
+        for (Eigen::Index k = 0; k < m; ++k) {
+          if (velocity_level_[static_cast<std::size_t>(k)]) r_(nv + k) = nu_(k);
+        }
         P_lu_.Solve(-r_, &x_);
         U_ += x_.head(nv);
         nu_ += x_.tail(m);
@@ -303,13 +309,16 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
         // The accepted state must meet its constraint levels to newton_tol: check it.
         double final_residual = 0.0;
         if (f != Formulation::kIndex2) {
-          system_->ConstraintValues(t, q_new_, rows_, &g_);
+          PositionConstraintValues(t, q_new_, &g_);
           final_residual = g_.lpNorm<Eigen::Infinity>();
         }
         if (f != Formulation::kIndex3) {
           system_->ConstraintJacobian(t, q_new_, rows_, &G_);
           system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
           final_residual = std::max(final_residual, (G_ * v_new_ + gt_).lpNorm<Eigen::Infinity>());
+        } else if (has_velocity_rows_) {
+          system_->ConstraintJacobian(t, q_new_, rows_, &G_);
+          final_residual = std::max(final_residual, VelocityLevelResidual(t, nullptr, 1.0));
         }
         if (final_residual > options_.newton_tol) progress = NewtonProgress::kContinue;
       }
@@ -324,6 +333,50 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
   return Outcome::kNewtonFailure;
 }
 
+double GeneralizedAlpha::VelocityLevelResidual(double t, Eigen::VectorXd* r, double scale) {
+  const int nv = system_->nv();
+  system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
+  gt_.noalias() += G_ * v_new_;
+  double residual = 0.0;
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (!velocity_level_[k]) continue;
+    const auto i = static_cast<Eigen::Index>(k);
+    residual = std::max(residual, std::abs(gt_(i)));
+    if (r != nullptr) (*r)(nv + i) = gt_(i) / scale;
+  }
+  return residual;
+}
+
+double GeneralizedAlpha::Index3ConstraintResidual(double t, double beta2, double gamma2) {
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  PositionConstraintValues(t, q_new_, &g_);
+  // Values at the round-off level of g are indistinguishable from 0: dividing them by
+  // β'' = O(h²) would drive v̇ and v by O(ε‖q‖/h²) and O(ε‖q‖/h), which never settle at
+  // the tiny steps that follow events (see kConstraintRoundoff).
+  const double g_floor = kConstraintRoundoff * std::numeric_limits<double>::epsilon() *
+                         (1.0 + q_new_.lpNorm<Eigen::Infinity>());
+  g_ = (g_.array().abs() <= g_floor).select(0.0, g_);
+  r_.tail(m) = g_ / beta2;
+  if (!has_velocity_rows_) return r_.tail(m).lpNorm<Eigen::Infinity>() * beta2;
+  // Velocity-level rows (no g): (G v + ∂g/∂t)/γ'', the index-2 residual (header).
+  return std::max(g_.lpNorm<Eigen::Infinity>(), VelocityLevelResidual(t, &r_, gamma2));
+}
+
+void GeneralizedAlpha::PositionConstrainedDirections(
+    double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::MatrixXd* G,
+    Eigen::MatrixXd* MiHt,
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>* delassus) const {
+  Eigen::MatrixXd M, H;
+  system_->MassMatrix(q, &M);
+  system_->ConstraintJacobian(t, q, position_rows_, G);
+  if (non_ideal_) system_->ForceDirections(t, q, v, position_rows_, &H);
+  const Eigen::LDLT<Eigen::MatrixXd> mass(M);
+  *MiHt = mass.solve((non_ideal_ ? H : *G).transpose());
+  // Rank-revealing: redundant rows (e.g. contacts of a block on two supports) leave G M⁻¹Hᵀ
+  // singular; the minimum-norm solution then acts along the range only.
+  delassus->compute(*G * *MiHt);
+}
+
 bool GeneralizedAlpha::ResyncAlgebraic() {
   ++stats_.rhs_evaluations;
   const engine::DynamicsStatus ds = dynamics_->Solve(t_, q_, v_, rows_, &vdot_, &lambda_);
@@ -334,13 +387,9 @@ bool GeneralizedAlpha::ResyncAlgebraic() {
   // so that the free directions keep the scheme's own recursion (and its damping).
   const double dalpha = par_.alpha_m - par_.alpha_f;
   e_ = vdot_ + dalpha * (vdot_ - vdot_prev_) - a_;
-  Eigen::MatrixXd M, G;
-  system_->MassMatrix(q_, &M);
-  system_->ConstraintJacobian(t_, q_, rows_, &G);
-  const Eigen::LDLT<Eigen::MatrixXd> mass(M);
-  const Eigen::MatrixXd MiGt = mass.solve(G.transpose());
-  // Rank-revealing, as in ShiftToStep: G M⁻¹Gᵀ is singular where G loses rank.
-  const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> delassus(G * MiGt);
+  Eigen::MatrixXd G, MiGt;
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> delassus;
+  PositionConstrainedDirections(t_, q_, v_, &G, &MiGt, &delassus);
   const Eigen::VectorXd correction = MiGt * delassus.solve(G * e_);
   if (!correction.allFinite()) return false;
   a_ += correction;
@@ -420,7 +469,7 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
       po.tolerance = options_.newton_tol;
       po.max_iterations = options_.max_newton_iterations;
       if (options_.formulation == Formulation::kIndex2) {
-        system_->ConstraintValues(t_new, q_new_, rows_, &g_);
+        PositionConstraintValues(t_new, q_new_, &g_);
         if (g_.lpNorm<Eigen::Infinity>() > options_.projection_tol) {
           const engine::ProjectionResult rp =
               engine::ProjectPositions(*system_, t_new, rows_, po, &q_new_);
@@ -450,7 +499,7 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
     a_.swap(a_new_);
     lambda_.swap(lambda_new_);
     h_last_ = h;
-    if (resync_algebraic_ && !rows_.empty()) {
+    if (resync_algebraic_ && !position_rows_.empty()) {
       // Index 3 (header, "Algebraic variables"): v̇, λ from the index-1 solve, a in the
       // constrained directions from them.
       if (!ResyncAlgebraic()) return StepStatus::kNonFinite;

@@ -92,6 +92,17 @@
 // ends; v(s) is its time derivative (so q̇ = v holds on the interpolant). It reproduces both
 // end states; its error is dominated by the O(h²) global error of the data (dense order 2).
 //
+// Friction (integrator.h, "Friction"). Non-ideal forces: R_d = M v̇ − F − Hᵀλ with H at the
+// iterate and −Hᵀ in the top-right block of S; K_t keeps the system's ∂(Gᵀλ)/∂q and H's
+// dependence on v is not differentiated (modified Newton: rate, not solution). Velocity-level
+// rows (Arnold & Brüls' treatment of nonholonomic rows): in the index-3 form their residual is
+// the index-2 one, (G v + ∂g/∂t)/γ'' with the row G + (β''/γ'') Z in S; in GGL the position
+// correction acts on the position-level rows only (ν = 0 on the others, their row of the
+// correction matrix is the identity). The index-3 specifics above (the shift of a_n and ṽ_n and
+// the resynchronisation of a) act on the directions the position-level rows fix, with W =
+// M⁻¹H_Pᵀ (G_P M⁻¹H_Pᵀ)⁻¹ (the oblique projector: v̇₁ − v̇ = M⁻¹Hᵀ(λ₁ − λ) lies in range(M⁻¹Hᵀ));
+// the velocity-level directions get the index-2 treatment.
+//
 // The first v̇_0, λ_0 after Reset come from the index-1 KKT solve (engine::ConstrainedDynamics).
 // No projection is applied by this integrator: each formulation enforces its own constraint
 // level; index-2 positions drift like the global error.
@@ -157,11 +168,25 @@ class GeneralizedAlpha final : public Integrator {
   // Evaluates the Jacobians at the current iterate and (re)factorizes S for step h.
   bool RefreshMatrix(double h, bool new_jacobians);
   double ErrorEstimate(double h);
+  // Index 3: r_.tail(m) = g/β'' on the position-level rows (round-off floor, see the .cc) and
+  // (G v + ∂g/∂t)/γ'' on the velocity-level rows, at the iterate (G_ evaluated there); returns
+  // the unscaled residual ‖·‖∞.
+  double Index3ConstraintResidual(double t, double beta2, double gamma2);
+  // max |G v + ∂g/∂t| over the velocity-level rows at the iterate (G_ evaluated there); when r is
+  // given, also writes those entries divided by `scale` to r(nv + k).
+  double VelocityLevelResidual(double t, Eigen::VectorXd* r, double scale);
   // Index 3, after an accepted step: v̇, λ from the index-1 solve at (t, q, v) and a in the
   // constrained directions from them (header, "Algebraic variables"). False on a failed solve.
   bool ResyncAlgebraic();
   // ã_n and ṽ_n for a step of size h after one of size h_last_ (variable-step rule, header).
   void ShiftToStep(double h);
+  // Index 3, the directions the position-level rows fix at (t, q, v) (header, "Friction"): their
+  // Jacobian G_P, M⁻¹H_Pᵀ (H_P = G_P for ideal forces) and the rank-revealing factorization of
+  // G_P M⁻¹H_Pᵀ, so that W = M⁻¹H_Pᵀ (G_P M⁻¹H_Pᵀ)⁺ with G_P W = I.
+  void PositionConstrainedDirections(
+      double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::MatrixXd* G,
+      Eigen::MatrixXd* MiHt,
+      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>* delassus) const;
 
   GeneralizedAlphaParameters par_;
   bool correct_variable_step_ = true;
@@ -179,7 +204,7 @@ class GeneralizedAlpha final : public Integrator {
   // Iterate.
   Eigen::VectorXd q_new_, v_new_, vdot_new_, a_new_, lambda_new_, dq_new_, q_hat_, U_, nu_;
   // Work.
-  Eigen::MatrixXd M_, K_, C_, KM_, KG_, G_, Z_, S_, P_;
+  Eigen::MatrixXd M_, K_, C_, KM_, KG_, G_, H_, Z_, S_, P_;
   Eigen::VectorXd F_, g_, gt_, r_, x_, e_, y_old_, y_new_;
   // Dense output of [t_prev_, t_]: q_prev_ ⊕ Δ(θ), Hermite data.
   double h_dense_ = 0;

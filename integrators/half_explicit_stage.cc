@@ -93,11 +93,16 @@ StageStatus HalfExplicitStage::Prepare(double t_i, const Eigen::VectorXd& Q_i,
   MinvF_ = llt_.solve(F_);
   if (!rows.empty()) {
     EnsureSelection(rows.size());
-    if (reduced_) {
+    // The force directions at stage i: G_i, or H_i for non-ideal forces (header).
+    if (system_.HasNonIdealForces()) {
+      system_.ForceDirections(t_i, Q_i, V_i, rows, &G_full_);
+    } else {
       system_.ConstraintJacobian(t_i, Q_i, rows, &G_full_);
+    }
+    if (reduced_) {
       G_i_ = G_full_(kept_, Eigen::all);
     } else {
-      system_.ConstraintJacobian(t_i, Q_i, rows, &G_i_);
+      G_i_.swap(G_full_);
     }
     if (!G_i_.allFinite()) return StageStatus::kNonFinite;
     MinvGt_ = llt_.solve(G_i_.transpose());
@@ -151,7 +156,7 @@ StageStatus HalfExplicitStage::Solve(double t_next, const Eigen::VectorXd& Q_nex
       // Dropped rows may deviate by what the position drift explains (see the header, κ = 1/m).
       double drift_allowance = 0.0;
       if (reduced_) {
-        system_.ConstraintValues(t_next, Q_next, rows, &g_);
+        system_.ConstraintValues(t_next, Q_next, system_.PositionLevelRows(rows), &g_);
         drift_allowance =
             g_.allFinite() ? kDriftCurvature * g_.lpNorm<Eigen::Infinity>() * v_norm : 0.0;
       }

@@ -8,6 +8,11 @@
 // velocity V_{i+1} = ṽ + α V̇_i satisfies the velocity constraint G(Q_{i+1}) V_{i+1} + ∂g/∂t = 0.
 // The same system gives the half-explicit dense output (with α possibly 0).
 //
+// Non-ideal constraint forces (MechanicalSystem::HasNonIdealForces, sliding friction): the
+// force directions of stage i are H(Q_i, V_i, t_i) instead of G(Q_i) in the first block row
+// (M V̇_i = F + H_iᵀ Λ_i) and in W̃ = G_{i+1} M⁻¹ H_iᵀ below; the constraint rows are unchanged.
+// Velocity-level rows need nothing special: the stages impose velocity constraints only.
+//
 // Solution: with a Cholesky factorization of M(Q_i) (never inverted), the unknown solved for is
 // μ = α Λ (so that α = 0 is allowed, as the dense output needs):
 //   W̃ μ = −(G_{i+1} (ṽ + α M⁻¹F) + ∂g/∂t),   W̃ = G_{i+1} M⁻¹ G_iᵀ (m × m, not symmetric),

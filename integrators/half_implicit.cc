@@ -43,7 +43,21 @@ bool HalfImplicit::EvaluateStart(double t, const Eigen::VectorXd& q, const Eigen
   if (!F_next_.allFinite()) return false;
   system_->MassMatrix(q, &M_next_);
   system_->ConstraintJacobian(t, q, rows_, &G_next_);
-  return M_next_.allFinite() && G_next_.allFinite();
+  if (non_ideal_) system_->ForceDirections(t, q, v, rows_, &H_next_);
+  return M_next_.allFinite() && G_next_.allFinite() && (!non_ideal_ || H_next_.allFinite());
+}
+
+void HalfImplicit::ConstraintResidual(double t_new, double h) {
+  PositionConstraintValues(t_new, q_new_, &g_);
+  if (!has_velocity_rows_) return;
+  // Velocity-level rows: h (G(q_{n+1}) v_{n+1} + ∂g/∂t) = G(q_{n+1}) θ + h ∂g/∂t (header).
+  system_->ConstraintJacobian(t_new, q_new_, rows_, &G_new_);
+  system_->ConstraintTimeDerivative(t_new, q_new_, rows_, &gt_);
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (!velocity_level_[k]) continue;
+    const auto i = static_cast<Eigen::Index>(k);
+    g_(i) = G_new_.row(i).dot(theta_) + h * gt_(i);
+  }
 }
 
 void HalfImplicit::DoReset() {
@@ -61,6 +75,7 @@ void HalfImplicit::DoReset() {
   M_.swap(M_next_);
   F_.swap(F_next_);
   G_.swap(G_next_);
+  H_.swap(H_next_);
   if (options_.h_init > 0) {
     h_ = options_.h_init;
   } else {
@@ -79,10 +94,12 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
   const auto m = static_cast<Eigen::Index>(rows_.size());
   const double t_new = t_ + h;
 
-  // N of eq. (12) from the time-t_n Jacobians, factorized once for this step.
+  // N of eq. (12) from the time-t_n Jacobians, factorized once for this step (force directions
+  // H_n = G_n for ideal forces).
+  const Eigen::MatrixXd& H = non_ideal_ ? H_ : G_;
   N_.resize(nv + m, nv + m);
   N_.topLeftCorner(nv, nv) = M_;
-  N_.topRightCorner(nv, m) = -G_.transpose();
+  N_.topRightCorner(nv, m) = -H.transpose();
   N_.bottomLeftCorner(m, nv) = G_;
   N_.bottomRightCorner(m, m).setZero();
   ++stats_.jacobian_evaluations;
@@ -108,7 +125,7 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
   for (int it = 0; it <= budget; ++it) {
     system_->IntegratePosition(q_, theta_, 1.0, &q_new_);
     ++stats_.rhs_evaluations;
-    system_->ConstraintValues(t_new, q_new_, rows_, &g_);
+    ConstraintResidual(t_new, h);
     if (!q_new_.allFinite() || !g_.allFinite()) return Outcome::kNonFinite;
     // After one iteration e₁ (linear) vanishes up to round-off: only g is tested.
     const double residual_g = m > 0 ? g_.lpNorm<Eigen::Infinity>() : 0.0;
@@ -127,7 +144,7 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
       N_.bottomLeftCorner(m, nv) = G_new_;
       if (!N_lu_.Factorize(N_)) return Outcome::kLinearSolveFailure;
     }
-    r_.head(nv) = M_ * theta_ - G_.transpose() * lambda_hat_ - b_;
+    r_.head(nv) = M_ * theta_ - H.transpose() * lambda_hat_ - b_;
     r_.tail(m) = g_;
     N_lu_.Solve(-r_, &x_);
     ++stats_.newton_iterations;
@@ -136,7 +153,7 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
     if (it > 0 && x_.head(nv).lpNorm<Eigen::Infinity>() <= kRoundOff * q_scale) {
       // Round-off reached: accept if g is as small as it can get.
       system_->IntegratePosition(q_, theta_, 1.0, &q_new_);
-      system_->ConstraintValues(t_new, q_new_, rows_, &g_);
+      ConstraintResidual(t_new, h);
       if (m == 0 || g_.lpNorm<Eigen::Infinity>() <= std::max(tol_g, kRoundOff * q_scale)) {
         v_new_ = theta_ / h;
         return Outcome::kConverged;
@@ -213,6 +230,7 @@ StepStatus HalfImplicit::DoStep(double t_limit) {
     M_.swap(M_next_);
     F_.swap(F_next_);
     G_.swap(G_next_);
+    H_.swap(H_next_);
 
     d_v0_ = v_;
     d_v1_ = v_new_;

@@ -69,6 +69,13 @@
 // extension above is monotone between the end velocities; what is left is the first-order
 // loss of ≈ g h per bounce (docs/implicit.md, tests/integrators/implicit_examples_test.cc).
 //
+// Friction (integrator.h, "Friction"). Non-ideal forces: e₁ = M_n θ − H_nᵀ λ̂ − b_n with the force
+// directions H_n at (t_n, q_n, v_n), explicit like F_n, and −H_nᵀ in N. Velocity-level rows have
+// no g: their e₂ is the velocity constraint at the step end times h,
+//   h (G(q_{n+1}) v_{n+1} + ∂g/∂t) = G(q_n ⊕ θ) θ + h ∂g/∂t(q_{n+1}, t_{n+1}),
+// whose derivative with respect to θ is G_n + O(h), so N is unchanged and the tolerance tol_g
+// (which already accounts for the division of the residual by h in v_{n+1}) applies as is.
+//
 // Counted in stats: newton_iterations, rhs_evaluations (evaluations of F and g), factorizations
 // of N (one per attempted step), jacobian_evaluations (G_n, one per attempted step).
 #pragma once
@@ -106,16 +113,18 @@ class HalfImplicit final : public Integrator {
   // Solves eq. (5) for a step of size h from (t_, q_, v_); on kConverged theta_, q_new_,
   // v_new_ and lambda_hat_ hold the result.
   Outcome Solve(double h);
+  // e₂ at q_new_ = q_n ⊕ theta_ into g_ (header, "Friction").
+  void ConstraintResidual(double t_new, double h);
 
   StepStatus reset_status_ = StepStatus::kAccepted;
   IterationMatrix N_lu_;
   // At t_n.
-  Eigen::MatrixXd M_, G_, N_, G_new_;
+  Eigen::MatrixXd M_, G_, H_, N_, G_new_;  // H_: force directions (non-ideal forces only)
   Eigen::VectorXd F_;
   // Iterate and result.
   Eigen::VectorXd theta_, lambda_hat_, q_new_, v_new_, b_, r_, x_, g_, gt_, e_, zero_;
   // Start-of-step data of the next step, computed at the end of the accepted one.
-  Eigen::MatrixXd M_next_, G_next_;
+  Eigen::MatrixXd M_next_, G_next_, H_next_;
   Eigen::VectorXd F_next_;
   // Dense output of [t_prev_, t_]: tangent increment θ from q_prev_, end velocities.
   double h_dense_ = 0;

@@ -63,6 +63,10 @@
 // accepted step (the dense-output stage), 1 per Reset (index-1 acceleration for the initial step
 // estimate) + 1 when h_init = 0. factorizations counts Cholesky factorizations of M.
 //
+// Friction (integrator.h, "Friction"): stage i uses the force directions H(Q_i, V_i) for
+// non-ideal forces (half_explicit_stage.h); velocity-level rows are index-2 rows like any other,
+// and the position projection skips them.
+//
 // References: V. Brasey, E. Hairer, Half-explicit Runge–Kutta methods for differential-algebraic
 // systems of index 2, SIAM J. Numer. Anal. 30 (1993) 538–552. V. Brasey, HEM5 user's guide,
 // Université de Genève 1994, and the Fortran code hem5.f (version of June 8, 1994; distributed

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/block_sparse.h"
 #include "engine/constrained_dynamics.h"
 #include "engine/projection.h"
 #include "integrators/row_selection.h"
@@ -167,6 +168,8 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
     seen[static_cast<std::size_t>(row)] = true;
   }
 
+  RequireSupportedPhase(system, active_rows);
+
   system_ = &system;
   dropped_rows_.clear();
   dropped_row_failure_.clear();
@@ -177,6 +180,14 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
   } else {
     rows_ = std::move(active_rows);
   }
+  non_ideal_ = system.HasNonIdealForces();
+  velocity_level_.resize(rows_.size());
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    velocity_level_[k] = system.IsVelocityLevel(rows_[k]) ? 1 : 0;
+  }
+  has_velocity_rows_ =
+      std::find(velocity_level_.begin(), velocity_level_.end(), 1) != velocity_level_.end();
+  position_rows_ = system.PositionLevelRows(rows_);
   t_ = t;
   restart_t_ = t;
   t_prev_ = t;
@@ -200,7 +211,7 @@ StepStatus Integrator::Step(double t_limit) {
   if (status != StepStatus::kAccepted) return status;
   if (!dropped_rows_.empty() && q_.allFinite()) {
     Eigen::VectorXd g;
-    system_->ConstraintValues(t_, q_, dropped_rows_, &g);
+    DroppedRowViolations(&g);
     Eigen::Index worst = 0;
     const double violation = g.cwiseAbs().maxCoeff(&worst);
     const double tol =
@@ -241,6 +252,64 @@ StepStatus Integrator::Step(double t_limit) {
   stats_.largest_step = std::max(stats_.largest_step, h);
   stats_.total_time += h;
   return StepStatus::kAccepted;
+}
+
+void Integrator::RequireSupportedPhase(const engine::MechanicalSystem& system,
+                                       const std::vector<int>& active_rows) const {
+  if (system.HasNonIdealForces() && !SupportsNonIdealForces()) {
+    throw std::invalid_argument("integrator '" + std::string(name()) +
+                                "' does not support non-ideal constraint forces (sliding "
+                                "friction): the system has sliding contacts");
+  }
+  if (SupportsVelocityLevelRows()) return;
+  for (int row : active_rows) {
+    if (system.IsVelocityLevel(row)) {
+      throw std::invalid_argument("integrator '" + std::string(name()) +
+                                  "' does not support velocity-level constraint rows (sticking "
+                                  "contacts): active row '" +
+                                  system.constraint_info(row).name + "'");
+    }
+  }
+}
+
+void Integrator::DroppedRowViolations(Eigen::VectorXd* violation) const {
+  // Position-level rows: g; velocity-level rows (no g): G v + ∂g/∂t.
+  system_->ConstraintValues(t_, q_, dropped_rows_, violation);
+  std::vector<int> velocity_rows;
+  std::vector<Eigen::Index> at;
+  for (std::size_t k = 0; k < dropped_rows_.size(); ++k) {
+    if (system_->IsVelocityLevel(dropped_rows_[k])) {
+      velocity_rows.push_back(dropped_rows_[k]);
+      at.push_back(static_cast<Eigen::Index>(k));
+    }
+  }
+  if (velocity_rows.empty()) return;
+  Eigen::VectorXd rate;
+  engine::ConstraintRate(*system_, t_, q_, v_, velocity_rows, &rate);
+  for (std::size_t k = 0; k < at.size(); ++k)
+    (*violation)(at[k]) = rate(static_cast<Eigen::Index>(k));
+}
+
+void Integrator::PositionConstraintValues(double t, const Eigen::VectorXd& q, Eigen::VectorXd* g) {
+  if (!has_velocity_rows_) {
+    system_->ConstraintValues(t, q, rows_, g);
+    return;
+  }
+  system_->ConstraintValues(t, q, position_rows_, &g_position_);
+  g->resize(static_cast<Eigen::Index>(rows_.size()));
+  Eigen::Index next = 0;
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    (*g)(static_cast<Eigen::Index>(k)) = velocity_level_[k] ? 0.0 : g_position_(next++);
+  }
+}
+
+const Eigen::MatrixXd& Integrator::ForceDirections(double t, const Eigen::VectorXd& q,
+                                                   const Eigen::VectorXd& v,
+                                                   const Eigen::MatrixXd& G,
+                                                   Eigen::MatrixXd* H) const {
+  if (!non_ideal_) return G;
+  system_->ForceDirections(t, q, v, rows_, H);
+  return *H;
 }
 
 void Integrator::Interpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {

@@ -8,6 +8,19 @@
 //   (eq. 7);  index 3: g_A = 0 (eq. 6);  stabilized index 2 (GGL): both g_A = 0 and the velocity
 //   constraint (eq. 23).
 //
+// Friction (the contact modes frozen between events, ARCHITECTURE.md):
+//  - Velocity-level rows (ConstraintLevel::kVelocity: the tangential rows of a sticking contact,
+//    nonholonomic) have no g: index 1 and 2 treat them as every row; index 3 and GGL enforce
+//    g = 0 on the position-level rows only and G v + ∂g/∂t = 0 on the velocity-level rows (the
+//    usual treatment of nonholonomic rows in index-3 schemes, e.g. Arnold & Brüls' generalized-α;
+//    each scheme's header says how). Their g is never read.
+//  - Non-ideal forces (MechanicalSystem::HasNonIdealForces, sliding friction): the dynamics is
+//    M v̇ = F + H_Aᵀ λ with force directions H_A ≠ G_A (MechanicalSystem::ForceDirections); the
+//    constraints are unchanged. Schemes use Hᵀλ wherever the constraint forces enter (and −Hᵀ in
+//    their iteration matrices) and take exactly their ideal code path when the system has none.
+//  A scheme that cannot do one of them says so (SupportsNonIdealForces, SupportsVelocityLevelRows;
+//  also in the integrator table) and Reset refuses such a phase.
+//
 // Usage: Reset(system, rows, t, q, v) at a consistent state, then Step(t_limit) repeatedly; each
 // successful Step is one accepted step [t_previous(), t()] with t() ≤ t_limit, whose dense
 // output Interpolate(s, ...) is valid for s in that interval (the root finder evaluates event
@@ -117,6 +130,11 @@ class Integrator {
   // O(h^(dense_output_order()+1))); the generic tests check it.
   virtual int dense_output_order() const = 0;
   virtual bool Supports(Formulation f) const = 0;
+  // Whether the scheme integrates systems with non-ideal constraint forces (sliding friction,
+  // H ≠ G) and active velocity-level rows (sticking contacts); the event loop asks before it
+  // starts such a phase. Both true unless a scheme says otherwise (its header says why).
+  virtual bool SupportsNonIdealForces() const { return true; }
+  virtual bool SupportsVelocityLevelRows() const { return true; }
   // Why the last Step failed, beyond its status (e.g. the constraints of a singular stage
   // system, or a dropped dependent row that became violated); empty when there is nothing to add.
   std::string failure_detail() const {
@@ -126,15 +144,16 @@ class Integrator {
   // (Re)starts at (t, q, v) with `active_rows` frozen. The state should satisfy the constraints
   // of the formulation (the loop projects before Reset). Throws std::invalid_argument on
   // inconsistent sizes (q: nq, v: nv), NaN/Inf in t, q or v, an active row outside
-  // [0, num_constraints()) or listed twice, or an unsupported formulation. The system must
-  // outlive the integrator's use of it. Statistics are not cleared: they accumulate over Resets.
-  // Schemes that need independent rows keep a basis of them (NeedsIndependentRows below), so
-  // active_rows() may be a subset of `active_rows` with the same span. The dropped rows are
-  // watched: a step after which one of them is violated by more than
-  // kDroppedRowToleranceFactor × max(projection_tol, newton_tol) (the dependence was not
-  // structural but a rank drop at the restart point, e.g. two curves tangent there) is undone
-  // and Step returns kLinearSolveFailure, failure_detail() naming the row.
-  // A failure of the scheme's first evaluation at (t, q, v) is reported by the next Step.
+  // [0, num_constraints()) or listed twice, an unsupported formulation, a system with non-ideal
+  // forces or an active velocity-level row that the scheme does not support (naming the row). The
+  // system must outlive the integrator's use of it. Statistics are not cleared: they accumulate
+  // over Resets. Schemes that need independent rows keep a basis of them (NeedsIndependentRows
+  // below), so active_rows() may be a subset of `active_rows` with the same span. The dropped rows
+  // are watched: a step after which one of them is violated by more than kDroppedRowToleranceFactor
+  // × max(projection_tol, newton_tol) (the dependence was not structural but a rank drop at the
+  // restart point, e.g. two curves tangent there) is undone and Step returns kLinearSolveFailure,
+  // failure_detail() naming the row. A failure of the scheme's first evaluation at (t, q, v) is
+  // reported by the next Step.
   void Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows, double t,
              const Eigen::VectorXd& q, const Eigen::VectorXd& v);
 
@@ -175,6 +194,22 @@ class Integrator {
   virtual bool NeedsIndependentRows() const { return false; }
   // The scheme's own failure detail (see failure_detail).
   virtual std::string SchemeFailureDetail() const { return {}; }
+  // Throws std::invalid_argument when the scheme cannot integrate a phase of `system` with
+  // `active_rows` (SupportsNonIdealForces, SupportsVelocityLevelRows).
+  void RequireSupportedPhase(const engine::MechanicalSystem& system,
+                             const std::vector<int>& active_rows) const;
+  // Violations of the dropped rows at the current state (g, or G v + ∂g/∂t for velocity-level
+  // rows), one per dropped row.
+  void DroppedRowViolations(Eigen::VectorXd* violation) const;
+  // g on the active rows (rows_.size() entries, aligned with rows_): g(q, t) on position-level
+  // rows and 0 on velocity-level rows, whose g is not a constraint and is not evaluated.
+  void PositionConstraintValues(double t, const Eigen::VectorXd& q, Eigen::VectorXd* g);
+  // The force directions of the active rows at (t, q, v): G itself when the system is ideal (no
+  // evaluation), else H from MechanicalSystem::ForceDirections, written to *H. G must be the
+  // Jacobian of rows_ at (t, q).
+  const Eigen::MatrixXd& ForceDirections(double t, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& v, const Eigen::MatrixXd& G,
+                                         Eigen::MatrixXd* H) const;
   // Attempts steps (rejecting and shrinking as needed) until one is accepted; updates t_, q_,
   // v_, t_prev_, h_ and the dense output. Must not step past t_limit.
   virtual StepStatus DoStep(double t_limit) = 0;
@@ -208,6 +243,13 @@ class Integrator {
   const engine::MechanicalSystem* system_ = nullptr;
   IntegratorOptions options_;
   std::vector<int> rows_;
+  // Set by Reset: the system's HasNonIdealForces(); per entry of rows_, whether it is a
+  // velocity-level row; the position-level rows of rows_ (global indices, in order).
+  bool non_ideal_ = false;
+  std::vector<char> velocity_level_;
+  bool has_velocity_rows_ = false;
+  std::vector<int> position_rows_;
+  Eigen::VectorXd g_position_;     // workspace of PositionConstraintValues
   std::vector<int> dropped_rows_;  // active rows left out by NeedsIndependentRows
   std::string dropped_row_failure_;
   double restart_t_ = 0;  // time of the last Reset
@@ -222,6 +264,10 @@ struct IntegratorEntry {
   std::string_view description;
   std::vector<Formulation> formulations;
   std::unique_ptr<Integrator> (*make)(const IntegratorOptions& options);
+  // Integrator::SupportsNonIdealForces (sliding friction) and SupportsVelocityLevelRows
+  // (sticking contacts) of the scheme.
+  bool non_ideal_forces;
+  bool velocity_level_rows;
 };
 
 // Every integrator of Saltus: the factory, the CLI help and the generic tests use this list.

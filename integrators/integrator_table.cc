@@ -50,56 +50,74 @@ const std::array<IntegratorEntry, 9>& Table() {
        "Dormand-Prince 5(4), explicit Runge-Kutta with dense output of order 4, on the index-1 "
        "formulation with MDOP5 projection of positions and velocities",
        {Formulation::kIndex1},
-       &Make<Dopri5>},
+       &Make<Dopri5>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
       {"hem5",
        "Brasey-Hairer HEM5, 8-stage half-explicit Runge-Kutta of order 5 on the index-2 "
        "formulation (velocity constraints met at every stage), dense output of order 4, position "
        "projection; minimum-norm stage solves for redundant constraints",
        {Formulation::kIndex2},
-       &Make<Hem5>},
+       &Make<Hem5>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
       {"phem56",
        "Murua's PHEM56, 6-stage partitioned half-explicit Runge-Kutta of order 5 (explicit part "
        "Dormand-Prince) on the index-2 formulation (velocity constraints met at every stage), "
        "embedded order-4 estimate, dense output of order 4, position projection",
        {Formulation::kIndex2},
-       &Make<Phem56>},
+       &Make<Phem56>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
       {"newmark_nullspace",
        "Newmark trapezoidal rule (beta = 1/4, gamma = 1/2) integrated in the tangent space of the "
        "constraint manifold (null-space method): positions, velocities and accelerations satisfy "
        "the constraints at every step",
        {Formulation::kStabilizedIndex2},
-       &MakeNullspaceNewmark<0>},
+       &MakeNullspaceNewmark<0>,
+       /*non_ideal_forces=*/false,
+       /*velocity_level_rows=*/false},
       {"newmark_nullspace_fg",
        "Newmark Fox-Goodwin (beta = 1/12, gamma = 1/2, conditionally stable) in the tangent space "
        "of the constraint manifold (null-space method)",
        {Formulation::kStabilizedIndex2},
-       &MakeNullspaceNewmark<1>},
+       &MakeNullspaceNewmark<1>,
+       /*non_ideal_forces=*/false,
+       /*velocity_level_rows=*/false},
       {"generalized_alpha",
        "Generalized-alpha (Chung-Hulbert, spectral radius rho_inf), implicit, order 2, with "
        "simplified Newton; index3: position constraints, index2: velocity constraints, ggl: both "
        "(stabilized index 2, Algorithm 1 of Haddouni et al. 2017)",
        {Formulation::kIndex3, Formulation::kIndex2, Formulation::kStabilizedIndex2},
-       &Make<GeneralizedAlpha>},
+       &Make<GeneralizedAlpha>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
       {"half_implicit",
        "Half-implicit symplectic-Euler scheme on the index-3 formulation (technical note "
        "'half-implicit integration of index-3 DAEs of multibody dynamics'): explicit velocity "
        "update, implicit position update, quasi-Newton matrix built "
        "once per step from time-t_n Jacobians; order 1, fixed or adaptive step",
        {Formulation::kIndex3},
-       &Make<HalfImplicit>},
+       &Make<HalfImplicit>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
       {"bdf",
        "Variable-step, variable-order BDF 1-5 (variable-coefficient form, DASSL-type order "
        "selection) on the stabilized index-2 (GGL) formulation, extrapolation predictor, "
        "simplified Newton with the iteration matrix kept over steps, DASSL-type error estimate "
        "on q and v, restart at order 1 after each Reset; fixed-step runs use order 2",
        {Formulation::kStabilizedIndex2},
-       &MakeBdf<5, true>},
+       &MakeBdf<5, true>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
       {"bdf2",
        "Variable-step BDF of fixed order 2 (variable-coefficient form) on the stabilized "
        "index-2 (GGL) formulation, as bdf but without order selection (restart: trapezoidal "
        "step, then BDF2)",
        {Formulation::kStabilizedIndex2},
-       &MakeBdf<2, false>},
+       &MakeBdf<2, false>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
   }};
   return table;
 }

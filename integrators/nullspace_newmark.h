@@ -62,6 +62,12 @@
 // Formulation: the scheme enforces position, velocity and acceleration constraints at once; it
 // is registered for the stabilized index-2 formulation ("ggl"), the closest of the four.
 //
+// Friction: refused (Reset throws; the integrator table says so). Velocity-level rows (sticking
+// contacts) have no position constraint, so positions and velocities would need different
+// tangent spaces (null(G_position) and null(G)), where the scheme's Newmark relations use one
+// basis N for both (N_G = N above). Non-ideal forces (sliding, M v̇ = F + Hᵀλ with H ≠ G) do not
+// drop out of the reduced equilibrium: Nᵀ Hᵀ λ ≠ 0 for N spanning null(G).
+//
 // References: I. Fernández de Bustos, H. Uriarte, G. Urkullu, V. García-Marina, Multibody
 // Syst. Dyn. (2021), integration in the tangent space of the constraint manifold (the team's
 // seed null-space-tangent-integration-dae.txt); N. M. Newmark, A method of computation for
@@ -105,6 +111,9 @@ class NullspaceNewmark final : public Integrator {
   int order() const override { return parameters_.gamma == 0.5 ? 2 : 1; }
   int dense_output_order() const override { return 3; }
   bool Supports(Formulation f) const override { return f == Formulation::kStabilizedIndex2; }
+  // Neither friction phase (header, "Friction").
+  bool SupportsNonIdealForces() const override { return false; }
+  bool SupportsVelocityLevelRows() const override { return false; }
   const NewmarkParameters& parameters() const { return parameters_; }
 
   // The multipliers λ (rows) and accelerations a (nv) of the last accepted step.

@@ -157,7 +157,7 @@ double Phem56::LocalError(double h) {
 bool Phem56::ProjectIfNeeded(double t, bool* projected) {
   *projected = false;
   if (rows_.empty()) return true;
-  system_->ConstraintValues(t, q_new_, rows_, &g_);
+  PositionConstraintValues(t, q_new_, &g_);
   const double violation = g_.lpNorm<Eigen::Infinity>();
   max_position_violation_ = std::max(max_position_violation_, violation);
   if (!options_.project || violation <= options_.projection_tol) return true;

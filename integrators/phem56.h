@@ -44,6 +44,10 @@
 // Reset (the index-1 acceleration A_n) + 1 when h_init = 0. factorizations counts Cholesky
 // factorizations of M.
 //
+// Friction (integrator.h, "Friction"): as HEM5 (the force directions of each stage from
+// half_explicit_stage.h; velocity-level rows are index-2 rows, skipped by the position
+// projection).
+//
 // References: A. Murua, Partitioned half-explicit Runge–Kutta methods for differential-algebraic
 // systems of index 2, Computing 59 (1997) 43–61; M. Arnold, A. Murua, Non-stiff integrators for
 // differential-algebraic systems of index 2, Numer. Algorithms 19 (1998) 25–41. Coefficients,

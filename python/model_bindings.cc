@@ -196,7 +196,8 @@ class PlanarBuilder {
                          double damping, double angle0);
   int AddContact(const std::string& name, const std::string& type, const py::handle& body_a,
                  const py::handle& body_b, const py::handle& point_a, const py::handle& normal_a,
-                 double radius_a, const py::handle& point_b, double radius_b, double restitution) {
+                 double radius_a, const py::handle& point_b, double radius_b, double restitution,
+                 double friction) {
     const std::string item = "contact '" + name + "'";
     contact::PlanarContact c;
     c.name = name;
@@ -218,6 +219,7 @@ class PlanarBuilder {
     c.point_b = Fixed<2>(point_b, item + ": point_b");
     c.radius_b = radius_b;
     c.restitution = restitution;
+    c.friction = friction;
     for (const contact::PlanarContact& other : contacts_) {
       if (other.name == name) throw InvalidArgument(item + ": the name is already used");
     }
@@ -717,7 +719,8 @@ class SpatialBuilder {
       choice_.excluded.push_back(ij);
     }
   }
-  void AddContactPair(const py::handle& a, const py::handle& b, const py::object& restitution) {
+  void AddContactPair(const py::handle& a, const py::handle& b, const py::object& restitution,
+                      const py::object& friction) {
     const std::pair<int, int> ij = ShapePair(a, b, "contact pair");
     const std::string item = "contact pair " + PairName(ij);
     if (const std::string why = tools::ContactPairObstacle(sp(), ij.first, ij.second);
@@ -740,7 +743,12 @@ class SpatialBuilder {
         throw InvalidArgument(item + ": restitution must be in [0, 1], got " + std::to_string(e));
       }
     }
-    choice_.listed.push_back({ij, e, 0});
+    const double mu = friction.is_none() ? -1.0 : Friction(friction, item);
+    choice_.listed.push_back({ij, e, mu, 0});
+  }
+  // Coulomb μ of the pairs without their own (a scene's simulation.friction).
+  void SetFriction(const py::object& friction) {
+    choice_.friction = Friction(friction, "friction");
   }
   void SetGravity(const py::handle& g) {
     const Eigen::Vector3d gravity = Fixed<3>(g, "gravity");
@@ -771,6 +779,20 @@ class SpatialBuilder {
  private:
   tools::SpatialScene& sp() { return scene_.spatial; }
   const tools::SpatialScene& sp() const { return scene_.spatial; }
+  // A friction coefficient: a finite number >= 0.
+  static double Friction(const py::object& o, const std::string& item) {
+    double mu = 0.0;
+    try {
+      mu = o.cast<double>();
+    } catch (const py::cast_error&) {
+      throw InvalidArgument(item + ": friction must be a number >= 0");
+    }
+    if (!std::isfinite(mu) || mu < 0.0) {
+      throw InvalidArgument(item + ": friction must be a finite number >= 0, got " +
+                            std::to_string(mu));
+    }
+    return mu;
+  }
   static std::uint32_t BitSet(const py::object& o, const std::string& what,
                               std::uint32_t fallback) {
     if (o.is_none()) return fallback;
@@ -938,9 +960,11 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
   py::class_<PlanarBuilder>(m, "PlanarBuilder",
                             "Planar bodies (x, y, theta), joints, springs, loads and contacts; "
                             "build() gives a Model. Bodies are referred to by name or index.")
-      .def(py::init<>())
+      .def(py::init<>(), "An empty planar model (gravity (0, -9.81)).")
       .def("add_body", &PlanarBuilder::AddBody, py::arg("name"), py::arg("mass") = 1.0,
-           py::arg("inertia") = 1.0, py::arg("position") = zeros3, py::arg("velocity") = zeros3)
+           py::arg("inertia") = 1.0, py::arg("position") = zeros3, py::arg("velocity") = zeros3,
+           "A rigid body: mass (kg), inertia about its centre (kg m^2), initial (x, y, theta) "
+           "and velocities. Returns its index.")
       .def("add_joint", &PlanarBuilder::AddJoint, py::arg("name"), py::arg("type") = "revolute",
            py::arg("body_a") = "ground", py::arg("body_b") = "ground", py::arg("point_a") = zeros2,
            py::arg("point_b") = zeros2, py::arg("axis_a") = py::cast(std::vector<double>{1, 0}),
@@ -956,7 +980,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "prismatic) phi(t), with the profiles and keys of SpatialBuilder.add_driver.")
       .def("add_spring", &PlanarBuilder::AddSpring, py::arg("name"), py::arg("body_a"),
            py::arg("body_b"), py::arg("point_a") = zeros2, py::arg("point_b") = zeros2,
-           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0)
+           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0,
+           "A linear spring-damper between two body points (N/m, N s/m, m).")
       .def("add_torsional_spring", &PlanarBuilder::AddTorsionalSpring, py::arg("name"),
            py::arg("joint"), py::arg("stiffness") = 0.0, py::arg("damping") = 0.0,
            py::arg("angle0") = 0.0,
@@ -971,9 +996,12 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            py::arg("type") = "disk_line", py::arg("body_a") = "ground", py::arg("body_b"),
            py::arg("point_a") = zeros2, py::arg("normal_a") = py::cast(std::vector<double>{0, 1}),
            py::arg("radius_a") = 0.0, py::arg("point_b") = zeros2, py::arg("radius_b") = 0.0,
-           py::arg("restitution") = -1.0)
-      .def("set_gravity", &PlanarBuilder::SetGravity, py::arg("g"))
-      .def("build", &PlanarBuilder::Build);
+           py::arg("restitution") = -1.0, py::arg("friction") = 0.0,
+           "A unilateral contact (docs/scene-format.md, contacts): restitution in [0, 1] "
+           "(negative: the simulation's), Coulomb friction mu >= 0 (> 0 adds the tangential row "
+           "'<name>.t').")
+      .def("set_gravity", &PlanarBuilder::SetGravity, py::arg("g"), "Gravity (gx, gy), m/s^2.")
+      .def("build", &PlanarBuilder::Build, "The Model of the items added so far.");
 
   const py::object none = py::none();
   py::class_<SpatialBuilder>(
@@ -982,17 +1010,23 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
       "shapes and contact pairs: everything of a `dimension: 3` scene file "
       "(docs/scene-format.md); build() gives a Model assembled like the scene file's. Bodies, "
       "joints and shapes are referred to by name or index.")
-      .def(py::init<>())
+      .def(py::init<>(), "An empty spatial model (gravity (0, 0, -9.81)).")
       .def("add_body", &SpatialBuilder::AddBody, py::arg("name"), py::arg("mass") = 1.0,
            py::arg("inertia") = py::cast(std::vector<double>{1, 1, 1}), py::arg("com") = zeros3,
            py::arg("position") = zeros3,
            py::arg("quaternion") = py::cast(std::vector<double>{1, 0, 0, 0}),
-           py::arg("velocity") = zeros3, py::arg("angular_velocity") = zeros3)
+           py::arg("velocity") = zeros3, py::arg("angular_velocity") = zeros3,
+           "A rigid body: mass, inertia (3 diagonal entries or 3x3, about the centre of mass, "
+           "body axes), centre of mass in the body frame, initial pose (quaternion w, x, y, z), "
+           "velocity (world) and angular velocity (body frame). Returns its index.")
       .def("add_joint", &SpatialBuilder::AddJoint, py::arg("name"), py::arg("type") = "revolute",
            py::arg("body_a") = "ground", py::arg("body_b") = "ground", py::arg("point_a") = zeros3,
            py::arg("point_b") = zeros3, py::arg("axis_a") = py::cast(std::vector<double>{0, 0, 1}),
            py::arg("axis_b") = py::cast(std::vector<double>{0, 0, 1}), py::arg("ref_a") = zeros3,
-           py::arg("ref_b") = zeros3, py::arg("length") = 0.0)
+           py::arg("ref_b") = zeros3, py::arg("length") = 0.0,
+           "A joint between two bodies (or 'ground'): spherical, revolute, universal, "
+           "cylindrical, prismatic, fixed, planar, distance, point_on_line, point_on_plane; "
+           "points and axes in each body's frame, ref: the joint frame's x hint.")
       .def("add_driver", &SpatialBuilder::AddDriver, py::arg("name"), py::arg("joint"),
            py::arg("kind") = "angle", py::arg("profile") = "constant_rate",
            py::arg("value0") = none, py::arg("rate") = none, py::arg("coefficients") = none,
@@ -1003,7 +1037,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "frequency [rad/s], phase).")
       .def("add_spring", &SpatialBuilder::AddSpring, py::arg("name"), py::arg("body_a"),
            py::arg("body_b"), py::arg("point_a") = zeros3, py::arg("point_b") = zeros3,
-           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0)
+           py::arg("stiffness") = 0.0, py::arg("damping") = 0.0, py::arg("rest_length") = 0.0,
+           "A linear spring-damper between two body points (N/m, N s/m, m).")
       .def("add_torsional_spring", &SpatialBuilder::AddTorsionalSpring, py::arg("name"),
            py::arg("joint"), py::arg("stiffness") = 0.0, py::arg("damping") = 0.0,
            py::arg("angle0") = 0.0, "Torque -k (theta - angle0) - c theta' on a revolute joint.")
@@ -1013,7 +1048,8 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "A world force at a body point and a world torque, both times phi(t) when scale is "
            "given (a dict: {'profile': 'sine', 'amplitude': ..., ...}, the keys of add_driver).")
       .def("add_prismatic_friction", &SpatialBuilder::AddPrismaticFriction, py::arg("name"),
-           py::arg("joint"), py::arg("mu"))
+           py::arg("joint"), py::arg("mu"),
+           "Coulomb friction mu |N| on a prismatic joint, N its normal force of the last step.")
       .def(
           "add_shape",
           [](SpatialBuilder& b, const std::string& name, const std::string& type,
@@ -1046,15 +1082,23 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            "'all' (every shape pair that can touch gets a contact row; the default) or 'none' "
            "(only the pairs of add_contact_pair).")
       .def("exclude_contact", &SpatialBuilder::ExcludeContact, py::arg("shape_a"),
-           py::arg("shape_b"))
+           py::arg("shape_b"), "No contact row between these two shapes.")
       .def("add_contact_pair", &SpatialBuilder::AddContactPair, py::arg("shape_a"),
-           py::arg("shape_b"), py::arg("restitution") = none,
+           py::arg("shape_b"), py::arg("restitution") = none, py::arg("friction") = none,
            "A contact pair (needed with set_contact_default('none')), with its own Newton "
-           "restitution in [0, 1] (default: the simulation's).")
-      .def_property_readonly("contact_pairs", &SpatialBuilder::ContactPairNames)
-      .def("set_gravity", &SpatialBuilder::SetGravity, py::arg("g"))
-      .def_property_readonly("warnings", &SpatialBuilder::warnings)
-      .def("build", &SpatialBuilder::Build);
+           "restitution in [0, 1] (default: the simulation's) and Coulomb friction mu >= 0 "
+           "(default: set_friction's, 0).")
+      .def("set_friction", &SpatialBuilder::SetFriction, py::arg("friction"),
+           "Coulomb friction mu >= 0 of every contact pair without its own (a scene's "
+           "simulation.friction; default 0). mu > 0 gives each normal row two tangential rows "
+           "'<row>.t1', '<row>.t2'.")
+      .def_property_readonly("contact_pairs", &SpatialBuilder::ContactPairNames,
+                             "Names of the contact pairs build() would make.")
+      .def("set_gravity", &SpatialBuilder::SetGravity, py::arg("g"), "Gravity (gx, gy, gz), m/s^2.")
+      .def_property_readonly("warnings", &SpatialBuilder::warnings,
+                             "Remarks on the items (e.g. a quaternion normalized).")
+      .def("build", &SpatialBuilder::Build,
+           "The Model of the items added so far, assembled like a scene file's.");
 
   py::class_<Constraints>(m, "Constraints",
                           "Constraint rows of a Lagrangian model from callables: g(t, q) -> (m,), "
@@ -1062,12 +1106,17 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
                           "g_t(t, q) -> (m,) (default 0).")
       .def(py::init(&MakeConstraints), py::arg("names"), py::arg("g"), py::arg("G"),
            py::arg("gamma") = py::none(), py::arg("g_t") = py::none(),
-           py::arg("unilateral") = false, py::arg("restitution") = -1.0)
-      .def_property_readonly("names", [](const Constraints& c) {
-        std::vector<std::string> names;
-        for (const auto& r : c.rows) names.push_back(r.name);
-        return names;
-      });
+           py::arg("unilateral") = false, py::arg("restitution") = -1.0,
+           "Rows named `names`; unilateral: a bool or a list per row; restitution per row or "
+           "one for all (negative: the simulation's).")
+      .def_property_readonly(
+          "names",
+          [](const Constraints& c) {
+            std::vector<std::string> names;
+            for (const auto& r : c.rows) names.push_back(r.name);
+            return names;
+          },
+          "The row names.");
 
   model.def_static(
       "lagrangian", &Lagrangian, py::arg("n"), py::arg("mass") = py::none(),

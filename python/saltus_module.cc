@@ -9,16 +9,24 @@
 // Errors become Python exceptions: saltus.InvalidArgument (a ValueError), saltus.SceneError (an
 // InvalidArgument with .file and .line in the message), saltus.StateError and saltus.Error (both
 // RuntimeError). An exception raised inside a Python callback propagates unchanged; the
-// simulation restarts from its last accepted step and can continue.
+// simulation restarts from its last accepted step and can continue. Callbacks may call the
+// simulation back under the rules of saltus/saltus.h ("Calls from inside observers"): state
+// changes (set_state, set_force, restore, ...) take effect at the end of the current step,
+// advance_to/run/save raise StateError. Long calls check for signals at every step: Ctrl-C
+// raises KeyboardInterrupt with the state kept (and, for run, the trajectory so far).
 #include <pybind11/eigen.h>
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
+#include "contact/complementarity.h"
 #include "integrators/integrator.h"
 #include "python/bindings.h"
 #include "saltus/saltus.h"
+#include "tools/scene.h"
 
 namespace py = pybind11;
 using Eigen::VectorXd;
@@ -36,6 +44,411 @@ saltus::SimulationOptions& SetFormulation(saltus::SimulationOptions& o, const st
   return o;
 }
 
+// The integrator's default formulation replaces one it does not support (tools/scene.h).
+void SetIntegrator(saltus::SimulationOptions& o, const std::string& name) {
+  o.integrator = name;
+  if (!saltus::tools::CheckIntegratorChoice(name, o.integrator_options.formulation).empty()) {
+    o.integrator_options.formulation =
+        saltus::tools::DefaultFormulation(name).value_or(o.integrator_options.formulation);
+  }
+}
+
+// A read-write property of Options under the scene's name for an option reached by `field`.
+template <class T, class Field>
+void Option(py::class_<saltus::SimulationOptions>& c, const char* name, Field field,
+            const char* doc) {
+  c.def_property(
+      name,
+      [field](const saltus::SimulationOptions& o) -> T {
+        return field(const_cast<saltus::SimulationOptions&>(o));
+      },
+      [field](saltus::SimulationOptions& o, T value) { field(o) = value; }, doc);
+}
+
+py::dict StatsDict(const saltus::Statistics& s);
+
+// Runs a long call (advance_to, step, run) with the interpreter's signals checked at every step
+// and event: a pending signal runs its Python handler (PyErr_CheckSignals); when that raises
+// (KeyboardInterrupt on Ctrl-C), the simulation is asked to stop at the step boundary, `fn`
+// returns with the state kept, and the exception is raised then, with `result` (the RunResult,
+// status "interrupted") and `trajectory` (run: the rows so far, else None) set on it.
+template <class Fn>
+saltus::RunResult WithSignalChecks(saltus::Simulation& s, const saltus::Trajectory* trajectory,
+                                   Fn&& fn) {
+  std::optional<py::error_already_set> raised;
+  const auto check = [&s, &raised] {
+    if (!raised && PyErr_CheckSignals() != 0) {
+      raised.emplace();  // fetches and clears the Python error
+      s.RequestStop();
+    }
+  };
+  struct Observers {
+    saltus::Simulation& s;
+    int step, event;
+    ~Observers() {
+      s.RemoveObserver(step);
+      s.RemoveObserver(event);
+    }
+  } observers{s, s.AddStepObserver([&](double, const VectorXd&, const VectorXd&) { check(); }),
+              s.AddEventObserver([&](const saltus::Event&, const VectorXd&, const VectorXd&,
+                                     const VectorXd&) { check(); })};
+  const auto attach = [&](py::error_already_set& e, const saltus::RunResult& result) {
+    py::setattr(e.value(), "result", py::cast(result));
+    py::setattr(e.value(), "trajectory",
+                trajectory != nullptr ? py::cast(*trajectory) : py::none());
+  };
+  saltus::RunResult result;
+  try {
+    result = fn();
+  } catch (py::error_already_set& e) {
+    // Ctrl-C while a Python callback ran: raised inside it; the simulation has restarted from
+    // its last accepted step (saltus.h), and the rows so far are kept all the same.
+    if (e.matches(PyExc_KeyboardInterrupt)) {
+      attach(e, saltus::RunResult{saltus::RunStatus::kInterrupted,
+                                  "KeyboardInterrupt in a callback", s.t()});
+    }
+    throw;
+  }
+  if (raised) {
+    attach(*raised, result);
+    throw std::move(*raised);
+  }
+  return result;
+}
+
+// saltus.Simulation. Properties hold state (t, q, v, options, stats, active_rows,
+// external_force); methods act or compute (advance_to, multipliers, index_sets, ...).
+void BindSimulation(py::module_& m) {
+  py::class_<saltus::Simulation>(
+      m, "Simulation",
+      "The event-driven simulation of a Model (Haddouni et al. 2017, Fig. 2). Properties hold "
+      "its state (t, q, v: q and v writable), methods run or compute.")
+      .def(py::init<const saltus::Model&>(), py::arg("model"),
+           "Starts at the model's initial state with its options.")
+      .def(py::init<const saltus::Model&, const saltus::SimulationOptions&>(), py::arg("model"),
+           py::arg("options"), "Starts at the model's initial state with these options.")
+      .def(
+          "advance_to",
+          [](saltus::Simulation& s, double t_end) {
+            return WithSignalChecks(s, nullptr, [&] { return s.AdvanceTo(t_end); });
+          },
+          py::arg("t_end"),
+          "Advances to t_end; returns a RunResult (a failed run is not an exception). Ctrl-C "
+          "stops at the next step boundary and raises KeyboardInterrupt (.result) with the state "
+          "kept: a later call continues.")
+      .def(
+          "step",
+          [](saltus::Simulation& s, double dt) {
+            return WithSignalChecks(s, nullptr, [&] { return s.Step(dt); });
+          },
+          py::arg("dt"), "One communication step of a co-simulation: advance_to(t + dt).")
+      .def(
+          "run",
+          [](saltus::Simulation& s, double t_end) {
+            saltus::Trajectory tr;
+            const saltus::RunResult r =
+                WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            return py::make_tuple(std::move(tr), r);
+          },
+          py::arg("t_end"),
+          "Runs to t_end; returns (Trajectory, RunResult). Ctrl-C raises KeyboardInterrupt with "
+          ".trajectory (the rows so far) and .result, the state kept.")
+      .def(
+          "events",
+          [](saltus::Simulation& s, double t_end) {
+            saltus::Trajectory tr;
+            WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            return tr.events;
+          },
+          py::arg("t_end"), "Runs to t_end and returns its events (a list to iterate).")
+      .def("request_stop", &saltus::Simulation::RequestStop,
+           "Stops a running advance_to/run at its next step boundary (status 'interrupted'); "
+           "callable from an observer or callback.")
+      .def_property("max_output_rows", &saltus::Simulation::max_output_rows,
+                    &saltus::Simulation::SetMaxOutputRows,
+                    "Output rows one advance_to may produce with output_step > 0 (default 1e7).")
+      .def_property_readonly("t", &saltus::Simulation::t, "Current time (s).")
+      .def_property(
+          "q", &saltus::Simulation::q,
+          [](saltus::Simulation& s, py::object q) { s.SetPositions(ToVector(q, "q")); },
+          "Current positions (nq). Setting them keeps t and v and restarts (projection onto "
+          "the joints, contact modes derived again).")
+      .def_property(
+          "v", &saltus::Simulation::v,
+          [](saltus::Simulation& s, py::object v) { s.SetVelocities(ToVector(v, "v")); },
+          "Current velocities (nv). Setting them keeps t and q and restarts.")
+      .def_property_readonly("options", &saltus::Simulation::options, "The options in use.")
+      .def_property_readonly(
+          "stats", [](const saltus::Simulation& s) { return StatsDict(s.stats()); },
+          "Statistics since the start: steps, evaluations, events, violations, wall time.")
+      .def_property_readonly("active_rows", &saltus::Simulation::ActiveRows,
+                             "Rows of the current phase: joints, then closed contacts.")
+      .def(
+          "set_state",
+          [](saltus::Simulation& s, double t, py::object q, py::object v) {
+            s.SetState(t, ToVector(q, "q"), ToVector(v, "v"));
+          },
+          py::arg("t"), py::arg("q"), py::arg("v"),
+          "Sets t, q and v and restarts (projection, index sets, initial impact).")
+      .def("multipliers", &saltus::Simulation::AllMultipliers,
+           "Lambda for every constraint row (zero on open contacts), from the index-1 solve at "
+           "the current state.")
+      .def(
+          "joint_reactions",
+          [](const saltus::Simulation& s) {
+            py::dict d;
+            for (const saltus::JointLoad& r : s.JointReactions().joints) d[py::str(r.joint)] = r;
+            return d;
+          },
+          "Reactions of every joint at the current state (e.g. after step): a dict joint name -> "
+          "JointReaction (.body, .force, .torque; `force, torque = r`), from the multipliers of "
+          "the index-1 solve with the host's forces included. Raises StateError for a model "
+          "without joints (Lagrangian or user system).")
+      .def(
+          "driver_efforts",
+          [](const saltus::Simulation& s) {
+            py::dict d;
+            for (const saltus::DriverEffort& e : s.JointReactions().drivers) {
+              d[py::str(e.driver)] = e.effort;
+            }
+            return d;
+          },
+          "Effort of every driver at the current state: a dict driver name -> torque (N m, angle "
+          "drivers) or force (N, displacement drivers) along its joint axis, positive towards "
+          "increasing joint coordinate. Raises StateError for a model without joints.")
+      .def(
+          "index_sets",
+          [](const saltus::Simulation& s) {
+            const saltus::IndexSets sets = s.CurrentIndexSets();
+            return py::make_tuple(sets.i1, sets.i2);
+          },
+          "The index sets as a tuple (I1, I2): unilateral rows closed in position (g <= tau0) and "
+          "the active contacts, "
+          "evaluated at the current state.")
+      .def_property(
+          "external_force", &saltus::Simulation::external_force,
+          [](saltus::Simulation& s, py::object f) {
+            s.SetExternalForce(ToVector(f, "external force"));
+          },
+          "Generalized force f_ext (nv) added to F, held until changed (restarts).")
+      .def(
+          "set_external_force",
+          [](saltus::Simulation& s, py::object f) {
+            s.SetExternalForce(ToVector(f, "external force"));
+          },
+          py::arg("f"), "Same as setting external_force.")
+      .def(
+          "set_force",
+          [](saltus::Simulation& s, py::object f) {
+            if (f.is_none()) {
+              s.SetForceCallback({});
+              return;
+            }
+            if (!PyCallable_Check(f.ptr())) {
+              throw saltus::InvalidArgument("set_force: expected a callable f(t, q, v) or None");
+            }
+            py::function fn = f;
+            s.SetForceCallback([fn](double t, const VectorXd& q, const VectorXd& v, VectorXd* out) {
+              *out = ToVector(fn(t, q, v), "the force callback's result");
+            });
+          },
+          py::arg("f"), "A generalized force f(t, q, v) -> array(nv) added to F, or None.")
+      .def(
+          "on_step",
+          [](saltus::Simulation& s, py::function f) {
+            return s.AddStepObserver(
+                [f](double t, const VectorXd& q, const VectorXd& v) { f(t, q, v); });
+          },
+          py::arg("f"), "Calls f(t, q, v) after every accepted step; returns an id.")
+      .def(
+          "on_event",
+          [](saltus::Simulation& s, py::function f) {
+            return s.AddEventObserver([f](const saltus::Event& e, const VectorXd& q,
+                                          const VectorXd& vm,
+                                          const VectorXd& vp) { f(e, q, vm, vp); });
+          },
+          py::arg("f"), "Calls f(event, q, v_minus, v_plus) at every event; returns an id.")
+      .def("remove_observer", &saltus::Simulation::RemoveObserver, py::arg("id"),
+           "Removes an observer added by on_step or on_event.")
+      .def("save", &saltus::Simulation::Save, "The full state as a Snapshot.")
+      .def("restore", &saltus::Simulation::Restore, py::arg("snapshot"),
+           "Goes back to a Snapshot of this simulation (StateError for another model's).");
+}
+
+// saltus.Options: every key of a scene's `simulation:` section except t_end, under the same
+// names (tools::SimulationKeys(); python/tests check the two lists agree).
+void BindOptions(py::module_& m) {
+  using O = saltus::SimulationOptions;
+  py::class_<O> c(m, "Options",
+                  "Simulation options under the names of a scene's `simulation:` section "
+                  "(docs/scene-format.md); keys() lists them. Values are checked when a "
+                  "Simulation is made, enumerations (formulation, lcp_solver, "
+                  "projection_metric) when set.");
+  c.def(py::init<>(), "The defaults of events::SimulationOptions.");
+  c.def_static(
+      "keys",
+      [] {
+        std::vector<std::string> keys;
+        // t_end belongs to the run; the friction keys stay in the scene (tools::FrictionOptions)
+        // until the event loop reads them.
+        for (const std::string& k : saltus::tools::SimulationKeys()) {
+          if (k != "t_end" && k != "max_output_rows" && k != "friction" && k != "painleve" &&
+              k != "friction_cone") {
+            keys.push_back(k);
+          }
+        }
+        return keys;
+      },
+      "The option names: the keys of a scene's `simulation:` section except t_end and the "
+      "friction keys (friction, painleve, friction_cone), which the event loop does not read "
+      "yet.");
+  c.def_property(
+      "integrator", [](const O& o) { return o.integrator; },
+      [](O& o, const std::string& name) { SetIntegrator(o, name); },
+      "Smooth-phase integrator (saltus.integrators()). Setting it keeps the formulation when "
+      "the integrator supports it, else takes the integrator's default (its first).");
+  c.def_property(
+      "formulation",
+      [](const O& o) {
+        return std::string(saltus::integrators::ToString(o.integrator_options.formulation));
+      },
+      [](O& o, const std::string& f) { SetFormulation(o, f); },
+      "index1, index2, index3 or ggl (Haddouni et al. 2017, eq. 6-9, 23).");
+  using IO = saltus::integrators::IntegratorOptions;
+  const auto io = [](auto member) {
+    return [member](O& o) -> decltype(auto) { return (o.integrator_options.*member); };
+  };
+  Option<double>(c, "rtol", io(&IO::rtol), "Relative integration tolerance (> 0).");
+  Option<double>(c, "atol", io(&IO::atol), "Absolute integration tolerance (> 0).");
+  Option<double>(c, "h_min", io(&IO::h_min), "Smallest step (s).");
+  Option<double>(c, "h_max", io(&IO::h_max), "Largest step (s).");
+  Option<double>(c, "h_init", io(&IO::h_init), "First step (s); 0: the integrator chooses.");
+  Option<bool>(c, "adaptive", io(&IO::adaptive),
+               "Error-controlled steps (False: constant h_init).");
+  Option<double>(c, "safety", io(&IO::safety), "Safety factor of the step-size rule, in (0, 1].");
+  Option<double>(c, "fac_min", io(&IO::fac_min), "Smallest step ratio, in (0, 1].");
+  Option<double>(c, "fac_max", io(&IO::fac_max), "Largest step ratio (>= 1).");
+  Option<double>(c, "newton_tol", io(&IO::newton_tol), "Newton tolerance of implicit schemes.");
+  Option<int>(c, "max_newton_iterations", io(&IO::max_newton_iterations),
+              "Newton iterations per step before a step is rejected.");
+  Option<double>(c, "rho_inf", io(&IO::rho_inf),
+                 "Spectral radius at infinity of the generalized-alpha schemes, in [0, 1].");
+  Option<bool>(c, "projection", io(&IO::project), "Project onto the constraints after steps.");
+  Option<double>(c, "projection_tolerance", io(&IO::projection_tol),
+                 "Tolerance of the step projections.");
+  c.def_property(
+      "projection_metric",
+      [](const O& o) {
+        return std::string(o.integrator_options.projection_metric ==
+                                   saltus::engine::ProjectionMetric::kMass
+                               ? "mass"
+                               : "identity");
+      },
+      [](O& o, const std::string& metric) {
+        if (metric != "mass" && metric != "identity") {
+          throw saltus::InvalidArgument("projection_metric '" + metric +
+                                        "' is unknown (use mass or identity)");
+        }
+        o.integrator_options.projection_metric = metric == "mass"
+                                                     ? saltus::engine::ProjectionMetric::kMass
+                                                     : saltus::engine::ProjectionMetric::kIdentity;
+        o.projection.metric = o.integrator_options.projection_metric;
+      },
+      "mass or identity: the metric of the projections (eq. 35-36).");
+  Option<double>(
+      c, "event_projection_tolerance", [](O& o) -> double& { return o.projection.tolerance; },
+      "Tolerance of the projections after events.");
+  Option<int>(
+      c, "projection_max_iterations", [](O& o) -> int& { return o.projection.max_iterations; },
+      "Iterations of the projections after events.");
+  Option<double>(
+      c, "output_step", [](O& o) -> double& { return o.output_step; },
+      "Spacing of the output times (s); 0: every accepted step.");
+  Option<double>(
+      c, "restitution", [](O& o) -> double& { return o.restitution; },
+      "Global Newton restitution coefficient in [0, 1].");
+  Option<double>(
+      c, "restitution_threshold", [](O& o) -> double& { return o.restitution_threshold; },
+      "Approaches slower than this (m/s) are plastic; 0: off.");
+  c.def_property(
+      "thresholds",
+      [](const O& o) {
+        py::dict d;
+        d["gap"] = o.thresholds.tau0;
+        d["velocity"] = o.thresholds.tau1;
+        d["force"] = o.thresholds.tau3;
+        return d;
+      },
+      [](O& o, const py::dict& d) {
+        for (const auto& [key, value] : d) {
+          const std::string k = py::str(key);
+          double& field = k == "gap"        ? o.thresholds.tau0
+                          : k == "velocity" ? o.thresholds.tau1
+                          : k == "force"
+                              ? o.thresholds.tau3
+                              : throw saltus::InvalidArgument("thresholds: unknown key '" + k +
+                                                              "' (gap, velocity, force)");
+          field = value.cast<double>();
+        }
+      },
+      "Index-set thresholds {'gap': tau0 (m), 'velocity': tau1 (m/s), 'force': tau3 (N)} "
+      "(eq. 13); a dict with some of the keys updates those.");
+  c.def_property(
+      "lcp_solver", [](const O& o) { return std::string(saltus::contact::ToString(o.lcp.solver)); },
+      [](O& o, const std::string& name) {
+        const auto solver = saltus::contact::ParseLcpSolver(name);
+        if (!solver) {
+          throw saltus::InvalidArgument("lcp_solver '" + name + "' is unknown (lemke, pgs, enum)");
+        }
+        o.lcp.solver = *solver;
+      },
+      "lemke, pgs or enum: the solver of the impact and contact LCPs.");
+  Option<double>(
+      c, "lcp_tolerance", [](O& o) -> double& { return o.lcp.tolerance; },
+      "Tolerance of the LCP solver.");
+  Option<int>(
+      c, "lcp_max_iterations", [](O& o) -> int& { return o.lcp.max_iterations; },
+      "Iterations of the LCP solver.");
+  Option<int>(
+      c, "event_samples", [](O& o) -> int& { return o.event_samples; },
+      "Interior samples of each step's dense output for the event functions.");
+  Option<double>(
+      c, "root_tolerance", [](O& o) -> double& { return o.root_tolerance; },
+      "Relative tolerance on event times.");
+  c.def_property(
+      "zeno",
+      [](const O& o) {
+        py::dict d;
+        d["max_events"] = o.zeno_max_events;
+        d["window"] = o.zeno_window;
+        return d;
+      },
+      [](O& o, const py::dict& d) {
+        for (const auto& [key, value] : d) {
+          const std::string k = py::str(key);
+          if (k == "max_events") {
+            o.zeno_max_events = value.cast<int>();
+          } else if (k == "window") {
+            o.zeno_window = value.cast<double>();
+          } else {
+            throw saltus::InvalidArgument("zeno: unknown key '" + k + "' (max_events, window)");
+          }
+        }
+      },
+      "Event accumulation guard {'max_events': n, 'window': s}: more than n unresolved events "
+      "within the window stop the run.");
+  Option<std::vector<double>>(
+      c, "time_events", [](O& o) -> std::vector<double>& { return o.time_events; },
+      "Times (s) at which the run stops for a time event.");
+  // The former names of the thresholds, kept for existing code.
+  Option<double>(
+      c, "tau0", [](O& o) -> double& { return o.thresholds.tau0; }, "thresholds['gap'].");
+  Option<double>(
+      c, "tau1", [](O& o) -> double& { return o.thresholds.tau1; }, "thresholds['velocity'].");
+  Option<double>(
+      c, "tau3", [](O& o) -> double& { return o.thresholds.tau3; }, "thresholds['force'].");
+}
+
 py::dict StatsDict(const saltus::Statistics& s) {
   py::dict d;
   d["accepted_steps"] = s.integrator.accepted_steps;
@@ -48,6 +461,12 @@ py::dict StatsDict(const saltus::Statistics& s) {
   d["takeoffs"] = s.events[static_cast<int>(saltus::EventKind::kTakeoff)];
   d["contacts_closed"] = s.events[static_cast<int>(saltus::EventKind::kContactClosed)];
   d["time_events"] = s.events[static_cast<int>(saltus::EventKind::kTime)];
+  d["sticks"] = s.events[static_cast<int>(saltus::EventKind::kStick)];
+  d["slips"] = s.events[static_cast<int>(saltus::EventKind::kSlip)];
+  d["tangential_impacts"] = s.events[static_cast<int>(saltus::EventKind::kTangentialImpact)];
+  d["energy_gains"] = s.energy_gains;
+  d["painleve_inconsistent"] = s.painleve_inconsistent;
+  d["painleve_indeterminate"] = s.painleve_indeterminate;
   d["lcp_solves"] = s.lcp_solves;
   d["max_position_violation"] = s.max_position_violation;
   d["max_velocity_violation"] = s.max_velocity_violation;
@@ -56,10 +475,17 @@ py::dict StatsDict(const saltus::Statistics& s) {
   return d;
 }
 
+
 }  // namespace
 
 PYBIND11_MODULE(saltus, m) {
-  m.doc() = "Saltus: event-driven simulation of nonsmooth multibody dynamics";
+  m.doc() =
+      "Saltus: event-driven simulation of nonsmooth multibody dynamics.\n\n"
+      "Model (from a scene file, a URDF robot, PlanarBuilder, SpatialBuilder or "
+      "Model.lagrangian) and Simulation; Options under the scene's names. Convention: "
+      "properties hold state or fixed facts and compute nothing (Model.nq, .options, "
+      ".position_names; Simulation.t, .q, .v, .stats, .active_rows); methods act or compute "
+      "(advance_to, run, multipliers, index_sets, joint_reactions, save, ...). Stubs: saltus.pyi.";
 
   // Exceptions: translators are tried last-registered first, so the base comes first.
   static py::exception<saltus::Error> error(m, "Error", PyExc_RuntimeError);
@@ -80,13 +506,15 @@ PYBIND11_MODULE(saltus, m) {
     }
   });
 
-  py::enum_<saltus::EventKind>(m, "EventKind")
+  py::enum_<saltus::EventKind>(m, "EventKind", "What happened at an event.")
       .value("impact", saltus::EventKind::kImpact)
       .value("takeoff", saltus::EventKind::kTakeoff)
       .value("contact_closed", saltus::EventKind::kContactClosed)
       .value("time", saltus::EventKind::kTime);
 
-  py::class_<saltus::Event>(m, "Event")
+  py::class_<saltus::Event>(m, "Event",
+                            "An event of a run: time t, kind, the constraint rows involved, their "
+                            "impulses (N s; impacts) and the energy T + V before and after (J).")
       .def_readonly("t", &saltus::Event::t)
       .def_readonly("kind", &saltus::Event::kind)
       .def_readonly("rows", &saltus::Event::rows)
@@ -98,59 +526,42 @@ PYBIND11_MODULE(saltus, m) {
                " t=" + std::to_string(e.t) + ">";
       });
 
-  py::class_<saltus::SimulationOptions>(m, "Options")
-      .def(py::init<>())
-      .def_readwrite("integrator", &saltus::SimulationOptions::integrator)
-      .def_property(
-          "formulation",
-          [](const saltus::SimulationOptions& o) {
-            return std::string(saltus::integrators::ToString(o.integrator_options.formulation));
-          },
-          [](saltus::SimulationOptions& o, const std::string& f) { SetFormulation(o, f); })
-      .def_property(
-          "rtol", [](const saltus::SimulationOptions& o) { return o.integrator_options.rtol; },
-          [](saltus::SimulationOptions& o, double x) { o.integrator_options.rtol = x; })
-      .def_property(
-          "atol", [](const saltus::SimulationOptions& o) { return o.integrator_options.atol; },
-          [](saltus::SimulationOptions& o, double x) { o.integrator_options.atol = x; })
-      .def_property(
-          "h_min", [](const saltus::SimulationOptions& o) { return o.integrator_options.h_min; },
-          [](saltus::SimulationOptions& o, double x) { o.integrator_options.h_min = x; })
-      .def_property(
-          "h_max", [](const saltus::SimulationOptions& o) { return o.integrator_options.h_max; },
-          [](saltus::SimulationOptions& o, double x) { o.integrator_options.h_max = x; })
-      .def_readwrite("restitution", &saltus::SimulationOptions::restitution)
-      .def_readwrite("output_step", &saltus::SimulationOptions::output_step)
-      .def_readwrite("root_tolerance", &saltus::SimulationOptions::root_tolerance)
-      .def_property(
-          "tau0", [](const saltus::SimulationOptions& o) { return o.thresholds.tau0; },
-          [](saltus::SimulationOptions& o, double x) { o.thresholds.tau0 = x; })
-      .def_property(
-          "tau1", [](const saltus::SimulationOptions& o) { return o.thresholds.tau1; },
-          [](saltus::SimulationOptions& o, double x) { o.thresholds.tau1 = x; })
-      .def_property(
-          "tau3", [](const saltus::SimulationOptions& o) { return o.thresholds.tau3; },
-          [](saltus::SimulationOptions& o, double x) { o.thresholds.tau3 = x; })
-      .def_readwrite("time_events", &saltus::SimulationOptions::time_events);
+  BindOptions(m);
 
-  py::class_<saltus::Model> model_class(m, "Model");
-  model_class.def_static("from_scene_file", &saltus::Model::FromSceneFile, py::arg("path"))
+  py::class_<saltus::Model> model_class(
+      m, "Model",
+      "An immutable mechanical system with its contacts and its scene's options: from a scene "
+      "file or text, from PlanarBuilder / SpatialBuilder, or Model.lagrangian(...).");
+  model_class
+      .def_static("from_scene_file", &saltus::Model::FromSceneFile, py::arg("path"),
+                  "Loads a scene file (docs/scene-format.md) or a URDF robot (.urdf). Raises "
+                  "SceneError naming the file, line and item.")
       .def_static("from_scene_text", &saltus::Model::FromSceneText, py::arg("yaml"),
-                  py::arg("label") = "<scene>")
-      .def_property_readonly("nq", &saltus::Model::nq)
-      .def_property_readonly("nv", &saltus::Model::nv)
-      .def_property_readonly("num_constraints", &saltus::Model::num_constraints)
-      .def_property_readonly("name", &saltus::Model::name)
-      .def_property_readonly("initial_q", &saltus::Model::initial_q)
-      .def_property_readonly("initial_v", &saltus::Model::initial_v)
-      .def_property_readonly("t_end", &saltus::Model::default_t_end)
-      .def("default_options", &saltus::Model::default_options)
-      .def("position_names", &saltus::Model::PositionNames)
-      .def("velocity_names", &saltus::Model::VelocityNames)
-      .def("constraint_names", &saltus::Model::ConstraintNames);
+                  py::arg("label") = "<scene>",
+                  "A scene given as YAML text; `label` names it in error messages.")
+      .def_property_readonly("nq", &saltus::Model::nq, "Number of position coordinates.")
+      .def_property_readonly("nv", &saltus::Model::nv, "Number of velocity coordinates.")
+      .def_property_readonly("num_constraints", &saltus::Model::num_constraints,
+                             "Number of constraint rows (joints, drivers, contacts).")
+      .def_property_readonly("name", &saltus::Model::name, "The scene name ('' if built in code).")
+      .def_property_readonly("initial_q", &saltus::Model::initial_q, "Initial positions (nq).")
+      .def_property_readonly("initial_v", &saltus::Model::initial_v, "Initial velocities (nv).")
+      .def_property_readonly("t_end", &saltus::Model::default_t_end,
+                             "The scene's final time (0 if built in code).")
+      .def_property_readonly("options", &saltus::Model::default_options,
+                             "The scene's simulation options (a copy to change and pass to "
+                             "Simulation).")
+      .def_property_readonly("position_names", &saltus::Model::PositionNames,
+                             "Names of the positions, e.g. 'ball.y' (nq).")
+      .def_property_readonly("velocity_names", &saltus::Model::VelocityNames,
+                             "Names of the velocities (nv).")
+      .def_property_readonly("constraint_names", &saltus::Model::ConstraintNames,
+                             "Names of the constraint rows (num_constraints).");
   saltus::python::BindModelBuilders(m, model_class);
 
-  py::class_<saltus::RunResult>(m, "RunResult")
+  py::class_<saltus::RunResult>(m, "RunResult",
+                                "How a run ended: ok, status ('finished', 'step_size_underflow', "
+                                "...), message and the time t reached.")
       .def_property_readonly("ok", &saltus::RunResult::ok)
       .def_property_readonly("status",
                              [](const saltus::RunResult& r) {
@@ -159,7 +570,9 @@ PYBIND11_MODULE(saltus, m) {
       .def_readonly("message", &saltus::RunResult::message)
       .def_readonly("t", &saltus::RunResult::t);
 
-  py::class_<saltus::Trajectory>(m, "Trajectory")
+  py::class_<saltus::Trajectory>(m, "Trajectory",
+                                 "A recorded run: t (rows), q (rows x nq), v (rows x nv) as numpy "
+                                 "arrays, and its events.")
       .def_property_readonly("t",
                              [](const saltus::Trajectory& tr) {
                                return py::array_t<double>(static_cast<py::ssize_t>(tr.t.size()),
@@ -185,106 +598,11 @@ PYBIND11_MODULE(saltus, m) {
         return "<JointReaction " + r.joint + " on " + r.body + ">";
       });
 
-  py::class_<saltus::Snapshot>(m, "Snapshot").def_readonly("t", &saltus::Snapshot::t);
+  py::class_<saltus::Snapshot>(m, "Snapshot",
+                               "A saved state (Simulation.save) to restore later; t is its time.")
+      .def_readonly("t", &saltus::Snapshot::t);
 
-  py::class_<saltus::Simulation>(m, "Simulation")
-      .def(py::init<const saltus::Model&>(), py::arg("model"))
-      .def(py::init<const saltus::Model&, const saltus::SimulationOptions&>(), py::arg("model"),
-           py::arg("options"))
-      .def("advance_to", &saltus::Simulation::AdvanceTo, py::arg("t_end"))
-      .def("step", &saltus::Simulation::Step, py::arg("dt"))
-      .def(
-          "run",
-          [](saltus::Simulation& s, double t_end) {
-            saltus::RunResult r;
-            saltus::Trajectory tr = s.Run(t_end, &r);
-            return py::make_tuple(std::move(tr), r);
-          },
-          py::arg("t_end"), "Runs to t_end; returns (Trajectory, RunResult).")
-      .def(
-          "events",
-          [](saltus::Simulation& s, double t_end) {
-            saltus::RunResult r;
-            return s.Run(t_end, &r).events;
-          },
-          py::arg("t_end"), "Runs to t_end and returns its events (a list to iterate).")
-      .def_property_readonly("t", &saltus::Simulation::t)
-      .def_property_readonly("q", &saltus::Simulation::q)
-      .def_property_readonly("v", &saltus::Simulation::v)
-      .def(
-          "set_state",
-          [](saltus::Simulation& s, double t, py::object q, py::object v) {
-            s.SetState(t, ToVector(q, "q"), ToVector(v, "v"));
-          },
-          py::arg("t"), py::arg("q"), py::arg("v"))
-      .def("multipliers", &saltus::Simulation::AllMultipliers,
-           "λ for every constraint row (zero on open contacts).")
-      .def("active_rows", &saltus::Simulation::ActiveRows)
-      .def(
-          "joint_reactions",
-          [](const saltus::Simulation& s) {
-            py::dict d;
-            for (const saltus::JointLoad& r : s.JointReactions().joints) d[py::str(r.joint)] = r;
-            return d;
-          },
-          "Reactions of every joint at the current state (e.g. after step): a dict joint name -> "
-          "JointReaction (.body, .force, .torque; `force, torque = r`), from the multipliers of "
-          "the index-1 solve with the host's forces included. Raises StateError for a model "
-          "without joints (Lagrangian or user system).")
-      .def(
-          "driver_efforts",
-          [](const saltus::Simulation& s) {
-            py::dict d;
-            for (const saltus::DriverEffort& e : s.JointReactions().drivers) {
-              d[py::str(e.driver)] = e.effort;
-            }
-            return d;
-          },
-          "Effort of every driver at the current state: a dict driver name -> torque (N m, angle "
-          "drivers) or force (N, displacement drivers) along its joint axis, positive towards "
-          "increasing joint coordinate. Raises StateError for a model without joints.")
-      .def("index_sets",
-           [](const saltus::Simulation& s) {
-             const saltus::IndexSets sets = s.CurrentIndexSets();
-             return py::make_tuple(sets.i1, sets.i2);
-           })
-      .def("stats", [](const saltus::Simulation& s) { return StatsDict(s.stats()); })
-      .def(
-          "set_external_force",
-          [](saltus::Simulation& s, py::object f) {
-            s.SetExternalForce(ToVector(f, "external force"));
-          },
-          py::arg("f"))
-      .def(
-          "set_force",
-          [](saltus::Simulation& s, py::object f) {
-            if (f.is_none()) {
-              s.SetForceCallback({});
-              return;
-            }
-            if (!PyCallable_Check(f.ptr())) {
-              throw saltus::InvalidArgument("set_force: expected a callable f(t, q, v) or None");
-            }
-            py::function fn = f;
-            s.SetForceCallback([fn](double t, const VectorXd& q, const VectorXd& v, VectorXd* out) {
-              *out = ToVector(fn(t, q, v), "the force callback's result");
-            });
-          },
-          py::arg("f"), "A generalized force f(t, q, v) -> array(nv) added to F, or None.")
-      .def("on_step",
-           [](saltus::Simulation& s, py::function f) {
-             return s.AddStepObserver(
-                 [f](double t, const VectorXd& q, const VectorXd& v) { f(t, q, v); });
-           })
-      .def("on_event",
-           [](saltus::Simulation& s, py::function f) {
-             return s.AddEventObserver([f](const saltus::Event& e, const VectorXd& q,
-                                           const VectorXd& vm,
-                                           const VectorXd& vp) { f(e, q, vm, vp); });
-           })
-      .def("remove_observer", &saltus::Simulation::RemoveObserver)
-      .def("save", &saltus::Simulation::Save)
-      .def("restore", &saltus::Simulation::Restore);
+  BindSimulation(m);
 
   m.def(
       "compare",
@@ -307,6 +625,7 @@ PYBIND11_MODULE(saltus, m) {
       py::arg("model"), py::arg("integrators"), py::arg("t_end"), py::arg("options") = py::none(),
       "Runs the model with each integrator; a list of dicts (integrator, ok, status, stats, "
       "trajectory).");
-  m.def("integrators", &saltus::IntegratorNames);
+  m.def("integrators", &saltus::IntegratorNames,
+        "Names of the integrators (saltus list), for Options.integrator.");
   m.attr("__version__") = saltus::Version();
 }

@@ -1,12 +1,14 @@
 #include "saltus/saltus.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
 #include "integrators/integrator.h"
-#include "tools/run_scheme.h"
 #include "tools/scene.h"
 
 namespace saltus {
@@ -52,6 +54,7 @@ struct ForceInput {
   VectorXd f_ext;
   bool has_f_ext = false;
   ForceCallback callback;
+  mutable int callback_depth = 0;  // > 0 while the callback runs (re-entrancy checks)
 };
 
 // All constraint rows of another system as one block (global row = local row).
@@ -110,7 +113,14 @@ class ForcedSystem final : public engine::MechanicalSystem {
     if (input_->callback) {
       thread_local VectorXd f;
       f.setZero(inner_->nv());
-      input_->callback(t, q, v, &f);
+      ++input_->callback_depth;
+      try {
+        input_->callback(t, q, v, &f);
+      } catch (...) {
+        --input_->callback_depth;
+        throw;
+      }
+      --input_->callback_depth;
       if (f.size() != inner_->nv()) {
         ThrowInvalid("force callback returned " + std::to_string(f.size()) +
                      " entries, expected nv = " + std::to_string(inner_->nv()));
@@ -166,7 +176,13 @@ class ForcedSystem final : public engine::MechanicalSystem {
 Statistics Combine(const Statistics& a, const Statistics& b) {
   Statistics s = a;
   s.integrator.Add(b.integrator);
-  for (int k = 0; k < 4; ++k) s.events[k] += b.events[k];
+  for (int k = 0; k < events::kNumEventKinds; ++k) s.events[k] += b.events[k];
+  s.energy_gains += b.energy_gains;
+  s.largest_energy_gain = std::max(a.largest_energy_gain, b.largest_energy_gain);
+  s.painleve_inconsistent += b.painleve_inconsistent;
+  s.painleve_indeterminate += b.painleve_indeterminate;
+  s.painleve_diagnoses.insert(s.painleve_diagnoses.end(), b.painleve_diagnoses.begin(),
+                              b.painleve_diagnoses.end());
   s.lcp_solves += b.lcp_solves;
   s.max_position_violation = std::max(a.max_position_violation, b.max_position_violation);
   s.max_velocity_violation = std::max(a.max_velocity_violation, b.max_velocity_violation);
@@ -194,6 +210,7 @@ struct Model::Data {
   std::string name;
   SimulationOptions options;
   double t_end = 0;
+  double max_output_rows = kDefaultMaxOutputRows;
   std::shared_ptr<const engine::PlanarModel> planar;
   std::vector<contact::PlanarContact> contacts;
 };
@@ -223,6 +240,7 @@ std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
   data->name = scene.name;
   data->options = scene.options;
   data->t_end = scene.t_end;
+  data->max_output_rows = scene.max_output_rows;
   data->contacts = scene.contacts;
   return data;
 }
@@ -325,53 +343,234 @@ Eigen::MatrixXd Trajectory::VMatrix() const {
   return m;
 }
 
+namespace {
+
+// The observers of one kind. Safe to modify while being notified (an observer may add or remove
+// observers, itself included): a notification calls the observers present when it began, skips
+// those removed since, and keeps each callee alive through its own call.
+template <class Fn>
+class ObserverList {
+ public:
+  void Add(int id, Fn fn) { entries_.push_back({id, std::make_shared<Fn>(std::move(fn))}); }
+  bool Remove(int id) {
+    const auto it = std::find_if(entries_.begin(), entries_.end(),
+                                 [id](const Entry& e) { return e.id == id && e.fn; });
+    if (it == entries_.end()) return false;
+    if (notifying_ > 0) {
+      it->fn.reset();  // erased when the outermost notification ends
+    } else {
+      entries_.erase(it);
+    }
+    return true;
+  }
+  template <class... Args>
+  void Notify(const Args&... args) {
+    struct Depth {
+      ObserverList* list;
+      explicit Depth(ObserverList* l) : list(l) { ++list->notifying_; }
+      ~Depth() {
+        if (--list->notifying_ == 0) {
+          std::erase_if(list->entries_, [](const Entry& e) { return !e.fn; });
+        }
+      }
+    } depth(this);
+    const std::size_t n = entries_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::shared_ptr<Fn> fn = entries_[i].fn;  // alive even if removed by its own call
+      if (fn) (*fn)(args...);
+    }
+  }
+
+ private:
+  struct Entry {
+    int id;
+    std::shared_ptr<Fn> fn;  // null once removed during a notification
+  };
+  std::vector<Entry> entries_;
+  int notifying_ = 0;
+};
+
+[[noreturn]] void AbortInside(const char* what) {
+  std::fprintf(stderr,
+               "saltus::Simulation: %s from inside one of its own observers or callbacks (the "
+               "object is in use on the stack); aborting\n",
+               what);
+  std::abort();
+}
+
+}  // namespace
+
 struct Simulation::Impl : public events::Observer {
   Model model;
-  SimulationOptions options;
+  SimulationOptions options;       // as given (options())
+  SimulationOptions loop_options;  // options with stop_flag = &loop_stop
   ForceInput force;
   std::shared_ptr<const ForcedSystem> system;
-  std::unique_ptr<tools::Scheme> sim;    // the event loop, or Moreau–Jean time-stepping
+  std::unique_ptr<events::Simulation> sim;
   Statistics base_stats = EmptyStats();  // of the simulations before the current restart
   bool skip_restart_output = false;      // the restart's repeated output row at its time
   double restart_t = 0;
   int next_id = 1;
-  std::vector<std::pair<int, StepObserver>> step_observers, output_observers;
-  std::vector<std::pair<int, EventObserver>> event_observers;
+  ObserverList<StepObserver> step_observers, output_observers;
+  ObserverList<EventObserver> event_observers;
   // Created at the first JointReactions call (the model's own system: rows are the same).
   std::unique_ptr<const tools::JointLoadEvaluator> reactions;
+  double max_output_rows;
 
-  Impl(const Model& m, const SimulationOptions& o) : model(m), options(o) {
+  // Re-entrancy (header): `busy` counts the facade calls on the stack that run user code
+  // (AdvanceTo, restarts, multiplier solves); state changes requested meanwhile wait in
+  // `pending` and the loop is asked to stop at its next step boundary through `loop_stop`.
+  int busy = 0;
+  std::vector<std::function<void()>> pending;
+  std::atomic<bool> loop_stop{false};  // read by the event loop (its stop_flag)
+  std::atomic<bool> user_stop{false};  // RequestStop, until an AdvanceTo consumes it
+
+  Impl(const Model& m, const SimulationOptions& o)
+      : model(m), options(o), loop_options(o), max_output_rows(m.data_->max_output_rows) {
+    loop_options.stop_flag = &loop_stop;
     system = std::make_shared<const ForcedSystem>(model.data_->system, &force);
   }
 
+  struct Busy {
+    Impl& im;
+    explicit Busy(Impl& i) : im(i) { ++im.busy; }
+    ~Busy() { --im.busy; }
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+  };
+
+  // Runs `change` now, or (inside a running call) at the next step boundary (header).
+  void ApplyOrDefer(std::function<void()> change) {
+    if (busy == 0) {
+      change();
+      ApplyPending();
+      return;
+    }
+    pending.push_back(std::move(change));
+    loop_stop.store(true, std::memory_order_relaxed);
+  }
+  // Applies the deferred changes in call order (a change's restart may queue more); on an error
+  // the remaining ones are dropped and the error propagates.
+  void ApplyPending() {
+    while (!pending.empty()) {
+      std::vector<std::function<void()>> changes;
+      changes.swap(pending);
+      try {
+        for (auto& change : changes) change();
+      } catch (...) {
+        pending.clear();
+        throw;
+      }
+    }
+    if (busy == 0) loop_stop.store(false);  // nothing runs: a deferral's stop is spent
+  }
+  void Refuse(const std::string& call) const {
+    if (busy > 0) {
+      throw StateError(call +
+                       ": not allowed from inside an observer or callback of this simulation "
+                       "(call it after AdvanceTo returns)");
+    }
+  }
+  void RefuseInForce(const std::string& call) const {
+    if (force.callback_depth > 0) {
+      throw StateError(call +
+                       ": not available from inside the force callback (it evaluates the "
+                       "force)");
+    }
+  }
+  // The stop requests of the user: RequestStop (consumed here when `consume`) and the stop_flag
+  // of the options (never cleared: it is the caller's).
+  bool UserStop(bool consume) {
+    const bool flag = options.stop_flag != nullptr && options.stop_flag->load();
+    const bool requested = consume ? user_stop.exchange(false) : user_stop.load();
+    return flag || requested;
+  }
+  // Called at every step, output and event: the caller's stop_flag (set by a signal handler or
+  // another thread) reaches the loop at its next boundary.
+  void ForwardStop() {
+    if (UserStop(false)) loop_stop.store(true, std::memory_order_relaxed);
+  }
+
   // A fresh event loop at (t, q, v): projection, index sets, initial impact, integrator start.
+  // The new loop is current while it starts (observers of its initial impact see it); only a
+  // successful restart replaces the running loop.
   void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output) {
-    auto fresh = Translate([&] {
-      auto s = tools::MakeScheme(system, options);
-      s->AddObserver(this);
-      s->SetState(t, q, v);
-      return s;
-    });
-    // Only a successful restart replaces the running loop.
-    if (sim) base_stats = Combine(base_stats, sim->stats());
-    sim = std::move(fresh);
+    Busy guard(*this);
+    std::unique_ptr<events::Simulation> previous = std::move(sim);
+    const bool previous_skip = skip_restart_output;
+    const double previous_restart_t = restart_t;
     skip_restart_output = !repeat_output;
     restart_t = t;
+    try {
+      sim = Translate([&] {
+        auto s = std::make_unique<events::Simulation>(system, loop_options);
+        s->AddObserver(this);
+        return s;
+      });
+      Translate([&] { sim->SetState(t, q, v); });
+    } catch (...) {
+      sim = std::move(previous);
+      skip_restart_output = previous_skip;
+      restart_t = previous_restart_t;
+      throw;
+    }
+    if (previous) base_stats = Combine(base_stats, previous->stats());
+  }
+
+  // New host forces and a restart at the current state; a rejected force (wrong size, a throwing
+  // callback) leaves the simulation as it was.
+  void SetForceInput(ForceInput changed) {
+    ForceInput previous = std::move(force);
+    force = std::move(changed);
+    const VectorXd q0 = sim->q(), v0 = sim->v();
+    try {
+      Restart(sim->t(), q0, v0, false);
+    } catch (...) {
+      force = std::move(previous);
+      throw;
+    }
+  }
+
+  // One AdvanceTo of the loop (the deferred changes are applied by the caller).
+  events::RunResult AdvanceLoop(double t_end) {
+    Busy guard(*this);
+    events::RunResult r;
+    try {
+      r = Translate([&] { return sim->AdvanceTo(t_end); });
+    } catch (...) {
+      // A callback threw inside a step: the loop's (t, q, v) is the last accepted step, but its
+      // integrator may be half-way through a step. Restart from there, then report.
+      pending.clear();
+      loop_stop.store(false);
+      const double t0 = sim->t();
+      const VectorXd q0 = sim->q(), v0 = sim->v();
+      try {
+        Restart(t0, q0, v0, false);
+      } catch (...) {
+        // The original exception says more than a failed restart.
+      }
+      throw;
+    }
+    loop_stop.store(false);
+    return r;
   }
 
   void OnStep(double t, const VectorXd& q, const VectorXd& v) override {
-    for (auto& [id, f] : step_observers) f(t, q, v);
+    step_observers.Notify(t, q, v);
+    ForwardStop();
   }
   void OnOutput(double t, const VectorXd& q, const VectorXd& v) override {
+    ForwardStop();
     if (skip_restart_output) {
       skip_restart_output = false;
       if (t == restart_t) return;  // already reported before the restart
     }
-    for (auto& [id, f] : output_observers) f(t, q, v);
+    output_observers.Notify(t, q, v);
   }
   void OnEvent(const Event& e, const VectorXd& q, const VectorXd& v_minus,
                const VectorXd& v_plus) override {
-    for (auto& [id, f] : event_observers) f(e, q, v_minus, v_plus);
+    event_observers.Notify(e, q, v_minus, v_plus);
+    ForwardStop();
   }
 };
 
@@ -379,34 +578,58 @@ Simulation::Simulation(const Model& model) : Simulation(model, model.default_opt
 
 Simulation::Simulation(const Model& model, const SimulationOptions& options)
     : impl_(std::make_unique<Impl>(model, options)) {
+  Require(std::isfinite(options.output_step) && options.output_step >= 0,
+          "output_step must be >= 0 and finite, got " + std::to_string(options.output_step));
   impl_->Restart(0.0, model.initial_q(), model.initial_v(), true);
+  impl_->ApplyPending();
 }
 
-Simulation::~Simulation() = default;
-Simulation::Simulation(Simulation&&) noexcept = default;
-Simulation& Simulation::operator=(Simulation&&) noexcept = default;
+Simulation::~Simulation() {
+  if (impl_ && impl_->busy > 0) AbortInside("destroyed");
+}
+Simulation::Simulation(Simulation&& other) noexcept {
+  if (other.impl_ && other.impl_->busy > 0) AbortInside("moved from");
+  impl_ = std::move(other.impl_);
+}
+Simulation& Simulation::operator=(Simulation&& other) noexcept {
+  if (impl_ && impl_->busy > 0) AbortInside("move-assigned to");
+  if (other.impl_ && other.impl_->busy > 0) AbortInside("moved from");
+  impl_ = std::move(other.impl_);
+  return *this;
+}
 
 RunResult Simulation::AdvanceTo(double t_end) {
-  Require(std::isfinite(t_end), "AdvanceTo: t_end must be finite, got " + std::to_string(t_end));
+  auto& im = *impl_;
+  im.Refuse("AdvanceTo");
+  Require(std::isfinite(t_end) && t_end <= kMaxMagnitude,
+          "AdvanceTo: t_end must be finite and at most " + std::to_string(kMaxMagnitude) +
+              " s, got " + std::to_string(t_end));
   Require(t_end >= t(), "AdvanceTo: t_end = " + std::to_string(t_end) +
                             " is before the current time t = " + std::to_string(t()));
-  auto& im = *impl_;
-  events::RunResult r;
-  try {
-    r = Translate([&] { return im.sim->AdvanceTo(t_end); });
-  } catch (...) {
-    // A callback threw inside a step: the loop's (t, q, v) is the last accepted step, but its
-    // integrator may be half-way through a step. Restart from there, then report.
-    const double t0 = im.sim->t();
-    const VectorXd q0 = im.sim->q(), v0 = im.sim->v();
-    try {
-      im.Restart(t0, q0, v0, false);
-    } catch (...) {
-      // The original exception says more than a failed restart.
-    }
-    throw;
+  if (const double step = im.options.output_step; step > 0) {
+    const double rows = (t_end - t()) / step;
+    Require(rows <= im.max_output_rows,
+            "AdvanceTo: output_step = " + std::to_string(step) + " s over " +
+                std::to_string(t_end - t()) + " s gives " + std::to_string(rows) +
+                " output rows, more than the limit of " + std::to_string(im.max_output_rows) +
+                " (raise it with SetMaxOutputRows)");
   }
-  return RunResult{r.status, r.message, r.t};
+  for (;;) {
+    if (im.UserStop(true)) {
+      im.loop_stop.store(false);
+      return RunResult{RunStatus::kInterrupted, "stopped on request at t = " + std::to_string(t()),
+                       t()};
+    }
+    const events::RunResult r = im.AdvanceLoop(t_end);
+    im.ApplyPending();
+    if (r.status == RunStatus::kInterrupted) {
+      if (im.UserStop(true)) return RunResult{r.status, r.message, t()};
+      if (t() >= t_end) return RunResult{RunStatus::kFinished, "", t()};
+      continue;  // stopped for deferred changes only: go on from the new state
+    }
+    if (r.status == RunStatus::kFinished && t() < t_end) continue;  // a change moved t back
+    return RunResult{r.status, r.message, t()};
+  }
 }
 
 RunResult Simulation::Step(double dt) {
@@ -417,24 +640,27 @@ RunResult Simulation::Step(double dt) {
 
 Trajectory Simulation::Run(double t_end, RunResult* result) {
   Trajectory traj;
-  auto& im = *impl_;
-  const int out_id = AddOutputObserver([&](double t, const VectorXd& q, const VectorXd& v) {
-    traj.t.push_back(t);
-    traj.q.push_back(q);
-    traj.v.push_back(v);
-  });
+  const RunResult r = RunInto(t_end, &traj);
+  if (result != nullptr) *result = r;
+  return traj;
+}
+
+RunResult Simulation::RunInto(double t_end, Trajectory* traj) {
+  impl_->Refuse("Run");
+  Require(traj != nullptr, "RunInto: null trajectory");
+  const std::size_t first_row = traj->t.size();
+  const auto row = [traj](double t, const VectorXd& q, const VectorXd& v) {
+    traj->t.push_back(t);
+    traj->q.push_back(q);
+    traj->v.push_back(v);
+  };
+  const int out_id = AddOutputObserver(row);
   const int ev_id = AddEventObserver(
       [&](const Event& e, const VectorXd& q, const VectorXd& v_minus, const VectorXd& v_plus) {
-        traj.events.push_back(e);
-        traj.t.push_back(e.t);
-        traj.q.push_back(q);
-        traj.v.push_back(v_minus);
-        traj.t.push_back(e.t);
-        traj.q.push_back(q);
-        traj.v.push_back(v_plus);
+        traj->events.push_back(e);
+        row(e.t, q, v_minus);
+        row(e.t, q, v_plus);
       });
-  const double t_start = t();
-  const VectorXd q_start = q(), v_start = v();
   struct Remove {
     Simulation* s;
     int a, b;
@@ -443,46 +669,85 @@ Trajectory Simulation::Run(double t_end, RunResult* result) {
       s->RemoveObserver(b);
     }
   } remove{this, out_id, ev_id};
-  const RunResult r = AdvanceTo(t_end);
-  (void)im;
-  // The starting row is reported only by the first advance after a SetState.
-  if (traj.t.empty() || traj.t.front() > t_start) {
-    traj.t.insert(traj.t.begin(), t_start);
-    traj.q.insert(traj.q.begin(), q_start);
-    traj.v.insert(traj.v.begin(), v_start);
+  const double t_start = t();
+  const VectorXd q_start = q(), v_start = v();
+  const auto add_start_row = [&] {
+    // The starting row is reported only by the first advance after a SetState.
+    if (traj->t.size() == first_row || traj->t[first_row] > t_start) {
+      const auto at = static_cast<std::ptrdiff_t>(first_row);
+      traj->t.insert(traj->t.begin() + at, t_start);
+      traj->q.insert(traj->q.begin() + at, q_start);
+      traj->v.insert(traj->v.begin() + at, v_start);
+    }
+  };
+  try {
+    const RunResult r = AdvanceTo(t_end);
+    add_start_row();
+    return r;
+  } catch (...) {
+    add_start_row();
+    throw;
   }
-  if (result != nullptr) *result = r;
-  return traj;
 }
+
+void Simulation::RequestStop() {
+  impl_->user_stop.store(true);
+  impl_->loop_stop.store(true);  // seen by a running loop at its next step boundary
+}
+
+void Simulation::SetMaxOutputRows(double rows) {
+  Require(rows >= 1, "SetMaxOutputRows: the limit must be >= 1, got " + std::to_string(rows));
+  impl_->max_output_rows = rows;
+}
+double Simulation::max_output_rows() const { return impl_->max_output_rows; }
 
 double Simulation::t() const { return impl_->sim->t(); }
 const VectorXd& Simulation::q() const { return impl_->sim->q(); }
 const VectorXd& Simulation::v() const { return impl_->sim->v(); }
 
 void Simulation::SetState(double t, const VectorXd& q, const VectorXd& v) {
-  Require(std::isfinite(t), "SetState: t must be finite");
+  Require(std::isfinite(t) && std::abs(t) <= kMaxMagnitude,
+          "SetState: t must be finite and |t| at most " + std::to_string(kMaxMagnitude));
   RequireVector(q, impl_->model.nq(), "SetState: q");
   RequireVector(v, impl_->model.nv(), "SetState: v");
-  impl_->Restart(t, q, v, true);
+  auto* im = impl_.get();
+  im->ApplyOrDefer([im, t, q, v] { im->Restart(t, q, v, true); });
 }
 void Simulation::SetPositions(const VectorXd& q) {
   RequireVector(q, impl_->model.nq(), "SetPositions: q");
-  const VectorXd v0 = v();
-  impl_->Restart(t(), q, v0, true);
+  auto* im = impl_.get();
+  im->ApplyOrDefer([im, q] {
+    const VectorXd v0 = im->sim->v();
+    im->Restart(im->sim->t(), q, v0, true);
+  });
 }
 void Simulation::SetVelocities(const VectorXd& v) {
   RequireVector(v, impl_->model.nv(), "SetVelocities: v");
-  const VectorXd q0 = q();
-  impl_->Restart(t(), q0, v, true);
+  auto* im = impl_.get();
+  im->ApplyOrDefer([im, v] {
+    const VectorXd q0 = im->sim->q();
+    im->Restart(im->sim->t(), q0, v, true);
+  });
 }
 
-std::vector<int> Simulation::ActiveRows() const { return impl_->sim->ActiveRows(); }
+std::vector<int> Simulation::ActiveRows() const { return impl_->sim->active_rows(); }
 VectorXd Simulation::Multipliers() const {
-  return Translate([&] { return impl_->sim->Multipliers(); });
+  auto& im = *impl_;
+  im.RefuseInForce("Multipliers");
+  VectorXd lambda;
+  try {
+    Impl::Busy guard(im);  // the solve evaluates the force callback
+    lambda = Translate([&] { return im.sim->Multipliers(); });
+  } catch (...) {
+    if (im.busy == 0) im.pending.clear();  // changes of a callback that threw are discarded
+    throw;
+  }
+  if (im.busy == 0) im.ApplyPending();  // changes the force callback asked for meanwhile
+  return lambda;
 }
 VectorXd Simulation::AllMultipliers() const {
   const VectorXd lambda = Multipliers();
-  const std::vector<int> rows = impl_->sim->ActiveRows();
+  const std::vector<int>& rows = impl_->sim->active_rows();
   VectorXd all = VectorXd::Zero(impl_->model.num_constraints());
   for (std::size_t k = 0; k < rows.size() && static_cast<Eigen::Index>(k) < lambda.size(); ++k) {
     all[rows[k]] = lambda[static_cast<Eigen::Index>(k)];
@@ -507,6 +772,7 @@ IndexSets Simulation::CurrentIndexSets() const {
 }
 JointLoads Simulation::JointReactions() const {
   auto& im = *impl_;
+  im.RefuseInForce("JointReactions");
   if (!im.reactions) {
     try {
       im.reactions = std::make_unique<const tools::JointLoadEvaluator>(*im.model.data_->system);
@@ -516,9 +782,10 @@ JointLoads Simulation::JointReactions() const {
           "user MechanicalSystem model has no joints)");
     }
   }
+  const VectorXd lambda = Multipliers();
   return Translate([&] {
     JointLoads loads;
-    im.reactions->Evaluate(t(), q(), im.sim->ActiveRows(), im.sim->Multipliers(), &loads);
+    im.reactions->Evaluate(t(), q(), im.sim->active_rows(), lambda, &loads);
     return loads;
   });
 }
@@ -528,45 +795,37 @@ const Model& Simulation::model() const { return impl_->model; }
 
 int Simulation::AddStepObserver(StepObserver observer) {
   Require(static_cast<bool>(observer), "AddStepObserver: empty function");
-  impl_->step_observers.emplace_back(impl_->next_id, std::move(observer));
+  impl_->step_observers.Add(impl_->next_id, std::move(observer));
   return impl_->next_id++;
 }
 int Simulation::AddOutputObserver(StepObserver observer) {
   Require(static_cast<bool>(observer), "AddOutputObserver: empty function");
-  impl_->output_observers.emplace_back(impl_->next_id, std::move(observer));
+  impl_->output_observers.Add(impl_->next_id, std::move(observer));
   return impl_->next_id++;
 }
 int Simulation::AddEventObserver(EventObserver observer) {
   Require(static_cast<bool>(observer), "AddEventObserver: empty function");
-  impl_->event_observers.emplace_back(impl_->next_id, std::move(observer));
+  impl_->event_observers.Add(impl_->next_id, std::move(observer));
   return impl_->next_id++;
 }
 void Simulation::RemoveObserver(int id) {
-  auto erase = [id](auto& list) {
-    const auto it =
-        std::find_if(list.begin(), list.end(), [id](const auto& p) { return p.first == id; });
-    if (it == list.end()) return false;
-    list.erase(it);
-    return true;
-  };
   auto& im = *impl_;
-  if (erase(im.step_observers) || erase(im.output_observers) || erase(im.event_observers)) return;
+  if (im.step_observers.Remove(id) || im.output_observers.Remove(id) ||
+      im.event_observers.Remove(id)) {
+    return;
+  }
   ThrowInvalid("RemoveObserver: no observer with id " + std::to_string(id));
 }
 
 void Simulation::SetExternalForce(const VectorXd& f_ext) {
   RequireVector(f_ext, impl_->model.nv(), "SetExternalForce: f_ext");
-  auto& im = *impl_;
-  const ForceInput previous = im.force;
-  im.force.f_ext = f_ext;
-  im.force.has_f_ext = !f_ext.isZero(0.0);
-  const VectorXd q0 = q(), v0 = v();
-  try {
-    im.Restart(t(), q0, v0, false);
-  } catch (...) {
-    im.force = previous;  // a rejected force leaves the simulation as it was
-    throw;
-  }
+  auto* im = impl_.get();
+  im->ApplyOrDefer([im, f_ext] {
+    ForceInput changed = im->force;
+    changed.f_ext = f_ext;
+    changed.has_f_ext = !f_ext.isZero(0.0);
+    im->SetForceInput(std::move(changed));
+  });
 }
 const VectorXd& Simulation::external_force() const {
   if (impl_->force.f_ext.size() != impl_->model.nv()) {
@@ -575,20 +834,17 @@ const VectorXd& Simulation::external_force() const {
   return impl_->force.f_ext;
 }
 void Simulation::SetForceCallback(ForceCallback force) {
-  auto& im = *impl_;
-  const ForceInput previous = im.force;
-  im.force.callback = std::move(force);
-  const VectorXd q0 = q(), v0 = v();
-  try {
-    im.Restart(t(), q0, v0, false);
-  } catch (...) {
-    im.force = previous;  // a rejected force leaves the simulation as it was
-    throw;
-  }
+  auto* im = impl_.get();
+  im->ApplyOrDefer([im, force = std::move(force)] {
+    ForceInput changed = im->force;
+    changed.callback = force;
+    im->SetForceInput(std::move(changed));
+  });
 }
 
 Snapshot Simulation::Save() {
   auto& im = *impl_;
+  im.Refuse("Save");
   Snapshot s;
   s.t = t();
   s.q = q();
@@ -598,24 +854,27 @@ Snapshot Simulation::Save() {
   im.Restart(s.t, s.q, s.v, false);
   s.closed_rows = im.sim->closed_rows();
   s.stats = im.base_stats;  // the restart folded the previous statistics in
+  im.ApplyPending();        // changes requested by observers of the restart
   return s;
 }
 
 void Simulation::Restore(const Snapshot& s) {
-  auto& im = *impl_;
-  if (s.model_id != im.model.data_.get()) {
+  auto* im = impl_.get();
+  if (s.model_id != im->model.data_.get()) {
     throw StateError("Restore: the snapshot was saved from a simulation of another model");
   }
-  RequireVector(s.q, im.model.nq(), "Restore: snapshot q");
-  RequireVector(s.v, im.model.nv(), "Restore: snapshot v");
-  RequireVector(s.f_ext, im.model.nv(), "Restore: snapshot f_ext");
-  im.force.f_ext = s.f_ext;
-  im.force.has_f_ext = !s.f_ext.isZero(0.0);
-  im.Restart(s.t, s.q, s.v, false);
-  im.base_stats = s.stats;
-  if (im.sim->closed_rows() != s.closed_rows) {
-    throw StateError("Restore: the closed contacts differ from the saved ones");
-  }
+  RequireVector(s.q, im->model.nq(), "Restore: snapshot q");
+  RequireVector(s.v, im->model.nv(), "Restore: snapshot v");
+  RequireVector(s.f_ext, im->model.nv(), "Restore: snapshot f_ext");
+  im->ApplyOrDefer([im, s] {
+    im->force.f_ext = s.f_ext;
+    im->force.has_f_ext = !s.f_ext.isZero(0.0);
+    im->Restart(s.t, s.q, s.v, false);
+    im->base_stats = s.stats;
+    if (im->sim->closed_rows() != s.closed_rows) {
+      throw StateError("Restore: the closed contacts differ from the saved ones");
+    }
+  });
 }
 
 std::vector<StudyEntry> CompareIntegrators(const Model& model,

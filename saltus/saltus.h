@@ -15,12 +15,6 @@
 // forces f_ext between steps (co-simulation) and save and restore the full state (a host can
 // rewind).
 //
-// Time-stepping: with options.integrator = "moreau_jean" the Simulation runs Moreau–Jean
-// time-stepping instead of the event loop (timestepping/moreau_jean.h, θ = 1/2) with the fixed
-// step options.integrator_options.h_init (> 0; a scene's `simulation.step`): the same calls,
-// observers and statistics; one impact event per step with impacts; Multipliers() are the mean
-// contact forces P/h of the last step (0 on joints), CurrentIndexSets().i2 its index set.
-//
 // Errors: every entry point validates its arguments and throws a saltus::Error subclass whose
 // message names the offending item. A run that cannot continue (step size underflow, LCP
 // failure, ...) is not an exception: Advance returns a status and the state stays at the last
@@ -31,6 +25,29 @@
 // Restarts: the integrator restarts (as after an event) when the state is set, when f_ext
 // changes, at Save and at Restore. Because Save restarts too, continuing after Save and
 // continuing after a later Restore of that snapshot give bit-identical results.
+//
+// Calls from inside observers and callbacks (re-entrancy). While AdvanceTo (or a restart, or a
+// multiplier solve that evaluates the force callback) runs, the observers and the force callback
+// of this Simulation may call:
+//   - the queries (t, q, v, ActiveRows, CurrentIndexSets, stats, options, model,
+//     external_force), and Multipliers / AllMultipliers / JointReactions except from inside the
+//     force callback (they evaluate the force: StateError there);
+//   - Add*Observer / RemoveObserver at any time, themselves included: an observer added during a
+//     notification is first called at the next one, a removed one is not called again;
+//   - RequestStop;
+//   - SetState, SetPositions, SetVelocities, SetExternalForce, SetForceCallback and Restore:
+//     their arguments are checked at once (InvalidArgument / StateError thrown to the caller),
+//     and the change is deferred to the end of the current step (with its events): the loop
+//     stops at that step boundary, the changes are applied there in call order (SetPositions and
+//     SetVelocities keep the t and v, resp. t and q, of that boundary), and AdvanceTo continues
+//     to its t_end from the new state. Outside AdvanceTo (observers of a restart's initial
+//     impact, the force callback inside Multipliers) they are applied when that call ends. An
+//     error of a deferred change (e.g. a penetrating state) propagates from the running call,
+//     with the state of that boundary kept. Changes requested by a callback that then throws are
+//     discarded.
+// AdvanceTo, Step, Run and Save from inside are refused with StateError. Destroying, moving or
+// move-assigning a Simulation from inside its own observer aborts with a message (the object is
+// in use on the caller's stack).
 #pragma once
 
 #include <Eigen/Dense>
@@ -41,11 +58,15 @@
 #include <string>
 #include <vector>
 
+#include "contact/joint_limits.h"
 #include "contact/planar_contacts.h"
+#include "contact/shapes.h"
 #include "engine/lagrangian_system.h"
 #include "engine/mechanical_system.h"
 #include "engine/planar_model.h"
+#include "engine/spatial_model.h"
 #include "events/simulation.h"
+#include "tools/limits.h"
 #include "tools/reaction_writer.h"
 
 namespace saltus {
@@ -93,6 +114,38 @@ using Statistics = events::SimulationStats;
 using JointLoad = tools::JointLoad;
 using DriverEffort = tools::DriverEffort;
 using JointLoads = tools::JointLoads;
+// The model description types, reachable without the inner namespaces (their definitions and
+// units: engine/planar_model.h, engine/spatial_model.h, contact/planar_contacts.h,
+// contact/shapes.h, contact/joint_limits.h, engine/lagrangian_system.h).
+constexpr int kGround = engine::kGround;
+using MechanicalSystem = engine::MechanicalSystem;
+using PlanarModel = engine::PlanarModel;
+using PlanarModelBuilder = engine::PlanarModelBuilder;
+using PlanarBody = engine::PlanarBody;
+using PlanarJoint = engine::PlanarJoint;
+using PlanarJointType = engine::PlanarJointType;
+using PlanarDriver = engine::PlanarDriver;
+using PlanarSpringDamper = engine::PlanarSpringDamper;
+using PlanarLoad = engine::PlanarLoad;
+using PlanarContact = contact::PlanarContact;
+using PlanarContactType = contact::PlanarContactType;
+using SpatialModel = engine::SpatialModel;
+using SpatialModelBuilder = engine::SpatialModelBuilder;
+using SpatialMultibodySystem = engine::SpatialMultibodySystem;
+using SpatialBody = engine::SpatialBody;
+using SpatialJoint = engine::SpatialJoint;
+using SpatialJointType = engine::SpatialJointType;
+using SpatialDriver = engine::SpatialDriver;
+using SpatialSpringDamper = engine::SpatialSpringDamper;
+using SpatialTorsionalSpring = engine::SpatialTorsionalSpring;
+using SpatialLoad = engine::SpatialLoad;
+using DriverKind = engine::DriverKind;
+using TimeProfile = engine::TimeProfile;
+using Shape = contact::Shape;
+using JointLimit = contact::JointLimit;
+using LagrangianCallbacks = engine::LagrangianCallbacks;
+using ConstraintCallbacks = engine::ConstraintCallbacks;
+using Formulation = integrators::Formulation;
 
 class Model {
  public:
@@ -140,6 +193,12 @@ class Model {
 };
 
 // ---- Simulation ---------------------------------------------------------------------------
+// Bounds on what one call may ask for (tools/limits.h, README "Limits"): |t| of AdvanceTo and
+// SetState at most kMaxMagnitude, and the default number of output rows of one AdvanceTo
+// (Simulation::SetMaxOutputRows).
+using tools::kDefaultMaxOutputRows;
+using tools::kMaxMagnitude;
+
 struct RunResult {
   RunStatus status = RunStatus::kFinished;
   std::string message;  // why the run stopped early; empty when finished
@@ -185,21 +244,40 @@ class Simulation {
  public:
   // Starts at the model's initial state. Throws InvalidArgument on bad options (unknown
   // integrator, formulation it does not support, restitution outside [0, 1], thresholds ≤ 0,
-  // tolerances, ...) or an inconsistent initial state (penetration, joints that cannot close).
+  // tolerances, output_step < 0 or NaN, ...) or an inconsistent initial state (penetration,
+  // joints that cannot close).
   explicit Simulation(const Model& model);
   Simulation(const Model& model, const SimulationOptions& options);
   ~Simulation();
   Simulation(Simulation&&) noexcept;
   Simulation& operator=(Simulation&&) noexcept;
 
-  // Advances to t_end (≥ t(), finite). Throws InvalidArgument on a bad t_end. An exception
-  // thrown by a user callback (force, observer) propagates unchanged after the simulation has
-  // restarted from its last accepted step, so the run can continue.
+  // Advances to t_end (≥ t(), t_end ≤ kMaxMagnitude). Throws InvalidArgument on a bad t_end or one
+  // that would exceed max_output_rows(). An exception thrown by a user callback (force,
+  // observer) propagates unchanged after the simulation has restarted from its last accepted
+  // step, so the run can continue. Returns kInterrupted after RequestStop or a set stop_flag.
   RunResult AdvanceTo(double t_end);
   // AdvanceTo(t() + dt), dt > 0: one communication step of a co-simulation.
   RunResult Step(double dt);
   // AdvanceTo(t_end) recording the trajectory and events (what observers see).
   Trajectory Run(double t_end, RunResult* result = nullptr);
+  // Run appending to *trajectory; when AdvanceTo throws (a callback's exception), *trajectory
+  // keeps the rows and events recorded so far.
+  RunResult RunInto(double t_end, Trajectory* trajectory);
+
+  // Asks a running AdvanceTo to stop at its next step boundary with RunStatus::kInterrupted and a
+  // consistent state; a later AdvanceTo continues bit-identically. Callable from an observer, a
+  // callback or another thread (it only sets an atomic flag); a request made while nothing runs
+  // stops the next AdvanceTo at once. Consumed by the AdvanceTo it stops. (SimulationOptions::
+  // stop_flag, e.g. set by a signal handler, stops every AdvanceTo while it is set.)
+  void RequestStop();
+
+  // Output rows allowed for one AdvanceTo when options().output_step > 0: AdvanceTo(t_end)
+  // throws InvalidArgument when (t_end − t) / output_step exceeds it (an output step that would
+  // produce an unbounded amount of data). Default: the model's (scene key
+  // simulation.max_output_rows) or kDefaultMaxOutputRows. Throws InvalidArgument unless ≥ 1.
+  void SetMaxOutputRows(double rows);
+  double max_output_rows() const;
 
   double t() const;
   const Eigen::VectorXd& q() const;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,6 +29,7 @@
 #include "integrators/integrator.h"
 #include "tools/cli.h"
 #include "tools/json_writer.h"
+#include "tools/metadata.h"
 #include "tools/reference.h"
 #include "tools/scene.h"
 
@@ -40,6 +42,32 @@
 
 namespace saltus::tools {
 
+std::string_view CompareHelp() {
+  return "usage: saltus compare [options]\n"
+         "\n"
+         "Runs scenes x integrators x formulations x tolerances, each run in its own process,\n"
+         "measures each against a reference solution and writes DIR/results.csv, plots and\n"
+         "DIR/report.md (docs/compare.md).\n"
+         "\n"
+         "options (lists take several words or a comma list):\n"
+         "  --set NAME|FILE ...         shipped sets (joints, impacts, stiff) or set files\n"
+         "                              (default: joints impacts stiff when no --scenes)\n"
+         "  --scenes FILE ...           scene files\n"
+         "  --integrators N ...         integrators (default: all, see saltus list)\n"
+         "  --formulations F ...        keep only these formulations (default: all supported)\n"
+         "  --rtol R1,R2,...            tolerances, atol = rtol (default 1e-3,1e-4,1e-5,1e-6)\n"
+         "  --out DIR                   output folder (default out/compare)\n"
+         "  --time-limit S              wall-clock limit per run in s (default 60)\n"
+         "  --jobs N                    runs at the same time (default: the cores available)\n"
+         "  --repeat N                  repeat each simulation up to N times while under 1 s\n"
+         "                              and keep the smallest wall time (default 3)\n"
+         "  --t-end T                   overrides every scene's final time\n"
+         "  --reference-integrator N    reference runs for scenes without a reference\n"
+         "  --reference-rtol R          (default dopri5 at 1e-10, atol = rtol/100)\n"
+         "  --no-plots                  write results.csv only\n"
+         "  --help                      show this help\n";
+}
+
 const std::vector<std::string> kResultColumns = {
     "set",
     "scene",
@@ -50,6 +78,8 @@ const std::vector<std::string> kResultColumns = {
     "status",
     "reason",
     "wall_seconds",
+    "cpu_seconds",
+    "repeats",
     "t_end",
     "t_reached",
     "accepted_steps",
@@ -64,6 +94,8 @@ const std::vector<std::string> kResultColumns = {
     "takeoffs",
     "contacts_closed",
     "time_events",
+    "sticks",
+    "slips",
     "max_position_violation",
     "max_velocity_violation",
     "max_acceleration_violation",
@@ -82,8 +114,10 @@ struct Options {
   std::vector<double> rtols = {1e-3, 1e-4, 1e-5, 1e-6};
   std::string out_dir = "out/compare";
   double time_limit = 60;
-  int jobs = 0;
+  int jobs = 0;  // 0: 1 when the cost is a time (wall, cpu), else the cores available
   int repeat = 3;
+  std::string cost = "wall";            // --cost: wall, cpu, rhs or steps (the plots' work axis)
+  std::optional<std::string> emit_dir;  // --emit-jobs DIR
   std::string reference_integrator = "dopri5";
   double reference_rtol = 1e-10;
   bool plots = true;
@@ -104,6 +138,7 @@ struct Job {
   integrators::Formulation formulation = integrators::Formulation::kIndex1;
   double rtol = 0, atol = 0;
   bool is_reference = false;  // a reference run: writes the reference CSV
+  bool emitted = false;       // an emitted job (--emit-jobs): writes its positions, no error
 };
 
 double ParsePositive(const std::string& flag, const std::string& text) {
@@ -141,8 +176,8 @@ Options ParseArgs(std::span<const std::string> args) {
   static const std::vector<std::string> kListFlags = {"--scenes", "--set", "--integrators",
                                                       "--formulations"};
   static const std::vector<std::string> kValueFlags = {
-      "--rtol",   "--out",   "--time-limit",           "--jobs",
-      "--repeat", "--t-end", "--reference-integrator", "--reference-rtol"};
+      "--rtol",  "--out",  "--time-limit",           "--jobs",           "--repeat",
+      "--t-end", "--cost", "--reference-integrator", "--reference-rtol", "--emit-jobs"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::optional<std::string> inline_value;
@@ -154,6 +189,10 @@ Options ParseArgs(std::span<const std::string> args) {
     if (flag == "--no-plots") {
       o.plots = false;
       continue;
+    }
+    if (flag == "--run-job" || flag == "--collect") {
+      throw std::invalid_argument(flag + " takes no other option (saltus compare " + flag + " DIR" +
+                                  (flag == "--run-job" ? " N" : "") + ")");
     }
     const bool is_list = std::find(kListFlags.begin(), kListFlags.end(), flag) != kListFlags.end();
     const bool is_value =
@@ -210,13 +249,35 @@ Options ParseArgs(std::span<const std::string> args) {
       o.t_end = ParsePositive(flag, items[0]);
     } else if (flag == "--reference-rtol") {
       o.reference_rtol = ParsePositive(flag, items[0]);
+    } else if (flag == "--cost") {
+      if (items[0] != "wall" && items[0] != "cpu" && items[0] != "rhs" && items[0] != "steps") {
+        throw std::invalid_argument("--cost: expected wall, cpu, rhs or steps, got '" + items[0] +
+                                    "'");
+      }
+      o.cost = items[0];
+    } else if (flag == "--emit-jobs") {
+      o.emit_dir = items[0];
     } else {
       throw std::invalid_argument(flag + ": not supported by compare");
     }
   }
-  if (o.scene_files.empty() && o.sets.empty()) o.sets = {"joints", "impacts", "stiff"};
+  if (o.scene_files.empty() && o.sets.empty()) o.sets = {"joints", "impacts", "stiff", "flexible"};
   return o;
 }
+
+// A file shipped with Saltus: P/share/saltus/<installed> when this program is an installed
+// P/bin/saltus (cmake/SaltusInstall.cmake), else `source` in the tree it was built from.
+std::filesystem::path ShippedFile(const std::string& installed, const char* source) {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.parent_path().filename() == "bin") {
+    const std::filesystem::path path = exe.parent_path().parent_path() / "share/saltus" / installed;
+    if (std::filesystem::exists(path, ec)) return path;
+  }
+  return source;
+}
+
+std::filesystem::path SetsDir() { return ShippedFile("examples/sets", SALTUS_SETS_DIR); }
 
 std::string Format(double x) {
   if (!std::isfinite(x)) return "";
@@ -231,8 +292,39 @@ std::string Short(double x) {
 
 // ---- One run, in the child process ---------------------------------------------------------
 
+// CPU time of this process (s): the run's child does nothing else.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double Median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  return n == 0 ? std::nan("") : n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+// The grid a run records: all positions at the scene's reference times (reference runs and
+// emitted runs, whose error is computed when the study is collected).
+ReferenceSolution AllPositionsGrid(const Scene& scene, const engine::MechanicalSystem& system) {
+  ReferenceSolution r;
+  r.step = scene.reference.step > 0 ? scene.reference.step : scene.t_end / 100;
+  r.times = ReferenceTimes(scene.t_end, r.step);
+  for (int i = 0; i < system.nq(); ++i) {
+    r.names.push_back(system.PositionName(i));
+    r.columns.push_back(i);
+  }
+  r.values.setZero(static_cast<Eigen::Index>(r.times.size()), system.nq());
+  return r;
+}
+
+// Runs the job up to `repeat` times while the runs have used less than 1 s in all, and reports
+// the median wall and CPU times of the repeats (their statistics are identical: the runs are
+// deterministic). Reference and emitted runs write their positions at the reference times to
+// `positions_out`; other runs with a reference get their error.
 ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
-                      const std::filesystem::path& reference_out) {
+                      const std::filesystem::path& positions_out) {
   const Scene& scene = entry.scene;
   ResultRow row;
   events::SimulationOptions options = scene.options;
@@ -241,25 +333,15 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
   options.integrator_options.rtol = job.rtol;
   options.integrator_options.atol = job.atol;
 
-  // The reference grid: the scene's reference, or (for a reference run) all positions.
   // Planar or spatial; a spatial scene's initial state is its consistent initialization.
   const SceneSystem built = BuildSceneSystem(scene);
   const std::shared_ptr<engine::MechanicalSystem> system = built.system;
+  const bool record = job.is_reference || job.emitted;
   std::optional<ReferenceSolution> grid = entry.reference;
-  if (job.is_reference) {
-    ReferenceSolution r;
-    r.step = scene.reference.step > 0 ? scene.reference.step : scene.t_end / 100;
-    r.times = ReferenceTimes(scene.t_end, r.step);
-    for (int i = 0; i < system->nq(); ++i) {
-      r.names.push_back(system->PositionName(i));
-      r.columns.push_back(i);
-    }
-    r.values.setZero(static_cast<Eigen::Index>(r.times.size()), system->nq());
-    grid = r;
-  }
+  if (record) grid = AllPositionsGrid(scene, *system);
   options.output_step = grid ? grid->step : 0.0;
 
-  double best_wall = std::numeric_limits<double>::infinity();
+  std::vector<double> walls, cpus;
   double used = 0;
   std::unique_ptr<events::Simulation> simulation;
   std::unique_ptr<ReferenceRecorder> recorder;
@@ -270,6 +352,7 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
     recorder.reset(grid ? new ReferenceRecorder(*grid) : nullptr);
     if (recorder) simulation->AddObserver(recorder.get());
     const Clock::time_point start = Clock::now();
+    const double cpu_start = ProcessCpuSeconds();
     try {
       simulation->SetState(0.0, built.q0, built.v0);
       result = simulation->AdvanceTo(scene.t_end);
@@ -283,9 +366,9 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
       result.t = simulation->t();
       error_text = std::string("exception: ") + e.what();
     }
-    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-    best_wall = std::min(best_wall, wall);
-    used += wall;
+    walls.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    cpus.push_back(ProcessCpuSeconds() - cpu_start);
+    used += walls.back();
     if (result.status != events::RunStatus::kFinished || !error_text.empty() || used > 1.0) break;
   }
   const bool ok = result.status == events::RunStatus::kFinished && error_text.empty();
@@ -296,7 +379,9 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
                                         : std::string(events::ToString(result.status)) +
                                               (result.message.empty() ? "" : ": " + result.message);
   }
-  row["wall_seconds"] = Format(best_wall);
+  row["wall_seconds"] = Format(Median(walls));
+  row["cpu_seconds"] = Format(Median(cpus));
+  row["repeats"] = std::to_string(walls.size());
   row["t_reached"] = Format(result.t);
   row["accepted_steps"] = std::to_string(s.integrator.accepted_steps);
   row["rejected_steps"] = std::to_string(s.integrator.rejected_steps);
@@ -313,20 +398,22 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
   row["takeoffs"] = std::to_string(s.events[1]);
   row["contacts_closed"] = std::to_string(s.events[2]);
   row["time_events"] = std::to_string(s.events[3]);
+  row["sticks"] = std::to_string(s.events[static_cast<int>(events::EventKind::kStick)]);
+  row["slips"] = std::to_string(s.events[static_cast<int>(events::EventKind::kSlip)]);
   row["max_position_violation"] = Format(s.max_position_violation);
   row["max_velocity_violation"] = Format(s.max_velocity_violation);
   row["max_acceleration_violation"] = Format(s.max_acceleration_violation);
-  if (ok && recorder && !job.is_reference) row["error"] = Format(recorder->Error());
-  if (ok && job.is_reference) {
+  if (ok && recorder && !record) row["error"] = Format(recorder->Error());
+  if (ok && record) {
     if (!recorder->complete()) {
       row["status"] = "failed";
-      row["reason"] = "the reference run missed some reference times";
+      row["reason"] = "the run missed some reference times";
     } else {
-      std::ofstream file(reference_out, std::ios::binary | std::ios::trunc);
+      std::ofstream file(positions_out, std::ios::binary | std::ios::trunc);
       WriteReferenceCsv(recorder->AsReference(""), file);
       if (!file) {
         row["status"] = "failed";
-        row["reason"] = "cannot write " + reference_out.string();
+        row["reason"] = "cannot write " + positions_out.string();
       }
     }
   }
@@ -372,15 +459,14 @@ std::string SignalName(int sig) {
 
 // Runs every job in a child process, at most `jobs` at once, each killed after `time_limit`
 // seconds. Calls done(job index, row) as each finishes (in the parent).
+// positions_out(k): where job k writes its positions (reference and emitted runs).
 template <class Done>
 void RunPool(const std::vector<SceneEntry>& scenes, const std::vector<Job>& jobs, int parallel,
-             double time_limit, int repeat, const std::filesystem::path& reference_dir,
+             double time_limit, int repeat,
+             const std::function<std::filesystem::path(std::size_t)>& positions_out,
              const CompareHooks& hooks, Done&& done) {
   std::vector<Running> running;
   std::size_t next = 0;
-  const auto reference_path = [&](const Job& job) {
-    return reference_dir / (scenes[job.scene].scene.name + ".csv");
-  };
   while (next < jobs.size() || !running.empty()) {
     while (static_cast<int>(running.size()) < parallel && next < jobs.size()) {
       int fds[2];
@@ -397,8 +483,8 @@ void RunPool(const std::vector<SceneEntry>& scenes, const std::vector<Job>& jobs
             const Job& job = jobs[next];
             hooks.in_child(scenes[job.scene].scene.name, job.integrator, job.rtol);
           }
-          text = Serialize(SimulateJob(scenes[jobs[next].scene], jobs[next], repeat,
-                                       reference_path(jobs[next])));
+          text = Serialize(
+              SimulateJob(scenes[jobs[next].scene], jobs[next], repeat, positions_out(next)));
         } catch (const std::exception& e) {
           ResultRow row{{"status", "failed"}, {"reason", std::string("error: ") + e.what()}};
           text = Serialize(row);
@@ -556,11 +642,11 @@ std::vector<SceneSetEntry> SceneSet(const std::string& name_or_path, std::string
   std::filesystem::path path = name_or_path;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    path = std::filesystem::path(SALTUS_SETS_DIR) / (name_or_path + ".yaml");
+    path = SetsDir() / (name_or_path + ".yaml");
   }
   if (!std::filesystem::is_regular_file(path, ec)) {
     std::string known;
-    for (const auto& f : std::filesystem::directory_iterator(SALTUS_SETS_DIR, ec)) {
+    for (const auto& f : std::filesystem::directory_iterator(SetsDir(), ec)) {
       if (f.path().extension() == ".yaml") {
         known += (known.empty() ? "" : ", ") + f.path().stem().string();
       }
@@ -658,12 +744,24 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
   return RunCompare(args, out, err, CompareHooks{});
 }
 
-int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err,
-               const CompareHooks& hooks) {
-  const Clock::time_point study_start = Clock::now();
-  // ---- 1. Bad input, before any run. ----
-  const Options o = ParseArgs(args);
+namespace {
+
+// A study after its checks: the scenes (with their file and closed-form references), the
+// reference runs for the others and the runs of every valid combination.
+struct Study {
+  Options o;
   std::vector<SceneEntry> scenes;
+  std::vector<Job> reference_jobs, jobs;
+  int parallel = 1;
+};
+
+// Step 1 of the header: everything that can be bad input, before any run. Throws
+// std::invalid_argument.
+Study PrepareStudy(std::span<const std::string> args) {
+  Study study;
+  study.o = ParseArgs(args);
+  const Options& o = study.o;
+  std::vector<SceneEntry>& scenes = study.scenes;
   for (const std::string& set : o.sets) {
     std::string name;
     for (const SceneSetEntry& item : SceneSet(set, &name)) LoadScene(item, name, o.t_end, &scenes);
@@ -671,12 +769,11 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
   for (const std::string& file : o.scene_files) {
     LoadScene(SceneSetEntry{file, {}, {}, {}, {}, 0}, "scenes", o.t_end, &scenes);
   }
-
   std::vector<std::string> known;
   for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
     known.emplace_back(e.name);
   }
-  std::vector<std::string> integrator_names = o.integrators.empty() ? known : o.integrators;
+  const std::vector<std::string> integrator_names = o.integrators.empty() ? known : o.integrators;
   for (const std::string& name : integrator_names) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       throw std::invalid_argument("--integrators: " + CheckIntegratorChoice(name, {}));
@@ -698,7 +795,6 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
   for (SceneEntry& entry : scenes) ResolveStaticReference(&entry);
 
   // Every valid combination.
-  std::vector<Job> jobs;
   for (std::size_t s = 0; s < scenes.size(); ++s) {
     for (const std::string& name : integrator_names) {
       const auto entry =
@@ -709,30 +805,16 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
             std::find(formulations.begin(), formulations.end(), f) == formulations.end()) {
           continue;
         }
-        for (double rtol : o.rtols) jobs.push_back({s, name, f, rtol, rtol, false});
+        for (double rtol : o.rtols) study.jobs.push_back({s, name, f, rtol, rtol, false, false});
       }
     }
   }
-  if (jobs.empty()) {
+  if (study.jobs.empty()) {
     throw std::invalid_argument(
         "--formulations: no selected integrator supports the selected formulations (see saltus "
         "list)");
   }
-
-  // ---- 2. Output directory. ----
-  const std::filesystem::path dir = o.out_dir;
-  const std::filesystem::path reference_dir = dir / "references";
-  std::error_code ec;
-  std::filesystem::create_directories(reference_dir, ec);
-  if (ec) {
-    err << "error: cannot create " << reference_dir << ": " << ec.message() << '\n';
-    return kExitError;
-  }
-  const int parallel =
-      o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-
-  // ---- 3. Reference runs for scenes without a file or closed form. ----
-  std::vector<Job> reference_jobs;
+  // Reference runs for scenes without a file or closed form.
   for (std::size_t s = 0; s < scenes.size(); ++s) {
     const SceneReference& spec = scenes[s].scene.reference;
     if (scenes[s].reference) continue;
@@ -741,50 +823,411 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
     job.is_reference = true;
     job.integrator = spec.integrator.empty() ? o.reference_integrator : spec.integrator;
     // The scene's formulation, else the integrator's first one (scene.cc checked the pair).
-    job.formulation = integrators::Formulation::kIndex1;
-    for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
-      if (e.name == job.integrator) job.formulation = e.formulations.front();
-    }
+    job.formulation =
+        DefaultFormulation(job.integrator).value_or(integrators::Formulation::kIndex1);
     if (!spec.integrator.empty() && !spec.formulation.empty()) {
       job.formulation = *integrators::ParseFormulation(spec.formulation);
     }
     job.rtol = spec.rtol > 0 ? spec.rtol : o.reference_rtol;
     job.atol = spec.atol > 0 ? spec.atol : job.rtol / 100;
-    reference_jobs.push_back(job);
+    study.reference_jobs.push_back(job);
   }
-  if (!reference_jobs.empty()) {
-    err << "compare: " << reference_jobs.size() << " reference run(s)\n";
-    RunPool(
-        scenes, reference_jobs, parallel, 5 * o.time_limit, 1, reference_dir, hooks,
-        [&](std::size_t k, const ResultRow& row) {
-          const Job& job = reference_jobs[k];
-          SceneEntry& entry = scenes[job.scene];
-          const std::string how = "run " + job.integrator + "/" +
-                                  std::string(integrators::ToString(job.formulation)) +
-                                  " rtol=" + Short(job.rtol) + " atol=" + Short(job.atol);
-          const auto status = row.find("status");
-          if (status != row.end() && status->second == "ok") {
-            const auto system = BuildSceneSystem(entry.scene).system;
-            entry.reference = LoadReferenceFile(
-                (reference_dir / (entry.scene.name + ".csv")).string(), *system, entry.scene.t_end);
-            entry.reference->how = how;
-            err << "  reference " << entry.scene.name << ": " << how << '\n';
-          } else {
-            const auto reason = row.find("reason");
-            entry.reference_note = how + " " + (status == row.end() ? "failed" : status->second) +
-                                   (reason == row.end() ? "" : ": " + reason->second);
-            err << "  reference " << entry.scene.name << ": " << entry.reference_note
-                << " (its errors stay empty)\n";
-          }
-        });
+  // Timing runs side by side disturb each other (2 runs on 2 cores: 5x between repeats), so
+  // a time cost runs one at a time unless --jobs says otherwise.
+  const bool timing = o.cost == "wall" || o.cost == "cpu";
+  study.parallel = o.jobs > 0 ? o.jobs
+                   : timing   ? 1
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return study;
+}
+
+std::string ReferenceHow(const Job& job) {
+  return "run " + job.integrator + "/" + std::string(integrators::ToString(job.formulation)) +
+         " rtol=" + Short(job.rtol) + " atol=" + Short(job.atol);
+}
+
+// Takes the outcome of a reference run: its CSV as the scene's reference, or why there is none.
+void TakeReference(const Job& job, const ResultRow& row, const std::filesystem::path& csv,
+                   SceneEntry* entry, std::ostream& err) {
+  const std::string how = ReferenceHow(job);
+  const auto status = row.find("status");
+  if (status != row.end() && status->second == "ok") {
+    const auto system = BuildSceneSystem(entry->scene).system;
+    entry->reference = LoadReferenceFile(csv.string(), *system, entry->scene.t_end);
+    entry->reference->how = how;
+    err << "  reference " << entry->scene.name << ": " << how << '\n';
+  } else {
+    const auto reason = row.find("reason");
+    entry->reference_note = how + " " + (status == row.end() ? "missing" : status->second) +
+                            (reason == row.end() ? "" : ": " + reason->second);
+    err << "  reference " << entry->scene.name << ": " << entry->reference_note
+        << " (its errors stay empty)\n";
   }
-  for (SceneEntry& entry : scenes) {
-    if (entry.reference && entry.reference->how.rfind("run", 0) == 0) continue;
-    if (entry.reference) {  // keep a copy of file and analytic references beside the results
-      std::ofstream file(reference_dir / (entry.scene.name + ".csv"), std::ios::trunc);
-      WriteReferenceCsv(*entry.reference, file);
+}
+
+// Keeps a copy of every file and closed-form reference beside the results.
+void WriteStaticReferences(const std::vector<SceneEntry>& scenes,
+                           const std::filesystem::path& reference_dir) {
+  for (const SceneEntry& entry : scenes) {
+    if (!entry.reference || entry.reference->how.rfind("run", 0) == 0) continue;
+    std::ofstream file(reference_dir / (entry.scene.name + ".csv"), std::ios::trunc);
+    WriteReferenceCsv(*entry.reference, file);
+  }
+}
+
+// The columns a finished row gets from its job.
+void LabelRow(const Study& study, const Job& job, ResultRow* row) {
+  const SceneEntry& entry = study.scenes[job.scene];
+  (*row)["set"] = entry.set;
+  (*row)["scene"] = entry.scene.name;
+  (*row)["integrator"] = job.integrator;
+  (*row)["formulation"] = std::string(integrators::ToString(job.formulation));
+  (*row)["rtol"] = Format(job.rtol);
+  (*row)["atol"] = Format(job.atol);
+  (*row)["t_end"] = Format(entry.scene.t_end);
+  (*row)["reference"] = entry.reference ? entry.reference->how : entry.reference_note;
+}
+
+void PrintRow(const ResultRow& row, std::size_t finished, std::size_t total, std::ostream& err) {
+  const auto at = [&](const char* key) {
+    const auto it = row.find(key);
+    return it == row.end() ? std::string() : it->second;
+  };
+  err << '[' << finished << '/' << total << "] " << at("scene") << ' ' << at("integrator") << '/'
+      << at("formulation") << " rtol=" << Short(std::atof(at("rtol").c_str())) << ": "
+      << at("status");
+  if (at("status") == "ok") {
+    err << ", " << Short(std::atof(at("wall_seconds").c_str())) << " s, " << at("accepted_steps")
+        << " steps (" << at("rejected_steps") << " rejected)";
+    if (!at("error").empty()) err << ", error " << Short(std::atof(at("error").c_str()));
+  } else {
+    err << " (" << at("reason") << ')';
+  }
+  err << '\n';
+}
+
+void WriteHeader(std::ostream& results) {
+  for (std::size_t i = 0; i < kResultColumns.size(); ++i) {
+    results << (i > 0 ? "," : "") << kResultColumns[i];
+  }
+  results << '\n';
+}
+
+// DIR/provenance.json of the study (tools/metadata.h), which the report quotes.
+void WriteStudyProvenance(std::span<const std::string> args, const std::filesystem::path& dir) {
+  std::vector<std::string> line = {"compare"};
+  line.insert(line.end(), args.begin(), args.end());
+  std::ofstream file(dir / "provenance.json", std::ios::trunc);
+  JsonWriter w(file);
+  WriteProvenanceJson(CollectProvenance(line, ""), &w);
+  file << '\n';
+}
+
+// Step 5: plots and report with the plot script; false (with a warning) when it fails.
+bool DrawPlots(const std::filesystem::path& dir, const std::string& cost, std::ostream& err) {
+  std::fflush(nullptr);
+  const std::string script = ShippedFile("plots/compare_plots.py", SALTUS_PLOTS_SCRIPT).string();
+  // The Debian interpreter has python3-matplotlib; SALTUS_PYTHON overrides it.
+  std::string python = "python3";
+  if (const char* env = std::getenv("SALTUS_PYTHON"); env != nullptr && *env != '\0') {
+    python = env;
+  } else if (access("/usr/bin/python3", X_OK) == 0) {
+    python = "/usr/bin/python3";
+  }
+  const std::string csv = (dir / "results.csv").string();
+  const std::string out_dir = dir.string();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execlp(python.c_str(), python.c_str(), script.c_str(), csv.c_str(), "--out", out_dir.c_str(),
+           "--cost", cost.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  const bool plotted = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!plotted) {
+    err << "warning: the plots were not drawn (" << python << ' ' << script
+        << " failed; needs python3-matplotlib); results.csv is complete\n";
+  }
+  return plotted;
+}
+
+int Finish(const Study& study, const std::filesystem::path& dir, std::size_t runs,
+           const std::map<std::string, int>& by_status, Clock::time_point start, std::ostream& out,
+           std::ostream& err) {
+  const bool plotted = study.o.plots && DrawPlots(dir, study.o.cost, err);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  out << "compare: " << runs << " runs in " << Short(seconds) << " s:";
+  for (const auto& [status, count] : by_status) out << ' ' << count << ' ' << status;
+  out << "\n  results in " << (dir / "results.csv").string();
+  if (plotted) out << ", report in " << (dir / "report.md").string();
+  out << '\n';
+  return kExitOk;
+}
+
+// ---- Studies beyond one machine (--emit-jobs, --run-job, --collect) ---------------------------
+// DIR/study.args holds the study's arguments (one per line) and DIR/study.cwd the folder they
+// are relative to: a job and the collection rebuild the same study (same scenes, same job
+// order) from them. Job k < R (R reference runs) is reference run k, job R + i is run i.
+
+// The `saltus` program the jobs call: this one when it is `saltus`, else `saltus` on the PATH
+// (RunCompare called from another program).
+std::filesystem::path SaltusProgram() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return !ec && exe.filename() == "saltus" ? exe : std::filesystem::path("saltus");
+}
+
+std::string Quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// Moves to a folder and back (the study's paths are relative to the folder it was emitted in).
+class CurrentPathGuard {
+ public:
+  CurrentPathGuard() : saved_(std::filesystem::current_path()) {}
+  ~CurrentPathGuard() {
+    std::error_code ec;
+    std::filesystem::current_path(saved_, ec);
+  }
+  CurrentPathGuard(const CurrentPathGuard&) = delete;
+  CurrentPathGuard& operator=(const CurrentPathGuard&) = delete;
+
+ private:
+  std::filesystem::path saved_;
+};
+
+// Reads DIR/study.args, moves to DIR/study.cwd (the caller holds a CurrentPathGuard) and
+// rebuilds the study.
+Study ReloadStudy(const std::filesystem::path& dir) {
+  std::ifstream args_file(dir / "study.args"), cwd_file(dir / "study.cwd");
+  if (!args_file || !cwd_file) {
+    throw std::invalid_argument(dir.string() +
+                                ": not a folder of emitted jobs (no study.args; "
+                                "see saltus compare --emit-jobs)");
+  }
+  std::vector<std::string> args;
+  for (std::string line; std::getline(args_file, line);) args.push_back(line);
+  std::string cwd;
+  std::getline(cwd_file, cwd);
+  std::error_code ec;
+  std::filesystem::current_path(cwd, ec);
+  if (ec)
+    throw std::invalid_argument("cannot enter the study's folder " + cwd + ": " + ec.message());
+  return PrepareStudy(args);
+}
+
+std::filesystem::path RunRowFile(const std::filesystem::path& dir, std::size_t k) {
+  return dir / "runs" / (std::to_string(k) + ".txt");
+}
+std::filesystem::path RunPositionsFile(const std::filesystem::path& dir, std::size_t k) {
+  return dir / "runs" / (std::to_string(k) + ".csv");
+}
+
+int EmitJobs(std::span<const std::string> args, const Study& study, std::ostream& out,
+             std::ostream& err) {
+  const std::filesystem::path dir = std::filesystem::absolute(*study.o.emit_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "runs", ec);
+  std::filesystem::create_directories(dir / "references", ec);
+  if (ec) {
+    err << "error: cannot create " << dir << ": " << ec.message() << '\n';
+    return kExitError;
+  }
+  std::ofstream args_file(dir / "study.args", std::ios::trunc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--emit-jobs") {
+      ++i;  // and its value
+    } else if (args[i].rfind("--emit-jobs=", 0) != 0) {
+      args_file << args[i] << '\n';
     }
   }
+  std::ofstream(dir / "study.cwd", std::ios::trunc)
+      << std::filesystem::current_path().string() << '\n';
+  WriteStaticReferences(study.scenes, dir / "references");
+  const std::size_t total = study.reference_jobs.size() + study.jobs.size();
+  const std::string self = Quote(SaltusProgram().string());
+  std::ofstream jobs(dir / "jobs.txt", std::ios::trunc);
+  for (std::size_t k = 0; k < total; ++k) {
+    jobs << self << " compare --run-job " << Quote(dir.string()) << ' ' << k << '\n';
+  }
+  std::ofstream parallel(dir / "run_parallel.sh", std::ios::trunc);
+  parallel << "#!/bin/sh\n# Runs every job with GNU parallel (Debian parallel), SALTUS_JOBS at "
+              "once (default: the cores),\n# then merges the results.\nset -e\n"
+           << "parallel --will-cite --halt never --joblog "
+           << Quote((dir / "parallel.log").string())
+           << " --jobs \"${SALTUS_JOBS:-100%}\" :::: " << Quote((dir / "jobs.txt").string())
+           << " || true\n"
+           << self << " compare --collect " << Quote(dir.string()) << '\n';
+  // A job's own limit is enforced by the job (--time-limit, five times for reference runs);
+  // Slurm's covers it with a margin.
+  const long minutes = static_cast<long>(std::ceil(5 * study.o.time_limit / 60)) + 5;
+  std::ofstream slurm(dir / "slurm.sh", std::ios::trunc);
+  slurm << "#!/bin/bash\n"
+           "# One Slurm array task per job: sbatch slurm.sh, then, once all have ended,\n"
+           "#   saltus compare --collect DIR   (or: sbatch --dependency=afterany:<job id> "
+           "--wrap \"...\")\n"
+        << "#SBATCH --job-name=saltus-compare\n#SBATCH --array=1-" << total << '\n'
+        << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --time=" << minutes << '\n'
+        << "#SBATCH --output=" << (dir / "runs" / "slurm_%a.out").string() << '\n'
+        << "line=$(sed -n \"${SLURM_ARRAY_TASK_ID}p\" " << Quote((dir / "jobs.txt").string())
+        << ")\neval \"$line\"\n";
+  for (const char* script : {"run_parallel.sh", "slurm.sh"}) {
+    std::filesystem::permissions(dir / script, std::filesystem::perms::owner_exec,
+                                 std::filesystem::perm_options::add, ec);
+  }
+  if (!args_file || !jobs || !parallel || !slurm) {
+    err << "error: writing the jobs in " << dir << " failed\n";
+    return kExitError;
+  }
+  out << "compare: " << total << " jobs (" << study.reference_jobs.size() << " reference runs) in "
+      << (dir / "jobs.txt").string() << "\n  run them with " << (dir / "run_parallel.sh").string()
+      << " (GNU parallel) or sbatch " << (dir / "slurm.sh").string()
+      << ",\n  then: saltus compare --collect " << dir.string() << '\n';
+  return kExitOk;
+}
+
+// `--run-job DIR K`: job K of the emitted study in a child process (time limit, crashes), its
+// row to DIR/runs/K.txt and its positions to DIR/runs/K.csv (reference runs:
+// DIR/references/<scene>.csv).
+int RunEmittedJob(const std::filesystem::path& dir_arg, const std::string& index, std::ostream& err,
+                  const CompareHooks& hooks) {
+  const std::filesystem::path dir = std::filesystem::absolute(dir_arg);
+  const CurrentPathGuard guard;
+  const Study study = ReloadStudy(dir);
+  const std::size_t refs = study.reference_jobs.size();
+  std::size_t k = 0;
+  const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), k);
+  if (index.empty() || ec != std::errc() || end != index.data() + index.size() ||
+      k >= refs + study.jobs.size()) {
+    throw std::invalid_argument("--run-job: job '" + index + "' is not in 0.." +
+                                std::to_string(refs + study.jobs.size() - 1));
+  }
+  Job job = k < refs ? study.reference_jobs[k] : study.jobs[k - refs];
+  job.emitted = k >= refs;
+  const std::filesystem::path positions =
+      job.is_reference ? dir / "references" / (study.scenes[job.scene].scene.name + ".csv")
+                       : RunPositionsFile(dir, k);
+  ResultRow result;
+  RunPool(
+      study.scenes, {job}, 1, (job.is_reference ? 5 : 1) * study.o.time_limit,
+      job.is_reference ? 1 : study.o.repeat, [&](std::size_t) { return positions; }, hooks,
+      [&](std::size_t, const ResultRow& row) { result = row; });
+  std::ofstream file(RunRowFile(dir, k), std::ios::binary | std::ios::trunc);
+  file << Serialize(result);
+  if (!file.flush()) {
+    err << "error: cannot write " << RunRowFile(dir, k) << '\n';
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+ResultRow ReadRunRow(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return {{"status", "missing"}, {"reason", "no result: the job did not run or did not finish"}};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return Deserialize(text.str());
+}
+
+// The error of an emitted run: its positions at the reference times replayed through a
+// ReferenceRecorder, as a local run records them.
+std::string EmittedError(const SceneEntry& entry, const std::filesystem::path& positions) {
+  if (!entry.reference) return "";
+  const auto system = BuildSceneSystem(entry.scene).system;
+  const ReferenceSolution run = LoadReferenceFile(positions.string(), *system, entry.scene.t_end);
+  ReferenceRecorder recorder(*entry.reference);
+  Eigen::VectorXd q(system->nq()), v = Eigen::VectorXd::Zero(system->nv());
+  for (std::size_t i = 0; i < run.times.size(); ++i) {
+    for (std::size_t c = 0; c < run.columns.size(); ++c) {
+      q[run.columns[c]] = run.values(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c));
+    }
+    recorder.OnOutput(run.times[i], q, v);
+  }
+  return Format(recorder.Error());
+}
+
+int Collect(const std::filesystem::path& dir_arg, std::ostream& out, std::ostream& err) {
+  const Clock::time_point start = Clock::now();
+  const std::filesystem::path dir = std::filesystem::absolute(dir_arg);
+  const CurrentPathGuard guard;
+  Study study = ReloadStudy(dir);
+  const std::size_t refs = study.reference_jobs.size();
+  for (std::size_t k = 0; k < refs; ++k) {
+    const Job& job = study.reference_jobs[k];
+    SceneEntry& entry = study.scenes[job.scene];
+    TakeReference(job, ReadRunRow(RunRowFile(dir, k)),
+                  dir / "references" / (entry.scene.name + ".csv"), &entry, err);
+  }
+  std::ofstream results(dir / "results.csv", std::ios::binary | std::ios::trunc);
+  WriteHeader(results);
+  std::map<std::string, int> by_status;
+  for (std::size_t i = 0; i < study.jobs.size(); ++i) {
+    const Job& job = study.jobs[i];
+    ResultRow row = ReadRunRow(RunRowFile(dir, refs + i));
+    if (row["status"] == "ok")
+      row["error"] = EmittedError(study.scenes[job.scene], RunPositionsFile(dir, refs + i));
+    LabelRow(study, job, &row);
+    WriteResultRow(row, results);
+    ++by_status[row["status"]];
+  }
+  if (!results.flush()) {
+    err << "error: writing " << (dir / "results.csv") << " failed\n";
+    return kExitError;
+  }
+  results.close();
+  std::vector<std::string> args = {"--collect", dir.string()};
+  WriteStudyProvenance(args, dir);
+  return Finish(study, dir, study.jobs.size(), by_status, start, out, err);
+}
+
+}  // namespace
+
+int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+               const CompareHooks& hooks) {
+  const Clock::time_point study_start = Clock::now();
+  if (!args.empty() && args[0] == "--run-job") {
+    if (args.size() != 3) throw std::invalid_argument("usage: saltus compare --run-job DIR K");
+    return RunEmittedJob(args[1], args[2], err, hooks);
+  }
+  if (!args.empty() && args[0] == "--collect") {
+    if (args.size() != 2) throw std::invalid_argument("usage: saltus compare --collect DIR");
+    return Collect(args[1], out, err);
+  }
+  // ---- 1. Bad input, before any run. ----
+  Study study = PrepareStudy(args);
+  if (study.o.emit_dir) return EmitJobs(args, study, out, err);
+
+  // ---- 2. Output directory. ----
+  const std::filesystem::path dir = study.o.out_dir;
+  const std::filesystem::path reference_dir = dir / "references";
+  std::error_code ec;
+  std::filesystem::create_directories(reference_dir, ec);
+  if (ec) {
+    err << "error: cannot create " << reference_dir << ": " << ec.message() << '\n';
+    return kExitError;
+  }
+  WriteStudyProvenance(args, dir);
+
+  // ---- 3. Reference runs for scenes without a file or closed form. ----
+  const auto reference_csv = [&](const Job& job) {
+    return reference_dir / (study.scenes[job.scene].scene.name + ".csv");
+  };
+  if (!study.reference_jobs.empty()) {
+    err << "compare: " << study.reference_jobs.size() << " reference run(s)\n";
+    RunPool(
+        study.scenes, study.reference_jobs, study.parallel, 5 * study.o.time_limit, 1,
+        [&](std::size_t k) { return reference_csv(study.reference_jobs[k]); }, hooks,
+        [&](std::size_t k, const ResultRow& row) {
+          const Job& job = study.reference_jobs[k];
+          TakeReference(job, row, reference_csv(job), &study.scenes[job.scene], err);
+        });
+  }
+  WriteStaticReferences(study.scenes, reference_dir);
 
   // ---- 4. The study. ----
   std::ofstream results(dir / "results.csv", std::ios::binary | std::ios::trunc);
@@ -792,43 +1235,21 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "error: cannot write " << (dir / "results.csv") << '\n';
     return kExitError;
   }
-  for (std::size_t i = 0; i < kResultColumns.size(); ++i) {
-    results << (i > 0 ? "," : "") << kResultColumns[i];
-  }
-  results << '\n';
-  err << "compare: " << jobs.size() << " runs over " << scenes.size() << " scene(s), " << parallel
-      << " at a time, time limit " << Short(o.time_limit) << " s\n";
+  WriteHeader(results);
+  err << "compare: " << study.jobs.size() << " runs over " << study.scenes.size() << " scene(s), "
+      << study.parallel << " at a time, time limit " << Short(study.o.time_limit) << " s\n";
   std::size_t finished = 0;
   std::map<std::string, int> by_status;
-  RunPool(scenes, jobs, parallel, o.time_limit, o.repeat, reference_dir, hooks,
-          [&](std::size_t k, ResultRow row) {
-            const Job& job = jobs[k];
-            const SceneEntry& entry = scenes[job.scene];
-            row["set"] = entry.set;
-            row["scene"] = entry.scene.name;
-            row["integrator"] = job.integrator;
-            row["formulation"] = std::string(integrators::ToString(job.formulation));
-            row["rtol"] = Format(job.rtol);
-            row["atol"] = Format(job.atol);
-            row["t_end"] = Format(entry.scene.t_end);
-            row["reference"] = entry.reference ? entry.reference->how : entry.reference_note;
-            WriteResultRow(row, results);
-            results.flush();
-            ++finished;
-            ++by_status[row["status"]];
-            err << '[' << finished << '/' << jobs.size() << "] " << entry.scene.name << ' '
-                << job.integrator << '/' << integrators::ToString(job.formulation)
-                << " rtol=" << Short(job.rtol) << ": " << row["status"];
-            if (row["status"] == "ok") {
-              err << ", " << Short(std::atof(row["wall_seconds"].c_str())) << " s, "
-                  << row["accepted_steps"] << " steps (" << row["rejected_steps"] << " rejected)";
-              if (!row["error"].empty())
-                err << ", error " << Short(std::atof(row["error"].c_str()));
-            } else {
-              err << " (" << row["reason"] << ')';
-            }
-            err << '\n';
-          });
+  RunPool(
+      study.scenes, study.jobs, study.parallel, study.o.time_limit, study.o.repeat,
+      [](std::size_t) { return std::filesystem::path(); }, hooks,
+      [&](std::size_t k, ResultRow row) {
+        LabelRow(study, study.jobs[k], &row);
+        WriteResultRow(row, results);
+        results.flush();
+        ++by_status[row["status"]];
+        PrintRow(row, ++finished, study.jobs.size(), err);
+      });
   if (!results) {
     err << "error: writing " << (dir / "results.csv") << " failed\n";
     return kExitError;
@@ -836,41 +1257,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
   results.close();
 
   // ---- 5. Plots and report. ----
-  bool plotted = false;
-  if (o.plots) {
-    std::fflush(nullptr);
-    const std::string script = SALTUS_PLOTS_SCRIPT;
-    // The Debian interpreter has python3-matplotlib; SALTUS_PYTHON overrides it.
-    std::string python = "python3";
-    if (const char* env = std::getenv("SALTUS_PYTHON"); env != nullptr && *env != '\0') {
-      python = env;
-    } else if (access("/usr/bin/python3", X_OK) == 0) {
-      python = "/usr/bin/python3";
-    }
-    const std::string csv = (dir / "results.csv").string();
-    const std::string out_dir = dir.string();
-    const pid_t pid = fork();
-    if (pid == 0) {
-      execlp(python.c_str(), python.c_str(), script.c_str(), csv.c_str(), "--out", out_dir.c_str(),
-             static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    int status = 0;
-    if (pid > 0) waitpid(pid, &status, 0);
-    plotted = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!plotted) {
-      err << "warning: the plots were not drawn (" << python << ' ' << script
-          << " failed; needs python3-matplotlib); results.csv is complete\n";
-    }
-  }
-
-  const double study_seconds = std::chrono::duration<double>(Clock::now() - study_start).count();
-  out << "compare: " << jobs.size() << " runs in " << Short(study_seconds) << " s:";
-  for (const auto& [status, count] : by_status) out << ' ' << count << ' ' << status;
-  out << "\n  results in " << (dir / "results.csv").string();
-  if (plotted) out << ", report in " << (dir / "report.md").string();
-  out << '\n';
-  return kExitOk;
+  return Finish(study, dir, study.jobs.size(), by_status, study_start, out, err);
 }
 
 }  // namespace saltus::tools

@@ -33,9 +33,13 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace saltus::tools {
+
+// The text of `saltus compare --help`.
+std::string_view CompareHelp();
 
 // Columns of results.csv, in order.
 extern const std::vector<std::string> kResultColumns;
@@ -82,7 +86,8 @@ std::vector<SceneSetEntry> SceneSet(const std::string& name_or_path, std::string
 
 // Scene files listed by a set file (YAML: `set: NAME`, optional `description`, `scenes:` a list
 // of paths relative to the set file). `name_or_path` is a file path, or the name of a set shipped
-// in examples/sets/ (impacts, joints, stiff). Throws std::invalid_argument naming the set.
+// in examples/sets/ (impacts, joints, stiff, flexible). Throws std::invalid_argument naming the
+// set.
 std::vector<std::string> SceneSetFiles(const std::string& name_or_path, std::string* set_name);
 
 // Writes a CSV line of `row` in kResultColumns order (fields quoted when needed).

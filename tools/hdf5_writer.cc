@@ -29,11 +29,6 @@ struct H5Types<std::int64_t> {
   static hid_t Memory() { return H5T_NATIVE_INT64; }
   static hid_t File() { return H5T_STD_I64LE; }
 };
-template <>
-struct H5Types<signed char> {
-  static hid_t Memory() { return H5T_NATIVE_SCHAR; }
-  static hid_t File() { return H5T_STD_I8LE; }
-};
 
 // Largest chunk, in bytes: keeps the chunks of wide datasets (many coordinates) moderate.
 constexpr hsize_t kMaxChunkBytes = 256 * 1024;
@@ -55,6 +50,10 @@ class Extendible {
     const hid_t space = H5Screate_simple(rank_, dims, max_dims);
     const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, rank_, chunk);
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {  // byte shuffle helps deflate on numbers
+      H5Pset_shuffle(dcpl);
+      H5Pset_deflate(dcpl, 4);
+    }
     dataset_ = H5Dcreate2(group, name, H5Types<T>::File(), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     H5Sclose(space);
@@ -130,6 +129,20 @@ bool WriteNames(hid_t object, const char* attribute, const std::vector<std::stri
   return ok;
 }
 
+bool WriteString(hid_t object, const char* attribute, const std::string& value) {
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  const hid_t space = H5Screate(H5S_SCALAR);
+  const hid_t attr = H5Acreate2(object, attribute, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  const char* text = value.c_str();
+  const bool ok = attr >= 0 && H5Awrite(attr, type, &text) >= 0;
+  if (attr >= 0) H5Aclose(attr);
+  H5Sclose(space);
+  H5Tclose(type);
+  return ok;
+}
+
 bool WriteInt(hid_t object, const char* attribute, int value) {
   const hid_t space = H5Screate(H5S_SCALAR);
   const hid_t attr = H5Acreate2(object, attribute, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
@@ -144,29 +157,30 @@ bool WriteInt(hid_t object, const char* attribute, int value) {
 struct Hdf5Writer::File {
   std::string path;
   std::string failed;  // first error, empty while all is well
-  hid_t file = -1, trajectory = -1, forces = -1, events = -1;
-  std::unique_ptr<Extendible<double>> t, q, v, lambda;
-  std::unique_ptr<Extendible<signed char>> closed;
+  hid_t file = -1, trajectory = -1, forces = -1, contacts = -1, events = -1;
+  std::unique_ptr<Extendible<double>> t, q, v, lambda, c_point, c_normal, c_tangential;
+  std::unique_ptr<Extendible<std::int32_t>> f_count, f_rows, c_count, c_row;
+  std::unique_ptr<Extendible<std::int64_t>> f_start, c_start;
   std::unique_ptr<Extendible<double>> e_t, e_before, e_after, e_impulses, e_q, e_v_minus, e_v_plus;
   std::unique_ptr<Extendible<std::int32_t>> e_kind, e_count, e_rows;
   std::unique_ptr<Extendible<std::int64_t>> e_start;
 
   // Flushes and closes everything; returns false if anything failed.
   bool CloseAll() {
-    for (auto* d : {t.get(), q.get(), v.get(), lambda.get(), e_t.get(), e_before.get(),
-                    e_after.get(), e_impulses.get(), e_q.get(), e_v_minus.get(), e_v_plus.get()}) {
-      if (d) d->Flush();
+    for (auto* d : {&t, &q, &v, &lambda, &c_point, &c_normal, &c_tangential, &e_t, &e_before,
+                    &e_after, &e_impulses, &e_q, &e_v_minus, &e_v_plus}) {
+      if (*d) (*d)->Flush();
+      d->reset();
     }
-    for (auto* d : {e_kind.get(), e_count.get(), e_rows.get()}) {
-      if (d) d->Flush();
+    for (auto* d : {&f_count, &f_rows, &c_count, &c_row, &e_kind, &e_count, &e_rows}) {
+      if (*d) (*d)->Flush();
+      d->reset();
     }
-    if (closed) closed->Flush();
-    if (e_start) e_start->Flush();
-    t.reset(), q.reset(), v.reset(), lambda.reset(), closed.reset();
-    e_t.reset(), e_before.reset(), e_after.reset(), e_impulses.reset(), e_q.reset();
-    e_v_minus.reset(), e_v_plus.reset(), e_kind.reset(), e_count.reset(), e_rows.reset();
-    e_start.reset();
-    for (hid_t* g : {&trajectory, &forces, &events}) {
+    for (auto* d : {&f_start, &c_start, &e_start}) {
+      if (*d) (*d)->Flush();
+      d->reset();
+    }
+    for (hid_t* g : {&trajectory, &forces, &contacts, &events}) {
       if (*g >= 0) H5Gclose(*g);
       *g = -1;
     }
@@ -181,8 +195,7 @@ Hdf5Writer::Hdf5Writer(const engine::MechanicalSystem& system, const std::filesy
     : system_(system),
       simulation_(simulation),
       rows_at_steps_(rows_at_steps),
-      file_(std::make_unique<File>()),
-      dynamics_(system) {
+      file_(std::make_unique<File>()) {
   if (chunk_rows < 1) {
     throw std::invalid_argument("Hdf5Writer: chunk_rows must be >= 1, got " +
                                 std::to_string(chunk_rows));
@@ -213,15 +226,31 @@ Hdf5Writer::Hdf5Writer(const engine::MechanicalSystem& system, const std::filesy
   f.v = std::make_unique<Extendible<double>>(f.trajectory, "v", nvh, false, rows, failed);
   ok = ok && WriteNames(f.q->id(), "names", q_names) && WriteNames(f.v->id(), "names", v_names);
   if (simulation_ != nullptr && m > 0) {
-    const auto mh = static_cast<hsize_t>(m);
+    forces_ = std::make_unique<ContactForces>(system, *simulation_);
     f.forces = H5Gcreate2(f.file, "forces", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    ok = ok && f.forces >= 0;
-    f.lambda = std::make_unique<Extendible<double>>(f.forces, "lambda", mh, false, rows, failed);
-    f.closed =
-        std::make_unique<Extendible<signed char>>(f.forces, "closed", mh, false, rows, failed);
-    ok = ok && WriteNames(f.lambda->id(), "names", row_names) &&
-         WriteNames(f.closed->id(), "names", row_names);
-    bilateral_ = system.RowsOfKind(engine::ConstraintKind::kBilateral);
+    f.contacts = H5Gcreate2(f.file, "contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ok = ok && f.forces >= 0 && f.contacts >= 0;
+    const hsize_t entries = 4 * rows;  // several active rows per output row
+    f.f_start =
+        std::make_unique<Extendible<std::int64_t>>(f.forces, "row_start", 1, true, rows, failed);
+    f.f_count =
+        std::make_unique<Extendible<std::int32_t>>(f.forces, "row_count", 1, true, rows, failed);
+    f.f_rows =
+        std::make_unique<Extendible<std::int32_t>>(f.forces, "rows", 1, true, entries, failed);
+    f.lambda = std::make_unique<Extendible<double>>(f.forces, "lambda", 1, true, entries, failed);
+    f.c_start =
+        std::make_unique<Extendible<std::int64_t>>(f.contacts, "row_start", 1, true, rows, failed);
+    f.c_count =
+        std::make_unique<Extendible<std::int32_t>>(f.contacts, "row_count", 1, true, rows, failed);
+    f.c_row =
+        std::make_unique<Extendible<std::int32_t>>(f.contacts, "row", 1, true, entries, failed);
+    f.c_point =
+        std::make_unique<Extendible<double>>(f.contacts, "point", 3, false, entries, failed);
+    f.c_normal =
+        std::make_unique<Extendible<double>>(f.contacts, "normal_force", 3, false, entries, failed);
+    f.c_tangential = std::make_unique<Extendible<double>>(f.contacts, "tangential_force", 3, false,
+                                                          entries, failed);
+    ok = ok && WriteNames(f.f_rows->id(), "names", row_names);
   }
   // Events are rarer than output rows: smaller chunks.
   const hsize_t event_rows = std::max<hsize_t>(1, rows / 8);
@@ -276,26 +305,41 @@ void Hdf5Writer::WriteRow(double t, const Eigen::VectorXd& q, const Eigen::Vecto
   f.t->Append1(t);
   f.q->Append([&](Eigen::Index i) { return i < q.size() ? q[i] : std::nan(""); });
   f.v->Append([&](Eigen::Index i) { return i < v.size() ? v[i] : std::nan(""); });
-  if (f.lambda) {
-    const std::vector<int>& closed = simulation_->closed_rows();
-    active_.clear();
-    std::merge(bilateral_.begin(), bilateral_.end(), closed.begin(), closed.end(),
-               std::back_inserter(active_));
-    active_.erase(std::unique(active_.begin(), active_.end()), active_.end());
-    const int m = system_.num_constraints();
-    lambda_row_.setZero(m);
-    closed_row_.setZero(m);
-    const engine::DynamicsStatus status = dynamics_.Solve(t, q, v, active_, &vdot_, &lambda_);
-    for (std::size_t k = 0; k < active_.size(); ++k) {
-      lambda_row_[active_[k]] = status.ok ? lambda_[static_cast<Eigen::Index>(k)] : std::nan("");
-      closed_row_[active_[k]] = 1;
+  if (forces_) {
+    forces_->Evaluate(t, q, v);
+    const std::vector<int>& active = forces_->rows();
+    f.f_start->Append1(static_cast<std::int64_t>(force_entries_));
+    f.f_count->Append1(static_cast<std::int32_t>(active.size()));
+    for (std::size_t k = 0; k < active.size(); ++k) {
+      f.f_rows->Append1(static_cast<std::int32_t>(active[k]));
+      f.lambda->Append1(forces_->lambda()[static_cast<Eigen::Index>(k)]);
     }
-    f.lambda->Append([&](Eigen::Index i) { return lambda_row_[i]; });
-    f.closed->Append([&](Eigen::Index i) { return closed_row_[i]; });
+    force_entries_ += static_cast<long>(active.size());
+    const std::vector<ContactForces::Arrow>& arrows = forces_->arrows();
+    f.c_start->Append1(static_cast<std::int64_t>(contact_entries_));
+    f.c_count->Append1(static_cast<std::int32_t>(arrows.size()));
+    for (const ContactForces::Arrow& a : arrows) {
+      f.c_row->Append1(static_cast<std::int32_t>(a.row));
+      f.c_point->Append([&](Eigen::Index i) { return a.point[i]; });
+      f.c_normal->Append([&](Eigen::Index i) { return a.normal_force[i]; });
+      f.c_tangential->Append([&](Eigen::Index i) { return a.tangential_force[i]; });
+    }
+    contact_entries_ += static_cast<long>(arrows.size());
   }
   ++rows_;
   have_last_ = true;
   last_t_ = t;
+}
+
+void Hdf5Writer::WriteProvenance(const Provenance& p) {
+  if (!file_) throw std::logic_error("Hdf5Writer: write after Close()");
+  const hid_t root = file_->file;
+  const bool ok = WriteString(root, "saltus_version", p.version) &&
+                  WriteString(root, "saltus_commit", p.commit) &&
+                  WriteString(root, "scene_sha256", p.scene_sha256) &&
+                  WriteString(root, "command_line", p.command_line) &&
+                  WriteString(root, "host", p.host);
+  if (!ok) throw std::runtime_error("HDF5 file '" + file_->path + "': cannot write its attributes");
 }
 
 void Hdf5Writer::OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {

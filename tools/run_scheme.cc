@@ -18,6 +18,7 @@ class EventDrivenScheme : public Scheme {
     simulation_.SetState(t, q, v);
   }
   events::RunResult AdvanceTo(double t_end) override { return simulation_.AdvanceTo(t_end); }
+  void RequestStop() override { simulation_.RequestStop(); }
   double t() const override { return simulation_.t(); }
   const Eigen::VectorXd& q() const override { return simulation_.q(); }
   const Eigen::VectorXd& v() const override { return simulation_.v(); }
@@ -26,7 +27,7 @@ class EventDrivenScheme : public Scheme {
   Eigen::VectorXd Multipliers() const override { return simulation_.Multipliers(); }
   const std::vector<int>& closed_rows() const override { return simulation_.closed_rows(); }
   RunView View() const override { return ViewOf(simulation_); }
-  events::Simulation* event_loop() override { return &simulation_; }
+  const events::Simulation* event_loop() const override { return &simulation_; }
   std::string StepSummary() const override {
     const events::SimulationOptions& o = simulation_.options();
     const integrators::IntegratorStats& s = simulation_.stats().integrator;
@@ -50,6 +51,7 @@ class TimeSteppingScheme : public Scheme {
     scheme_.SetState(t, q, v);
   }
   events::RunResult AdvanceTo(double t_end) override { return scheme_.AdvanceTo(t_end); }
+  void RequestStop() override { scheme_.RequestStop(); }
   double t() const override { return scheme_.t(); }
   const Eigen::VectorXd& q() const override { return scheme_.q(); }
   const Eigen::VectorXd& v() const override { return scheme_.v(); }

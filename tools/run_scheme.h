@@ -26,6 +26,8 @@ class Scheme {
   // As events::Simulation::SetState / MoreauJean::SetState (std::invalid_argument on bad input).
   virtual void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) = 0;
   virtual events::RunResult AdvanceTo(double t_end) = 0;
+  // Stops AdvanceTo at the next step boundary (RunStatus::kInterrupted).
+  virtual void RequestStop() = 0;
   virtual double t() const = 0;
   virtual const Eigen::VectorXd& q() const = 0;
   virtual const Eigen::VectorXd& v() const = 0;
@@ -38,7 +40,7 @@ class Scheme {
   virtual const std::vector<int>& closed_rows() const = 0;
   virtual RunView View() const = 0;
   // The event loop, for the writers that need its index-1 multipliers (null for time-stepping).
-  virtual events::Simulation* event_loop() { return nullptr; }
+  virtual const events::Simulation* event_loop() const { return nullptr; }
   // "dopri5 (index1): 120 accepted steps, 0 rejected" and the like.
   virtual std::string StepSummary() const = 0;
 };

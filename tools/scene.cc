@@ -3,11 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,6 +20,7 @@
 #include "contact/complementarity.h"
 #include "integrators/integrator.h"
 #include "timestepping/moreau_jean.h"
+#include "tools/urdf.h"
 
 namespace saltus::tools {
 
@@ -39,6 +42,11 @@ SceneError::SceneError(std::string file, int line, const std::string& message)
 namespace {
 
 constexpr std::string_view kGroundName = "ground";
+// Upper bounds of iteration and sample counts (simulation section): the work of one step stays
+// finite whatever the file says.
+constexpr long kMaxIterations = 10'000;
+constexpr long kMaxLcpIterations = 10'000'000;
+constexpr long kMaxEventSamples = 1'000;
 
 // 1-based line of a node, 0 when it has none.
 int LineOf(const YAML::Node& node) {
@@ -196,6 +204,13 @@ class MapReader {
         Fail(e.key_node, "key '" + e.key + "' does not apply to " + type_label +
                              " (allowed: " + JoinWords(allowed, ", ") + ")");
       }
+      if (e.key == "friction") {
+        // Coulomb friction acts along a contact's tangent: nothing else has one.
+        Fail(e.key_node,
+             "friction does not apply here: it is a coefficient of contacts (a contact's "
+             "`friction`, a contact pair's `friction` or simulation.friction), whose tangent "
+             "it acts along");
+      }
       Fail(e.key_node, "unknown key '" + e.key + "'" +
                            Suggestion(e.key, all_keys.empty() ? allowed : all_keys) +
                            " (allowed: " + JoinWords(allowed, ", ") + ")");
@@ -224,6 +239,10 @@ class MapReader {
     if (!std::isfinite(*x)) {
       Fail(value, std::string(key) + " must be a finite number, got " + value.Scalar());
     }
+    if (!WithinMagnitudeBounds(*x)) {
+      Fail(value, std::string(key) + " = " + value.Scalar() +
+                      " is outside the magnitudes a scene may use (" + MagnitudeBoundsText() + ")");
+    }
     switch (range) {
       case Range::kAny:
         break;
@@ -249,15 +268,18 @@ class MapReader {
     return ToNumber(Require(key), key, range);
   }
 
-  int Integer(std::string_view key, long min_value, int fallback) const {
+  // An integer in [min_value, max_value] (iteration and sample counts: the bound keeps the work
+  // of one step finite).
+  int Integer(std::string_view key, long min_value, int fallback,
+              long max_value = std::numeric_limits<int>::max()) const {
     const YAML::Node* value = Find(key);
     if (value == nullptr) return fallback;
     std::optional<long> n;
     if (value->IsScalar()) n = ParseInteger(value->Scalar());
     if (!n) Fail(*value, std::string(key) + " must be an integer, got " + Describe(*value));
-    if (*n < min_value || *n > std::numeric_limits<int>::max()) {
-      Fail(*value, std::string(key) + " must be >= " + std::to_string(min_value) + ", got " +
-                       value->Scalar());
+    if (*n < min_value || *n > max_value) {
+      Fail(*value, std::string(key) + " must be an integer in [" + std::to_string(min_value) +
+                       ", " + std::to_string(max_value) + "], got " + value->Scalar());
     }
     return static_cast<int>(*n);
   }
@@ -364,8 +386,8 @@ class SceneParser {
       top.Fail(*top.Find("dimension"), "dimension must be 2 (planar) or 3 (spatial)");
     }
     if (scene.dimension == 3) return ParseSpatial(top, std::move(scene));
-    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "contacts", "simulation", "reference"}));
+    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "flexible_bodies",
+                        "joints", "drivers", "forces", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -373,17 +395,27 @@ class SceneParser {
     scene.description = top.String("description", "");
     scene.gravity = top.Vec2("gravity", scene.gravity, "[gx, gy]");
 
-    const YAML::Node& bodies = top.Require("bodies");
-    if (!bodies.IsSequence() || bodies.size() == 0) {
-      top.Fail(bodies,
-               "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(bodies));
+    // Rigid bodies, then flexible bodies (engine::PlanarBody::beam), in one body numbering.
+    const std::vector<YAML::Node> flexible = ListSection(top, "flexible_bodies");
+    const YAML::Node* bodies = top.Find("bodies");
+    if (flexible.empty() || bodies != nullptr) {
+      const YAML::Node& list = top.Require("bodies");
+      if (!list.IsSequence() || (list.size() == 0 && flexible.empty())) {
+        top.Fail(list,
+                 "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(list));
+      }
+      for (std::size_t i = 0; i < list.size(); ++i) ParseBody(list[i], i, &scene);
     }
-    for (std::size_t i = 0; i < bodies.size(); ++i) ParseBody(bodies[i], i, &scene);
+    for (std::size_t i = 0; i < flexible.size(); ++i) ParseFlexibleBody(flexible[i], i, &scene);
     for (const YAML::Node& n : ListSection(top, "joints")) ParseJoint(n, &scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "contacts")) ParseContact(n, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
+    // Contacts without their own `friction` get simulation.friction.
+    for (contact::PlanarContact& c : scene.contacts) {
+      if (c.friction < 0.0) c.friction = scene.friction.friction;
+    }
     if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
   }
@@ -464,6 +496,94 @@ class SceneParser {
     scene->lines.bodies.push_back(r.line());
   }
 
+  // A flexible beam body (engine/flexible_beam.h): geometry, section (area and second_moment,
+  // or width and height of a rectangle), material, discretisation, reduction and damping.
+  void ParseFlexibleBody(const YAML::Node& node, std::size_t index, Scene* scene) {
+    MapReader r(file_, node, "flexible body #" + std::to_string(index + 1));
+    engine::PlanarBody body;
+    body.name = ClaimName(r, "flexible body");
+    r.CheckKeys(Keys({"name", "length", "E", "density", "area", "second_moment", "width", "height",
+                      "elements", "modes", "reference", "geometric_stiffening", "rayleigh_alpha",
+                      "rayleigh_beta", "modal_damping", "position", "velocity"}));
+    engine::BeamProperties beam;
+    beam.length = r.RequiredNumber("length", Range::kPositive);
+    beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
+    beam.density = r.RequiredNumber("density", Range::kPositive);
+    if (r.Has("width") || r.Has("height")) {
+      for (const char* key : {"area", "second_moment"}) {
+        if (r.Has(key)) {
+          r.Fail(*r.Find(key), std::string("give either width and height or area and "
+                                           "second_moment, not both (") +
+                                   key + ")");
+        }
+      }
+      const double w = r.RequiredNumber("width", Range::kPositive);
+      const double h = r.RequiredNumber("height", Range::kPositive);
+      beam.area = w * h;
+      beam.second_moment = w * h * h * h / 12.0;  // bending in the plane: height in the plane
+    } else {
+      beam.area = r.RequiredNumber("area", Range::kPositive);
+      beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
+    }
+    beam.elements = r.Integer("elements", 1, 4, 500);  // 500: a 1503-DOF dense FE eigenproblem
+    const std::string reference = r.String("reference", "clamped");
+    const std::vector<std::string> references = Keys({"clamped", "pinned", "free"});
+    if (reference == "clamped") {
+      beam.reference = engine::BeamReference::kClamped;
+    } else if (reference == "pinned") {
+      beam.reference = engine::BeamReference::kPinned;
+    } else if (reference == "free") {
+      beam.reference = engine::BeamReference::kFree;
+    } else {
+      r.Fail(*r.Find("reference"), "reference '" + reference + "' is unknown" +
+                                       Suggestion(reference, references) +
+                                       " (use clamped, pinned or free)");
+    }
+    beam.modes = r.Integer("modes", 1, 2);
+    const int available = engine::AvailableModes(beam.elements, beam.reference);
+    if (beam.modes > available) {
+      r.Fail(*r.Find("modes"), "modes must be at most " + std::to_string(available) +
+                                   " (the modes of " + std::to_string(beam.elements) +
+                                   " elements with the " + reference + " reference), got " +
+                                   std::to_string(beam.modes));
+    }
+    beam.geometric_stiffening = r.Bool("geometric_stiffening", true);
+    beam.rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
+    beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
+    beam.modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
+    body.beam = beam;
+    body.q0 = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, theta]");
+    body.v0 = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, omega]");
+    body_index_[body.name] = static_cast<int>(scene->bodies.size());
+    body_names_.push_back(body.name);
+    scene->bodies.push_back(body);
+    scene->lines.bodies.push_back(r.line());
+  }
+
+  // `key` (node_a, node_b, node): a node index of the flexible body `body`, exclusive with
+  // `point_key`; −1 when absent.
+  int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
+              const Scene& scene) const {
+    const YAML::Node* value = r.Find(key);
+    if (value == nullptr) return -1;
+    const engine::PlanarBody* b =
+        body >= 0 ? &scene.bodies[static_cast<std::size_t>(body)] : nullptr;
+    if (b == nullptr || !b->beam) {
+      r.Fail(*value, std::string(key) + " needs a flexible body, but '" +
+                         (b ? b->name : std::string(kGroundName)) + "' is not one");
+    }
+    if (r.Has(point_key)) {
+      r.Fail(*value, std::string(key) + " and " + std::string(point_key) +
+                         " are exclusive (a node is its own point)");
+    }
+    const int node = r.Integer(key, 0, 0);
+    if (node > b->beam->elements) {
+      r.Fail(*value, std::string(key) + " " + std::to_string(node) + " does not exist: '" +
+                         b->name + "' has nodes 0.." + std::to_string(b->beam->elements));
+    }
+    return node;
+  }
+
   void ParseJoint(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "joint #" + std::to_string(scene->joints.size() + 1));
     engine::PlanarJoint joint;
@@ -482,9 +602,11 @@ class SceneParser {
     for (const auto& [n, t] : kTypes) {
       if (n == type) joint.type = t;
     }
-    const std::vector<std::string> all = Keys({"name", "type", "body_a", "body_b", "point_a",
-                                               "point_b", "axis_a", "angle0", "rate", "length"});
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b",
+              "axis_a", "angle0", "rate", "length"});
     std::vector<std::string> allowed = Keys({"name", "type", "body_a", "body_b"});
+    if (joint.type != T::kAngleDriver) allowed.insert(allowed.end(), {"node_a", "node_b"});
     const auto allow = [&](std::initializer_list<const char*> keys) {
       allowed.insert(allowed.end(), keys.begin(), keys.end());
     };
@@ -514,13 +636,15 @@ class SceneParser {
     RequireDistinct(r, joint.body_a, joint.body_b);
     joint.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
     joint.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+    joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, *scene);
+    joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, *scene);
     joint.axis_a = r.Direction("axis_a", Eigen::Vector2d::UnitX());
     joint.angle0 = r.Number("angle0", Range::kAny, 0.0);
     joint.rate = r.Number("rate", Range::kAny, 0.0);
     if (joint.type == T::kDistance) {
       // L: given, or the distance of the two points in the initial configuration.
-      const Eigen::Vector2d pa = InitialPoint(*scene, joint.body_a, joint.point_a);
-      const Eigen::Vector2d pb = InitialPoint(*scene, joint.body_b, joint.point_b);
+      const Eigen::Vector2d pa = InitialPoint(*scene, joint.body_a, joint.point_a, joint.node_a);
+      const Eigen::Vector2d pb = InitialPoint(*scene, joint.body_b, joint.point_b, joint.node_b);
       // Points within round-off of each other (1e-12 of their size) coincide: no length.
       double initial = (pb - pa).norm();
       if (initial <= 1e-12 * std::max({1.0, pa.norm(), pb.norm()})) initial = 0.0;
@@ -578,11 +702,14 @@ class SceneParser {
     scene->lines.drivers.push_back(r.line());
   }
 
-  // World position of a body-frame point in the initial configuration (ground: identity).
-  Eigen::Vector2d InitialPoint(const Scene& scene, int body, const Eigen::Vector2d& s) const {
+  // World position of a body-frame point in the initial configuration (ground: identity), or
+  // of node `node` of a flexible body (undeformed: at X_k on the frame's x axis).
+  Eigen::Vector2d InitialPoint(const Scene& scene, int body, Eigen::Vector2d s,
+                               int node = -1) const {
     if (body == engine::kGround) return s;
-    const Eigen::Vector3d& q = scene.bodies[static_cast<std::size_t>(body)].q0;
-    return q.head<2>() + Eigen::Rotation2Dd(q[2]) * s;
+    const engine::PlanarBody& b = scene.bodies[static_cast<std::size_t>(body)];
+    if (node >= 0) s = {b.beam->length * node / b.beam->elements, 0.0};
+    return b.q0.head<2>() + Eigen::Rotation2Dd(b.q0[2]) * s;
   }
 
   void ParseForce(const YAML::Node& node, Scene* scene) {
@@ -591,9 +718,9 @@ class SceneParser {
                                            scene->torsional_springs.size() + 1));
     const std::string name = ClaimName(r, "force");
     const std::string type = Type(r, Keys({"spring_damper", "torsional_spring", "load"}));
-    const std::vector<std::string> all =
-        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale"});
+    const std::vector<std::string> all = Keys(
+        {"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
+         "rest_length", "joint", "angle0", "body", "force", "point", "node", "torque", "scale"});
     if (type == "spring_damper") {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
                         "damping", "rest_length"}),
@@ -630,13 +757,14 @@ class SceneParser {
       scene->torsional_springs.push_back(s);
       scene->lines.torsional_springs.push_back(r.line());
     } else {
-      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque", "scale"}), all,
+      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "node", "torque", "scale"}), all,
                   "a load force");
       engine::PlanarLoad load;
       load.name = name;
       load.body = BodyRef(r, "body", /*allow_ground=*/false);
       load.force = r.Vec2("force", Eigen::Vector2d::Zero(), "[fx, fy]");
       load.point = r.Vec2("point", Eigen::Vector2d::Zero());
+      load.node = NodeRef(r, "node", "point", load.body, *scene);
       load.torque = r.Number("torque", Range::kAny, 0.0);
       if (const YAML::Node* sc = r.Find("scale")) {
         MapReader sr(file_, *sc, r.item() + ": scale");
@@ -654,21 +782,21 @@ class SceneParser {
     const std::string type = Type(r, Keys({"point_line", "disk_line", "disk_disk"}));
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "radius_a", "point_b",
-              "radius_b", "restitution"});
+              "node_b", "radius_b", "restitution", "friction"});
     if (type == "point_line") {
       c.type = contact::PlanarContactType::kPointLine;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
-                        "restitution"}),
+                        "node_b", "restitution", "friction"}),
                   all, "a point_line contact");
     } else if (type == "disk_line") {
       c.type = contact::PlanarContactType::kDiskLine;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
-                        "radius_b", "restitution"}),
+                        "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_line contact");
     } else {
       c.type = contact::PlanarContactType::kDiskDisk;
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "point_b",
-                        "radius_b", "restitution"}),
+                        "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_disk contact");
     }
     c.body_a = BodyRef(r, "body_a");
@@ -677,6 +805,7 @@ class SceneParser {
     RequireDistinct(r, c.body_a, c.body_b);
     c.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
     c.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+    c.node_b = NodeRef(r, "node_b", "point_b", c.body_b, *scene);
     if (c.type != contact::PlanarContactType::kDiskDisk) {
       c.normal_a = r.Direction("normal_a", Eigen::Vector2d::UnitY());
     }
@@ -687,6 +816,8 @@ class SceneParser {
       c.radius_b = r.RequiredNumber("radius_b", Range::kPositive);
     }
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    // Negative until simulation.friction is known (ApplyDefaultFriction).
+    c.friction = r.Number("friction", Range::kNonNegative, -1.0);
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
   }
@@ -710,10 +841,7 @@ class SceneParser {
       r.Fail("formulation, rtol and atol describe a run: they need integrator");
     }
     if (!ref.integrator.empty()) {
-      std::optional<integrators::Formulation> f;  // default: the integrator's first formulation
-      for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
-        if (e.name == ref.integrator) f = e.formulations.front();
-      }
+      std::optional<integrators::Formulation> f = DefaultFormulation(ref.integrator);
       if (!ref.formulation.empty()) {
         f = integrators::ParseFormulation(ref.formulation);
         if (!f) r.Fail(*r.Find("formulation"), "formulation '" + ref.formulation + "' is unknown");
@@ -733,8 +861,12 @@ class SceneParser {
   // ---- Spatial scenes (dimension: 3) ----------------------------------------------------------
 
   Scene ParseSpatial(const MapReader& top, Scene scene) {
-    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "bodies", "joints",
-                        "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
+    if (const YAML::Node* flexible = top.Find("flexible_bodies")) {
+      top.Fail(*flexible, "flexible_bodies are planar only for now (dimension: 2)");
+    }
+    top.CheckKeys(
+        Keys({"scene", "dimension", "description", "gravity", "include", "bodies", "joints",
+              "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -742,20 +874,128 @@ class SceneParser {
     scene.description = top.String("description", "");
     SpatialScene& sp = scene.spatial;
     sp.gravity = top.Vec3("gravity", sp.gravity, "[gx, gy, gz]");
-    const YAML::Node& bodies = top.Require("bodies");
-    if (!bodies.IsSequence() || bodies.size() == 0) {
-      top.Fail(bodies,
-               "bodies must be a non-empty list ('- name: ...' entries), got " + Describe(bodies));
+    for (const YAML::Node& n : IncludeList(top)) IncludeUrdf(n, &scene);
+    if (sp.bodies.empty() || top.Has("bodies")) {  // an included robot may be all the bodies
+      const YAML::Node& bodies = top.Require("bodies");
+      if (!bodies.IsSequence() || bodies.size() == 0) {
+        top.Fail(bodies, "bodies must be a non-empty list ('- name: ...' entries), got " +
+                             Describe(bodies));
+      }
+      for (std::size_t i = 0; i < bodies.size(); ++i) ParseSpatialBody(bodies[i], &scene);
     }
-    for (std::size_t i = 0; i < bodies.size(); ++i) ParseSpatialBody(bodies[i], &scene);
     for (const YAML::Node& n : ListSection(top, "joints")) ParseSpatialJoint(n, &scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseSpatialForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "shapes")) ParseShape(n, &scene);
-    ParseContactPairs(top, &scene);
+    ContactPairChoice choice = ParseContactPairs(top, &scene);
     ParseSimulation(top.Require("simulation"), &scene);
+    // The pairs without their own `friction` get simulation.friction.
+    choice.friction = scene.friction.friction;
+    SelectContactPairs(choice, shape_groups_, &sp);
     if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
+  }
+
+  // ---- `include:` of URDF robots (tools/urdf.h) ----------------------------------------------
+
+  // `include:` a file name or {file, joint_positions}, or a list of them.
+  std::vector<YAML::Node> IncludeList(const MapReader& top) const {
+    const YAML::Node* node = top.Find("include");
+    if (node == nullptr || node->IsNull()) return {};
+    if (!node->IsSequence()) return {*node};
+    return std::vector<YAML::Node>(node->begin(), node->end());
+  }
+
+  // Adds a URDF robot's bodies, joints, dampers, limits and shapes (in that order, after any
+  // earlier include) as if they were listed in the scene, at the include's line. Shapes of links
+  // joined by a joint are excluded from the contact pairs.
+  void IncludeUrdf(const YAML::Node& node, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    const int line = LineOf(node);
+    std::string file;
+    std::map<std::string, double> positions;
+    if (node.IsMap()) {
+      MapReader r(file_, node, "include");
+      r.CheckKeys(Keys({"file", "joint_positions"}));
+      file = r.RequiredString("file");
+      if (const YAML::Node* jp = r.Find("joint_positions"); jp && !jp->IsNull()) {
+        MapReader pr(file_, *jp, "include '" + file + "': joint_positions");
+        for (const auto& item : *jp) {
+          const std::string joint = item.first.Scalar();
+          positions[joint] = pr.Number(joint, Range::kAny, 0.0);
+        }
+      }
+    } else if (node.IsScalar()) {
+      file = node.Scalar();
+    } else {
+      throw SceneError(file_, line,
+                       "include: a URDF file name or {file: F, joint_positions: "
+                       "{joint: value}}, got " +
+                           Describe(node));
+    }
+    if (std::filesystem::path(file).extension() != ".urdf") {
+      throw SceneError(file_, line, "include: '" + file + "' is not a .urdf file");
+    }
+    if (std::filesystem::path(file).is_relative()) {
+      file = (std::filesystem::path(file_).parent_path() / file).string();
+    }
+    const UrdfRobot robot = ReadUrdf(file, positions);
+    const auto fail = [&](const std::string& what) { throw SceneError(file_, line, what); };
+    const int body0 = static_cast<int>(sp.bodies.size());
+    const int joint0 = static_cast<int>(sp.joints.size());
+    const int shape0 = static_cast<int>(sp.shapes.size());
+    const auto claim = [&](const std::string& name, const std::string& kind) {
+      if (!IsValidName(name) || name == kGroundName) {
+        fail(file + ": " + kind + " '" + name + "': name " + std::string(kNameRule));
+      }
+      if (!names_.try_emplace(name, kind, line).second) {
+        fail(file + ": " + kind + " '" + name + "': duplicate name '" + name + "'");
+      }
+    };
+    const auto body_of = [&](int b) { return b == engine::kGround ? b : body0 + b; };
+    for (const engine::SpatialBody& b : robot.bodies) {
+      claim(b.name, "body");
+      body_index_[b.name] = static_cast<int>(sp.bodies.size());
+      body_names_.push_back(b.name);
+      sp.bodies.push_back(b);
+      sp.body_lines.push_back(line);
+    }
+    for (engine::SpatialJoint j : robot.joints) {
+      claim(j.name, "joint");
+      j.body_a = body_of(j.body_a);
+      j.body_b = body_of(j.body_b);
+      joint_index_[j.name] = static_cast<int>(sp.joints.size());
+      sp.joints.push_back(j);
+      sp.joint_lines.push_back(line);
+    }
+    for (engine::SpatialTorsionalSpring d : robot.dampers) {
+      claim(d.name, "force");
+      d.joint += joint0;
+      sp.torsional_springs.push_back(d);
+      sp.torsional_lines.push_back(line);
+    }
+    for (contact::JointLimit l : robot.limits) {
+      l.joint += joint0;
+      sp.limits.push_back(l);
+      sp.limit_lines.push_back(line);
+    }
+    for (std::size_t k = 0; k < robot.shapes.size(); ++k) {
+      const std::string& name = robot.shapes[k].name();
+      if (!IsValidName(name)) fail(file + ": shape '" + name + "': name " + std::string(kNameRule));
+      if (shape_index_.count(name)) fail(file + ": duplicate shape name '" + name + "'");
+      shape_index_[name] = static_cast<int>(sp.shapes.size());
+      shape_groups_.push_back(static_cast<int>(sp.shapes.size()));
+      sp.shapes.push_back(robot.shapes[k]);
+      sp.shape_bodies.push_back(body_of(robot.shape_bodies[k]));
+      sp.shape_lines.push_back(line);
+      sp.shape_filters.push_back(contact::CollisionFilter{});
+    }
+    for (const auto& [i, j] : robot.adjacent_shapes) {
+      implicit_excluded_.emplace(shape0 + i, shape0 + j);
+    }
+    for (const std::string& w : robot.warnings) {
+      scene->warnings.push_back(WithLocation(file, 0, w));
+    }
   }
 
   // ---- Shapes and contact pairs of spatial scenes (issue 4) -----------------------------------
@@ -926,12 +1166,13 @@ class SceneParser {
   // `contacts:` of a spatial scene: which shape pairs get unilateral rows. All pairs by default
   // (except shapes on the same body, two shapes on the ground and two non-convex shapes),
   // filtered by the shapes' group/mask bits; `exclude` removes pairs, `pairs` adds pairs (needed
-  // with `default: none`) and sets their restitution.
-  void ParseContactPairs(const MapReader& top, Scene* scene) {
+  // with `default: none`) and sets their restitution and friction. Returns the choice, for
+  // SelectContactPairs once simulation.friction is known.
+  ContactPairChoice ParseContactPairs(const MapReader& top, Scene* scene) {
     SpatialScene& sp = scene->spatial;
     bool all_pairs = true;
     std::set<std::pair<int, int>> excluded;
-    std::map<std::pair<int, int>, std::pair<double, int>> listed;  // restitution, line
+    std::map<std::pair<int, int>, ContactPairChoice::Listed> listed;
     if (const YAML::Node* section = top.Find("contacts"); section && !section->IsNull()) {
       MapReader r(file_, *section, "contacts");
       r.CheckKeys(Keys({"default", "exclude", "pairs"}));
@@ -955,7 +1196,7 @@ class SceneParser {
       }
       for (const YAML::Node& item : ListSection(r, "pairs")) {
         MapReader pr(file_, item, "contact pair #" + std::to_string(listed.size() + 1));
-        pr.CheckKeys(Keys({"shapes", "restitution"}));
+        pr.CheckKeys(Keys({"shapes", "restitution", "friction"}));
         const std::pair<int, int> ij = ShapePair(pr, pr.Require("shapes"), "shapes");
         pr.SetItem("contact pair '" + sp.shapes[static_cast<std::size_t>(ij.first)].name() + "-" +
                    sp.shapes[static_cast<std::size_t>(ij.second)].name() + "'");
@@ -965,18 +1206,19 @@ class SceneParser {
         if (excluded.count(ij) != 0) pr.Fail(pr.Require("shapes"), "the pair is also excluded");
         if (listed.count(ij) != 0) {
           pr.Fail(pr.Require("shapes"), "the pair is listed twice (first at line " +
-                                            std::to_string(listed[ij].second) + ")");
+                                            std::to_string(listed[ij].line) + ")");
         }
-        listed[ij] = {pr.Number("restitution", Range::kUnitInterval, -1.0), pr.line()};
+        listed[ij] = {ij, pr.Number("restitution", Range::kUnitInterval, -1.0),
+                      pr.Number("friction", Range::kNonNegative, -1.0), pr.line()};
       }
     }
     // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
     ContactPairChoice choice;
     choice.all_pairs = all_pairs;
+    excluded.insert(implicit_excluded_.begin(), implicit_excluded_.end());
     choice.excluded.assign(excluded.begin(), excluded.end());
-    for (const auto& [items, value] : listed)
-      choice.listed.push_back({items, value.first, value.second});
-    SelectContactPairs(choice, shape_groups_, &sp);
+    for (const auto& [items, value] : listed) choice.listed.push_back(value);
+    return choice;
   }
 
   // A non-zero 3-vector (a direction; not normalized here, the engine normalizes).
@@ -1125,7 +1367,7 @@ class SceneParser {
     }
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
-              "ref_b", "length"});
+              "ref_b", "length", "limits"});
     const bool has_axes = joint.type != T::kSpherical && joint.type != T::kDistance;
     if (joint.type == T::kSpherical) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b"}), all,
@@ -1133,6 +1375,10 @@ class SceneParser {
     } else if (joint.type == T::kDistance) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "length"}), all,
                   "a distance joint");
+    } else if (joint.type == T::kRevolute || joint.type == T::kPrismatic) {
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
+                        "axis_b", "ref_a", "ref_b", "limits"}),
+                  all, "a " + type + " joint");
     } else {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
                         "axis_b", "ref_a", "ref_b"}),
@@ -1169,9 +1415,29 @@ class SceneParser {
         r.Fail("length must be > 0: give it, or points that are apart initially");
       }
     }
+    if (const YAML::Node* limits = r.Find("limits")) {
+      ParseJointLimits(file_, *limits, joint.name, static_cast<int>(sp.joints.size()), &sp);
+    }
     joint_index_[joint.name] = static_cast<int>(sp.joints.size());
     sp.joints.push_back(joint);
     sp.joint_lines.push_back(r.line());
+  }
+
+  // `limits: {lower: L, upper: U, restitution: e}` of joint `joint` (rad or m): the stops of
+  // contact/joint_limits.h, rows "<joint>.lower" and "<joint>.upper".
+  static void ParseJointLimits(const std::string& file, const YAML::Node& node,
+                               const std::string& joint_name, int joint, SpatialScene* sp) {
+    MapReader r(file, node, "joint '" + joint_name + "': limits");
+    r.CheckKeys(Keys({"lower", "upper", "restitution"}));
+    contact::JointLimit limit;
+    limit.name = joint_name;
+    limit.joint = joint;
+    limit.lower = r.RequiredNumber("lower", Range::kAny);
+    limit.upper = r.RequiredNumber("upper", Range::kAny);
+    if (!(limit.lower < limit.upper)) r.Fail("lower must be < upper");
+    limit.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    sp->limits.push_back(limit);
+    sp->limit_lines.push_back(r.line());
   }
 
   // A joint reference by name, for drivers and torsional springs.
@@ -1188,20 +1454,21 @@ class SceneParser {
     return it->second;
   }
 
-  // A TimeProfile from `profile` (constant_rate, polynomial or sine) and its keys in `r`; checks
-  // the keys of `r` against `own` plus that profile's keys.
+  // A TimeProfile from `profile` (constant_rate, polynomial, sine or spin_up) and its keys in `r`;
+  // checks the keys of `r` against `own` plus that profile's keys.
   static engine::TimeProfile ParseProfile(const MapReader& r, std::vector<std::string> own,
                                           const std::string& label) {
     engine::TimeProfile p;
-    const std::vector<std::string> kinds = Keys({"constant_rate", "polynomial", "sine"});
+    const std::vector<std::string> kinds = Keys({"constant_rate", "polynomial", "sine", "spin_up"});
     const YAML::Node& value = r.Require("profile");
     const std::string kind = r.ToString(value, "profile");
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       r.Fail(value, "profile '" + kind + "' is unknown" + Suggestion(kind, kinds) +
-                        " (use constant_rate, polynomial or sine)");
+                        " (use constant_rate, polynomial, sine or spin_up)");
     }
     std::vector<std::string> all = own;
-    for (const char* k : {"value0", "rate", "coefficients", "amplitude", "frequency", "phase"}) {
+    for (const char* k :
+         {"value0", "rate", "coefficients", "amplitude", "frequency", "phase", "duration"}) {
       all.emplace_back(k);
     }
     std::vector<std::string> allowed = own;
@@ -1211,9 +1478,12 @@ class SceneParser {
     } else if (kind == "polynomial") {
       p.kind = engine::TimeProfile::Kind::kPolynomial;
       allowed.emplace_back("coefficients");
-    } else {
+    } else if (kind == "sine") {
       p.kind = engine::TimeProfile::Kind::kSine;
       allowed.insert(allowed.end(), {"value0", "amplitude", "frequency", "phase"});
+    } else {
+      p.kind = engine::TimeProfile::Kind::kSpinUp;
+      allowed.insert(allowed.end(), {"value0", "rate", "duration"});
     }
     r.CheckKeys(allowed, all, label + " with a " + kind + " profile");
     p.value0 = r.Number("value0", Range::kAny, 0.0);
@@ -1221,6 +1491,9 @@ class SceneParser {
     p.amplitude = r.Number("amplitude", Range::kAny, 0.0);
     p.frequency = r.Number("frequency", Range::kAny, 0.0);
     p.phase = r.Number("phase", Range::kAny, 0.0);
+    if (p.kind == engine::TimeProfile::Kind::kSpinUp) {
+      p.duration = r.RequiredNumber("duration", Range::kPositive);
+    }
     if (p.kind == engine::TimeProfile::Kind::kPolynomial) {
       const YAML::Node& c = r.Require("coefficients");
       if (!c.IsSequence() || c.size() == 0) {
@@ -1332,39 +1605,7 @@ class SceneParser {
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
-    r.CheckKeys(Keys({"t_end",
-                      "integrator",
-                      "formulation",
-                      "rtol",
-                      "atol",
-                      "h_min",
-                      "h_max",
-                      "h_init",
-                      "adaptive",
-                      "step",
-                      "theta",
-                      "safety",
-                      "fac_min",
-                      "fac_max",
-                      "newton_tol",
-                      "max_newton_iterations",
-                      "rho_inf",
-                      "output_step",
-                      "restitution",
-                      "restitution_threshold",
-                      "thresholds",
-                      "projection",
-                      "projection_tolerance",
-                      "projection_metric",
-                      "event_projection_tolerance",
-                      "projection_max_iterations",
-                      "lcp_solver",
-                      "lcp_tolerance",
-                      "lcp_max_iterations",
-                      "event_samples",
-                      "root_tolerance",
-                      "zeno",
-                      "time_events"}));
+    r.CheckKeys(SimulationKeys());
     scene->lines.simulation = r.line();
     events::SimulationOptions& o = scene->options;
     integrators::IntegratorOptions& io = o.integrator_options;
@@ -1372,6 +1613,10 @@ class SceneParser {
 
     o.integrator = r.String("integrator", o.integrator);
     scene->lines.integrator = r.Has("integrator") ? LineOf(*r.Find("integrator")) : r.line();
+    // Without `formulation`, the integrator's first (its default; an unknown integrator is
+    // reported below).
+    io.formulation = DefaultFormulation(o.integrator).value_or(io.formulation);
+    scene->formulation_given = r.Has("formulation");
     if (const YAML::Node* f = r.Find("formulation")) {
       const std::string name = r.ToString(*f, "formulation");
       const std::optional<integrators::Formulation> parsed = integrators::ParseFormulation(name);
@@ -1435,9 +1680,15 @@ class SceneParser {
     io.fac_max = r.Number("fac_max", Range::kPositive, io.fac_max);
     if (io.fac_max < 1) r.Fail(*r.Find("fac_max"), "fac_max must be >= 1");
     io.newton_tol = r.Number("newton_tol", Range::kPositive, io.newton_tol);
-    io.max_newton_iterations = r.Integer("max_newton_iterations", 1, io.max_newton_iterations);
+    io.max_newton_iterations =
+        r.Integer("max_newton_iterations", 1, io.max_newton_iterations, kMaxIterations);
 
     o.output_step = r.Number("output_step", Range::kNonNegative, o.output_step);
+    scene->lines.output_step = r.Has("output_step") ? LineOf(*r.Find("output_step")) : r.line();
+    scene->max_output_rows = r.Number("max_output_rows", Range::kPositive, kDefaultMaxOutputRows);
+    if (scene->max_output_rows < 1)
+      r.Fail(*r.Find("max_output_rows"), "max_output_rows must be >= 1");
+    CheckOutputRows(*scene);
     o.restitution = r.Number("restitution", Range::kUnitInterval, o.restitution);
     o.restitution_threshold =
         r.Number("restitution_threshold", Range::kNonNegative, o.restitution_threshold);
@@ -1465,7 +1716,7 @@ class SceneParser {
     o.projection.tolerance =
         r.Number("event_projection_tolerance", Range::kPositive, o.projection.tolerance);
     o.projection.max_iterations =
-        r.Integer("projection_max_iterations", 1, o.projection.max_iterations);
+        r.Integer("projection_max_iterations", 1, o.projection.max_iterations, kMaxIterations);
 
     if (const YAML::Node* s = r.Find("lcp_solver")) {
       const std::string solver = r.ToString(*s, "lcp_solver");
@@ -1478,16 +1729,18 @@ class SceneParser {
       o.lcp.solver = *parsed;
     }
     o.lcp.tolerance = r.Number("lcp_tolerance", Range::kPositive, o.lcp.tolerance);
-    o.lcp.max_iterations = r.Integer("lcp_max_iterations", 1, o.lcp.max_iterations);
+    o.lcp.max_iterations =
+        r.Integer("lcp_max_iterations", 1, o.lcp.max_iterations, kMaxLcpIterations);
 
-    o.event_samples = r.Integer("event_samples", 0, o.event_samples);
+    o.event_samples = r.Integer("event_samples", 0, o.event_samples, kMaxEventSamples);
     o.root_tolerance = r.Number("root_tolerance", Range::kPositive, o.root_tolerance);
     if (const YAML::Node* z = r.Find("zeno")) {
       MapReader zr(file_, *z, "simulation.zeno");
       zr.CheckKeys(Keys({"max_events", "window"}));
-      o.zeno_max_events = zr.Integer("max_events", 1, o.zeno_max_events);
+      o.zeno_max_events = zr.Integer("max_events", 1, o.zeno_max_events, kMaxLcpIterations);
       o.zeno_window = zr.Number("window", Range::kPositive, o.zeno_window);
     }
+    ParseFrictionOptions(r, scene);
     if (const YAML::Node* te = r.Find("time_events")) {
       if (!te->IsSequence()) {
         r.Fail(*te, "time_events must be a list of times, got " + Describe(*te));
@@ -1500,6 +1753,48 @@ class SceneParser {
     }
   }
 
+  // simulation.friction (FrictionOptions), painleve and friction_cone (events::SimulationOptions).
+  void ParseFrictionOptions(const MapReader& r, Scene* scene) const {
+    scene->friction.friction = r.Number("friction", Range::kNonNegative, scene->friction.friction);
+    events::SimulationOptions& o = scene->options;
+    if (const YAML::Node* p = r.Find("painleve")) {
+      const std::string value = r.ToString(*p, "painleve");
+      if (value != "error" && value != "impact") {
+        r.Fail(*p, "painleve '" + value + "' is unknown" +
+                       Suggestion(value, Keys({"error", "impact"})) +
+                       " (use error: stop at a contact problem without a solution, or impact: "
+                       "resolve it by a tangential impact)");
+      }
+      o.painleve = value == "error" ? events::PainleveResolution::kError
+                                    : events::PainleveResolution::kImpact;
+    }
+    if (const YAML::Node* c = r.Find("friction_cone")) {
+      if (scene->dimension != 3) {
+        r.Fail(*c,
+               "friction_cone applies to spatial scenes (dimension: 3); the planar friction "
+               "cone is exact");
+      }
+      const std::string value = r.ToString(*c, "friction_cone");
+      const std::string usage =
+          " (use exact, or faceted N with an integer N >= 3 facets, e.g. 'faceted 8')";
+      std::istringstream words(value);
+      std::string kind, count, extra;
+      words >> kind >> count >> extra;
+      if (kind == "exact" && count.empty()) {
+        o.friction_cone = contact::FrictionCone::kExact;
+      } else if (kind == "faceted") {
+        const std::optional<long> n = ParseInteger(count);
+        if (!n || *n < 3 || *n > std::numeric_limits<int>::max() || !extra.empty()) {
+          r.Fail(*c, "friction_cone '" + value + "': faceted needs an integer N >= 3" + usage);
+        }
+        o.friction_cone = contact::FrictionCone::kFaceted;
+        o.friction_facets = static_cast<int>(*n);
+      } else {
+        r.Fail(*c, "friction_cone '" + value + "' is unknown" + usage);
+      }
+    }
+  }
+
   std::string file_;
   std::map<std::string, std::pair<std::string, int>> names_;  // name -> (kind, line)
   std::map<std::string, int> body_index_;
@@ -1507,9 +1802,75 @@ class SceneParser {
   std::map<std::string, int> joint_index_;  // spatial scenes
   std::map<std::string, int> shape_index_;  // spatial scenes: first shape of each named item
   std::vector<int> shape_groups_;           // the named item (first shape) of every shape
+  std::set<std::pair<int, int>> implicit_excluded_;  // shape items of included robots' joints
 };
 
 }  // namespace
+
+void CheckOutputRows(const Scene& scene) {
+  const double step = scene.options.output_step;
+  if (!(step > 0)) return;  // rows at the accepted steps: bounded while running (the CLI)
+  const double rows = scene.t_end / step;
+  if (rows <= scene.max_output_rows) return;
+  throw SceneError(
+      scene.file, scene.lines.output_step,
+      "simulation: output_step = " + FormatNumber(step) +
+          " s over t_end = " + FormatNumber(scene.t_end) + " s gives " + FormatNumber(rows) +
+          " output rows, more than max_output_rows = " + FormatNumber(scene.max_output_rows) +
+          " (raise simulation.max_output_rows to allow it)");
+}
+
+const std::vector<std::string>& SimulationKeys() {
+  static const std::vector<std::string> keys = {"t_end",
+                                                "integrator",
+                                                "formulation",
+                                                "rtol",
+                                                "atol",
+                                                "h_min",
+                                                "h_max",
+                                                "h_init",
+                                                "adaptive",
+                                                "step",
+                                                "theta",
+                                                "safety",
+                                                "fac_min",
+                                                "fac_max",
+                                                "newton_tol",
+                                                "max_newton_iterations",
+                                                "rho_inf",
+                                                "output_step",
+                                                "max_output_rows",
+                                                "restitution",
+                                                "restitution_threshold",
+                                                "thresholds",
+                                                "projection",
+                                                "projection_tolerance",
+                                                "projection_metric",
+                                                "event_projection_tolerance",
+                                                "projection_max_iterations",
+                                                "lcp_solver",
+                                                "lcp_tolerance",
+                                                "lcp_max_iterations",
+                                                "event_samples",
+                                                "root_tolerance",
+                                                "zeno",
+                                                "time_events",
+                                                "friction",
+                                                "painleve",
+                                                "friction_cone"};
+  return keys;
+}
+
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates) {
+  return Suggestion(word, candidates);
+}
+
+std::optional<integrators::Formulation> DefaultFormulation(std::string_view integrator) {
+  for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
+    if (entry.name == integrator) return entry.formulations.front();
+  }
+  return std::nullopt;
+}
 
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation) {
@@ -1533,6 +1894,37 @@ std::string CheckIntegratorChoice(std::string_view integrator,
          " (known: " + JoinWords(known, ", ") + ")";
 }
 
+namespace {
+
+// Scene files are plain YAML: no tags (`!!binary`, `!custom`: a tag would silently change how a
+// value reads) and no alias expansion beyond the size of the text (`*a` repeating an anchored
+// list can make a few lines describe 10⁹ items). Every node of a document without aliases takes
+// at least one character, so more nodes than characters means aliases are expanding.
+void CheckPlainYaml(const YAML::Node& node, const std::string& file, std::size_t budget,
+                    std::size_t* visited) {
+  if (++*visited > budget) {
+    throw SceneError(file, LineOf(node),
+                     "YAML aliases (*name) expand to more items than the file has characters; "
+                     "write the items out");
+  }
+  const std::string& tag = node.Tag();
+  if (!tag.empty() && tag != "?" && tag != "!") {
+    throw SceneError(
+        file, LineOf(node),
+        "YAML tag '" + tag + "' is not supported in scene files (write the plain value)");
+  }
+  if (node.IsSequence()) {
+    for (const YAML::Node& item : node) CheckPlainYaml(item, file, budget, visited);
+  } else if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      CheckPlainYaml(it->first, file, budget, visited);
+      CheckPlainYaml(it->second, file, budget, visited);
+    }
+  }
+}
+
+}  // namespace
+
 Scene ParseScene(std::string_view yaml_text, const std::string& file) {
   YAML::Node root;
   try {
@@ -1540,12 +1932,28 @@ Scene ParseScene(std::string_view yaml_text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, "malformed YAML: " + e.msg);
   }
+  std::size_t visited = 0;
+  CheckPlainYaml(root, file, yaml_text.size() + 1, &visited);
   try {
     return SceneParser(file).Parse(root);
   } catch (const YAML::Exception& e) {
     // Not expected (the parser checks node types before converting); keep the location anyway.
     throw SceneError(file, e.mark.is_null() ? 0 : e.mark.line + 1, e.msg);
   }
+}
+
+// `saltus run robot.urdf`: the robot alone (tools/urdf.h), named by the file, simulated for
+// 1 s with the default options (--t-end and the other run options override them).
+std::string UrdfSceneText(const std::string& path) {
+  std::string name = std::filesystem::path(path).stem().string();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  }
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || name[0] == '-') {
+    name = "robot_" + name;
+  }
+  return "scene: " + name + "\ndimension: 3\ninclude: '" +
+         std::filesystem::path(path).filename().string() + "'\nsimulation: {t_end: 1}\n";
 }
 
 Scene LoadSceneFile(const std::string& path) {
@@ -1560,6 +1968,8 @@ Scene LoadSceneFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (!in) throw SceneError(path, 0, "cannot read the scene file");
+  if (std::filesystem::path(path).extension() == ".urdf")
+    return ParseScene(UrdfSceneText(path), path);
   return ParseScene(text.str(), path);
 }
 

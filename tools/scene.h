@@ -26,12 +26,14 @@
 #include <vector>
 
 #include "contact/broadphase.h"
+#include "contact/joint_limits.h"
 #include "contact/planar_contacts.h"
 #include "contact/spatial_contacts.h"
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
 #include "engine/topology.h"
 #include "events/simulation.h"
+#include "tools/limits.h"
 
 namespace saltus::tools {
 
@@ -52,7 +54,8 @@ class SceneError : public std::invalid_argument {
 // 1-based line of every item, so that later stages (BuildSystem, the CLI) can point at it.
 struct SceneLines {
   int simulation = 0;
-  int integrator = 0;  // the `integrator` key, or the simulation section when absent
+  int integrator = 0;   // the `integrator` key, or the simulation section when absent
+  int output_step = 0;  // the `output_step` key, or the simulation section when absent
   std::vector<int> bodies, joints, springs, loads, contacts;
   std::vector<int> torsional_springs;
   std::vector<int> drivers;
@@ -91,6 +94,18 @@ struct SpatialScene {
   std::vector<contact::CollisionFilter> shape_filters;
   std::vector<contact::SpatialContactPair> contact_pairs;
   std::vector<int> contact_pair_lines;  // the explicit pair's line, else the shape_b's line
+  // `limits:` of revolute and prismatic joints: unilateral stops (contact/joint_limits.h), one
+  // contact::JointLimits block after the contact pairs; limit_lines: the joint's line.
+  std::vector<contact::JointLimit> limits;
+  std::vector<int> limit_lines;
+};
+
+// The friction key of `simulation:` (issue 17 §2): `friction`, Coulomb μ ≥ 0 of every contact
+// (planar) or contact pair (spatial) without its own `friction` key; already applied to
+// Scene::contacts and SpatialScene::contact_pairs. `painleve` and `friction_cone` go to
+// events::SimulationOptions (painleve, friction_cone, friction_facets).
+struct FrictionOptions {
+  double friction = 0.0;
 };
 
 struct Scene {
@@ -110,11 +125,19 @@ struct Scene {
   std::vector<engine::PlanarLoad> loads;
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
-  events::SimulationOptions options;  // everything under `simulation:` except t_end, theta
-  double t_end = 0.0;                 // s, > 0
+  // Everything under `simulation:` except t_end, theta and friction.
+  events::SimulationOptions options;
+  // Whether `formulation` was given; without it options has the integrator's default
+  // (DefaultFormulation), which a different integrator chosen later replaces by its own.
+  bool formulation_given = false;
+  FrictionOptions friction;  // `simulation:` friction
+  double t_end = 0.0;        // s, > 0
   // `simulation.theta` of integrator moreau_jean (timestepping/moreau_jean.h), in [1/2, 1]; its
   // fixed step `simulation.step` is options.integrator_options.h_init with adaptive = false.
   double theta = 0.5;
+  // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
+  // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
+  double max_output_rows = kDefaultMaxOutputRows;
   SceneLines lines;
   SceneReference reference;
 };
@@ -125,6 +148,21 @@ Scene ParseScene(std::string_view yaml_text, const std::string& file = "<scene>"
 // Reads the file and calls ParseScene with its path as the label. Throws SceneError (also when
 // the file cannot be read).
 Scene LoadSceneFile(const std::string& path);
+
+// The keys of a scene's `simulation:` section (docs/scene-format.md), also the names of
+// saltus.Options in Python.
+const std::vector<std::string>& SimulationKeys();
+
+// The formulation an integrator uses when none is given: the first one it lists in
+// integrators::IntegratorTable(); nullopt for an unknown name.
+std::optional<integrators::Formulation> DefaultFormulation(std::string_view integrator);
+// " (did you mean 'x'?)" when one candidate is within two edits of `word`, "" otherwise.
+std::string DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Refuses an output grid of more than scene.max_output_rows rows over [0, t_end]
+// (t_end / output_step, tools/limits.h): SceneError at the line of output_step. Called by the
+// parser and again after the command line overrides t_end.
+void CheckOutputRows(const Scene& scene);
 
 // Empty when the integrator exists and supports the formulation; otherwise the reason, listing
 // the known integrators or the supported formulations (from integrators::IntegratorTable(), and
@@ -162,9 +200,11 @@ struct ContactPairChoice {
   struct Listed {
     std::pair<int, int> items;
     double restitution = -1.0;  // negative: the simulation's global coefficient
+    double friction = -1.0;     // Coulomb μ; negative: ContactPairChoice::friction
     int line = 0;
   };
   std::vector<Listed> listed;  // `pairs`, validated by the caller (no obstacle, not excluded)
+  double friction = 0.0;       // μ ≥ 0 of the pairs without their own (`simulation.friction`)
 };
 // Fills sp->contact_pairs (and contact_pair_lines): every listed pair, plus with all_pairs every
 // pair that is not excluded, has no obstacle and passes the group/mask filters. shape_items[i]

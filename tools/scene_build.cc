@@ -160,6 +160,12 @@ std::shared_ptr<engine::SpatialMultibodySystem> BuildSpatialSystem(const Scene& 
       throw SceneError(scene.file, 0, e.what());
     }
   }
+  if (!sp.limits.empty()) {
+    // One by one first, for the line number (as the contact pairs); then the one block.
+    add_all(sp.limits.size(), sp.limit_lines,
+            [&](std::size_t k) { contact::JointLimits(model, {sp.limits[k]}); });
+    system->AddConstraintBlock(std::make_shared<const contact::JointLimits>(model, sp.limits));
+  }
   return system;
 }
 
@@ -200,7 +206,7 @@ std::string ContactPairObstacle(const SpatialScene& sp, int i, int j) {
 void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>& shape_items,
                         SpatialScene* sp) {
   const int n = static_cast<int>(sp->shapes.size());
-  const auto add = [&](int i, int j, double restitution, int line) {
+  const auto add = [&](int i, int j, double restitution, double friction, int line) {
     std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
     // Shape A: the one fixed to the ground if any (the contact layer's convention).
     if (sp->shape_bodies[b] == engine::kGround) std::swap(a, b);
@@ -211,6 +217,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
     pair.body_b = sp->shape_bodies[b];
     pair.shape_b = sp->shapes[b];
     pair.restitution = restitution;
+    pair.friction = friction < 0.0 ? choice.friction : friction;
     sp->contact_pairs.push_back(std::move(pair));
     sp->contact_pair_lines.push_back(line);
   };
@@ -249,7 +256,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
           std::find_if(choice.listed.begin(), choice.listed.end(),
                        [&](const ContactPairChoice::Listed& l) { return l.items == item; });
       if (it != choice.listed.end()) {
-        add(i, j, it->restitution, it->line);
+        add(i, j, it->restitution, it->friction, it->line);
         continue;
       }
       if (!choice.all_pairs ||
@@ -261,7 +268,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
       const contact::CollisionFilter& fa = sp->shape_filters[static_cast<std::size_t>(i)];
       const contact::CollisionFilter& fb = sp->shape_filters[static_cast<std::size_t>(j)];
       if ((fa.group & fb.mask) == 0 || (fb.group & fa.mask) == 0) continue;
-      add(i, j, -1.0, LineAt(sp->shape_lines, static_cast<std::size_t>(j)));
+      add(i, j, -1.0, -1.0, LineAt(sp->shape_lines, static_cast<std::size_t>(j)));
     }
   }
 }
@@ -269,7 +276,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
 namespace {
 
 // A failed consistent initialization as a SceneError at the line of the first joint or driver
-// the failure names (else line 0: the joints section is not known here).
+// the failure names (else at the first joint).
 template <class Joint, class Driver>
 [[noreturn]] void ThrowAssemblyFailure(const Scene& scene, const engine::AssemblyReport& assembly,
                                        const std::vector<Joint>& joints,
@@ -285,6 +292,7 @@ template <class Joint, class Driver>
       if (drivers[d].name == item) line = LineAt(driver_lines, d);
     }
   }
+  if (line == 0 && !joint_lines.empty()) line = joint_lines.front();  // the joints section
   throw SceneError(
       scene.file, line,
       "the initial state cannot be assembled (consistent initialization): " + assembly.message);

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "tools/json_writer.h"
+#include "tools/vtk_polydata.h"
 
 namespace saltus::tools {
 
@@ -49,11 +50,6 @@ struct FramePoint {
 FramePoint Material(int body, const Pose& pose, const Vector2d& s) {
   const Vector2d rho = Rotate(pose.theta, s);
   return {pose.r + rho, body, pose.theta, pose.r_dot + pose.omega * Vector2d(-rho.y(), rho.x())};
-}
-
-void Append(std::string* out, double x) {
-  out->append(FormatDouble(x));
-  out->push_back(' ');
 }
 
 void CheckSeriesName(const std::string& writer, const std::string& name) {
@@ -118,11 +114,37 @@ void WriteCollection(const std::filesystem::path& path, const std::string& name,
   }
 }
 
+// Points of each body that joints, springs and contacts use (its links; the centre excluded).
+std::vector<std::vector<Vector2d>> LinkPoints(const engine::PlanarModel& model,
+                                              const std::vector<contact::PlanarContact>& contacts) {
+  std::vector<std::vector<Vector2d>> points(static_cast<std::size_t>(model.num_bodies()));
+  const auto add = [&](int body, const Vector2d& s) {
+    if (body == engine::kGround || s.isZero()) return;
+    auto& list = points[static_cast<std::size_t>(body)];
+    if (std::find(list.begin(), list.end(), s) == list.end()) list.push_back(s);
+  };
+  for (const engine::PlanarJoint& j : model.joints()) {
+    if (j.type == engine::PlanarJointType::kAngleDriver) continue;
+    add(j.body_a, j.point_a);
+    add(j.body_b, j.point_b);
+  }
+  for (const engine::PlanarSpringDamper& sp : model.springs()) {
+    add(sp.body_a, sp.point_a);
+    add(sp.body_b, sp.point_b);
+  }
+  for (const contact::PlanarContact& c : contacts) {
+    add(c.body_a, c.point_a);
+    add(c.body_b, c.point_b);
+  }
+  return points;
+}
+
 }  // namespace
 
 VtkWriter::VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
                      std::vector<contact::PlanarContact> contacts, const std::filesystem::path& dir,
-                     const std::string& name, bool frames_at_steps)
+                     const std::string& name, bool frames_at_steps,
+                     const events::Simulation* simulation)
     : model_(std::move(model)),
       contacts_(std::move(contacts)),
       dir_(dir),
@@ -138,6 +160,8 @@ VtkWriter::VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
       }
     }
   }
+  if (simulation) forces_ = std::make_unique<ContactForces>(simulation->system(), *simulation);
+  link_points_ = LinkPoints(*model_, contacts_);
   PrepareFrameDirectory(dir_, name_);
   Close();  // an empty, valid collection from the start
 }
@@ -158,20 +182,49 @@ void VtkWriter::OnOutput(double t, const Eigen::VectorXd& q, const Eigen::Vector
   WriteFrame(t, q, v);
 }
 
+namespace {
+
+// The point arrays of both writers (see the header): "body", then the vectors.
+const std::vector<std::string> kForceArrays = {"force", "normal_force", "tangential_force"};
+
+// Contact points (kind 1) of the active contacts with their forces; the other vectors zero.
+void AddContactPoints(ContactForces* forces, double t, const Eigen::VectorXd& q,
+                      const Eigen::VectorXd& v, int other_vectors, PolyData* frame) {
+  if (!forces) return;
+  forces->Evaluate(t, q, v);
+  for (const ContactForces::Arrow& a : forces->arrows()) {
+    std::vector<Eigen::Vector3d> vectors(static_cast<std::size_t>(other_vectors),
+                                         Eigen::Vector3d::Zero());
+    vectors.insert(vectors.end(),
+                   {a.normal_force + a.tangential_force, a.normal_force, a.tangential_force});
+    frame->AddVert(frame->AddPoint(a.point, {a.body}, vectors), 1, a.row);
+  }
+}
+
+}  // namespace
+
 void VtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   const int nb = model_->num_bodies();
   if (q.size() != 3 * nb || v.size() != 3 * nb) {
     throw std::invalid_argument("VtkWriter: q and v must have 3 entries per body (" +
                                 std::to_string(3 * nb) + ")");
   }
-  std::vector<FramePoint> points;
-  std::vector<int> verts;                 // point indices, one vertex cell each
-  std::vector<std::vector<int>> lines;    // polylines
-  std::vector<int> vert_kind, line_kind;  // cell data "kind"
+  std::vector<std::string> vectors = {"orientation", "velocity"};
+  vectors.insert(vectors.end(), kForceArrays.begin(), kForceArrays.end());
+  PolyData frame({"body"}, vectors);
+  const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
+  const auto add = [&](const FramePoint& p) {
+    return frame.AddPoint(Eigen::Vector3d(p.x.x(), p.x.y(), 0), {p.body},
+                          {Eigen::Vector3d(std::cos(p.theta), std::sin(p.theta), 0),
+                           Eigen::Vector3d(p.velocity.x(), p.velocity.y(), 0), zero, zero, zero});
+  };
   for (int b = 0; b < nb; ++b) {
-    verts.push_back(static_cast<int>(points.size()));
-    vert_kind.push_back(0);
-    points.push_back(Material(b, PoseOf(b, q, v), Vector2d::Zero()));
+    const Pose pose = PoseOf(b, q, v);
+    const int centre = add(Material(b, pose, Vector2d::Zero()));
+    frame.AddVert(centre, 0, b);
+    for (const Vector2d& s : link_points_[static_cast<std::size_t>(b)]) {
+      frame.AddLine({centre, add(Material(b, pose, s))}, 7, b);
+    }
   }
   // Disks, each drawn once even if it appears in several contacts.
   struct Disk {
@@ -199,112 +252,33 @@ void VtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eigen::Vect
     std::vector<int> cell;
     for (int k = 0; k < kDiskOutlineSegments; ++k) {
       const double phi = 2 * std::numbers::pi * k / kDiskOutlineSegments;
-      const Vector2d s = d.centre + d.radius * Vector2d(std::cos(phi), std::sin(phi));
-      cell.push_back(static_cast<int>(points.size()));
-      points.push_back(Material(d.body, pose, s));
+      cell.push_back(add(
+          Material(d.body, pose, d.centre + d.radius * Vector2d(std::cos(phi), std::sin(phi)))));
     }
     cell.push_back(cell.front());
-    lines.push_back(std::move(cell));
-    line_kind.push_back(2);
+    frame.AddLine(std::move(cell), 2, d.body);
   }
-  std::vector<FramePoint> segment_points;  // two per line
-  for (const contact::PlanarContact& c : contacts_) {
+  // The line of each point–line and disk–line contact, in the frame of body a, centred at the
+  // projection of p_b.
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const contact::PlanarContact& c = contacts_[k];
+    if (c.type == contact::PlanarContactType::kDiskDisk) continue;
     const Pose pa = PoseOf(c.body_a, q, v), pb = PoseOf(c.body_b, q, v);
-    const FramePoint p_b = Material(c.body_b, pb, c.point_b);
-    FramePoint contact_point = p_b;
-    if (c.type == contact::PlanarContactType::kDiskDisk) {
-      const FramePoint p_a = Material(c.body_a, pa, c.point_a);
-      const Vector2d d = p_b.x - p_a.x;
-      const double norm = d.norm();
-      const Vector2d n = norm > 0 ? Vector2d(d / norm) : Vector2d::UnitY();
-      contact_point = Material(c.body_a, pa, c.point_a + Rotate(-pa.theta, c.radius_a * n));
-    } else {
-      const Vector2d n = Rotate(pa.theta, c.normal_a);
-      const FramePoint c_a = Material(c.body_a, pa, c.point_a);
-      if (c.type == contact::PlanarContactType::kDiskLine) {
-        contact_point = Material(c.body_b, pb, c.point_b + Rotate(-pb.theta, -c.radius_b * n));
-      }
-      // The line segment, in the frame of body a, centred at the projection of p_b.
-      const Vector2d tangent(-n.y(), n.x());
-      const double half = std::max(1.0, 5 * c.radius_b);
-      const Vector2d foot = c_a.x + tangent * tangent.dot(p_b.x - c_a.x);
-      for (double sign : {-1.0, 1.0}) {
-        const Vector2d world = foot + sign * half * tangent;
-        segment_points.push_back(Material(c.body_a, pa, Rotate(-pa.theta, world - pa.r)));
-      }
+    const Vector2d p_b = Material(c.body_b, pb, c.point_b).x;
+    const Vector2d n = Rotate(pa.theta, c.normal_a);
+    const Vector2d c_a = Material(c.body_a, pa, c.point_a).x;
+    const Vector2d tangent(-n.y(), n.x());
+    const double half = std::max(1.0, 5 * c.radius_b);
+    const Vector2d foot = c_a + tangent * tangent.dot(p_b - c_a);
+    std::vector<int> ends;
+    for (double sign : {-1.0, 1.0}) {
+      const Vector2d world = foot + sign * half * tangent;
+      ends.push_back(add(Material(c.body_a, pa, Rotate(-pa.theta, world - pa.r))));
     }
-    verts.push_back(static_cast<int>(points.size()));
-    vert_kind.push_back(1);
-    points.push_back(contact_point);
+    frame.AddLine(std::move(ends), 3, static_cast<int>(k));
   }
-  // The line segments after all contact points (the order of the header).
-  for (std::size_t k = 0; k + 1 < segment_points.size(); k += 2) {
-    const int first = static_cast<int>(points.size());
-    points.push_back(segment_points[k]);
-    points.push_back(segment_points[k + 1]);
-    lines.push_back({first, first + 1});
-    line_kind.push_back(3);
-  }
-
-  std::string& out = buffer_;
-  out.clear();
-  out +=
-      "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" "
-      "byte_order=\"LittleEndian\">\n<PolyData>\n";
-  out +=
-      "<FieldData><DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" "
-      "format=\"ascii\">" +
-      FormatDouble(t) + "</DataArray></FieldData>\n";
-  out += "<Piece NumberOfPoints=\"" + std::to_string(points.size()) + "\" NumberOfVerts=\"" +
-         std::to_string(verts.size()) + "\" NumberOfLines=\"" + std::to_string(lines.size()) +
-         "\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n";
-  out +=
-      "<Points><DataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\" "
-      "format=\"ascii\">";
-  for (const FramePoint& p : points) Append(&out, p.x.x()), Append(&out, p.x.y()), Append(&out, 0);
-  out += "</DataArray></Points>\n<PointData Vectors=\"velocity\">\n";
-  out += "<DataArray type=\"Int32\" Name=\"body\" format=\"ascii\">";
-  for (const FramePoint& p : points) out += std::to_string(p.body) + ' ';
-  out +=
-      "</DataArray>\n<DataArray type=\"Float64\" Name=\"orientation\" "
-      "NumberOfComponents=\"3\" format=\"ascii\">";
-  for (const FramePoint& p : points) {
-    Append(&out, std::cos(p.theta)), Append(&out, std::sin(p.theta)), Append(&out, 0);
-  }
-  out +=
-      "</DataArray>\n<DataArray type=\"Float64\" Name=\"velocity\" NumberOfComponents=\"3\" "
-      "format=\"ascii\">";
-  for (const FramePoint& p : points) {
-    Append(&out, p.velocity.x()), Append(&out, p.velocity.y()), Append(&out, 0);
-  }
-  out +=
-      "</DataArray>\n</PointData>\n<CellData Scalars=\"kind\">\n"
-      "<DataArray type=\"Int32\" Name=\"kind\" format=\"ascii\">";
-  for (int k : vert_kind) out += std::to_string(k) + ' ';
-  for (int k : line_kind) out += std::to_string(k) + ' ';
-  out += "</DataArray>\n</CellData>\n";
-  const auto cells = [&](const char* tag, const std::vector<std::vector<int>>& list) {
-    if (list.empty()) return;  // no empty sections
-    out += std::string("<") + tag +
-           "><DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">";
-    for (const auto& cell : list) {
-      for (int i : cell) out += std::to_string(i) + ' ';
-    }
-    out += "</DataArray>\n<DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">";
-    std::size_t offset = 0;
-    for (const auto& cell : list) {
-      offset += cell.size();
-      out += std::to_string(offset) + ' ';
-    }
-    out += std::string("</DataArray></") + tag + ">\n";
-  };
-  std::vector<std::vector<int>> vert_cells;
-  for (int i : verts) vert_cells.push_back({i});
-  cells("Verts", vert_cells);
-  cells("Lines", lines);
-  out += "</Piece>\n</PolyData>\n</VTKFile>\n";
-
-  WriteFrameFile(dir_, name_, times_.size(), buffer_);
+  AddContactPoints(forces_.get(), t, q, v, 2, &frame);
+  WriteFrameFile(dir_, name_, times_.size(), frame.Encode(t, "velocity"));
   times_.push_back(t);
 }
 
@@ -441,7 +415,8 @@ SpatialVtkWriter::Surface SpatialVtkWriter::Tessellate(const contact::Shape& sha
 SpatialVtkWriter::SpatialVtkWriter(std::shared_ptr<const engine::SpatialModel> model,
                                    std::vector<contact::Shape> shapes,
                                    std::vector<int> shape_bodies, const std::filesystem::path& dir,
-                                   const std::string& name, bool frames_at_steps)
+                                   const std::string& name, bool frames_at_steps,
+                                   const events::Simulation* simulation)
     : model_(std::move(model)),
       shape_bodies_(std::move(shape_bodies)),
       dir_(dir),
@@ -483,6 +458,7 @@ SpatialVtkWriter::SpatialVtkWriter(std::shared_ptr<const engine::SpatialModel> m
                                  ? Surface{}
                                  : Transformed(BoxSurface(half), principal));
   }
+  if (simulation) forces_ = std::make_unique<ContactForces>(simulation->system(), *simulation);
   PrepareFrameDirectory(dir_, name_);
   Close();
 }
@@ -526,38 +502,28 @@ void SpatialVtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eige
     p.omega = v.segment<3>(j + 3);
     return p;
   };
-  std::vector<Vector3d> x, xdot;  // points and their velocities
-  std::vector<int> point_body;
+  std::vector<std::string> vectors = {"velocity"};
+  vectors.insert(vectors.end(), kForceArrays.begin(), kForceArrays.end());
+  PolyData frame({"body"}, vectors);
+  const Vector3d zero = Vector3d::Zero();
   const auto add_point = [&](int body, const BodyPose& p, const Vector3d& s) {
-    x.push_back(p.r + p.R * s);
-    xdot.push_back(p.r_dot + p.R * p.omega.cross(s));
-    point_body.push_back(body);
-    return static_cast<int>(x.size()) - 1;
+    return frame.AddPoint(p.r + p.R * s, {body},
+                          {p.r_dot + p.R * p.omega.cross(s), zero, zero, zero});
   };
-  std::vector<int> verts, vert_item;
-  std::vector<std::array<int, 2>> lines;
-  std::vector<int> line_item;
-  std::vector<std::array<int, 3>> polys;
-  std::vector<int> poly_kind, poly_item;
   const auto add_surface = [&](int body, const BodyPose& p, const Surface& s, int kind, int item) {
-    const int first = static_cast<int>(x.size());
+    const int first = frame.num_points();
     for (const Vector3d& vertex : s.vertices) add_point(body, p, vertex);
     for (const auto& tri : s.triangles) {
-      polys.push_back({first + tri[0], first + tri[1], first + tri[2]});
-      poly_kind.push_back(kind);
-      poly_item.push_back(item);
+      frame.AddPoly({first + tri[0], first + tri[1], first + tri[2]}, kind, item);
     }
   };
   for (int b = 0; b < nb; ++b) {
     const BodyPose p = pose_of(b);
     const int origin = add_point(b, p, Vector3d::Zero());
-    verts.push_back(origin);
-    vert_item.push_back(b);
+    frame.AddVert(origin, 0, b);
     const double l = triad_length_[static_cast<std::size_t>(b)];
-    for (int k = 0; k < 3; ++k) {
-      lines.push_back({origin, add_point(b, p, l * Vector3d::Unit(k))});
-      line_item.push_back(b);
-    }
+    for (int k = 0; k < 3; ++k)
+      frame.AddLine({origin, add_point(b, p, l * Vector3d::Unit(k))}, 4, b);
   }
   for (std::size_t k = 0; k < surfaces_.size(); ++k) {
     add_surface(shape_bodies_[k], pose_of(shape_bodies_[k]), surfaces_[k], 5, static_cast<int>(k));
@@ -565,71 +531,8 @@ void SpatialVtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eige
   for (int b = 0; b < nb; ++b) {
     add_surface(b, pose_of(b), inertia_boxes_[static_cast<std::size_t>(b)], 6, b);
   }
-
-  std::string& out = buffer_;
-  out.clear();
-  out +=
-      "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" "
-      "byte_order=\"LittleEndian\">\n<PolyData>\n"
-      "<FieldData><DataArray type=\"Float64\" Name=\"TimeValue\" NumberOfTuples=\"1\" "
-      "format=\"ascii\">" +
-      FormatDouble(t) + "</DataArray></FieldData>\n";
-  out += "<Piece NumberOfPoints=\"" + std::to_string(x.size()) + "\" NumberOfVerts=\"" +
-         std::to_string(verts.size()) + "\" NumberOfLines=\"" + std::to_string(lines.size()) +
-         "\" NumberOfStrips=\"0\" NumberOfPolys=\"" + std::to_string(polys.size()) + "\">\n";
-  const auto vectors = [&](const std::vector<Vector3d>& list) {
-    for (const Vector3d& p : list) Append(&out, p.x()), Append(&out, p.y()), Append(&out, p.z());
-  };
-  const auto ints = [&](const std::vector<int>& list) {
-    for (int i : list) out += std::to_string(i) + ' ';
-  };
-  out +=
-      "<Points><DataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\" "
-      "format=\"ascii\">";
-  vectors(x);
-  out +=
-      "</DataArray></Points>\n<PointData Vectors=\"velocity\">\n"
-      "<DataArray type=\"Int32\" Name=\"body\" format=\"ascii\">";
-  ints(point_body);
-  out +=
-      "</DataArray>\n<DataArray type=\"Float64\" Name=\"velocity\" NumberOfComponents=\"3\" "
-      "format=\"ascii\">";
-  vectors(xdot);
-  // Cell data in VTK's cell order: verts, lines, polys.
-  std::vector<int> kinds(verts.size(), 0), items = vert_item;
-  kinds.insert(kinds.end(), lines.size(), 4);
-  items.insert(items.end(), line_item.begin(), line_item.end());
-  kinds.insert(kinds.end(), poly_kind.begin(), poly_kind.end());
-  items.insert(items.end(), poly_item.begin(), poly_item.end());
-  out +=
-      "</DataArray>\n</PointData>\n<CellData Scalars=\"kind\">\n"
-      "<DataArray type=\"Int32\" Name=\"kind\" format=\"ascii\">";
-  ints(kinds);
-  out += "</DataArray>\n<DataArray type=\"Int32\" Name=\"item\" format=\"ascii\">";
-  ints(items);
-  out += "</DataArray>\n</CellData>\n";
-  const auto cells = [&](const char* tag, const auto& list) {
-    if (list.empty()) return;
-    out += std::string("<") + tag +
-           "><DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">";
-    for (const auto& cell : list) {
-      for (int i : cell) out += std::to_string(i) + ' ';
-    }
-    out += "</DataArray>\n<DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">";
-    std::size_t offset = 0;
-    for (const auto& cell : list) {
-      offset += cell.size();
-      out += std::to_string(offset) + ' ';
-    }
-    out += std::string("</DataArray></") + tag + ">\n";
-  };
-  std::vector<std::array<int, 1>> vert_cells;
-  for (int i : verts) vert_cells.push_back({i});
-  cells("Verts", vert_cells);
-  cells("Lines", lines);
-  cells("Polys", polys);
-  out += "</Piece>\n</PolyData>\n</VTKFile>\n";
-  WriteFrameFile(dir_, name_, times_.size(), out);
+  AddContactPoints(forces_.get(), t, q, v, 1, &frame);
+  WriteFrameFile(dir_, name_, times_.size(), frame.Encode(t, "velocity"));
   times_.push_back(t);
 }
 

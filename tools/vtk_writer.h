@@ -1,20 +1,30 @@
 // VTK/ParaView time series of a planar run (VtkWriter) or a spatial one (SpatialVtkWriter,
 // below), documented for users in docs/output-formats.md:
-// DIR/<name>.pvd, a Collection of DIR/<name>/frame_NNNNNN.vtp (XML PolyData, ASCII, %.17g),
-// one per output time, so that File > Open <name>.pvd in ParaView plays the run.
+// DIR/<name>.pvd, a Collection of DIR/<name>/frame_NNNNNN.vtp, one per output time, so that
+// File > Open <name>.pvd in ParaView plays the run. Frames are XML PolyData in binary appended
+// form with zlib compression (tools/vtk_polydata.h; Float64 points and vectors).
 //
-// Each frame has one piece. Points (z = 0), in this order:
-//   - one per body: its centre r = (x, y);
+// Both writers draw the same kinds of cells (cell data "kind"; "item" says which one):
+//   0 body centre / origin (vertex; item: body)       4 body axis triad (line; item: body)
+//   1 contact point (vertex; item: its row)           5 shape surface (triangle; item: shape)
+//   2 disk outline (closed polyline; item: body)      6 inertia box (triangle; item: body)
+//   3 contact line segment (line; item: contact)      7 link (line; item: body)
+// Point data: "body" (Int32, −1 for the ground), "velocity" (of the material point), and the
+// contact forces on body b at the contact points (zero at every other point; tools/
+// contact_forces.h): "normal_force", "tangential_force" (with friction) and their sum "force",
+// for a Glyph filter. Contact points and forces are those of the active contacts at each output
+// time, and need the simulation (constructor argument; none: no contact points).
+//
+// Planar frames (z = 0). Points, in order:
+//   - per body: its centre r = (x, y) (kind 0), then its links: a line from r to every point
+//     of the body that a joint, a spring or a contact uses (kind 7), so that a mechanism of
+//     bodies without disks is drawn as its bars;
 //   - the outline of every disk of the contacts (kDiskOutlineSegments points on the circle
-//     p + ρ (cos φ, sin φ), p = r + R(θ) s the disk centre, ρ its radius);
-//   - one per contact: the contact point (point–line: p_b; disk–line: p_b − r_b n;
-//     disk–disk: p_a + r_a (p_b − p_a)/‖p_b − p_a‖; see contact/planar_contacts.h);
+//     p + ρ (cos φ, sin φ), p = r + R(θ) s the disk centre, ρ its radius; kind 2);
 //   - two per line of a point–line or disk–line contact: a segment of the line (which is
-//     infinite) of half-length max(1 m, 5 r_b), centred at the projection of p_b.
-// Point data: "body" (Int32, carrying body, −1 for the ground), "orientation" (the body's
-// x axis (cos θ, sin θ, 0), for a Glyph filter), "velocity" (of the material point: ṙ + θ̇ J ρ).
-// Cells: Verts for the body centres and the contact points, Lines for the disk outlines (closed
-// polylines) and line segments. Cell data "kind": 0 body, 1 contact point, 2 disk, 3 line.
+//     infinite) of half-length max(1 m, 5 r_b), centred at the projection of p_b (kind 3);
+//   - one per active contact: its contact point (kind 1).
+// Planar point data also has "orientation": the body's x axis (cos θ, sin θ, 0).
 #pragma once
 
 #include <Eigen/Dense>
@@ -29,6 +39,7 @@
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
 #include "events/simulation.h"
+#include "tools/contact_forces.h"
 
 namespace saltus::tools {
 
@@ -48,9 +59,12 @@ class VtkWriter : public VtkSeries {
   // frames_at_steps: also a frame at every accepted step (runs without an output grid).
   // Throws std::runtime_error naming the path when it cannot be created or written;
   // std::invalid_argument if `name` is empty or contains a path separator.
+  // `simulation` (may be null: no contact points) gives the active contacts at each output;
+  // it must outlive the writer.
   VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
             std::vector<contact::PlanarContact> contacts, const std::filesystem::path& dir,
-            const std::string& name = "frames", bool frames_at_steps = false);
+            const std::string& name = "frames", bool frames_at_steps = false,
+            const events::Simulation* simulation = nullptr);
   // Writes the .pvd (errors swallowed; call Close() to see them).
   ~VtkWriter() override;
   VtkWriter(const VtkWriter&) = delete;
@@ -71,11 +85,12 @@ class VtkWriter : public VtkSeries {
 
   std::shared_ptr<const engine::PlanarModel> model_;
   std::vector<contact::PlanarContact> contacts_;
+  std::unique_ptr<ContactForces> forces_;
+  std::vector<std::vector<Eigen::Vector2d>> link_points_;  // per body, in its frame
   std::filesystem::path dir_;
   std::string name_;
   bool frames_at_steps_;
   std::vector<double> times_;
-  std::string buffer_;
 };
 
 // ---- Spatial scenes -------------------------------------------------------------------------
@@ -93,10 +108,8 @@ class VtkWriter : public VtkSeries {
 //     kPlanePatchHalfSize around the point of the plane nearest the origin of S;
 //   - per body without shapes: the box of uniform density with its mass and principal moments
 //     (sides a_k = √(6 (I_i + I_j − I_k)/m), centred at the centre of mass along the principal
-//     axes; 12 triangles, kind 6). A degenerate moment (I_i + I_j ≤ I_k) gives a flat side.
-// Point data: "body" (Int32, −1 for world shapes), "velocity" (of the material point).
-// Cell data: "kind" (above) and "item" (Int32: the body index for kinds 0, 4, 6, the shape
-// index for kind 5).
+//     axes; 12 triangles, kind 6). A degenerate moment (I_i + I_j ≤ I_k) gives a flat side;
+//   - one per active contact: its contact point (kind 1).
 constexpr int kSurfaceRings = 8;
 constexpr int kSurfaceSegments = 16;
 constexpr double kTriadScale = 1.5;
@@ -111,7 +124,7 @@ class SpatialVtkWriter : public VtkSeries {
   SpatialVtkWriter(std::shared_ptr<const engine::SpatialModel> model,
                    std::vector<contact::Shape> shapes, std::vector<int> shape_bodies,
                    const std::filesystem::path& dir, const std::string& name = "frames",
-                   bool frames_at_steps = false);
+                   bool frames_at_steps = false, const events::Simulation* simulation = nullptr);
   ~SpatialVtkWriter() override;
   SpatialVtkWriter(const SpatialVtkWriter&) = delete;
   SpatialVtkWriter& operator=(const SpatialVtkWriter&) = delete;
@@ -135,6 +148,7 @@ class SpatialVtkWriter : public VtkSeries {
   void WriteFrame(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
 
   std::shared_ptr<const engine::SpatialModel> model_;
+  std::unique_ptr<ContactForces> forces_;
   std::vector<int> shape_bodies_;
   std::vector<Surface> surfaces_;       // per shape, in the body frame B (X_BS applied)
   std::vector<Surface> inertia_boxes_;  // per body, empty for bodies with shapes
@@ -143,7 +157,6 @@ class SpatialVtkWriter : public VtkSeries {
   std::string name_;
   bool frames_at_steps_;
   std::vector<double> times_;
-  std::string buffer_;
 };
 
 }  // namespace saltus::tools

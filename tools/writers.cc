@@ -9,9 +9,12 @@ namespace saltus::tools {
 
 namespace {
 
-constexpr events::EventKind kAllKinds[] = {events::EventKind::kImpact, events::EventKind::kTakeoff,
-                                           events::EventKind::kContactClosed,
-                                           events::EventKind::kTime};
+constexpr events::EventKind kAllKinds[] = {
+    events::EventKind::kImpact,          events::EventKind::kTakeoff,
+    events::EventKind::kContactClosed,   events::EventKind::kTime,
+    events::EventKind::kStick,           events::EventKind::kSlip,
+    events::EventKind::kTangentialImpact};
+static_assert(std::size(kAllKinds) == events::kNumEventKinds);
 
 void AppendDouble(double x, std::string* line) {
   line->push_back(',');
@@ -119,7 +122,8 @@ std::string RowNames(const engine::MechanicalSystem& system, const std::vector<i
 
 EventLogWriter::EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out)
     : system_(system), out_(out) {
-  out_ << "t,kind,contacts,impulse,energy_before,energy_after\n";
+  out_ << "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
+          "energy_gain\n";
 }
 
 void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*/,
@@ -130,9 +134,27 @@ void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*
     if (i > 0) impulses += ';';
     impulses += FormatDouble(e.impulses[i]);
   }
+  // Per contact: the tangential impulse (the plane: one number; space: "t1|t2"; none: 0) and the
+  // mode after the event.
+  std::string tangential, modes;
+  for (std::size_t i = 0; i < e.rows.size(); ++i) {
+    if (i > 0) {
+      tangential += ';';
+      modes += ';';
+    }
+    const int n = static_cast<int>(system_.TangentRows(e.rows[i]).size());
+    const Eigen::Vector2d p =
+        i < e.tangential_impulses.size() ? e.tangential_impulses[i] : Eigen::Vector2d::Zero();
+    tangential += n == 2 ? FormatDouble(p[0]) + '|' + FormatDouble(p[1]) : FormatDouble(p[0]);
+    const Eigen::Vector2d d =
+        i < e.slip_directions.size() ? e.slip_directions[i] : Eigen::Vector2d::Zero();
+    modes += i < e.modes.size() ? events::ContactModeName(e.modes[i], d, n) : "";
+  }
   out_ << FormatDouble(e.t) << ',' << events::ToString(e.kind) << ',' << RowNames(system_, e.rows)
        << ',' << impulses << ',' << FormatDouble(e.energy_before) << ','
-       << FormatDouble(e.energy_after) << '\n';
+       << FormatDouble(e.energy_after) << ',' << tangential << ',' << modes << ','
+       << (e.energy_gain ? 1 : 0) << '\n';
+  out_.flush();  // events are few and precious: on disk at once (whole rows, output_file.h)
   ++events_;
 }
 
@@ -171,6 +193,8 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
   w.BeginObject();
   w.Key("scene").String(info.scene);
   w.Key("scene_file").String(info.scene_file);
+  w.Key("provenance");
+  WriteProvenanceJson(info.provenance, &w);
   w.Key("integrator")
       .String(run.time_stepping ? std::string(timestepping::kMoreauJeanName) : o.integrator);
   w.Key("formulation")
@@ -180,6 +204,8 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
   w.Key("atol").Number(o.integrator_options.atol);
   w.Key("status").String(info.status);
   w.Key("message").String(info.message);
+  if (!info.resumed_from.empty()) w.Key("resumed_from").String(info.resumed_from);
+  w.Key("t_start").Number(info.t_start);
   w.Key("t_end").Number(info.t_end);
   w.Key("t_reached").Number(info.t_reached);
   w.Key("accepted_steps").Integer(s.integrator.accepted_steps);
@@ -200,6 +226,15 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
   w.Key("total").Integer(total);
   w.EndObject();
   w.Key("lcp_solves").Integer(s.lcp_solves);
+  w.Key("friction").BeginObject();  // issue 17 §5
+  w.Key("energy_gains").Integer(s.energy_gains);
+  w.Key("largest_energy_gain").Number(s.largest_energy_gain);
+  w.Key("painleve_inconsistent").Integer(s.painleve_inconsistent);
+  w.Key("painleve_indeterminate").Integer(s.painleve_indeterminate);
+  w.Key("painleve_diagnoses").BeginArray();
+  for (const std::string& d : s.painleve_diagnoses) w.String(d);
+  w.EndArray();
+  w.EndObject();
   w.Key("event_loop_work").BeginObject();  // events::SimulationStats (rows evaluated, LCPs)
   w.Key("watched_row_steps").Integer(s.watched_row_steps);
   w.Key("rows_evaluated_samples").Integer(s.rows_evaluated_samples);
@@ -238,6 +273,8 @@ void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& o
   JsonWriter w(out);
   w.BeginObject();
   w.Key("scene").String(info.scene);
+  w.Key("provenance");
+  WriteProvenanceJson(info.provenance, &w);
   w.Key("status").String(info.status);
   w.Key("reason").String(info.message);
   w.Key("t").Number(run.t);

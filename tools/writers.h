@@ -7,14 +7,17 @@
 //   events.csv      t,kind,contacts,impulse,energy_before,energy_after; contacts are constraint
 //                   row names joined by ';', impulses (N·s, one per row) likewise; energies T + V
 //                   (J) at t*⁻ and t*⁺.
-//   summary.json    scene, integrator, formulation, status, times, step and event counts,
-//                   constraint violations, wall time (events::SimulationStats); for
-//                   moreau_jean a "time_stepping" object (step, theta, steps, steps with
-//                   impacts, contact impacts, contact problems, final active contacts); for spatial
+//   summary.json    scene, provenance (Saltus version and commit, SHA-256 of the scene file,
+//                   command line, host; tools/metadata.h), integrator, formulation, status,
+//                   times, step and event counts, constraint violations, wall time
+//                   (events::SimulationStats); for moreau_jean a "time_stepping" object (step,
+//                   theta, steps, steps with impacts, contact impacts, contact problems, final
+//                   active contacts); for spatial
 //                   scenes a "topology" object: bodies, joints, components (number and whether
 //                   grounded), independent loops with their joint and body names, unconnected
 //                   bodies, constraint rows, rank of G, redundant rows, degrees of freedom.
-//   last_state.json after a failed run: t, named q and v, closed contacts, the reason.
+//   last_state.json after a run that stopped early: t, named q and v, closed contacts, the
+//                   reason, the provenance; `saltus run --resume` reads it (tools/resume.h).
 //
 // Every double is printed with %.17g (FormatDouble), so files round-trip exactly and two runs
 // of the same scene give byte-identical trajectories and event logs.
@@ -30,6 +33,7 @@
 #include "engine/topology.h"
 #include "events/simulation.h"
 #include "timestepping/moreau_jean.h"
+#include "tools/metadata.h"
 
 namespace saltus::tools {
 
@@ -103,6 +107,9 @@ struct RunInfo {
   // Spatial scenes: the model's topology at the initial configuration (engine/topology.h),
   // written as summary.json's "topology" object; planar models do not offer one.
   std::optional<engine::TopologyReport> topology;
+  Provenance provenance;     // summary.json's "provenance" (tools/metadata.h)
+  std::string resumed_from;  // --resume: the saved state's file (summary.json "resumed_from")
+  double t_start = 0;        // the run's initial time (the saved state's t when resumed)
 };
 
 // What the reports read from a run, whichever scheme ran it (the event loop or Moreau–Jean

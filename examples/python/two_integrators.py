@@ -28,11 +28,11 @@ names = saltus.integrators()
 fig, ax = plt.subplots(figsize=(8, 4))
 runs = []
 if len(names) > 1:
-    runs = [(names[0], model.default_options()), (names[1], model.default_options())]
+    runs = [(names[0], model.options), (names[1], model.options)]
 else:
-    loose = model.default_options()
+    loose = model.options
     loose.rtol, loose.atol = 1e-4, 1e-6
-    runs = [(names[0], model.default_options()), (names[0] + " rtol 1e-4", loose)]
+    runs = [(names[0], model.options), (names[0] + " rtol 1e-4", loose)]
 for label, opts in runs:
     opts.integrator = label.split()[0]
     sim = None
@@ -47,14 +47,14 @@ for label, opts in runs:
         raise SystemExit(f"{label}: {reason}")
     label += f" ({opts.formulation})"
     traj, result = sim.run(model.t_end)
-    stats = sim.stats()
+    stats = sim.stats
     print(f"{label:28s} {result.status:10s} steps {stats['accepted_steps']:6d} "
           f"impacts {stats['impacts']:4d} wall {stats['wall_seconds']:.3f} s")
     ax.plot(traj.t, traj.q[:, 1], label=f"{label} ({stats['accepted_steps']} steps)")
     impacts = [e.t for e in traj.events if e.kind == saltus.EventKind.impact]
     ax.plot(impacts, [0.0] * len(impacts), "|", markersize=8)
 ax.set_xlabel("t (s)")
-ax.set_ylabel(model.position_names()[1] + " (m)")
+ax.set_ylabel(model.position_names[1] + " (m)")
 ax.set_title(model.name)
 ax.legend()
 os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)

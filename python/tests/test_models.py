@@ -16,7 +16,7 @@ def scene_path(*parts):
 
 
 def tight(model, integrator="dopri5"):
-    opts = model.default_options()
+    opts = model.options
     opts.integrator = integrator
     opts.rtol, opts.atol = 1e-10, 1e-12
     return opts
@@ -32,9 +32,9 @@ def test_planar_builder_matches_the_scene_file():
                   point_b=[0.5, 0], restitution=0.7)
     built = b.build()
     scene = saltus.Model.from_scene_file(scene_path("sets", "scenes", "pendulum_stop.yaml"))
-    assert built.position_names() == scene.position_names()
-    assert built.constraint_names() == scene.constraint_names()
-    opts = scene.default_options()
+    assert built.position_names == scene.position_names
+    assert built.constraint_names == scene.constraint_names
+    opts = scene.options
     runs = [saltus.Simulation(m, opts).run(1.5) for m in (built, scene)]
     (tb, rb), (ts, rs) = runs
     assert rb.ok and rs.ok
@@ -99,7 +99,7 @@ def test_callable_constraint_pendulum_matches_the_angle_equation():
         q0=[L, 0.0], v0=[0.0, 0.0], names=["x", "y"],
         constraints=[pendulum_callables(L, m)],
         potential=lambda t, q: m * G * q[1])
-    assert model.constraint_names() == ["rod"] and model.velocity_names() == ["vx", "vy"]
+    assert model.constraint_names == ["rod"] and model.velocity_names == ["vx", "vy"]
     sim = saltus.Simulation(model, tight(model))
     assert sim.advance_to(1.0).ok
     # θ measured from the downward vertical: θ̈ = −(g/L) sin θ, θ(0) = π/2, as a 1-DOF model.
@@ -201,3 +201,20 @@ def test_builders_reject_bad_items_naming_them():
     s.add_body("b")
     with pytest.raises(saltus.InvalidArgument, match="joint 'j'"):
         s.add_joint("j", "revolute", "b", "b")
+
+
+def test_planar_contact_friction_adds_a_tangential_row():
+    # friction > 0 appends "<contact>.t" after every normal row; 0 (the default) keeps the rows.
+    def model(mu_wall, mu_floor):
+        b = saltus.PlanarBuilder()
+        b.add_body("disk", mass=1, inertia=0.005, position=[0, 0.1, 0])
+        b.add_contact("floor", "disk_line", body_b="disk", radius_b=0.1, friction=mu_floor)
+        b.add_contact("wall", "disk_line", body_b="disk", point_a=[-1, 0], normal_a=[1, 0],
+                      radius_b=0.1, friction=mu_wall)
+        return b.build()
+    assert model(0.0, 0.0).constraint_names == ["floor", "wall"]
+    assert model(0.3, 0.5).constraint_names == ["floor", "wall", "floor.t", "wall.t"]
+    assert model(0.3, 0.0).constraint_names == ["floor", "wall", "wall.t"]
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(saltus.InvalidArgument, match="contact 'wall'.*friction"):
+            model(bad, 0.0)

@@ -42,7 +42,7 @@ def build():
 def test_planar_builder_forces_match_the_scene_file_and_the_closed_form():
     built = build().build()
     scene = saltus.Model.from_scene_text(SCENE)
-    runs = [saltus.Simulation(m, scene.default_options()).run(1.0) for m in (built, scene)]
+    runs = [saltus.Simulation(m, scene.options).run(1.0) for m in (built, scene)]
     (tb, rb), (ts, rs) = runs
     assert rb.ok and rs.ok
     # The same model and options: the same arithmetic (round-off margin).

@@ -49,9 +49,9 @@ def build():
 def test_planar_builder_new_joints_and_driver_match_the_scene_file():
     built = build().build()
     scene = saltus.Model.from_scene_text(SCENE)
-    assert built.constraint_names() == scene.constraint_names()
-    assert built.constraint_names()[-1] == "push"
-    runs = [saltus.Simulation(m, scene.default_options()).run(0.5) for m in (built, scene)]
+    assert built.constraint_names == scene.constraint_names
+    assert built.constraint_names[-1] == "push"
+    runs = [saltus.Simulation(m, scene.options).run(0.5) for m in (built, scene)]
     (tb, rb), (ts, rs) = runs
     assert rb.ok and rs.ok
     # The same model and options: the same arithmetic (round-off margin).

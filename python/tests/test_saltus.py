@@ -31,13 +31,13 @@ def test_run_returns_numpy_trajectory_and_events():
     assert len(impacts) == 1
     # Free flight is integrated exactly by DOPRI5: only the root tolerance remains (1e-9 margin).
     assert impacts[0].t == pytest.approx(math.sqrt(2 * 0.9 / G), abs=1e-9)
-    assert sim.stats()["impacts"] == 1
+    assert sim.stats["impacts"] == 1
 
 
 def test_scene_file_and_events_iteration():
     path = os.path.join(os.environ["SALTUS_SOURCE_DIR"], "examples", "bouncing_ball.yaml")
     model = saltus.Model.from_scene_file(path)
-    assert model.name == "bouncing_ball" and model.position_names()[1] == "ball.y"
+    assert model.name == "bouncing_ball" and model.position_names[1] == "ball.y"
     kinds = [e.kind for e in saltus.Simulation(model).events(1.5)]
     assert kinds.count(saltus.EventKind.impact) == 2  # t1 = 0.428, t2 = t1 + 2·0.9·v1/g = 1.199
 
@@ -53,7 +53,7 @@ def test_state_access_multipliers_and_index_sets():
 
 def test_python_force_callable_gives_harmonic_motion():
     model = saltus.Model.lagrangian(1, force=lambda t, q, v: -4.0 * q, q0=[1.0], v0=[0.0])
-    opts = model.default_options()
+    opts = model.options
     opts.rtol, opts.atol = 1e-10, 1e-12
     sim = saltus.Simulation(model, opts)
     sim.advance_to(1.0)
@@ -131,4 +131,21 @@ def test_exception_in_python_callback_propagates_and_run_continues():
     with pytest.raises(saltus.InvalidArgument):  # wrong size, rejected: the old force stays
         sim.set_force(lambda t, q, v: np.zeros(4))
     assert sim.advance_to(1.0).ok
-    assert sim.stats()["impacts"] == 1  # t1 = 0.428 s; t2 = 1.199 s is after the end
+    assert sim.stats["impacts"] == 1  # t1 = 0.428 s; t2 = 1.199 s is after the end
+
+
+def test_integrator_choice_takes_its_default_formulation():
+    # Every integrator runs the ball after setting only its name: the formulation becomes the
+    # integrator's first (saltus list) unless the current one is supported.
+    for name in saltus.integrators():
+        opts = ball().options
+        opts.integrator = name
+        assert saltus.Simulation(ball(), opts).advance_to(0.1).ok, name
+    opts = saltus.Options()
+    opts.formulation = "index2"
+    opts.integrator = "generalized_alpha"  # supports index2 (its first is index3): kept
+    assert opts.formulation == "index2"
+    opts.integrator = "dopri5"  # index1 only
+    assert opts.formulation == "index1"
+    model = saltus.Model.from_scene_text(BALL.replace("rtol:", "integrator: hem5, rtol:"))
+    assert model.options.formulation == "index2"  # hem5's only formulation

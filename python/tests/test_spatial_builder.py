@@ -61,11 +61,11 @@ class SceneFileEquivalence(unittest.TestCase):
     def test_driven_slider_crank_reproduces_the_scene_file(self):
         built = slider_crank().build()
         scene = saltus.Model.from_scene_file(scene_path("spatial", "slider_crank.yaml"))
-        self.assertEqual(built.constraint_names(), scene.constraint_names())
-        self.assertIn("motor", built.constraint_names())
+        self.assertEqual(built.constraint_names, scene.constraint_names)
+        self.assertIn("motor", built.constraint_names)
         # Both are assembled by the same code from the same numbers: equal to round-off.
         self.assertLess(np.max(np.abs(built.initial_q - scene.initial_q)), 1e-14)
-        opts = scene.default_options()  # DOPRI5 index1, rtol 1e-9 (the scene file's)
+        opts = scene.options  # DOPRI5 index1, rtol 1e-9 (the scene file's)
         (tb, rb), (ts, rs) = [saltus.Simulation(m, opts).run(0.5) for m in (built, scene)]
         self.assertTrue(rb.ok and rs.ok)
         self.assertEqual(tb.q.shape, ts.q.shape)
@@ -86,8 +86,8 @@ class SceneFileEquivalence(unittest.TestCase):
         self.assertEqual(b.contact_pairs, ["floor-ball_shape", "table-ball_shape"])
         built = b.build()
         scene = saltus.Model.from_scene_file(scene_path("spatial", "ball_on_table.yaml"))
-        self.assertEqual(built.constraint_names(), scene.constraint_names())
-        opts = scene.default_options()  # global restitution 0.5, the pair's 0.8
+        self.assertEqual(built.constraint_names, scene.constraint_names)
+        opts = scene.options  # global restitution 0.5, the pair's 0.8
         (tb, rb), (ts, rs) = [saltus.Simulation(m, opts).run(1.5) for m in (built, scene)]
         self.assertTrue(rb.ok and rs.ok)
         ib, is_ = impact_times(tb), impact_times(ts)
@@ -120,8 +120,8 @@ class SceneFileEquivalence(unittest.TestCase):
         box.add_shape("brick", "box", body="box", half_size=[0.15, 0.1, 0.05])
         scene = saltus.Model.from_scene_file(scene_path("spatial", "tumbling_box.yaml"))
         built = box.build()
-        self.assertEqual(built.constraint_names(), scene.constraint_names())
-        opts = scene.default_options()
+        self.assertEqual(built.constraint_names, scene.constraint_names)
+        opts = scene.options
         (tb, rb), (ts, rs) = [saltus.Simulation(m, opts).run(0.6) for m in (built, scene)]
         self.assertTrue(rb.ok and rs.ok)
         ib, is_ = impact_times(tb), impact_times(ts)
@@ -137,7 +137,7 @@ class SceneFileEquivalence(unittest.TestCase):
                        per_triangle=True)
         bowl.add_shape("ball_shape", "sphere", body="ball", radius=0.05)
         scene = saltus.Model.from_scene_file(scene_path("spatial", "sphere_in_bowl.yaml"))
-        self.assertEqual(bowl.build().constraint_names(), scene.constraint_names())
+        self.assertEqual(bowl.build().constraint_names, scene.constraint_names)
         self.assertGreater(len(bowl.contact_pairs), 100)  # one pair per facet
 
     def test_groups_exclusions_and_default_none(self):
@@ -250,7 +250,7 @@ class BadInput(unittest.TestCase):
         self.raises("prismatic friction 'f'.*prismatic", b.add_prismatic_friction, "f", "hinge",
                     mu=0.1)
         b.add_driver("d", "hinge")  # the failed calls left nothing behind
-        self.assertIn("d", b.build().constraint_names())
+        self.assertIn("d", b.build().constraint_names)
 
     def test_shapes_and_pairs(self):
         b = saltus.SpatialBuilder()
@@ -290,6 +290,29 @@ class BadInput(unittest.TestCase):
         self.assertNotIn("floor-k", b.contact_pairs)
         self.assertIn("s-k", b.contact_pairs)
         b.build()
+
+    def test_contact_pair_friction_and_the_default_friction(self):
+        # Like the scene file's `friction` of a listed pair and simulation.friction: each normal
+        # row of a pair with mu > 0 gets "<row>.t1" and "<row>.t2" after all normal rows.
+        b = ball_on_table()
+        self.assertEqual(b.build().constraint_names, ["floor-ball_shape", "table-ball_shape"])
+        b.set_friction(0.2)  # floor-ball (not listed)
+        self.assertEqual(b.build().constraint_names,
+                         ["floor-ball_shape", "table-ball_shape", "floor-ball_shape.t1",
+                          "floor-ball_shape.t2", "table-ball_shape.t1", "table-ball_shape.t2"])
+        c = ball_on_table()
+        self.raises("contact pair 'floor-ball_shape'.*friction must be a finite number >= 0",
+                    c.add_contact_pair, "floor", "ball_shape", friction=-0.5)
+        self.raises("friction must be a number", c.add_contact_pair, "floor", "ball_shape",
+                    friction="rough")
+        self.raises("friction must be a finite number >= 0", c.set_friction, float("nan"))
+        d = saltus.SpatialBuilder()
+        d.add_body("ball", position=[0, 0, 1])
+        d.add_shape("floor", "plane")
+        d.add_shape("ball_shape", "sphere", body="ball", radius=0.1)
+        d.set_friction(0.7)
+        d.add_contact_pair("floor", "ball_shape", friction=0.0)  # its own: frictionless
+        self.assertEqual(d.build().constraint_names, ["floor-ball_shape"])
 
     def test_an_impossible_assembly_names_the_driver(self):
         # A driver that asks a prismatic joint for 2 m while a distance rod allows 1 m.

@@ -11,6 +11,7 @@
 
 #include "contact/complementarity.h"
 #include "contact/spatial_contacts.h"
+#include "contact_test_shapes.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
 
@@ -22,16 +23,12 @@ using Eigen::Isometry3d;
 using Eigen::Matrix3d;
 using Eigen::Quaterniond;
 using Eigen::Vector3d;
-
-Isometry3d Pose(const Vector3d& p, const Matrix3d& R = Matrix3d::Identity()) {
-  Isometry3d X = Isometry3d::Identity();
-  X.linear() = R;
-  X.translation() = p;
-  return X;
-}
-
-Matrix3d Rz(double a) { return AngleAxisd(a, Vector3d::UnitZ()).toRotationMatrix(); }
-Matrix3d Rx(double a) { return AngleAxisd(a, Vector3d::UnitX()).toRotationMatrix(); }
+using testing::Cube;
+using testing::Pose;
+using testing::Pyramid;
+using testing::Rx;
+using testing::Rz;
+using testing::TwoFreeBodies;
 
 const Shape kGround = Shape::Plane(Vector3d::UnitZ(), 0.0, Isometry3d::Identity(), "ground");
 
@@ -73,26 +70,6 @@ void RandomizeSurfaceAndBody(std::mt19937& rng, double z_mid, double z_half, Eig
   q->segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
   v->resize(12);
   for (int k = 0; k < 12; ++k) (*v)[k] = 2.0 * u(rng);
-}
-
-// A four-sided pyramid surface (apex up): faces, edges of dihedral angle < 90° and vertices.
-TriangleMesh Pyramid() {
-  TriangleMesh m;
-  m.vertices = {
-      {-0.2, -0.2, 0.0}, {0.2, -0.2, 0.0}, {0.2, 0.2, 0.0}, {-0.2, 0.2, 0.0}, {0.0, 0.0, 0.12}};
-  m.triangles = {{0, 1, 4}, {1, 2, 4}, {2, 3, 4}, {3, 0, 4}};
-  return m;
-}
-
-// The cube [−s, s]³ as a convex mesh (12 triangles, outward).
-TriangleMesh Cube(double s) {
-  TriangleMesh m;
-  for (int i = 0; i < 8; ++i) {
-    m.vertices.emplace_back((i & 1) ? s : -s, (i & 2) ? s : -s, (i & 4) ? s : -s);
-  }
-  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-  return m;
 }
 
 TEST(ContactManifold, BoxFlatOnPlaneHasFourPoints) {
@@ -381,20 +358,6 @@ TEST(ContactManifold, RestingBoxForcesBalanceGravity) {
 
 // Two free bodies "a" and "b" (inertias diag(0.02, 0.03, 0.04) and diag(0.05, 0.02, 0.03), b's
 // centre of mass at com_b in its frame) for the γ tests.
-std::shared_ptr<const engine::SpatialModel> TwoFreeBodies(
-    const Vector3d& com_b = Vector3d::Zero()) {
-  engine::SpatialModelBuilder builder;
-  engine::SpatialBody a, b;
-  a.name = "a";
-  b.name = "b";
-  a.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
-  b.inertia = Vector3d(0.05, 0.02, 0.03).asDiagonal();
-  b.com = com_b;
-  builder.AddBody(a);
-  builder.AddBody(b);
-  return builder.Build();
-}
-
 // γ of the cylinder-rim and box-corner features in closed form (spatial_contacts.h) against a
 // central difference of G v along the motion q ⊕ ε v (v constant, so d/dε [G v] = Ġ v = γ).
 // Two free bodies; the rim rows against a tilted ground plane and against a plane on the other

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
 
@@ -114,8 +115,9 @@ TEST(PlanarContacts, GroundCanCarryThePointOrTheDisk) {
 }
 
 // Random contacts of every type between three bodies and the ground, lines on moving bodies
-// included, for the finite-difference checks.
-PlanarContacts RandomContacts(std::mt19937& rng) {
+// included, for the finite-difference checks; with friction > 0, every contact but each third
+// one gets that μ (and so a tangential row), mixing frictional and frictionless contacts.
+PlanarContacts RandomContacts(std::mt19937& rng, double friction = 0.0) {
   std::uniform_real_distribution<double> uni(-1.0, 1.0), pos(0.1, 0.5);
   const auto model = Bodies(3);
   const auto vec = [&] { return Eigen::Vector2d(uni(rng), uni(rng)); };
@@ -126,12 +128,14 @@ PlanarContacts RandomContacts(std::mt19937& rng) {
   for (const auto& [a, b] : pairs) {
     for (PlanarContactType type : {PlanarContactType::kPointLine, PlanarContactType::kDiskLine,
                                    PlanarContactType::kDiskDisk}) {
-      PlanarContact c = Make("c" + std::to_string(k++), type, a, b);
+      const int index = k++;
+      PlanarContact c = Make("c" + std::to_string(index), type, a, b);
       c.point_a = vec();
       c.point_b = vec();
       c.normal_a = vec();
       c.radius_a = type == PlanarContactType::kDiskDisk ? pos(rng) : 0.0;
       c.radius_b = type == PlanarContactType::kPointLine ? 0.0 : pos(rng);
+      c.friction = index % 3 == 0 ? 0.0 : friction;
       cs.push_back(c);
     }
   }
@@ -218,6 +222,174 @@ TEST(PlanarContacts, SecondDerivativeOfTheGapAlongATrajectory) {
       EXPECT_NEAR(g_dd(i), g_dd_fd(i), 1e-6) << "trial " << trial << ", " << c.name;
     }
   }
+}
+
+// ---- Tangential rows ------------------------------------------------------------------------
+
+Eigen::Matrix2d Rot(double theta) { return Eigen::Rotation2Dd(theta).toRotationMatrix(); }
+
+// Reference geometry of a contact at q, written out from the header's definitions: the unit
+// normal n, tangent t = n turned by +π/2, and the witness points x_a, x_b of the two surfaces.
+struct Reference {
+  Eigen::Vector2d n, t, x_a, x_b;
+};
+Reference ReferenceGeometry(const PlanarContact& c, const Eigen::VectorXd& q) {
+  const auto pose = [&](int body, const Eigen::Vector2d& s) -> Eigen::Vector2d {
+    if (body == kGround) return s;
+    return q.segment<2>(3 * body) + Rot(q(3 * body + 2)) * s;
+  };
+  const auto angle = [&](int body) { return body == kGround ? 0.0 : q(3 * body + 2); };
+  Reference r;
+  const Eigen::Vector2d p_a = pose(c.body_a, c.point_a), p_b = pose(c.body_b, c.point_b);
+  if (c.type == PlanarContactType::kDiskDisk) {
+    r.n = (p_b - p_a).normalized();
+    r.x_a = p_a + c.radius_a * r.n;
+  } else {
+    r.n = Rot(angle(c.body_a)) * c.normal_a.normalized();
+  }
+  r.x_b = p_b - c.radius_b * r.n;
+  if (c.type != PlanarContactType::kDiskDisk) r.x_a = r.x_b - r.n.dot(r.x_b - p_a) * r.n;
+  r.t = Eigen::Vector2d(-r.n.y(), r.n.x());
+  return r;
+}
+
+// Where the material point of `body` that is at x when the bodies are at q is when they are at
+// q_new (the ground does not move).
+Eigen::Vector2d MaterialPoint(int body, const Eigen::Vector2d& x, const Eigen::VectorXd& q,
+                              const Eigen::VectorXd& q_new) {
+  if (body == kGround) return x;
+  const Eigen::Vector2d s = Rot(q(3 * body + 2)).transpose() * (x - q.segment<2>(3 * body));
+  return q_new.segment<2>(3 * body) + Rot(q_new(3 * body + 2)) * s;
+}
+
+TEST(PlanarContacts, TangentialRowsFollowAllNormalRows) {
+  std::mt19937 rng(3);
+  const PlanarContacts block = RandomContacts(rng, 0.4);
+  const int n = static_cast<int>(block.contacts().size());
+  ASSERT_EQ(block.num_rows(), n + 12);  // 18 contacts, every third frictionless
+  int k = n;
+  for (int i = 0; i < n; ++i) {
+    const engine::ConstraintRowInfo& normal = block.row_info(i);
+    EXPECT_EQ(normal.kind, engine::ConstraintKind::kUnilateral);
+    EXPECT_EQ(normal.name, block.contacts()[static_cast<std::size_t>(i)].name);
+    EXPECT_EQ(normal.friction, i % 3 == 0 ? 0.0 : 0.4);  // stored as given, exactly
+    if (i % 3 == 0) continue;
+    const engine::ConstraintRowInfo& tangent = block.row_info(k);
+    EXPECT_EQ(tangent.kind, engine::ConstraintKind::kTangential);
+    EXPECT_EQ(tangent.level, engine::ConstraintLevel::kVelocity);
+    EXPECT_EQ(tangent.name, normal.name + ".t");
+    EXPECT_EQ(tangent.normal_row, i);
+    EXPECT_EQ(block.RowContact(k), i);
+    ++k;
+  }
+  // The system accepts the metadata and links the rows both ways.
+  engine::PlanarMultibodySystem system(Bodies(3));
+  const int first = system.AddConstraintBlock(std::make_shared<PlanarContacts>(block));
+  EXPECT_EQ(system.TangentRows(first + 1).size(), 1u);
+  EXPECT_EQ(system.NormalRow(system.TangentRows(first + 1)[0]), first + 1);
+  EXPECT_TRUE(system.TangentRows(first).empty());
+  // Values of the velocity-level rows are 0 by convention.
+  const Eigen::VectorXd g = Gaps(block, RandomState(rng, 2.0));
+  EXPECT_TRUE(g.tail(12).isZero(0.0));
+}
+
+TEST(PlanarContacts, FrictionlessRowsAreUnchangedByFriction) {
+  // The same random contacts with and without friction: the normal rows keep their count,
+  // names, gaps, G and γ bit for bit (friction only appends rows).
+  std::mt19937 rng_a(11), rng_b(11);
+  const PlanarContacts plain = RandomContacts(rng_a);
+  const PlanarContacts rough = RandomContacts(rng_b, 0.7);
+  const int n = plain.num_rows();
+  ASSERT_EQ(n, static_cast<int>(plain.contacts().size()));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(plain.row_info(i).name, rough.row_info(i).name);
+    EXPECT_EQ(plain.row_info(i).kind, engine::ConstraintKind::kUnilateral);
+    EXPECT_EQ(plain.row_info(i).friction, 0.0);
+  }
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Eigen::VectorXd q = RandomState(rng, 2.0), v = RandomState(rng, 2.0);
+    std::vector<int> rows(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = i;
+    Eigen::VectorXd g_rough(n), gamma_rough(n);
+    Eigen::MatrixXd G_rough(n, 9);
+    rough.Values(0.0, q, rows, g_rough);
+    rough.Jacobian(0.0, q, rows, G_rough);
+    rough.Gamma(0.0, q, v, rows, gamma_rough);
+    EXPECT_EQ(Gaps(plain, q), g_rough);  // exact determinism check
+    EXPECT_EQ(Jacobian(plain, q), G_rough);
+    EXPECT_EQ(Gamma(plain, q, v), gamma_rough);
+  }
+}
+
+TEST(PlanarContacts, TangentialJacobianIsTheSlipOfTheMaterialPoints) {
+  // G_T v against the central difference of the tangential displacement of the two material
+  // points at the witness points, t·[(X_B(q + ε v) − X_B(q − ε v)) − (X_A(…) − X_A(…))]/(2ε):
+  // the points move on circles of radius ≲ 3 (|x − r|) at |ω| ≤ 2, so the truncation is
+  // ε² |d³X/ds³|/6 ≲ 1e-10 · 2³ · 3 / 6 ≈ 4e-10 at ε = 1e-5, round-off ε_mach · 3 / ε ≈ 1e-10.
+  // Tolerance 5e-9.
+  std::mt19937 rng(17);
+  const double eps = 1e-5;
+  for (int trial = 0; trial < 50; ++trial) {
+    const PlanarContacts block = RandomContacts(rng, 0.5);
+    const Eigen::VectorXd q = RandomState(rng, 2.0), v = RandomState(rng, 2.0);
+    const Eigen::VectorXd rate = Jacobian(block, q) * v;
+    const Eigen::VectorXd qp = q + eps * v, qm = q - eps * v;
+    const int n = static_cast<int>(block.contacts().size());
+    for (int row = n; row < block.num_rows(); ++row) {
+      const PlanarContact& c = block.contacts()[static_cast<std::size_t>(block.RowContact(row))];
+      const Reference r = ReferenceGeometry(c, q);
+      const Eigen::Vector2d slip =
+          (MaterialPoint(c.body_b, r.x_b, q, qp) - MaterialPoint(c.body_b, r.x_b, q, qm)) -
+          (MaterialPoint(c.body_a, r.x_a, q, qp) - MaterialPoint(c.body_a, r.x_a, q, qm));
+      EXPECT_NEAR(rate(row), r.t.dot(slip) / (2.0 * eps), 5e-9)
+          << "trial " << trial << ", " << c.name;
+    }
+  }
+}
+
+TEST(PlanarContacts, TangentialGammaMatchesRichardsonDifferencesOfGv) {
+  // γ_T = d/ds [G_T(q + s v) v] at s = 0: central differences D(s) at s = 1e-4 and s/2,
+  // Richardson-extrapolated (4 D(s/2) − D(s))/3: truncation O(s⁴ |d⁵(G v)/ds⁵|) ≈ 1e-16 ·
+  // (|v| · curvature)⁵ with |v| ≤ 2 and disk-centre distances ≥ 0.05 (curvature ≤ 20: 1e-16 ·
+  // 40⁵ ≈ 1e-8), round-off ε_mach |G v| / s ≈ 1e-11. Tolerance 1e-7, as 1e-7 · 4 for the normal
+  // rows above (γ quadratic in v).
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 50; ++trial) {
+    const PlanarContacts block = RandomContacts(rng, 0.5);
+    const Eigen::VectorXd q = RandomState(rng, 2.0), v = RandomState(rng, 2.0);
+    const auto difference = [&](double s) {
+      return Eigen::VectorXd((Jacobian(block, q + s * v) - Jacobian(block, q - s * v)) * v /
+                             (2.0 * s));
+    };
+    const Eigen::VectorXd fd = (4.0 * difference(0.5e-4) - difference(1e-4)) / 3.0;
+    const Eigen::VectorXd gamma = Gamma(block, q, v);
+    const Eigen::VectorXd g = Gaps(block, q);
+    const int n = static_cast<int>(block.contacts().size());
+    for (int row = n; row < block.num_rows(); ++row) {
+      const int i = block.RowContact(row);
+      const PlanarContact& c = block.contacts()[static_cast<std::size_t>(i)];
+      if (c.type == PlanarContactType::kDiskDisk && g(i) + c.radius_a + c.radius_b < 0.05) continue;
+      EXPECT_NEAR(gamma(row), fd(row), 1e-7) << "trial " << trial << ", " << c.name;
+    }
+  }
+}
+
+TEST(PlanarContacts, RollingDiskHasNoSlipAndTheClosedFormGamma) {
+  // A disk of radius r = 0.3 on the ground line y = 0 rolling without slip, ẋ = −r ω: ġ_T = 0
+  // (t = (−1, 0) for n = +y, so ġ_T = −(ẋ + r ω)). With v̇ = 0 the contact point moves along the
+  // line but the material slip stays 0: γ_T = 0 (the centre moves straight, the disk turns at a
+  // constant rate). Sliding at ẋ = 1 without spin: ġ_T = −1. Exact to round-off (1e-15).
+  PlanarContact c = Make("roll", PlanarContactType::kDiskLine, kGround, 0);
+  c.radius_b = 0.3;
+  c.friction = 0.5;
+  const PlanarContacts block(Bodies(1), {c});
+  const Eigen::Vector3d q(0.4, 0.3, 1.1);
+  const double omega = 2.0;
+  const Eigen::Vector3d rolling(-0.3 * omega, 0.0, omega), sliding(1.0, 0.0, 0.0);
+  EXPECT_NEAR((Jacobian(block, q) * rolling)(1), 0.0, 1e-15);
+  EXPECT_NEAR((Jacobian(block, q) * sliding)(1), -1.0, 1e-15);
+  EXPECT_NEAR(Gamma(block, q, rolling)(1), 0.0, 1e-15);
 }
 
 TEST(PlanarContacts, SubsetsOfRowsAndRowInfo) {
@@ -327,6 +499,12 @@ TEST(PlanarContacts, ValidationNamesTheContact) {
   c = ok;
   c.name = "";
   ExpectRejected({c}, 1, "name");
+  for (const double mu : {-0.1, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    c = ok;
+    c.name = "rough";
+    c.friction = mu;
+    ExpectRejected({c}, 1, "'rough' (#0): friction must be a finite number >= 0");
+  }
   EXPECT_THROW(PlanarContacts(nullptr, {ok}), std::invalid_argument);
   // Wrong q size at evaluation.
   const PlanarContacts block(Bodies(1), {ok});

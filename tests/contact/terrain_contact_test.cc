@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "contact/spatial_contacts.h"
+#include "contact_test_shapes.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
 #include "events/simulation.h"
@@ -26,6 +27,7 @@ using Eigen::Matrix3d;
 using Eigen::Quaterniond;
 using Eigen::Vector3d;
 using Eigen::VectorXd;
+using testing::Cube;
 
 constexpr double kG = 9.81;
 
@@ -43,17 +45,6 @@ TriangleMesh GridFloor(int n) {
       m.triangles.push_back({id(i, j), id(i + 1, j + 1), id(i, j + 1)});
     }
   }
-  return m;
-}
-
-// The cube [−s, s]³ as a convex mesh (12 triangles, outward).
-TriangleMesh Cube(double s) {
-  TriangleMesh m;
-  for (int i = 0; i < 8; ++i) {
-    m.vertices.emplace_back((i & 1) ? s : -s, (i & 2) ? s : -s, (i & 4) ? s : -s);
-  }
-  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
   return m;
 }
 

@@ -32,4 +32,13 @@ void* realloc(void* ptr, std::size_t size) {
   return __libc_realloc(ptr, size);
 }
 }
+// Heap allocations made by fn().
+template <class Fn>
+long CountAllocations(Fn&& fn) {
+  g_allocations = 0;
+  g_counting = true;
+  fn();
+  g_counting = false;
+  return g_allocations.load();
+}
 #endif

@@ -68,12 +68,35 @@ TEST(ContactModesTest, ClosedContactsJoinI2AndTheActiveRows) {
   EXPECT_EQ(modes.active(), (std::vector<int>{0, 3}));
 }
 
+// Frictional states: a sticking contact adds its tangential row to the active rows, a sliding
+// one does not (its friction acts through the force direction of its normal row).
+TEST(ContactModesTest, StickingContactsActivateTheirTangentialRows) {
+  auto sys = RowsSystem();
+  const RowSets rows(*sys, 0.0);
+  ContactModes modes(*sys, rows);
+  modes.SetStates({{2, ContactMode::kClosed}, {1, ContactMode::kStick}});
+  EXPECT_EQ(modes.closed(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(modes.sticking(), std::vector<int>{1});
+  EXPECT_EQ(modes.active(), (std::vector<int>{0, 1, 2, 3, 4}));
+  modes.SetStates({{1, ContactMode::kSlip, Eigen::Vector2d(-1, 0)}});
+  EXPECT_EQ(modes.sliding(), std::vector<int>{1});
+  EXPECT_EQ(modes.active(), (std::vector<int>{0, 1, 3}));
+  const auto sliding = modes.SlidingContacts();
+  ASSERT_EQ(sliding.size(), 1u);
+  EXPECT_EQ(sliding[0].normal_row, 1);
+  EXPECT_EQ(sliding[0].mu, 0.5);
+  EXPECT_EQ(sliding[0].mode, engine::SlipDirection::kFixed);  // one tangential row: the plane
+  EXPECT_EQ(sliding[0].direction, VectorXd::Constant(1, -1.0));
+}
+
 TEST(ContactModesTest, ModeNames) {
-  EXPECT_EQ(ToString(ContactMode::kOpen), "open");
-  EXPECT_EQ(ToString(ContactMode::kClosed), "closed");
-  EXPECT_EQ(ToString(ContactMode::kStick), "stick");
-  EXPECT_EQ(ToString(ContactMode::kSlipPositive), "slip+");
-  EXPECT_EQ(ToString(ContactMode::kSlipNegative), "slip-");
+  const Eigen::Vector2d none = Eigen::Vector2d::Zero();
+  EXPECT_EQ(ContactModeName(ContactMode::kOpen, none, 1), "open");
+  EXPECT_EQ(ContactModeName(ContactMode::kClosed, none, 0), "closed");
+  EXPECT_EQ(ContactModeName(ContactMode::kStick, none, 1), "stick");
+  EXPECT_EQ(ContactModeName(ContactMode::kSlip, Eigen::Vector2d(1, 0), 1), "slip+");
+  EXPECT_EQ(ContactModeName(ContactMode::kSlip, Eigen::Vector2d(-1, 0), 1), "slip-");
+  EXPECT_EQ(ContactModeName(ContactMode::kSlip, Eigen::Vector2d(0.6, 0.8), 2), "slip");
 }
 
 }  // namespace

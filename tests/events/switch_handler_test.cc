@@ -31,7 +31,9 @@ TEST(SwitchHandlerTest, ImpactFollowsNewtonsLawAndTheBallLeaves) {
   Handler h(VerticalBall(m, r, e));
   VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Constant(1, u);
   std::vector<Event> events;
-  h.handler.Handle(0.0, q, v, h.modes, {}, {0}, &events);
+  FiredWitnesses fired;
+  fired.impacting = {0};
+  h.handler.Handle(0.0, q, v, h.modes, fired, &events);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EventKind::kImpact);
   EXPECT_EQ(events[0].rows, std::vector<int>{0});
@@ -51,7 +53,9 @@ TEST(SwitchHandlerTest, PlasticImpactUnderGravityClosesTheContact) {
   Handler h(VerticalBall(m, r, 0.0));
   VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Constant(1, -1.0);
   std::vector<Event> events;
-  h.handler.Handle(0.0, q, v, h.modes, {}, {0}, &events);
+  FiredWitnesses fired;
+  fired.impacting = {0};
+  h.handler.Handle(0.0, q, v, h.modes, fired, &events);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].kind, EventKind::kImpact);
   EXPECT_EQ(events[1].kind, EventKind::kContactClosed);
@@ -69,7 +73,7 @@ TEST(SwitchHandlerTest, ContactsTakeOffWhenPulledOrWhenTheirWitnessFired) {
     h.modes.SetClosed({0});
     VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Zero(1);
     std::vector<Event> events;
-    h.handler.Handle(0.0, q, v, h.modes, {}, {}, &events);
+    h.handler.Handle(0.0, q, v, h.modes, {}, &events);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
     EXPECT_EQ(h.modes.mode(0), ContactMode::kOpen);
@@ -79,7 +83,9 @@ TEST(SwitchHandlerTest, ContactsTakeOffWhenPulledOrWhenTheirWitnessFired) {
     h.modes.SetClosed({0});
     VectorXd q = VectorXd::Constant(1, r), v = VectorXd::Zero(1);
     std::vector<Event> events;
-    h.handler.Handle(0.0, q, v, h.modes, {0}, {}, &events);
+    FiredWitnesses fired;
+    fired.forced_open = {0};
+    h.handler.Handle(0.0, q, v, h.modes, fired, &events);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
   }
@@ -93,7 +99,7 @@ TEST(SwitchHandlerTest, ClosingContactIsProjectedOntoTheSurface) {
   const double tau0 = h.opt.thresholds.tau0;
   VectorXd q = VectorXd::Constant(1, r - 0.5 * tau0), v = VectorXd::Zero(1);
   std::vector<Event> events;
-  h.handler.Handle(0.0, q, v, h.modes, {}, {}, &events);
+  h.handler.Handle(0.0, q, v, h.modes, {}, &events);
   EXPECT_EQ(h.modes.mode(0), ContactMode::kClosed);
   EXPECT_NEAR(q[0], r, h.opt.projection.tolerance);
   EXPECT_GE(h.ctx.stats.min_gap_after_projection, -h.opt.projection.tolerance);

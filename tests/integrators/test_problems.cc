@@ -566,9 +566,11 @@ double PositionError(const Eigen::VectorXd& q, const Eigen::VectorXd& q_exact) {
 
 double PositionViolation(const engine::MechanicalSystem& system, const std::vector<int>& rows,
                          double t, const Eigen::VectorXd& q) {
-  if (rows.empty()) return 0.0;
+  // Velocity-level rows have no position constraint.
+  const std::vector<int> position_rows = system.PositionLevelRows(rows);
+  if (position_rows.empty()) return 0.0;
   Eigen::VectorXd g;
-  system.ConstraintValues(t, q, rows, &g);
+  system.ConstraintValues(t, q, position_rows, &g);
   return g.lpNorm<Eigen::Infinity>();
 }
 

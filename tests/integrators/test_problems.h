@@ -66,7 +66,8 @@ std::unique_ptr<TestProblem> MakeProblem(const std::string& name);
 // Distance between two positions of the problem (the rotor compares angles through q).
 double PositionError(const Eigen::VectorXd& q, const Eigen::VectorXd& q_exact);
 
-// ‖g(q, t)‖∞ and ‖G v + ∂g/∂t‖∞ on `rows` (0 when rows is empty).
+// ‖g(q, t)‖∞ on the position-level rows of `rows` and ‖G v + ∂g/∂t‖∞ on `rows` (0 when there are
+// none).
 double PositionViolation(const engine::MechanicalSystem& system, const std::vector<int>& rows,
                          double t, const Eigen::VectorXd& q);
 double VelocityViolation(const engine::MechanicalSystem& system, const std::vector<int>& rows,

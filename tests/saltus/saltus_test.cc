@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace saltus {
 namespace {
@@ -109,6 +110,37 @@ TEST(ModelTest, FromPlanarInCode) {
   // Gap 0.4 m: t₁ = √(2·0.4/g). Free flight is quadratic, which DOPRI5 integrates exactly, so
   // only the root tolerance (1e-12 relative) and round-off remain; 1e-9 leaves margin.
   EXPECT_NEAR(traj.events[0].t, std::sqrt(2 * 0.4 / kG), 1e-9);
+}
+
+TEST(ModelTest, FromPlanarWithFrictionHasTangentialRowsAfterTheNormalRows) {
+  engine::PlanarModelBuilder b;
+  engine::PlanarBody ball;
+  ball.name = "ball";
+  ball.q0 = Eigen::Vector3d(0, 0.5, 0);
+  b.AddBody(ball);
+  contact::PlanarContact floor, wall;
+  floor.name = "floor";
+  floor.body_b = 0;
+  floor.radius_b = 0.1;
+  floor.friction = 0.4;
+  wall = floor;
+  wall.name = "wall";
+  wall.normal_a = Eigen::Vector2d(1, 0);
+  wall.point_a = Eigen::Vector2d(-1, 0);
+  wall.friction = 0.0;
+  const auto model = b.Build();
+  const Model m = Model::FromPlanar(model, {floor, wall});
+  EXPECT_EQ(m.ConstraintNames(), (std::vector<std::string>{"floor", "wall", "floor.t"}));
+  EXPECT_EQ(m.UnilateralRows(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.system().constraint_info(2).kind, engine::ConstraintKind::kTangential);
+  floor.friction = -0.2;
+  try {
+    Model::FromPlanar(model, {floor});
+    ADD_FAILURE() << "negative friction accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'floor'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("friction"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SimulationTest, BouncingBallFirstImpactAndRebound) {
@@ -365,6 +397,24 @@ TEST(BadInputTest, EveryEntryPointThrowsATypedError) {
   one.n = 1;
   EXPECT_THROW(Model::FromLagrangian(one, {}, VectorXd::Zero(2), VectorXd::Zero(1)),
                InvalidArgument);
+  // Friction on a callback row: it has no tangent (no tangential rows in its block).
+  engine::ConstraintCallbacks stop;
+  stop.rows.resize(1);
+  stop.rows[0].name = "stop";
+  stop.rows[0].kind = engine::ConstraintKind::kUnilateral;
+  stop.rows[0].friction = 0.3;
+  stop.values = [](double, const VectorXd& q, VectorXd* g) { *g = q; };
+  stop.jacobian = [](double, const VectorXd&, Eigen::MatrixXd* G) {
+    *G = Eigen::MatrixXd::Ones(1, 1);
+  };
+  try {
+    Model::FromLagrangian(one, {stop}, VectorXd::Ones(1), VectorXd::Zero(1));
+    ADD_FAILURE() << "friction on a callback row accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'stop': friction > 0 needs tangential rows"),
+              std::string::npos)
+        << e.what();
+  }
 
   const Model m = Model::FromSceneText(BallScene());
   SimulationOptions o = m.default_options();

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "integrators/integrator.h"
+#include "tools/build_info.h"
 #include "tools/json_writer.h"
+#include "tools/metadata.h"
 
 namespace saltus::tools {
 namespace {
@@ -98,12 +100,24 @@ TEST_F(CliTest, ListShowsEveryIntegratorAndItsFormulations) {
   const CliResult r = Cli({"list"});
   EXPECT_EQ(r.code, kExitOk);
   EXPECT_TRUE(r.err.empty()) << r.err;
+  // The descriptions are wrapped: compare with the line breaks and indents as single spaces.
+  std::string flat;
+  for (const std::string& line : Lines(r.out)) {
+    const std::size_t first = line.find_first_not_of(' ');
+    flat += (flat.empty() ? "" : " ") + (first == std::string::npos ? "" : line.substr(first));
+  }
   for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
     EXPECT_NE(r.out.find(std::string(e.name)), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(std::string(e.description)), std::string::npos) << r.out;
+    EXPECT_NE(flat.find(std::string(e.description)), std::string::npos) << e.name;
     for (integrators::Formulation f : e.formulations) {
       EXPECT_NE(r.out.find(std::string(integrators::ToString(f))), std::string::npos);
     }
+    // What each scheme does with friction phases, after its formulations.
+    const std::string friction = std::string("friction: sliding ") +
+                                 (e.non_ideal_forces ? "yes" : "no") + ", sticking " +
+                                 (e.velocity_level_rows ? "yes" : "no");
+    EXPECT_NE(flat.find(friction, flat.find(std::string(e.description))), std::string::npos)
+        << r.out;
   }
 }
 
@@ -115,7 +129,7 @@ TEST_F(CliTest, BinaryListsDopri5) {
 
 TEST_F(CliTest, HelpAndUnknownCommands) {
   EXPECT_EQ(Cli({"help"}).code, kExitOk);
-  EXPECT_NE(Cli({"--help"}).out.find("saltus run SCENE.yaml"), std::string::npos);
+  EXPECT_NE(Cli({"--help"}).out.find("saltus run SCENE [options]"), std::string::npos);
   const CliResult none = Cli({});
   EXPECT_EQ(none.code, kExitBadInput);
   EXPECT_NE(none.err.find("usage"), std::string::npos);
@@ -123,6 +137,112 @@ TEST_F(CliTest, HelpAndUnknownCommands) {
   EXPECT_EQ(unknown.code, kExitBadInput);
   EXPECT_NE(unknown.err.find("unknown command 'frobnicate'"), std::string::npos) << unknown.err;
   EXPECT_EQ(Cli({"list", "extra"}).code, kExitBadInput);
+}
+
+TEST_F(CliTest, EveryCommandHasItsOwnHelp) {
+  for (const std::string command : {"run", "compare", "generate", "list"}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{command, "--help"},
+                                               {command, "-h"},
+                                               {"help", command},
+                                               {command, "x.yaml", "--rtol", "1", "--help"}}) {
+      const CliResult r = Cli(args);
+      EXPECT_EQ(r.code, kExitOk) << command << r.err;
+      EXPECT_EQ(r.out.rfind("usage: saltus " + command, 0), 0u) << r.out;
+      EXPECT_TRUE(r.err.empty()) << r.err;
+    }
+  }
+  // Every run option in the parser's list is in the help.
+  const std::string help = Cli({"run", "--help"}).out;
+  for (const char* option : {"--integrator", "--formulation", "--rtol", "--atol", "--t-end",
+                             "--out", "--hdf5", "--vtk", "--reactions", "--event-rows"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+  EXPECT_EQ(Cli({"help", "frobnicate"}).code, kExitBadInput);
+}
+
+TEST_F(CliTest, VersionPrintsTheVersionAndCommit) {
+  for (const std::string flag : {"--version", "version"}) {
+    const CliResult r = Cli({flag});
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_EQ(r.out,
+              "saltus " + std::string(Version()) + " (commit " + std::string(Commit()) + ")\n");
+  }
+  EXPECT_FALSE(Version().empty());
+  EXPECT_FALSE(Commit().empty());
+  const CliResult binary =
+      Process(std::string("'") + SALTUS_CLI_PATH + "' --version", scratch_ / "err");
+  EXPECT_EQ(binary.code, kExitOk);
+  EXPECT_EQ(binary.out.rfind("saltus 0.", 0), 0u) << binary.out;
+}
+
+TEST_F(CliTest, UnknownCommandSuggestsTheNearestOne) {
+  const CliResult r = Cli({"rnu"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_NE(r.err.find("unknown command 'rnu' (did you mean 'run'?)"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, ListWrapsToTheTerminalWidth) {
+  for (const int columns : {60, 80, 120}) {
+    setenv("COLUMNS", std::to_string(columns).c_str(), 1);  // stdout of the test is no terminal
+    const CliResult r = Cli({"list"});
+    ASSERT_EQ(r.code, kExitOk);
+    std::size_t widest = 0;
+    for (const std::string& line : Lines(r.out)) widest = std::max(widest, line.size());
+    EXPECT_LE(widest, static_cast<std::size_t>(columns)) << r.out;
+    EXPECT_GT(widest, static_cast<std::size_t>(columns) - 25) << r.out;  // and uses the room
+  }
+  unsetenv("COLUMNS");
+}
+
+// Without --formulation, --integrator takes the integrator's first (default) formulation when
+// the scene names none; a formulation the scene gives is kept when the integrator supports it.
+TEST_F(CliTest, FormulationDefaultsToTheIntegratorsFirst) {
+  std::string text = ReadFile(kBouncingBall);
+  const std::size_t at = text.find("  formulation: index1\n");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, 22);
+  const fs::path plain = WriteScene("plain.yaml", text);
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    const fs::path out = scratch_ / std::string(e.name);
+    const CliResult r = Cli({"run", plain.string(), "--integrator", std::string(e.name), "--t-end",
+                             "0.2", "--out", out.string()});
+    ASSERT_EQ(r.code, kExitOk) << e.name << ": " << r.err;
+    const std::string expected =
+        "\"formulation\": \"" + std::string(integrators::ToString(e.formulations.front())) + "\"";
+    EXPECT_NE(ReadFile(out / "summary.json").find(expected), std::string::npos) << e.name;
+  }
+  text.insert(at, "  formulation: index2\n");
+  text.replace(text.find("integrator: dopri5"), 18, "integrator: hem5");  // a valid scene
+  const fs::path scene = WriteScene("index2.yaml", text);
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    const bool has_index2 = std::find(e.formulations.begin(), e.formulations.end(),
+                                      integrators::Formulation::kIndex2) != e.formulations.end();
+    const fs::path out = scratch_ / ("i2_" + std::string(e.name));
+    const CliResult r = Cli({"run", scene.string(), "--integrator", std::string(e.name), "--t-end",
+                             "0.2", "--out", out.string()});
+    ASSERT_EQ(r.code, kExitOk) << e.name << ": " << r.err;
+    const std::string expected =
+        "\"formulation\": \"" +
+        std::string(has_index2 ? "index2" : integrators::ToString(e.formulations.front())) + "\"";
+    EXPECT_NE(ReadFile(out / "summary.json").find(expected), std::string::npos) << e.name;
+  }
+}
+
+TEST_F(CliTest, SummaryRecordsTheProvenance) {
+  const fs::path out = scratch_ / "prov";
+  const CliResult r = Cli({"run", kBouncingBall, "--t-end", "0.1", "--out", out.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string summary = ReadFile(out / "summary.json");
+  const std::string sha = Sha256Hex(ReadFile(kBouncingBall));
+  for (const std::string& expected :
+       {"\"saltus_version\": \"" + std::string(Version()) + "\"",
+        "\"saltus_commit\": \"" + std::string(Commit()) + "\"", "\"scene_sha256\": \"" + sha + "\"",
+        "\"command_line\": \"saltus run " + kBouncingBall + " --t-end 0.1 --out " + out.string() +
+            "\"",
+        std::string("\"host\": \"")}) {
+    EXPECT_NE(summary.find(expected), std::string::npos) << expected << "\n" << summary;
+  }
 }
 
 TEST_F(CliTest, BadSceneExitsTwoAndWritesNothing) {
@@ -188,6 +308,7 @@ TEST_F(CliTest, BadCommandLineValuesExitTwoAndWriteNothing) {
       {{"--t-end", "0"}, "--t-end: must be > 0"},
       {{"--t-end", "inf"}, "--t-end: expected a number"},
       {{"--bogus", "1"}, "unknown option '--bogus'"},
+      {{"--integrater", "hem5"}, "unknown option '--integrater' (did you mean '--integrator'?)"},
       {{"-x"}, "unknown option '-x'"},
       {{"--formulation", "index9"}, "--formulation: 'index9' is unknown"},
       {{"--integrator", "nope"}, "--integrator: unknown integrator 'nope'"},
@@ -245,12 +366,14 @@ TEST_F(CliTest, BouncingBallWritesTheDocumentedFiles) {
   // the closed form only by the root tolerance (1e-12 relative) and round-off: 1e-9 is margin.
   const std::vector<std::string> events = Lines(ReadFile(out / "events.csv"));
   ASSERT_GE(events.size(), 3u);
-  EXPECT_EQ(events[0], "t,kind,contacts,impulse,energy_before,energy_after");
+  EXPECT_EQ(events[0],
+            "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
+            "energy_gain");
   const double g = 9.81, e = 0.9;
   const double t1 = std::sqrt(2 * 0.9 / g);  // gap 0.9 m
   const double t2 = t1 + 2 * e * g * t1 / g;
   const std::vector<std::string> first = Split(events[1], ',');
-  ASSERT_EQ(first.size(), 6u);
+  ASSERT_EQ(first.size(), 9u);
   EXPECT_NEAR(std::stod(first[0]), t1, 1e-9);
   EXPECT_EQ(first[1], "impact");
   EXPECT_EQ(first[2], "floor");
@@ -377,21 +500,47 @@ TEST(ProgressBarTest, DrawsInPlaceAndErasesItself) {
   EXPECT_EQ(err.str().back(), '\r');
 }
 
-// An event-heavy run (most steps end at an event) still sees the bar move, with the time left
-// at the average rate: at 25 % after about as long again as it took, 3 times that.
-TEST(ProgressBarTest, EventsRedrawWithTheTimeLeft) {
+// A fake clock: the bar redraws from steps, outputs and events, at most once per period, and
+// estimates the time left from the average rate so far.
+TEST(ProgressBarTest, RedrawsFromEveryCallbackWithAnEstimateOfTheTimeLeft) {
+  using Clock = ProgressBar::Clock;
+  Clock::time_point now{};
   std::ostringstream err;
-  ProgressBar bar(err, /*enabled=*/true, 0.0, 8.0, /*delay=*/std::chrono::seconds(0),
-                  /*period=*/std::chrono::seconds(0));
+  ProgressBar bar(err, /*enabled=*/true, 0.0, 10.0, std::chrono::seconds(1),
+                  std::chrono::milliseconds(100), [&] { return now; });
   const Eigen::VectorXd x = Eigen::VectorXd::Zero(1);
+  bar.OnStep(0.5, x, x);  // within the delay: nothing
+  EXPECT_TRUE(err.str().empty());
+  now += std::chrono::seconds(10);
   events::Event e;
-  e.t = 2.0;
-  bar.OnEvent(e, x, x, x);
-  EXPECT_TRUE(bar.drawn());
-  EXPECT_NE(err.str().find(" 25.0 %"), std::string::npos) << err.str();
-  EXPECT_NE(err.str().find("1 events"), std::string::npos) << err.str();
-  EXPECT_NE(err.str().find("s left"), std::string::npos) << err.str();
-  bar.Finish();
+  e.t = 2.5;
+  bar.OnEvent(e, x, x, x);  // 25 % in 10 s: 30 s left at that rate
+  std::string line = err.str();
+  EXPECT_NE(line.find(" 25.0 %"), std::string::npos) << line;
+  EXPECT_NE(line.find("1 events"), std::string::npos) << line;
+  EXPECT_NE(line.find("10 s, ~30 s left"), std::string::npos) << line;
+  bar.OnOutput(3.0, x, x);  // within the period: no redraw
+  EXPECT_EQ(err.str(), line);
+  now += std::chrono::milliseconds(150);
+  bar.OnOutput(5.0, x, x);  // 50 % in 10.15 s
+  line = err.str().substr(line.size());
+  EXPECT_NE(line.find(" 50.0 %"), std::string::npos) << line;
+  EXPECT_NE(line.find("~10 s left"), std::string::npos) << line;
+  EXPECT_LE(line.size(), 81u);  // fits a terminal line
+}
+
+TEST(ProgressBarTest, HumanDurations) {
+  EXPECT_EQ(HumanDuration(0.44), "0.4 s");
+  EXPECT_EQ(HumanDuration(42.2), "42 s");
+  EXPECT_EQ(HumanDuration(185), "3 min 05 s");
+  EXPECT_EQ(HumanDuration(7620), "2 h 07 min");
+  EXPECT_EQ(HumanDuration(-1), "?");
+}
+
+TEST(WrapTextTest, FillsLinesToTheWidth) {
+  EXPECT_EQ(WrapText("aa bb cc dd", 10, 4), "aa bb\n    cc dd");
+  EXPECT_EQ(WrapText("averyveryverylongword x", 10, 4), "averyveryverylongword\n    x");
+  EXPECT_EQ(WrapText("", 10, 4), "");
 }
 
 TEST(ProgressBarTest, SilentForShortRunsAndWhenDisabled) {

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools", 
 import compare_plots  # noqa: E402
 
 COLUMNS = ["set", "scene", "integrator", "formulation", "rtol", "atol", "status", "reason",
-           "wall_seconds", "t_end", "t_reached", "accepted_steps", "rejected_steps",
+           "wall_seconds", "cpu_seconds", "repeats", "t_end", "t_reached", "accepted_steps", "rejected_steps",
            "average_step", "smallest_step", "rhs_evaluations", "newton_iterations",
            "jacobian_evaluations", "factorizations", "impacts", "takeoffs", "contacts_closed",
            "time_events", "max_position_violation", "max_velocity_violation",
@@ -24,6 +24,7 @@ def row(scene, integrator, rtol, status, wall, error="1e-6"):
     r = {c: "" for c in COLUMNS}
     r.update({"set": "s", "scene": scene, "integrator": integrator, "formulation": "index1",
               "rtol": rtol, "atol": rtol, "status": status, "wall_seconds": wall,
+              "cpu_seconds": wall, "repeats": "3", "rhs_evaluations": "100",
               "accepted_steps": "10", "rejected_steps": "0", "average_step": "0.1",
               "max_position_violation": "0", "max_velocity_violation": "1e-9",
               "error": error if status == "ok" else ""})
@@ -60,6 +61,38 @@ class ProfileTest(unittest.TestCase):
         self.assertAlmostEqual(rho(ratios, problems, "B/index1", 1.2), 2 / 3)
         self.assertAlmostEqual(rho(ratios, problems, "B/index1", 3.0), 1.0)
 
+    def test_cost_axes(self):
+        # Every run has 100 rhs evaluations: on that axis all solvers tie on the solved problems.
+        problems, _, ratios = compare_plots.performance_ratios(ROWS, "rhs")
+        self.assertAlmostEqual(ratios[("a", 1e-6)]["B/index1"], 1.0)
+        self.assertTrue(math.isinf(ratios[("b", 0.001)]["A/index1"]))  # failed stays unsolved
+        steps = compare_plots.COSTS["steps"][1](ROWS[0])
+        self.assertEqual(steps, 10.0)  # 10 accepted + 0 rejected
+
+    def test_labels_scales_and_error_ratios(self):
+        self.assertEqual(compare_plots.rtol_label(1e-4), "1e-4")
+        self.assertEqual(compare_plots.rtol_label(0.001), "1e-3")
+        ratios = compare_plots.error_over_rtol(ROWS, ["A/index1", "B/index1"])
+        # A: errors 1e-6 at rtol 1e-3 and 1e-6 -> ratios 1e-3 and 1; median of two = mean.
+        n, median, largest = ratios["A/index1"]
+        self.assertEqual(n, 2)
+        self.assertAlmostEqual(median, 0.5005)
+        self.assertAlmostEqual(largest, 1.0)
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            self.skipTest("matplotlib is not installed for this interpreter")
+        fig, axes = plt.subplots(1, 3)
+        compare_plots.set_value_scale(axes[0], [0.0, 0.0], 1.0)
+        compare_plots.set_value_scale(axes[1], [1e-9, 1e-6], 1.0)
+        compare_plots.set_value_scale(axes[2], [0.0, 2.0, 50.0], 1.0)
+        self.assertEqual(axes[0].get_yscale(), "linear")  # all zero: no symlog decades
+        self.assertEqual(axes[1].get_yscale(), "log")
+        self.assertEqual(axes[2].get_yscale(), "symlog")
+        plt.close(fig)
+
     def test_report_and_figures(self):
         try:
             import matplotlib  # noqa: F401
@@ -71,6 +104,9 @@ class ProfileTest(unittest.TestCase):
                 w = csv.DictWriter(f, COLUMNS)
                 w.writeheader()
                 w.writerows(ROWS)
+            with open(os.path.join(d, "provenance.json"), "w") as f:
+                f.write('{"saltus_version": "9.9.9", "saltus_commit": "abc", "host": "h", '
+                        '"command_line": "saltus compare --set x"}')
             self.assertEqual(compare_plots.main([path]), 0)
             for name in ["wp_a.png", "wp_b.png", "steps_a.png", "profile_s.png", "report.md"]:
                 self.assertTrue(os.path.getsize(os.path.join(d, name)) > 0, name)
@@ -79,6 +115,8 @@ class ProfileTest(unittest.TestCase):
             # Table 3 row: rho_A(1.2) = 2/3 (it solves 2 of 3), rho_B(1.2) = 2/3.
             self.assertIn("| s | 3 | 0.67 (0.67) | 0.67 (1.00) |", report)
             self.assertIn("step_size_underflow", report)
+            self.assertIn("Saltus 9.9.9 (commit abc) on h: `saltus compare --set x`", report)
+            self.assertIn("| A/index1 | 2 | ", report)  # achieved error / rtol table
 
 
 if __name__ == "__main__":

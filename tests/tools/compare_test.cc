@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <csignal>
@@ -332,7 +333,7 @@ TEST_F(CompareTest, BadInputStopsBeforeAnyRun) {
 }
 
 TEST_F(CompareTest, ShippedSetsLoad) {
-  for (const std::string set : {"joints", "impacts", "stiff"}) {
+  for (const std::string set : {"joints", "impacts", "stiff", "flexible"}) {
     std::string name;
     const std::vector<SceneSetEntry> entries = SceneSet(set, &name);
     EXPECT_EQ(name, set);
@@ -582,6 +583,100 @@ TEST_F(CompareTest, CrashingRunIsRecordedAndTheStudyGoesOn) {
                                                              std::to_string(SIGABRT)),
             std::string::npos);
   EXPECT_TRUE(by_rtol["0.0001"]["error"].empty());
+}
+
+}  // namespace
+}  // namespace saltus::tools
+
+namespace saltus::tools {
+namespace {
+
+// Runs a shell command; returns its exit status.
+int Shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// --emit-jobs writes one command line per run (and per reference run), a GNU parallel script
+// and a Slurm array script; running the jobs with GNU parallel (Debian `parallel`) and
+// --collect gives the rows a local study gives, with the same errors (the positions are stored
+// with %.17g and the error is replayed through the same ReferenceRecorder) and the same
+// statistics (deterministic runs).
+TEST_F(CompareTest, EmittedJobsRunWithGnuParallelAndCollect) {
+  if (Shell("parallel --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "GNU parallel is not installed (scripts/install-deps.sh installs it)";
+  }
+  const std::string disk = Write("disk.yaml", kBouncingDisk);
+  const std::string pendulum = Write("pendulum.yaml", kPendulum);
+  const std::vector<std::string> study = {"--scenes",    disk,        pendulum,    "--integrators",
+                                          "dopri5,hem5", "--rtol",    "1e-3,1e-5", "--repeat",
+                                          "1",           "--no-plots"};
+  std::vector<std::string> local = study;
+  local.insert(local.end(), {"--out", (dir_ / "local").string()});
+  ASSERT_EQ(Compare(local).code, kExitOk);
+
+  // Emitted by the `saltus` program, whose path the job lines carry.
+  const fs::path jobs = dir_ / "jobs";
+  std::string emit = std::string("'") + SALTUS_CLI_PATH + "' compare";
+  for (const std::string& arg : study) emit += " '" + arg + "'";
+  ASSERT_EQ(Shell(emit + " --emit-jobs '" + jobs.string() + "' > /dev/null 2>&1"), 0);
+  EXPECT_FALSE(fs::exists(dir_ / "local" / "runs"));
+  std::ifstream lines_in(jobs / "jobs.txt");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(lines_in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u + 8u);  // the pendulum's reference run, 2 scenes x 2 x 2 runs
+  EXPECT_NE(lines[0].find(" compare --run-job "), std::string::npos) << lines[0];
+  const std::string slurm = [&] {
+    std::ifstream in(jobs / "slurm.sh");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  EXPECT_NE(slurm.find("#SBATCH --array=1-9"), std::string::npos) << slurm;
+  EXPECT_NE(slurm.find("SLURM_ARRAY_TASK_ID"), std::string::npos);
+
+  // The jobs run anywhere: here with GNU parallel, two at a time, then collected.
+  ASSERT_EQ(Shell("cd / && SALTUS_JOBS=2 sh '" + (jobs / "run_parallel.sh").string() + "' > '" +
+                  (dir_ / "parallel.out").string() + "' 2>&1"),
+            0);
+  const auto a = ReadResults(dir_ / "local" / "results.csv");
+  const auto b = ReadResults(jobs / "results.csv");
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    for (const char* column : {"scene", "integrator", "rtol", "status", "accepted_steps",
+                               "rhs_evaluations", "impacts", "error", "reference"}) {
+      EXPECT_EQ(a[i].at(column), b[i].at(column)) << column << " of row " << i;
+    }
+    EXPECT_EQ(b[i].at("status"), "ok");
+    EXPECT_FALSE(b[i].at("error").empty());
+  }
+  EXPECT_TRUE(fs::exists(jobs / "provenance.json"));
+  // A job that did not run is reported as missing, not lost.
+  fs::remove(jobs / "runs" / "4.txt");
+  ASSERT_EQ(Compare({"--collect", jobs.string()}).code, kExitOk);
+  int missing = 0;
+  for (const auto& row : ReadResults(jobs / "results.csv"))
+    missing += row.at("status") == "missing";
+  EXPECT_EQ(missing, 1);
+}
+
+TEST_F(CompareTest, CostOptionAndMedianOfRepeats) {
+  const std::string disk = Write("disk.yaml", kBouncingDisk);
+  EXPECT_EQ(Compare({"--scenes", disk, "--cost", "flops", "--out", (dir_ / "x").string()}).code,
+            kExitBadInput);
+  const Outcome o =
+      Compare({"--scenes", disk, "--integrators", "dopri5", "--rtol", "1e-4", "--cost", "rhs",
+               "--repeat", "3", "--no-plots", "--out", (dir_ / "o").string()});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  // --cost rhs runs in parallel by default; a time cost runs one at a time.
+  EXPECT_EQ(o.err.find(", 1 at a time"), std::string::npos) << o.err;
+  const auto rows = ReadResults(dir_ / "o" / "results.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("repeats"), "3");  // the disk takes milliseconds: all three repeats
+  EXPECT_GT(std::stod(rows[0].at("cpu_seconds")), 0.0);
+  const Outcome timed = Compare({"--scenes", disk, "--integrators", "dopri5", "--rtol", "1e-4",
+                                 "--no-plots", "--out", (dir_ / "t").string()});
+  EXPECT_NE(timed.err.find(", 1 at a time"), std::string::npos) << timed.err;
 }
 
 }  // namespace

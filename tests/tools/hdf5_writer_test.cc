@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "tools/build_info.h"
 #include "tools/cli.h"
+#include "tools/metadata.h"
 #include "tools/scene.h"
 
 namespace saltus::tools {
@@ -79,10 +81,6 @@ template <>
 hid_t MemoryType<long long>() {
   return H5T_NATIVE_LLONG;
 }
-template <>
-hid_t MemoryType<signed char>() {
-  return H5T_NATIVE_SCHAR;
-}
 
 template <typename T>
 std::vector<T> Read(hid_t file, const char* path, std::vector<hsize_t>* dims) {
@@ -128,6 +126,21 @@ std::vector<std::string> ReadNames(hid_t file, const char* path, const char* att
   H5Aclose(attr);
   H5Dclose(dataset);
   return names;
+}
+
+std::string ReadString(hid_t file, const char* attribute) {
+  const hid_t attr = H5Aopen(file, attribute, H5P_DEFAULT);
+  EXPECT_GE(attr, 0) << attribute;
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  char* raw = nullptr;
+  std::string value;
+  if (H5Aread(attr, type, &raw) >= 0 && raw != nullptr) value = raw;
+  H5free_memory(raw);
+  H5Tclose(type);
+  H5Aclose(attr);
+  return value;
 }
 
 struct RunOutput {
@@ -224,30 +237,56 @@ TEST(Hdf5WriterTest, TrajectoryAndEventsReadBackAsReported) {
   ASSERT_EQ(count[0], 1);
   EXPECT_NEAR(impulses[0], g * t1, 1e-5);  // impulse = m |v⁻|, v⁻ accurate to ~1e-8·g t1
 
-  // Contact forces: 0 and open in flight, m g = 9.81 N and closed at rest (statics), and the
-  // row names.
+  // Constraint forces, stored sparsely: no active row in flight, the floor's row with m g =
+  // 9.81 N at rest (statics), and the row names.
+  const std::vector<long long> f_start = Read<long long>(f, "/forces/row_start", &dims);
+  ASSERT_EQ(dims, std::vector<hsize_t>({rec.t.size()}));
+  const std::vector<int> f_count = Read<int>(f, "/forces/row_count", &dims);
+  const std::vector<int> f_rows = Read<int>(f, "/forces/rows", &dims);
   const std::vector<double> lambda = Read<double>(f, "/forces/lambda", &dims);
-  ASSERT_EQ(dims, std::vector<hsize_t>({rec.t.size(), 1}));
-  const std::vector<signed char> closed = Read<signed char>(f, "/forces/closed", &dims);
-  EXPECT_EQ(ReadNames(f, "/forces/lambda", "names"), std::vector<std::string>({"floor"}));
+  EXPECT_EQ(ReadNames(f, "/forces/rows", "names"), std::vector<std::string>({"floor"}));
+  const std::vector<long long> c_start = Read<long long>(f, "/contacts/row_start", &dims);
+  const std::vector<int> c_count = Read<int>(f, "/contacts/row_count", &dims);
+  const std::vector<int> c_row = Read<int>(f, "/contacts/row", &dims);
+  const std::vector<double> c_point = Read<double>(f, "/contacts/point", &dims);
+  const std::vector<double> c_normal = Read<double>(f, "/contacts/normal_force", &dims);
+  ASSERT_EQ(c_count.size(), rec.t.size());
   int resting = 0;
   for (std::size_t i = 0; i < rec.t.size(); ++i) {
     if (rec.t[i] < t1 - 0.01) {
-      EXPECT_EQ(closed[i], 0) << rec.t[i];
-      EXPECT_NEAR(lambda[i], 0.0, 1e-300) << rec.t[i];  // open rows are written as exactly 0
+      EXPECT_EQ(f_count[i], 0) << rec.t[i];
+      EXPECT_EQ(c_count[i], 0) << rec.t[i];
     } else if (rec.t[i] > t1 + 0.01) {
-      EXPECT_EQ(closed[i], 1) << rec.t[i];
-      EXPECT_NEAR(lambda[i], g, 1e-9) << rec.t[i];  // index-1 solve of m ÿ = −m g + λ: round-off
+      ASSERT_EQ(f_count[i], 1) << rec.t[i];
+      const auto k = static_cast<std::size_t>(f_start[i]);
+      EXPECT_EQ(f_rows[k], 0);
+      EXPECT_NEAR(lambda[k], g, 1e-9) << rec.t[i];  // index-1 solve of m ÿ = −m g + λ: round-off
+      ASSERT_EQ(c_count[i], 1);
+      const auto c = static_cast<std::size_t>(c_start[i]);
+      EXPECT_EQ(c_row[c], 0);
+      EXPECT_NEAR(c_point[3 * c], rec.q[i][0], 1e-14);  // under the centre, on the floor
+      EXPECT_NEAR(c_point[3 * c + 1], 0.0, 1e-8);       // projection tolerance
+      EXPECT_NEAR(c_normal[3 * c + 1], g, 1e-9);        // +y on the ball
       ++resting;
     }
   }
   EXPECT_GT(resting, 40);
+  EXPECT_EQ(f_start.back() + f_count.back(), static_cast<long long>(lambda.size()));
 
-  // Every dataset is chunked and extendible (bounded memory for long runs).
-  for (const char* path : {"/trajectory/t", "/trajectory/q", "/forces/lambda", "/events/rows"}) {
+  // Every dataset is chunked, extendible (bounded memory for long runs) and compressed.
+  for (const char* path :
+       {"/trajectory/t", "/trajectory/q", "/forces/lambda", "/events/rows", "/contacts/point"}) {
     const hid_t dataset = H5Dopen2(f, path, H5P_DEFAULT);
     const hid_t dcpl = H5Dget_create_plist(dataset);
     EXPECT_EQ(H5Pget_layout(dcpl), H5D_CHUNKED) << path;
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
+      for (const H5Z_filter_t filter : {H5Z_FILTER_DEFLATE, H5Z_FILTER_SHUFFLE}) {
+        unsigned flags = 0, values[8] = {};
+        std::size_t n = 8;
+        EXPECT_GE(H5Pget_filter_by_id2(dcpl, filter, &flags, &n, values, 0, nullptr, nullptr), 0)
+            << path << " filter " << filter;
+      }
+    }
     const hid_t space = H5Dget_space(dataset);
     hsize_t max_dims[2] = {0, 0};
     H5Sget_simple_extent_dims(space, nullptr, max_dims);
@@ -304,6 +343,11 @@ simulation:
   EXPECT_LT(t.back(), 10.0);
   const std::vector<double> et = Read<double>(f, "/events/t", &dims);
   EXPECT_GE(et.size(), 3u);
+  // Provenance as root attributes (tools/metadata.h).
+  EXPECT_EQ(ReadString(f, "saltus_version"), std::string(Version()));
+  EXPECT_EQ(ReadString(f, "saltus_commit"), std::string(Commit()));
+  EXPECT_EQ(ReadString(f, "scene_sha256"), FileSha256((dir / "zeno.yaml").string()));
+  EXPECT_EQ(ReadString(f, "command_line").rfind("saltus run ", 0), 0u);
   H5Fclose(f);
 
   // results.h5 cannot be created (a directory of that name): an output error (exit 1) that

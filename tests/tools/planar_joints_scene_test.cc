@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "events/simulation.h"
+#include "tests/tools/scene_error_support.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
 
@@ -97,30 +98,8 @@ std::string Edit(const std::string& from, const std::string& to) {
   return kScene.substr(0, at) + to + kScene.substr(at + from.size());
 }
 
-// 1-based line of the first occurrence of `needle` in `text`.
-int LineOf(const std::string& text, const std::string& needle) {
-  const std::size_t at = text.find(needle);
-  EXPECT_NE(at, std::string::npos) << "test bug: '" << needle << "' not in the scene";
-  return static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
-}
-
-// Parses and builds `yaml` expecting a SceneError at the line of `at_needle` whose message
-// contains every needle.
-void ExpectError(const std::string& yaml, const std::string& at_needle,
-                 const std::vector<std::string>& needles) {
-  const int line = LineOf(yaml, at_needle);
-  try {
-    BuildSystem(ParseScene(yaml, "test.yaml"));
-    ADD_FAILURE() << "no SceneError for:\n" << yaml;
-  } catch (const SceneError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(e.line(), line) << what;
-    EXPECT_EQ(what.rfind("test.yaml:" + std::to_string(line) + ": ", 0), 0u) << what;
-    for (const std::string& n : needles) {
-      EXPECT_NE(what.find(n), std::string::npos) << "'" << n << "' missing from: " << what;
-    }
-  }
-}
+using test_support::ExpectSceneErrorAt;
+using test_support::LineOf;
 
 TEST(PlanarJointsScene, NewJointsAndDriversMapToTheModel) {
   const Scene scene = ParseScene(kScene, "test.yaml");
@@ -181,61 +160,63 @@ TEST(PlanarJointsScene, SceneRunsAndFollowsItsDriver) {
 
 TEST(PlanarJointsScene, DriversOnJointsThatCannotTakeThemAreErrorsAtTheJointKey) {
   const std::string angle = Edit("    kind: displacement\n", "    kind: angle\n");
-  ExpectError(angle, "    joint: guide",
-              {"driver 'push'", "an angle driver needs a revolute joint; 'guide' is not one"});
+  ExpectSceneErrorAt(
+      angle, "    joint: guide",
+      {"driver 'push'", "an angle driver needs a revolute joint; 'guide' is not one"});
   for (const char* joint : {"pivot", "rod", "weld", "slot", "spin"}) {
     const std::string yaml = Edit("    joint: guide\n", std::string("    joint: ") + joint + "\n");
-    ExpectError(yaml, std::string("    joint: ") + joint,
-                {"driver 'push'", "a displacement driver needs a prismatic joint; '" +
-                                      std::string(joint) + "' is not one"});
+    ExpectSceneErrorAt(yaml, std::string("    joint: ") + joint,
+                       {"driver 'push'", "a displacement driver needs a prismatic joint; '" +
+                                             std::string(joint) + "' is not one"});
   }
   for (const char* joint : {"rod", "weld", "slot", "spin"}) {
     std::string yaml = Edit("    kind: displacement\n", "    kind: angle\n");
     yaml.replace(yaml.find("    joint: guide\n"), 17, std::string("    joint: ") + joint + "\n");
-    ExpectError(yaml, std::string("    joint: ") + joint,
-                {"driver 'push'", "an angle driver needs a revolute joint; '" + std::string(joint) +
-                                      "' is not one"});
+    ExpectSceneErrorAt(yaml, std::string("    joint: ") + joint,
+                       {"driver 'push'", "an angle driver needs a revolute joint; '" +
+                                             std::string(joint) + "' is not one"});
   }
 }
 
 TEST(PlanarJointsScene, BadDriversAreErrorsNamingTheDriver) {
-  ExpectError(Edit("    joint: guide\n", "    joint: guid\n"), "    joint: guid",
-              {"driver 'push'", "joint 'guid' is not a joint", "did you mean 'guide'"});
-  ExpectError(Edit("    kind: displacement\n", "    kind: displace\n"), "    kind: displace",
-              {"driver 'push'", "kind 'displace' is unknown"});
-  ExpectError(Edit("    profile: sine\n", "    profile: cosine\n"), "    profile: cosine",
-              {"driver 'push'", "profile 'cosine' is unknown"});
-  ExpectError(Edit("    amplitude: 0.05\n", "    amplitude: 0.05\n    coefficients: [1]\n"),
-              "    coefficients", {"driver 'push'", "coefficients"});
-  ExpectError(Edit("    kind: displacement\n", ""), "  - name: push",
-              {"driver 'push'", "missing required key 'kind'"});
-  ExpectError(Edit("    amplitude: 0.05\n", "    amplitude: .inf\n"), "    amplitude",
-              {"driver 'push'", "amplitude"});
-  ExpectError(Edit("  - name: push\n", "  - name: rod\n"), "  - name: rod\n    joint",
-              {"duplicate name 'rod'"});
+  ExpectSceneErrorAt(Edit("    joint: guide\n", "    joint: guid\n"), "    joint: guid",
+                     {"driver 'push'", "joint 'guid' is not a joint", "did you mean 'guide'"});
+  ExpectSceneErrorAt(Edit("    kind: displacement\n", "    kind: displace\n"), "    kind: displace",
+                     {"driver 'push'", "kind 'displace' is unknown"});
+  ExpectSceneErrorAt(Edit("    profile: sine\n", "    profile: cosine\n"), "    profile: cosine",
+                     {"driver 'push'", "profile 'cosine' is unknown"});
+  ExpectSceneErrorAt(Edit("    amplitude: 0.05\n", "    amplitude: 0.05\n    coefficients: [1]\n"),
+                     "    coefficients", {"driver 'push'", "coefficients"});
+  ExpectSceneErrorAt(Edit("    kind: displacement\n", ""), "  - name: push",
+                     {"driver 'push'", "missing required key 'kind'"});
+  ExpectSceneErrorAt(Edit("    amplitude: 0.05\n", "    amplitude: .inf\n"), "    amplitude",
+                     {"driver 'push'", "amplitude"});
+  ExpectSceneErrorAt(Edit("  - name: push\n", "  - name: rod\n"), "  - name: rod\n    joint",
+                     {"duplicate name 'rod'"});
 }
 
 TEST(PlanarJointsScene, BadNewJointsAreErrorsNamingTheJoint) {
   // Distance: length > 0 when given, and the points apart when it is not.
-  ExpectError(Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    length: 0\n"),
-              "    length: 0", {"joint 'rod'", "length"});
-  ExpectError(Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    length: -1\n"),
-              "    length: -1", {"joint 'rod'", "length"});
-  ExpectError(
+  ExpectSceneErrorAt(Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    length: 0\n"),
+                     "    length: 0", {"joint 'rod'", "length"});
+  ExpectSceneErrorAt(Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    length: -1\n"),
+                     "    length: -1", {"joint 'rod'", "length"});
+  ExpectSceneErrorAt(
       Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    point_b: [-0.3, 0.1]\n"),
       "  - name: rod", {"joint 'rod'", "length must be > 0"});
   // Keys of another joint type.
-  ExpectError(Edit("    point_a: [0, 0.2]\n", "    point_a: [0, 0.2]\n    length: 1\n"),
-              "    length: 1", {"joint 'weld'", "'length'", "a fixed joint"});
-  ExpectError(Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    axis_a: [1, 0]\n"),
-              "    axis_a: [1, 0]", {"joint 'rod'", "'axis_a'", "a distance joint"});
-  ExpectError(Edit("    axis_a: [2, 0]\n", "    axis_a: [2, 0]\n    angle0: 1\n"), "    angle0: 1",
-              {"joint 'slot'", "'angle0'", "a point_on_line joint"});
+  ExpectSceneErrorAt(Edit("    point_a: [0, 0.2]\n", "    point_a: [0, 0.2]\n    length: 1\n"),
+                     "    length: 1", {"joint 'weld'", "'length'", "a fixed joint"});
+  ExpectSceneErrorAt(
+      Edit("    point_a: [0.05, 0]\n", "    point_a: [0.05, 0]\n    axis_a: [1, 0]\n"),
+      "    axis_a: [1, 0]", {"joint 'rod'", "'axis_a'", "a distance joint"});
+  ExpectSceneErrorAt(Edit("    axis_a: [2, 0]\n", "    axis_a: [2, 0]\n    angle0: 1\n"),
+                     "    angle0: 1", {"joint 'slot'", "'angle0'", "a point_on_line joint"});
   // Zero axis; unknown type with a suggestion.
-  ExpectError(Edit("    axis_a: [2, 0]\n", "    axis_a: [0, 0]\n"), "    axis_a: [0, 0]",
-              {"joint 'slot'", "axis_a"});
-  ExpectError(Edit("    type: point_on_line\n", "    type: point_on_lin\n"),
-              "    type: point_on_lin", {"joint 'slot'", "did you mean 'point_on_line'"});
+  ExpectSceneErrorAt(Edit("    axis_a: [2, 0]\n", "    axis_a: [0, 0]\n"), "    axis_a: [0, 0]",
+                     {"joint 'slot'", "axis_a"});
+  ExpectSceneErrorAt(Edit("    type: point_on_line\n", "    type: point_on_lin\n"),
+                     "    type: point_on_lin", {"joint 'slot'", "did you mean 'point_on_line'"});
 }
 
 // Issue 3 §4: an initial state that cannot be assembled is an error naming the joints left with

@@ -18,8 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/vtp_reader.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
+#include "tools/vtk_polydata.h"
 
 namespace saltus::tools {
 namespace {
@@ -55,16 +57,10 @@ fs::path Scratch(const std::string& name) {
   return dir;
 }
 
-// Values of the DataArray named `name` (whitespace-separated text).
-std::vector<double> DataArray(const std::string& xml, const std::string& name) {
-  const std::regex pattern("<DataArray[^>]*Name=\"" + name + "\"[^>]*>([^<]*)</DataArray>");
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(xml, m, pattern)) << name;
-  std::vector<double> values;
-  std::istringstream in(m.size() > 1 ? m[1].str() : "");
-  double x = 0;
-  while (in >> x) values.push_back(x);
-  return values;
+// Values of the DataArray named `name` (the first with that name), decoded from the binary
+// appended data.
+std::vector<double> DataArray(const std::string& vtp, const std::string& name) {
+  return test_support::VtpArray(vtp, name);
 }
 
 int Attribute(const std::string& xml, const std::string& name) {
@@ -109,7 +105,7 @@ TEST(VtkWriterTest, FramesMatchTheReportedStates) {
   Recorder rec;
   {
     events::Simulation simulation(system, scene.options);
-    VtkWriter writer(model, scene.contacts, dir, "ball");
+    VtkWriter writer(model, scene.contacts, dir, "ball", false, &simulation);
     simulation.AddObserver(&writer);
     simulation.AddObserver(&rec);
     simulation.SetState(0.0, model->InitialPositions(), model->InitialVelocities());
@@ -121,31 +117,40 @@ TEST(VtkWriterTest, FramesMatchTheReportedStates) {
   }
   const Collection c = ReadPvd(dir / "ball.pvd");
   ASSERT_EQ(c.t.size(), rec.t.size());
-  ASSERT_GE(c.t.size(), 12u);  // 0, 0.05, ..., 0.6
-  const double r = 0.1;
+  ASSERT_GE(c.t.size(), 12u);                                   // 0, 0.05, ..., 0.6
+  const double r = 0.1, g = 9.81, t1 = std::sqrt(2 * 0.9 / g);  // impact, e = 0: rests after
+  int resting = 0;
   for (std::size_t i = 0; i < c.t.size(); ++i) {
     EXPECT_DOUBLE_EQ(c.t[i], rec.t[i]);  // %.17g round-trips exactly (4 ulp check)
     const std::string xml = ReadFile(dir / c.files[i]);
     ASSERT_FALSE(xml.empty()) << c.files[i];
-    // 1 body centre, 24 outline points, 1 contact point, 2 ends of the floor segment.
-    ASSERT_EQ(Attribute(xml, "NumberOfPoints"), 1 + kDiskOutlineSegments + 1 + 2);
-    EXPECT_EQ(Attribute(xml, "NumberOfVerts"), 2);
+    EXPECT_NE(xml.find("compressor=\"vtkZLibDataCompressor\""), std::string::npos);
+    EXPECT_DOUBLE_EQ(DataArray(xml, "TimeValue").at(0), rec.t[i]);
+    // 1 body centre (no links: the ball's only attachment is its centre), 24 outline points,
+    // 2 ends of the floor segment, and the contact point once the ball rests.
+    const bool closed = rec.t[i] > t1;
+    resting += closed;
+    const int points = 1 + kDiskOutlineSegments + 2 + (closed ? 1 : 0);
+    ASSERT_EQ(Attribute(xml, "NumberOfPoints"), points);
+    EXPECT_EQ(Attribute(xml, "NumberOfVerts"), closed ? 2 : 1);
     EXPECT_EQ(Attribute(xml, "NumberOfLines"), 2);
     const std::vector<double> p = DataArray(xml, "Points");
     const std::vector<double> orientation = DataArray(xml, "orientation");
     const std::vector<double> velocity = DataArray(xml, "velocity");
     const std::vector<double> body = DataArray(xml, "body");
-    ASSERT_EQ(p.size(), 3u * 28u);
+    const std::vector<double> force = DataArray(xml, "force");
+    ASSERT_EQ(p.size(), 3u * static_cast<std::size_t>(points));
     ASSERT_EQ(velocity.size(), p.size());
+    ASSERT_EQ(force.size(), p.size());
     const Eigen::VectorXd& q = rec.q[i];
     const Eigen::VectorXd& v = rec.v[i];
-    // The centre, the x axis and the velocity of the body, exactly as printed (%.17g).
-    EXPECT_DOUBLE_EQ(p[0], q[0]);
-    EXPECT_DOUBLE_EQ(p[1], q[1]);
+    // The centre, the x axis and the velocity of the body, exactly (Float64).
+    EXPECT_EQ(p[0], q[0]);
+    EXPECT_EQ(p[1], q[1]);
     EXPECT_DOUBLE_EQ(orientation[0], std::cos(q[2]));
     EXPECT_DOUBLE_EQ(orientation[1], std::sin(q[2]));
-    EXPECT_DOUBLE_EQ(velocity[0], v[0]);
-    EXPECT_DOUBLE_EQ(velocity[1], v[1]);
+    EXPECT_EQ(velocity[0], v[0]);
+    EXPECT_EQ(velocity[1], v[1]);
     EXPECT_EQ(body[0], 0);
     // The outline: every point at distance r from the centre (round-off of cos/sin: 1e-14),
     // carried by the ball, moving with the rigid-body velocity v_r + ω J ρ.
@@ -155,23 +160,89 @@ TEST(VtkWriterTest, FramesMatchTheReportedStates) {
       EXPECT_NEAR(velocity[3 * k], v[0] - v[2] * dy, 1e-13) << k;
       EXPECT_NEAR(velocity[3 * k + 1], v[1] + v[2] * dx, 1e-13) << k;
     }
-    // The contact point is the lowest point of the disk, x of the centre, y − r.
-    const std::size_t cp = 3 * (1 + kDiskOutlineSegments);
+    // The floor segment lies on y = 0, centred under the ball, carried by the ground.
+    const std::size_t seg = 3 * (1 + kDiskOutlineSegments);
+    EXPECT_NEAR(p[seg + 1], 0.0, 1e-14);
+    EXPECT_NEAR(p[seg + 4], 0.0, 1e-14);
+    EXPECT_NEAR(0.5 * (p[seg] + p[seg + 3]), q[0], 1e-14);
+    EXPECT_EQ(body[1 + kDiskOutlineSegments], -1);
+    // Cell kinds: body (and contact) vertices, then disk and line.
+    EXPECT_EQ(DataArray(xml, "kind"),
+              closed ? std::vector<double>({0, 1, 2, 3}) : std::vector<double>({0, 2, 3}));
+    const std::vector<double> offsets = DataArray(xml, "offsets");  // Verts' first
+    EXPECT_EQ(offsets, closed ? std::vector<double>({1, 2}) : std::vector<double>({1}));
+    if (!closed) continue;
+    // The contact point is the lowest point of the disk, on the floor (within the event
+    // loop's projection tolerance, 1e-8), and carries the resting force m g along +y: the
+    // index-1 solve of m ÿ = −m g + λ, exact to round-off (1e-9).
+    const std::size_t cp = seg + 6;
     EXPECT_NEAR(p[cp], q[0], 1e-14);
     EXPECT_NEAR(p[cp + 1], q[1] - r, 1e-14);
-    // The floor segment lies on y = 0, centred under the ball, carried by the ground.
-    EXPECT_NEAR(p[cp + 4], 0.0, 1e-14);
-    EXPECT_NEAR(p[cp + 7], 0.0, 1e-14);
-    EXPECT_NEAR(0.5 * (p[cp + 3] + p[cp + 6]), q[0], 1e-14);
-    EXPECT_EQ(body[1 + kDiskOutlineSegments + 1], -1);
-    // Cell kinds: body and contact vertices, then disk and line.
-    EXPECT_EQ(DataArray(xml, "kind"), std::vector<double>({0, 1, 2, 3}));
-    const std::vector<double> offsets = DataArray(xml, "offsets");  // Verts' first
-    EXPECT_EQ(offsets, std::vector<double>({1, 2}));
+    EXPECT_NEAR(p[cp + 1], 0.0, 1e-8);
+    EXPECT_NEAR(force[cp], 0.0, 1e-9);
+    EXPECT_NEAR(force[cp + 1], g, 1e-9);
+    EXPECT_EQ(DataArray(xml, "normal_force")[cp + 1], force[cp + 1]);
+    EXPECT_EQ(DataArray(xml, "tangential_force")[cp + 1], 0.0);  // frictionless
+    EXPECT_EQ(DataArray(xml, "item").at(1), 0);                  // the contact's row
   }
-  // Resting at the end: the contact point on the floor.
-  const std::string last = ReadFile(dir / c.files.back());
-  EXPECT_NEAR(DataArray(last, "Points")[1], r, 1e-8);  // projection tolerance of the event loop
+  EXPECT_GT(resting, 2);
+}
+
+// A planar mechanism without disks is drawn as its links: a line from each body's centre to
+// every joint point on it (the crank of the slider-crank: its two pins).
+TEST(VtkWriterTest, PlanarLinksAreDrawn) {
+  const fs::path dir = Scratch("links");
+  const Scene scene =
+      LoadSceneFile(std::string(SALTUS_EXAMPLES_DIR) + "/planar/driven_slider_crank.yaml");
+  const auto system = BuildSystem(scene);
+  const auto model = std::shared_ptr<const engine::PlanarModel>(system, &system->model());
+  VtkWriter writer(model, scene.contacts, dir, "crank");
+  const Eigen::VectorXd q = model->InitialPositions(), v = model->InitialVelocities();
+  writer.OnOutput(0.0, q, v);
+  writer.Close();
+  const std::string xml = ReadFile(dir / ReadPvd(dir / "crank.pvd").files.at(0));
+  const std::vector<double> kind = DataArray(xml, "kind");
+  const std::vector<double> p = DataArray(xml, "Points");
+  const std::vector<double> conn = DataArray(xml, "connectivity");  // Verts' first
+  EXPECT_GT(std::count(kind.begin(), kind.end(), 7.0), 0);
+  // Every joint point of every joint is the end of a link of its bodies: its world position
+  // appears among the points.
+  for (const engine::PlanarJoint& j : model->joints()) {
+    for (const auto& [body, s] : {std::pair{j.body_a, j.point_a}, std::pair{j.body_b, j.point_b}}) {
+      if (body == engine::kGround || s.isZero() ||
+          j.type == engine::PlanarJointType::kAngleDriver) {
+        continue;
+      }
+      const double c = std::cos(q[3 * body + 2]), sn = std::sin(q[3 * body + 2]);
+      const Eigen::Vector2d x(q[3 * body] + c * s.x() - sn * s.y(),
+                              q[3 * body + 1] + sn * s.x() + c * s.y());
+      bool found = false;
+      for (std::size_t k = 0; k + 2 < p.size(); k += 3) {
+        found = found || (std::abs(p[k] - x.x()) < 1e-12 && std::abs(p[k + 1] - x.y()) < 1e-12);
+      }
+      EXPECT_TRUE(found) << j.name;
+    }
+  }
+}
+
+// Binary appended and compressed: the 60-sphere frame of `saltus generate sphere_pile` is a
+// fraction of its ASCII size (0.85 MB before); the exact figure is printed.
+TEST(VtkWriterTest, FramesAreCompressed) {
+  const std::vector<double> ramp = [] {
+    std::vector<double> x(100000);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7);
+    return x;
+  }();
+  const std::string block = CompressVtkArray(ramp.data(), ramp.size() * sizeof(double));
+  EXPECT_LT(block.size(), ramp.size() * sizeof(double) / 20);  // a repetitive array
+  PolyData frame({"body"}, {"velocity"});
+  frame.AddVert(frame.AddPoint(Eigen::Vector3d(1, 2, 3), {5}, {Eigen::Vector3d(4, 5, 6)}), 0, 5);
+  const std::string vtp = frame.Encode(0.25, "velocity");
+  EXPECT_EQ(DataArray(vtp, "Points"), std::vector<double>({1, 2, 3}));
+  EXPECT_EQ(DataArray(vtp, "velocity"), std::vector<double>({4, 5, 6}));
+  EXPECT_EQ(DataArray(vtp, "body"), std::vector<double>({5}));
+  EXPECT_EQ(DataArray(vtp, "TimeValue"), std::vector<double>({0.25}));
+  EXPECT_EQ(DataArray(vtp, "item"), std::vector<double>({5}));
 }
 
 TEST(VtkWriterTest, BadPathsThrowNamingThem) {
@@ -224,10 +295,9 @@ simulation:
 std::vector<double> SectionArray(const std::string& xml, const std::string& section,
                                  const std::string& name) {
   const std::size_t a = xml.find("<" + section + ">");
-  const std::size_t b = xml.find("</" + section + ">");
-  EXPECT_TRUE(a != std::string::npos && b != std::string::npos) << section;
-  if (a == std::string::npos || b == std::string::npos) return {};
-  return DataArray(xml.substr(a, b - a), name);
+  EXPECT_TRUE(a != std::string::npos) << section;
+  if (a == std::string::npos) return {};
+  return test_support::VtpArray(xml, name, a);
 }
 
 // Every edge of the closed surface is shared by exactly two triangles, in opposite directions

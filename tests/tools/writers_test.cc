@@ -80,7 +80,9 @@ TEST(WritersTest, EventLogJoinsRowNamesAndImpulses) {
   const auto system = TwoCoordinateSystem();
   std::ostringstream out;
   EventLogWriter writer(*system, out);
-  EXPECT_EQ(HeaderOf(out.str()), "t,kind,contacts,impulse,energy_before,energy_after");
+  EXPECT_EQ(HeaderOf(out.str()),
+            "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
+            "energy_gain");
   events::Event e;
   e.t = 1.5;
   e.kind = events::EventKind::kImpact;
@@ -88,17 +90,23 @@ TEST(WritersTest, EventLogJoinsRowNamesAndImpulses) {
   e.impulses = {0.25, 3.0};
   e.energy_before = 2.0;
   e.energy_after = 1.5;
+  e.tangential_impulses = {Eigen::Vector2d::Zero(), Eigen::Vector2d::Zero()};
+  e.modes = {events::ContactMode::kOpen, events::ContactMode::kClosed};
+  e.slip_directions = e.tangential_impulses;
   const Eigen::Vector2d zero = Eigen::Vector2d::Zero();
   writer.OnEvent(e, zero, zero, zero);
   e.kind = events::EventKind::kTakeoff;
   e.rows = {1};
   e.impulses = {0.0};
+  e.tangential_impulses = {Eigen::Vector2d::Zero()};
+  e.modes = {events::ContactMode::kOpen};
+  e.slip_directions = e.tangential_impulses;
   writer.OnEvent(e, zero, zero, zero);
   EXPECT_EQ(writer.events(), 2);
   const std::string csv = out.str();
   EXPECT_EQ(csv.substr(csv.find('\n') + 1),
-            "1.5,impact,stop_a;stop_b,0.25;3,2,1.5\n"
-            "1.5,takeoff,stop_b,0,2,1.5\n");
+            "1.5,impact,stop_a;stop_b,0.25;3,2,1.5,0;0,open;closed,0\n"
+            "1.5,takeoff,stop_b,0,2,1.5,0,open,0\n");
   EXPECT_EQ(RowNames(*system, {1, 0}), "stop_b;stop_a");
 }
 

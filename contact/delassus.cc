@@ -1,0 +1,131 @@
+#include "contact/delassus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace saltus::contact {
+
+std::string RowLabel(const engine::MechanicalSystem& system, int row) {
+  return "row " + std::to_string(row) + " ('" + system.constraint_info(row).name + "')";
+}
+
+void ValidateState(const char* who, const engine::MechanicalSystem& system, double t,
+                   const Eigen::VectorXd& q, const Eigen::VectorXd& v, const char* v_name) {
+  const std::string w(who);
+  if (!std::isfinite(t)) throw std::invalid_argument(w + ": t is not finite");
+  if (q.size() != system.nq()) {
+    throw std::invalid_argument(w + ": q has " + std::to_string(q.size()) +
+                                " entries, nq = " + std::to_string(system.nq()));
+  }
+  if (v.size() != system.nv()) {
+    throw std::invalid_argument(w + ": " + v_name + " has " + std::to_string(v.size()) +
+                                " entries, nv = " + std::to_string(system.nv()));
+  }
+  if (!q.allFinite()) throw std::invalid_argument(w + ": q has a non-finite entry");
+  if (!v.allFinite()) throw std::invalid_argument(w + ": " + v_name + " has a non-finite entry");
+}
+
+void ValidateRows(const char* who, const engine::MechanicalSystem& system,
+                  std::span<const int> bilateral_rows, std::span<const int> unilateral_rows) {
+  const auto check = [&](std::span<const int> rows, const char* list) {
+    for (int r : rows) {
+      if (r < 0 || r >= system.num_constraints()) {
+        throw std::invalid_argument(std::string(who) + ": " + list + " row " + std::to_string(r) +
+                                    " outside [0, " + std::to_string(system.num_constraints()) +
+                                    ")");
+      }
+    }
+  };
+  check(bilateral_rows, "bilateral");
+  check(unilateral_rows, "unilateral");
+  // Duplicates, within or across the two lists: sort a copy (these lists are short).
+  thread_local std::vector<int> all;
+  all.assign(bilateral_rows.begin(), bilateral_rows.end());
+  all.insert(all.end(), unilateral_rows.begin(), unilateral_rows.end());
+  std::sort(all.begin(), all.end());
+  const auto dup = std::adjacent_find(all.begin(), all.end());
+  if (dup != all.end()) {
+    throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, *dup) + " listed twice");
+  }
+}
+
+DenseAssembly AssembleDense(const engine::MechanicalSystem& system, double t,
+                            const Eigen::VectorXd& q, std::span<const int> bilateral_rows,
+                            std::span<const int> unilateral_rows) {
+  DenseAssembly a;
+  Eigen::MatrixXd M;
+  system.MassMatrix(q, &M);
+  const int nv = system.nv();
+  if (M.rows() != nv || M.cols() != nv || !M.allFinite()) {
+    a.error = "mass matrix is not a finite nv x nv matrix";
+    return a;
+  }
+  a.llt.compute(M);
+  if (a.llt.info() != Eigen::Success) {
+    a.error = "mass matrix is not positive definite (Cholesky failed)";
+    return a;
+  }
+  system.ConstraintJacobian(t, q, bilateral_rows, &a.G_b);
+  system.ConstraintJacobian(t, q, unilateral_rows, &a.G_u);
+  if (!a.G_b.allFinite() || !a.G_u.allFinite()) {
+    a.error = "constraint Jacobian has a non-finite entry";
+    return a;
+  }
+  // (Eigen's triangular solve reads element (0, 0) of an empty right-hand side: skip those.)
+  a.A_b.resize(nv, a.G_b.rows());
+  a.A_u.resize(nv, a.G_u.rows());
+  if (a.G_b.rows() > 0) a.A_b = a.llt.matrixL().solve(a.G_b.transpose());
+  if (a.G_u.rows() > 0) a.A_u = a.llt.matrixL().solve(a.G_u.transpose());
+  return a;
+}
+
+BilateralElimination::BilateralElimination(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
+                                           const Eigen::VectorXd& y0, const Eigen::VectorXd& c_b)
+    : A_b_(&A_b), A_u_(&A_u), y0_(y0), c_b_(c_b) {
+  const Eigen::Index nv = y0.size();
+  Eigen::MatrixXd Q1(nv, 0);
+  Eigen::VectorXd s(0);
+  if (A_b.cols() > 0) {
+    cod_.setThreshold(kBilateralRankTolerance);
+    cod_.compute(A_b);
+    rank_ = static_cast<int>(cod_.rank());
+    Q1 = cod_.householderQ() * Eigen::MatrixXd::Identity(nv, rank_);
+    // Component of y in range(A_B) fixed by the bilateral rows: (A_Bᵀ Q₁) s = −c_B, A_Bᵀ Q₁ of
+    // full column rank; least squares if redundant rows are inconsistent.
+    if (rank_ > 0) {
+      const Eigen::MatrixXd K = A_b.transpose() * Q1;
+      s = K.colPivHouseholderQr().solve(-c_b);
+    }
+  }
+  C_ = A_u;
+  y_free_ = y0;
+  if (rank_ > 0) {
+    C_.noalias() -= Q1 * (Q1.transpose() * A_u);
+    y_free_.noalias() -= Q1 * (Q1.transpose() * y0);
+    y_free_.noalias() += Q1 * s;
+  }
+  W_ = C_.transpose() * C_;
+  W_ = 0.5 * (W_ + W_.transpose()).eval();
+}
+
+Eigen::VectorXd BilateralElimination::Rhs(const Eigen::VectorXd& d_u) const {
+  return A_u_->transpose() * y_free_ + d_u;
+}
+
+void BilateralElimination::Recover(const Eigen::VectorXd& z_u, Eigen::VectorXd* y,
+                                   Eigen::VectorXd* z_b, double* bilateral_residual) const {
+  *y = y_free_ + C_ * z_u;
+  *bilateral_residual = 0.0;
+  if (A_b_->cols() == 0) {
+    z_b->resize(0);
+    return;
+  }
+  // A_B z_B = y − y0 − A_U z_U, which lies in range(A_B): minimum-norm z_B.
+  const Eigen::VectorXd rhs = *y - y0_ - *A_u_ * z_u;
+  *z_b = rank_ > 0 ? Eigen::VectorXd(cod_.solve(rhs)) : Eigen::VectorXd::Zero(A_b_->cols());
+  *bilateral_residual = (A_b_->transpose() * *y + c_b_).lpNorm<Eigen::Infinity>();
+}
+
+}  // namespace saltus::contact

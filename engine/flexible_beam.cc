@@ -1,0 +1,382 @@
+#include "engine/flexible_beam.h"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "engine/validation.h"
+
+namespace saltus::engine {
+namespace {
+
+using namespace validation;  // NOLINT: shared builder checks (engine/validation.h)
+
+// Gauss–Legendre nodes and weights on [−1, 1] (Abramowitz & Stegun, Table 25.4). Six points
+// integrate polynomials of degree 11 exactly: the mass integrals of the foreshortened
+// kinematics reach degree 10 within an element (H is of degree 5, ū·ū holds H²).
+constexpr double kGauss6X[6] = {-0.9324695142031521, -0.6612093864662645, -0.2386191860831909,
+                                0.2386191860831909,  0.6612093864662645,  0.9324695142031521};
+constexpr double kGauss6W[6] = {0.1713244923791704, 0.3607615730481386, 0.4679139345726910,
+                                0.4679139345726910, 0.3607615730481386, 0.1713244923791704};
+// Three points (degree 5) for H: its integrand s_w'ᵀ s_w' has degree 4.
+constexpr double kGauss3X[3] = {-0.7745966692414834, 0.0, 0.7745966692414834};
+constexpr double kGauss3W[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
+
+// Local shape functions at ξ ∈ [0, 1] of an element of length l: axial (N, N'), Hermite
+// (H, H', H'') in the order (w_k, φ_k, w_k+1, φ_k+1); derivatives with respect to X.
+struct ElementShape {
+  Eigen::Vector2d n, dn;
+  Eigen::Vector4d h, dh, ddh;
+};
+ElementShape ShapeAt(double xi, double l) {
+  const double x2 = xi * xi, x3 = x2 * xi;
+  ElementShape s;
+  s.n << 1.0 - xi, xi;
+  s.dn << -1.0 / l, 1.0 / l;
+  s.h << 1.0 - 3.0 * x2 + 2.0 * x3, l * (xi - 2.0 * x2 + x3), 3.0 * x2 - 2.0 * x3, l * (x3 - x2);
+  s.dh << (-6.0 * xi + 6.0 * x2) / l, 1.0 - 4.0 * xi + 3.0 * x2, (6.0 * xi - 6.0 * x2) / l,
+      3.0 * x2 - 2.0 * xi;
+  s.ddh << (-6.0 + 12.0 * xi) / (l * l), (-4.0 + 6.0 * xi) / l, (6.0 - 12.0 * xi) / (l * l),
+      (-2.0 + 6.0 * xi) / l;
+  return s;
+}
+// Nodal indices of element e: u_k, u_k+1 and w_k, φ_k, w_k+1, φ_k+1.
+std::array<int, 2> AxialDofs(int e) { return {3 * e, 3 * e + 3}; }
+std::array<int, 4> BendingDofs(int e) { return {3 * e + 1, 3 * e + 2, 3 * e + 4, 3 * e + 5}; }
+
+// Coordinates the reference conditions fix (see the header).
+std::vector<int> FixedDofs(int elements, BeamReference reference) {
+  switch (reference) {
+    case BeamReference::kClamped:
+      return {0, 1, 2};
+    case BeamReference::kPinned:
+      return {0, 1, 3 * elements + 1};
+    case BeamReference::kFree:
+      return {};
+  }
+  return {};
+}
+
+const char* ReferenceName(BeamReference reference) {
+  switch (reference) {
+    case BeamReference::kClamped:
+      return "clamped";
+    case BeamReference::kPinned:
+      return "pinned";
+    case BeamReference::kFree:
+      return "free";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int AvailableModes(int elements, BeamReference reference) {
+  const int all = 3 * (elements + 1);
+  return reference == BeamReference::kFree
+             ? all - 3
+             : all - static_cast<int>(FixedDofs(elements, reference).size());
+}
+
+void ValidateBeam(const std::string& label, const BeamProperties& beam) {
+  RequirePositive(label, "length", beam.length);
+  RequirePositive(label, "E (youngs_modulus)", beam.youngs_modulus);
+  RequirePositive(label, "density", beam.density);
+  RequirePositive(label, "area", beam.area);
+  RequirePositive(label, "second_moment", beam.second_moment);
+  RequireNonNegative(label, "rayleigh_alpha", beam.rayleigh_alpha);
+  RequireNonNegative(label, "rayleigh_beta", beam.rayleigh_beta);
+  RequireNonNegative(label, "modal_damping", beam.modal_damping);
+  if (beam.elements < 1) {
+    Fail(label, "elements must be >= 1, got " + std::to_string(beam.elements));
+  }
+  const int available = AvailableModes(beam.elements, beam.reference);
+  if (beam.modes < 1 || beam.modes > available) {
+    Fail(label, "modes must be in [1, " + std::to_string(available) + "] (" +
+                    std::to_string(beam.elements) + " elements, " + ReferenceName(beam.reference) +
+                    " reference), got " + std::to_string(beam.modes));
+  }
+}
+
+FlexibleBeam::FlexibleBeam(const BeamProperties& properties, const std::string& label)
+    : properties_(properties) {
+  ValidateBeam(label, properties_);
+  mass_ = properties_.density * properties_.area * properties_.length;
+  Assemble();
+  Reduce();
+  Precompute();
+}
+
+double FlexibleBeam::NodeX(int node) const {
+  if (node < 0 || node > properties_.elements) {
+    throw std::out_of_range("FlexibleBeam: node " + std::to_string(node) + " outside [0, " +
+                            std::to_string(properties_.elements) + "]");
+  }
+  return properties_.length * node / properties_.elements;
+}
+
+void FlexibleBeam::Assemble() {
+  const int n = properties_.elements;
+  const int dofs = 3 * (n + 1);
+  const double l = properties_.length / n;
+  const double ea = properties_.youngs_modulus * properties_.area;
+  const double ei = properties_.youngs_modulus * properties_.second_moment;
+  const double rho_a = properties_.density * properties_.area;
+  k_fe_.setZero(dofs, dofs);
+  m_fe_.setZero(dofs, dofs);
+  for (int e = 0; e < n; ++e) {
+    const auto ax = AxialDofs(e);
+    const auto bd = BendingDofs(e);
+    for (int g = 0; g < 6; ++g) {
+      const ElementShape s = ShapeAt(0.5 * (1.0 + kGauss6X[g]), l);
+      const double w = 0.5 * kGauss6W[g] * l;
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < 2; ++j) {
+          k_fe_(ax[i], ax[j]) += w * ea * s.dn(i) * s.dn(j);
+          m_fe_(ax[i], ax[j]) += w * rho_a * s.n(i) * s.n(j);
+        }
+      }
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          k_fe_(bd[i], bd[j]) += w * ei * s.ddh(i) * s.ddh(j);
+          m_fe_(bd[i], bd[j]) += w * rho_a * s.h(i) * s.h(j);
+        }
+      }
+    }
+  }
+}
+
+void FlexibleBeam::Reduce() {
+  const int dofs = static_cast<int>(k_fe_.rows());
+  const std::vector<int> fixed = FixedDofs(properties_.elements, properties_.reference);
+  std::vector<int> active;
+  for (int i = 0; i < dofs; ++i) {
+    if (std::find(fixed.begin(), fixed.end(), i) == fixed.end()) active.push_back(i);
+  }
+  const auto na = static_cast<Eigen::Index>(active.size());
+  Eigen::MatrixXd k(na, na), m(na, na);
+  for (Eigen::Index i = 0; i < na; ++i) {
+    for (Eigen::Index j = 0; j < na; ++j) {
+      k(i, j) = k_fe_(active[i], active[j]);
+      m(i, j) = m_fe_(active[i], active[j]);
+    }
+  }
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(k, m);
+  if (eig.info() != Eigen::Success) {
+    throw std::runtime_error("FlexibleBeam: the generalized eigenproblem did not converge");
+  }
+  // Free–free: the three lowest modes are the rigid motions (ω = 0 up to round-off).
+  const Eigen::Index skip = properties_.reference == BeamReference::kFree ? 3 : 0;
+  const Eigen::Index count = na - skip;
+  all_omega_ = eig.eigenvalues().tail(count).cwiseMax(0.0).cwiseSqrt();
+  const int modes = properties_.modes;
+  omega_ = all_omega_.head(modes);
+  damping_ = (properties_.rayleigh_alpha + properties_.rayleigh_beta * omega_.array().square() +
+              2.0 * properties_.modal_damping * omega_.array())
+                 .matrix();
+  phi_.setZero(dofs, modes);
+  for (int j = 0; j < modes; ++j) {
+    Eigen::VectorXd x = eig.eigenvectors().col(skip + j);  // xᵀ m x = 1 (Eigen normalizes)
+    // A deterministic sign: the entry of largest magnitude is positive.
+    Eigen::Index largest = 0;
+    x.cwiseAbs().maxCoeff(&largest);
+    if (x(largest) < 0.0) x = -x;
+    for (Eigen::Index i = 0; i < na; ++i) phi_(active[i], j) = x(i);
+  }
+}
+
+void FlexibleBeam::ShapeRows(double X, Eigen::RowVectorXd* su, Eigen::RowVectorXd* sw,
+                             Eigen::RowVectorXd* dsw) const {
+  const int n = properties_.elements;
+  const double l = properties_.length / n;
+  const int e = std::clamp(static_cast<int>(std::floor(X / l)), 0, n - 1);
+  const ElementShape s = ShapeAt((X - e * l) / l, l);
+  const int dofs = 3 * (n + 1);
+  su->setZero(dofs);
+  sw->setZero(dofs);
+  dsw->setZero(dofs);
+  const auto ax = AxialDofs(e);
+  const auto bd = BendingDofs(e);
+  for (int i = 0; i < 2; ++i) (*su)(ax[i]) = s.n(i);
+  for (int i = 0; i < 4; ++i) {
+    (*sw)(bd[i]) = s.h(i);
+    (*dsw)(bd[i]) = s.dh(i);
+  }
+}
+
+BeamPoint FlexibleBeam::PointAt(double X) const {
+  const double L = properties_.length;
+  if (!(X >= 0.0 && X <= L)) {
+    throw std::out_of_range("FlexibleBeam: X = " + Num(X) + " outside [0, " + Num(L) + "]");
+  }
+  Eigen::RowVectorXd su, sw, dsw;
+  ShapeRows(X, &su, &sw, &dsw);
+  BeamPoint p;
+  p.X = X;
+  p.su = su * phi_;
+  p.sw = sw * phi_;
+  p.slope = dsw * phi_;
+  const int m = num_modes();
+  p.H.setZero(m, m);
+  if (!properties_.geometric_stiffening) return p;
+  // H(X) = ∫₀^X ψᵀψ dξ element by element (3-point Gauss is exact on each piece).
+  const int n = properties_.elements;
+  const double l = L / n;
+  for (int e = 0; e < n && e * l < X; ++e) {
+    const double a = e * l, b = std::min(X, (e + 1) * l);
+    for (int g = 0; g < 3; ++g) {
+      const double xg = a + 0.5 * (b - a) * (1.0 + kGauss3X[g]);
+      Eigen::RowVectorXd su_g, sw_g, dsw_g;  // xg is inside element e (Gauss nodes are interior)
+      ShapeRows(xg, &su_g, &sw_g, &dsw_g);
+      const Eigen::RowVectorXd psi = dsw_g * phi_;
+      p.H.noalias() += 0.5 * (b - a) * kGauss3W[g] * psi.transpose() * psi;
+    }
+  }
+  return p;
+}
+
+void FlexibleBeam::Precompute() {
+  const int n = properties_.elements;
+  const double l = properties_.length / n;
+  const double rho_a = properties_.density * properties_.area;
+  gauss_.clear();
+  weight_.clear();
+  for (int e = 0; e < n; ++e) {
+    for (int g = 0; g < 6; ++g) {
+      gauss_.push_back(PointAt(e * l + 0.5 * (1.0 + kGauss6X[g]) * l));
+      weight_.push_back(rho_a * 0.5 * kGauss6W[g] * l);
+    }
+  }
+}
+
+BeamPointMotion FlexibleBeam::Motion(const BeamPoint& point,
+                                     const Eigen::Ref<const Eigen::VectorXd>& eta,
+                                     const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const {
+  BeamPointMotion motion;
+  Eigen::VectorXd h_eta;
+  MotionInto(point, eta, eta_dot, &motion, &h_eta);
+  return motion;
+}
+
+void FlexibleBeam::MotionInto(const BeamPoint& point, const Eigen::Ref<const Eigen::VectorXd>& eta,
+                              const Eigen::Ref<const Eigen::VectorXd>& eta_dot,
+                              BeamPointMotion* motion, Eigen::VectorXd* h_eta) const {
+  motion->B.resize(2, num_modes());
+  motion->B.row(0) = point.su;
+  motion->B.row(1) = point.sw;
+  motion->u << point.X + point.su.dot(eta), point.sw.dot(eta);
+  motion->hdot = 0.0;
+  if (properties_.geometric_stiffening) {
+    h_eta->noalias() = point.H * eta;
+    motion->u.x() -= 0.5 * eta.dot(*h_eta);
+    motion->B.row(0) -= h_eta->transpose();
+  }
+  if (eta_dot.size() == 0) {
+    motion->u_dot.setZero();
+    return;
+  }
+  motion->u_dot << motion->B.row(0).dot(eta_dot), motion->B.row(1).dot(eta_dot);
+  if (properties_.geometric_stiffening) {
+    h_eta->noalias() = point.H * eta_dot;
+    motion->hdot = eta_dot.dot(*h_eta);
+  }
+}
+
+namespace {
+Eigen::Matrix2d Rotation(double theta) {
+  const double c = std::cos(theta), s = std::sin(theta);
+  return (Eigen::Matrix2d() << c, -s, s, c).finished();
+}
+Eigen::Vector2d Perp(const Eigen::Vector2d& x) { return {-x.y(), x.x()}; }
+}  // namespace
+
+void FlexibleBeam::MassMatrix(double theta, const Eigen::Ref<const Eigen::VectorXd>& eta,
+                              Eigen::Ref<Eigen::MatrixXd> M) const {
+  const int m = num_modes();
+  Eigen::Vector2d s = Eigen::Vector2d::Zero();
+  Eigen::Matrix<double, 2, Eigen::Dynamic> S = Eigen::MatrixXd::Zero(2, m);
+  double i_theta = 0.0;
+  Eigen::RowVectorXd m_theta_eta = Eigen::RowVectorXd::Zero(m);
+  Eigen::MatrixXd m_eta = Eigen::MatrixXd::Zero(m, m);
+  const Eigen::VectorXd none;
+  BeamPointMotion p;
+  Eigen::VectorXd scratch(m);
+  for (std::size_t g = 0; g < gauss_.size(); ++g) {
+    const double w = weight_[g];
+    MotionInto(gauss_[g], eta, none, &p, &scratch);
+    s += w * p.u;
+    S += w * p.B;
+    i_theta += w * p.u.squaredNorm();
+    // (J ū)ᵀ B and Bᵀ B written out: the 2-row products are too small for Eigen's GEMM path.
+    m_theta_eta += (-w * p.u.y()) * p.B.row(0) + (w * p.u.x()) * p.B.row(1);
+    for (int j = 0; j < m; ++j) {
+      const double b0 = w * p.B(0, j), b1 = w * p.B(1, j);
+      for (int i = j; i < m; ++i) m_eta(i, j) += b0 * p.B(0, i) + b1 * p.B(1, i);
+    }
+  }
+  const Eigen::Matrix2d A = Rotation(theta);
+  M.setZero();
+  M(0, 0) = M(1, 1) = mass_;
+  M.block<2, 1>(0, 2) = Perp(A * s);
+  M.block(0, 3, 2, m) = A * S;
+  M(2, 2) = i_theta;
+  M.block(2, 3, 1, m) = m_theta_eta;
+  M.block(3, 3, m, m) = m_eta.selfadjointView<Eigen::Lower>();
+  M.block(2, 0, 1, 2) = M.block<2, 1>(0, 2).transpose();
+  M.block(3, 0, m, 3) = M.block(0, 3, 3, m).transpose();
+}
+
+void FlexibleBeam::AddForces(double theta, const Eigen::Ref<const Eigen::VectorXd>& eta,
+                             double omega, const Eigen::Ref<const Eigen::VectorXd>& eta_dot,
+                             const Eigen::Vector2d& gravity, Eigen::Ref<Eigen::VectorXd> F) const {
+  const int m = num_modes();
+  const Eigen::Matrix2d A = Rotation(theta);
+  const Eigen::Vector2d g_body = A.transpose() * gravity;
+  // Per point: the body-frame force density −â + ĝ, with â = −ω² ū + 2 ω J ū̇ − ḣ e_x.
+  Eigen::Vector2d f_sum = Eigen::Vector2d::Zero();
+  double f_theta = 0.0;
+  Eigen::VectorXd f_eta = Eigen::VectorXd::Zero(m);
+  BeamPointMotion p;
+  Eigen::VectorXd scratch(m);
+  for (std::size_t g = 0; g < gauss_.size(); ++g) {
+    const double w = weight_[g];
+    MotionInto(gauss_[g], eta, eta_dot, &p, &scratch);
+    Eigen::Vector2d f = omega * omega * p.u - 2.0 * omega * Perp(p.u_dot) + g_body;
+    f.x() += p.hdot;
+    f *= w;
+    f_sum += f;
+    f_theta += Perp(p.u).dot(f);
+    f_eta += f.x() * p.B.row(0).transpose() + f.y() * p.B.row(1).transpose();
+  }
+  F.head<2>() += A * f_sum;
+  F(2) += f_theta;
+  F.tail(m) += f_eta;
+  F.tail(m).array() -= omega_.array().square() * eta.array();
+  F.tail(m).array() -= damping_.array() * eta_dot.array();
+}
+
+double FlexibleBeam::PotentialEnergy(const Eigen::Vector2d& r, double theta,
+                                     const Eigen::Ref<const Eigen::VectorXd>& eta,
+                                     const Eigen::Vector2d& gravity) const {
+  Eigen::Vector2d s = Eigen::Vector2d::Zero();
+  const Eigen::VectorXd none;
+  BeamPointMotion p;
+  Eigen::VectorXd scratch(num_modes());
+  for (std::size_t g = 0; g < gauss_.size(); ++g) {
+    MotionInto(gauss_[g], eta, none, &p, &scratch);
+    s += weight_[g] * p.u;
+  }
+  const double elastic = 0.5 * (omega_.array().square() * eta.array().square()).sum();
+  return elastic - gravity.dot(mass_ * r + Rotation(theta) * s);
+}
+
+Eigen::MatrixXd FlexibleBeam::ModalStiffness() const {
+  return omega_.array().square().matrix().asDiagonal();
+}
+
+Eigen::MatrixXd FlexibleBeam::ModalDamping() const { return damping_.asDiagonal(); }
+
+}  // namespace saltus::engine

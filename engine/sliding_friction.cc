@@ -1,0 +1,95 @@
+#include "engine/sliding_friction.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "engine/block_sparse.h"
+
+namespace saltus::engine {
+
+namespace {
+
+// Unit length of a given direction, to this tolerance.
+constexpr double kUnitTolerance = 1e-9;
+
+}  // namespace
+
+SlidingFrictionView::SlidingFrictionView(const MechanicalSystem& base)
+    : base_(base), sliding_index_(static_cast<std::size_t>(base.num_constraints()), -1) {
+  for (const auto& block : base.constraint_blocks()) AddConstraintBlock(block);
+}
+
+void SlidingFrictionView::Validate(const SlidingContact& c, const std::vector<int>& index) const {
+  if (c.normal_row < 0 || c.normal_row >= num_constraints()) {
+    throw std::invalid_argument("sliding contact: normal row " + std::to_string(c.normal_row) +
+                                " outside [0, " + std::to_string(num_constraints()) + ")");
+  }
+  const ConstraintRowInfo& info = constraint_info(c.normal_row);
+  const std::string what = "sliding contact '" + info.name + "': ";
+  if (info.kind != ConstraintKind::kUnilateral) {
+    throw std::invalid_argument(what + "not a unilateral row");
+  }
+  const auto k = static_cast<Eigen::Index>(TangentRows(c.normal_row).size());
+  if (k == 0) throw std::invalid_argument(what + "the contact has no tangential rows");
+  if (index[static_cast<std::size_t>(c.normal_row)] >= 0) {
+    throw std::invalid_argument(what + "listed twice");
+  }
+  if (!(c.mu >= 0.0) || !std::isfinite(c.mu)) {
+    throw std::invalid_argument(what + "friction coefficient must be a finite number >= 0");
+  }
+  if (c.direction.size() != k) {
+    throw std::invalid_argument(what + "the slip direction has " +
+                                std::to_string(c.direction.size()) + " entries for " +
+                                std::to_string(k) + " tangential rows");
+  }
+  if (!c.direction.allFinite() || std::abs(c.direction.norm() - 1.0) > kUnitTolerance) {
+    throw std::invalid_argument(what + "the slip direction must be a unit vector");
+  }
+}
+
+void SlidingFrictionView::SetSlidingContacts(std::vector<SlidingContact> contacts) {
+  std::vector<int> index(static_cast<std::size_t>(num_constraints()), -1);
+  for (std::size_t i = 0; i < contacts.size(); ++i) {
+    Validate(contacts[i], index);
+    index[static_cast<std::size_t>(contacts[i].normal_row)] = static_cast<int>(i);
+  }
+  sliding_ = std::move(contacts);
+  sliding_index_ = std::move(index);
+}
+
+void SlidingFrictionView::set_slip_speed_floor(double floor) {
+  if (!(floor > 0.0) || !std::isfinite(floor)) {
+    throw std::invalid_argument("SlidingFrictionView: slip speed floor must be finite and > 0");
+  }
+  slip_speed_floor_ = floor;
+}
+
+void SlidingFrictionView::SlipDirectionAt(std::size_t index, double t, const Eigen::VectorXd& q,
+                                          const Eigen::VectorXd& v, Eigen::VectorXd* d) const {
+  const SlidingContact& c = sliding_.at(index);
+  *d = c.direction;
+  if (c.mode == SlipDirection::kFixed) return;
+  // Current slip velocity ġ_T = G_T v + ∂g_T/∂t (header).
+  ConstraintRate(*this, t, q, v, TangentRows(c.normal_row), &slip_);
+  const double speed = slip_.norm();
+  if (speed > slip_speed_floor_) *d = slip_ / speed;
+}
+
+void SlidingFrictionView::ForceDirections(double t, const Eigen::VectorXd& q,
+                                          const Eigen::VectorXd& v, std::span<const int> rows,
+                                          Eigen::MatrixXd* H) const {
+  ConstraintJacobian(t, q, rows, H);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const int s = sliding_index_[static_cast<std::size_t>(rows[i])];
+    if (s < 0) continue;
+    const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
+    if (c.mu == 0.0) continue;
+    // H_n = G_n − μ d·G_T.
+    SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
+    ConstraintJacobian(t, q, TangentRows(c.normal_row), &G_T_);
+    H->row(static_cast<Eigen::Index>(i)).noalias() -= c.mu * (d_.transpose() * G_T_);
+  }
+}
+
+}  // namespace saltus::engine

@@ -1,0 +1,160 @@
+// Local frictional contact problems (contact/friction_cone.h) as a bank of problems × solvers:
+// random well-posed problems (W = CᵀC positive definite, so a solution exists and Lemke finds it:
+// friction_cone.h, "Faceted LCP"), each solved by every applicable solver, and the answer checked
+// against Coulomb's law by an independent test of its cases (not by the library's residual).
+// Tolerances: the solvers stop at a law residual of 1e-10 relative to max(1, ‖b‖∞); the case
+// checks use 1e-8 of the problem's scale (a margin of 100 for the conditioning of W, whose
+// condition numbers in this bank stay below ~1e3).
+
+#include "contact/friction_cone.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+// Siconos 4.4's lcp_enum (a fallback of contact::SolveLcp) never frees its enumeration state
+// (32 bytes per call): a known upstream leak, suppressed for LeakSanitizer in SALTUS_SANITIZE
+// builds (see tests/contact/impact_problem_test.cc).
+extern "C" const char* __lsan_default_suppressions() { return "leak:enum_init\n"; }
+
+namespace saltus::contact {
+namespace {
+
+struct BankProblem {
+  LocalProblem p;
+  std::string name;
+};
+
+BankProblem RandomProblem(int seed, int contacts, int tangents, double mu) {
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  std::normal_distribution<double> n01(0.0, 1.0);
+  const int m = contacts * (1 + tangents);
+  Eigen::MatrixXd C(m + 2, m);
+  for (int i = 0; i < C.rows(); ++i) {
+    for (int j = 0; j < m; ++j) C(i, j) = n01(rng);
+  }
+  BankProblem bp;
+  bp.p.W = C.transpose() * C / m;
+  bp.p.b.resize(m);
+  for (int i = 0; i < m; ++i) bp.p.b[i] = n01(rng);
+  for (int i = 0; i < contacts; ++i) {
+    LocalContact c;
+    c.normal = i * (1 + tangents);
+    c.num_tangents = tangents;
+    for (int k = 0; k < tangents; ++k) c.tangents[static_cast<std::size_t>(k)] = c.normal + 1 + k;
+    c.mu = mu;
+    bp.p.b[c.normal] = -std::abs(bp.p.b[c.normal]);  // every contact pushed
+    bp.p.contacts.push_back(c);
+  }
+  bp.name = "seed " + std::to_string(seed) + " contacts " + std::to_string(contacts) +
+            " tangents " + std::to_string(tangents) + " mu " + std::to_string(mu);
+  return bp;
+}
+
+// Coulomb's law case by case; `polygon_facets` > 0 checks the faceted law's inclusion only.
+void ExpectCoulomb(const LocalProblem& p, const LocalResult& r, const std::string& where,
+                   bool exact_tangential) {
+  const double ew = 1e-8 * std::max(1.0, p.b.lpNorm<Eigen::Infinity>());
+  const double ez = 1e-8 * std::max(1.0, r.z.lpNorm<Eigen::Infinity>());
+  const Eigen::VectorXd w = p.W * r.z + p.b;
+  EXPECT_LE((w - r.w).lpNorm<Eigen::Infinity>(), ew) << where;
+  for (const LocalContact& c : p.contacts) {
+    const double zn = r.z[c.normal], wn = w[c.normal];
+    EXPECT_GE(zn, -ez) << where;
+    EXPECT_GE(wn, -ew) << where;
+    EXPECT_LE(std::min(zn, wn), std::max(ez, ew)) << where;
+    Eigen::Vector2d zt = Eigen::Vector2d::Zero(), wt = Eigen::Vector2d::Zero();
+    for (int k = 0; k < c.num_tangents; ++k) {
+      zt[k] = r.z[c.tangents[static_cast<std::size_t>(k)]];
+      wt[k] = w[c.tangents[static_cast<std::size_t>(k)]];
+    }
+    EXPECT_LE(zt.norm(), c.mu * zn + ez) << where;
+    if (exact_tangential && wt.norm() > ew) {
+      EXPECT_LE((zt + c.mu * zn * wt.normalized()).norm(), 1e-6 * std::max(1.0, zn)) << where;
+    }
+  }
+}
+
+TEST(FrictionConeBank, PlanarProblemsByLemkeAndByEnumeration) {
+  int enumerated = 0;
+  for (int seed = 0; seed < 40; ++seed) {
+    for (int contacts : {1, 2, 3}) {
+      for (double mu : {0.0, 0.3, 1.0}) {
+        const BankProblem bp = RandomProblem(seed, contacts, 1, mu);
+        for (bool diagnose : {false, true}) {
+          LocalOptions o;
+          o.diagnose = diagnose;
+          const LocalResult r = SolveLocal(bp.p, o);
+          const std::string where = bp.name + (diagnose ? " enumerated" : " lemke");
+          ASSERT_TRUE(r.ok) << where << ": " << r.message;
+          EXPECT_LE(r.residual, 1e-10) << where;
+          EXPECT_NE(r.status, Solvability::kInconsistent) << where;
+          EXPECT_NE(r.status, Solvability::kNoSolutionFound) << where;
+          ExpectCoulomb(bp.p, r, where, true);
+          if (diagnose && mu > 0) enumerated += r.combinations > 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(enumerated, 100);
+}
+
+TEST(FrictionConeBank, SpatialProblemsByExactConeAndFacetedCone) {
+  for (int seed = 0; seed < 30; ++seed) {
+    for (int contacts : {1, 2, 4}) {
+      for (double mu : {0.0, 0.3, 1.0}) {
+        const BankProblem bp = RandomProblem(seed, contacts, 2, mu);
+        LocalOptions exact;
+        const LocalResult r = SolveLocal(bp.p, exact);
+        ASSERT_TRUE(r.ok) << bp.name << " exact: " << r.message;
+        EXPECT_LE(r.residual, 1e-10);
+        ExpectCoulomb(bp.p, r, bp.name + " exact", true);
+        LocalOptions faceted;
+        faceted.cone = FrictionCone::kFaceted;
+        faceted.facets = 16;
+        faceted.diagnose = contacts == 1;
+        const LocalResult f = SolveLocal(bp.p, faceted);
+        ASSERT_TRUE(f.ok) << bp.name << " faceted: " << f.message;
+        ExpectCoulomb(bp.p, f, bp.name + " faceted", false);
+      }
+    }
+  }
+}
+
+// A warm start from the solution is a solution: fc3d returns it after at most one iteration.
+TEST(FrictionConeBank, ExactConeWarmStartFromTheSolution) {
+  const BankProblem bp = RandomProblem(7, 3, 2, 0.5);
+  const LocalResult cold = SolveLocal(bp.p, LocalOptions{});
+  ASSERT_TRUE(cold.ok) << cold.message;
+  LocalOptions warm;
+  warm.warm_start = &cold.z;
+  const LocalResult hot = SolveLocal(bp.p, warm);
+  ASSERT_TRUE(hot.ok) << hot.message;
+  EXPECT_LE(hot.iterations, 1);
+  EXPECT_LE((hot.z - cold.z).lpNorm<Eigen::Infinity>(), 1e-8 * cold.z.lpNorm<Eigen::Infinity>());
+}
+
+// The faceted LCP of one planar contact, written out: x = (z_N, β₊, β₋, σ),
+// M = [[W_NN, W_NT, −W_NT, 0], [W_TN, W_TT, −W_TT, 1], [−W_TN, −W_TT, W_TT, 1], [μ, −1, −1, 0]].
+TEST(FacetedLcp, PlanarContactMatrixWrittenOut) {
+  LocalProblem p;
+  p.W.resize(2, 2);
+  p.W << 2.0, 0.5, 0.5, 3.0;
+  p.b = Eigen::Vector2d(-1.0, 0.25);
+  LocalContact c;
+  c.normal = 0;
+  c.num_tangents = 1;
+  c.tangents[0] = 1;
+  c.mu = 0.4;
+  p.contacts.push_back(c);
+  const FacetedLcp lcp = BuildFacetedLcp(p, 8);
+  Eigen::Matrix4d M;
+  M << 2.0, 0.5, -0.5, 0.0, 0.5, 3.0, -3.0, 1.0, -0.5, -3.0, 3.0, 1.0, 0.4, -1.0, -1.0, 0.0;
+  EXPECT_LE((lcp.M - M).lpNorm<Eigen::Infinity>(), 1e-15);
+  EXPECT_LE((lcp.q - Eigen::Vector4d(-1.0, 0.25, -0.25, 0.0)).lpNorm<Eigen::Infinity>(), 1e-15);
+  EXPECT_EQ(CountCombinations(lcp, 100), 4);
+}
+
+}  // namespace
+}  // namespace saltus::contact

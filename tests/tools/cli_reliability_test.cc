@@ -1,0 +1,277 @@
+// The reliability of `saltus run` as a user meets it (issue 20 §2-4): the real executable
+// (SALTUS_CLI_PATH) interrupted by SIGINT, SIGTERM and SIGKILL while it runs, writing to a full
+// disk (/dev/full), stale results of an earlier run, and the bounds on magnitudes and output
+// rows; the exit codes are those of the README.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tools/cli.h"
+
+namespace saltus::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kExamples = SALTUS_EXAMPLES_DIR;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Cli(const std::vector<std::string>& args, std::ostringstream& out, std::ostringstream& err) {
+  return RunCli(args, out, err);
+}
+
+// A pendulum with a far horizon and a fine output grid: runs until it is stopped.
+const std::string kLongPendulum = R"(scene: pendulum
+bodies: [{name: bob, mass: 1, inertia: 0.01, position: [1, 0, 0]}]
+joints: [{name: pivot, type: revolute, body_a: ground, body_b: bob, point_a: [0, 0],
+          point_b: [-1, 0]}]
+contacts: [{name: floor, type: disk_line, body_a: ground, body_b: bob, point_a: [0, -1.05],
+            normal_a: [0, 1], radius_b: 0.1, restitution: 1}]
+simulation: {t_end: 100000, rtol: 1.0e-10, atol: 1.0e-12, output_step: 0.01}
+)";
+
+// The child process of one `saltus run`, its stderr in a file.
+struct Child {
+  pid_t pid = -1;
+  fs::path err_file;
+  int Wait(int* signal_number = nullptr) const {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (signal_number != nullptr) *signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::string err() const { return ReadFile(err_file); }
+};
+
+Child Start(const std::vector<std::string>& args, const fs::path& err_file) {
+  Child c;
+  c.err_file = err_file;
+  c.pid = fork();
+  if (c.pid == 0) {
+    const int out = open("/dev/null", O_WRONLY);
+    const int err = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    std::vector<char*> argv = {const_cast<char*>(SALTUS_CLI_PATH)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(SALTUS_CLI_PATH, argv.data());
+    _exit(127);
+  }
+  return c;
+}
+
+// Waits until `path` holds at least `bytes` bytes (the run is under way), at most 30 s.
+bool WaitForBytes(const fs::path& path, std::uintmax_t bytes) {
+  for (int k = 0; k < 3000; ++k) {
+    std::error_code ec;
+    if (fs::file_size(path, ec) >= bytes && !ec) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Every line ends with '\n' and has the header's number of fields; returns the number of rows.
+long CheckWholeRows(const fs::path& path) {
+  const std::string text = ReadFile(path);
+  EXPECT_FALSE(text.empty()) << path;
+  if (text.empty()) return 0;
+  EXPECT_EQ(text.back(), '\n') << path << " ends inside a row";
+  std::istringstream in(text);
+  std::string line;
+  long fields = -1, rows = -1;
+  while (std::getline(in, line)) {
+    const long n = static_cast<long>(std::count(line.begin(), line.end(), ',')) + 1;
+    if (fields < 0) fields = n;
+    EXPECT_EQ(n, fields) << path << " row " << rows + 1;
+    ++rows;
+  }
+  return rows;
+}
+
+// A JSON string value "key": "value" of a file written by tools::JsonWriter.
+std::string JsonString(const std::string& text, const std::string& key) {
+  const std::string tag = "\"" + key + "\": \"";
+  const std::size_t at = text.find(tag);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + tag.size();
+  return text.substr(begin, text.find('"', begin) - begin);
+}
+
+class CliReliabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    scratch_ = fs::temp_directory_path() /
+               ("saltus_cli_reliability_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(scratch_);
+    fs::create_directories(scratch_);
+  }
+  void TearDown() override { fs::remove_all(scratch_); }
+  fs::path WriteScene(const std::string& text) {
+    const fs::path path = scratch_ / "scene.yaml";
+    std::ofstream(path) << text;
+    return path;
+  }
+  fs::path scratch_;
+};
+
+TEST_F(CliReliabilityTest, SigintAndSigtermStopTheRunAndKeepTheResults) {
+  const fs::path scene = WriteScene(kLongPendulum);
+  for (const int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+    const fs::path out = scratch_ / ("out" + std::to_string(sig));
+    const Child c = Start({"run", scene.string(), "--out", out.string()}, scratch_ / "err");
+    ASSERT_TRUE(WaitForBytes(out / "trajectory.csv", 100'000)) << "the run did not start";
+    kill(c.pid, sig);
+    int signal_number = 0;
+    const int code = c.Wait(&signal_number);
+    EXPECT_EQ(signal_number, 0) << "killed instead of stopping";
+    EXPECT_EQ(code, kExitSignalBase + sig) << c.err();  // README: 130 and 143
+    EXPECT_NE(c.err().find("interrupted"), std::string::npos) << c.err();
+    const std::string summary = ReadFile(out / "summary.json");
+    EXPECT_EQ(JsonString(summary, "status"), "interrupted");
+    const std::string last_state = ReadFile(out / "last_state.json");
+    EXPECT_EQ(JsonString(last_state, "status"), "interrupted");
+    EXPECT_NE(last_state.find("\"bob.y\""), std::string::npos);
+    EXPECT_GT(CheckWholeRows(out / "trajectory.csv"), 100);
+    CheckWholeRows(out / "events.csv");  // the header at least, and every impact
+  }
+}
+
+TEST_F(CliReliabilityTest, SigkillLeavesWholeRows) {
+  const fs::path scene = WriteScene(kLongPendulum);
+  const fs::path out = scratch_ / "out";
+  const Child c = Start({"run", scene.string(), "--out", out.string()}, scratch_ / "err");
+  ASSERT_TRUE(WaitForBytes(out / "trajectory.csv", 300'000));
+  kill(c.pid, SIGKILL);
+  int signal_number = 0;
+  c.Wait(&signal_number);
+  EXPECT_EQ(signal_number, SIGKILL);
+  // Rows go to disk only whole (tools/output_file.h): a kill cannot cut one.
+  EXPECT_GT(CheckWholeRows(out / "trajectory.csv"), 1000);
+  EXPECT_GE(CheckWholeRows(out / "events.csv"), 0);
+  EXPECT_FALSE(fs::exists(out / "summary.json"));  // none of an earlier run either
+}
+
+TEST_F(CliReliabilityTest, AFullDiskStopsTheRunWithTheReason) {
+  for (const char* file : {"trajectory.csv", "events.csv"}) {
+    SCOPED_TRACE(file);
+    const fs::path out = scratch_ / (std::string("out_") + file);
+    fs::create_directories(out);
+    fs::create_symlink("/dev/full", out / file);  // every write fails with ENOSPC
+    std::ostringstream o, e;
+    const int code = Cli({"run", kExamples + "/bouncing_ball.yaml", "--out", out.string()}, o, e);
+    EXPECT_EQ(code, kExitError);
+    EXPECT_NE(e.str().find(file), std::string::npos) << e.str();
+    EXPECT_NE(e.str().find("No space left on device"), std::string::npos) << e.str();
+    // Stopped when the write failed, not at t_end = 10 s.
+    const std::string summary = ReadFile(out / "summary.json");
+    EXPECT_EQ(JsonString(summary, "status"), "output_error");
+    EXPECT_NE(JsonString(summary, "message").find("No space left"), std::string::npos);
+    EXPECT_TRUE(fs::exists(out / "last_state.json"));
+  }
+}
+
+TEST_F(CliReliabilityTest, ResultsOfAnEarlierRunAreNotLeftBehind) {
+  const fs::path out = scratch_ / "out";
+  fs::create_directories(out);
+  for (const char* stale : {"reactions.csv", "results.h5", "vtk.pvd", "last_state.json",
+                            "summary.json", "summary.json.tmp"}) {
+    std::ofstream(out / stale) << "stale\n";
+  }
+  std::ostringstream o, e;
+  ASSERT_EQ(Cli({"run", kExamples + "/bouncing_ball.yaml", "--out", out.string(), "--t-end", "0.5"},
+                o, e),
+            kExitOk)
+      << e.str();
+  for (const char* stale : {"reactions.csv", "results.h5", "vtk.pvd", "last_state.json"}) {
+    EXPECT_FALSE(fs::exists(out / stale)) << stale;
+  }
+  EXPECT_EQ(JsonString(ReadFile(out / "summary.json"), "status"), "finished");
+}
+
+TEST_F(CliReliabilityTest, UnboundedOrNonPhysicalInputIsBadInputAtItsLine) {
+  const std::string ball = ReadFile(kExamples + "/bouncing_ball.yaml");
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = ball;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  struct Case {
+    std::string scene, expected;
+    int line;
+  };
+  const std::vector<Case> cases = {
+      {replaced("output_step: 0.01", "output_step: 1e-308"), "outside the magnitudes", 29},
+      {replaced("output_step: 0.01", "output_step: 1e-7"), "max_output_rows", 29},
+      {replaced("position: [0, 1, 0]", "position: [0, 1, 0]\n    velocity: [0, 1.8e19, 0]"),
+       "velocity[1] = 1.8e19 is outside", 14},
+      {replaced("mass: 1", "mass: 1e-320"), "mass = 1e-320 is outside", 11},
+      {replaced("mass: 1", "mass: !!binary aGVsbG8="), "YAML tag", 11},
+      {replaced("t_end: 10", "t_end: 1e308"), "outside", 24},
+  };
+  for (const Case& c : cases) {
+    const fs::path scene = WriteScene(c.scene);
+    const fs::path out = scratch_ / "never";
+    std::ostringstream o, e;
+    EXPECT_EQ(Cli({"run", scene.string(), "--out", out.string()}, o, e), kExitBadInput);
+    EXPECT_NE(e.str().find(scene.string() + ":" + std::to_string(c.line) + ":"), std::string::npos)
+        << e.str();
+    EXPECT_NE(e.str().find(c.expected), std::string::npos) << e.str();
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // The override allows a fine grid.
+  const fs::path allowed =
+      WriteScene(replaced("output_step: 0.01", "output_step: 1e-7\n  max_output_rows: 1e9"));
+  std::ostringstream o, e;
+  EXPECT_EQ(
+      Cli({"run", allowed.string(), "--out", (scratch_ / "a").string(), "--t-end", "1e-5"}, o, e),
+      kExitOk)
+      << e.str();
+  // Command line: denormal, huge or repeated values.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--t-end", "1e-320"},
+        {"--t-end", "1e308"},
+        {"--t-end", "1", "--t-end", "2"},
+        {"--rtol", "1e-6", "--rtol=1e-7"},
+        {"--t-end", "1e4"}}) {  // 1e4 s at output_step 1e-7: 1e11 rows > max_output_rows 1e9
+    std::vector<std::string> full = {"run", allowed.string(), "--out", (scratch_ / "b").string()};
+    full.insert(full.end(), args.begin(), args.end());
+    std::ostringstream o2, e2;
+    EXPECT_EQ(Cli(full, o2, e2), kExitBadInput) << e2.str();
+  }
+}
+
+TEST_F(CliReliabilityTest, RowsAtEveryStepStopAtTheLimit) {
+  std::string text = ReadFile(kExamples + "/bouncing_ball.yaml");
+  text.replace(text.find("output_step: 0.01"), 17, "output_step: 0\n  max_output_rows: 50");
+  const fs::path scene = WriteScene(text);
+  const fs::path out = scratch_ / "out";
+  std::ostringstream o, e;
+  EXPECT_EQ(Cli({"run", scene.string(), "--out", out.string()}, o, e), kExitRunFailure);
+  EXPECT_EQ(JsonString(ReadFile(out / "summary.json"), "status"), "output_limit");
+  const long rows = CheckWholeRows(out / "trajectory.csv");
+  EXPECT_GE(rows, 50);
+  EXPECT_LE(rows, 53);  // the step that reached the limit, plus event rows of that step
+  EXPECT_TRUE(fs::exists(out / "last_state.json"));
+}
+
+}  // namespace
+}  // namespace saltus::tools

@@ -1,0 +1,214 @@
+// Planar scenes with `flexible_bodies` (docs/scene-format.md, engine/flexible_beam.h): parsing
+// into the model, every bad-input case as a SceneError at the item's file line (exit 2 from the
+// CLI, nothing written), and the examples in examples/flexible/ through `saltus run`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/tools/numeric_csv.h"
+#include "tests/tools/scene_error_support.h"
+#include "tools/cli.h"
+#include "tools/scene.h"
+
+namespace saltus::tools {
+namespace {
+
+// A rigid link pinned to the tip node of a flexible beam, the beam's tip touching a stop.
+const std::string kScene = R"(scene: flexible
+gravity: [0, -9.81]
+bodies:
+  - name: link
+    mass: 0.5
+    inertia: 0.01
+    position: [1.2, 0, 0]
+flexible_bodies:
+  - name: beam
+    length: 1.0
+    E: 7.0e10
+    density: 2700
+    width: 0.02
+    height: 0.01
+    elements: 4
+    modes: 3
+    reference: clamped
+    modal_damping: 0.02
+joints:
+  - name: pivot
+    type: revolute
+    body_a: ground
+    body_b: beam
+  - name: tip_pin
+    type: revolute
+    body_a: beam
+    body_b: link
+    node_a: 4
+    point_b: [-0.2, 0]
+forces:
+  - name: push
+    type: load
+    body: beam
+    node: 2
+    force: [0, -1]
+contacts:
+  - name: stop
+    type: point_line
+    body_a: ground
+    body_b: beam
+    node_b: 3
+    point_a: [0, -0.5]
+    normal_a: [0, 1]
+simulation:
+  t_end: 0.2
+  integrator: dopri5
+)";
+
+std::string Edit(const std::string& from, const std::string& to) {
+  std::string yaml = kScene;
+  const std::size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in the scene";
+  if (at != std::string::npos) yaml.replace(at, from.size(), to);
+  return yaml;
+}
+
+using test_support::ExpectSceneErrorAt;
+using test_support::LineOf;
+
+TEST(FlexibleScene, FlexibleBodiesMapToTheModel) {
+  const Scene scene = ParseScene(kScene, "test.yaml");
+  ASSERT_EQ(scene.bodies.size(), 2u);
+  ASSERT_TRUE(scene.bodies[1].beam.has_value());
+  const engine::BeamProperties& beam = *scene.bodies[1].beam;
+  EXPECT_EQ(beam.elements, 4);
+  EXPECT_EQ(beam.modes, 3);
+  EXPECT_DOUBLE_EQ(beam.area, 0.02 * 0.01);
+  EXPECT_DOUBLE_EQ(beam.second_moment, 0.02 * 1e-6 / 12.0);  // w h³/12, h in the plane
+  EXPECT_EQ(scene.joints[1].node_a, 4);
+  EXPECT_EQ(scene.loads[0].node, 2);
+  EXPECT_EQ(scene.contacts[0].node_b, 3);
+  const auto system = BuildSystem(scene);
+  EXPECT_EQ(system->nq(), 3 + 3 + 3);
+  EXPECT_EQ(system->PositionName(6), "beam.eta1");
+  // The tip pin's length-free check: node 4 of the undeformed beam is at x = 1, the link's
+  // point at 1.2 − 0.2: the scene is consistent.
+  Eigen::VectorXd g;
+  system->ConstraintValues(0.0, system->model().InitialPositions(), std::vector<int>{0, 1, 2, 3},
+                           &g);
+  EXPECT_LT(g.norm(), 1e-15);
+}
+
+TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
+  ExpectSceneErrorAt(Edit("    E: 7.0e10\n", "    E: 0\n"), "    E: 0", {"E must be > 0"});
+  ExpectSceneErrorAt(Edit("    density: 2700\n", "    density: -1\n"), "    density: -1",
+                     {"density must be > 0"});
+  ExpectSceneErrorAt(Edit("    width: 0.02\n", "    width: 0\n"), "    width: 0",
+                     {"width must be > 0"});
+  ExpectSceneErrorAt(Edit("    modes: 3\n", "    modes: 13\n"), "    modes: 13",
+                     {"flexible body 'beam'", "modes must be at most 12"});
+  ExpectSceneErrorAt(Edit("    elements: 4\n", "    elements: 0\n"), "    elements: 0",
+                     {"elements must be an integer in [1, 500], got 0"});
+  ExpectSceneErrorAt(Edit("    reference: clamped\n", "    reference: clamp\n"),
+                     "    reference: clamp",
+                     {"reference 'clamp' is unknown", "did you mean 'clamped'"});
+  ExpectSceneErrorAt(Edit("    node_a: 4\n", "    node_a: 5\n"), "    node_a: 5",
+                     {"joint 'tip_pin'", "node_a 5 does not exist", "nodes 0..4"});
+  ExpectSceneErrorAt(Edit("    point_b: [-0.2, 0]\n", "    point_b: [-0.2, 0]\n    node_b: 1\n"),
+                     "    node_b: 1", {"node_b needs a flexible body", "'link' is not one"});
+  ExpectSceneErrorAt(Edit("    node: 2\n", "    node: 2\n    point: [0.1, 0]\n"), "    node: 2",
+                     {"force 'push'", "node and point are exclusive"});
+  ExpectSceneErrorAt(Edit("    node_b: 3\n", "    node_b: 9\n"), "    node_b: 9",
+                     {"contact 'stop'", "node_b 9 does not exist"});
+}
+
+TEST(FlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("saltus_flexible_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string yaml = Edit("    modes: 3\n", "    modes: 40\n");
+  const fs::path scene = dir / "bad.yaml";
+  std::ofstream(scene) << yaml;
+  std::ostringstream out, err;
+  const std::vector<std::string> args = {"run", scene.string(), "--out", (dir / "out").string()};
+  EXPECT_EQ(RunCli(args, out, err), kExitBadInput);
+  EXPECT_NE(err.str().find(scene.string() + ":" + std::to_string(LineOf(yaml, "    modes: 40"))),
+            std::string::npos)
+      << err.str();
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  std::ofstream(dir / "good.yaml") << kScene;
+  const std::vector<std::string> good = {"run", (dir / "good.yaml").string(), "--out",
+                                         (dir / "good").string()};
+  EXPECT_EQ(RunCli(good, out, err), 0) << err.str();
+  EXPECT_TRUE(fs::exists(dir / "good" / "trajectory.csv"));
+  fs::remove_all(dir);
+}
+
+// examples/flexible/*.yaml through `saltus run` (the stiff ones shortened): every run finishes,
+// the energy never increases at an impact on the beam, and the spin-up stays bounded.
+TEST(FlexibleScene, ExamplesRunThroughTheCli) {
+  namespace fs = std::filesystem;
+  const fs::path examples = fs::path(SALTUS_EXAMPLES_DIR) / "flexible";
+  const fs::path dir =
+      fs::temp_directory_path() / ("saltus_flexible_examples_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const struct {
+    const char* name;
+    const char* t_end;  // empty: the scene's
+  } runs[] = {{"spin_up", ""},
+              {"beam_stop", ""},
+              {"slider_crank", "0.02"},
+              {"slider_crank_rigid", ""},
+              {"rotating_beam", "0.2"}};
+  for (const auto& run : runs) {
+    SCOPED_TRACE(run.name);
+    std::vector<std::string> args = {"run", (examples / (std::string(run.name) + ".yaml")).string(),
+                                     "--out", (dir / run.name).string()};
+    if (*run.t_end) args.insert(args.end(), {"--t-end", run.t_end});
+    std::ostringstream out, err;
+    ASSERT_EQ(RunCli(args, out, err), kExitOk) << err.str();
+  }
+  // beam_stop: impacts on node 6, none gaining energy (round-off margin 1e-12 of the energy).
+  std::ifstream events(dir / "beam_stop" / "events.csv");
+  std::string line;
+  std::getline(events, line);
+  int impacts = 0;
+  while (std::getline(events, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    if (f[1] != "impact") continue;
+    ++impacts;
+    const double before = std::stod(f[4]), after = std::stod(f[5]);
+    EXPECT_LE(after, before + 1e-12 * std::max(1.0, std::abs(before))) << "t = " << f[0];
+  }
+  EXPECT_GT(impacts, 0);
+  // spin_up: the beam's tip deflection w = s_w(L)·η stays below 0.6 m (peak 0.573 m, see
+  // tests/engine/flexible_benchmarks_test.cc, which compares it with the quasi-static response).
+  const Scene scene = LoadSceneFile((examples / "spin_up.yaml").string());
+  const auto system = BuildSystem(scene);
+  const engine::FlexibleBeam& beam = *system->model().beam(0);
+  const Eigen::RowVectorXd tip = beam.PointAt(beam.length()).sw;
+  const test_support::NumericCsv trajectory =
+      test_support::ReadNumericCsv(dir / "spin_up" / "trajectory.csv");
+  const std::size_t eta1 = trajectory.Column("beam.eta1");
+  double peak = 0.0;
+  for (const std::vector<double>& row : trajectory.rows) {
+    double w = 0.0;
+    for (int i = 0; i < beam.num_modes(); ++i)
+      w += tip(i) * row[eta1 + static_cast<std::size_t>(i)];
+    peak = std::max(peak, std::abs(w));
+  }
+  EXPECT_GT(peak, 0.5);
+  EXPECT_LT(peak, 0.6);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace saltus::tools

@@ -1,0 +1,361 @@
+// Coulomb friction in the plane at user level (issue 17 §6-§7): every scene of examples/friction/
+// is loaded as `saltus run` loads it and checked against its closed form — the sliding block's
+// stop, the incline's stick or slide, the rolling disk's end of slip, the friction oscillator's
+// stick and slip intervals, Housner's rocking-block factor, Painlevé's rod — and against the
+// invariants (no energy gain at an impact, no penetration beyond τ₀).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "events/simulation.h"
+#include "integrators/integrator.h"
+#include "tools/scene.h"
+
+namespace saltus::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Eigen::VectorXd;
+using events::ContactMode;
+using events::EventKind;
+
+const fs::path kFrictionExamples = fs::path(SALTUS_EXAMPLES_DIR) / "friction";
+constexpr double kG = 9.81;
+
+class Recorder : public events::Observer {
+ public:
+  void OnEvent(const events::Event& e, const VectorXd&, const VectorXd& v_minus,
+               const VectorXd& v_plus) override {
+    events.push_back(e);
+    v_before.push_back(v_minus);
+    v_after.push_back(v_plus);
+  }
+  std::vector<const events::Event*> Of(EventKind k) const {
+    std::vector<const events::Event*> out;
+    for (const events::Event& e : events) {
+      if (e.kind == k) out.push_back(&e);
+    }
+    return out;
+  }
+  void OnOutput(double t, const VectorXd& q, const VectorXd&) override {
+    if (on_output) on_output(t, q);
+  }
+  std::vector<events::Event> events;
+  std::vector<VectorXd> v_before, v_after;
+  std::function<void(double, const VectorXd&)> on_output;
+};
+
+// A scene of examples/friction/ set up as `saltus run` does.
+struct SceneRun {
+  Scene scene;
+  SceneSystem built;
+  std::unique_ptr<events::Simulation> sim;
+  Recorder rec;
+
+  explicit SceneRun(const std::string& file, const std::function<void(Scene&)>& edit = {})
+      : scene(LoadSceneFile((kFrictionExamples / file).string())) {
+    if (edit) edit(scene);
+    built = BuildSceneSystem(scene);
+    sim = std::make_unique<events::Simulation>(built.system, scene.options);
+    sim->AddObserver(&rec);
+    sim->SetState(0, built.q0, built.v0);
+  }
+  events::RunResult Advance(double t) { return sim->AdvanceTo(t); }
+  int Row(const std::string& name) const {
+    for (int r = 0; r < built.system->num_constraints(); ++r) {
+      if (built.system->constraint_info(r).name == name) return r;
+    }
+    ADD_FAILURE() << "no row " << name;
+    return -1;
+  }
+  // Σ of the tangential (first entry) and normal forces of the closed contacts.
+  Eigen::Vector2d ForceSum() const {
+    Eigen::Vector2d sum = Eigen::Vector2d::Zero();
+    for (const auto& f : sim->ContactForces()) sum += Eigen::Vector2d(f.tangential[0], f.normal);
+    return sum;
+  }
+};
+
+// No impact adds energy beyond round-off of states of ~1 J (1e-9 J), no gap below −τ₀ after a
+// projection (issue 17 §7).
+void ExpectPhysical(const SceneRun& run, const std::string& label) {
+  for (const events::Event& e : run.rec.events) {
+    if (e.kind == EventKind::kImpact) {
+      EXPECT_LE(e.energy_after - e.energy_before, 1e-9) << label << " impact at t = " << e.t;
+      EXPECT_FALSE(e.energy_gain) << label;
+    }
+  }
+  EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0) << label;
+}
+
+// DOPRI5 integrates the constant deceleration exactly (a quadratic in t, below its order) and the
+// stop is located on s ġ_T, linear in t, to the root tolerance 1e-12·max(1, t): the closed forms
+// hold to round-off; 1e-9 leaves room for the projections after events.
+constexpr double kExact = 1e-9;
+
+TEST(FrictionScenes, SlidingBlockStopsAtTheClosedFormAndSticksForGood) {
+  SceneRun run("sliding_block.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "sliding_block");
+  const double v0 = 2.0, mu = 0.3;
+  const auto sticks = run.rec.Of(EventKind::kStick);
+  ASSERT_EQ(sticks.size(), 1u);
+  EXPECT_NEAR(sticks[0]->t, v0 / (mu * kG), kExact);
+  EXPECT_EQ(sticks[0]->rows.size(), 2u);  // both corners at once
+  for (ContactMode m : sticks[0]->modes) EXPECT_EQ(m, ContactMode::kStick);
+  // Nothing else happens: one stick event in the run (both corners start sliding at t = 0).
+  EXPECT_EQ(run.rec.events.size(), run.rec.Of(EventKind::kContactClosed).size() + 1);
+  // At rest where it stopped, v = 0 exactly (the stick projection) and no horizontal force.
+  EXPECT_NEAR(run.sim->q()[0], v0 * v0 / (2 * mu * kG), kExact);
+  // The stick projection to its tolerance (ProjectionOptions: 1e-12), kept while it sticks.
+  EXPECT_LT(run.sim->v().cwiseAbs().maxCoeff(), 1e-12);
+  const Eigen::Vector2d f = run.ForceSum();
+  EXPECT_NEAR(f[1], kG, 1e-9);  // index-1 solve, round-off
+  EXPECT_LT(std::abs(f[0]), 1e-9);
+}
+
+TEST(FrictionScenes, InclineSticksWhenMuIsAboveTanAlpha) {
+  SceneRun run("incline_stick.yaml");
+  const VectorXd q0 = run.sim->q();
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "incline_stick");
+  for (const events::Event& e : run.rec.events) {
+    EXPECT_EQ(e.t, 0.0) << "event of kind " << events::ToString(e.kind) << " at t = " << e.t;
+  }
+  EXPECT_LT((run.sim->q() - q0).cwiseAbs().maxCoeff(), 1e-12);  // no creep
+  const double alpha = 0.3;
+  const Eigen::Vector2d f = run.ForceSum();
+  EXPECT_NEAR(std::abs(f[0]), kG * std::sin(alpha), 1e-9);
+  EXPECT_NEAR(f[1], kG * std::cos(alpha), 1e-9);
+  for (const auto& c : run.sim->ContactForces()) EXPECT_EQ(c.mode, ContactMode::kStick);
+}
+
+TEST(FrictionScenes, InclineSlidesWithTheClosedFormAcceleration) {
+  SceneRun run("incline_slide.yaml");
+  const double x0 = run.sim->q()[0];
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "incline_slide");
+  const double alpha = 0.3, mu = 0.2, a = kG * (std::sin(alpha) - mu * std::cos(alpha));
+  const double t = run.sim->t();
+  EXPECT_NEAR(run.sim->q()[0], x0 - 0.5 * a * t * t, kExact);
+  EXPECT_NEAR(run.sim->v()[0], -a * t, kExact);
+  for (const auto& c : run.sim->ContactForces()) {
+    EXPECT_EQ(c.mode, ContactMode::kSlip);
+    EXPECT_NEAR(std::abs(c.tangential[0]), mu * c.normal, 1e-12);
+  }
+}
+
+TEST(FrictionScenes, RollingDiskEndsItsSlipAtTheClosedForm) {
+  SceneRun run("rolling_disk.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "rolling_disk");
+  const double v0 = 3.0, mu = 0.2, R = 0.1;
+  const auto sticks = run.rec.Of(EventKind::kStick);
+  ASSERT_EQ(sticks.size(), 1u);
+  EXPECT_NEAR(sticks[0]->t, v0 / (3 * mu * kG), kExact);
+  // Rolls at v = 2 v₀/3 with ω = −v/R, no force, no further event.
+  EXPECT_NEAR(run.sim->v()[0], 2 * v0 / 3, kExact);
+  EXPECT_NEAR(run.sim->v()[2], -2 * v0 / (3 * R), kExact / R);
+  EXPECT_EQ(run.rec.events.back().kind, EventKind::kStick);
+  EXPECT_LT(std::abs(run.ForceSum()[0]), 1e-9);
+}
+
+// Friction oscillator (examples/friction/friction_oscillator.yaml, its header has the closed
+// form): slip from rest until ẋ = v_b at t₁, stick until k x = μ m g at t₂, then the slip cycle
+// x = x_e + (v_b/ω) sin ω(t − t₂) whose relative velocity touches 0 once per period (stick
+// intervals of zero length: any stick event there is followed at once by a slip event).
+TEST(FrictionScenes, FrictionOscillatorFollowsThePiecewiseClosedForm) {
+  const double m = 1, k = 100, mu = 0.3, vb = 0.2;
+  const double w = std::sqrt(k / m), xe = mu * m * kG / k;
+  const double t1 = std::asin(vb / (xe * w)) / w;
+  const double t2 = t1 + (xe - xe * (1 - std::cos(w * t1))) / vb;
+  SceneRun run("friction_oscillator.yaml");
+  std::vector<std::pair<double, double>> samples;  // (t, x of the block)
+  run.rec.on_output = [&](double t, const VectorXd& q) { samples.emplace_back(t, q[3]); };
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "friction_oscillator");
+  const auto sticks = run.rec.Of(EventKind::kStick);
+  const auto slips = run.rec.Of(EventKind::kSlip);
+  ASSERT_GE(sticks.size(), 1u);
+  ASSERT_GE(slips.size(), 1u);
+  // The stop on the belt is located on the relative velocity, linear near t₁; the start of the
+  // slide on μ λ_N − |λ_T| + τ₃, linear in t: root tolerance plus rtol 1e-9 on the phase.
+  EXPECT_NEAR(sticks[0]->t, t1, 1e-8);
+  EXPECT_NEAR(slips[0]->t, t2, 1e-8);
+  // Later stick events only at the grazing times, each ended at once by a slip event.
+  const double period = 2 * M_PI / w;
+  for (std::size_t i = 1; i < sticks.size(); ++i) {
+    const double phase = std::fmod(sticks[i]->t - t2, period);
+    EXPECT_LT(std::min(phase, period - phase), 1e-4) << "stick at t = " << sticks[i]->t;
+    ASSERT_GT(slips.size(), i);
+    EXPECT_LT(slips[i]->t - sticks[i]->t, 1e-6);
+  }
+  // The slip cycle: rtol 1e-9 over 5 s of an oscillation of amplitude 0.02 m: 1e-8 m.
+  double worst = 0;
+  for (const auto& [t, x] : samples) {
+    if (t <= t2) continue;
+    worst = std::max(worst, std::abs(x - (xe + vb / w * std::sin(w * (t - t2)))));
+  }
+  EXPECT_LT(worst, 1e-8);
+  std::printf(
+      "friction oscillator: t1 = %.12f (%.1e), t2 = %.12f (%.1e), cycle error %.2e m, "
+      "%zu stick events\n",
+      sticks[0]->t, sticks[0]->t - t1, slips[0]->t, slips[0]->t - t2, worst, sticks.size());
+}
+
+// Housner (1963): a block rocking without slip on its corners loses the factor
+// ω⁺/ω⁻ = 1 − (3/2) sin²α at every impact, α = atan(b/h) (here 1 − 1.5 · 0.2 = 0.7).
+TEST(FrictionScenes, RockingBlockWithFrictionLosesHousnersFactorPerImpact) {
+  SceneRun run("rocking_block_friction.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  ExpectPhysical(run, "rocking_block_friction");
+  const int left = run.Row("rocker_left"), right = run.Row("rocker_right");
+  const double alpha = std::atan(0.1 / 0.2);
+  const double housner = 1 - 1.5 * std::sin(alpha) * std::sin(alpha);
+  int checked = 0;
+  for (std::size_t i = 0; i < run.rec.events.size(); ++i) {
+    const events::Event& e = run.rec.events[i];
+    if (e.kind != EventKind::kImpact) continue;
+    // An impact of the rocker's corner (a resting corner solved with another body's impact
+    // takes a round-off impulse only).
+    bool rocker = false;
+    for (std::size_t j = 0; j < e.rows.size(); ++j) {
+      rocker |= (e.rows[j] == left || e.rows[j] == right) && e.impulses[j] > 1e-6;
+    }
+    if (!rocker) continue;
+    const double w_minus = run.rec.v_before[i][2], w_plus = run.rec.v_after[i][2];
+    if (std::abs(w_minus) < 1e-3) continue;  // the accumulation at rest
+    // The LCP's impulses to round-off: the ratio to 1e-9 (relative to ω ~ 1 rad/s).
+    EXPECT_NEAR(w_plus / w_minus, housner, 1e-9) << "impact at t = " << e.t;
+    ++checked;
+  }
+  EXPECT_GE(checked, 3);
+  // The slider's corners slide at its impacts.
+  EXPECT_FALSE(run.rec.Of(EventKind::kSlip).empty() &&
+               run.rec.Of(EventKind::kContactClosed).empty());
+}
+
+// Painlevé's rod (examples/friction/painleve_rod.yaml): μ = 1.5 > 4/3 at tan θ = 2 is
+// inconsistent (b = (1 + 3 cos²θ − 3 μ sin θ cos θ)/m = −0.2/m < 0 with a = −g < 0): with
+// painleve: impact a tangential impact at t = 0 resolves it; the smooth rod (μ = 0.5) slides.
+TEST(FrictionScenes, PainleveRodIsResolvedByATangentialImpactOrStopsTheRun) {
+  {
+    SceneRun run("painleve_rod.yaml");
+    const auto tangential = run.rec.Of(EventKind::kTangentialImpact);
+    ASSERT_EQ(tangential.size(), 1u);
+    EXPECT_EQ(tangential[0]->t, 0.0);
+    EXPECT_EQ(tangential[0]->rows, std::vector<int>{run.Row("rough_end")});
+    EXPECT_GT(tangential[0]->impulses[0], 0.0);
+    EXPECT_EQ(run.sim->stats().painleve_inconsistent, 1);
+    ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+    ExpectPhysical(run, "painleve_rod");
+  }
+  {
+    SceneRun run("painleve_rod.yaml",
+                 [](Scene& s) { s.options.painleve = events::PainleveResolution::kError; });
+    const events::RunResult r = run.Advance(run.scene.t_end);
+    EXPECT_EQ(r.status, events::RunStatus::kPainleve);
+    EXPECT_EQ(r.t, 0.0);
+    EXPECT_NE(r.message.find("rough_end"), std::string::npos) << r.message;
+  }
+}
+
+// The contacts of an event; for an impact those with an impulse above 1e-6 N s (a resting
+// contact of a scheme that enforces positions only, index 3, drifts at velocity level by
+// O(rtol) and takes an impulse of that order at the next impact; the impacts of these scenes
+// are ≥ 1e-3 N s).
+std::vector<int> Significant(const events::Event& e) {
+  if (e.kind != EventKind::kImpact) return e.rows;
+  std::vector<int> rows;
+  for (std::size_t j = 0; j < e.rows.size(); ++j) {
+    if (e.impulses[j] > 1e-6) rows.push_back(e.rows[j]);
+  }
+  return rows;
+}
+
+// The events compared between schemes: their significant contacts (above); in the rocking-block
+// scene only those of the rocker (the slider's corners rock and slide with micro-impacts whose
+// number depends on each scheme's errors, the first-order half_implicit's most).
+std::vector<events::Event> Compared(const SceneRun& run, const std::string& file) {
+  std::vector<int> rocker;
+  if (file == "rocking_block_friction.yaml")
+    rocker = {run.Row("rocker_left"), run.Row("rocker_right")};
+  std::vector<events::Event> out;
+  for (events::Event e : run.rec.events) {
+    std::vector<int> rows = Significant(e);
+    if (!rocker.empty()) {
+      std::erase_if(
+          rows, [&](int r) { return std::find(rocker.begin(), rocker.end(), r) == rocker.end(); });
+    }
+    if (rows.empty()) continue;
+    e.rows = rows;
+    out.push_back(e);
+  }
+  return out;
+}
+
+// Every integrator and formulation of the table runs the planar friction examples (or refuses
+// with a clear message) and finds the events of DOPRI5 (issue 17 §7): the same kinds on the same
+// contacts in the same order, at times within 1e-4 s (rtol 1e-7 on motions of ~1 s; the impact
+// and stick times are located on each scheme's own dense output, of order ≥ 2).
+TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
+  const std::vector<std::string> files = {"sliding_block.yaml",          "incline_stick.yaml",
+                                          "incline_slide.yaml",          "rolling_disk.yaml",
+                                          "rocking_block_friction.yaml", "painleve_rod.yaml"};
+  for (const std::string& file : files) {
+    auto tighten = [](Scene& s) {
+      s.options.integrator_options.rtol = 1e-7;
+      s.options.integrator_options.atol = 1e-9;
+      s.options.integrator_options.h_min = 1e-12;
+    };
+    SceneRun reference(file, tighten);
+    // The rocking blocks' impacts accumulate as they come to rest (after ~0.4 s), where the
+    // number of impacts below τ₁ depends on each scheme's errors: compared before that.
+    const double t_end =
+        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml" ? 0.3 : 1.0);
+    ASSERT_EQ(reference.Advance(t_end).status, events::RunStatus::kFinished) << file;
+    for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
+      for (integrators::Formulation f : entry.formulations) {
+        const std::string label =
+            file + " " + std::string(entry.name) + " " + std::string(integrators::ToString(f));
+        auto edit = [&](Scene& s) {
+          tighten(s);
+          s.options.integrator = std::string(entry.name);
+          s.options.integrator_options.formulation = f;
+        };
+        if (!entry.non_ideal_forces || !entry.velocity_level_rows) {
+          try {
+            SceneRun run(file, edit);
+            ADD_FAILURE() << label << ": accepted a frictional scene it cannot integrate";
+          } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("frictional contacts"), std::string::npos)
+                << label << ": " << e.what();
+          }
+          continue;
+        }
+        SceneRun run(file, edit);
+        const events::RunResult r = run.Advance(t_end);
+        ASSERT_EQ(r.status, events::RunStatus::kFinished) << label << ": " << r.message;
+        ExpectPhysical(run, label);
+        const std::vector<events::Event> got = Compared(run, file);
+        const std::vector<events::Event> want = Compared(reference, file);
+        ASSERT_EQ(got.size(), want.size()) << label;
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          EXPECT_EQ(got[k].kind, want[k].kind) << label << " event " << k;
+          EXPECT_EQ(got[k].rows, want[k].rows) << label << " event " << k;
+          EXPECT_NEAR(got[k].t, want[k].t, 1e-4) << label << " event " << k;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace saltus::tools
