@@ -393,8 +393,10 @@ void ReportEnergy(double T_minus, FrictionalImpactResult* r) {
   }
 }
 
+// `f`: the force impulse of a time step (SolveFrictionalVelocityStep), null for an impact.
 FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system, double t,
                                           const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+                                          const Eigen::VectorXd* f,
                                           std::span<const int> bilateral_rows,
                                           std::span<const FrictionalContact> contacts,
                                           const ContactRows& rows, const FrictionOptions& options) {
@@ -405,7 +407,9 @@ FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system
     e.push_back(c.restitution);
   }
   const ImpactResult ir =
-      SolveImpact(system, t, q, v_minus, bilateral_rows, normal_rows, e, ToLcpOptions(options));
+      f ? SolveVelocityStep(system, t, q, v_minus, *f, bilateral_rows, normal_rows, e,
+                            ToLcpOptions(options))
+        : SolveImpact(system, t, q, v_minus, bilateral_rows, normal_rows, e, ToLcpOptions(options));
   FrictionalImpactResult r;
   r.v_plus = ir.v_plus;
   r.impulse_b = ir.impulse_b;
@@ -417,20 +421,27 @@ FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system
                    ir.impulse_u, rows, G * r.v_plus + g_t, options.tolerance, &r);
   Eigen::MatrixXd M;
   system.MassMatrix(q, &M);
-  r.kinetic_energy_change = 0.5 * (r.v_plus - v_minus).dot(M * (r.v_plus + v_minus));
-  ReportEnergy(system.KineticEnergy(q, v_minus), &r);
+  // A step: the change from the free velocity v⁻ + M⁻¹ f (what the contact impulses did).
+  const Eigen::VectorXd v_free = f ? Eigen::VectorXd(v_minus + M.llt().solve(*f)) : v_minus;
+  r.kinetic_energy_change = 0.5 * (r.v_plus - v_free).dot(M * (r.v_plus + v_free));
+  ReportEnergy(0.5 * v_free.dot(M * v_free), &r);
   return r;
 }
 
+// `f`: the force impulse of a time step (SolveFrictionalVelocityStep), null for an impact.
 FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& system, double t,
                               const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
-                              std::span<const int> bilateral_rows,
+                              const Eigen::VectorXd* f, std::span<const int> bilateral_rows,
                               std::span<const FrictionalContact> contacts,
                               const FrictionOptions& options, bool tangential) {
   const ContactRows rows = Validate(who, system, t, q, v_minus, "v_minus", bilateral_rows, contacts,
                                     options, Level::kImpact);
+  if (f && (f->size() != system.nv() || !f->allFinite())) {
+    throw std::invalid_argument(
+        std::string(who) + ": f must have nv = " + std::to_string(system.nv()) + " finite entries");
+  }
   if (Frictionless(contacts) && !tangential) {
-    return FrictionlessImpact(system, t, q, v_minus, bilateral_rows, contacts, rows, options);
+    return FrictionlessImpact(system, t, q, v_minus, f, bilateral_rows, contacts, rows, options);
   }
   FrictionalImpactResult r;
   r.v_plus = v_minus;
@@ -453,7 +464,9 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
     const int n = rows.local[i].normal;
     if (!tangential) d[n] += contacts[i].restitution * u_minus[n];
   }
-  const Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;  // Lᵀ v⁻
+  // Lᵀ v⁻, and for a step Lᵀ (v⁻ + M⁻¹ f) = Lᵀ v⁻ + L⁻¹ f (M = L Lᵀ).
+  Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;
+  if (f) y0 += a.llt.matrixL().solve(*f);
   const BilateralElimination elimination(a.A_b, a.A_u, y0, gt_b);
   r.bilateral_rank = elimination.rank();
   const Solved s = SolveComponents(system, contacts, rows, elimination.W(), elimination.Rhs(d),
@@ -490,8 +503,8 @@ FrictionalImpactResult SolveFrictionalImpact(const engine::MechanicalSystem& sys
                                              std::span<const int> bilateral_rows,
                                              std::span<const FrictionalContact> contacts,
                                              const FrictionOptions& options) {
-  return Impact("SolveFrictionalImpact", system, t, q, v_minus, bilateral_rows, contacts, options,
-                false);
+  return Impact("SolveFrictionalImpact", system, t, q, v_minus, nullptr, bilateral_rows, contacts,
+                options, false);
 }
 
 FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& system, double t,
@@ -499,7 +512,16 @@ FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& sys
                                              std::span<const int> bilateral_rows,
                                              std::span<const FrictionalContact> contacts,
                                              const FrictionOptions& options) {
-  return Impact("SolveTangentialImpact", system, t, q, v, bilateral_rows, contacts, options, true);
+  return Impact("SolveTangentialImpact", system, t, q, v, nullptr, bilateral_rows, contacts,
+                options, true);
+}
+
+FrictionalImpactResult SolveFrictionalVelocityStep(
+    const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+    const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+    std::span<const FrictionalContact> contacts, const FrictionOptions& options) {
+  return Impact("SolveFrictionalVelocityStep", system, t, q, v, &f, bilateral_rows, contacts,
+                options, false);
 }
 
 FrictionalAccelerationResult SolveFrictionalAccelerations(

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "contact/friction_problem.h"
 #include "engine/block_sparse.h"
 
 namespace saltus::timestepping {
@@ -35,6 +36,8 @@ MoreauJeanOptions FromSimulationOptions(const events::SimulationOptions& o) {
   m.tau1 = o.thresholds.tau1;
   m.output_step = o.output_step;
   m.lcp = o.lcp;
+  m.friction_cone = o.friction_cone;
+  m.friction_facets = o.friction_facets;
   m.projection = o.projection;
   m.stop_flag = o.stop_flag;
   return m;
@@ -48,13 +51,47 @@ contact::ImpactResult FrictionlessStepSolver::Solve(
                                     restitution, options);
 }
 
+contact::ImpactResult FrictionalStepSolver::Solve(
+    const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
+    const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
+    std::span<const double> restitution, const contact::LcpOptions& options) const {
+  std::vector<contact::FrictionalContact> contacts;
+  contacts.reserve(unilateral_rows.size());
+  int rows = 0;
+  for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+    contacts.push_back(
+        contact::FrictionalContact::FromSystem(system, unilateral_rows[k], restitution[k]));
+    rows += 1 + contacts.back().num_tangent_rows;
+  }
+  contact::FrictionOptions fo;
+  fo.cone = cone_;
+  fo.facets = facets_;
+  fo.tolerance = options.tolerance;
+  fo.max_iterations = options.max_iterations;
+  fo.diagnose = false;  // a step needs a solution, not the Painlevé diagnosis
+  const contact::FrictionalImpactResult r =
+      contact::SolveFrictionalVelocityStep(system, t, q, v, f, bilateral_rows, contacts, fo);
+  contact::ImpactResult out;
+  out.ok = r.ok;
+  out.v_plus = r.v_plus;
+  out.impulse_b = r.impulse_b;
+  out.impulse_u.resize(static_cast<Eigen::Index>(contacts.size()));
+  out.u_plus_u.resize(out.impulse_u.size());
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    out.impulse_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal;
+    out.u_plus_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal_rate;
+  }
+  out.bilateral_rank = r.bilateral_rank;
+  out.bilateral_residual = r.bilateral_residual;
+  out.largest_lcp = rows;
+  out.message = r.message;
+  return out;
+}
+
 MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
                        MoreauJeanOptions options,
                        std::shared_ptr<const StepContactSolver> contact_solver)
-    : system_(std::move(system)),
-      options_(options),
-      contact_solver_(contact_solver ? std::move(contact_solver)
-                                     : std::make_shared<FrictionlessStepSolver>()) {
+    : system_(std::move(system)), options_(options), contact_solver_(std::move(contact_solver)) {
   if (!system_) throw std::invalid_argument("moreau_jean: null system");
   const MoreauJeanOptions& o = options_;
   Require(o.h > 0 && std::isfinite(o.h),
@@ -68,19 +105,29 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
   Require(o.tau0 > 0 && o.tau1 > 0, "the thresholds tau0 and tau1 must be > 0");
   Require(o.output_step >= 0 && std::isfinite(o.output_step), "output_step must be >= 0");
   Require(o.joint_drift > 0, "joint_drift must be > 0");
+  Require(o.friction_cone != contact::FrictionCone::kFaceted || o.friction_facets >= 3,
+          "friction_facets must be >= 3 with the faceted cone");
   stats_.min_gap_after_projection = std::numeric_limits<double>::infinity();
   const engine::MechanicalSystem& sys = *system_;
   bilateral_ = sys.RowsOfKind(engine::ConstraintKind::kBilateral);
   is_unilateral_.assign(static_cast<std::size_t>(sys.num_constraints()), 0);
   restitution_of_row_.assign(static_cast<std::size_t>(sys.num_constraints()), o.restitution);
+  bool friction = false;
   for (int r : sys.RowsOfKind(engine::ConstraintKind::kUnilateral)) {
     is_unilateral_[static_cast<std::size_t>(r)] = 1;
+    friction = friction || sys.constraint_info(r).friction > 0.0;
     const double e = sys.constraint_info(r).restitution;
     if (e >= 0.0) {
       Require(e <= 1.0, "contact '" + sys.constraint_info(r).name +
                             "': restitution must be in [0, 1], got " + std::to_string(e));
       restitution_of_row_[static_cast<std::size_t>(r)] = e;
     }
+  }
+  if (!contact_solver_) {
+    contact_solver_ =
+        friction ? std::shared_ptr<const StepContactSolver>(
+                       std::make_shared<FrictionalStepSolver>(o.friction_cone, o.friction_facets))
+                 : std::make_shared<FrictionlessStepSolver>();
   }
 }
 

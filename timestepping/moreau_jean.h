@@ -11,7 +11,9 @@
 //   2. index set    I = {α ∈ U : g^α(t̃, q̃) ≤ 0}, over the rows the system lists as candidates
 //                   at q̃ (engine::MechanicalSystem::CandidateRows: the broadphase pairs);
 //   3. one contact problem (StepContactSolver; frictionless: contact::SolveVelocityStep, an LCP
-//      on the Delassus matrix solved by the chain of contact/complementarity.h)
+//      on the Delassus matrix solved by the chain of contact/complementarity.h; with μ > 0 on a
+//      row of I: contact::SolveFrictionalVelocityStep, Coulomb's law on the impulses with the
+//      exact cone, or the faceted one, of contact/friction_cone.h)
 //        M(q̃) (v_{k+1} − v_k) = h F(t̃, q̃, v_k) + G(q̃)ᵀ P,      G_B v_{k+1} + ∂g_B/∂t = 0,
 //        0 ≤ U^α_{k+1} + e^α U^α_k ⊥ P^α ≥ 0  (α ∈ I),          P^α = 0  (α ∉ I),
 //      with U = G(q̃) v + ∂g/∂t (Newton's impact law over the step, Acary & Brogliato eq. 10.5),
@@ -54,6 +56,7 @@
 #include <vector>
 
 #include "contact/complementarity.h"
+#include "contact/friction_cone.h"
 #include "contact/impact_problem.h"
 #include "engine/mechanical_system.h"
 #include "engine/projection.h"
@@ -78,6 +81,10 @@ struct MoreauJeanOptions {
   double output_step = 0.0;   // ≥ 0; 0: OnOutput at every step
   double joint_drift = 1e-8;  // ‖g_B‖∞ (m) above which the positions are projected, > 0
   contact::LcpOptions lcp;
+  // Cone of the contacts with two tangential rows (friction > 0): exact, or friction_facets ≥ 3
+  // facets (contact/friction_cone.h).
+  contact::FrictionCone friction_cone = contact::FrictionCone::kExact;
+  int friction_facets = 8;
   engine::ProjectionOptions projection;
   // When non-null and set, AdvanceTo stops at the next step boundary (RunStatus::kInterrupted).
   const std::atomic<bool>* stop_flag = nullptr;
@@ -114,11 +121,32 @@ class FrictionlessStepSolver : public StepContactSolver {
                               const contact::LcpOptions& options) const override;
 };
 
+// Coulomb friction on the rows with friction > 0 (engine::ConstraintRowInfo::friction and their
+// tangential rows): contact::SolveFrictionalVelocityStep, which hands a step whose rows are all
+// frictionless to contact::SolveVelocityStep. impulse_u holds the normal impulses P_N;
+// largest_lcp the number of contact rows (normal and tangential) of the step.
+class FrictionalStepSolver : public StepContactSolver {
+ public:
+  FrictionalStepSolver(contact::FrictionCone cone, int facets) : cone_(cone), facets_(facets) {}
+  contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
+                              const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                              std::span<const int> unilateral_rows,
+                              std::span<const double> restitution,
+                              const contact::LcpOptions& options) const override;
+
+ private:
+  contact::FrictionCone cone_;
+  int facets_;
+};
+
 class MoreauJean {
  public:
   // Throws std::invalid_argument naming the option: h ≤ 0 or not finite, θ outside [1/2, 1],
   // restitution outside [0, 1] (also a row's own), negative threshold, τ₀ or τ₁ ≤ 0, negative
-  // output step, joint_drift ≤ 0. `contact_solver` null: FrictionlessStepSolver.
+  // output step, joint_drift ≤ 0, friction_facets < 3 with the faceted cone. `contact_solver`
+  // null: FrictionalStepSolver when some unilateral row has friction > 0, else
+  // FrictionlessStepSolver.
   MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system, MoreauJeanOptions options,
              std::shared_ptr<const StepContactSolver> contact_solver = nullptr);
   ~MoreauJean();

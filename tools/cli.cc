@@ -29,8 +29,8 @@
 #include "tools/hdf5_writer.h"
 #include "tools/json_writer.h"
 #include "tools/limits.h"
-#include "tools/output_file.h"
 #include "tools/metadata.h"
+#include "tools/output_file.h"
 #include "tools/reaction_writer.h"
 #include "tools/resume.h"
 #include "tools/run_scheme.h"
@@ -177,9 +177,9 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    static const std::vector<std::string> kFlags = {
-        "--integrator", "--formulation", "--rtol",       "--atol",  "--t-end",
-        "--step",       "--out",         "--event-rows", "--resume"};
+    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
+                                                    "--atol",       "--t-end",       "--step",
+                                                    "--out",        "--event-rows",  "--resume"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       std::vector<std::string> known = kFlags;
       known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});

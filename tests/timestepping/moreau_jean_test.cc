@@ -175,6 +175,63 @@ TEST(MoreauJean, PyramidRestsWhereTheClosedFormAndTheEventLoopPutIt) {
   EXPECT_LE(mj.stats().max_position_violation, bound);
 }
 
+// A solid sphere (I = 2/5 m r²) launched along the floor without spin, μ > 0: it slides with
+// ẍ = −μ g and ω̇ = 5 μ g / (2 r) until its contact point sticks, at t_r = 2 v₀ / (7 μ g), and
+// then rolls at 5/7 v₀ (e.g. Goldstein-type textbook result; the sticking contact is the exact
+// cone's interior). The scheme's error is O(h) in time: h μ g in the speed, plus the LCP
+// tolerance.
+TEST(MoreauJean, SlidingSphereStartsRollingAtFiveSeventhsOfItsSpeed) {
+  const double v0 = 2.0, mu = 0.3, h = 1e-3;
+  std::string yaml = SphereScene(kR, 0.0) + "  friction: 0.3\n";
+  const Built b = Build(yaml);
+  Eigen::VectorXd v = b.v0;
+  v[0] = v0;  // spatial v: linear velocity first
+  MoreauJean mj(b.system, Options(b, h));
+  mj.SetState(0.0, b.q0, v);
+  const double t_roll = 2.0 * v0 / (7.0 * mu * kG);  // 0.194 s
+  ASSERT_EQ(mj.AdvanceTo(0.5 * t_roll).status, events::RunStatus::kFinished);
+  const double tol = 2.0 * h * mu * kG;
+  EXPECT_NEAR(mj.v()[0], v0 - mu * kG * 0.5 * t_roll, tol);  // sliding: Coulomb's μ N
+  ASSERT_EQ(mj.AdvanceTo(2.0 * t_roll).status, events::RunStatus::kFinished);
+  EXPECT_NEAR(mj.v()[0], 5.0 / 7.0 * v0, tol);  // rolling
+  EXPECT_NEAR(mj.v()[2], 0.0, 1e-9);            // resting on the floor, no bounce
+  EXPECT_NEAR(mj.q()[2], kR, 1e-9);             // started touching: no penetration
+  // Rolling: the contact point is at rest, v_x = ω r (the spin axis is y, ω_y > 0 for +x).
+  EXPECT_NEAR(mj.v()[0] - kR * mj.v()[4], 0.0, 1e-8);
+  EXPECT_EQ(mj.stats().events[static_cast<int>(events::EventKind::kImpact)], 0);
+}
+
+// A sphere released on a 30° incline: with μ ≥ 2/7 tan α it rolls without slipping at
+// a = 5/7 g sin α; with μ below that it slides at a = g (sin α − μ cos α).
+TEST(MoreauJean, SphereOnAnInclineRollsOrSlidesAsCoulombSays) {
+  const double alpha = M_PI / 6.0, h = 1e-3, t_end = 0.3;
+  for (const double mu : {0.3, 0.1}) {  // 2/7 tan 30° = 0.165
+    const double s = std::sin(alpha), c = std::cos(alpha);
+    std::string yaml =
+        "scene: incline\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n"
+        "  - {name: ball, mass: 1, inertia: 0.004, position: [" +
+        std::to_string(kR * s) + ", 0, " + std::to_string(kR * c) +
+        "]}\n"
+        "shapes:\n"
+        "  - {name: ramp, body: ground, type: plane, normal: [" +
+        std::to_string(s) + ", 0, " + std::to_string(c) +
+        "], offset: 0}\n"
+        "  - {name: s, body: ball, type: sphere, radius: 0.1}\n"
+        "simulation:\n  t_end: 1\n  friction: " +
+        std::to_string(mu) + "\n";
+    const Built b = Build(yaml);
+    MoreauJean mj(b.system, Options(b, h));
+    mj.SetState(0.0, b.q0, b.v0);
+    ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished);
+    const double a = mu >= 2.0 / 7.0 * std::tan(alpha) ? 5.0 / 7.0 * kG * s : kG * (s - mu * c);
+    // Speed along the slope (down-slope direction (c, 0, −s)... here +x is up-slope's
+    // opposite): |v| = a t, to O(h g).
+    const Eigen::Vector3d down(c, 0.0, -s);
+    const double speed = down.dot(mj.v().head<3>());
+    EXPECT_NEAR(speed, a * t_end, 2.0 * h * kG) << "mu " << mu;
+  }
+}
+
 TEST(MoreauJean, RunsAreBitIdentical) {
   const Built b = Build(PyramidScene());
   const auto run = [&] {
@@ -263,9 +320,10 @@ TEST(MoreauJeanScene, StepAndThetaKeys) {
     }
     return std::string("no error");
   };
-  // Lines: the simulation section starts at line 8 of SphereScene; t_end 9, restitution 10.
+  // Lines: the simulation section is line 9 of SphereScene, t_end 10, restitution 11, so the
+  // first extra key is line 12.
   EXPECT_NE(error("  integrator: moreau_jean\n")
-                .find("s.yaml:11: simulation: integrator "
+                .find("s.yaml:12: simulation: integrator "
                       "moreau_jean needs a fixed step"),
             std::string::npos)
       << error("  integrator: moreau_jean\n");

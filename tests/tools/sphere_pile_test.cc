@@ -187,10 +187,15 @@ TEST_F(SpherePileTest, MoreauJeanRunsThePileThroughTheCommandLine) {
   long rows = 0;
   while (std::getline(events, line)) {
     const std::vector<std::string> f = Split(line, ',');
-    ASSERT_EQ(f.size(), 6u) << line;
+    ASSERT_GE(f.size(), 6u) << line;
     EXPECT_EQ(f[1], "impact");
-    // Impacts on a step: Newton's law with e ≤ 1 on the step's impulses; round-off of T + V.
-    EXPECT_LE(std::stod(f[5]), std::stod(f[4]) + 1e-9) << line;
+    // T + V over a step with impacts (timestepping/moreau_jean.h, "Energy"): the impacting rows
+    // dissipate ½ P (1 − e) U_k ≤ 0, but a row of I that separates at the start of the step
+    // (U_k > 0: it bounced in the step before and still overlaps) and receives P > 0 adds
+    // ½ P U_k ≥ 0. In this pile P ≲ 30 · 0.1 kg · g h = 3e-3 N s and such U_k ≲ e · 3.6 m/s:
+    // at most ~5e-3 J in principle; measured at most 1.2e-6 J (6e-7 of T + V). 1e-5 relative
+    // catches a scheme that gains energy at the impacting rows (1e-3 of T + V and more).
+    EXPECT_LE(std::stod(f[5]), std::stod(f[4]) * (1.0 + 1e-5)) << line;
     ++rows;
   }
   EXPECT_EQ(static_cast<double>(rows), JsonNumber(summary, "steps_with_impacts"));
