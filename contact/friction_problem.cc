@@ -382,14 +382,17 @@ double EnergyChange(const Eigen::VectorXd& y_minus, const Eigen::VectorXd& y_plu
   return 0.5 * (y_plus - y_minus).dot(y_plus + y_minus);
 }
 
-void ReportEnergy(double T_minus, FrictionalImpactResult* r) {
-  // The LCP tolerance 1e-10 bounds the velocity error relative to the problem's scale, so ΔT is
+// W_c = ½ zᵀ (u⁺ + u⁻) over the contact rows (header: the law's share of ΔT) and the gain flag.
+void ReportEnergy(double T_minus, const Eigen::VectorXd& z, const Eigen::VectorXd& u_minus,
+                  const Eigen::VectorXd& u_plus, FrictionalImpactResult* r) {
+  r->contact_work = 0.5 * z.dot(u_plus + u_minus);
+  // The LCP tolerance 1e-10 bounds the velocity error relative to the problem's scale, so W_c is
   // accurate to ~1e-10 T⁻: 1e-8 T⁻ leaves a margin of 100.
-  r->energy_gain = r->kinetic_energy_change > 1e-8 * T_minus;
+  r->energy_gain = r->contact_work > 1e-8 * T_minus;
   if (r->energy_gain) {
-    r->message += (r->message.empty() ? "" : "; ") + std::string("kinetic energy gained: ") +
-                  std::to_string(r->kinetic_energy_change) + " (T- = " + std::to_string(T_minus) +
-                  ")";
+    r->message += (r->message.empty() ? "" : "; ") +
+                  std::string("the contact impulses gained energy: ") +
+                  std::to_string(r->contact_work) + " J (T- = " + std::to_string(T_minus) + " J)";
   }
 }
 
@@ -417,14 +420,17 @@ FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system
   Eigen::VectorXd g_t;
   system.ConstraintJacobian(t, q, rows.rows, &G);
   system.ConstraintTimeDerivative(t, q, rows.rows, &g_t);
+  const Eigen::VectorXd u_plus = G * r.v_plus + g_t;
   FillFrictionless(ir.ok, ir.bilateral_rank, ir.bilateral_residual, ir.lcp, ir.message,
-                   ir.impulse_u, rows, G * r.v_plus + g_t, options.tolerance, &r);
+                   ir.impulse_u, rows, u_plus, options.tolerance, &r);
   Eigen::MatrixXd M;
   system.MassMatrix(q, &M);
   // A step: the change from the free velocity v⁻ + M⁻¹ f (what the contact impulses did).
   const Eigen::VectorXd v_free = f ? Eigen::VectorXd(v_minus + M.llt().solve(*f)) : v_minus;
   r.kinetic_energy_change = 0.5 * (r.v_plus - v_free).dot(M * (r.v_plus + v_free));
-  ReportEnergy(0.5 * v_free.dot(M * v_free), &r);
+  if (ir.impulse_u.size() == u_plus.size()) {
+    ReportEnergy(0.5 * v_free.dot(M * v_free), ir.impulse_u, G * v_free + g_t, u_plus, &r);
+  }
   return r;
 }
 
@@ -488,7 +494,10 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
   r.ok = s.ok;
   r.message = s.ok ? "" : std::string(who) + ": " + s.message;
   r.kinetic_energy_change = EnergyChange(y0, y);
-  ReportEnergy(0.5 * y0.squaredNorm(), &r);
+  // The impulses' work against the free velocity (a step: v⁻ + M⁻¹ f; y0 = Lᵀ of it).
+  const Eigen::VectorXd u_free =
+      f ? Eigen::VectorXd(a.G_u * a.llt.matrixU().solve(y0) + gt_u) : u_minus;
+  ReportEnergy(0.5 * y0.squaredNorm(), s.z, u_free, u_plus, &r);
   return r;
 }
 

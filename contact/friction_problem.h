@@ -18,8 +18,12 @@
 // where P_Tᵀ u_T⁺ ≤ 0 and −½ PᵀWP ≤ 0, but P_N u_N⁺ = −e P_N u_N⁻ ≥ 0: with e > 0 and friction
 // the law can create energy (Kane's double pendulum; Kane & Levinson, "Dynamics: Theory and
 // Applications", 1985; Glocker, Multibody Syst. Dyn. 29 (2013), "Energetic consistency conditions
-// for standard impacts", Parts I and II). A gain above round-off, ΔT > 1e-8 T⁻ (the LCP tolerance
-// 1e-10 on the velocities, with margin), is reported (energy_gain), never hidden.
+// for standard impacts", Parts I and II). What the contact law itself adds is the work of the
+// contact impulses, W_c = ½ Σ P·(u⁺ + u⁻) over the normal and tangential rows: equal to ΔT for a
+// scleronomic system whose joints are kept (u_B = 0), and still the law's share when rheonomic
+// joints (drivers) also work on the system during the impact (ΔT = W_c − P_Bᵀ ∂g_B/∂t). A gain
+// above round-off, W_c > 1e-8 T⁻ (the LCP tolerance 1e-10 on the velocities, with margin), is
+// reported (energy_gain), never hidden.
 //
 // Tangential impact (SolveTangentialImpact): the resolution of an inconsistent (Painlevé)
 // configuration by an impulse at the current state without collision (Génot & Brogliato, Eur. J.
@@ -114,7 +118,8 @@ struct FrictionalImpactResult {
   Eigen::VectorXd impulse_b;
   std::vector<FrictionalContactResult> contacts;  // same order as given
   double kinetic_energy_change = 0.0;             // T⁺ − T⁻
-  bool energy_gain = false;                       // ΔT > 1e-8 T⁻
+  double contact_work = 0.0;                      // W_c = ½ Σ P·(u⁺ + u⁻), contact rows
+  bool energy_gain = false;                       // W_c > 1e-8 T⁻
   double residual = 0.0;                          // largest law residual over the components
   PainleveDiagnosis diagnosis;
   int bilateral_rank = 0;
@@ -167,9 +172,9 @@ FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& sys
 // with u⁻ = G v + ∂g/∂t at the given v (the velocity at the start of the step) and f (nv) the
 // impulse of the forces over the step (h F): SolveFrictionalImpact on the free velocity
 // v + M⁻¹ f with Newton's law on the start velocity (contact::SolveVelocityStep is the
-// frictionless case, and is what frictionless inputs are handed to). kinetic_energy_change and
-// energy_gain compare v⁺ with the free velocity. Same validation as SolveFrictionalImpact, and
-// f must have nv finite entries.
+// frictionless case, and is what frictionless inputs are handed to). kinetic_energy_change,
+// contact_work and energy_gain take the free velocity as v⁻. Same validation as
+// SolveFrictionalImpact, and f must have nv finite entries.
 FrictionalImpactResult SolveFrictionalVelocityStep(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
     const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,

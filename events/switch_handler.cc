@@ -220,7 +220,7 @@ void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
     *energy_gain = true;
     ++ctx_.stats.energy_gains;
     ctx_.stats.largest_energy_gain =
-        std::max(ctx_.stats.largest_energy_gain, impact.kinetic_energy_change);
+        std::max(ctx_.stats.largest_energy_gain, impact.contact_work);
   }
 }
 

@@ -475,7 +475,6 @@ py::dict StatsDict(const saltus::Statistics& s) {
   return d;
 }
 
-
 }  // namespace
 
 PYBIND11_MODULE(saltus, m) {

@@ -411,7 +411,8 @@ void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesyst
   }
   if (stats.energy_gains > 0) {
     out << "\n  note: " << stats.energy_gains
-        << " impact(s) raised the kinetic energy (Newton's law with friction can; largest gain "
+        << " impact(s) where the contact impulses gained energy (Newton's law with friction "
+           "can; largest gain "
         << stats.largest_energy_gain << " J): see energy_gain in events.csv";
   }
   if (stats.painleve_inconsistent + stats.painleve_indeterminate > 0) {

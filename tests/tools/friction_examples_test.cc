@@ -242,6 +242,40 @@ TEST(FrictionScenes, RockingBlockWithFrictionLosesHousnersFactorPerImpact) {
                run.rec.Of(EventKind::kContactClosed).empty());
 }
 
+// Kane's double pendulum (examples/friction/kane_pendulum.yaml): the one impact sticks and Newton's
+// law with friction raises the kinetic energy by ≈ 36 % of T⁻ = 1/6 J (the minimal-coordinate
+// closed form of friction_problem_test at the release state; gravity acting for the 1.2 ms before
+// the impact changes it by < 1 %). It must be flagged and counted, and the gain reported must be
+// the whole energy change (scleronomic joints: W_c = ΔT; the potential is continuous).
+TEST(FrictionScenes, KanePendulumImpactGainIsReported) {
+  SceneRun run("kane_pendulum.yaml");
+  ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
+  const auto impacts = run.rec.Of(EventKind::kImpact);
+  ASSERT_EQ(impacts.size(), 1u);
+  const events::Event& e = *impacts[0];
+  EXPECT_TRUE(e.energy_gain);
+  const double gain = e.energy_after - e.energy_before;
+  EXPECT_GT(gain, 0.3 * (1.0 / 6.0));
+  EXPECT_LT(gain, 0.42 * (1.0 / 6.0));
+  EXPECT_EQ(run.sim->stats().energy_gains, 1);
+  EXPECT_NEAR(run.sim->stats().largest_energy_gain, gain, 1e-9);
+}
+
+// A driven mechanism and a toy with jams: the crank's driver works on the system during an impact
+// (ΔT ≠ W_c), so only the contact impulses' work is checked: no impact of the clearance
+// slider-crank or the woodpecker may gain energy through its contacts (single contacts or
+// pairs with one e: no Kane-type gain expected).
+TEST(FrictionScenes, ContactImpulsesNeverGainEnergyInTheDrivenAndJammingExamples) {
+  for (const char* file : {"slider_crank_clearance.yaml", "woodpecker.yaml"}) {
+    SceneRun run(file);
+    ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished) << file;
+    EXPECT_GT(run.rec.Of(EventKind::kImpact).size(), 10u) << file;
+    EXPECT_EQ(run.sim->stats().energy_gains, 0) << file;
+    EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0)
+        << file;
+  }
+}
+
 // Painlevé's rod (examples/friction/painleve_rod.yaml): μ = 1.5 > 4/3 at tan θ = 2 is
 // inconsistent (b = (1 + 3 cos²θ − 3 μ sin θ cos θ)/m = −0.2/m < 0 with a = −g < 0): with
 // painleve: impact a tangential impact at t = 0 resolves it; the smooth rod (μ = 0.5) slides.
