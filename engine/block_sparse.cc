@@ -397,18 +397,8 @@ bool SparseDelassus::Factor(const BlockSparseRows& G, double rank_tolerance,
   return FactorImpl(G, rank_tolerance, &x, Gx);
 }
 
-bool SparseDelassus::FactorShifted(const BlockSparseRows& G, double rank_tolerance, double shift) {
-  return FactorImpl(G, rank_tolerance, nullptr, nullptr, shift);
-}
-
-int SparseDelassus::SmallPivots(double rank_tolerance) const {
-  if (d_.size() == 0) return 0;
-  const double d_max = d_.maxCoeff();
-  return static_cast<int>((d_.array() <= rank_tolerance * d_max).count());
-}
-
 bool SparseDelassus::FactorImpl(const BlockSparseRows& G, double rank_tolerance,
-                                const Eigen::VectorXd* x, Eigen::VectorXd* Gx, double shift) {
+                                const Eigen::VectorXd* x, Eigen::VectorXd* Gx) {
   G_ = &G;
   const int b = G.block_size;
   if (b != block_size_) return false;
@@ -463,12 +453,6 @@ bool SparseDelassus::FactorImpl(const BlockSparseRows& G, double rank_tolerance,
                                     .cwiseAbs()
                                     .maxCoeff();
 
-  if (shift > 0.0) {  // W + shift·I: the diagonal of every group's diagonal block
-    for (std::size_t k = 0; k < size_.size(); ++k) {
-      const int nk = size_[k];
-      for (int r = 0; r < nk; ++r) w[diag_[k] + static_cast<std::size_t>(r * (nk + 1))] += shift;
-    }
-  }
   // Right-looking block LDLᵀ, column of groups k after column: L_kk D_k L_kkᵀ = W_kk (dense,
   // unpivoted), B_ik = W_ik L_kk⁻ᵀ, L_ik = B_ik D_k⁻¹, then W_ij −= B_ik L_jkᵀ for the blocks
   // i ≥ j below k.

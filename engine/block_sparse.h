@@ -91,12 +91,6 @@ class SparseDelassus {
   // Forms W = G N⁻¹ Gᵀ and factorizes it. False when W is numerically singular or indefinite
   // (a pivot ≤ rank_tolerance · largest pivot); then Solve must not be called.
   bool Factor(const BlockSparseRows& G, double rank_tolerance);
-  // Factorizes W + shift·I instead (shift ≥ 0): the regularized factor of redundant rows, whose
-  // W is singular (engine/projection.h). Same test on the pivots of the shifted matrix.
-  bool FactorShifted(const BlockSparseRows& G, double rank_tolerance, double shift);
-  // Pivots of the last factorization at or below rank_tolerance · largest pivot: the numerical
-  // rank deficiency of W when the last Factor failed for it.
-  int SmallPivots(double rank_tolerance) const;
   // The same, and Gx = G x (m) in the same pass over G (x of size nv; Gx must not alias x).
   bool Factor(const BlockSparseRows& G, double rank_tolerance, const Eigen::VectorXd& x,
               Eigen::VectorXd* Gx);
@@ -118,7 +112,7 @@ class SparseDelassus {
  private:
   void AnalyzePattern(const BlockSparseRows& G);
   bool FactorImpl(const BlockSparseRows& G, double rank_tolerance, const Eigen::VectorXd* x,
-                  Eigen::VectorXd* Gx, double shift = 0.0);
+                  Eigen::VectorXd* Gx);
   void AddNinvGtImpl(const Eigen::VectorXd& lambda, Eigen::VectorXd* x, Eigen::VectorXd* Gx) const;
 
   int block_size_ = 0;

@@ -13,8 +13,6 @@ namespace saltus::engine {
 namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
-// ε / max|W_ij| of the regularized sparse factor W + εI of redundant rows (projection.h).
-constexpr double kRegularization = 1e-8;
 // Factor of the round-off floor on the residual (see projection.h).
 constexpr double kFloorFactor = 16.0;
 // Positions asked for a tolerance below that floor keep iterating towards this lower one while
@@ -87,18 +85,14 @@ class MetricProjector {
   double GMaxAbs() const {
     return sparse_ ? G_sparse_.MaxAbs() : (G_.size() > 0 ? G_.lpNorm<Eigen::Infinity>() : 0.0);
   }
-  // Factors W at the last Evaluate. False (sparse only) when even W + εI cannot be factored.
+  // Factors W at the last Evaluate. False (sparse only) when W is numerically singular.
   bool Factor() {
     if (sparse_) {
       if (options_.metric == ProjectionMetric::kIdentity) {
         delassus_.SetIdentityMetric(G_sparse_.block_size, G_sparse_.cols);
       }
       rank_ = static_cast<int>(rows_.size());
-      if (delassus_.Factor(G_sparse_, options_.rank_tolerance)) return true;
-      // Redundant rows (projection.h, "Redundant rows on the sparse path"): W + εI.
-      rank_ -= delassus_.SmallPivots(options_.rank_tolerance);
-      return delassus_.FactorShifted(G_sparse_, options_.rank_tolerance,
-                                     kRegularization * delassus_.WMaxAbs());
+      return delassus_.Factor(G_sparse_, options_.rank_tolerance);
     }
     // Rank of G (reported only): rank-revealing QR of W = G N⁻¹ Gᵀ.
     NinvGt_ = G_.transpose();

@@ -20,20 +20,8 @@
 // largest, e.g. a four-bar with its bars aligned) get their full correction; what cannot be
 // corrected at an exactly singular point (the part of the residual outside range(G)) stays in
 // the residual, and the projection then fails. `rank` is reported from a rank-revealing QR of
-// W (rank_tolerance); the block-sparse path factorizes W by LDLᵀ.
-//
-// Redundant rows on the sparse path (a settled pile: more closed contacts than the bodies'
-// degrees of freedom, W singular). The block-sparse path then factorizes W + εI, ε = 1e-8 of
-// the largest |W_ij|, and each correction δ = −N⁻¹Gᵀ (W + εI)⁻¹ r is one step of iterated
-// Tikhonov regularization: the loops below repeat it on the new residual, and for a residual in
-// range(W) the multiplier converges to the least-norm W⁺ r, the error shrinking by ε / (λ + ε) per
-// step on each eigenvalue λ > 0 of W (1e-4 per step when λ ≥ 1e-4 max|W_ij|, the smallest
-// eigenvalues measured in settled piles), so the result is the dense path's to the tolerance,
-// without forming or factoring a dense M or W. A residual with a part outside range(G) (an
-// inconsistent position target at a singular configuration) keeps that part, and the projection
-// fails as on the dense path. The reported rank is the number of rows minus the pivots of W
-// below rank_tolerance. Only when W + εI cannot be factored (an indefinite W: round-off in a
-// degenerate metric) does the dense path below take over.
+// W (rank_tolerance); the block-sparse path factorizes W by LDLᵀ and falls back to the dense
+// path when W is numerically singular.
 //
 // The simplified Newton keeps G and W of the starting point and re-evaluates them only when an
 // iteration reduces ‖g‖∞ by less than half, so the update q̃ − q lies in range(N⁻¹ Gᵀ(q)): q̃ is
@@ -70,7 +58,7 @@ struct ProjectionOptions {
                                   // rank; singular test of the sparse path), in (0, 1)
   // Dense or block-sparse factorization of W (engine/block_sparse.h); kAuto: sparse when the
   // system provides its block structure and nv ≥ kSparseMinimumNv. A singular sparse W (redundant
-  // rows) is factored regularized, W + εI (see "Redundant rows on the sparse path").
+  // rows) falls back to the dense rank-revealing path.
   LinearAlgebra linear_algebra = LinearAlgebra::kAuto;
 };
 
