@@ -23,8 +23,6 @@ constexpr double kBoundaryFraction = 0.99;    // of the largest step keeping z, 
 constexpr int kMaxIterations = 200;
 constexpr double kDivergence = 1e10;     // ‖z̃‖∞ above this: test the Farkas certificate
 constexpr double kFirstRefineMu = 1e-8;  // μ at which the refinements start (header, step 2)
-// δ of the strictly monotone W̃ + δI the interior point runs on (header, step 1).
-constexpr double kRegularization = 1e-9;
 
 void Validate(const SpMat& W, const Eigen::VectorXd& b, const LcpOptions& options) {
   const std::string who = "SolveMonotoneLcp";
@@ -187,15 +185,11 @@ LcpResult SolveMonotoneLcp(const SpMat& W, const Eigen::VectorXd& b, const LcpOp
     result.residual = NaturalResidual(result.z, result.w, b_scale);
     return result;
   }
-  // Scaled problem: w / β = W̃ z̃ + b̃, W̃ = W / s, b̃ = b / β, z = β z̃ / s; the interior point
-  // runs on W̃ + δI (header, step 1), the refinement and every test on the original problem.
+  // Scaled problem: w / β = W̃ z̃ + b̃, W̃ = W / s, b̃ = b / β, z = β z̃ / s.
   const SpMat W_scaled = W / w_scale;
-  SpMat identity(n, n);
-  identity.setIdentity();
-  const SpMat W_regularized = W_scaled + kRegularization * identity;
   const Eigen::VectorXd b_scaled = b / b_scale;
   const double z_unscale = b_scale / w_scale;
-  InteriorPoint ipm(W_regularized, b_scaled);
+  InteriorPoint ipm(W_scaled, b_scaled);
   ipm.Start();
   double next_refine_mu = kFirstRefineMu;
   int refinements = 0;

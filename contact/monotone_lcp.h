@@ -10,24 +10,13 @@
 // if and only if some y ≥ 0 has W y = 0 and bᵀ y < 0 (y ≥ 0, Wᵀ y ≤ 0, bᵀ y < 0 gives
 // yᵀ W y ≤ 0, hence W y = 0 for W ⪰ 0): in a pile, non-negative impulses in self-equilibrium
 // (Gᵀ y = 0) that the right-hand side asks to push apart. The acceleration LCP of spheres and
-// planes is solvable in exact arithmetic (it is the optimality system of the projection of the
-// free acceleration onto {v̇ : G v̇ + γ ≥ 0}, a set that holds v̇ = 0 since γ ≥ 0 there); so is
-// an impact LCP whose restitution coefficients are all equal (b = (1 + e) G v⁻ is orthogonal to
-// every such y).
+// planes is always feasible (v̇ = 0 gives G v̇ + γ = γ ≥ 0); so is an impact LCP whose
+// restitution coefficients are all equal (b = (1 + e) G v⁻ is orthogonal to every such y).
 //
 // Method.
 //   1. An infeasible primal–dual interior-point method (Kojima, Megiddo & Mizuno 1993; Wright,
-//      Primal-Dual Interior-Point Methods, SIAM 1997, Ch. 6 and 11) on the scaled and
-//      regularized problem W̃ + δI, W̃ = W / max W_ii, δ = 10⁻⁹, b̃ = b / max(1, ‖b‖∞), from
-//      z = w = 1. The regularized problem is strictly monotone: its solution is unique and, as
-//      δ → 0, tends to the least-norm solution of the original one (Tikhonov regularization of
-//      a solvable monotone LCP; Facchinei & Pang, Finite-Dimensional Variational Inequalities
-//      and Complementarity Problems, 2003, Sec. 12.2). Without it, redundant contacts whose
-//      forces are indeterminate along a self-stress state (a chain of spheres tight from wall to
-//      wall: W d ≈ 0, d ≥ 0, bᵀd ≈ 0) make the solution set very long, the central path heads
-//      for its far-away analytic centre, and the iteration stalls (seeded 50-sphere pile,
-//      t = 0.9581 s: z grew to 2·10⁵ with μ stuck at 7·10⁻⁶; with δ: 24 iterations to
-//      μ = 6·10⁻¹⁹, ‖z̃‖∞ = 184). The bias δ z̃ is removed by step 2. Each iteration solves
+//      Primal-Dual Interior-Point Methods, SIAM 1997, Ch. 6 and 11) on the scaled problem
+//      W̃ = W / max W_ii, b̃ = b / max(1, ‖b‖∞), from z = w = 1. Each iteration solves
 //        (W̃ + Z⁻¹ S) Δz = r_c   (sparse LDLᵀ, pattern analysed once; Z = diag z, S = diag w,
 //      positive definite although W̃ is only semidefinite) for Mehrotra's predictor and corrector
 //      (one factorization, two solves). The step is cut back (halving) until the iterate stays in
@@ -44,11 +33,7 @@
 //   3. Accepted only when the natural-map residual ‖min(w, z)‖∞ / max(1, ‖b‖∞) of the original
 //      problem is ≤ options.tolerance (complementarity.h). When the iterates diverge (‖z̃‖∞ >
 //      10¹⁰) or stall, the direction y = z / ‖z‖ is tested as the infeasibility certificate above
-//      (‖W̃ y‖∞ ≤ 10⁻⁸, b̃ᵀ y < 0): the message then says the problem has no solution. With
-//      10⁻⁸ < ‖W̃ y‖∞ ≤ 10⁻⁴ the message says "no solution within round-off" and names the
-//      rows of y: a nearly self-stressed set of unknowns (Gᵀ y ≈ 0 with y ≥ 0) that the
-//      right-hand side pushes apart, whose solution, if any, is of norm ~1/‖W̃ y‖. The
-//      guarantee is one of exact arithmetic: such nearly infeasible problems fail, by status.
+//      (‖W̃ y‖∞ ≤ 10⁻⁸, b̃ᵀ y < 0): the message then says the problem has no solution.
 // Cost: 15–40 iterations, each one sparse factorization of the pattern of W (+ diagonal).
 #pragma once
 

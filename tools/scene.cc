@@ -1605,7 +1605,11 @@ class SceneParser {
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
-    r.CheckKeys(SimulationKeys());
+    // SimulationKeys() and the keys of integrator moreau_jean, which the facade (and so
+    // saltus.Options in Python) does not run.
+    std::vector<std::string> keys = SimulationKeys();
+    keys.insert(keys.end(), {"step", "theta"});
+    r.CheckKeys(keys);
     scene->lines.simulation = r.line();
     events::SimulationOptions& o = scene->options;
     integrators::IntegratorOptions& io = o.integrator_options;
@@ -1830,8 +1834,6 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "h_max",
                                                 "h_init",
                                                 "adaptive",
-                                                "step",
-                                                "theta",
                                                 "safety",
                                                 "fac_min",
                                                 "fac_max",

@@ -7,12 +7,10 @@
 //
 // What each solver is expected to do on the bank:
 //   monotone  SolveMonotoneLcp (interior point + active-set refinement): solves every problem
-//             of the bank, all of which have solutions in exact arithmetic (W = G M⁻¹ Gᵀ ⪰ 0
-//             and, for the captured acceleration problems, the primal projection is feasible),
-//             among them one whose forces are indeterminate along a self-stress state (a chain
-//             tight from wall to wall), on which the unregularized interior point stalled.
+//             of the bank, all of which have solutions (W = G M⁻¹ Gᵀ ⪰ 0 and, for the captured
+//             acceleration problems, v̇ = 0 is feasible since γ ≥ 0 for spheres and planes).
 //   chain     SolveLcpByComponents with the default options (the path of the simulations):
-//             the same expectations.
+//             solves every problem.
 //   lemke, sparse (no fallback), pgs: fast paths, allowed to fail (a status), never to return
 //             ok with a wrong answer. Lemke stops on a ray on the captured pile problems
 //             (problems that have solutions).
