@@ -20,7 +20,7 @@ include(CMakePackageConfigHelpers)
 set(SALTUS_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/saltus)
 set(SALTUS_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/saltus)
 
-foreach(dir engine contact integrators events tools saltus)
+foreach(dir engine contact integrators events timestepping tools saltus)
   file(GLOB headers ${PROJECT_SOURCE_DIR}/${dir}/*.h)
   install(FILES ${headers} DESTINATION ${SALTUS_INSTALL_INCLUDEDIR}/${dir})
 endforeach()

@@ -396,8 +396,10 @@ void ReportEnergy(double T_minus, const Eigen::VectorXd& z, const Eigen::VectorX
   }
 }
 
+// `f`: the force impulse of a time step (SolveFrictionalVelocityStep), null for an impact.
 FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system, double t,
                                           const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+                                          const Eigen::VectorXd* f,
                                           std::span<const int> bilateral_rows,
                                           std::span<const FrictionalContact> contacts,
                                           const ContactRows& rows, const FrictionOptions& options) {
@@ -408,7 +410,9 @@ FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system
     e.push_back(c.restitution);
   }
   const ImpactResult ir =
-      SolveImpact(system, t, q, v_minus, bilateral_rows, normal_rows, e, ToLcpOptions(options));
+      f ? SolveVelocityStep(system, t, q, v_minus, *f, bilateral_rows, normal_rows, e,
+                            ToLcpOptions(options))
+        : SolveImpact(system, t, q, v_minus, bilateral_rows, normal_rows, e, ToLcpOptions(options));
   FrictionalImpactResult r;
   r.v_plus = ir.v_plus;
   r.impulse_b = ir.impulse_b;
@@ -421,22 +425,29 @@ FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system
                    ir.impulse_u, rows, u_plus, options.tolerance, &r);
   Eigen::MatrixXd M;
   system.MassMatrix(q, &M);
-  r.kinetic_energy_change = 0.5 * (r.v_plus - v_minus).dot(M * (r.v_plus + v_minus));
+  // A step: the change from the free velocity v⁻ + M⁻¹ f (what the contact impulses did).
+  const Eigen::VectorXd v_free = f ? Eigen::VectorXd(v_minus + M.llt().solve(*f)) : v_minus;
+  r.kinetic_energy_change = 0.5 * (r.v_plus - v_free).dot(M * (r.v_plus + v_free));
   if (ir.impulse_u.size() == u_plus.size()) {
-    ReportEnergy(system.KineticEnergy(q, v_minus), ir.impulse_u, G * v_minus + g_t, u_plus, &r);
+    ReportEnergy(0.5 * v_free.dot(M * v_free), ir.impulse_u, G * v_free + g_t, u_plus, &r);
   }
   return r;
 }
 
+// `f`: the force impulse of a time step (SolveFrictionalVelocityStep), null for an impact.
 FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& system, double t,
                               const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
-                              std::span<const int> bilateral_rows,
+                              const Eigen::VectorXd* f, std::span<const int> bilateral_rows,
                               std::span<const FrictionalContact> contacts,
                               const FrictionOptions& options, bool tangential) {
   const ContactRows rows = Validate(who, system, t, q, v_minus, "v_minus", bilateral_rows, contacts,
                                     options, Level::kImpact);
+  if (f && (f->size() != system.nv() || !f->allFinite())) {
+    throw std::invalid_argument(
+        std::string(who) + ": f must have nv = " + std::to_string(system.nv()) + " finite entries");
+  }
   if (Frictionless(contacts) && !tangential) {
-    return FrictionlessImpact(system, t, q, v_minus, bilateral_rows, contacts, rows, options);
+    return FrictionlessImpact(system, t, q, v_minus, f, bilateral_rows, contacts, rows, options);
   }
   FrictionalImpactResult r;
   r.v_plus = v_minus;
@@ -459,7 +470,9 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
     const int n = rows.local[i].normal;
     if (!tangential) d[n] += contacts[i].restitution * u_minus[n];
   }
-  const Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;  // Lᵀ v⁻
+  // Lᵀ v⁻, and for a step Lᵀ (v⁻ + M⁻¹ f) = Lᵀ v⁻ + L⁻¹ f (M = L Lᵀ).
+  Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;
+  if (f) y0 += a.llt.matrixL().solve(*f);
   const BilateralElimination elimination(a.A_b, a.A_u, y0, gt_b);
   r.bilateral_rank = elimination.rank();
   const Solved s = SolveComponents(system, contacts, rows, elimination.W(), elimination.Rhs(d),
@@ -481,7 +494,10 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
   r.ok = s.ok;
   r.message = s.ok ? "" : std::string(who) + ": " + s.message;
   r.kinetic_energy_change = EnergyChange(y0, y);
-  ReportEnergy(0.5 * y0.squaredNorm(), s.z, u_minus, u_plus, &r);
+  // The impulses' work against the free velocity (a step: v⁻ + M⁻¹ f; y0 = Lᵀ of it).
+  const Eigen::VectorXd u_free =
+      f ? Eigen::VectorXd(a.G_u * a.llt.matrixU().solve(y0) + gt_u) : u_minus;
+  ReportEnergy(0.5 * y0.squaredNorm(), s.z, u_free, u_plus, &r);
   return r;
 }
 
@@ -496,8 +512,8 @@ FrictionalImpactResult SolveFrictionalImpact(const engine::MechanicalSystem& sys
                                              std::span<const int> bilateral_rows,
                                              std::span<const FrictionalContact> contacts,
                                              const FrictionOptions& options) {
-  return Impact("SolveFrictionalImpact", system, t, q, v_minus, bilateral_rows, contacts, options,
-                false);
+  return Impact("SolveFrictionalImpact", system, t, q, v_minus, nullptr, bilateral_rows, contacts,
+                options, false);
 }
 
 FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& system, double t,
@@ -505,7 +521,16 @@ FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& sys
                                              std::span<const int> bilateral_rows,
                                              std::span<const FrictionalContact> contacts,
                                              const FrictionOptions& options) {
-  return Impact("SolveTangentialImpact", system, t, q, v, bilateral_rows, contacts, options, true);
+  return Impact("SolveTangentialImpact", system, t, q, v, nullptr, bilateral_rows, contacts,
+                options, true);
+}
+
+FrictionalImpactResult SolveFrictionalVelocityStep(
+    const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+    const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+    std::span<const FrictionalContact> contacts, const FrictionOptions& options) {
+  return Impact("SolveFrictionalVelocityStep", system, t, q, v, &f, bilateral_rows, contacts,
+                options, false);
 }
 
 FrictionalAccelerationResult SolveFrictionalAccelerations(

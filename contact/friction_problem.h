@@ -165,6 +165,21 @@ FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& sys
                                              std::span<const FrictionalContact> contacts,
                                              const FrictionOptions& options);
 
+// The contact problem of one step of Moreau–Jean time-stepping (timestepping/moreau_jean.h) with
+// Coulomb friction on the impulses (Acary & Brogliato 2008, Sec. 10.1; Jean 1999):
+//   v⁺ = v + M⁻¹ (f + G_Bᵀ P_B + G_Nᵀ P_N + G_Tᵀ P_T),   u_B⁺ = 0,
+//   0 ≤ u_N⁺ + e u_N⁻ ⊥ P_N ≥ 0,   ‖P_T‖ ≤ μ P_N, and u_T⁺ = 0 or P_T = −μ P_N u_T⁺/‖u_T⁺‖,
+// with u⁻ = G v + ∂g/∂t at the given v (the velocity at the start of the step) and f (nv) the
+// impulse of the forces over the step (h F): SolveFrictionalImpact on the free velocity
+// v + M⁻¹ f with Newton's law on the start velocity (contact::SolveVelocityStep is the
+// frictionless case, and is what frictionless inputs are handed to). kinetic_energy_change,
+// contact_work and energy_gain take the free velocity as v⁻. Same validation as
+// SolveFrictionalImpact, and f must have nv finite entries.
+FrictionalImpactResult SolveFrictionalVelocityStep(
+    const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+    const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+    std::span<const FrictionalContact> contacts, const FrictionOptions& options);
+
 FrictionalAccelerationResult SolveFrictionalAccelerations(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
     const Eigen::VectorXd& v, std::span<const int> bilateral_rows,

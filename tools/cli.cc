@@ -22,6 +22,7 @@
 
 #include "events/simulation.h"
 #include "integrators/integrator.h"
+#include "timestepping/moreau_jean.h"
 #include "tools/build_info.h"
 #include "tools/compare.h"
 #include "tools/generators.h"
@@ -32,6 +33,7 @@
 #include "tools/output_file.h"
 #include "tools/reaction_writer.h"
 #include "tools/resume.h"
+#include "tools/run_scheme.h"
 #include "tools/scene.h"
 #include "tools/vtk_writer.h"
 #include "tools/writers.h"
@@ -69,6 +71,7 @@ constexpr std::string_view kRunHelp =
     "  --rtol R               relative integration tolerance (> 0)\n"
     "  --atol A               absolute integration tolerance (> 0)\n"
     "  --t-end T              final time in seconds (> 0)\n"
+    "  --step H               fixed step in seconds (> 0); required by moreau_jean\n"
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
     "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
@@ -114,7 +117,7 @@ struct UsageError : std::invalid_argument {
 struct RunArgs {
   std::string scene;
   std::optional<std::string> integrator, formulation, out_dir;
-  std::optional<double> rtol, atol, t_end;
+  std::optional<double> rtol, atol, t_end, step;
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
   bool reactions = false;                   // --reactions (tools/reaction_writer.h)
   std::optional<std::string> resume;        // --resume FILE (tools/resume.h)
@@ -175,8 +178,8 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       value = arg.substr(eq + 1);
     }
     static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
-                                                    "--atol",       "--t-end",       "--out",
-                                                    "--event-rows", "--resume"};
+                                                    "--atol",       "--t-end",       "--step",
+                                                    "--out",        "--event-rows",  "--resume"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       std::vector<std::string> known = kFlags;
       known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});
@@ -197,6 +200,8 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.atol = PositiveNumber(flag, *value);
     } else if (flag == "--t-end") {
       run.t_end = PositiveNumber(flag, *value);
+    } else if (flag == "--step") {
+      run.step = PositiveNumber(flag, *value);
     } else if (flag == "--resume") {
       if (value->empty()) throw UsageError("--resume: empty file name");
       run.resume = *value;
@@ -254,6 +259,17 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
                        scene->file + ":" + std::to_string(e.line()) + ")");
     }
   }
+  if (run.step) {  // as simulation.step: a fixed step
+    io.h_init = *run.step;
+    io.adaptive = false;
+  }
+  const bool time_stepping = scene->options.integrator == timestepping::kMoreauJeanName;
+  if (time_stepping && !(io.h_init > 0 && !io.adaptive)) {
+    throw UsageError("--integrator moreau_jean needs a fixed step: --step H (or simulation.step)");
+  }
+  if (time_stepping && run.reactions) {
+    throw UsageError("--reactions: not available with moreau_jean (no index-1 multipliers)");
+  }
   if (run.integrator || run.formulation) {
     const std::string problem = CheckIntegratorChoice(scene->options.integrator, io.formulation);
     if (!problem.empty()) {
@@ -308,7 +324,9 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
   }
   std::string text;
   try {
-    text = GenerateScene(*name, static_cast<int>(*n), static_cast<std::uint64_t>(seed.value_or(1)));
+    std::optional<std::uint64_t> seed_value;
+    if (seed) seed_value = static_cast<std::uint64_t>(*seed);
+    text = GenerateScene(*name, static_cast<int>(*n), seed_value);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -359,6 +377,14 @@ int List(std::ostream& out, std::size_t width) {
                     width, indent)
         << '\n';
   }
+  const std::string head = "  " + std::string(timestepping::kMoreauJeanName) + ' ';
+  out << head << std::string(indent - std::min(indent, head.size()), ' ')
+      << WrapText(std::string(timestepping::kMoreauJeanDescription), width, indent) << '\n'
+      << std::string(indent, ' ')
+      << WrapText("formulations: velocity level (any --formulation is ignored)", width, indent)
+      << '\n'
+      << std::string(indent, ' ') << WrapText("friction: exact Coulomb cone", width, indent)
+      << '\n';
   return kExitOk;
 }
 
@@ -370,15 +396,12 @@ std::string Seconds(double t) {
 
 // The human summary of `saltus run` on stdout.
 void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
-                     const events::Simulation& simulation, const RunInfo& info, bool finished,
+                     const Scheme& simulation, const RunInfo& info, bool finished,
                      std::ostream& out) {
   const events::SimulationStats& stats = simulation.stats();
   out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
       << Seconds(scene.t_end) << ")\n"
-      << "  integrator " << scene.options.integrator << " ("
-      << integrators::ToString(scene.options.integrator_options.formulation)
-      << "): " << stats.integrator.accepted_steps << " accepted steps, "
-      << stats.integrator.rejected_steps << " rejected\n"
+      << "  integrator " << simulation.StepSummary() << "\n"
       << "  events:";
   for (int k = 0, shown = 0; k < events::kNumEventKinds; ++k) {
     // The friction kinds only when they happened (frictionless runs print as before).
@@ -454,7 +477,7 @@ class StopSignals {
 // max_output_rows rows (each accepted step is a row: the bound of tools/limits.h at run time).
 class OutputGuard : public events::Observer {
  public:
-  OutputGuard(events::Simulation& simulation, std::vector<const LineFile*> files,
+  OutputGuard(Scheme& simulation, std::vector<const LineFile*> files,
               const TrajectoryWriter& trajectory, double max_rows)
       : simulation_(simulation),
         files_(std::move(files)),
@@ -486,7 +509,7 @@ class OutputGuard : public events::Observer {
     }
     if (!problem_.empty()) simulation_.RequestStop();
   }
-  events::Simulation& simulation_;
+  Scheme& simulation_;
   std::vector<const LineFile*> files_;
   const TrajectoryWriter& trajectory_;
   double max_rows_;
@@ -497,7 +520,7 @@ class OutputGuard : public events::Observer {
 // Closes the result files, writes summary.json (and last_state.json when the run did not
 // finish) each complete or absent, prints the human summary; returns the exit code (README).
 int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
-                 const events::Simulation& simulation, RunInfo info, bool finished,
+                 const Scheme& simulation, RunInfo info, bool finished,
                  const std::vector<LineFile*>& files, Hdf5Writer* hdf5, VtkSeries* vtk,
                  std::ostream& out, std::ostream& err) {
   std::vector<std::string> failures;
@@ -516,13 +539,13 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
     finished = false;
   }
   std::ostringstream summary;
-  WriteSummaryJson(info, simulation, summary);
+  WriteSummaryJson(info, simulation.View(), summary);
   if (std::string e = WriteFileAtomically(dir / "summary.json", summary.str()); !e.empty()) {
     failures.push_back(std::move(e));
   }
   if (!finished) {
     std::ostringstream last_state;
-    WriteLastStateJson(info, simulation, last_state);
+    WriteLastStateJson(info, simulation.View(), last_state);
     if (std::string e = WriteFileAtomically(dir / "last_state.json", last_state.str());
         !e.empty()) {
       failures.push_back(std::move(e));
@@ -634,9 +657,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     return SceneError(scene.file, line, what);
   };
   try {
-    // A dry set-up: the options and the initial state must be accepted by the event loop.
-    events::Simulation probe(system, scene.options);
-    probe.SetState(start.t, q0, v0);
+    // A dry set-up: the options and the initial state must be accepted by the scheme.
+    MakeScheme(system, scene.options, scene.theta)->SetState(start.t, q0, v0);
   } catch (const SceneError&) {
     throw;
   } catch (const std::invalid_argument& e) {
@@ -674,22 +696,28 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   // ---- 3. The run. ----
   scene.options.stop_flag = &StopSignals::flag();
   const Provenance provenance = RunProvenance(args, run.scene);
-  events::Simulation simulation(system, scene.options);
+  const std::unique_ptr<Scheme> scheme = MakeScheme(system, scene.options, scene.theta);
+  Scheme& simulation = *scheme;
+  // The writers that read contact forces need the event loop's multipliers (null: none).
+  const events::Simulation* loop = simulation.event_loop();
+  // Time-stepping: the v⁻ of an impact event is the velocity at the start of its step, not at
+  // the event's time, so its two rows are written only on request (--event-rows on).
+  const bool event_rows = loop ? EventRowsOn(run.event_rows, system->nq(), system->nv())
+                               : run.event_rows == EventRows::kOn;
   TrajectoryWriter trajectory(*system, trajectory_file.stream(),
-                              /*rows_at_steps=*/scene.options.output_step <= 0,
-                              EventRowsOn(run.event_rows, system->nq(), system->nv()));
+                              /*rows_at_steps=*/scene.options.output_step <= 0, event_rows);
   EventLogWriter event_log(*system, events_file.stream());
   ProgressBar progress(err, stderr_is_terminal, start.t, scene.t_end);
   simulation.AddObserver(&trajectory);
   simulation.AddObserver(&event_log);
   simulation.AddObserver(&progress);
   std::unique_ptr<ReactionWriter> reactions;
-  if (run.reactions) {
+  if (run.reactions) {  // not with moreau_jean (ApplyOverrides)
     const bool rows_at_steps = scene.options.output_step <= 0;
     reactions = spatial_system
-                    ? std::make_unique<ReactionWriter>(*spatial_system, simulation,
+                    ? std::make_unique<ReactionWriter>(*spatial_system, *simulation.event_loop(),
                                                        reactions_file->stream(), rows_at_steps)
-                    : std::make_unique<ReactionWriter>(*planar, simulation,
+                    : std::make_unique<ReactionWriter>(*planar, *simulation.event_loop(),
                                                        reactions_file->stream(), rows_at_steps);
     simulation.AddObserver(reactions.get());
   }
@@ -700,7 +728,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   try {
     const bool at_steps = scene.options.output_step <= 0;
     if (run.hdf5) {
-      hdf5 = std::make_unique<Hdf5Writer>(*system, dir / "results.h5", &simulation, at_steps);
+      hdf5 = std::make_unique<Hdf5Writer>(*system, dir / "results.h5", loop, at_steps);
       hdf5->WriteProvenance(provenance);
       simulation.AddObserver(hdf5.get());
     }
@@ -708,11 +736,11 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
       if (planar) {
         vtk = std::make_unique<VtkWriter>(
             std::shared_ptr<const engine::PlanarModel>(planar, &planar->model()), scene.contacts,
-            dir, "vtk", at_steps, &simulation);
+            dir, "vtk", at_steps, loop);
       } else if (spatial_system) {  // dimension: 3, with the scene's shapes
         vtk = std::make_unique<SpatialVtkWriter>(
             std::shared_ptr<const engine::SpatialModel>(spatial_system, &spatial_system->model()),
-            scene.spatial.shapes, scene.spatial.shape_bodies, dir, "vtk", at_steps, &simulation);
+            scene.spatial.shapes, scene.spatial.shape_bodies, dir, "vtk", at_steps, loop);
       }
       if (vtk) simulation.AddObserver(vtk.get());
     }

@@ -39,10 +39,10 @@ const std::vector<std::string>& GeneratorNames() {
   return kNames;
 }
 
-std::string GenerateScene(const std::string& name, int n, std::uint64_t seed) {
-  if (name == "n_chain") return NChainScene(n, seed);
+std::string GenerateScene(const std::string& name, int n, std::optional<std::uint64_t> seed) {
+  if (name == "n_chain") return NChainScene(n, seed.value_or(1));
   if (name == "excited_chain") return ExcitedChainScene(n);
-  if (name == "sphere_pile") return SpherePileYaml(n);  // tools/generators_contact.h
+  if (name == "sphere_pile") return SpherePileYaml(n, 2.0, seed);  // tools/generators_contact.h
   std::string known;
   for (const std::string& g : GeneratorNames()) known += (known.empty() ? "" : ", ") + g;
   throw std::invalid_argument("unknown generator '" + name + "' (known: " + known + ")");

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,11 @@ namespace saltus::tools {
 const std::vector<std::string>& GeneratorNames();
 
 // Scene YAML of generator `name` with size n (N ≥ 1 and N ≤ kMaxGeneratedBodies) and random seed
-// (used by n_chain only). The text starts with a comment saying how it was generated. Throws
-// std::invalid_argument naming the generator or the bad size.
-std::string GenerateScene(const std::string& name, int n, std::uint64_t seed = 1);
+// (n_chain: default 1; sphere_pile: jittered positions and velocities, none without a seed,
+// tools/generators_contact.h; excited_chain ignores it). The text starts with a comment saying
+// how it was generated. Throws std::invalid_argument naming the generator or the bad size.
+std::string GenerateScene(const std::string& name, int n,
+                          std::optional<std::uint64_t> seed = std::nullopt);
 
 constexpr int kMaxGeneratedBodies = 100000;
 

@@ -18,8 +18,19 @@
 //
 // Contact rows: every sphere pair and every sphere with each of the 5 planes (the scene's
 // default "all pairs"): n (n - 1) / 2 + 5 n rows.
+//
+// Seeded piles (`saltus generate sphere_pile --n N --seed S`): the offsets of the centres from
+// their grid points and the initial velocities are drawn from std::mt19937_64 seeded with S,
+// six draws per sphere in sphere order: dx, dy, dz, then vx, vy, vz, each draw x mapped to
+// u = (x >> 11) · 2⁻⁵³ ∈ [0, 1) (the same on every platform), offsets (2u − 1) · 1 cm and
+// velocities (2u − 1) · kSeedVelocity m/s per component (angular velocities zero). The offsets
+// keep the bound of the unseeded layout (≤ 1 cm per coordinate), so no two spheres and no sphere
+// and wall overlap at the start. Without a seed the pile is the historical one (golden-ratio
+// offsets, released at rest; examples/spatial/sphere_pile_20.yaml).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace saltus::tools {
@@ -36,8 +47,12 @@ struct SpherePileLayout {
 // Throws std::invalid_argument for n < 1 or n > kMaxPileSpheres.
 SpherePileLayout PileLayout(int n);
 
+// Largest initial velocity component of a seeded pile (m/s).
+constexpr double kSeedVelocity = 0.5;
+
 // Throws std::invalid_argument for n outside [1, kMaxPileSpheres]. `t_end` (s, > 0) is the
-// simulated time.
-std::string SpherePileYaml(int n, double t_end = 2.0);
+// simulated time; `seed` jitters positions and velocities (see "Seeded piles").
+std::string SpherePileYaml(int n, double t_end = 2.0,
+                           std::optional<std::uint64_t> seed = std::nullopt);
 
 }  // namespace saltus::tools

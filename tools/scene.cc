@@ -19,6 +19,7 @@
 
 #include "contact/complementarity.h"
 #include "integrators/integrator.h"
+#include "timestepping/moreau_jean.h"
 #include "tools/urdf.h"
 
 namespace saltus::tools {
@@ -1604,7 +1605,11 @@ class SceneParser {
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
-    r.CheckKeys(SimulationKeys());
+    // SimulationKeys() and the keys of integrator moreau_jean, which the facade (and so
+    // saltus.Options in Python) does not run.
+    std::vector<std::string> keys = SimulationKeys();
+    keys.insert(keys.end(), {"step", "theta"});
+    r.CheckKeys(keys);
     scene->lines.simulation = r.line();
     events::SimulationOptions& o = scene->options;
     integrators::IntegratorOptions& io = o.integrator_options;
@@ -1649,6 +1654,24 @@ class SceneParser {
     io.adaptive = r.Bool("adaptive", io.adaptive);
     if (!io.adaptive && !(io.h_init > 0)) {
       r.Fail(*r.Find("adaptive"), "adaptive: false needs a constant step h_init > 0");
+    }
+    // `step`: a fixed step, the same as h_init = step with adaptive: false.
+    if (const YAML::Node* step = r.Find("step")) {
+      if (r.Has("h_init") || r.Has("adaptive")) {
+        r.Fail(*step, "step fixes the step size: give either step or h_init/adaptive");
+      }
+      io.h_init = r.Number("step", Range::kPositive, 0.0);
+      io.adaptive = false;
+    }
+    const bool time_stepping = o.integrator == timestepping::kMoreauJeanName;
+    if (time_stepping && !(io.h_init > 0 && !io.adaptive)) {
+      r.Fail(r.Has("integrator") ? *r.Find("integrator") : r.node(),
+             "integrator moreau_jean needs a fixed step: simulation.step (s), e.g. step: 1.0e-3");
+    }
+    if (const YAML::Node* theta = r.Find("theta")) {
+      if (!time_stepping) r.Fail(*theta, "theta is a parameter of integrator moreau_jean");
+      scene->theta = r.Number("theta", Range::kPositive, scene->theta);
+      if (scene->theta < 0.5 || scene->theta > 1.0) r.Fail(*theta, "theta must be in [0.5, 1]");
     }
     io.safety = r.Number("safety", Range::kPositive, io.safety);
     if (io.safety > 1) r.Fail(*r.Find("safety"), "safety must be in (0, 1]");
@@ -1866,6 +1889,8 @@ std::optional<integrators::Formulation> DefaultFormulation(std::string_view inte
 
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation) {
+  // Moreau–Jean time-stepping works at velocity level whatever the formulation says.
+  if (integrator == timestepping::kMoreauJeanName) return {};
   std::vector<std::string> known;
   for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
     known.emplace_back(entry.name);
@@ -1879,6 +1904,7 @@ std::string CheckIntegratorChoice(std::string_view integrator,
            std::string(integrators::ToString(formulation)) + "' (it supports " +
            JoinWords(supported, " and ") + ")";
   }
+  known.emplace_back(timestepping::kMoreauJeanName);
   return "unknown integrator '" + std::string(integrator) + "'" + Suggestion(integrator, known) +
          " (known: " + JoinWords(known, ", ") + ")";
 }

@@ -125,12 +125,16 @@ struct Scene {
   std::vector<engine::PlanarLoad> loads;
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
-  events::SimulationOptions options;  // everything under `simulation:` except t_end and friction
+  // Everything under `simulation:` except t_end, theta and friction.
+  events::SimulationOptions options;
   // Whether `formulation` was given; without it options has the integrator's default
   // (DefaultFormulation), which a different integrator chosen later replaces by its own.
   bool formulation_given = false;
   FrictionOptions friction;  // `simulation:` friction
   double t_end = 0.0;        // s, > 0
+  // `simulation.theta` of integrator moreau_jean (timestepping/moreau_jean.h), in [1/2, 1]; its
+  // fixed step `simulation.step` is options.integrator_options.h_init with adaptive = false.
+  double theta = 0.5;
   // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
   // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
   double max_output_rows = kDefaultMaxOutputRows;
@@ -167,7 +171,8 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 void CheckOutputRows(const Scene& scene);
 
 // Empty when the integrator exists and supports the formulation; otherwise the reason, listing
-// the known integrators or the supported formulations (from integrators::IntegratorTable()).
+// the known integrators or the supported formulations (from integrators::IntegratorTable(), and
+// timestepping::kMoreauJeanName, which takes any formulation).
 std::string CheckIntegratorChoice(std::string_view integrator,
                                   integrators::Formulation formulation);
 

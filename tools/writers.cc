@@ -160,19 +160,46 @@ void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*
 
 // ---- summary.json, last_state.json ----------------------------------------------------------
 
-void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
-                      std::ostream& out) {
-  const events::SimulationStats& s = simulation.stats();
-  const events::SimulationOptions& o = simulation.options();
+RunView ViewOf(const events::Simulation& simulation) {
   const engine::MechanicalSystem& system = simulation.system();
+  return {system,
+          simulation.options(),
+          simulation.stats(),
+          simulation.t(),
+          simulation.q(),
+          simulation.v(),
+          simulation.closed_rows(),
+          system.KineticEnergy(simulation.q(), simulation.v()) +
+              system.PotentialEnergy(simulation.t(), simulation.q())};
+}
+
+RunView ViewOf(const timestepping::MoreauJean& scheme, const events::SimulationOptions& options) {
+  return {scheme.system(),
+          options,
+          scheme.stats(),
+          scheme.t(),
+          scheme.q(),
+          scheme.v(),
+          scheme.active_rows(),
+          scheme.Energy(scheme.t(), scheme.q(), scheme.v()),
+          &scheme};
+}
+
+void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out) {
+  const events::SimulationStats& s = run.stats;
+  const events::SimulationOptions& o = run.options;
+  const engine::MechanicalSystem& system = run.system;
   JsonWriter w(out);
   w.BeginObject();
   w.Key("scene").String(info.scene);
   w.Key("scene_file").String(info.scene_file);
   w.Key("provenance");
   WriteProvenanceJson(info.provenance, &w);
-  w.Key("integrator").String(o.integrator);
-  w.Key("formulation").String(integrators::ToString(o.integrator_options.formulation));
+  w.Key("integrator")
+      .String(run.time_stepping ? std::string(timestepping::kMoreauJeanName) : o.integrator);
+  w.Key("formulation")
+      .String(run.time_stepping ? "velocity_level"
+                                : integrators::ToString(o.integrator_options.formulation));
   w.Key("rtol").Number(o.integrator_options.rtol);
   w.Key("atol").Number(o.integrator_options.atol);
   w.Key("status").String(info.status);
@@ -223,18 +250,26 @@ void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation,
   w.Key("max_velocity_violation").Number(s.max_velocity_violation);
   w.Key("max_acceleration_violation").Number(s.max_acceleration_violation);
   w.Key("min_gap_after_projection").Number(s.min_gap_after_projection);
-  w.Key("energy_final")
-      .Number(system.KineticEnergy(simulation.q(), simulation.v()) +
-              system.PotentialEnergy(simulation.t(), simulation.q()));
+  w.Key("energy_final").Number(run.energy);
   w.Key("wall_seconds").Number(s.wall_seconds);
+  if (const timestepping::MoreauJean* ts = run.time_stepping) {
+    w.Key("time_stepping").BeginObject();  // timestepping/moreau_jean.h
+    w.Key("step").Number(ts->options().h);
+    w.Key("theta").Number(ts->options().theta);
+    w.Key("steps").Integer(s.integrator.accepted_steps);
+    w.Key("steps_with_impacts").Integer(s.events[static_cast<int>(events::EventKind::kImpact)]);
+    w.Key("contact_impacts").Integer(ts->contact_impacts());
+    w.Key("contact_problems").Integer(s.lcp_solves);
+    w.Key("active_contacts_final").Integer(static_cast<long>(ts->active_rows().size()));
+    w.EndObject();
+  }
   const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(&system);
   if (info.topology && spatial) WriteTopology(*info.topology, spatial->model(), &w);
   w.EndObject();
 }
 
-void WriteLastStateJson(const RunInfo& info, const events::Simulation& simulation,
-                        std::ostream& out) {
-  const engine::MechanicalSystem& system = simulation.system();
+void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& out) {
+  const engine::MechanicalSystem& system = run.system;
   JsonWriter w(out);
   w.BeginObject();
   w.Key("scene").String(info.scene);
@@ -242,19 +277,19 @@ void WriteLastStateJson(const RunInfo& info, const events::Simulation& simulatio
   WriteProvenanceJson(info.provenance, &w);
   w.Key("status").String(info.status);
   w.Key("reason").String(info.message);
-  w.Key("t").Number(simulation.t());
+  w.Key("t").Number(run.t);
   w.Key("q").BeginObject();
-  for (int i = 0; i < simulation.q().size(); ++i) {
-    w.Key(system.PositionName(i)).Number(simulation.q()[i]);
+  for (int i = 0; i < run.q.size(); ++i) {
+    w.Key(system.PositionName(i)).Number(run.q[i]);
   }
   w.EndObject();
   w.Key("v").BeginObject();
-  for (int i = 0; i < simulation.v().size(); ++i) {
-    w.Key(system.VelocityName(i)).Number(simulation.v()[i]);
+  for (int i = 0; i < run.v.size(); ++i) {
+    w.Key(system.VelocityName(i)).Number(run.v[i]);
   }
   w.EndObject();
   w.Key("closed_contacts").BeginArray();
-  for (const int row : simulation.closed_rows()) {
+  for (const int row : run.closed_rows) {
     w.String(system.constraint_info(row).name);
   }
   w.EndArray();

@@ -9,8 +9,10 @@
 //                   (J) at t*⁻ and t*⁺.
 //   summary.json    scene, provenance (Saltus version and commit, SHA-256 of the scene file,
 //                   command line, host; tools/metadata.h), integrator, formulation, status,
-//                   times, step and event counts,
-//                   constraint violations, wall time (events::SimulationStats); for spatial
+//                   times, step and event counts, constraint violations, wall time
+//                   (events::SimulationStats); for moreau_jean a "time_stepping" object (step,
+//                   theta, steps, steps with impacts, contact impacts, contact problems, final
+//                   active contacts); for spatial
 //                   scenes a "topology" object: bodies, joints, components (number and whether
 //                   grounded), independent loops with their joint and body names, unconnected
 //                   bodies, constraint rows, rank of G, redundant rows, degrees of freedom.
@@ -30,6 +32,7 @@
 #include "engine/mechanical_system.h"
 #include "engine/topology.h"
 #include "events/simulation.h"
+#include "timestepping/moreau_jean.h"
 #include "tools/metadata.h"
 
 namespace saltus::tools {
@@ -109,9 +112,25 @@ struct RunInfo {
   double t_start = 0;        // the run's initial time (the saved state's t when resumed)
 };
 
-void WriteSummaryJson(const RunInfo& info, const events::Simulation& simulation, std::ostream& out);
+// What the reports read from a run, whichever scheme ran it (the event loop or Moreau–Jean
+// time-stepping); valid while the scheme object lives.
+struct RunView {
+  const engine::MechanicalSystem& system;
+  const events::SimulationOptions& options;
+  const events::SimulationStats& stats;
+  double t;
+  const Eigen::VectorXd& q;
+  const Eigen::VectorXd& v;
+  const std::vector<int>& closed_rows;  // closed contacts (time-stepping: the last index set)
+  double energy;                        // T + V at (t, q, v)
+  const timestepping::MoreauJean* time_stepping = nullptr;  // summary.json "time_stepping"
+};
+RunView ViewOf(const events::Simulation& simulation);
+// `options`: those of the scene (integrator name, tolerances as given).
+RunView ViewOf(const timestepping::MoreauJean& scheme, const events::SimulationOptions& options);
+
+void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out);
 // t, q and v by coordinate name, closed contacts by name, status and message of the failure.
-void WriteLastStateJson(const RunInfo& info, const events::Simulation& simulation,
-                        std::ostream& out);
+void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& out);
 
 }  // namespace saltus::tools

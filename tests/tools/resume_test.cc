@@ -76,7 +76,7 @@ class ResumeTest : public ::testing::Test {
     const fs::path dir = scratch_ / "stopped";
     fs::create_directories(dir);
     std::ofstream file(dir / "last_state.json");
-    WriteLastStateJson(info, sim, file);
+    WriteLastStateJson(info, ViewOf(sim), file);
     return dir / "last_state.json";
   }
 

@@ -1,0 +1,340 @@
+// Moreau–Jean time-stepping (timestepping/moreau_jean.h) against closed forms and against the
+// event-driven loop: a bouncing sphere (impact times within O(h)), a sphere dropped onto the
+// floor and left to rest (penetration within h |U|, then no further sinking), a five-sphere
+// pyramid in a tight box (the closed-form rest state, and the rest state of events::Simulation),
+// determinism, and bad options.
+#include "timestepping/moreau_jean.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "events/simulation.h"
+#include "tools/scene.h"
+
+namespace saltus::timestepping {
+namespace {
+
+constexpr double kG = 9.81;
+constexpr double kR = 0.1;  // sphere radius in the scenes below (m)
+
+std::string SphereScene(double z0, double e) {
+  return "scene: ball\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n"
+         "  - {name: ball, mass: 1, inertia: 0.004, position: [0, 0, " +
+         std::to_string(z0) +
+         "]}\n"
+         "shapes:\n"
+         "  - {name: floor, body: ground, type: plane, normal: [0, 0, 1], offset: 0}\n"
+         "  - {name: s, body: ball, type: sphere, radius: 0.1}\n"
+         "simulation:\n  t_end: 1\n  restitution: " +
+         std::to_string(e) + "\n";
+}
+
+// Records every event (time and rows) and the last output.
+struct Recorder : events::Observer {
+  std::vector<events::Event> events;
+  void OnEvent(const events::Event& e, const Eigen::VectorXd&, const Eigen::VectorXd&,
+               const Eigen::VectorXd&) override {
+    events.push_back(e);
+  }
+};
+
+struct Built {
+  std::shared_ptr<engine::MechanicalSystem> system;
+  Eigen::VectorXd q0, v0;
+  events::SimulationOptions options;
+};
+
+Built Build(const std::string& yaml) {
+  const tools::Scene scene = tools::ParseScene(yaml, "test.yaml");
+  const tools::SceneSystem s = tools::BuildSceneSystem(scene);
+  return {s.system, s.q0, s.v0, scene.options};
+}
+
+MoreauJeanOptions Options(const Built& b, double h) {
+  MoreauJeanOptions o = FromSimulationOptions(b.options);
+  o.h = h;
+  return o;
+}
+
+// Exact bounce times of a sphere dropped from rest at height z0 (centre) with restitution e:
+// t₁ = √(2 (z0 − r) / g), t_{k+1} = t_k + 2 eᵏ v₁ / g.
+std::vector<double> BounceTimes(double z0, double e, int count) {
+  std::vector<double> t = {std::sqrt(2.0 * (z0 - kR) / kG)};
+  const double v1 = kG * t[0];
+  for (int k = 1; k < count; ++k) t.push_back(t.back() + 2.0 * std::pow(e, k) * v1 / kG);
+  return t;
+}
+
+TEST(MoreauJean, BouncingSphereImpactTimesWithinOrderH) {
+  const double z0 = 1.0, e = 0.8;
+  const std::vector<double> exact = BounceTimes(z0, e, 4);
+  double previous_error = 0.0;
+  for (const double h : {1e-3, 1e-4}) {
+    const Built b = Build(SphereScene(z0, e));
+    MoreauJean mj(b.system, Options(b, h));
+    Recorder rec;
+    mj.AddObserver(&rec);
+    mj.SetState(0.0, b.q0, b.v0);
+    ASSERT_EQ(mj.AdvanceTo(exact.back() + 0.05).status, events::RunStatus::kFinished);
+    ASSERT_GE(rec.events.size(), exact.size());
+    double worst = 0.0;
+    for (std::size_t k = 0; k < exact.size(); ++k) {
+      // The impact is captured in the step whose predicted midpoint gap is ≤ 0 and logged at its
+      // end: t_event ∈ [t*, t* + 1.5 h]; each rebound starts up to h late or early, and the
+      // errors add up over the bounces: 2 h per bounce bounds them.
+      const double error = std::abs(rec.events[k].t - exact[k]);
+      EXPECT_LE(error, 2.0 * h * static_cast<double>(k + 1)) << "bounce " << k << ", h " << h;
+      worst = std::max(worst, error);
+    }
+    if (previous_error > 0.0) {
+      EXPECT_LT(worst, 0.5 * previous_error);  // O(h): 10x smaller h
+    }
+    previous_error = worst;
+    // Newton's law over the step: the rebound speed of the first impact is e v₁ up to the
+    // gravity impulse of one step.
+    EXPECT_EQ(rec.events[0].rows.size(), 1u);
+    EXPECT_LE(rec.events[0].energy_after, rec.events[0].energy_before + 1e-12);
+  }
+}
+
+TEST(MoreauJean, DroppedSphereComesToRestOnTheFloorWithBoundedPenetration) {
+  const double z0 = 0.5, h = 1e-3;
+  const Built b = Build(SphereScene(z0, 0.0));
+  MoreauJean mj(b.system, Options(b, h));
+  mj.SetState(0.0, b.q0, b.v0);
+  ASSERT_EQ(mj.AdvanceTo(1.0).status, events::RunStatus::kFinished);
+  // Impact speed √(2 g (z0 − r)). The contact is inactive in the step whose predicted point is
+  // still above the floor, whose end may be θ h |U| below it; the next step predicts a further
+  // (1 − θ) h |U| down before the contact stops the sphere: at most h |U| (+ the gravity drop of
+  // one step, g h²) below r.
+  const double speed = std::sqrt(2.0 * kG * (z0 - kR));
+  const double bound = h * speed + kG * h * h;
+  EXPECT_LE(mj.stats().max_position_violation, bound);
+  EXPECT_GT(mj.stats().max_position_violation, 0.0);  // it does penetrate (e = 0: it stays)
+  // At rest: U_{k+1} = 0 on the active floor row, no sinking: z stays where the impact left it
+  // (a plastic impact) and v = 0 exactly (the LCP gives U⁺ = 0, the floor row is vertical).
+  EXPECT_NEAR(mj.q()[2], kR, bound);
+  EXPECT_LE(mj.v().norm(), 1e-12);
+  EXPECT_EQ(mj.stats().events[static_cast<int>(events::EventKind::kImpact)], 1);
+}
+
+// Four spheres on the floor in a square of side 2r, held by four walls at ±2r, and one dropped
+// onto them: at rest the top one touches all four, so its centre is at
+// z = r + √((2r)² − 2 r²) = r (1 + √2).
+std::string PyramidScene() {
+  std::string yaml =
+      "scene: pyramid\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n"
+      "  - {name: a, mass: 1, inertia: 0.004, position: [-0.1, -0.1, 0.1]}\n"
+      "  - {name: b, mass: 1, inertia: 0.004, position: [0.1, -0.1, 0.1]}\n"
+      "  - {name: c, mass: 1, inertia: 0.004, position: [-0.1, 0.1, 0.1]}\n"
+      "  - {name: d, mass: 1, inertia: 0.004, position: [0.1, 0.1, 0.1]}\n"
+      "  - {name: top, mass: 1, inertia: 0.004, position: [0, 0, 0.35]}\n"
+      "shapes:\n"
+      "  - {name: floor, body: ground, type: plane, normal: [0, 0, 1], offset: 0}\n"
+      "  - {name: wall_xm, body: ground, type: plane, normal: [1, 0, 0], offset: -0.2}\n"
+      "  - {name: wall_xp, body: ground, type: plane, normal: [-1, 0, 0], offset: -0.2}\n"
+      "  - {name: wall_ym, body: ground, type: plane, normal: [0, 1, 0], offset: -0.2}\n"
+      "  - {name: wall_yp, body: ground, type: plane, normal: [0, -1, 0], offset: -0.2}\n";
+  for (const char* body : {"a", "b", "c", "d", "top"}) {
+    yaml +=
+        "  - {name: s_" + std::string(body) + ", body: " + body + ", type: sphere, radius: 0.1}\n";
+  }
+  yaml += "simulation:\n  t_end: 1\n  restitution: 0.5\n  restitution_threshold: 0.01\n";
+  return yaml;
+}
+
+TEST(MoreauJean, PyramidRestsWhereTheClosedFormAndTheEventLoopPutIt) {
+  const Built b = Build(PyramidScene());
+  const double h = 1e-3, t_end = 1.5;
+  MoreauJean mj(b.system, Options(b, h));
+  mj.SetState(0.0, b.q0, b.v0);
+  ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished);
+  events::Simulation ed(b.system, b.options);
+  ed.SetState(0.0, b.q0, b.v0);
+  ASSERT_EQ(ed.AdvanceTo(t_end).status, events::RunStatus::kFinished);
+  // Positions of the top sphere (spatial q: 7 per body, position first): the closed form and
+  // the event loop agree to round-off; Moreau–Jean rests within its penetration at the last
+  // impacts, h |U| with |U| ≤ √(2 g 0.05) ≈ 1 m/s, plus g h².
+  const Eigen::Index top = 4 * 7;
+  const double z_exact = kR * (1.0 + std::sqrt(2.0));
+  EXPECT_NEAR(ed.q()[top + 2], z_exact, 1e-8);  // projection tolerance of the event loop
+  const double bound = h * 1.0 + kG * h * h;
+  EXPECT_NEAR(mj.q()[top + 2], z_exact, bound);
+  EXPECT_NEAR(mj.q()[top + 0], 0.0, 1e-12);  // symmetry: no lateral force on the top sphere
+  EXPECT_NEAR(mj.q()[top + 1], 0.0, 1e-12);
+  for (int body = 0; body < 4; ++body) {
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_NEAR(mj.q()[7 * body + d], ed.q()[7 * body + d], bound) << body << ", " << d;
+    }
+  }
+  EXPECT_LE(mj.v().lpNorm<Eigen::Infinity>(), 1e-9);  // at rest
+  EXPECT_LE(mj.stats().max_position_violation, bound);
+}
+
+// A solid sphere (I = 2/5 m r²) launched along the floor without spin, μ > 0: it slides with
+// ẍ = −μ g and ω̇ = 5 μ g / (2 r) until its contact point sticks, at t_r = 2 v₀ / (7 μ g), and
+// then rolls at 5/7 v₀ (e.g. Goldstein-type textbook result; the sticking contact is the exact
+// cone's interior). The scheme's error is O(h) in time: h μ g in the speed, plus the LCP
+// tolerance.
+TEST(MoreauJean, SlidingSphereStartsRollingAtFiveSeventhsOfItsSpeed) {
+  const double v0 = 2.0, mu = 0.3, h = 1e-3;
+  std::string yaml = SphereScene(kR, 0.0) + "  friction: 0.3\n";
+  const Built b = Build(yaml);
+  Eigen::VectorXd v = b.v0;
+  v[0] = v0;  // spatial v: linear velocity first
+  MoreauJean mj(b.system, Options(b, h));
+  mj.SetState(0.0, b.q0, v);
+  const double t_roll = 2.0 * v0 / (7.0 * mu * kG);  // 0.194 s
+  ASSERT_EQ(mj.AdvanceTo(0.5 * t_roll).status, events::RunStatus::kFinished);
+  const double tol = 2.0 * h * mu * kG;
+  EXPECT_NEAR(mj.v()[0], v0 - mu * kG * 0.5 * t_roll, tol);  // sliding: Coulomb's μ N
+  ASSERT_EQ(mj.AdvanceTo(2.0 * t_roll).status, events::RunStatus::kFinished);
+  EXPECT_NEAR(mj.v()[0], 5.0 / 7.0 * v0, tol);  // rolling
+  EXPECT_NEAR(mj.v()[2], 0.0, 1e-9);            // resting on the floor, no bounce
+  EXPECT_NEAR(mj.q()[2], kR, 1e-9);             // started touching: no penetration
+  // Rolling: the contact point is at rest, v_x = ω r (the spin axis is y, ω_y > 0 for +x).
+  EXPECT_NEAR(mj.v()[0] - kR * mj.v()[4], 0.0, 1e-8);
+  EXPECT_EQ(mj.stats().events[static_cast<int>(events::EventKind::kImpact)], 0);
+}
+
+// A sphere released on a 30° incline: with μ ≥ 2/7 tan α it rolls without slipping at
+// a = 5/7 g sin α; with μ below that it slides at a = g (sin α − μ cos α).
+TEST(MoreauJean, SphereOnAnInclineRollsOrSlidesAsCoulombSays) {
+  const double alpha = M_PI / 6.0, h = 1e-3, t_end = 0.3;
+  for (const double mu : {0.3, 0.1}) {  // 2/7 tan 30° = 0.165
+    const double s = std::sin(alpha), c = std::cos(alpha);
+    std::string yaml =
+        "scene: incline\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n"
+        "  - {name: ball, mass: 1, inertia: 0.004, position: [" +
+        std::to_string(kR * s) + ", 0, " + std::to_string(kR * c) +
+        "]}\n"
+        "shapes:\n"
+        "  - {name: ramp, body: ground, type: plane, normal: [" +
+        std::to_string(s) + ", 0, " + std::to_string(c) +
+        "], offset: 0}\n"
+        "  - {name: s, body: ball, type: sphere, radius: 0.1}\n"
+        "simulation:\n  t_end: 1\n  friction: " +
+        std::to_string(mu) + "\n";
+    const Built b = Build(yaml);
+    MoreauJean mj(b.system, Options(b, h));
+    mj.SetState(0.0, b.q0, b.v0);
+    ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished);
+    const double a = mu >= 2.0 / 7.0 * std::tan(alpha) ? 5.0 / 7.0 * kG * s : kG * (s - mu * c);
+    // Speed along the slope (down-slope direction (c, 0, −s)... here +x is up-slope's
+    // opposite): |v| = a t, to O(h g).
+    const Eigen::Vector3d down(c, 0.0, -s);
+    const double speed = down.dot(mj.v().head<3>());
+    EXPECT_NEAR(speed, a * t_end, 2.0 * h * kG) << "mu " << mu;
+  }
+}
+
+TEST(MoreauJean, RunsAreBitIdentical) {
+  const Built b = Build(PyramidScene());
+  const auto run = [&] {
+    MoreauJean mj(b.system, Options(b, 2e-3));
+    mj.SetState(0.0, b.q0, b.v0);
+    EXPECT_EQ(mj.AdvanceTo(0.4).status, events::RunStatus::kFinished);
+    return mj.q();
+  };
+  const Eigen::VectorXd first = run(), second = run();
+  for (Eigen::Index i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], second[i]);  // determinism
+}
+
+TEST(MoreauJean, LastStepLandsOnTEndAndOutputsFollowTheGrid) {
+  const Built b = Build(SphereScene(1.0, 0.5));
+  MoreauJeanOptions o = Options(b, 3e-3);
+  o.output_step = 0.01;
+  struct Outputs : events::Observer {
+    std::vector<double> t;
+    void OnOutput(double time, const Eigen::VectorXd&, const Eigen::VectorXd&) override {
+      t.push_back(time);
+    }
+  } outputs;
+  MoreauJean mj(b.system, o);
+  mj.AddObserver(&outputs);
+  mj.SetState(0.0, b.q0, b.v0);
+  const events::RunResult r = mj.AdvanceTo(0.1);
+  EXPECT_EQ(r.status, events::RunStatus::kFinished);
+  EXPECT_DOUBLE_EQ(mj.t(), 0.1);
+  // One output per grid point 0, 0.01, ..., at the first step end at or after it (h = 3 ms).
+  ASSERT_EQ(outputs.t.size(), 11u);
+  for (std::size_t k = 0; k < outputs.t.size(); ++k) {
+    EXPECT_GE(outputs.t[k], 0.01 * static_cast<double>(k) - 1e-12);
+    EXPECT_LT(outputs.t[k], 0.01 * static_cast<double>(k) + 3e-3 + 1e-12);
+  }
+  // Free fall before the first bounce (t₁ = 0.42 s): the θ = 1/2 scheme is exact for constant
+  // gravity (the midpoint rule on a quadratic), up to round-off.
+  EXPECT_NEAR(mj.q()[2], 1.0 - 0.5 * kG * 0.01, 1e-12);
+}
+
+TEST(MoreauJean, BadOptionsAndStatesThrowNamingTheItem) {
+  const Built b = Build(SphereScene(1.0, 0.5));
+  const auto message = [&](MoreauJeanOptions o) {
+    try {
+      MoreauJean mj(b.system, o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  MoreauJeanOptions o = Options(b, 1e-3);
+  o.h = 0.0;
+  EXPECT_NE(message(o).find("step"), std::string::npos);
+  o = Options(b, 1e-3);
+  o.theta = 0.3;
+  EXPECT_NE(message(o).find("theta"), std::string::npos);
+  o = Options(b, 1e-3);
+  o.restitution = 1.5;
+  EXPECT_NE(message(o).find("restitution"), std::string::npos);
+  MoreauJean mj(b.system, Options(b, 1e-3));
+  EXPECT_THROW(mj.AdvanceTo(1.0), std::logic_error);
+  Eigen::VectorXd q = b.q0;
+  q[2] = 0.05;  // the sphere (r = 0.1) 5 cm into the floor
+  try {
+    mj.SetState(0.0, q, b.v0);
+    ADD_FAILURE() << "penetration accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'floor-s'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(mj.SetState(0.0, b.q0.head(3), b.v0), std::invalid_argument);
+}
+
+TEST(MoreauJeanScene, StepAndThetaKeys) {
+  const std::string base = SphereScene(1.0, 0.5);
+  // `step` is h_init with adaptive: false; theta reaches the scene.
+  const tools::Scene s =
+      tools::ParseScene(base + "  integrator: moreau_jean\n  step: 2.0e-3\n  theta: 0.75\n");
+  EXPECT_EQ(s.options.integrator, "moreau_jean");
+  EXPECT_EQ(s.options.integrator_options.h_init, 2e-3);  // parsed exactly
+  EXPECT_FALSE(s.options.integrator_options.adaptive);
+  EXPECT_EQ(s.theta, 0.75);
+  const auto error = [&](const std::string& extra) {
+    try {
+      tools::ParseScene(base + extra, "s.yaml");
+    } catch (const tools::SceneError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Lines: the simulation section is line 9 of SphereScene, t_end 10, restitution 11, so the
+  // first extra key is line 12.
+  EXPECT_NE(error("  integrator: moreau_jean\n")
+                .find("s.yaml:12: simulation: integrator "
+                      "moreau_jean needs a fixed step"),
+            std::string::npos)
+      << error("  integrator: moreau_jean\n");
+  EXPECT_NE(error("  theta: 0.5\n").find("theta is a parameter of integrator moreau_jean"),
+            std::string::npos);
+  EXPECT_NE(error("  integrator: moreau_jean\n  step: 1.0e-3\n  theta: 0.2\n")
+                .find("theta must be in [0.5, 1]"),
+            std::string::npos);
+  EXPECT_NE(error("  step: 1.0e-3\n  h_init: 1.0e-3\n").find("give either step or h_init"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace saltus::timestepping

@@ -1,0 +1,356 @@
+#include "timestepping/moreau_jean.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "contact/friction_problem.h"
+#include "engine/block_sparse.h"
+
+namespace saltus::timestepping {
+namespace {
+
+using Eigen::VectorXd;
+using Clock = std::chrono::steady_clock;
+
+void Require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("moreau_jean: " + what);
+}
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+}  // namespace
+
+MoreauJeanOptions FromSimulationOptions(const events::SimulationOptions& o) {
+  MoreauJeanOptions m;
+  m.h = o.integrator_options.h_init;
+  m.restitution = o.restitution;
+  m.restitution_threshold = o.restitution_threshold;
+  m.tau0 = o.thresholds.tau0;
+  m.tau1 = o.thresholds.tau1;
+  m.output_step = o.output_step;
+  m.lcp = o.lcp;
+  m.friction_cone = o.friction_cone;
+  m.friction_facets = o.friction_facets;
+  m.projection = o.projection;
+  m.stop_flag = o.stop_flag;
+  return m;
+}
+
+contact::ImpactResult FrictionlessStepSolver::Solve(
+    const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
+    const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
+    std::span<const double> restitution, const contact::LcpOptions& options) const {
+  return contact::SolveVelocityStep(system, t, q, v, f, bilateral_rows, unilateral_rows,
+                                    restitution, options);
+}
+
+contact::ImpactResult FrictionalStepSolver::Solve(
+    const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
+    const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
+    std::span<const double> restitution, const contact::LcpOptions& options) const {
+  std::vector<contact::FrictionalContact> contacts;
+  contacts.reserve(unilateral_rows.size());
+  int rows = 0;
+  for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+    contacts.push_back(
+        contact::FrictionalContact::FromSystem(system, unilateral_rows[k], restitution[k]));
+    rows += 1 + contacts.back().num_tangent_rows;
+  }
+  contact::FrictionOptions fo;
+  fo.cone = cone_;
+  fo.facets = facets_;
+  fo.tolerance = options.tolerance;
+  fo.max_iterations = options.max_iterations;
+  fo.diagnose = false;  // a step needs a solution, not the Painlevé diagnosis
+  const contact::FrictionalImpactResult r =
+      contact::SolveFrictionalVelocityStep(system, t, q, v, f, bilateral_rows, contacts, fo);
+  contact::ImpactResult out;
+  out.ok = r.ok;
+  out.v_plus = r.v_plus;
+  out.impulse_b = r.impulse_b;
+  out.impulse_u.resize(static_cast<Eigen::Index>(contacts.size()));
+  out.u_plus_u.resize(out.impulse_u.size());
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    out.impulse_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal;
+    out.u_plus_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal_rate;
+  }
+  out.bilateral_rank = r.bilateral_rank;
+  out.bilateral_residual = r.bilateral_residual;
+  out.largest_lcp = rows;
+  out.message = r.message;
+  return out;
+}
+
+MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
+                       MoreauJeanOptions options,
+                       std::shared_ptr<const StepContactSolver> contact_solver)
+    : system_(std::move(system)), options_(options), contact_solver_(std::move(contact_solver)) {
+  if (!system_) throw std::invalid_argument("moreau_jean: null system");
+  const MoreauJeanOptions& o = options_;
+  Require(o.h > 0 && std::isfinite(o.h),
+          "the step (simulation.step) must be a finite number > 0, got " + std::to_string(o.h));
+  Require(o.theta >= 0.5 && o.theta <= 1.0,
+          "theta must be in [0.5, 1], got " + std::to_string(o.theta));
+  Require(o.restitution >= 0.0 && o.restitution <= 1.0,
+          "restitution must be in [0, 1], got " + std::to_string(o.restitution));
+  Require(o.restitution_threshold >= 0.0 && std::isfinite(o.restitution_threshold),
+          "restitution_threshold must be a finite number >= 0");
+  Require(o.tau0 > 0 && o.tau1 > 0, "the thresholds tau0 and tau1 must be > 0");
+  Require(o.output_step >= 0 && std::isfinite(o.output_step), "output_step must be >= 0");
+  Require(o.joint_drift > 0, "joint_drift must be > 0");
+  Require(o.friction_cone != contact::FrictionCone::kFaceted || o.friction_facets >= 3,
+          "friction_facets must be >= 3 with the faceted cone");
+  stats_.min_gap_after_projection = std::numeric_limits<double>::infinity();
+  const engine::MechanicalSystem& sys = *system_;
+  bilateral_ = sys.RowsOfKind(engine::ConstraintKind::kBilateral);
+  is_unilateral_.assign(static_cast<std::size_t>(sys.num_constraints()), 0);
+  restitution_of_row_.assign(static_cast<std::size_t>(sys.num_constraints()), o.restitution);
+  bool friction = false;
+  for (int r : sys.RowsOfKind(engine::ConstraintKind::kUnilateral)) {
+    is_unilateral_[static_cast<std::size_t>(r)] = 1;
+    friction = friction || sys.constraint_info(r).friction > 0.0;
+    const double e = sys.constraint_info(r).restitution;
+    if (e >= 0.0) {
+      Require(e <= 1.0, "contact '" + sys.constraint_info(r).name +
+                            "': restitution must be in [0, 1], got " + std::to_string(e));
+      restitution_of_row_[static_cast<std::size_t>(r)] = e;
+    }
+  }
+  if (!contact_solver_) {
+    contact_solver_ =
+        friction ? std::shared_ptr<const StepContactSolver>(
+                       std::make_shared<FrictionalStepSolver>(o.friction_cone, o.friction_facets))
+                 : std::make_shared<FrictionlessStepSolver>();
+  }
+}
+
+MoreauJean::~MoreauJean() = default;
+
+double MoreauJean::Energy(double t, const VectorXd& q, const VectorXd& v) const {
+  const engine::MechanicalSystem& sys = *system_;
+  engine::MassBlocks blocks;
+  double T = 0.0;
+  if (sys.BlockSparseMatrices(t, q, {}, &blocks, nullptr)) {
+    const int b = blocks.block_size;
+    for (int c = 0; c * b < sys.nv(); ++c) {
+      const auto vc = v.segment(c * b, b);
+      T += 0.5 * vc.dot(blocks.blocks.middleCols(c * b, b) * vc);
+    }
+  } else {
+    T = sys.KineticEnergy(q, v);
+  }
+  return T + sys.PotentialEnergy(t, q);
+}
+
+void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v) {
+  const engine::MechanicalSystem& sys = *system_;
+  Require(std::isfinite(t), "initial time must be finite");
+  Require(q.size() == sys.nq(), "initial q has size " + std::to_string(q.size()) +
+                                    ", the system has nq = " + std::to_string(sys.nq()));
+  Require(v.size() == sys.nv(), "initial v has size " + std::to_string(v.size()) +
+                                    ", the system has nv = " + std::to_string(sys.nv()));
+  Require(q.allFinite() && v.allFinite(), "initial q or v contains NaN or Inf");
+  VectorXd q0 = q, v0 = v;
+  if (!bilateral_.empty()) {
+    const auto rp = engine::ProjectPositions(sys, t, bilateral_, options_.projection, &q0);
+    Require(rp.converged, "the initial positions cannot be projected onto the joint constraints");
+    const auto rv = engine::ProjectVelocities(sys, t, q0, bilateral_, options_.projection, &v0);
+    Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
+  }
+  IndexSet(t, q0, v0);  // rows with g ≤ 0 at q0
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const double g = gaps_[static_cast<Eigen::Index>(k)];
+    if (g < -options_.tau0) {
+      std::ostringstream msg;
+      msg << "contact '" << sys.constraint_info(active_[k]).name
+          << "': the initial state penetrates by " << -g << " (gap threshold " << options_.tau0
+          << ")";
+      throw std::invalid_argument(msg.str());
+    }
+  }
+  t_ = t_base_ = next_output_ = t;
+  steps_from_base_ = 0;
+  initial_output_done_ = false;
+  q_ = q0;
+  v_ = v0;
+  active_.clear();
+  impulses_.resize(0);
+  last_step_ = 0.0;
+  initialized_ = true;
+}
+
+void MoreauJean::IndexSet(double t, const VectorXd& q, const VectorXd& v) {
+  const engine::MechanicalSystem& sys = *system_;
+  // Rows that may have g ≤ 0 at q (horizon 0, margin 0), then their exact gaps.
+  sys.CandidateRows(q, VectorXd::Zero(sys.nv()), 0.0, 0.0, &candidates_);
+  std::erase_if(candidates_, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
+  VectorXd g, g_dot;
+  sys.ConstraintValuesAndRates(t, q, v, candidates_, &g, &g_dot);
+  active_.clear();
+  std::vector<Eigen::Index> keep;
+  for (std::size_t k = 0; k < candidates_.size(); ++k) {
+    if (g[static_cast<Eigen::Index>(k)] <= 0.0) {
+      active_.push_back(candidates_[k]);
+      keep.push_back(static_cast<Eigen::Index>(k));
+    }
+  }
+  gaps_.resize(static_cast<Eigen::Index>(keep.size()));
+  rates_.resize(static_cast<Eigen::Index>(keep.size()));
+  for (std::size_t k = 0; k < keep.size(); ++k) {
+    gaps_[static_cast<Eigen::Index>(k)] = g[keep[k]];
+    rates_[static_cast<Eigen::Index>(k)] = g_dot[keep[k]];
+  }
+}
+
+bool MoreauJean::Step(double t_next, events::RunResult* result) {
+  const engine::MechanicalSystem& sys = *system_;
+  const MoreauJeanOptions& o = options_;
+  const double h = t_next - t_;
+  const double t_pred = t_ + (1.0 - o.theta) * h;
+  VectorXd q_pred;
+  sys.IntegratePosition(q_, v_, (1.0 - o.theta) * h, &q_pred);
+  IndexSet(t_pred, q_pred, v_);
+  // Newton's law over the step: e = 0 for approaches slower than v_e.
+  std::vector<double> e(active_.size());
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const bool plastic = rates_[static_cast<Eigen::Index>(k)] > -o.restitution_threshold;
+    e[k] = plastic ? 0.0 : restitution_of_row_[static_cast<std::size_t>(active_[k])];
+  }
+  VectorXd f;
+  sys.Forces(t_pred, q_pred, v_, &f);
+  ++stats_.integrator.rhs_evaluations;
+  if (f.size() != sys.nv() || !f.allFinite()) {
+    *result = {events::RunStatus::kNonFinite,
+               "forces are not finite at t = " + std::to_string(t_pred), t_};
+    return false;
+  }
+  f *= h;
+  const Clock::time_point lcp_start = Clock::now();
+  const contact::ImpactResult step =
+      contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, active_, e, o.lcp);
+  stats_.lcp_seconds += Seconds(lcp_start);
+  if (!active_.empty()) ++stats_.lcp_solves;
+  stats_.largest_lcp = std::max<long>(stats_.largest_lcp, step.largest_lcp);
+  if (!step.ok) {
+    *result = {events::RunStatus::kLcpFailure,
+               "contact problem failed at t = " + std::to_string(t_) + " on " +
+                   std::to_string(active_.size()) + " contact(s): " + step.message,
+               t_};
+    return false;
+  }
+  VectorXd q_next;
+  sys.IntegratePosition(q_pred, step.v_plus, o.theta * h, &q_next);
+  if (!bilateral_.empty()) {
+    VectorXd g_b;
+    sys.ConstraintValues(t_next, q_next, bilateral_, &g_b);
+    if (g_b.lpNorm<Eigen::Infinity>() > o.joint_drift) {
+      const auto rp = engine::ProjectPositions(sys, t_next, bilateral_, o.projection, &q_next);
+      ++stats_.integrator.position_projections;
+      if (!rp.converged) {
+        *result = {events::RunStatus::kProjectionFailure,
+                   "the joint projection failed at t = " + std::to_string(t_next), t_};
+        return false;
+      }
+    }
+    stats_.max_velocity_violation =
+        std::max(stats_.max_velocity_violation, step.bilateral_residual);
+  }
+  if (!q_next.allFinite() || !step.v_plus.allFinite()) {
+    *result = {events::RunStatus::kNonFinite,
+               "non-finite state after the step from t = " + std::to_string(t_), t_};
+    return false;
+  }
+  // Gaps of I at the step end: penetration statistics.
+  if (!active_.empty()) {
+    VectorXd g_end;
+    sys.ConstraintValues(t_next, q_next, active_, &g_end);
+    const double smallest = g_end.minCoeff();
+    stats_.min_gap_after_projection = std::min(stats_.min_gap_after_projection, smallest);
+    stats_.max_position_violation = std::max(stats_.max_position_violation, -smallest);
+  }
+  // The impact event of the step (header, "Outputs").
+  events::Event event;
+  event.t = t_next;
+  event.kind = events::EventKind::kImpact;
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const double p = step.impulse_u[static_cast<Eigen::Index>(k)];
+    if (rates_[static_cast<Eigen::Index>(k)] < -o.tau1 && p > 0.0) {
+      event.rows.push_back(active_[k]);
+      event.impulses.push_back(p);
+    }
+  }
+  const bool impact = !event.rows.empty();
+  if (impact) event.energy_before = Energy(t_, q_, v_);
+  const VectorXd v_before = v_;
+  t_ = t_next;
+  q_ = std::move(q_next);
+  v_ = step.v_plus;
+  impulses_ = step.impulse_u;
+  last_step_ = h;
+  integrators::IntegratorStats& is = stats_.integrator;
+  ++is.accepted_steps;
+  is.smallest_step = std::min(is.smallest_step, h);
+  is.largest_step = std::max(is.largest_step, h);
+  is.total_time += h;
+  if (impact) {
+    event.energy_after = Energy(t_, q_, v_);
+    ++stats_.events[static_cast<int>(events::EventKind::kImpact)];
+    contact_impacts_ += static_cast<long>(event.rows.size());
+    for (events::Observer* obs : observers_) obs->OnEvent(event, q_, v_before, v_);
+  }
+  for (events::Observer* obs : observers_) obs->OnStep(t_, q_, v_);
+  return true;
+}
+
+events::RunResult MoreauJean::AdvanceTo(double t_end) {
+  if (!initialized_) throw std::logic_error("MoreauJean::AdvanceTo before SetState");
+  if (!std::isfinite(t_end)) throw std::invalid_argument("moreau_jean: t_end must be finite");
+  const Clock::time_point start = Clock::now();
+  events::RunResult result;
+  const double h = options_.h;
+  const auto output = [&]() {
+    if (options_.output_step > 0 && t_ < next_output_ - 1e-9 * h) return;
+    for (events::Observer* obs : observers_) obs->OnOutput(t_, q_, v_);
+    if (options_.output_step > 0) {
+      while (next_output_ <= t_ + 1e-9 * h) next_output_ += options_.output_step;
+    }
+  };
+  if (!initial_output_done_) {  // the initial state
+    initial_output_done_ = true;
+    output();
+  }
+  while (t_ < t_end - 1e-9 * h) {
+    if ((options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed)) ||
+        stop_requested_.exchange(false, std::memory_order_relaxed)) {
+      result = {events::RunStatus::kInterrupted, "stop requested", t_};
+      stats_.wall_seconds += Seconds(start);
+      return result;
+    }
+    // Steps land on t_base + k h; the last one is shortened to land on t_end.
+    double t_next = t_base_ + static_cast<double>(steps_from_base_ + 1) * h;
+    const bool last = t_next > t_end - 1e-9 * h;
+    if (last) t_next = t_end;
+    if (!Step(t_next, &result)) {
+      stats_.wall_seconds += Seconds(start);
+      return result;
+    }
+    ++steps_from_base_;
+    if (last) {  // a later AdvanceTo continues on the grid t_end + k h
+      t_base_ = t_end;
+      steps_from_base_ = 0;
+    }
+    output();
+  }
+  result.t = t_;
+  stats_.wall_seconds += Seconds(start);
+  return result;
+}
+
+}  // namespace saltus::timestepping

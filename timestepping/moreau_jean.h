@@ -1,0 +1,205 @@
+// Moreau–Jean time-stepping: the event-capturing alternative to the event loop (events/), for
+// systems whose contacts change too often to locate every event, such as piles (Acary &
+// Brogliato, Numerical Methods for Nonsmooth Dynamical Systems, LNACM 35, 2008, Sec. 10.1;
+// Moreau, Numerical aspects of the sweeping process, CMAME 177, 1999; Jean, The non-smooth
+// contact dynamics method, CMAME 177, 1999). Impacts and resting contact are treated alike, by
+// one contact problem on impulses per step of fixed size h; no event is located.
+//
+// One step from (t_k, q_k, v_k), θ ∈ [1/2, 1]:
+//   1. prediction   t̃ = t_k + (1 − θ) h,   q̃ = q_k ⊕ (1 − θ) h v_k
+//                   (θ = 1/2: Moreau's midpoint scheme; θ = 1: the catching-up scheme);
+//   2. index set    I = {α ∈ U : g^α(t̃, q̃) ≤ 0}, over the rows the system lists as candidates
+//                   at q̃ (engine::MechanicalSystem::CandidateRows: the broadphase pairs);
+//   3. one contact problem (StepContactSolver; frictionless: contact::SolveVelocityStep, an LCP
+//      on the Delassus matrix solved by the chain of contact/complementarity.h; with μ > 0 on a
+//      row of I: contact::SolveFrictionalVelocityStep, Coulomb's law on the impulses with the
+//      exact cone, or the faceted one, of contact/friction_cone.h)
+//        M(q̃) (v_{k+1} − v_k) = h F(t̃, q̃, v_k) + G(q̃)ᵀ P,      G_B v_{k+1} + ∂g_B/∂t = 0,
+//        0 ≤ U^α_{k+1} + e^α U^α_k ⊥ P^α ≥ 0  (α ∈ I),          P^α = 0  (α ∉ I),
+//      with U = G(q̃) v + ∂g/∂t (Newton's impact law over the step, Acary & Brogliato eq. 10.5),
+//      e^α the row's restitution (else the global one) and e^α = 0 when U^α_k > −v_e (the
+//      restitution threshold of the event loop: slow approaches are plastic);
+//   4. update       q_{k+1} = q̃ ⊕ θ h v_{k+1},   t_{k+1} = t_k + h.
+// On vector spaces q_{k+1} = q_k + h ((1 − θ) v_k + θ v_{k+1}): the θ-method on the positions.
+// The forces are evaluated once per step at (t̃, q̃, v_k): the iteration matrix is M, not the
+// M + hθC + h²θ²K of the linearized θ-method on F (Acary & Brogliato, Sec. 10.1.2); the two agree
+// for gravity and constant loads, and stiff or strongly damped force elements need h below
+// their explicit stability limit. The scheme is of order 1.
+// Accuracy: an impact is captured in the step where the predicted gap g(q̃) becomes ≤ 0, so
+// impact times are within O(h). Positions are never corrected: the step before may end up to
+// θ h |U| inside, and the prediction of the capturing step moves (1 − θ) h |U| further, so a
+// contact penetrates by at most about h |U| (O(h·v)); a resting contact (U_k ≈ 0, α ∈ I) has
+// U_{k+1} ≥ 0 and does not sink further.
+// Joints (bilateral rows) are enforced at velocity level; the positions drift by O(h²) per step
+// and are projected back onto g_B = 0 (engine::ProjectPositions) when ‖g_B‖∞ exceeds
+// MoreauJeanOptions::joint_drift.
+//
+// Outputs, through events::Observer (the same writers as the event loop):
+//   OnStep    every step, at t_{k+1};
+//   OnOutput  at the first step end at or after each point of the output grid (output_step,
+//             0: every step) — the steps of a grid that is a multiple of h land on it;
+//   OnEvent   one event of kind impact per step in which some contact of I approached
+//             (U^α_k < −τ₁) and received an impulse: those rows, their impulses P^α, T + V at
+//             t_k and at t_{k+1}, with v⁻ = v_k and v⁺ = v_{k+1}.
+// Statistics reuse events::SimulationStats: integrator.accepted_steps (steps), smallest/largest
+// step, rhs_evaluations (force evaluations), events[kImpact] (steps with impacts), lcp_solves
+// (steps with a non-empty index set), lcp_seconds, largest_lcp, max_position_violation (deepest
+// penetration −g over the rows of I at the step ends), min_gap_after_projection (smallest gap
+// over those rows), max_velocity_violation (of the joints, before projection), wall_seconds.
+#pragma once
+
+#include <Eigen/Dense>
+#include <atomic>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "contact/complementarity.h"
+#include "contact/friction_cone.h"
+#include "contact/impact_problem.h"
+#include "engine/mechanical_system.h"
+#include "engine/projection.h"
+#include "events/simulation.h"  // Observer, Event, RunResult, SimulationStats (header-only use)
+
+namespace saltus::timestepping {
+
+// The name that selects the scheme (`simulation.integrator`, `saltus run --integrator`) and its
+// one-line description for `saltus list`.
+constexpr std::string_view kMoreauJeanName = "moreau_jean";
+constexpr std::string_view kMoreauJeanDescription =
+    "Moreau-Jean time-stepping (theta-method at velocity level, one contact problem per fixed "
+    "step simulation.step; no event location)";
+
+struct MoreauJeanOptions {
+  double h = 1e-3;                     // fixed step (s), > 0
+  double theta = 0.5;                  // θ ∈ [1/2, 1]
+  double restitution = 0.0;            // global e ∈ [0, 1] for rows without their own
+  double restitution_threshold = 0.0;  // v_e (m/s) ≥ 0: slower approaches are plastic
+  double tau0 = 1e-9;  // gap (m): a larger initial penetration is bad input (as the event loop)
+  double tau1 = 1e-6;  // approach speed (m/s) above which an impulse counts as an impact
+  double output_step = 0.0;   // ≥ 0; 0: OnOutput at every step
+  double joint_drift = 1e-8;  // ‖g_B‖∞ (m) above which the positions are projected, > 0
+  contact::LcpOptions lcp;
+  // Cone of the contacts with two tangential rows (friction > 0): exact, or friction_facets ≥ 3
+  // facets (contact/friction_cone.h).
+  contact::FrictionCone friction_cone = contact::FrictionCone::kExact;
+  int friction_facets = 8;
+  engine::ProjectionOptions projection;
+  // When non-null and set, AdvanceTo stops at the next step boundary (RunStatus::kInterrupted).
+  const std::atomic<bool>* stop_flag = nullptr;
+};
+
+// The options of an event-driven run mapped onto the scheme: h = integrator_options.h_init (the
+// fixed step, `simulation.step`), restitution, threshold, τ₀, τ₁, output step, LCP and
+// projection options and the stop flag; θ = 1/2.
+MoreauJeanOptions FromSimulationOptions(const events::SimulationOptions& options);
+
+// The contact problem of one step (step 3 above), so that frictional problems can replace the
+// frictionless one: given the predicted (t̃, q̃), v_k, the impulse f = h F of the forces, the
+// bilateral rows, the rows of I and their restitution, return v_{k+1} with the impulses
+// (contact::ImpactResult: impulse_u per row of I, u_minus_u = U_k, ok and message).
+class StepContactSolver {
+ public:
+  virtual ~StepContactSolver() = default;
+  virtual contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
+                                      const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                      const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                                      std::span<const int> unilateral_rows,
+                                      std::span<const double> restitution,
+                                      const contact::LcpOptions& options) const = 0;
+};
+
+// Frictionless contact: contact::SolveVelocityStep.
+class FrictionlessStepSolver : public StepContactSolver {
+ public:
+  contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
+                              const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                              std::span<const int> unilateral_rows,
+                              std::span<const double> restitution,
+                              const contact::LcpOptions& options) const override;
+};
+
+// Coulomb friction on the rows with friction > 0 (engine::ConstraintRowInfo::friction and their
+// tangential rows): contact::SolveFrictionalVelocityStep, which hands a step whose rows are all
+// frictionless to contact::SolveVelocityStep. impulse_u holds the normal impulses P_N;
+// largest_lcp the number of contact rows (normal and tangential) of the step.
+class FrictionalStepSolver : public StepContactSolver {
+ public:
+  FrictionalStepSolver(contact::FrictionCone cone, int facets) : cone_(cone), facets_(facets) {}
+  contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
+                              const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                              std::span<const int> unilateral_rows,
+                              std::span<const double> restitution,
+                              const contact::LcpOptions& options) const override;
+
+ private:
+  contact::FrictionCone cone_;
+  int facets_;
+};
+
+class MoreauJean {
+ public:
+  // Throws std::invalid_argument naming the option: h ≤ 0 or not finite, θ outside [1/2, 1],
+  // restitution outside [0, 1] (also a row's own), negative threshold, τ₀ or τ₁ ≤ 0, negative
+  // output step, joint_drift ≤ 0, friction_facets < 3 with the faceted cone. `contact_solver`
+  // null: FrictionalStepSolver when some unilateral row has friction > 0, else
+  // FrictionlessStepSolver.
+  MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system, MoreauJeanOptions options,
+             std::shared_ptr<const StepContactSolver> contact_solver = nullptr);
+  ~MoreauJean();
+
+  // Sets the state: projects onto the joints (positions and velocities). Throws
+  // std::invalid_argument on wrong sizes, non-finite values, joints that cannot be closed, or a
+  // contact penetrating by more than τ₀ (naming it).
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  // Steps of h up to t_end (the last one shortened to land on t_end); may be called again with
+  // a larger t_end. Stops early on a failed contact problem (kLcpFailure), a failed joint
+  // projection (kProjectionFailure), a non-finite state (kNonFinite) or a stop request
+  // (kInterrupted); the state is then that of the last completed step. Throws std::logic_error
+  // before SetState and std::invalid_argument on a non-finite t_end.
+  events::RunResult AdvanceTo(double t_end);
+  void RequestStop() { stop_requested_.store(true, std::memory_order_relaxed); }
+
+  void AddObserver(events::Observer* observer) { observers_.push_back(observer); }
+
+  double t() const { return t_; }
+  const Eigen::VectorXd& q() const { return q_; }
+  const Eigen::VectorXd& v() const { return v_; }
+  // Unilateral rows of the index set I of the last step (ascending) and their impulses P.
+  const std::vector<int>& active_rows() const { return active_; }
+  const Eigen::VectorXd& impulses() const { return impulses_; }
+  double last_step() const { return last_step_; }  // h of the last step (0 before the first)
+  const events::SimulationStats& stats() const { return stats_; }
+  long contact_impacts() const { return contact_impacts_; }  // rows that impacted, summed
+  const engine::MechanicalSystem& system() const { return *system_; }
+  const MoreauJeanOptions& options() const { return options_; }
+  // T + V at (t, q, v), with the diagonal mass blocks when the system provides them.
+  double Energy(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) const;
+
+ private:
+  // One step from the current state to t_next; false with *result set when it fails.
+  bool Step(double t_next, events::RunResult* result);
+  // The unilateral rows with g(t̃, q̃) ≤ 0 among the candidates, with their gaps and rates.
+  void IndexSet(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
+  std::shared_ptr<const engine::MechanicalSystem> system_;
+  MoreauJeanOptions options_;
+  std::shared_ptr<const StepContactSolver> contact_solver_;
+  std::vector<events::Observer*> observers_;
+  std::vector<int> bilateral_, active_, candidates_;
+  std::vector<char> is_unilateral_;
+  std::vector<double> restitution_of_row_;
+  Eigen::VectorXd gaps_, rates_;  // of `active_` at the prediction
+  double t_ = 0, t_base_ = 0, next_output_ = 0, last_step_ = 0;
+  long steps_from_base_ = 0;
+  bool initialized_ = false, initial_output_done_ = false;
+  Eigen::VectorXd q_, v_, impulses_;
+  events::SimulationStats stats_;
+  long contact_impacts_ = 0;
+  std::atomic<bool> stop_requested_{false};
+};
+
+}  // namespace saltus::timestepping
