@@ -37,6 +37,7 @@ for t in "${SANITIZE_TESTS[@]}"; do targets+=("$(basename "$t")"); done
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1
+export LSAN_OPTIONS=suppressions="$root/scripts/lsan-siconos.supp"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export SALTUS_SOURCE_DIR="$root"
 out=$(mktemp -d)
