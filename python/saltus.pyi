@@ -56,6 +56,7 @@ class Options:
     h_max: float
     h_init: float
     adaptive: bool
+    step: float
     safety: float
     fac_min: float
     fac_max: float

@@ -342,6 +342,15 @@ void BindOptions(py::module_& m) {
   Option<double>(c, "h_init", io(&IO::h_init), "First step (s); 0: the integrator chooses.");
   Option<bool>(c, "adaptive", io(&IO::adaptive),
                "Error-controlled steps (False: constant h_init).");
+  c.def_property(
+      "step",
+      [](const O& o) { return o.integrator_options.adaptive ? 0.0 : o.integrator_options.h_init; },
+      [](O& o, double h) {
+        o.integrator_options.h_init = h;
+        o.integrator_options.adaptive = false;
+      },
+      "Fixed step (s), the scene key simulation.step: sets h_init = step and adaptive = False "
+      "(needed by integrator moreau_jean); 0 while adaptive.");
   Option<double>(c, "safety", io(&IO::safety), "Safety factor of the step-size rule, in (0, 1].");
   Option<double>(c, "fac_min", io(&IO::fac_min), "Smallest step ratio, in (0, 1].");
   Option<double>(c, "fac_max", io(&IO::fac_max), "Largest step ratio (>= 1).");

@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "integrators/integrator.h"
+#include "timestepping/moreau_jean.h"
 #include "tools/contact_forces.h"
+#include "tools/run_scheme.h"
 #include "tools/scene.h"
 
 namespace saltus {
@@ -189,6 +191,7 @@ struct Model::Data {
   VectorXd q0, v0;
   std::string name;
   SimulationOptions options;
+  double theta = 0.5;  // θ of integrator moreau_jean (scene key simulation.theta)
   double t_end = 0;
   double max_output_rows = kDefaultMaxOutputRows;
   std::shared_ptr<const engine::PlanarModel> planar;
@@ -219,6 +222,7 @@ std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
   data->v0 = std::move(built.v0);
   data->name = scene.name;
   data->options = scene.options;
+  data->theta = scene.theta;
   data->t_end = scene.t_end;
   data->max_output_rows = scene.max_output_rows;
   data->contacts = scene.contacts;
@@ -386,7 +390,7 @@ struct Simulation::Impl : public events::Observer {
   SimulationOptions loop_options;  // options with stop_flag = &loop_stop
   ForceInput force;
   std::shared_ptr<const ForcedSystem> system;
-  std::unique_ptr<events::Simulation> sim;
+  std::unique_ptr<tools::Scheme> sim;    // the event loop or Moreau–Jean (tools/run_scheme.h)
   Statistics base_stats = EmptyStats();  // of the simulations before the current restart
   bool skip_restart_output = false;      // the restart's repeated output row at its time
   double restart_t = 0;
@@ -476,6 +480,15 @@ struct Simulation::Impl : public events::Observer {
                        "force)");
     }
   }
+  // The event loop, for the queries that need its phase (contact modes, the joints'
+  // multipliers); StateError under Moreau–Jean time-stepping, which keeps neither.
+  const events::Simulation& EventLoop(const std::string& call) const {
+    if (const events::Simulation* loop = sim->event_loop()) return *loop;
+    throw StateError(call + ": not available with integrator " +
+                     std::string(timestepping::kMoreauJeanName) +
+                     " (time-stepping keeps only the contact impulses of the last step: "
+                     "Multipliers() gives their mean forces P / h)");
+  }
   // The stop requests of the user: RequestStop (consumed here when `consume`) and the stop_flag
   // of the options (never cleared: it is the caller's).
   bool UserStop(bool consume) {
@@ -494,14 +507,14 @@ struct Simulation::Impl : public events::Observer {
   // successful restart replaces the running loop.
   void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output) {
     Busy guard(*this);
-    std::unique_ptr<events::Simulation> previous = std::move(sim);
+    std::unique_ptr<tools::Scheme> previous = std::move(sim);
     const bool previous_skip = skip_restart_output;
     const double previous_restart_t = restart_t;
     skip_restart_output = !repeat_output;
     restart_t = t;
     try {
       sim = Translate([&] {
-        auto s = std::make_unique<events::Simulation>(system, loop_options);
+        auto s = tools::MakeScheme(system, loop_options, model.data_->theta);
         s->AddObserver(this);
         return s;
       });
@@ -578,6 +591,13 @@ Simulation::Simulation(const Model& model, const SimulationOptions& options)
     : impl_(std::make_unique<Impl>(model, options)) {
   Require(std::isfinite(options.output_step) && options.output_step >= 0,
           "output_step must be >= 0 and finite, got " + std::to_string(options.output_step));
+  if (options.integrator == timestepping::kMoreauJeanName) {
+    const integrators::IntegratorOptions& io = options.integrator_options;
+    Require(io.h_init > 0 && std::isfinite(io.h_init) && !io.adaptive,
+            "integrator moreau_jean needs a fixed step: h_init > 0 with adaptive = false (the "
+            "scene key simulation.step; Options.step in Python), got h_init = " +
+                std::to_string(io.h_init) + (io.adaptive ? ", adaptive = true" : ""));
+  }
   impl_->Restart(0.0, model.initial_q(), model.initial_v(), true);
   impl_->ApplyPending();
 }
@@ -728,14 +748,14 @@ void Simulation::SetVelocities(const VectorXd& v) {
   });
 }
 
-std::vector<int> Simulation::ActiveRows() const { return impl_->sim->active_rows(); }
+std::vector<int> Simulation::ActiveRows() const { return impl_->sim->ActiveRows(); }
 VectorXd Simulation::Multipliers() const {
   auto& im = *impl_;
   return im.Solve("Multipliers", [&] { return im.sim->Multipliers(); });
 }
 VectorXd Simulation::AllMultipliers() const {
   const VectorXd lambda = Multipliers();
-  const std::vector<int>& rows = impl_->sim->active_rows();
+  const std::vector<int> rows = impl_->sim->ActiveRows();
   VectorXd all = VectorXd::Zero(impl_->model.num_constraints());
   for (std::size_t k = 0; k < rows.size() && static_cast<Eigen::Index>(k) < lambda.size(); ++k) {
     all[rows[k]] = lambda[static_cast<Eigen::Index>(k)];
@@ -744,7 +764,8 @@ VectorXd Simulation::AllMultipliers() const {
 }
 std::vector<ContactForce> Simulation::ContactForces() const {
   auto& im = *impl_;
-  tools::ContactForces forces(*im.model.data_->system, *im.sim);  // the model's contact blocks
+  const events::Simulation& loop = im.EventLoop("ContactForces");
+  tools::ContactForces forces(*im.model.data_->system, loop);  // the model's contact blocks
   im.Solve("ContactForces", [&] {
     forces.Evaluate(t(), q(), v());
     return 0;
@@ -752,7 +773,7 @@ std::vector<ContactForce> Simulation::ContactForces() const {
   std::vector<ContactForce> out;
   for (const tools::ContactForces::Arrow& a : forces.arrows()) {
     ContactForce c;
-    c.name = im.sim->system().constraint_info(a.row).name;
+    c.name = im.system->constraint_info(a.row).name;
     c.row = a.row;
     c.mode = a.mode;
     c.mode_name = events::ContactModeName(a.mode, a.slip_direction, a.num_tangent_rows);
@@ -787,6 +808,7 @@ IndexSets Simulation::CurrentIndexSets() const {
 JointLoads Simulation::JointReactions() const {
   auto& im = *impl_;
   im.RefuseInForce("JointReactions");
+  im.EventLoop("JointReactions");
   if (!im.reactions) {
     try {
       im.reactions = std::make_unique<const tools::JointLoadEvaluator>(*im.model.data_->system);
@@ -799,7 +821,7 @@ JointLoads Simulation::JointReactions() const {
   const VectorXd lambda = Multipliers();
   return Translate([&] {
     JointLoads loads;
-    im.reactions->Evaluate(t(), q(), im.sim->active_rows(), lambda, &loads);
+    im.reactions->Evaluate(t(), q(), im.sim->ActiveRows(), lambda, &loads);
     return loads;
   });
 }
@@ -912,6 +934,7 @@ std::vector<StudyEntry> CompareIntegrators(const Model& model,
 std::vector<std::string> IntegratorNames() {
   std::vector<std::string> names;
   for (const auto& e : integrators::IntegratorTable()) names.emplace_back(e.name);
+  names.emplace_back(timestepping::kMoreauJeanName);
   return names;
 }
 

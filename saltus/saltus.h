@@ -15,6 +15,17 @@
 // forces f_ext between steps (co-simulation) and save and restore the full state (a host can
 // rewind).
 //
+// Moreau–Jean time-stepping (issue 23 §3): with SimulationOptions::integrator = "moreau_jean"
+// (timestepping::kMoreauJeanName) and a fixed step (integrator_options.h_init > 0, adaptive =
+// false: the scene key simulation.step) the same Simulation runs timestepping::MoreauJean
+// (timestepping/moreau_jean.h; θ = the scene's simulation.theta, 1/2 for models built in code)
+// instead of the event loop, behind tools::Scheme (tools/run_scheme.h). Everything below holds for
+// it too — observers (OnStep every step, OnOutput on the output grid, one impact event per step
+// with impacts), restarts, Save/Restore, host forces, re-entrancy, RequestStop — except:
+// Multipliers/AllMultipliers give the joints 0 and the contacts of the last step's index set
+// their mean force P/h; ContactForces and JointReactions throw StateError (the scheme keeps
+// neither contact modes nor joint impulses); CurrentIndexSets().i2 is the last step's index set.
+//
 // Errors: every entry point validates its arguments and throws a saltus::Error subclass whose
 // message names the offending item. A run that cannot continue (step size underflow, LCP
 // failure, ...) is not an exception: Advance returns a status and the state stays at the last
@@ -268,7 +279,8 @@ using ForceCallback = std::function<void(double t, const Eigen::VectorXd& q,
 class Simulation {
  public:
   // Starts at the model's initial state. Throws InvalidArgument on bad options (unknown
-  // integrator, formulation it does not support, restitution outside [0, 1], thresholds ≤ 0,
+  // integrator, formulation it does not support, moreau_jean without a fixed step h_init > 0
+  // and adaptive = false, restitution outside [0, 1], thresholds ≤ 0,
   // tolerances, output_step < 0 or NaN, ...) or an inconsistent initial state (penetration,
   // joints that cannot close).
   explicit Simulation(const Model& model);
@@ -375,7 +387,7 @@ std::vector<StudyEntry> CompareIntegrators(const Model& model,
                                            const std::vector<std::string>& integrators,
                                            double t_end, const SimulationOptions& options);
 
-// Names of the integrators in the table.
+// Names of the integrators in the table, then "moreau_jean".
 std::vector<std::string> IntegratorNames();
 // The version of the library ("0.1.0").
 std::string Version();
