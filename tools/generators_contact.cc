@@ -12,6 +12,9 @@ namespace saltus::tools {
 namespace {
 
 constexpr double kSpacing = 0.12;  // grid spacing in x, y and between layers (m)
+// Added to the half width of the box so that its width is no whole number of diameters
+// (tools/generators_contact.h: a row wedged between two walls is a toggle).
+constexpr double kWallClearance = 0.0125;
 
 // Shortest text that reads back as the same double.
 std::string Num(double x) {
@@ -33,7 +36,7 @@ SpherePileLayout PileLayout(int n) {
   while (layout.per_row * layout.per_row * kMaxLayers < n) ++layout.per_row;
   const int per_layer = layout.per_row * layout.per_row;
   layout.layers = (n + per_layer - 1) / per_layer;
-  layout.half_width = kSpacing * layout.per_row / 2;
+  layout.half_width = kSpacing * layout.per_row / 2 + kWallClearance;
   return layout;
 }
 
@@ -92,8 +95,10 @@ std::string SpherePileYaml(int n, double t_end, std::optional<std::uint64_t> see
         offset[d] = kJitter * (2.0 * (m * phi - std::floor(m * phi)) - 1.0);
       }
     }
-    const double x = -half_width + kSpacing / 2 + kSpacing * ix + offset[0];
-    const double y = -half_width + kSpacing / 2 + kSpacing * iy + offset[1];
+    // The grid centred in the box.
+    const double centre = 0.5 * (k - 1);
+    const double x = kSpacing * (ix - centre) + offset[0];
+    const double y = kSpacing * (iy - centre) + offset[1];
     const double z = 0.1 + kSpacing * layer + offset[2];
     os << "  - {name: s" << i << ", mass: " << Num(kMass) << ", inertia: " << Num(inertia)
        << ", position: [" << Num(x) << ", " << Num(y) << ", " << Num(z) << "]";

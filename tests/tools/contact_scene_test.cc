@@ -302,11 +302,11 @@ TEST(ContactScenes, SpherePileOfTwentyFallsIntoTheBox) {
   ExpectPhysical(run, "sphere_pile_20");
   // Rows: all pairs, 20·19/2 sphere pairs + 5 planes × 20.
   EXPECT_EQ(run.built.system->num_constraints(), 190 + 100);
-  // Every sphere inside the box (walls ±0.3 m, radius 0.05 m; τ0 margin) and above the floor.
+  // Every sphere inside the box (walls ±0.3125 m, radius 0.05 m; τ0 margin) and above the floor.
   for (int i = 0; i < 20; ++i) {
     const Vector3d c = run.sim->q().segment<3>(7 * i);
-    EXPECT_LE(std::abs(c.x()), 0.25 + 1e-8);
-    EXPECT_LE(std::abs(c.y()), 0.25 + 1e-8);
+    EXPECT_LE(std::abs(c.x()), 0.2625 + 1e-8);
+    EXPECT_LE(std::abs(c.y()), 0.2625 + 1e-8);
     EXPECT_GE(c.z(), 0.05 - 1e-8);
   }
   std::printf("sphere_pile_20: %zu impacts, %zu events, %ld steps, %.2f s wall\n",

@@ -76,17 +76,18 @@ class SpherePileTest : public ::testing::Test {
 };
 
 TEST(SpherePileLayout, BoxGrowsSoThatThePileStaysAtMostFourLayersDeep) {
-  // N ≤ 100: the 5 x 5 grid in the 0.6 m box of examples/spatial/sphere_pile_20.yaml.
+  // N ≤ 100: the 5 x 5 grid in the 0.625 m box of examples/spatial/sphere_pile_20.yaml (6.25
+  // diameters: no row of spheres fits exactly between two walls).
   for (const int n : {1, 20, 25, 26, 100}) {
     const SpherePileLayout l = PileLayout(n);
     EXPECT_EQ(l.per_row, 5) << n;
-    EXPECT_NEAR(l.half_width, 0.3, 1e-15) << n;  // 0.12 · 5 / 2 in double
+    EXPECT_NEAR(l.half_width, 0.3125, 1e-15) << n;  // 0.12 · 5 / 2 + 0.0125 in double
   }
   EXPECT_EQ(PileLayout(100).layers, 4);
   EXPECT_EQ(PileLayout(101).per_row, 6);
   EXPECT_EQ(PileLayout(1000).per_row, 16);
   EXPECT_EQ(PileLayout(1000).layers, 4);
-  EXPECT_NEAR(PileLayout(1000).half_width, 0.96, 1e-15);
+  EXPECT_NEAR(PileLayout(1000).half_width, 0.9725, 1e-15);
   for (int n = 1; n <= kMaxPileSpheres; ++n) {
     const SpherePileLayout l = PileLayout(n);
     ASSERT_LE(l.layers, 4) << n;
@@ -107,7 +108,7 @@ TEST(SpherePileLayout, LargestPileStartsInsideItsBoxWithoutOverlaps) {
   const double w = PileLayout(kMaxPileSpheres).half_width;
   double top = 0;
   for (const auto& body : scene.spatial.bodies) {
-    // Outer grid centres are r + 1 cm from the walls, offsets < 1 cm: a positive gap.
+    // Outer grid centres are r + 2.25 cm from the walls, offsets < 1 cm: a positive gap.
     EXPECT_LT(std::abs(body.position.x()), w - kRadius);
     EXPECT_LT(std::abs(body.position.y()), w - kRadius);
     EXPECT_GE(body.position.z(), kRadius + 0.03);  // first layer 0.1 ± 0.01 m
@@ -246,7 +247,7 @@ TEST_F(SpherePileTest, GenerateRejectsBadSizesAndWritesNothing) {
   }
   const CliResult ok = Cli({"generate", "sphere_pile", "--n", "1000", "--out", file.string()});
   EXPECT_EQ(ok.code, kExitOk) << ok.err;
-  EXPECT_NE(ReadFile(file).find("walls x, y = +-0.96 m"), std::string::npos);
+  EXPECT_NE(ReadFile(file).find("walls x, y = +-0.9725 m"), std::string::npos);
 }
 
 TEST_F(SpherePileTest, BadEventRowsExitsTwoAndWritesNothing) {
