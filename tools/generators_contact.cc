@@ -36,7 +36,8 @@ SpherePileLayout PileLayout(int n) {
   while (layout.per_row * layout.per_row * kMaxLayers < n) ++layout.per_row;
   const int per_layer = layout.per_row * layout.per_row;
   layout.layers = (n + per_layer - 1) / per_layer;
-  layout.half_width = kSpacing * layout.per_row / 2 + kWallClearance;
+  // Rounded to 0.1 mm so that it prints as written (0.96 + 0.0125 is 0.9724999999999999).
+  layout.half_width = std::round(1e4 * (kSpacing * layout.per_row / 2 + kWallClearance)) / 1e4;
   return layout;
 }
 

@@ -78,10 +78,8 @@ TEST(FacadeMoreauJean, RunsTheSchemeOfTheSceneBitForBit) {
   direct.AddObserver(&impacts);
   direct.SetState(0.0, model.initial_q(), model.initial_v());
   ASSERT_EQ(direct.AdvanceTo(0.8).status, RunStatus::kFinished);
-  for (Eigen::Index i = 0; i < sim.q().size(); ++i) {
-    EXPECT_EQ(sim.q()[i], direct.q()[i]) << i;
-    EXPECT_EQ(sim.v()[i], direct.v()[i]) << i;
-  }
+  for (Eigen::Index i = 0; i < sim.q().size(); ++i) EXPECT_EQ(sim.q()[i], direct.q()[i]) << i;
+  for (Eigen::Index i = 0; i < sim.v().size(); ++i) EXPECT_EQ(sim.v()[i], direct.v()[i]) << i;
   EXPECT_EQ(seen.events, impacts.t);
   EXPECT_FALSE(seen.events.empty());  // first impact at √(2·0.4/g) = 0.286 s
   EXPECT_EQ(seen.steps, 400);         // 0.8 s / 2 ms
@@ -141,10 +139,9 @@ TEST(FacadeMoreauJean, RestoreContinuesBitIdentically) {
   sim.Restore(snapshot);
   EXPECT_EQ(sim.t(), 0.2);
   ASSERT_TRUE(sim.AdvanceTo(0.9).ok());
-  for (Eigen::Index i = 0; i < q1.size(); ++i) {
-    EXPECT_EQ(sim.q()[i], q1[i]) << i;  // exact determinism
-    EXPECT_EQ(sim.v()[i], v1[i]) << i;
-  }
+  // Exact determinism.
+  for (Eigen::Index i = 0; i < q1.size(); ++i) EXPECT_EQ(sim.q()[i], q1[i]) << i;
+  for (Eigen::Index i = 0; i < v1.size(); ++i) EXPECT_EQ(sim.v()[i], v1[i]) << i;
 }
 
 TEST(FacadeMoreauJean, NamesStudiesAndErrors) {
