@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/mechanical_system.h"
+#include "tests/integrators/event_times.h"
 #include "tests/integrators/excited_chain.h"
 #include "tests/integrators/test_problems.h"
 #include "tools/cli.h"
@@ -29,6 +30,7 @@ namespace saltus::integrators {
 namespace {
 
 namespace fs = std::filesystem;
+using test_outputs::ImpactTimes;
 
 IntegratorOptions GglOptions() {
   IntegratorOptions o;
@@ -532,20 +534,6 @@ TEST(BdfRotations, OrderThreeOnTheHeavyTop) {
 }
 
 // ---- Examples through the CLI -----------------------------------------------------------------
-
-std::vector<double> ImpactTimes(const fs::path& events_csv) {
-  std::ifstream in(events_csv);
-  std::vector<double> times;
-  std::string line;
-  std::getline(in, line);  // header t,kind,contacts,impulse
-  while (std::getline(in, line)) {
-    const auto c1 = line.find(',');
-    const auto c2 = line.find(',', c1 + 1);
-    if (line.substr(c1 + 1, c2 - c1 - 1) == "impact")
-      times.push_back(std::stod(line.substr(0, c1)));
-  }
-  return times;
-}
 
 // Every example runs with `--integrator bdf --formulation ggl` and with DOPRI5 at rtol = 1e-7,
 // atol = 1e-9; both must finish with the same number of impacts up to one in an accumulation

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "integrators/integrator.h"
+#include "tests/integrators/event_times.h"
 #include "tools/cli.h"
 
 namespace saltus::integrators {
 namespace {
 
 namespace fs = std::filesystem;
+using test_outputs::ImpactTimes;
 
 TEST(AutomaticMinStep, Table1ValueAtItsToleranceProportionalBelow) {
   // 1e-7 s at rtol 1e-4 (Haddouni et al. 2017, Table 1) and above; ∝ rtol below. The values are
@@ -64,21 +66,6 @@ std::pair<double, double> LastValue(const fs::path& csv, const std::string& colu
   }
   ADD_FAILURE() << column << " not in " << csv;
   return {NAN, NAN};
-}
-
-// Times of the impact rows of DIR/events.csv (t,kind,...).
-std::vector<double> ImpactTimes(const fs::path& events_csv) {
-  std::ifstream in(events_csv);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<double> times;
-  while (std::getline(in, line)) {
-    const std::size_t a = line.find(',');
-    if (a != std::string::npos && line.compare(a + 1, 7, "impact,") == 0) {
-      times.push_back(std::stod(line.substr(0, a)));
-    }
-  }
-  return times;
 }
 
 // examples/flexible/slider_crank_rigid.yaml (Simeon's slider-crank with a rigid rod: crank
