@@ -137,9 +137,10 @@ void IntegratorStats::Add(const IntegratorStats& other) {
 double AutomaticMinStep(double rtol) {
   constexpr double kTable1MinStep = 1e-7;  // s, at the Table 1 tolerance below
   constexpr double kTable1Rtol = 1e-4;
-  // A step of h = 1e-13 s already carries a round-off error h · ε · ‖f‖ ≈ 2e-29 ‖f‖ in its error
-  // estimate; scaling on below rtol = 1e-10 would let steps that make no measurable progress pass
-  // an impossible tolerance (rtol 1e-30: the run crawled at h ≈ 1e-15 s instead of stopping).
+  // The error estimate of a step h carries a round-off ≈ h · ε · ‖f‖ (ε ≈ 2.2e-16), so a
+  // tolerance τ far below round-off passes the error test only for h ≲ τ / (ε ‖f‖): without a
+  // floor, rtol = atol = 1e-30 (tests/tools/compare_test.cc) would shrink h to ≈ 1e-15 s and
+  // crawl; with it, such a tolerance ends in kStepSizeUnderflow.
   constexpr double kSmallestTolerance = 1e-10;
   return kTable1MinStep * std::min(1.0, std::max(rtol, kSmallestTolerance) / kTable1Rtol);
 }

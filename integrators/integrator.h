@@ -93,11 +93,10 @@ struct IntegratorOptions {
 // Why proportional: an order-p error control needs steps h ∝ rtol^(1/(p+1)) on a smooth solution
 // (Hairer, Nørsett & Wanner I, Sec. II.4), which shrink more slowly than rtol for every p ≥ 0; a
 // problem whose smallest needed step clears 1e-7 s at 1e-4 clears the scaled minimum at any
-// tighter rtol by at least the same margin. The fixed 1e-7 s stopped BDF and the null-space
-// Newmark schemes at t = 0 on a slider-crank turning at 150 rad/s at rtol 1e-10, whose first
-// order-1 steps must be ≈ 6e-8 s. Why the floor: an impossible tolerance must end in
-// kStepSizeUnderflow, not in steps whose error estimate is round-off and that make no progress.
-// A genuine failure (singular configuration) still ends after ≈ log(h / h_min) / log 4 retries.
+// tighter rtol by at least the same margin (measurements: docs/benchmarks.md). Why the floor: a
+// tolerance far below round-off must end in kStepSizeUnderflow, not in steps of ≈ rtol / (ε ‖f‖)
+// whose error estimate is round-off and that make no progress. A genuine failure (singular
+// configuration) still ends after O(log(h / h_min)) retries, each failed attempt shrinking h.
 double AutomaticMinStep(double rtol);
 // Relative resolution of t below which t + h is not distinguishable from t for the root finders
 // and dense output: a step is never smaller than kTimeResolution · |t|.
