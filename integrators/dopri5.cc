@@ -291,8 +291,7 @@ StepStatus Dopri5::DoStep(double t_limit) {
       if (err > 1.0) {
         ++stats_.rejected_steps;
         if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, tab::kEmbeddedOrder, /*after_rejection=*/true),
-                     MinStep());
+        h = std::max(h * StepFactor(err, tab::kEmbeddedOrder, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }
@@ -303,8 +302,7 @@ StepStatus Dopri5::DoStep(double t_limit) {
     const bool projection_ok = ProjectIfNeeded(t_new, &projected);
     if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
     // Same as a stage failure: the step end sits (nearly) on a singular configuration.
-    if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive &&
-        h > MinStep()) {
+    if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive && h > MinStep()) {
       ++stats_.rejected_steps;
       h = std::max(h * kStageFailureShrink, MinStep());
       rejected = true;

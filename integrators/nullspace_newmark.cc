@@ -83,8 +83,8 @@ void NullspaceNewmark::DoReset() {
     // control corrects it after the first step.
     const double q_scale = std::max(1.0, InfNorm(q_));
     const double rate = std::max({InfNorm(v_), std::sqrt(InfNorm(a_) * q_scale), 1e-10});
-    h_ = std::clamp(0.1 * std::cbrt(std::max(options_.rtol, 1e-16)) * q_scale / rate,
-                    MinStep(), options_.h_max);
+    h_ = std::clamp(0.1 * std::cbrt(std::max(options_.rtol, 1e-16)) * q_scale / rate, MinStep(),
+                    options_.h_max);
     if (!(h_ > 0)) h_ = std::max(MinStep(), 1e-6);
   }
 }

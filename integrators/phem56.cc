@@ -235,8 +235,7 @@ StepStatus Phem56::AttemptSteps(double t_limit) {
       if (err > 1.0) {
         ++stats_.rejected_steps;
         if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true),
-                     MinStep());
+        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }
