@@ -354,7 +354,7 @@ void Simulation::Impl::Integrate(double t_limit) {
   msg << "integrator '" << integrator->name() << "' failed at t = " << t << ": "
       << integrators::ToString(st);
   if (st == integrators::StepStatus::kStepSizeUnderflow) {
-    msg << " (step below h_min = " << ctx.opt.integrator_options.h_min << ")";
+    msg << " (step below h_min = " << integrator->options().h_min << ")";
   }
   if (const std::string detail = integrator->failure_detail(); !detail.empty()) {
     msg << ": " << detail;
