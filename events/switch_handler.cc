@@ -159,7 +159,13 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   }
   if (approaching) {
     std::ostringstream msg;
-    msg << "impact cascade did not settle after " << kMaxImpactStages << " stages at t = " << t;
+    msg << "impact cascade did not settle after " << kMaxImpactStages << " stages at t = " << t
+        << "; still approaching:";
+    for (std::size_t k = 0; k < i1.size(); ++k) {
+      if (u_[static_cast<Eigen::Index>(k)] < -tau1) {
+        msg << " '" << ctx_.sys.constraint_info(i1[k]).name << "'";
+      }
+    }
     throw RunFailure{RunStatus::kLcpFailure, msg.str()};
   }
   // The event lists the rows that approached and those that took an impulse above round-off of
