@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -151,7 +152,8 @@ struct Simulation::Impl {
   void Switch(const FiredWitnesses& fired, std::vector<Event> events, const VectorXd& v_minus);
   void StartPhase();
   void SplitForces();
-  void GuardAgainstAccumulation();
+  void GuardAgainstAccumulation(const std::vector<Event>& events);
+  std::string FrequentContacts() const;
   // Outputs at the output times before t_hi (and at t_hi when inclusive), up to t_end.
   void EmitOutputs(double t_hi, bool inclusive, double t_end);
   bool StopRequested(std::atomic<bool>& stop_requested) const;
@@ -178,7 +180,8 @@ struct Simulation::Impl {
   double next_output = 0;
   std::vector<double> time_events;
   std::size_t next_time_event = 0;
-  std::deque<double> recent_events;           // times of recent events (Zeno guard)
+  // Times of recent switches and the contacts of their events (Zeno guard).
+  std::deque<std::pair<double, std::vector<int>>> recent_events;
   std::optional<RunFailure> pending_failure;  // found by SetState: AdvanceTo stops with it
   VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
 };
@@ -221,6 +224,9 @@ const Eigen::VectorXd& Simulation::q() const { return impl_->q; }
 const Eigen::VectorXd& Simulation::v() const { return impl_->v; }
 const std::vector<int>& Simulation::closed_rows() const { return impl_->modes.closed(); }
 const std::vector<int>& Simulation::active_rows() const { return impl_->modes.active(); }
+const std::vector<ContactState>& Simulation::contact_states() const {
+  return impl_->modes.states();
+}
 
 const SimulationStats& Simulation::stats() const {
   impl_->ctx.stats.integrator = impl_->integrator->stats();
@@ -351,7 +357,7 @@ void Simulation::Impl::Integrate(double t_limit) {
   msg << "integrator '" << integrator->name() << "' failed at t = " << t << ": "
       << integrators::ToString(st);
   if (st == integrators::StepStatus::kStepSizeUnderflow) {
-    msg << " (step below h_min = " << ctx.opt.integrator_options.h_min << ")";
+    msg << " (step below h_min = " << integrator->options().h_min << ")";
   }
   if (const std::string detail = integrator->failure_detail(); !detail.empty()) {
     msg << ": " << detail;
@@ -436,22 +442,41 @@ void Simulation::Impl::Switch(const FiredWitnesses& fired, std::vector<Event> ev
     ++ctx.stats.events[static_cast<int>(e.kind)];
     for (Observer* o : observers) o->OnEvent(e, q, v_before, v);
   }
-  if (events.empty() || events.front().kind != EventKind::kTime) GuardAgainstAccumulation();
+  if (events.empty() || events.front().kind != EventKind::kTime) GuardAgainstAccumulation(events);
   StartPhase();
 }
 
 // Too many switches in a tiny window that the rules did not resolve stop the run.
-void Simulation::Impl::GuardAgainstAccumulation() {
-  recent_events.push_back(t);
-  while (!recent_events.empty() && recent_events.front() < t - ctx.opt.zeno_window) {
+void Simulation::Impl::GuardAgainstAccumulation(const std::vector<Event>& events) {
+  std::vector<int> rows;
+  for (const Event& e : events) rows = Union(rows, e.rows);
+  recent_events.emplace_back(t, std::move(rows));
+  while (!recent_events.empty() && recent_events.front().first < t - ctx.opt.zeno_window) {
     recent_events.pop_front();
   }
   if (static_cast<int>(recent_events.size()) > ctx.opt.zeno_max_events) {
     std::ostringstream msg;
     msg << "event accumulation: more than " << ctx.opt.zeno_max_events << " events within "
-        << ctx.opt.zeno_window << " s before t = " << t;
+        << ctx.opt.zeno_window << " s before t = " << t << FrequentContacts();
     throw RunFailure{RunStatus::kEventAccumulation, msg.str()};
   }
+}
+
+// The (at most three) contacts in the most switches of the Zeno window, with their counts.
+std::string Simulation::Impl::FrequentContacts() const {
+  std::map<int, int> count;
+  for (const auto& [time, rows] : recent_events) {
+    for (int r : rows) ++count[r];
+  }
+  std::vector<std::pair<int, int>> ranked(count.begin(), count.end());
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::ostringstream out;
+  for (std::size_t k = 0; k < ranked.size() && k < 3; ++k) {
+    out << (k == 0 ? "; most frequent: '" : ", '") << ctx.sys.constraint_info(ranked[k].first).name
+        << "' in " << ranked[k].second;
+  }
+  return out.str();
 }
 
 // The admissible split of the phase's contact forces over redundant sticking contacts
@@ -469,6 +494,8 @@ void Simulation::Impl::SplitForces() {
 // index-1 multipliers of the active rows to MechanicalSystem::AcceptStep.
 void Simulation::Impl::StartPhase() {
   gaps.StartPhase(t, q, v, modes.closed(), &switcher.snapshot());
+  normal_forces.NewPhase(t);
+  stick.NewPhase(t);
   if (frictional) {
     view.SetSlidingContacts(modes.SlidingContacts());
     SplitForces();
