@@ -21,12 +21,11 @@
 // Guide, 3rd ed., SIAM 1999, Sec. 2.4.1.2, "equilibration"); S⁻¹ b = D_c S̃⁻¹ D_r b. The
 // singularity test is made on S̃: a factorization whose reciprocal condition estimate of S̃ is
 // below kSingularRcond (or not finite) is reported as singular. The iteration matrices mix
-// blocks of very different sizes (BDF's h K next to the O(1) constraint Jacobian, K the
-// stiffness of a beam's bending modes, 1e6 times the rest at h = 0.04 s); unequilibrated, the
-// norm-wise estimate multiplies that spread into the conditioning of the constraint rows and
-// reports a well-posed matrix as singular, while partial pivoting solves the equilibrated one
-// to working accuracy (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002,
-// Sec. 9.8).
+// blocks of very different sizes (BDF's h K, K the stiffness of a flexible body's modes, next
+// to the O(1) constraint Jacobian); unequilibrated, the norm-wise estimate multiplies that
+// spread into the conditioning of nearly dependent constraint rows and reports a well-posed
+// matrix as singular (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002,
+// Sec. 9.8, on scaling and pivoting).
 #pragma once
 
 #include <Eigen/Dense>
