@@ -294,20 +294,22 @@ Solved SolveComponents(const engine::MechanicalSystem& system,
     }
     out.residual = std::max(out.residual, r.residual);
     out.ok = out.ok && r.ok;
-    if (!r.ok && out.message.empty()) out.message = r.message;
+    auto names = [&] {  // the component's contacts with μ (and d when sliding), for messages
+      std::string n;
+      for (int i : comp) {
+        n += (n.empty() ? "" : ", ") + Describe(system, contacts[static_cast<std::size_t>(i)]);
+      }
+      return n;
+    };
+    if (!r.ok && out.message.empty()) out.message = "contacts " + names() + ": " + r.message;
     if (Severity(r.status) > Severity(out.diagnosis.status)) out.diagnosis.status = r.status;
     if (Severity(r.status) >= Severity(Solvability::kIndeterminate)) {
-      std::string names;
-      for (int i : comp) {
-        out.diagnosis.contacts.push_back(i);
-        names +=
-            (names.empty() ? "" : ", ") + Describe(system, contacts[static_cast<std::size_t>(i)]);
-      }
+      out.diagnosis.contacts.insert(out.diagnosis.contacts.end(), comp.begin(), comp.end());
       if (!out.diagnosis.message.empty()) out.diagnosis.message += "; ";
       out.diagnosis.message += std::string(ToString(r.status)) + " (" +
                                std::to_string(r.solutions) + " distinct solutions in " +
                                std::to_string(r.combinations) + " mode combinations): contacts " +
-                               names;
+                               names();
     }
   }
   return out;
@@ -454,14 +456,14 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
   r.impulse_b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(bilateral_rows.size()));
   const DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, rows.rows);
   if (!a.error.empty()) {
-    r.message = std::string(who) + ": " + a.error;
+    r.message = a.error;
     return r;
   }
   Eigen::VectorXd gt_b, gt_u;
   system.ConstraintTimeDerivative(t, q, bilateral_rows, &gt_b);
   system.ConstraintTimeDerivative(t, q, rows.rows, &gt_u);
   if (!gt_b.allFinite() || !gt_u.allFinite()) {
-    r.message = std::string(who) + ": constraint time derivative has a non-finite entry";
+    r.message = "a constraint's time derivative has a non-finite entry";
     return r;
   }
   const Eigen::VectorXd u_minus = a.G_u * v_minus + gt_u;
@@ -492,7 +494,7 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
   r.diagnosis = s.diagnosis;
   r.components = s.components;
   r.ok = s.ok;
-  r.message = s.ok ? "" : std::string(who) + ": " + s.message;
+  r.message = s.ok ? "" : s.message;
   r.kinetic_energy_change = EnergyChange(y0, y);
   // The impulses' work against the free velocity (a step: v⁻ + M⁻¹ f; y0 = Lᵀ of it).
   const Eigen::VectorXd u_free =
@@ -560,7 +562,7 @@ FrictionalAccelerationResult SolveFrictionalAccelerations(
   r.lambda_b = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(bilateral_rows.size()));
   const DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, rows.rows);
   if (!a.error.empty()) {
-    r.message = std::string(who) + ": " + a.error;
+    r.message = a.error;
     return r;
   }
   Eigen::VectorXd F, gamma_b, gamma_u;
@@ -568,7 +570,8 @@ FrictionalAccelerationResult SolveFrictionalAccelerations(
   system.ConstraintGamma(t, q, v, bilateral_rows, &gamma_b);
   system.ConstraintGamma(t, q, v, rows.rows, &gamma_u);
   if (F.size() != system.nv() || !F.allFinite() || !gamma_b.allFinite() || !gamma_u.allFinite()) {
-    r.message = std::string(who) + ": forces or gamma not finite";
+    r.message =
+        "the applied forces or a constraint's acceleration term (gamma) have a non-finite entry";
     return r;
   }
   const Eigen::VectorXd y0 = a.llt.matrixL().solve(F);  // L⁻¹ F = Lᵀ M⁻¹ F
@@ -585,7 +588,7 @@ FrictionalAccelerationResult SolveFrictionalAccelerations(
   r.diagnosis = s.diagnosis;
   r.components = s.components;
   r.ok = s.ok;
-  r.message = s.ok ? "" : std::string(who) + ": " + s.message;
+  r.message = s.ok ? "" : s.message;
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "contact/delassus.h"
@@ -294,6 +295,18 @@ Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f) {
   return x;
 }
 
+// The contacts of a problem as a user named them in the scene, for the messages of a failed
+// solve (statuses: they reach users through `saltus run`, so they name no function).
+std::string ContactNames(const engine::MechanicalSystem& system, std::span<const int> rows) {
+  constexpr std::size_t kShown = 4;
+  std::string names = rows.size() == 1 ? "contact " : "contacts ";
+  for (std::size_t k = 0; k < rows.size() && k < kShown; ++k) {
+    names += (k > 0 ? ", '" : "'") + system.constraint_info(rows[k]).name + "'";
+  }
+  if (rows.size() > kShown) names += " and " + std::to_string(rows.size() - kShown) + " more";
+  return names;
+}
+
 bool UseSparse(const engine::MechanicalSystem& system, std::span<const int> bilateral_rows) {
   return bilateral_rows.empty() && system.nv() >= engine::kSparseMinimumNv;
 }
@@ -339,13 +352,13 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
     SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, f != nullptr);
     if (s.available) {
       if (!s.error.empty()) {
-        result.message = w + ": " + s.error;
+        result.message = s.error;
         return result;
       }
       Eigen::VectorXd gt_u;
       system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
       if (!gt_u.allFinite()) {
-        result.message = w + ": constraint time derivative has a non-finite entry";
+        result.message = "a constraint's time derivative has a non-finite entry";
         return result;
       }
       s.G.Multiply(v, &result.u_minus_u);
@@ -362,7 +375,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       s.G.Multiply(result.v_plus, &result.u_plus_u);
       result.u_plus_u += gt_u;
       if (!result.lcp.ok) {
-        result.message = w + ": " + result.lcp.message;
+        result.message = ContactNames(system, unilateral_rows) + ": " + result.lcp.message;
         return result;
       }
       result.ok = true;
@@ -371,14 +384,14 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
   }
   DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
-    result.message = w + ": " + a.error;
+    result.message = a.error;
     return result;
   }
   Eigen::VectorXd gt_b, gt_u;
   system.ConstraintTimeDerivative(t, q, bilateral_rows, &gt_b);
   system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
   if (!gt_b.allFinite() || !gt_u.allFinite()) {
-    result.message = w + ": constraint time derivative has a non-finite entry";
+    result.message = "a constraint's time derivative has a non-finite entry";
     return result;
   }
   Eigen::VectorXd y0 = a.llt.matrixU() * v;  // Lᵀ v
@@ -406,7 +419,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.v_plus + gt_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = w + ": " + r.lcp.message;
+    result.message = ContactNames(system, unilateral_rows) + ": " + r.lcp.message;
     return result;
   }
   result.ok = true;
@@ -453,18 +466,18 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
     SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, true);
     if (s.available) {
       if (!s.error.empty()) {
-        result.message = "SolveContactAccelerations: " + s.error;
+        result.message = s.error;
         return result;
       }
       Eigen::VectorXd F, gamma_u;
       system.Forces(t, q, v, &F);
       system.ConstraintGamma(t, q, v, unilateral_rows, &gamma_u);
       if (F.size() != system.nv() || !F.allFinite()) {
-        result.message = "SolveContactAccelerations: forces F are not a finite nv-vector";
+        result.message = "the applied forces have a non-finite entry";
         return result;
       }
       if (!gamma_u.allFinite()) {
-        result.message = "SolveContactAccelerations: gamma has a non-finite entry";
+        result.message = "a constraint's acceleration term (gamma) has a non-finite entry";
         return result;
       }
       // v̇ = M⁻¹ (F + Gᵀ λ), 0 ≤ G v̇ + γ ⊥ λ ≥ 0: LCP on W with b = G M⁻¹ F + γ.
@@ -480,7 +493,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       s.G.Multiply(result.vdot, &result.accel_u);
       result.accel_u += gamma_u;
       if (!result.lcp.ok) {
-        result.message = "SolveContactAccelerations: " + result.lcp.message;
+        result.message = ContactNames(system, unilateral_rows) + ": " + result.lcp.message;
         return result;
       }
       result.ok = true;
@@ -489,7 +502,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   }
   DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
   if (!a.error.empty()) {
-    result.message = "SolveContactAccelerations: " + a.error;
+    result.message = a.error;
     return result;
   }
   Eigen::VectorXd F, gamma_b, gamma_u;
@@ -497,11 +510,11 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   system.ConstraintGamma(t, q, v, bilateral_rows, &gamma_b);
   system.ConstraintGamma(t, q, v, unilateral_rows, &gamma_u);
   if (F.size() != system.nv() || !F.allFinite()) {
-    result.message = "SolveContactAccelerations: forces F are not a finite nv-vector";
+    result.message = "the applied forces have a non-finite entry";
     return result;
   }
   if (!gamma_b.allFinite() || !gamma_u.allFinite()) {
-    result.message = "SolveContactAccelerations: gamma has a non-finite entry";
+    result.message = "a constraint's acceleration term (gamma) has a non-finite entry";
     return result;
   }
   const Eigen::VectorXd y0 = a.llt.matrixL().solve(F);  // L⁻¹ F = Lᵀ M⁻¹ F
@@ -518,7 +531,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.vdot + gamma_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = "SolveContactAccelerations: " + r.lcp.message;
+    result.message = ContactNames(system, unilateral_rows) + ": " + r.lcp.message;
     return result;
   }
   result.ok = true;

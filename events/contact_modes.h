@@ -28,13 +28,7 @@
 
 namespace saltus::events {
 
-// The state of a contact in I₂.
-struct ContactState {
-  int row = -1;  // global unilateral row
-  ContactMode mode = ContactMode::kClosed;
-  // kSlip: the unit slip direction in the basis of the contact's tangential rows (plane: (±1, 0)).
-  Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();
-};
+// ContactState (the state of a contact in I₂) is declared in events/simulation.h.
 
 class ContactModes {
  public:

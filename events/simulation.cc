@@ -221,6 +221,9 @@ const Eigen::VectorXd& Simulation::q() const { return impl_->q; }
 const Eigen::VectorXd& Simulation::v() const { return impl_->v; }
 const std::vector<int>& Simulation::closed_rows() const { return impl_->modes.closed(); }
 const std::vector<int>& Simulation::active_rows() const { return impl_->modes.active(); }
+const std::vector<ContactState>& Simulation::contact_states() const {
+  return impl_->modes.states();
+}
 
 const SimulationStats& Simulation::stats() const {
   impl_->ctx.stats.integrator = impl_->integrator->stats();
@@ -351,7 +354,7 @@ void Simulation::Impl::Integrate(double t_limit) {
   msg << "integrator '" << integrator->name() << "' failed at t = " << t << ": "
       << integrators::ToString(st);
   if (st == integrators::StepStatus::kStepSizeUnderflow) {
-    msg << " (step below h_min = " << ctx.opt.integrator_options.h_min << ")";
+    msg << " (step below h_min = " << integrator->options().h_min << ")";
   }
   if (const std::string detail = integrator->failure_detail(); !detail.empty()) {
     msg << ": " << detail;
@@ -469,6 +472,8 @@ void Simulation::Impl::SplitForces() {
 // index-1 multipliers of the active rows to MechanicalSystem::AcceptStep.
 void Simulation::Impl::StartPhase() {
   gaps.StartPhase(t, q, v, modes.closed(), &switcher.snapshot());
+  normal_forces.NewPhase(t);
+  stick.NewPhase(t);
   if (frictional) {
     view.SetSlidingContacts(modes.SlidingContacts());
     SplitForces();

@@ -135,6 +135,14 @@ using ContactMode = contact::ContactMode;
 std::string ContactModeName(ContactMode mode, const Eigen::Vector2d& slip_direction,
                             int num_tangent_rows);
 
+// The state of a contact in I₂.
+struct ContactState {
+  int row = -1;  // global unilateral row
+  ContactMode mode = ContactMode::kClosed;
+  // kSlip: the unit slip direction in the basis of the contact's tangential rows (plane: (±1, 0)).
+  Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();
+};
+
 struct Thresholds {
   double tau0 = 1e-9;   // gap (m): g ≤ τ₀ counts as closed in position
   double tau1 = 1e-6;   // normal velocity (m/s): |G v| ≤ τ₁ counts as zero
@@ -301,6 +309,9 @@ class Simulation {
   // The rows kept as equalities between events (A = B ∪ I₂ ∩ U, events/contact_modes.h),
   // ascending.
   const std::vector<int>& active_rows() const;
+  // The mode of every closed contact (stick, slip with its direction, or closed), ascending by
+  // row as closed_rows(); no solve (ContactForces() adds the forces).
+  const std::vector<ContactState>& contact_states() const;
   // Multipliers of the active rows at the current state (index-1 solve), in row order of
   // active_rows().
   Eigen::VectorXd Multipliers() const;

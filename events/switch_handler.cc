@@ -219,8 +219,7 @@ void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
   if (impact.energy_gain) {
     *energy_gain = true;
     ++ctx_.stats.energy_gains;
-    ctx_.stats.largest_energy_gain =
-        std::max(ctx_.stats.largest_energy_gain, impact.contact_work);
+    ctx_.stats.largest_energy_gain = std::max(ctx_.stats.largest_energy_gain, impact.contact_work);
   }
 }
 
@@ -398,6 +397,7 @@ RunStatus SwitchHandler::DecideFrictional(double t, const VectorXd& q, const Vec
     *message = acc.message;
     return RunStatus::kLcpFailure;
   }
+  std::vector<int> forceless;  // sliding with λ_N ≤ τ₃
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const contact::FrictionalContactResult& r = acc.contacts[k];
     if (r.mode == ContactMode::kOpen) continue;
@@ -413,8 +413,43 @@ RunStatus SwitchHandler::DecideFrictional(double t, const VectorXd& q, const Vec
       }
     }
     states->push_back(s);
+    if (s.mode == ContactMode::kSlip && r.normal <= ctx_.opt.thresholds.tau3) {
+      forceless.push_back(s.row);
+    }
   }
+  for (int row : forceless) DropIfRedundant(t, q, row, states);
   return painleve ? RunStatus::kPainleve : RunStatus::kFinished;
+}
+
+// The rows a phase with `states` keeps active (bilateral, closed normal rows, sticking tangential
+// rows) except `row`.
+std::vector<int> SwitchHandler::ActiveRowsExcept(const std::vector<ContactState>& states,
+                                                 int row) const {
+  std::vector<int> rows = ctx_.rows.bilateral;
+  for (const ContactState& s : states) {
+    if (s.row == row) continue;
+    rows.push_back(s.row);
+    if (s.mode != ContactMode::kStick) continue;
+    const auto tangents = ctx_.sys.TangentRows(s.row);
+    rows.insert(rows.end(), tangents.begin(), tangents.end());
+  }
+  return rows;
+}
+
+void SwitchHandler::DropIfRedundant(double t, const VectorXd& q, int row,
+                                    std::vector<ContactState>* states) {
+  const std::vector<int> others = ActiveRowsExcept(*states, row);
+  Eigen::MatrixXd g_row, g_others;
+  const int one[] = {row};
+  ctx_.sys.ConstraintJacobian(t, q, one, &g_row);
+  if (others.empty()) return;
+  ctx_.sys.ConstraintJacobian(t, q, others, &g_others);
+  // Distance of G_row from the row space of the others, relative to its norm.
+  const Eigen::VectorXd x =
+      g_others.transpose().completeOrthogonalDecomposition().solve(g_row.transpose());
+  const double distance = (g_others.transpose() * x - g_row.transpose()).norm();
+  if (distance > kRedundancyTolerance * g_row.norm()) return;
+  std::erase_if(*states, [row](const ContactState& s) { return s.row == row; });
 }
 
 void SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,

@@ -23,6 +23,17 @@
 // a tangential impact at the current state (an impulse without collision, e = 0; Génot &
 // Brogliato 1999) resolves it and the modes are decided again at the new velocity.
 //
+// Redundant normal rows with sliding friction. When the normal rows of sliding contacts are
+// linearly dependent (the woodpecker's sleeve jammed at two diagonal corners: both gaps are the
+// same function of its angle), the phase's index-1 solve fixes only their resultant, while the
+// friction force −μ_i λ_N,i d_i depends on each λ_N,i: the problem is indeterminate (Pfeiffer &
+// Glocker 1996, Sec. 7.3) and the minimum-norm split of the phase would differ from the solution
+// the decision chose, so the slip could reverse at once and the same switch repeat without end.
+// A sliding contact that the chosen solution leaves without force (λ_N ≤ τ₃; a vertex solution
+// of the planar LCP loads one row of a dependent pair) is therefore left open when its normal row
+// is in the span of the other active rows: the phase then reproduces the chosen solution, and the
+// contact stays touching through the rows it depends on (its gap witness watches it).
+//
 // Each step is a member function; the rules behind each are in events/simulation.h.
 #pragma once
 
@@ -40,6 +51,10 @@ namespace saltus::events {
 // converges geometrically: 47 stages for a factor 1000 in the fastest approach at a ratio of
 // 0.86 per stage), and the run stops.
 inline constexpr int kMaxImpactStages = 1000;
+
+// A normal row whose distance from the row space of other rows is below this fraction of its
+// norm is redundant with them (the scale of the Jacobians' round-off: 1e-10 relative).
+inline constexpr double kRedundancyTolerance = 1e-10;
 
 // The witnesses that fired at a switching time (rows ascending).
 struct FiredWitnesses {
@@ -93,6 +108,13 @@ class SwitchHandler {
                              const std::vector<int>& candidates, const FiredWitnesses& fired,
                              std::vector<ContactState>* states, std::string* message,
                              std::vector<int>* painleve_rows);
+  // A sliding contact that the decision leaves without normal force (λ_N ≤ τ₃) and whose normal
+  // row lies in the span of the other active rows (to kRedundancyTolerance, relative) is dropped
+  // from `states`: it stays touching through the others, and keeping it closed would let the
+  // phase's minimum-norm multipliers load it and change its friction force (see the header).
+  void DropIfRedundant(double t, const Eigen::VectorXd& q, int row,
+                       std::vector<ContactState>* states);
+  std::vector<int> ActiveRowsExcept(const std::vector<ContactState>& states, int row) const;
   // The tangential impact that resolves a Painlevé configuration of `candidates` (v updated,
   // event appended).
   void TangentialImpact(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,

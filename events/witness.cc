@@ -323,17 +323,35 @@ Eigen::Index ForceWitness::ActivePosition(int row) const {
   return std::lower_bound(active.begin(), active.end(), row) - active.begin();
 }
 
+void ForceWitness::NewPhase(double t) {
+  phase_start_ = t;
+  shift_.resize(0);
+}
+
 void ForceWitness::BeginStep(const StepSamples& samples) {
   samples_ = &samples;
   Prepare();
+  if (samples.t0() == phase_start_ && shift_.size() == 0 && !rows_.empty()) {
+    // φ at the phase start: a contact kept with φ ≤ 0 is watched from there (see the header).
+    const double margin = std::max(ctx_.opt.thresholds.tau3, kMinimumMargin);
+    Values(forces_.At(0), &shift_);
+    for (Eigen::Index k = 0; k < shift_.size(); ++k) {
+      shift_[k] = shift_[k] <= 0 ? margin - shift_[k] : 0.0;
+    }
+  }
   Sample(0);
   std::swap(phi_prev_, phi_next_);
+}
+
+void ForceWitness::ShiftedValues(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const {
+  Values(lambda_active, phi);
+  if (shift_.size() == phi->size()) *phi += shift_;
 }
 
 void ForceWitness::Sample(int i) {
   sample_ = i;
   if (rows_.empty()) return;
-  Values(forces_.At(i), &phi_next_);
+  ShiftedValues(forces_.At(i), &phi_next_);
 }
 
 void ForceWitness::Locate(double* t_event) {
@@ -343,7 +361,7 @@ void ForceWitness::Locate(double* t_event) {
     const double a = phi_prev_[kk], b = phi_next_[kk];
     if (!(a > 0 && b <= 0)) continue;
     const Bracket root = LocateRoot(s_prev, s, a, b, ctx_.opt.root_tolerance, [&](double sm) {
-      Values(forces_.AtTime(integrator_, sm), &phi_mid_);
+      ShiftedValues(forces_.AtTime(integrator_, sm), &phi_mid_);
       return phi_mid_[kk];
     });
     *t_event = std::min(*t_event, root.hi);
@@ -356,7 +374,7 @@ const VectorXd& ForceWitness::ForceAtTime(double t) { return forces_.AtTime(inte
 
 void ForceWitness::Fired(double t_event, std::vector<int>* rows) {
   if (rows_.empty()) return;
-  Values(forces_.AtTime(integrator_, t_event), &phi_mid_);
+  ShiftedValues(forces_.AtTime(integrator_, t_event), &phi_mid_);
   for (std::size_t k = 0; k < rows_.size(); ++k) {
     if (phi_mid_[static_cast<Eigen::Index>(k)] <= 0) rows->push_back(rows_[k]);
   }

@@ -176,8 +176,19 @@ class GapWitness final : public WitnessSet {
 // rows at the interpolated state (SampleForces), so integrators of any index give smooth
 // multipliers. The event time is the right end of the located bracket (the function has reached
 // 0 there), and a contact fires when its function is ≤ 0 at the event time.
+//
+// A phase can start with φ_k ≤ 0: the decision keeps a contact whose force is zero to round-off
+// (λ_N ≈ 0 with g̈_N ≈ 0; a stick force on the cone's boundary), and the phase's solve may put it
+// just below −τ₃. A crossing from φ > 0 would then never be seen while the force keeps falling
+// (the contact pulls, or the friction leaves the cone, for the whole phase). Such a contact is
+// watched through φ_k − φ_k(t_phase) + max(τ₃, kMinimumMargin): its event fires once the force
+// has fallen by the hysteresis from its value at the phase start, and the switch decides again.
 class ForceWitness : public WitnessSet {
  public:
+  // The margin of a contact that starts its phase at φ ≤ 0 when τ₃ = 0 (N).
+  static constexpr double kMinimumMargin = 1e-12;
+  // A new phase starts at t (the shifts are computed at its first step).
+  void NewPhase(double t);
   void BeginStep(const StepSamples& samples) override;
   void Sample(int i) override;
   void Locate(double* t_event) override;
@@ -196,6 +207,8 @@ class ForceWitness : public WitnessSet {
   Eigen::Index ActivePosition(int row) const;
   // λ of the active rows at time t of the dense output.
   const Eigen::VectorXd& ForceAtTime(double t);
+  // Values plus the phase-start shift of the contacts that started at φ ≤ 0.
+  void ShiftedValues(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const;
 
   EventContext& ctx_;
   const ContactModes& modes_;
@@ -207,6 +220,8 @@ class ForceWitness : public WitnessSet {
   const StepSamples* samples_ = nullptr;
   int sample_ = 0;
   Eigen::VectorXd phi_prev_, phi_next_, phi_mid_;
+  double phase_start_ = -std::numeric_limits<double>::infinity();
+  Eigen::VectorXd shift_;  // per watched contact; empty until the phase's first step
 };
 
 // Take-offs: φ_k = λ_N,k + τ₃ of the closed contacts (every mode but open); τ₃ is a hysteresis

@@ -98,7 +98,7 @@ void Bdf::DoReset() {
     const double d0 = ErrorNorm(v_, v_, v_);
     const double d1 = ErrorNorm(vdot0_, v_, v_);
     const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-    h_ = std::clamp(h0, options_.h_min, options_.h_max);
+    h_ = std::clamp(h0, MinStep(), options_.h_max);
   }
 }
 
@@ -408,8 +408,8 @@ StepStatus Bdf::DoStep(double t_limit) {
     if (outcome == Outcome::kNewtonFailure) {
       ++stats_.rejected_steps;
       NoteRejection();
-      if (!adaptive || h <= options_.h_min) return StepStatus::kNewtonFailure;
-      h = std::max(h * kNewtonFailureShrink, options_.h_min);
+      if (!adaptive || h <= MinStep()) return StepStatus::kNewtonFailure;
+      h = std::max(h * kNewtonFailureShrink, MinStep());
       rejected = true;
       continue;
     }
@@ -431,8 +431,8 @@ StepStatus Bdf::DoStep(double t_limit) {
       if (err > 1.0) {
         ++stats_.rejected_steps;
         NoteRejection();
-        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, k_, /*after_rejection=*/true), options_.h_min);
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, k_, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }
@@ -512,11 +512,11 @@ StepStatus Bdf::DoStep(double t_limit) {
       if (rejected) r = std::min(r, 1.0);
       double h_next = h * r;
       if (last && !rejected) h_next = std::max(h_next, std::min(h_wanted, kMaxStepRatio * h));
-      h_ = std::clamp(h_next, options_.h_min, options_.h_max);
+      h_ = std::clamp(h_next, MinStep(), options_.h_max);
     } else if (adaptive) {
       double h_next = h * std::min(StepFactor(err, k_, rejected), rejected ? 1.0 : kMaxStepRatio);
       if (last && !rejected) h_next = std::max(h_next, std::min(h_wanted, kMaxStepRatio * h));
-      h_ = std::clamp(h_next, options_.h_min, options_.h_max);
+      h_ = std::clamp(h_next, MinStep(), options_.h_max);
     }
     return StepStatus::kAccepted;
   }

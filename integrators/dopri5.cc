@@ -276,9 +276,9 @@ StepStatus Dopri5::DoStep(double t_limit) {
     // consistency bound although the state is consistent: retried with a smaller step, whose
     // stages lie elsewhere. As h → h_min the stages approach the accepted state, so a genuine
     // inconsistency still ends in kLinearSolveFailure.
-    if (r == EvalResult::kLinearSolveFailure && adaptive && h > options_.h_min) {
+    if (r == EvalResult::kLinearSolveFailure && adaptive && h > MinStep()) {
       ++stats_.rejected_steps;
-      h = std::max(h * kStageFailureShrink, options_.h_min);
+      h = std::max(h * kStageFailureShrink, MinStep());
       rejected = true;
       continue;
     }
@@ -290,9 +290,8 @@ StepStatus Dopri5::DoStep(double t_limit) {
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
-        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, tab::kEmbeddedOrder, /*after_rejection=*/true),
-                     options_.h_min);
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, tab::kEmbeddedOrder, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }
@@ -303,10 +302,9 @@ StepStatus Dopri5::DoStep(double t_limit) {
     const bool projection_ok = ProjectIfNeeded(t_new, &projected);
     if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
     // Same as a stage failure: the step end sits (nearly) on a singular configuration.
-    if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive &&
-        h > options_.h_min) {
+    if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive && h > MinStep()) {
       ++stats_.rejected_steps;
-      h = std::max(h * kStageFailureShrink, options_.h_min);
+      h = std::max(h * kStageFailureShrink, MinStep());
       rejected = true;
       continue;
     }

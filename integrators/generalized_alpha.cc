@@ -89,7 +89,7 @@ void GeneralizedAlpha::DoReset() {
     const double d0 = ErrorNorm(v_, v_, v_);
     const double d1 = ErrorNorm(vdot_, v_, v_);
     double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-    h_ = std::clamp(h0, options_.h_min, options_.h_max);
+    h_ = std::clamp(h0, MinStep(), options_.h_max);
   }
 }
 
@@ -428,8 +428,8 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
     if (outcome == Outcome::kLinearSolveFailure) return StepStatus::kLinearSolveFailure;
     if (outcome == Outcome::kNewtonFailure) {
       ++stats_.rejected_steps;
-      if (!adaptive || h <= options_.h_min) return StepStatus::kNewtonFailure;
-      h = std::max(h * kNewtonFailureShrink, options_.h_min);
+      if (!adaptive || h <= MinStep()) return StepStatus::kNewtonFailure;
+      h = std::max(h * kNewtonFailureShrink, MinStep());
       rejected = true;
       continue;
     }
@@ -439,8 +439,8 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
-        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, kEstimateOrder, /*after_rejection=*/true), options_.h_min);
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, kEstimateOrder, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }

@@ -80,7 +80,7 @@ void Hem5::DoReset() {
   const engine::DynamicsStatus st = dynamics.Solve(t_, q_, v_, rows_, &a0, &lambda);
   if (!st.ok || !a0.allFinite()) {
     // Reported by the next Step (the first stage fails the same way); a small safe guess here.
-    h_ = std::max(options_.h_min, 1e-6);
+    h_ = std::max(MinStep(), 1e-6);
     return;
   }
   h_ = InitialStep(a0);
@@ -240,8 +240,8 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
       // A rank change inside the step: retry smaller (Haddouni et al., Sec. 4.5).
       ++stats_.rejected_steps;
       ++stage_rejections_;
-      if (!adaptive || h <= options_.h_min) return StageFailure(s, h, failure_stage_);
-      h = std::max(0.25 * h, options_.h_min);
+      if (!adaptive || h <= MinStep()) return StageFailure(s, h, failure_stage_);
+      h = std::max(0.25 * h, MinStep());
       rejected = true;
       continue;
     }
@@ -253,9 +253,8 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
-        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true),
-                     options_.h_min);
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }
@@ -265,8 +264,8 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
     if (s == StageStatus::kInconsistent) {
       ++stats_.rejected_steps;
       ++stage_rejections_;
-      if (!adaptive || h <= options_.h_min) return StageFailure(s, h, 9);
-      h = std::max(0.25 * h, options_.h_min);
+      if (!adaptive || h <= MinStep()) return StageFailure(s, h, 9);
+      h = std::max(0.25 * h, MinStep());
       rejected = true;
       continue;
     }

@@ -134,8 +134,24 @@ void IntegratorStats::Add(const IntegratorStats& other) {
   total_time += other.total_time;
 }
 
+double AutomaticMinStep(double rtol) {
+  constexpr double kTable1MinStep = 1e-7;  // s, at the Table 1 tolerance below
+  constexpr double kTable1Rtol = 1e-4;
+  // The error estimate of a step h carries a round-off ≈ h · ε · ‖f‖ (ε ≈ 2.2e-16), so a
+  // tolerance τ far below round-off passes the error test only for h ≲ τ / (ε ‖f‖): without a
+  // floor, rtol = atol = 1e-30 (tests/tools/compare_test.cc) would shrink h to ≈ 1e-15 s and
+  // crawl; with it, such a tolerance ends in kStepSizeUnderflow.
+  constexpr double kSmallestTolerance = 1e-10;
+  return kTable1MinStep * std::min(1.0, std::max(rtol, kSmallestTolerance) / kTable1Rtol);
+}
+
 Integrator::Integrator(const IntegratorOptions& options) : options_(options) {
   ValidateOptions(options_);
+  if (options_.h_min == 0.0) {
+    // rtol = 0 (pure atol control): atol plays the tolerance.
+    options_.h_min = std::min(AutomaticMinStep(options_.rtol > 0 ? options_.rtol : options_.atol),
+                              options_.h_max);
+  }
 }
 
 Integrator::~Integrator() = default;
@@ -371,7 +387,7 @@ double Integrator::InitialStepEstimate(
   system_->IntegratePosition(q_, v_, h0, &q1);
   if (!acceleration(t_ + h0, q1, v1, &a1)) {
     // Leave the real failure, if any, to the step; h0 is a safe small guess.
-    return std::max(h0, options_.h_min);
+    return std::max(h0, MinStep());
   }
   double d2 = 0;
   for (int i = 0; i < nv; ++i) {
@@ -381,7 +397,7 @@ double Integrator::InitialStepEstimate(
   const double d12 = std::max(d1, d2);
   const double h1 = d12 <= 1e-15 ? std::max(1e-6, h0 * 1e-3)
                                  : std::pow(0.01 / d12, 1.0 / static_cast<double>(order));
-  return std::max(std::min({100 * h0, h1, options_.h_max}), options_.h_min);
+  return std::max(std::min({100 * h0, h1, options_.h_max}), MinStep());
 }
 
 bool Integrator::ProjectOntoConstraints(double t, double rank_tolerance, Eigen::VectorXd* q,

@@ -42,6 +42,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -66,7 +68,9 @@ struct IntegratorOptions {
   Formulation formulation = Formulation::kIndex1;
   double rtol = 1e-4;  // Table 1: relative integration tolerance
   double atol = 1e-6;
-  double h_min = 1e-7;  // Table 1: minimum time step
+  // Minimum time step; 0 (the default): automatic, AutomaticMinStep(rtol) below. Whatever the
+  // value, a step never goes below the resolution of t (Integrator::MinStep).
+  double h_min = 0.0;
   double h_max = std::numeric_limits<double>::infinity();
   double h_init = 0.0;   // 0: automatic initial step (Hairer, Nørsett & Wanner, Sec. II.4)
   double safety = 0.3;   // s in eq. (30); Table 1 of the paper (Hairer uses 0.9)
@@ -82,6 +86,21 @@ struct IntegratorOptions {
   // after eq. 16): 1 no numerical damping, 0 annihilation of high frequencies. Validated by them.
   double rho_inf = 0.9;
 };
+
+// The automatic minimum step: Table 1's h_min = 1e-7 s at its tolerance rtol = 1e-4, in
+// proportion to rtol below it, down to rtol = 1e-10:
+//   h_min = 1e-7 s · min(1, max(rtol, 1e-10) / 1e-4)   (≥ 1e-13 s).
+// Why proportional: an order-p error control needs steps h ∝ rtol^(1/(p+1)) on a smooth solution
+// (Hairer, Nørsett & Wanner I, Sec. II.4), which shrink more slowly than rtol for every p ≥ 0; a
+// problem whose smallest needed step clears 1e-7 s at 1e-4 clears the scaled minimum at any
+// tighter rtol by at least the same margin (measurements: docs/benchmarks.md). Why the floor: a
+// tolerance far below round-off must end in kStepSizeUnderflow, not in steps of ≈ rtol / (ε ‖f‖)
+// whose error estimate is round-off and that make no progress. A genuine failure (singular
+// configuration) still ends after O(log(h / h_min)) retries, each failed attempt shrinking h.
+double AutomaticMinStep(double rtol);
+// Relative resolution of t below which t + h is not distinguishable from t for the root finders
+// and dense output: a step is never smaller than kTimeResolution · |t|.
+inline constexpr double kTimeResolution = 64 * std::numeric_limits<double>::epsilon();
 
 struct IntegratorStats {
   long accepted_steps = 0;
@@ -239,6 +258,12 @@ class Integrator {
   // for a rejected step and for the first accepted step after one). err = 0 gives the upper
   // bound, NaN gives fac_min.
   double StepFactor(double err, int p, bool after_rejection) const;
+  // The smallest step allowed at the current time: max(options().h_min, kTimeResolution · |t|)
+  // (options().h_min resolved to AutomaticMinStep(rtol) when it was given as 0), never above
+  // h_max (the schemes clamp steps to [MinStep(), h_max]).
+  double MinStep() const {
+    return std::min(std::max(options_.h_min, kTimeResolution * std::abs(t_)), options_.h_max);
+  }
 
   const engine::MechanicalSystem* system_ = nullptr;
   IntegratorOptions options_;

@@ -83,9 +83,9 @@ void NullspaceNewmark::DoReset() {
     // control corrects it after the first step.
     const double q_scale = std::max(1.0, InfNorm(q_));
     const double rate = std::max({InfNorm(v_), std::sqrt(InfNorm(a_) * q_scale), 1e-10});
-    h_ = std::clamp(0.1 * std::cbrt(std::max(options_.rtol, 1e-16)) * q_scale / rate,
-                    options_.h_min, options_.h_max);
-    if (!(h_ > 0)) h_ = std::max(options_.h_min, 1e-6);
+    h_ = std::clamp(0.1 * std::cbrt(std::max(options_.rtol, 1e-16)) * q_scale / rate, MinStep(),
+                    options_.h_max);
+    if (!(h_ > 0)) h_ = std::max(MinStep(), 1e-6);
   }
 }
 
@@ -354,8 +354,8 @@ StepStatus NullspaceNewmark::DoStep(double t_limit) {
     if (result == SolveResult::kNonFinite) return StepStatus::kNonFinite;
     if (result == SolveResult::kNotConverged) {
       ++stats_.rejected_steps;
-      if (!adaptive || h <= options_.h_min) return StepStatus::kNewtonFailure;
-      h = std::max(0.25 * h, options_.h_min);
+      if (!adaptive || h <= MinStep()) return StepStatus::kNewtonFailure;
+      h = std::max(0.25 * h, MinStep());
       rejected = true;
       continue;
     }
@@ -366,8 +366,8 @@ StepStatus NullspaceNewmark::DoStep(double t_limit) {
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
-        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, p_embedded, /*after_rejection=*/true), options_.h_min);
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, p_embedded, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }

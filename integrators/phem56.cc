@@ -64,7 +64,7 @@ void Phem56::DoReset() {
     failure_message_ = "phem56: the initial acceleration (index-1 solve) is not finite at t = " +
                        std::to_string(t_) + " (singular mass matrix?)";
     reset_status_ = StepStatus::kNonFinite;
-    h_ = std::max(options_.h_min, 1e-6);
+    h_ = std::max(MinStep(), 1e-6);
     return;
   }
   (void)st;
@@ -221,8 +221,8 @@ StepStatus Phem56::AttemptSteps(double t_limit) {
       // A rank change inside the step: retry smaller (Haddouni et al., Sec. 4.5).
       ++stats_.rejected_steps;
       ++stage_rejections_;
-      if (!adaptive || h <= options_.h_min) return StageFailure(s, h, failure_stage_);
-      h = std::max(0.25 * h, options_.h_min);
+      if (!adaptive || h <= MinStep()) return StageFailure(s, h, failure_stage_);
+      h = std::max(0.25 * h, MinStep());
       rejected = true;
       continue;
     }
@@ -234,9 +234,8 @@ StepStatus Phem56::AttemptSteps(double t_limit) {
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
-        if (h <= options_.h_min) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true),
-                     options_.h_min);
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, tab::kEstimateOrder, /*after_rejection=*/true), MinStep());
         rejected = true;
         continue;
       }

@@ -337,7 +337,8 @@ void BindOptions(py::module_& m) {
   };
   Option<double>(c, "rtol", io(&IO::rtol), "Relative integration tolerance (> 0).");
   Option<double>(c, "atol", io(&IO::atol), "Absolute integration tolerance (> 0).");
-  Option<double>(c, "h_min", io(&IO::h_min), "Smallest step (s).");
+  Option<double>(c, "h_min", io(&IO::h_min),
+                 "Smallest step (s); 0: automatic, 1e-7 * min(1, rtol / 1e-4).");
   Option<double>(c, "h_max", io(&IO::h_max), "Largest step (s).");
   Option<double>(c, "h_init", io(&IO::h_init), "First step (s); 0: the integrator chooses.");
   Option<bool>(c, "adaptive", io(&IO::adaptive),

@@ -517,6 +517,41 @@ class OutputGuard : public events::Observer {
   bool write_failed_ = false;
 };
 
+// What a user can change when a run stops with `status` (exit 3), printed under the error.
+std::string_view RunFailureAdvice(std::string_view status) {
+  if (status == "lcp_failure") {
+    return "the contact solver found no verified contact forces or impulses: try "
+           "simulation.lcp_solver: lemke (the default) or enum (few contacts), a larger "
+           "lcp_max_iterations, a restitution_threshold (e.g. 0.01 m/s) for settling stacks, "
+           "or --integrator moreau_jean --step h for dense piles";
+  }
+  if (status == "painleve") {
+    return "with these friction coefficients the contact forces have no solution or several "
+           "(Painlevé): set simulation.painleve: impact to resolve it by a tangential impact, "
+           "or lower the friction of the contacts named";
+  }
+  if (status == "projection_failure") {
+    return "the state could not be brought back onto the joints and closed contacts: tighten "
+           "rtol and atol (less drift), keep projection: true, or raise "
+           "projection_max_iterations";
+  }
+  if (status == "step_size_underflow" || status == "newton_failure" ||
+      status == "linear_solve_failure") {
+    return "the integrator could not take a step: lower h_min, loosen rtol and atol, or use "
+           "another integrator (saltus list; bdf for stiff scenes)";
+  }
+  if (status == "event_accumulation") {
+    return "events accumulate (a contact closing and reopening ever faster, Zeno): set "
+           "restitution_threshold (e.g. 0.01 m/s) so that slow impacts are plastic, or raise "
+           "zeno.max_events or shorten zeno.window";
+  }
+  if (status == "non_finite_state") {
+    return "positions or velocities became infinite or NaN: check masses, inertias, stiffnesses "
+           "and initial velocities for extreme values, and tighten rtol and atol";
+  }
+  return {};
+}
+
 // Closes the result files, writes summary.json (and last_state.json when the run did not
 // finish) each complete or absent, prints the human summary; returns the exit code (README).
 int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
@@ -563,6 +598,9 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
       << " before t_end = " << Seconds(scene.t_end) << ": " << info.status
       << (info.message.empty() ? "" : ": " + info.message) << "; last state in "
       << (dir / "last_state.json").string() << '\n';
+  if (const std::string_view advice = RunFailureAdvice(info.status); !advice.empty()) {
+    err << "  what to try: " << advice << '\n';
+  }
   if (info.status == "interrupted" && StopSignals::received()) {
     return kExitSignalBase + StopSignals::number();
   }

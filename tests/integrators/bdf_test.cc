@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/mechanical_system.h"
+#include "tests/integrators/event_times.h"
 #include "tests/integrators/excited_chain.h"
 #include "tests/integrators/test_problems.h"
 #include "tools/cli.h"
@@ -29,6 +30,7 @@ namespace saltus::integrators {
 namespace {
 
 namespace fs = std::filesystem;
+using test_outputs::ImpactTimes;
 
 IntegratorOptions GglOptions() {
   IntegratorOptions o;
@@ -533,25 +535,17 @@ TEST(BdfRotations, OrderThreeOnTheHeavyTop) {
 
 // ---- Examples through the CLI -----------------------------------------------------------------
 
-std::vector<double> ImpactTimes(const fs::path& events_csv) {
-  std::ifstream in(events_csv);
-  std::vector<double> times;
-  std::string line;
-  std::getline(in, line);  // header t,kind,contacts,impulse
-  while (std::getline(in, line)) {
-    const auto c1 = line.find(',');
-    const auto c2 = line.find(',', c1 + 1);
-    if (line.substr(c1 + 1, c2 - c1 - 1) == "impact")
-      times.push_back(std::stod(line.substr(0, c1)));
-  }
-  return times;
-}
-
 // Every example runs with `--integrator bdf --formulation ggl` and with DOPRI5 at rtol = 1e-7,
-// atol = 1e-9; both must finish with the same number of impacts, and the first impact times
-// agree within 1e-4 s. That bound is deliberately loose (measured agreement ≤ 3e-8 s): the test
-// checks that the BDF, its restarts and its dense output find the same events, not its accuracy
-// (covered by the generic order tests). Only the first 5 impacts are compared in time.
+// atol = 1e-9; both must finish with the same number of impacts up to one in an accumulation
+// tail, and the first impact times agree within 1e-4 s. Why one: the last bounces of an
+// accumulation are ~2e-7 s apart (bouncing_ball at t ≈ 8.1386 s) while BDF's time error there at
+// rtol 1e-7 is ≈ 7e-5 s (its contact closes at 8.138636 s, DOPRI5's at 8.138704 s, the closed
+// form t∞ = √(2h/g)(1 + 2e/(1 − e)) = 8.138706 s), so how many tail impacts precede the closure
+// is not resolved; with the automatic h_min (1e-10 s at this rtol; steps were clamped at 1e-7 s
+// before) BDF counts 146 / 43 / 59 impacts against DOPRI5's 145 / 44 / 60 on bouncing_ball,
+// rocking_block and ball_stack. That bound is deliberately loose (measured agreement ≤ 3e-8 s): the
+// test checks that the BDF, its restarts and its dense output find the same events, not its
+// accuracy (covered by the generic order tests). Only the first 5 impacts are compared in time.
 TEST(BdfExamples, ImpactTimesMatchDopri5ThroughTheCli) {
   const fs::path examples = SALTUS_EXAMPLES_DIR;
   const fs::path scratch =
@@ -578,7 +572,7 @@ TEST(BdfExamples, ImpactTimesMatchDopri5ThroughTheCli) {
     }
     ASSERT_FALSE(times[1].empty());
     ASSERT_FALSE(times[0].empty());
-    EXPECT_EQ(times[0].size(), times[1].size());
+    EXPECT_NEAR(static_cast<double>(times[0].size()), static_cast<double>(times[1].size()), 1.0);
     const std::size_t n = std::min<std::size_t>({times[0].size(), times[1].size(), 5});
     for (std::size_t i = 0; i < n; ++i) {
       EXPECT_NEAR(times[0][i], times[1][i], 1e-4) << "impact " << i;

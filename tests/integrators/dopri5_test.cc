@@ -442,7 +442,7 @@ FourBarRun RunPlanarDoubleFourBar(double rtol, double atol) {
   const engine::PlanarMultibodySystem system(PlanarDoubleFourBar());
   std::vector<int> rows(static_cast<std::size_t>(system.num_constraints()));
   for (int r = 0; r < system.num_constraints(); ++r) rows[static_cast<std::size_t>(r)] = r;
-  IntegratorOptions options;  // the library defaults (projection_tol 1e-4, h_min 1e-7) ...
+  IntegratorOptions options;  // the library defaults (projection_tol 1e-4, automatic h_min) ...
   options.rtol = rtol;        // ... at tolerances that failed (comments of the tests below)
   options.atol = atol;
   Dopri5 integrator(options);

@@ -24,6 +24,7 @@
 #include "engine/spatial_model.h"
 #include "events/simulation.h"
 #include "tests/engine/spatial_mechanisms.h"
+#include "tests/integrators/event_times.h"
 #include "tests/integrators/rank_drop_scenario.h"
 #include "tests/integrators/test_problems.h"
 #include "tools/cli.h"
@@ -33,6 +34,7 @@ namespace saltus::integrators {
 namespace {
 
 namespace fs = std::filesystem;
+using test_outputs::ImpactTimes;
 namespace tab = hem5_tableau;
 using test_problems::MakeProblem;
 using test_problems::PositionViolation;
@@ -369,20 +371,6 @@ TEST(Hem5Events, ContactClosingInsideAStepMatchesDopri5) {
 }
 
 // ---- Every example through the CLI, against DOPRI5 ---------------------------------------------
-
-std::vector<double> ImpactTimes(const fs::path& events_csv) {
-  std::ifstream in(events_csv);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<double> times;
-  while (std::getline(in, line)) {
-    const auto c1 = line.find(',');
-    const auto c2 = line.find(',', c1 + 1);
-    if (line.substr(c1 + 1, c2 - c1 - 1) == "impact")
-      times.push_back(std::stod(line.substr(0, c1)));
-  }
-  return times;
-}
 
 // Each example runs with `--integrator hem5` and `--integrator phem56` (index2) and with DOPRI5
 // (index1) at the same

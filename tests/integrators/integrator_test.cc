@@ -157,7 +157,11 @@ TEST(IntegratorOptions, InvalidValuesThrowNamingTheOption) {
   ExpectInvalidArgument(with([](IntegratorOptions& o) { o.rtol = o.atol = 0; }),
                         "cannot both be 0");
   ExpectInvalidArgument(with([](IntegratorOptions& o) { o.h_min = -1e-3; }), "h_min");
-  ExpectInvalidArgument(with([](IntegratorOptions& o) { o.h_max = 1e-9; }), "h_max");
+  ExpectInvalidArgument(with([](IntegratorOptions& o) {
+                          o.h_min = 1e-6;
+                          o.h_max = 1e-9;
+                        }),
+                        "h_max");
   ExpectInvalidArgument(with([](IntegratorOptions& o) { o.h_init = -1; }), "h_init");
   ExpectInvalidArgument(with([](IntegratorOptions& o) { o.h_init = 0; }), "adaptive = false");
   ExpectInvalidArgument(with([](IntegratorOptions& o) { o.safety = 1.5; }), "safety");

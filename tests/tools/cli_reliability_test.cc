@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -271,6 +272,72 @@ TEST_F(CliReliabilityTest, RowsAtEveryStepStopAtTheLimit) {
   EXPECT_GE(rows, 50);
   EXPECT_LE(rows, 53);  // the step that reached the limit, plus event rows of that step
   EXPECT_TRUE(fs::exists(out / "last_state.json"));
+}
+
+// Every way a run can stop with exit 3, provoked on an example: the message says when (t), where
+// (the contacts, with μ for friction), what happened in the scene's terms, and what to try, and
+// names no C++ function ("SolveContactAccelerations: ..." was printed before).
+TEST_F(CliReliabilityTest, RunFailuresSayWhatHappenedAndWhatToTry) {
+  struct Case {
+    std::string example, appended, status;
+    std::vector<std::string> expected;  // substrings of stderr
+  };
+  const std::vector<Case> cases = {
+      // One projected Gauss-Seidel sweep cannot reach a residual of 1e-16 on the stacked balls'
+      // first closing contacts.
+      {"ball_stack.yaml",
+       "  lcp_solver: pgs\n  lcp_max_iterations: 1\n  lcp_tolerance: 1.0e-16\n",
+       "lcp_failure",
+       {"contacts 'ground_bottom', 'bottom_middle'", "lcp pgs", "what to try: ", "lcp_solver"}},
+      // Painlevé's rod with μ = 1.5 > 4/3 (the example's header): inconsistent at t = 0.
+      {"friction/painleve_rod.yaml",
+       "",
+       "painleve",
+       {"at t = 0 s", "'rough_end' (mu = 1.5", "inconsistent", "painleve: impact"}},
+      // The fourth impact of the bouncing ball (t = 2.518 s) exceeds 3 events per 100 s.
+      {"bouncing_ball.yaml",
+       "  zeno: {max_events: 3, window: 100}\n",
+       "event_accumulation",
+       {"at t = 2.51", "more than 3 events within 100 s", "restitution_threshold"}},
+      // rtol = atol = 1e-2 without projection drifts off the joints: one Newton iteration of
+      // the position projection at the first event cannot close them.
+      {"slider_crank_stop.yaml",
+       "  projection: false\n  projection_max_iterations: 1\n",
+       "projection_failure",
+       {"position projection failed", "projection_max_iterations"}},
+      // h_min = 0.05 s at rtol 1e-13: DOPRI5's first step is already below it.
+      {"slider_crank_stop.yaml",
+       "  h_min: 0.05\n",
+       "step_size_underflow",
+       {"at t = 0 s", "h_min = 0.05", "lower h_min"}},
+  };
+  const std::regex function_name("[A-Z][a-z]+[A-Z][A-Za-z]*:");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.example + " -> " + c.status);
+    std::string text = ReadFile(kExamples + "/" + c.example);
+    if (c.status == "painleve") {
+      text.replace(text.find("\n  painleve: impact"), 19, "\n  painleve: error");
+    }
+    if (c.status == "projection_failure") {
+      text.replace(text.find("rtol: 1.0e-6"), 12, "rtol: 1.0e-2");
+      text.replace(text.find("atol: 1.0e-8"), 12, "atol: 1.0e-2");
+    }
+    if (c.status == "step_size_underflow") {
+      text.replace(text.find("rtol: 1.0e-6"), 12, "rtol: 1.0e-13");
+    }
+    const fs::path out = scratch_ / c.status;
+    std::ostringstream o, e;
+    ASSERT_EQ(Cli({"run", WriteScene(text + c.appended).string(), "--out", out.string()}, o, e),
+              kExitRunFailure)
+        << e.str();
+    EXPECT_EQ(JsonString(ReadFile(out / "summary.json"), "status"), c.status);
+    EXPECT_NE(e.str().find(": " + c.status + ": "), std::string::npos) << e.str();
+    EXPECT_NE(e.str().find("what to try: "), std::string::npos) << e.str();
+    for (const std::string& expected : c.expected) {
+      EXPECT_NE(e.str().find(expected), std::string::npos) << expected << " not in\n" << e.str();
+    }
+    EXPECT_FALSE(std::regex_search(e.str(), function_name)) << e.str();
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // invariants (no energy gain at an impact, no penetration beyond τ₀).
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -227,6 +229,33 @@ TEST(FrictionScenes, ContactImpulsesNeverGainEnergyInTheDrivenAndJammingExamples
     EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0)
         << file;
   }
+}
+
+// The woodpecker's sleeve jammed at two diagonal corners: both gaps are the same function of its
+// angle (redundant normal rows), so with sliding friction the split of the normal force, and with
+// it the friction force, is indeterminate. With very different μ at the two corners (1.117 and
+// 0.001) the decision loads one corner; a phase that kept the other closed would split the force
+// by minimum norm, the slip would reverse at once and the switch repeat (before: event
+// accumulation at t = 6e-11 s after 2000 switches). The unloaded corner is left open and the toy
+// runs its second; the sleeve's corners stay on the pole (gap ≥ −τ₀).
+TEST(FrictionScenes, WoodpeckerWithRedundantSlidingCornersRuns) {
+  FrictionRun run("woodpecker.yaml", [](Scene& s) {
+    const std::pair<const char*, std::array<double, 2>> coefficients[] = {
+        {"top_right", {0.274, 0.347}},
+        {"bottom_right", {1.117, 0.012}},
+        {"top_left", {0.001, 0.323}},
+        {"bottom_left", {0.622, 0.210}},
+        {"beak", {0.371, 0.763}}};
+    for (auto& c : s.contacts) {
+      for (const auto& [name, mu_e] : coefficients) {
+        if (c.name == name) c.friction = mu_e[0], c.restitution = mu_e[1];
+      }
+    }
+  });
+  const events::RunResult r = run.Advance(run.scene.t_end);
+  ASSERT_EQ(r.status, events::RunStatus::kFinished) << r.message;
+  EXPECT_GT(run.rec.Of(EventKind::kImpact).size(), 10u);
+  EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0);
 }
 
 // Painlevé's rod (examples/friction/painleve_rod.yaml): μ = 1.5 > 4/3 at tan θ = 2 is
