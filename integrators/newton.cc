@@ -5,18 +5,35 @@
 
 namespace saltus::integrators {
 
+namespace {
+
+// The power of two nearest below 1/a (a > 0), or 1 for a = 0 (a zero row or column: the matrix
+// is singular whatever the scale).
+double InversePowerOfTwo(double a) { return a > 0.0 ? std::ldexp(1.0, -std::ilogb(a)) : 1.0; }
+
+}  // namespace
+
 bool IterationMatrix::Factorize(const Eigen::MatrixXd& S) {
   ++factorizations_;
   valid_ = false;
   if (!S.allFinite()) return false;
-  lu_.compute(S);
+  const Eigen::Index n = S.rows();
+  row_scale_.resize(n);
+  col_scale_.resize(n);
+  for (Eigen::Index i = 0; i < n; ++i)
+    row_scale_(i) = InversePowerOfTwo(S.row(i).cwiseAbs().maxCoeff());
+  for (Eigen::Index j = 0; j < n; ++j)
+    col_scale_(j) = InversePowerOfTwo(row_scale_.cwiseProduct(S.col(j).cwiseAbs()).maxCoeff());
+  lu_.compute(row_scale_.asDiagonal() * S * col_scale_.asDiagonal());
   const double rcond = lu_.rcond();
   valid_ = std::isfinite(rcond) && rcond > kSingularRcond;
   return valid_;
 }
 
 void IterationMatrix::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
-  *x = lu_.solve(b);
+  work_ = row_scale_.cwiseProduct(b);  // x may alias b
+  *x = lu_.solve(work_);
+  x->array() *= col_scale_.array();
 }
 
 void NewtonMonitor::Start() {

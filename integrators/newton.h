@@ -15,8 +15,17 @@
 // 0.3). Norms are whatever the caller scales them to (tol is in the same units).
 //
 // IterationMatrix keeps an LU factorization (partial pivoting) of a dense square matrix and the
-// number of factorizations; a factorization whose reciprocal condition estimate is below
-// kSingularRcond (or not finite) is reported as singular.
+// number of factorizations. The matrix is first equilibrated, S̃ = D_r S D_c, with D_r, D_c
+// diagonal powers of two (exact, no round-off) chosen as LAPACK's xGEEQUB does: D_r scales every
+// row's largest entry into [1, 2), then D_c every column's (Anderson et al., LAPACK Users'
+// Guide, 3rd ed., SIAM 1999, Sec. 2.4.1.2, "equilibration"); S⁻¹ b = D_c S̃⁻¹ D_r b. The
+// singularity test is made on S̃: a factorization whose reciprocal condition estimate of S̃ is
+// below kSingularRcond (or not finite) is reported as singular. The iteration matrices mix
+// blocks of very different sizes (BDF's h K, K the stiffness of a flexible body's modes, next
+// to the O(1) constraint Jacobian); unequilibrated, the norm-wise estimate multiplies that
+// spread into the conditioning of nearly dependent constraint rows and reports a well-posed
+// matrix as singular (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002,
+// Sec. 9.8, on scaling and pivoting).
 #pragma once
 
 #include <Eigen/Dense>
@@ -29,8 +38,8 @@ class IterationMatrix {
   // dominate a solve: machine ε / rcond ≥ 1e-2).
   static constexpr double kSingularRcond = 1e-14;
 
-  // Factorizes S (square). Returns false when S is singular or has NaN/Inf; the matrix is then
-  // invalid until the next successful Factorize. Counts every call.
+  // Factorizes D_r S D_c (S square). Returns false when it is singular or S has NaN/Inf; the
+  // matrix is then invalid until the next successful Factorize. Counts every call.
   bool Factorize(const Eigen::MatrixXd& S);
   // x = S⁻¹ b (b and x of size S.rows(); x may alias b). Requires valid().
   void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
@@ -40,6 +49,8 @@ class IterationMatrix {
 
  private:
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
+  Eigen::VectorXd row_scale_, col_scale_;  // the diagonals of D_r and D_c
+  mutable Eigen::VectorXd work_;           // D_r b
   bool valid_ = false;
   long factorizations_ = 0;
 };
