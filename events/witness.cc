@@ -336,7 +336,8 @@ void ForceWitness::BeginStep(const StepSamples& samples) {
     const double margin = std::max(ctx_.opt.thresholds.tau3, kMinimumMargin);
     Values(forces_.At(0), &shift_);
     for (Eigen::Index k = 0; k < shift_.size(); ++k) {
-      shift_[k] = shift_[k] <= 0 ? margin - shift_[k] : 0.0;
+      const bool watch = shift_[k] <= 0 && WatchFromStart(static_cast<std::size_t>(k));
+      shift_[k] = watch ? margin - shift_[k] : 0.0;
     }
   }
   Sample(0);
@@ -384,6 +385,11 @@ void NormalForceWitness::Prepare() {
   rows_ = modes_.closed();
   normal_.resize(rows_.size());
   for (std::size_t k = 0; k < rows_.size(); ++k) normal_[k] = ActivePosition(rows_[k]);
+}
+
+bool NormalForceWitness::WatchFromStart(std::size_t k) const {
+  const ContactState* s = modes_.state(rows_[k]);
+  return s != nullptr && s->mode == ContactMode::kSlip;
 }
 
 void NormalForceWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
