@@ -6,8 +6,9 @@
 //
 // with Newton impacts v⁺ on the unilateral rows U (Haddouni, Acary, Garreau, Beley & Brogliato,
 // Multibody Syst. Dyn. 41 (2017), eq. 1-6); sizes q (nq), v (nv), λ (num_constraints). It is
-// built from a scene file (docs/scene-format.md), in code from planar bodies, from a Lagrangian
-// system given by callbacks, or from any engine::MechanicalSystem (spatial bodies included).
+// built from a scene file (docs/scene-format.md), in code item by item (saltus::PlanarBuilder,
+// saltus::SpatialBuilder, saltus/builder.h), from planar bodies, from a Lagrangian system given by
+// callbacks, or from any engine::MechanicalSystem (spatial bodies included).
 // A saltus::Simulation runs it with the event-driven scheme of the reference paper (Fig. 2):
 // advance to a time or by steps, read and set (t, q, v), read multipliers, joint reactions
 // (forces, torques, driver efforts; issue 3 §2), index sets I₁ = {g ≤ τ₀} (eq. 13) and I₂
@@ -393,3 +394,6 @@ std::vector<std::string> IntegratorNames();
 std::string Version();
 
 }  // namespace saltus
+
+// Models built in code (PlanarBuilder, SpatialBuilder): saltus/builder.h.
+#include "saltus/builder.h"  // IWYU pragma: export

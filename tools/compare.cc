@@ -1033,6 +1033,27 @@ std::filesystem::path RunPositionsFile(const std::filesystem::path& dir, std::si
   return dir / "runs" / (std::to_string(k) + ".csv");
 }
 
+// The body of slurm.sh after its #SBATCH lines (which must come first) and `jobs=<jobs.txt>`:
+// task K runs line K of jobs.txt; --dry-run lists the tasks of the script's own --array range.
+constexpr const char* kSlurmTaskLogic = R"sh(if [ "${1:-}" = "--dry-run" ]; then
+  range=$(sed -n 's/^#SBATCH --array=//p' "$0")
+  for task in $(seq "${range%-*}" "${range#*-}"); do
+    echo "task $task: $(sed -n "${task}p" "$jobs")"
+  done
+  exit 0
+fi
+if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
+  echo "slurm.sh: SLURM_ARRAY_TASK_ID is not set (submit with sbatch; --dry-run lists the tasks)" >&2
+  exit 2
+fi
+line=$(sed -n "${SLURM_ARRAY_TASK_ID}p" "$jobs")
+if [ -z "$line" ]; then
+  echo "slurm.sh: no task $SLURM_ARRAY_TASK_ID in $jobs" >&2
+  exit 2
+fi
+eval "$line"
+)sh";
+
 int EmitJobs(std::span<const std::string> args, const Study& study, std::ostream& out,
              std::ostream& err) {
   const std::filesystem::path dir = std::filesystem::absolute(*study.o.emit_dir);
@@ -1076,11 +1097,14 @@ int EmitJobs(std::span<const std::string> args, const Study& study, std::ostream
            "# One Slurm array task per job: sbatch slurm.sh, then, once all have ended,\n"
            "#   saltus compare --collect DIR   (or: sbatch --dependency=afterany:<job id> "
            "--wrap \"...\")\n"
+           "# Without Slurm: `bash slurm.sh --dry-run` prints the command of every task of the "
+           "array;\n"
+           "# SLURM_ARRAY_TASK_ID=K bash slurm.sh runs task K here, as Slurm would.\n"
         << "#SBATCH --job-name=saltus-compare\n#SBATCH --array=1-" << total << '\n'
         << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --time=" << minutes << '\n'
         << "#SBATCH --output=" << (dir / "runs" / "slurm_%a.out").string() << '\n'
-        << "line=$(sed -n \"${SLURM_ARRAY_TASK_ID}p\" " << Quote((dir / "jobs.txt").string())
-        << ")\neval \"$line\"\n";
+        << "jobs=" << Quote((dir / "jobs.txt").string()) << '\n'
+        << kSlurmTaskLogic;
   for (const char* script : {"run_parallel.sh", "slurm.sh"}) {
     std::filesystem::permissions(dir / script, std::filesystem::perms::owner_exec,
                                  std::filesystem::perm_options::add, ec);

@@ -660,6 +660,60 @@ TEST_F(CompareTest, EmittedJobsRunWithGnuParallelAndCollect) {
   EXPECT_EQ(missing, 1);
 }
 
+// The Slurm path without Slurm: slurm.sh --dry-run lists one task per line of jobs.txt over the
+// script's own #SBATCH --array range, and running every task as Slurm would (bash, with
+// SLURM_ARRAY_TASK_ID set, from another folder) then --collect gives the local study's rows.
+TEST_F(CompareTest, SlurmArrayScriptRunsEveryTaskWithoutSlurm) {
+  const std::string disk = Write("disk.yaml", kBouncingDisk);
+  const std::vector<std::string> study = {"--scenes",    disk,     "--integrators",
+                                          "dopri5,hem5", "--rtol", "1e-3,1e-5",
+                                          "--repeat",    "1",      "--no-plots"};
+  std::vector<std::string> local = study;
+  local.insert(local.end(), {"--out", (dir_ / "local").string()});
+  ASSERT_EQ(Compare(local).code, kExitOk);
+  const fs::path jobs = dir_ / "jobs";
+  std::string emit = std::string("'") + SALTUS_CLI_PATH + "' compare";
+  for (const std::string& arg : study) emit += " '" + arg + "'";
+  ASSERT_EQ(Shell(emit + " --emit-jobs '" + jobs.string() + "' > /dev/null 2>&1"), 0);
+  const std::string slurm = "bash '" + (jobs / "slurm.sh").string() + "'";
+
+  std::vector<std::string> lines;
+  std::ifstream lines_in(jobs / "jobs.txt");
+  for (std::string line; std::getline(lines_in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);  // the disk has a closed form: no reference run; 2 x 2 runs
+  const fs::path listed = dir_ / "dry_run.txt";
+  ASSERT_EQ(Shell(slurm + " --dry-run > '" + listed.string() + "'"), 0);
+  std::ifstream dry(listed);
+  std::size_t task = 0;
+  for (std::string line; std::getline(dry, line); ++task) {
+    ASSERT_LT(task, lines.size()) << line;
+    EXPECT_EQ(line, "task " + std::to_string(task + 1) + ": " + lines[task]);
+  }
+  EXPECT_EQ(task, lines.size());
+
+  // Outside an array (no task id) or past its end: an error, nothing run.
+  EXPECT_EQ(Shell("env -u SLURM_ARRAY_TASK_ID " + slurm + " 2> /dev/null"), 2);
+  EXPECT_EQ(Shell("SLURM_ARRAY_TASK_ID=5 " + slurm + " 2> /dev/null"), 2);
+  EXPECT_FALSE(fs::exists(jobs / "runs" / "0.txt"));
+  for (std::size_t k = 1; k <= lines.size(); ++k) {
+    ASSERT_EQ(Shell("cd / && SLURM_ARRAY_TASK_ID=" + std::to_string(k) + " " + slurm +
+                    " > /dev/null 2>&1"),
+              0)
+        << "task " << k;
+  }
+  ASSERT_EQ(Compare({"--collect", jobs.string()}).code, kExitOk);
+  const auto a = ReadResults(dir_ / "local" / "results.csv");
+  const auto b = ReadResults(jobs / "results.csv");
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    for (const char* column : {"scene", "integrator", "rtol", "status", "accepted_steps",
+                               "rhs_evaluations", "impacts", "error"}) {
+      EXPECT_EQ(a[i].at(column), b[i].at(column)) << column << " of row " << i;
+    }
+    EXPECT_EQ(b[i].at("status"), "ok");
+  }
+}
+
 // The help lists every option the parser takes (the study options and the two of the
 // emitted-jobs path; --run-job is internal to the emitted jobs).
 TEST(CompareHelpTest, ListsEveryOption) {
