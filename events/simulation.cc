@@ -495,7 +495,6 @@ void Simulation::Impl::SplitForces() {
 void Simulation::Impl::StartPhase() {
   gaps.StartPhase(t, q, v, modes.closed(), &switcher.snapshot());
   normal_forces.NewPhase(t);
-  stick.NewPhase(t);
   if (frictional) {
     view.SetSlidingContacts(modes.SlidingContacts());
     SplitForces();

@@ -455,6 +455,19 @@ void SwitchHandler::DropIfRedundant(double t, const VectorXd& q, int row,
       g_others.transpose().completeOrthogonalDecomposition().solve(g_row.transpose());
   const double distance = (g_others.transpose() * x - g_row.transpose()).norm();
   if (distance > kRedundancyTolerance * g_row.norm()) return;
+  // With one μ over the rows it depends on, the friction of the group does not depend on the
+  // split, and the phase keeps the minimum-norm one (e.g. the symmetric loads of a spinning box).
+  const double mu = ctx_.sys.constraint_info(row).friction;
+  const double scale = x.cwiseAbs().maxCoeff();
+  bool same_mu = true;
+  for (std::size_t k = 0; k < others.size(); ++k) {
+    if (std::abs(x[static_cast<Eigen::Index>(k)]) <= kRedundancyTolerance * scale) continue;
+    const auto& info = ctx_.sys.constraint_info(others[k]);
+    if (info.kind == engine::ConstraintKind::kTangential) continue;
+    same_mu &= info.kind == engine::ConstraintKind::kUnilateral &&
+               std::abs(info.friction - mu) <= 1e-12 * mu;
+  }
+  if (same_mu) return;
   std::erase_if(*states, [row](const ContactState& s) { return s.row == row; });
 }
 

@@ -31,8 +31,10 @@
 // the decision chose, so the slip could reverse at once and the same switch repeat without end.
 // A sliding contact that the chosen solution leaves without force (λ_N ≤ τ₃; a vertex solution
 // of the planar LCP loads one row of a dependent pair) is therefore left open when its normal row
-// is in the span of the other active rows: the phase then reproduces the chosen solution, and the
-// contact stays touching through the rows it depends on (its gap witness watches it).
+// is in the span of the other active rows and those have another μ: the phase then reproduces
+// the chosen solution, and the contact stays touching through the rows it depends on (its gap
+// witness watches it). With one μ over the group the phase keeps the minimum-norm split (the
+// symmetric loads of a box spinning on four corners), an admissible split of the same problem.
 //
 // Each step is a member function; the rules behind each are in events/simulation.h.
 #pragma once

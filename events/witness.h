@@ -183,10 +183,12 @@ class GapWitness final : public WitnessSet {
 // (the contact pulls, or the friction leaves the cone, for the whole phase). Such a contact is
 // watched through φ_k − φ_k(t_phase) + max(τ₃, kMinimumMargin): its event fires once the force
 // has fallen by the hysteresis from its value at the phase start, and the switch decides again.
-// This applies to sticking and sliding contacts only: a frictionless closed contact below −τ₃
-// at the start is one of redundant rows whose minimum-norm split the contact problem did not
-// choose (its force does not act on the motion alone), and watching it made a 50-sphere pile
-// switch 15 times more often (46,368 take-offs instead of 817 in 1.4 s).
+// This applies to the normal force of sliding contacts only (WatchFromStart). A frictionless
+// closed contact below −τ₃ at the start is one of redundant rows whose minimum-norm share the
+// contact problem did not choose, and a sticking contact at the cone's boundary may be one of
+// near-redundant stick rows whose split is ill-conditioned: watching those from their start
+// value repeats the same decision (a 50-sphere pile: 46,368 take-offs instead of 817 in 1.4 s; a
+// flexible beam sticking at both ends: 2000 stick decisions at one instant).
 class ForceWitness : public WitnessSet {
  public:
   // The margin of a contact that starts its phase at φ ≤ 0 when τ₃ = 0 (N).
@@ -212,7 +214,7 @@ class ForceWitness : public WitnessSet {
   // λ of the active rows at time t of the dense output.
   const Eigen::VectorXd& ForceAtTime(double t);
   // Whether contact k may be watched from its phase-start value (see above).
-  virtual bool WatchFromStart(std::size_t /*k*/) const { return true; }
+  virtual bool WatchFromStart(std::size_t /*k*/) const { return false; }
   // Values plus the phase-start shift of the contacts that started at φ ≤ 0.
   void ShiftedValues(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const;
 
