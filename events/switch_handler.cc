@@ -445,18 +445,18 @@ std::vector<int> SwitchHandler::ActiveRowsExcept(const std::vector<ContactState>
 void SwitchHandler::DropIfRedundant(double t, const VectorXd& q, int row,
                                     std::vector<ContactState>* states) {
   const std::vector<int> others = ActiveRowsExcept(*states, row);
+  if (others.empty()) return;
   Eigen::MatrixXd g_row, g_others;
   const int one[] = {row};
   ctx_.sys.ConstraintJacobian(t, q, one, &g_row);
-  if (others.empty()) return;
   ctx_.sys.ConstraintJacobian(t, q, others, &g_others);
   // Distance of G_row from the row space of the others, relative to its norm.
   const Eigen::VectorXd x =
       g_others.transpose().completeOrthogonalDecomposition().solve(g_row.transpose());
   const double distance = (g_others.transpose() * x - g_row.transpose()).norm();
   if (distance > kRedundancyTolerance * g_row.norm()) return;
-  // With one μ over the rows it depends on, the friction of the group does not depend on the
-  // split, and the phase keeps the minimum-norm one (e.g. the symmetric loads of a spinning box).
+  // With one μ over the rows it depends on, the phase keeps the minimum-norm split, another
+  // admissible split of the same indeterminate problem (the symmetric loads of a spinning box).
   const double mu = ctx_.sys.constraint_info(row).friction;
   const double scale = x.cwiseAbs().maxCoeff();
   bool same_mu = true;
