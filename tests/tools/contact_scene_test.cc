@@ -22,6 +22,7 @@
 
 #include "engine/rotation.h"
 #include "events/simulation.h"
+#include "friction_scene_run.h"
 #include "tools/cli.h"
 #include "tools/generators.h"
 #include "tools/generators_contact.h"
@@ -38,42 +39,11 @@ using Eigen::VectorXd;
 const fs::path kSpatialExamples = fs::path(SALTUS_EXAMPLES_DIR) / "spatial";
 constexpr double kG = 9.81;
 
-class Recorder : public events::Observer {
- public:
-  void OnEvent(const events::Event& e, const VectorXd&, const VectorXd& v_minus,
-               const VectorXd& v_plus) override {
-    events.push_back(e);
-    v_before.push_back(v_minus);
-    v_after.push_back(v_plus);
-  }
-  std::vector<double> TimesOf(events::EventKind k) const {
-    std::vector<double> ts;
-    for (const events::Event& e : events) {
-      if (e.kind == k) ts.push_back(e.t);
-    }
-    return ts;
-  }
-  std::vector<events::Event> events;
-  std::vector<VectorXd> v_before, v_after;
-};
-
 // A scene of examples/spatial/ set up as `saltus run` does (BuildSceneSystem: assembled state).
-struct SceneRun {
-  Scene scene;
-  SceneSystem built;
-  std::unique_ptr<events::Simulation> sim;
-  Recorder rec;
-
+struct SpatialRun : SceneRun {
   // `edit` may change the scene (e.g. its integrator) before the system is built.
-  explicit SceneRun(const std::string& file, const std::function<void(Scene&)>& edit = {})
-      : scene(LoadSceneFile((kSpatialExamples / file).string())) {
-    if (edit) edit(scene);
-    built = BuildSceneSystem(scene);
-    sim = std::make_unique<events::Simulation>(built.system, scene.options);
-    sim->AddObserver(&rec);
-    sim->SetState(0, built.q0, built.v0);
-  }
-  events::RunResult Advance(double t) { return sim->AdvanceTo(t); }
+  explicit SpatialRun(const std::string& file, const std::function<void(Scene&)>& edit = {})
+      : SceneRun(kSpatialExamples, file, edit) {}
 
   // Largest T + V gain across an event (≤ 0 when every event dissipates).
   double WorstEnergyGain() const {
@@ -94,13 +64,13 @@ struct SceneRun {
 // The invariants every contact example must keep (issue 4, §4): impacts never add energy (the
 // projections after an event change T + V by round-off of states of ~1 J: 1e-9 J) and gaps
 // after each projection are ≥ −τ0.
-void ExpectPhysical(const SceneRun& run, const std::string& label) {
+void ExpectPhysical(const SpatialRun& run, const std::string& label) {
   EXPECT_LE(run.WorstEnergyGain(), 1e-9) << label;
   EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0) << label;
 }
 
 TEST(ContactScenes, BallOnTableBouncesAtClosedFormTimesAndRestsWithWeight) {
-  SceneRun run("ball_on_table.yaml");
+  SpatialRun run("ball_on_table.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "ball_on_table");
   // Closed form of the header: t1 = √(2·0.5/g), flights 2 eᵏ v1/g.
@@ -124,7 +94,7 @@ TEST(ContactScenes, BallOnTableBouncesAtClosedFormTimesAndRestsWithWeight) {
 }
 
 TEST(ContactScenes, TumblingBoxComesToRestFlatWithWeightAndNoMoment) {
-  SceneRun run("tumbling_box.yaml");
+  SpatialRun run("tumbling_box.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "tumbling_box");
   EXPECT_GE(run.rec.TimesOf(events::EventKind::kImpact).size(), 3u);
@@ -147,7 +117,7 @@ TEST(ContactScenes, TumblingBoxComesToRestFlatWithWeightAndNoMoment) {
 }
 
 TEST(ContactScenes, BoxStackRestsWithTheWeightsAbove) {
-  SceneRun run("box_stack.yaml");
+  SpatialRun run("box_stack.yaml");
   ASSERT_EQ(run.Advance(run.scene.t_end).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "box_stack");
   // Every box flat on the one below: 4 corners per interface, of which the contact LCP closes
@@ -176,7 +146,7 @@ TEST(ContactScenes, BoxStackRestsWithTheWeightsAbove) {
 }
 
 TEST(ContactScenes, NewtonsCradleImpactIsSimultaneous) {
-  SceneRun run("newtons_cradle.yaml");
+  SpatialRun run("newtons_cradle.yaml");
   ASSERT_EQ(run.Advance(0.5).status, events::RunStatus::kFinished);
   ExpectPhysical(run, "newtons_cradle");
   ASSERT_FALSE(run.rec.events.empty());
@@ -227,7 +197,7 @@ class BowlWatcher : public events::Observer {
 // the sphere stays inside the bowl.
 void CheckSphereInBowl(const std::string& integrator, integrators::Formulation formulation,
                        double rtol) {
-  SceneRun run("sphere_in_bowl.yaml", [&](Scene& s) {
+  SpatialRun run("sphere_in_bowl.yaml", [&](Scene& s) {
     s.options.integrator = integrator;
     s.options.integrator_options.formulation = formulation;
     s.options.integrator_options.rtol = rtol;
@@ -295,7 +265,7 @@ TEST(ContactScenes, SphereInBowlSlidesOverTheCreasesWithGeneralizedAlpha) {
 }
 
 TEST(ContactScenes, SpherePileOfTwentyFallsIntoTheBox) {
-  SceneRun run("sphere_pile_20.yaml");
+  SpatialRun run("sphere_pile_20.yaml");
   // 1 s of the 2 s scene (the test's time budget): every sphere has landed (the highest starts
   // 0.17 m above the floor) and the pile is still settling.
   ASSERT_EQ(run.Advance(1.0).status, events::RunStatus::kFinished);

@@ -1,5 +1,5 @@
-// Shared by the friction scene tests (friction_examples_test, friction3d_examples_test): a scene
-// file set up as `saltus run` sets it up, with a recorder of its events and outputs.
+// Shared by the scene tests (friction_examples_test, friction3d_examples_test, contact_scene_test):
+// a scene file set up as `saltus run` sets it up, with a recorder of its events and outputs.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -30,6 +30,13 @@ class Recorder : public events::Observer {
       if (e.kind == k) out.push_back(&e);
     }
     return out;
+  }
+  std::vector<double> TimesOf(events::EventKind k) const {
+    std::vector<double> ts;
+    for (const events::Event& e : events) {
+      if (e.kind == k) ts.push_back(e.t);
+    }
+    return ts;
   }
   void OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd&) override {
     if (on_output) on_output(t, q);
