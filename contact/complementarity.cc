@@ -603,11 +603,21 @@ Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorX
     return empty;
   }
   const Eigen::VectorXd start = r0 != nullptr ? *r0 : Eigen::VectorXd::Zero(n);
-  Fc3dResult result = SolveFc3dWith(M, q, mu, options, start);
-  if (result.ok || !options.fallback || options.solver == Fc3dSolver::kNsgs) return result;
   Fc3dOptions retry = options;
   retry.solver = Fc3dSolver::kNsgs;
   retry.max_iterations = std::max(options.max_iterations, 1000);
+  // Siconos' Newton solver factorizes its Jacobian with LAPACK and, on an exactly singular one,
+  // prints "NM_LU_factorize: ... DGETRF failed" to stderr (an fprintf that numerics_set_verbose
+  // does not govern) before it fails. A rank-deficient M (redundant contacts: a box's four
+  // corners on a plane give 12 rows of rank 6) makes that Jacobian singular when the contacts
+  // stick, so with `fallback` such a problem goes to NSGS at once: its local 3 x 3 problems have
+  // the regular diagonal blocks of M.
+  const bool newton = options.solver == Fc3dSolver::kAlartCurnierNewton;
+  if (newton && options.fallback && Eigen::FullPivLU<Eigen::MatrixXd>(M).rank() < n) {
+    return SolveFc3dWith(M, q, mu, retry, start);
+  }
+  Fc3dResult result = SolveFc3dWith(M, q, mu, options, start);
+  if (result.ok || !options.fallback || !newton) return result;
   Fc3dResult second = SolveFc3dWith(M, q, mu, retry, result.r);
   second.message = result.message + "; " + second.message;
   return second;

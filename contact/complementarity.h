@@ -190,10 +190,11 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 //                        local solver; slower, more robust far from the solution.
 // The result is Siconos' answer with its info code: the caller checks the law itself (e.g.
 // contact::CoulombResidual in contact/friction_cone.h). With `fallback`, a failed Newton solve is
-// retried by NSGS from the Newton iterate. r0 (3 n_c, optional) is the initial reaction (warm
-// start); otherwise 0. Serialized with the other Siconos calls; never exits. (Siconos' Newton
-// prints "NM_LU_factorize: ... failed" to stderr on a singular Jacobian, e.g. redundant contacts,
-// whatever its verbose level; the NSGS fallback then runs.)
+// retried by NSGS from the Newton iterate, and an M of deficient rank (redundant contacts) goes
+// to NSGS directly: there Siconos' Newton Jacobian is singular, and Siconos prints
+// "NM_LU_factorize: ... failed" to stderr whatever its verbose level. r0 (3 n_c, optional) is the
+// initial reaction (warm start); otherwise 0. Serialized with the other Siconos calls; never
+// exits.
 enum class Fc3dSolver { kAlartCurnierNewton, kNsgs };
 
 struct Fc3dOptions {
