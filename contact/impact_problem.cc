@@ -295,6 +295,15 @@ Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f) {
   return x;
 }
 
+// What a failed solve means for the contacts named before it; the solver's own account follows
+// in brackets (kept in summary.json, left out of `saltus run`'s terminal message).
+constexpr const char* kNoImpulses =
+    ": no impulses satisfying Newton's impact law at these contacts were found within the "
+    "tolerance [solver: ";
+constexpr const char* kNoForces =
+    ": no contact forces that keep these contacts closed (pushing) or let them separate were "
+    "found within the tolerance [solver: ";
+
 // The contacts of a problem as a user named them in the scene, for the messages of a failed
 // solve (statuses: they reach users through `saltus run`, so they name no function).
 std::string ContactNames(const engine::MechanicalSystem& system, std::span<const int> rows) {
@@ -375,7 +384,8 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       s.G.Multiply(result.v_plus, &result.u_plus_u);
       result.u_plus_u += gt_u;
       if (!result.lcp.ok) {
-        result.message = ContactNames(system, unilateral_rows) + ": " + result.lcp.message;
+        result.message =
+            ContactNames(system, unilateral_rows) + kNoImpulses + result.lcp.message + "]";
         return result;
       }
       result.ok = true;
@@ -419,7 +429,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.v_plus + gt_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = ContactNames(system, unilateral_rows) + ": " + r.lcp.message;
+    result.message = ContactNames(system, unilateral_rows) + kNoImpulses + r.lcp.message + "]";
     return result;
   }
   result.ok = true;
@@ -493,7 +503,8 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       s.G.Multiply(result.vdot, &result.accel_u);
       result.accel_u += gamma_u;
       if (!result.lcp.ok) {
-        result.message = ContactNames(system, unilateral_rows) + ": " + result.lcp.message;
+        result.message =
+            ContactNames(system, unilateral_rows) + kNoForces + result.lcp.message + "]";
         return result;
       }
       result.ok = true;
@@ -531,7 +542,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.vdot + gamma_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = ContactNames(system, unilateral_rows) + ": " + r.lcp.message;
+    result.message = ContactNames(system, unilateral_rows) + kNoForces + r.lcp.message + "]";
     return result;
   }
   result.ok = true;
