@@ -255,7 +255,7 @@ DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorX
   const auto m = static_cast<Eigen::Index>(rows.size());
   DynamicsStatus status;
   system_.ConstraintJacobian(t, q, rows, &G_);
-  system_.ForceDirections(t, q, v, rows, &H_);
+  system_.ForceDirectionsFromJacobian(t, q, v, rows, G_, &H_);
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
   MinvGt_ = H_.transpose();  // M⁻¹Hᵀ here
   ApplyMinvInPlace(&MinvGt_);

@@ -193,7 +193,7 @@ bool Bdf::EvaluateJacobians(double t) {
   }
   system_->MassMatrix(q_new_, &M_);
   system_->ConstraintJacobian(t, q_new_, rows_, &G_);
-  if (non_ideal_) system_->ForceDirections(t, q_new_, v_new_, rows_, &H_);
+  if (non_ideal_) system_->ForceDirectionsFromJacobian(t, q_new_, v_new_, rows_, G_, &H_);
   // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ.
   system_->ConstraintVelocityJacobian(t, q_new_, v_new_, rows_, &Z_);
   jacobians_stale_ = false;

@@ -91,6 +91,13 @@ TEST(SlidingFrictionView, PlanarForceDirectionWithTheSlipSign) {
   // Sums of two exact products: exact to round-off of numbers of order 1.
   EXPECT_LE((H.row(0) - Eigen::RowVector3d(1.0, 0.0, 1.0)).norm(), 1e-15);
   EXPECT_LE((H.row(1) - Eigen::RowVector3d(0.3, 1.0, 0.3)).norm(), 1e-15);
+  // From a given G: the same operations on the same numbers, so the same bits.
+  Eigen::MatrixXd G, H_from_G;
+  view.ConstraintJacobian(0.0, Eigen::Vector3d(0.2, 1.0, 0.1), std::vector<int>{1, 0}, &G);
+  view.ForceDirectionsFromJacobian(0.0, Eigen::Vector3d(0.2, 1.0, 0.1),
+                                   Eigen::Vector3d(-2.0, 0.0, 0.0), std::vector<int>{1, 0}, G,
+                                   &H_from_G);
+  EXPECT_EQ(H_from_G, H);
 }
 
 // Space, current direction: d = ġ_T/‖ġ_T‖ = (0.6, 0.8) for a slip velocity (3, 4);
