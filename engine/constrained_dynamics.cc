@@ -372,12 +372,13 @@ void ConstrainedDynamics::FactorNonSymmetricDelassus(std::span<const int> rows,
   const bool known_redundant =
       redundant_rows_valid_ &&
       std::equal(rows.begin(), rows.end(), redundant_rows_.begin(), redundant_rows_.end());
-  // As FactorDelassus with an LU with partial pivoting (2m³/3 flops) in place of the LDLᵀ: its
-  // pivots |u_kk| follow the spectrum of W as the column-pivoted QR's |r_kk| do (both equal the
-  // singular values for a diagonal W), so min |u| / max |u| is DynamicsStatus::pivot_ratio while
-  // it is above √(rank tolerance); below it (redundant rows, a singular configuration, a W made
-  // singular by friction) the rank-revealing QR decides, and a row set found rank-deficient goes
-  // to it directly until Restart or another row set.
+  // As FactorDelassus with an LU with partial pivoting (2m³/3 flops) in place of the LDLᵀ. Any
+  // LU of a singular W has a zero pivot, so redundant rows show a pivot at round-off level, and
+  // min |u| / max |u| (the singular values' ratio for a diagonal W, as the QR's |r| ratio) is
+  // DynamicsStatus::pivot_ratio while it is above √(rank tolerance). Partial pivoting is not
+  // rank-revealing in general: below that ratio (redundant rows, a singular configuration, a W
+  // made singular by friction) the rank-revealing QR decides, and a row set found rank-deficient
+  // goes to it directly until Restart or another row set.
   w_by_ldlt_ = false;
   w_by_lu_ = false;
   if (!known_redundant) {
