@@ -56,6 +56,10 @@ void SlidingFrictionView::SetSlidingContacts(std::vector<SlidingContact> contact
   }
   sliding_ = std::move(contacts);
   sliding_index_ = std::move(index);
+  // ForceDirections then does not allocate for the tangent row list.
+  std::size_t tangent_rows = 0;
+  for (const SlidingContact& c : sliding_) tangent_rows += TangentRows(c.normal_row).size();
+  tangent_rows_.reserve(tangent_rows);
 }
 
 void SlidingFrictionView::set_slip_speed_floor(double floor) {
@@ -92,6 +96,30 @@ void SlidingFrictionView::ForceDirections(double t, const Eigen::VectorXd& q,
                                           const Eigen::VectorXd& v, std::span<const int> rows,
                                           Eigen::MatrixXd* H) const {
   ConstraintJacobian(t, q, rows, H);
+  SubtractFrictionTerms(t, q, v, rows, H);
+}
+
+void SlidingFrictionView::ForceDirectionsFromJacobian(double t, const Eigen::VectorXd& q,
+                                                      const Eigen::VectorXd& v,
+                                                      std::span<const int> rows,
+                                                      const Eigen::MatrixXd& G,
+                                                      Eigen::MatrixXd* H) const {
+  *H = G;
+  SubtractFrictionTerms(t, q, v, rows, H);
+}
+
+void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd& q,
+                                                const Eigen::VectorXd& v, std::span<const int> rows,
+                                                Eigen::MatrixXd* H) const {
+  tangent_rows_.clear();
+  for (int row : rows) {
+    const int s = sliding_index_[static_cast<std::size_t>(row)];
+    if (s < 0 || sliding_[static_cast<std::size_t>(s)].mu == 0.0) continue;
+    for (int r : TangentRows(row)) tangent_rows_.push_back(r);
+  }
+  if (tangent_rows_.empty()) return;
+  ConstraintJacobian(t, q, tangent_rows_, &G_T_);
+  Eigen::Index next = 0;  // first row of the current contact's block of G_T_
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int s = sliding_index_[static_cast<std::size_t>(rows[i])];
     if (s < 0) continue;
@@ -99,8 +127,10 @@ void SlidingFrictionView::ForceDirections(double t, const Eigen::VectorXd& q,
     if (c.mu == 0.0) continue;
     // H_n = G_n − μ d·G_T.
     SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
-    ConstraintJacobian(t, q, TangentRows(c.normal_row), &G_T_);
-    H->row(static_cast<Eigen::Index>(i)).noalias() -= c.mu * (d_.transpose() * G_T_);
+    const Eigen::Index k = d_.size();
+    H->row(static_cast<Eigen::Index>(i)).noalias() -=
+        c.mu * (d_.transpose() * G_T_.middleRows(next, k));
+    next += k;
   }
 }
 

@@ -94,6 +94,9 @@ class SlidingFrictionView final : public MechanicalSystem {
   bool HasNonIdealForces() const override { return !sliding_.empty(); }
   void ForceDirections(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::MatrixXd* H) const override;
+  void ForceDirectionsFromJacobian(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                   std::span<const int> rows, const Eigen::MatrixXd& G,
+                                   Eigen::MatrixXd* H) const override;
 
   int nq() const override { return base_.nq(); }
   int nv() const override { return base_.nv(); }
@@ -151,6 +154,10 @@ class SlidingFrictionView final : public MechanicalSystem {
  private:
   // Checks one entry of a new sliding set against the rows of the system (see the setter).
   void Validate(const SlidingContact& c, const std::vector<int>& index) const;
+  // H ← H − μ d·G_T on the rows of sliding contacts with μ > 0 (H = G on entry), with the
+  // tangential Jacobians of all of them evaluated in one ConstraintJacobian call.
+  void SubtractFrictionTerms(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                             std::span<const int> rows, Eigen::MatrixXd* H) const;
 
   const MechanicalSystem& base_;
   std::vector<SlidingContact> sliding_;
@@ -160,6 +167,7 @@ class SlidingFrictionView final : public MechanicalSystem {
   // Workspace of ForceDirections (mutable: see the header on thread compatibility).
   mutable Eigen::MatrixXd G_T_;
   mutable Eigen::VectorXd slip_, d_;
+  mutable std::vector<int> tangent_rows_;  // of the sliding rows found in `rows`, in order
 };
 
 }  // namespace saltus::engine
