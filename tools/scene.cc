@@ -788,10 +788,12 @@ class SceneParser {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
                         "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_line contact");
-    } else {
+    } else if (c.type == contact::PlanarContactType::kDiskDisk) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "point_b",
                         "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_disk contact");
+    } else {
+      return ParseDiskBeamContact(r, all, c, scene);
     }
     c.body_a = BodyRef(r, "body_a");
     c.body_b =
@@ -812,6 +814,32 @@ class SceneParser {
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
     // Negative until simulation.friction is known (ApplyDefaultFriction).
     c.friction = r.Number("friction", Range::kNonNegative, -1.0);
+    scene->contacts.push_back(c);
+    scene->lines.contacts.push_back(r.line());
+  }
+
+  // A disk (body_a or the ground) against any point of the beam of the flexible body_b, whose
+  // faces are radius_b (half its thickness, ≥ 0) from its centreline. Frictionless:
+  // simulation.friction does not apply to it (contact/planar_contacts.h).
+  void ParseDiskBeamContact(const MapReader& r, const std::vector<std::string>& all,
+                            contact::PlanarContact c, Scene* scene) {
+    c.type = contact::PlanarContactType::kDiskBeam;
+    r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "radius_b",
+                      "restitution"}),
+                all, "a disk_beam contact (frictionless, its point on the beam is found)");
+    c.body_a = BodyRef(r, "body_a");
+    c.body_b = BodyRef(r, "body_b", /*allow_ground=*/false);
+    RequireDistinct(r, c.body_a, c.body_b);
+    if (!scene->bodies[static_cast<std::size_t>(c.body_b)].beam) {
+      r.Fail(*r.Find("body_b"), "body_b of a disk_beam contact must be a flexible body, but '" +
+                                    scene->bodies[static_cast<std::size_t>(c.body_b)].name +
+                                    "' is not one");
+    }
+    c.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
+    c.radius_a = r.RequiredNumber("radius_a", Range::kPositive);
+    c.radius_b = r.RequiredNumber("radius_b", Range::kNonNegative);
+    c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    c.friction = 0.0;
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
   }
@@ -1830,8 +1858,10 @@ const NameTable<engine::SpatialJointType>& SpatialJointTypes() {
 
 const NameTable<contact::PlanarContactType>& PlanarContactTypes() {
   using T = contact::PlanarContactType;
-  static const NameTable<T> table = {
-      {"point_line", T::kPointLine}, {"disk_line", T::kDiskLine}, {"disk_disk", T::kDiskDisk}};
+  static const NameTable<T> table = {{"point_line", T::kPointLine},
+                                     {"disk_line", T::kDiskLine},
+                                     {"disk_disk", T::kDiskDisk},
+                                     {"disk_beam", T::kDiskBeam}};
   return table;
 }
 
