@@ -25,7 +25,7 @@ Siconos: from building the model to the end), steps, the rest state at t_end (la
 a sphere centre, smallest gap over all pairs and planes: the penetration) and the potential
 energy m g Σ z of the spheres (two piles that came to rest in the same box settle to the same
 height up to the arrangement). Only /usr/bin/python3 with numpy, yaml and siconos (Debian
-python3-siconos, an optional bench dependency: scripts/install-deps.sh --bench).
+python3-siconos, an optional bench dependency: scripts/install-bench-deps.sh).
 
 Siconos set-up checked (2026-11-28): one sphere dropped at 0.5 m/s sideways onto the floor with
 μ = 0.5 rolls at 5/7 · 0.5 = 0.3571 m/s with ω r = v, and rests 4e-6 m into the floor. Not

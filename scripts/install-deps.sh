@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Saltus needs, non-interactively (`--bench`: also the optional
-# benchmark packages). Safe to run twice: it only installs what is missing (and runs
-# `apt-get update` only when something is missing).
+# Installs the Debian packages Saltus needs, non-interactively. Safe to run twice: it only
+# installs what is missing (and runs `apt-get update` only when something is missing).
 set -euo pipefail
 packages=(cmake g++ make libeigen3-dev libsiconos-numerics-dev libfcl-dev libboost-graph-dev
           libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev python3 python3-numpy
@@ -9,12 +8,6 @@ packages=(cmake g++ make libeigen3-dev libsiconos-numerics-dev libfcl-dev libboo
           python3-dev pybind11-dev python3-pytest doxygen zlib1g-dev liburdfdom-dev
           parallel python3-pip python3-setuptools
           clang)  # clang: the sanitizer build of scripts/sanitize.sh
-# Optional, for benchmarks only (never needed by the build or the tests): `install-deps.sh
-# --bench` adds Siconos' Python bindings and PyYAML for bench/pile_siconos.py (Saltus' and
-# Siconos' Moreau–Jean side by side on a pile).
-if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-siconos python3-yaml)
-fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
