@@ -15,16 +15,16 @@
 // formed per component of the body–contact graph only, as a sparse matrix whose 3 × 3 block
 // (i, j) is Σ_c G_i,c M_c⁻¹ G_j,cᵀ over the bodies c that contacts i and j share (non-zero only
 // when they share one). Each component with an approaching or pushed normal row (b_N < 0) is
-// solved by Siconos fc3d NSGS on the sparse matrix (contact::SolveFrictionContact3d; Gauss–Seidel
-// over the contacts with an exact local solver, the solver of Siconos' own Moreau–Jean; its
-// Alart–Curnier Newton leaks memory on sparse matrices, contact/complementarity.h), and the
-// answer is accepted when the natural-map residual of the law
-// (contact::CoulombResidual, relative to max(1, ‖b_c‖∞)) meets the tolerance; Siconos' own
-// error may accept more, so the solve is repeated at most twice from its answer with its
-// tolerance 100× tighter (as contact/friction_cone.cc does on the dense problem). Components
-// without b_N < 0 have P = 0 (z_N = 0 forces P_T = 0 and satisfies every law). Frictionless
-// contacts (μ = 0 or no tangential row) carry two inert unknowns with a unit-scaled diagonal and
-// no coupling, so they stay 0.
+// solved by Siconos fc3d on the sparse matrix (contact::SolveFrictionContact3d): NSGS first
+// (Gauss–Seidel over the contacts with an exact local solver, the solver of Siconos' own
+// Moreau–Jean), then Alart–Curnier Newton from its answer where NSGS stalls (not first: it leaks
+// memory on sparse matrices, contact/complementarity.h), then both again with Siconos' tolerance
+// 100× tighter, stopping at the first answer whose natural-map residual of the law
+// (contact::CoulombResidual, relative to max(1, ‖b_c‖∞)) meets the tolerance; otherwise the
+// answer with the smallest residual is returned with ok = false. Components without b_N < 0
+// have P = 0 (z_N = 0 forces P_T = 0 and satisfies every law). Contacts without tangential rows
+// carry two inert unknowns (W's largest diagonal entry on the diagonal, no coupling, q = 0), so
+// they stay 0; μ = 0 makes a contact frictionless.
 //
 // Cost per step: O(nv b²) for the mass blocks, O(Σ_c k_c² b) for W (k_c rows touching body c),
 // and O(nnz(W)) per Gauss–Seidel sweep, against O(nv³ + nv m²) for the dense path and O(m³) per
