@@ -511,19 +511,48 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 
 namespace {
 
-Fc3dResult SolveFc3dWith(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
-                         const Eigen::VectorXd& mu, const Fc3dOptions& options,
-                         const Eigen::VectorXd& r0) {
+using NumericsPtr = std::unique_ptr<NumericsMatrix, MatrixDeleter>;
+
+// M as a Siconos matrix (NM_DENSE, column-major copy); null when Siconos cannot allocate it.
+NumericsPtr ToNumerics(const Eigen::MatrixXd& M) {
+  const auto n = static_cast<int>(M.rows());
+  NumericsPtr W(NM_create(NM_DENSE, n, n));
+  if (!W || W->matrix0 == nullptr) return nullptr;
+  std::memcpy(W->matrix0, M.data(), sizeof(double) * static_cast<std::size_t>(n) * n);
+  return W;
+}
+
+// M as a Siconos NM_SPARSE matrix (triplets; Siconos compresses it when a solver needs it).
+NumericsPtr ToNumerics(const Eigen::SparseMatrix<double>& M) {
+  const auto n = static_cast<int>(M.rows());
+  NumericsPtr W(NM_create(NM_SPARSE, n, n));
+  if (!W) return nullptr;
+  NM_triplet_alloc(W.get(), std::max<Eigen::Index>(M.nonZeros(), 1));
+  for (int j = 0; j < M.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(M, j); it; ++it) {
+      NM_entry(W.get(), static_cast<int>(it.row()), j, it.value());
+    }
+  }
+  return W;
+}
+
+bool AllFinite(const Eigen::MatrixXd& M) { return M.allFinite(); }
+bool AllFinite(const Eigen::SparseMatrix<double>& M) {
+  return Eigen::Map<const Eigen::VectorXd>(M.valuePtr(), M.nonZeros()).allFinite();
+}
+
+template <class Matrix>
+Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                         const Fc3dOptions& options, const Eigen::VectorXd& r0) {
   const auto n = static_cast<int>(q.size());
   Fc3dResult result;
   result.r = r0;
   result.u = M * r0 + q;
-  std::unique_ptr<NumericsMatrix, MatrixDeleter> W(NM_create(NM_DENSE, n, n));
-  if (!W || W->matrix0 == nullptr) {
+  const NumericsPtr W = ToNumerics(M);
+  if (!W) {
     result.message = "fc3d: could not allocate the Siconos matrix";
     return result;
   }
-  std::memcpy(W->matrix0, M.data(), sizeof(double) * static_cast<std::size_t>(n) * n);
   Eigen::VectorXd q_copy = q, mu_copy = mu;
   FrictionContactProblem problem;
   problem.dimension = 3;
@@ -569,9 +598,11 @@ Fc3dResult SolveFc3dWith(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
 
 }  // namespace
 
-Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
-                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
-                                  const Eigen::VectorXd* r0) {
+namespace {
+
+template <class Matrix>
+Fc3dResult SolveFc3d(const Matrix& M, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                     const Fc3dOptions& options, const Eigen::VectorXd* r0) {
   const char* who = "SolveFrictionContact3d";
   const Eigen::Index n = q.size();
   if (n % 3 != 0 || M.rows() != n || M.cols() != n || mu.size() != n / 3) {
@@ -584,7 +615,7 @@ Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorX
     throw std::invalid_argument(std::string(who) + ": r0 has " + std::to_string(r0->size()) +
                                 " entries, expected " + std::to_string(n));
   }
-  if (!M.allFinite() || !q.allFinite() || !mu.allFinite() || (r0 != nullptr && !r0->allFinite())) {
+  if (!AllFinite(M) || !q.allFinite() || !mu.allFinite() || (r0 != nullptr && !r0->allFinite())) {
     throw std::invalid_argument(std::string(who) + ": non-finite entry in M, q, mu or r0");
   }
   if (n > 0 && mu.minCoeff() < 0.0) {
@@ -621,6 +652,20 @@ Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorX
   Fc3dResult second = SolveFc3dWith(M, q, mu, retry, result.r);
   second.message = result.message + "; " + second.message;
   return second;
+}
+
+}  // namespace
+
+Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                                  const Eigen::VectorXd* r0) {
+  return SolveFc3d(M, q, mu, options, r0);
+}
+
+Fc3dResult SolveFrictionContact3d(const Eigen::SparseMatrix<double>& M, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                                  const Eigen::VectorXd* r0) {
+  return SolveFc3d(M, q, mu, options, r0);
 }
 
 }  // namespace saltus::contact
