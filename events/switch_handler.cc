@@ -253,6 +253,13 @@ std::vector<contact::FrictionalContact> SwitchHandler::Contacts(
   return contacts;
 }
 
+engine::ProjectionOptions SwitchHandler::VelocityProjection() const {
+  engine::ProjectionOptions po = ctx_.opt.projection;
+  po.stall_tolerance =
+      std::max(po.stall_tolerance, kVelocityStallFraction * ctx_.opt.thresholds.tau1);
+  return po;
+}
+
 contact::FrictionOptions SwitchHandler::FrictionOptions() const {
   contact::FrictionOptions o;
   o.cone = ctx_.opt.friction_cone;
@@ -290,8 +297,9 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
       const double uk = u_[static_cast<Eigen::Index>(k)];
       if (uk > th.tau1 && uk <= v_close) {
         *v_closing = v;
-        const auto rv = engine::ProjectVelocities(
-            ctx_.sys, t, q, Union(ctx_.rows.bilateral, candidates), opt.projection, v_closing);
+        const auto rv =
+            engine::ProjectVelocities(ctx_.sys, t, q, Union(ctx_.rows.bilateral, candidates),
+                                      VelocityProjection(), v_closing);
         if (rv.converged) return *v_closing;
       }
     }
@@ -561,7 +569,7 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
     penetrating = Union(penetrating, more);
   }
   const auto rv =
-      engine::ProjectVelocities(ctx_.sys, t, q, Union(active, stopped), opt.projection, &v);
+      engine::ProjectVelocities(ctx_.sys, t, q, Union(active, stopped), VelocityProjection(), &v);
   if (!rv.converged) {
     std::ostringstream msg;
     msg << "velocity projection failed at t = " << t << " (residual " << rv.residual << ")";
