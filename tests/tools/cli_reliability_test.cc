@@ -307,7 +307,7 @@ TEST_F(CliReliabilityTest, RunFailuresSayWhatHappenedAndWhatToTry) {
       {"slider_crank_stop.yaml",
        "  projection: false\n  projection_max_iterations: 1\n",
        "projection_failure",
-       {"position projection failed", "projection_max_iterations"}},
+       {"position projection failed", "s (residual", "largest at '", "projection_max_iterations"}},
       // h_min = 0.05 s at rtol 1e-13: DOPRI5's first step is already below it.
       {"slider_crank_stop.yaml",
        "  h_min: 0.05\n",
