@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace saltus::contact {
 namespace {
@@ -51,11 +52,22 @@ std::mutex& SiconosMutex() {
   return m;
 }
 
+// Every SolverOptions struct below `o` (its internal solvers, recursively), `o` first.
+void CollectOptions(SolverOptions* o, std::vector<SolverOptions*>* all) {
+  all->push_back(o);
+  for (std::size_t k = 0; k < o->numberOfInternalSolvers; ++k) {
+    if (o->internalSolvers[k] != nullptr) CollectOptions(o->internalSolvers[k], all);
+  }
+}
+
 struct OptionsDeleter {
-  // solver_options_delete frees the members but not the struct itself.
+  // solver_options_delete frees the members, also those of the internal solvers (NSGS has its
+  // local solver's), but not the structs themselves.
   void operator()(SolverOptions* o) const {
+    std::vector<SolverOptions*> all;
+    CollectOptions(o, &all);
     solver_options_delete(o);
-    std::free(o);
+    for (SolverOptions* s : all) std::free(s);
   }
 };
 struct MatrixDeleter {
