@@ -18,14 +18,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/lagrangian_system.h"
 #include "events/simulation.h"
+#include "tests/tools/numeric_csv.h"
 
 namespace saltus::events {
 namespace {
@@ -116,18 +115,9 @@ class Recorder : public Observer {
 // The reference rows: t, y, ẏ, φ_M, φ̇_M, φ_S, φ̇_S.
 std::vector<std::vector<double>> ReadReference() {
   const char* root = std::getenv("SALTUS_SOURCE_DIR");
-  std::ifstream in(std::string(root ? root : ".") + "/tests/events/data/siconos_woodpecker.csv");
-  std::vector<std::vector<double>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line[0] == 't') continue;
-    std::vector<double> row;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) row.push_back(std::stod(cell));
-    rows.push_back(row);
-  }
-  return rows;
+  return tools::test_support::ReadNumericCsv(std::string(root ? root : ".") +
+                                             "/tests/events/data/siconos_woodpecker.csv")
+      .rows;
 }
 
 // The event loop (DOPRI5, rtol 1e-9) against Siconos' Moreau–Jean reference over 0.3 s: two
