@@ -1,5 +1,6 @@
 #include "contact/planar_contacts.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -24,25 +25,23 @@ struct BodyFrame {
   Eigen::Vector2d r_dot = Eigen::Vector2d::Zero();
   Eigen::Matrix2d R = Eigen::Matrix2d::Identity();
   double omega = 0.0;
+  int column = -1;  // the body's first column in q and v; −1 for the ground
 };
 
 BodyFrame Frame(const engine::PlanarModel& model, int body, const Eigen::VectorXd& q) {
   BodyFrame f;
   if (body == engine::kGround) return f;
-  const int k = model.Offset(body);
-  f.r = q.segment<2>(k);
-  f.R = Rotation(q(k + 2));
+  f.column = model.Offset(body);
+  f.r = q.segment<2>(f.column);
+  f.R = Rotation(q(f.column + 2));
   return f;
 }
 
-BodyFrame Frame(const engine::PlanarModel& model, int body, const Eigen::VectorXd& q,
-                const Eigen::VectorXd& v) {
-  BodyFrame f = Frame(model, body, q);
-  if (body == engine::kGround) return f;
-  const int k = model.Offset(body);
-  f.r_dot = v.segment<2>(k);
-  f.omega = v(k + 2);
-  return f;
+// The velocity of a frame at v (its pose is already set).
+void SetFrameVelocity(const Eigen::VectorXd& v, BodyFrame* f) {
+  if (f->column < 0) return;
+  f->r_dot = v.segment<2>(f->column);
+  f->omega = v(f->column + 2);
 }
 
 std::string Label(const PlanarContact& c, std::size_t index) {
@@ -51,17 +50,23 @@ std::string Label(const PlanarContact& c, std::size_t index) {
 
 bool IsFinite(const Eigen::Vector2d& x) { return x.allFinite(); }
 
+// A unique id per PlanarContacts object, for the per-thread geometry memo below.
+std::uint64_t NextMemoId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 // Disk–disk and disk–beam share the gap, normal and rows (the beam side is the material point
 // of the centreline nearest to the disk).
 bool DiskPair(PlanarContactType type) {
   return type == PlanarContactType::kDiskDisk || type == PlanarContactType::kDiskBeam;
 }
 
-// Writes the 1 × 3 Jacobian block of `body` (nothing for the ground).
-void AddBlock(const engine::PlanarModel& model, int body, const Eigen::Vector2d& n, double angular,
+// Writes the 1 × 3 Jacobian block of the body of frame f (nothing for the ground).
+void AddBlock(const BodyFrame& f, const Eigen::Vector2d& n, double angular,
               Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row) {
-  if (body == engine::kGround) return;
-  const int k = model.Offset(body);
+  if (f.column < 0) return;
+  const int k = f.column;
   G(row, k) += n.x();
   G(row, k + 1) += n.y();
   G(row, k + 2) += angular;
@@ -71,7 +76,7 @@ void AddBlock(const engine::PlanarModel& model, int body, const Eigen::Vector2d&
 
 PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
                                std::vector<PlanarContact> contacts)
-    : model_(std::move(model)), contacts_(std::move(contacts)) {
+    : model_(std::move(model)), contacts_(std::move(contacts)), memo_id_(NextMemoId()) {
   if (!model_) throw std::invalid_argument("PlanarContacts: null model");
   const int nb = model_->num_bodies();
   std::unordered_set<std::string> names;
@@ -211,8 +216,12 @@ void EvaluateBeamSide(const engine::PlanarModel& model, const PlanarContact& c,
 Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
                   const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   Geometry geo;
-  geo.a = v.size() > 0 ? Frame(model, c.body_a, q, v) : Frame(model, c.body_a, q);
-  geo.b = v.size() > 0 ? Frame(model, c.body_b, q, v) : Frame(model, c.body_b, q);
+  geo.a = Frame(model, c.body_a, q);
+  geo.b = Frame(model, c.body_b, q);
+  if (v.size() > 0) {
+    SetFrameVelocity(v, &geo.a);
+    SetFrameVelocity(v, &geo.b);
+  }
   const BodyFrame& a = geo.a;
   const BodyFrame& b = geo.b;
   geo.rho_a = a.R * c.point_a;
@@ -240,6 +249,47 @@ Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
   }
   return geo;
 }
+
+// Whether the geometry of contact c depends on v beyond the frames' velocities (a node of a
+// flexible body, or the moving centreline point of a disk–beam contact).
+bool VelocityDependentGeometry(const PlanarContact& c) {
+  return c.node_b >= 0 || c.type == PlanarContactType::kDiskBeam;
+}
+
+// The geometry at q of every contact that a thread asked for since q last changed, for the
+// PlanarContacts object `owner` (a unique id, not an address, so that a new object at a freed
+// address cannot see an old entry). One evaluation of the right-hand side asks for the normal
+// rows (the constraint Jacobian), then for the tangential rows of the sliding contacts (their
+// friction forces) and for γ, all at one q: each contact's geometry (two body poses, sin/cos
+// and the witness points) is computed once for all of them. An entry is the value Evaluate
+// returns, so the rows are the same to the last bit with or without the memo. Per thread: the
+// const methods stay thread-compatible.
+class GeometryMemo {
+ public:
+  const Geometry& Get(std::uint64_t owner, const engine::PlanarModel& model,
+                      const std::vector<PlanarContact>& contacts, const Eigen::VectorXd& q,
+                      std::size_t i) {
+    if (owner != owner_ || q.size() != q_.size() || q != q_) {
+      owner_ = owner;
+      q_ = q;
+      geo_.resize(contacts.size());
+      valid_.assign(contacts.size(), 0);
+    }
+    if (!valid_[i]) {
+      geo_[i] = Evaluate(model, contacts[i], q, Eigen::VectorXd());
+      valid_[i] = 1;
+    }
+    return geo_[i];
+  }
+
+ private:
+  std::uint64_t owner_ = 0;
+  Eigen::VectorXd q_;
+  std::vector<Geometry> geo_;
+  std::vector<char> valid_;
+};
+
+thread_local GeometryMemo memo;
 
 // Witness points of the two surfaces (x_b on B, x_a on A, x_b − x_a = g n), the gap and the
 // tangent t = J n of a contact (header, "Tangential rows").
@@ -341,7 +391,8 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
       continue;
     }
     const PlanarContact& c = contacts_[rows[k]];
-    const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
+    const Geometry& geo =
+        memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(rows[k]));
     switch (c.type) {
       case PlanarContactType::kPointLine:
         g(i) = geo.n.dot(geo.p_b - geo.p_a);
@@ -360,7 +411,7 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
 ContactSite PlanarContacts::Site(const Eigen::VectorXd& q, int i) const {
   CheckSize("q", q, *model_);
   const PlanarContact& c = contacts_.at(static_cast<std::size_t>(i));
-  const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
+  const Geometry& geo = memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(i));
   Eigen::Vector2d witness_a, witness_b;
   if (DiskPair(c.type)) {
     witness_a = geo.p_a + c.radius_a * geo.n;
@@ -374,8 +425,8 @@ ContactSite PlanarContacts::Site(const Eigen::VectorXd& q, int i) const {
   site.normal << geo.n, 0.0;
   site.body_a = c.body_a;
   site.body_b = c.body_b;
-  site.column_a = c.body_a == engine::kGround ? -1 : model_->Offset(c.body_a);
-  site.column_b = c.body_b == engine::kGround ? -1 : model_->Offset(c.body_b);
+  site.column_a = geo.a.column;
+  site.column_b = geo.b.column;
   return site;
 }
 
@@ -385,14 +436,16 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
   G.setZero();
   const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[RowContact(rows[k])];
-    const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
+    const int contact = RowContact(rows[k]);
+    const PlanarContact& c = contacts_[static_cast<std::size_t>(contact)];
+    const Geometry& geo =
+        memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
     const auto i = static_cast<Eigen::Index>(k);
     const Eigen::Vector2d& n = geo.n;
     if (rows[k] >= n_contacts) {  // ġ_T = t·(v_B(x_b) − v_A(x_a)), t·J y = n·y
       const TangentPoints w = Witnesses(c, geo);
-      AddBlock(*model_, c.body_b, w.t, n.dot(w.x_b - geo.b.r), G, i);
-      AddBlock(*model_, c.body_a, -w.t, -n.dot(w.x_a - geo.a.r), G, i);
+      AddBlock(geo.b, w.t, n.dot(w.x_b - geo.b.r), G, i);
+      AddBlock(geo.a, -w.t, -n.dot(w.x_a - geo.a.r), G, i);
       if (geo.node.elastic()) {  // ∂/∂η̇ of t·(ṗ_b + Ω J (x_b − p_b)), Ω = ω + ψ η̇
         G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols()) +=
             w.t.transpose() * geo.node.jac_eta + n.dot(w.x_b - geo.p_b) * geo.node.slope;
@@ -400,11 +453,11 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
       continue;
     }
     if (DiskPair(c.type)) {
-      AddBlock(*model_, c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
-      AddBlock(*model_, c.body_a, -n, -n.dot(Perp(geo.rho_a)), G, i);
+      AddBlock(geo.b, n, n.dot(Perp(geo.rho_b)), G, i);
+      AddBlock(geo.a, -n, -n.dot(Perp(geo.rho_a)), G, i);
     } else {
-      AddBlock(*model_, c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
-      AddBlock(*model_, c.body_a, -n, Perp(n).dot(geo.p_b - geo.a.r), G, i);
+      AddBlock(geo.b, n, n.dot(Perp(geo.rho_b)), G, i);
+      AddBlock(geo.a, -n, Perp(n).dot(geo.p_b - geo.a.r), G, i);
     }
     if (geo.node.elastic()) {
       G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols()) +=
@@ -419,8 +472,18 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
   CheckSize("v", v, *model_);
   const auto n_contacts = static_cast<int>(contacts_.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    const PlanarContact& c = contacts_[RowContact(rows[k])];
-    const Geometry geo = Evaluate(*model_, c, q, v);
+    const int contact = RowContact(rows[k]);
+    const PlanarContact& c = contacts_[static_cast<std::size_t>(contact)];
+    // The pose part from the memo, the frames' velocities from v (the same values as
+    // Evaluate(q, v)); nodes and disk–beam points depend on v themselves.
+    Geometry geo;
+    if (VelocityDependentGeometry(c)) {
+      geo = Evaluate(*model_, c, q, v);
+    } else {
+      geo = memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
+      SetFrameVelocity(v, &geo.a);
+      SetFrameVelocity(v, &geo.b);
+    }
     const auto i = static_cast<Eigen::Index>(k);
     if (rows[k] >= n_contacts) {
       gamma(i) = TangentGamma(c, geo);

@@ -79,6 +79,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -143,6 +144,7 @@ class PlanarContacts : public engine::ConstraintBlock {
   std::vector<PlanarContact> contacts_;
   std::vector<engine::ConstraintRowInfo> infos_;
   std::vector<int> tangent_contact_;  // contact of tangential row contacts_.size() + k
+  std::uint64_t memo_id_;             // this object's key in the per-thread geometry memo
 };
 
 }  // namespace saltus::contact

@@ -322,6 +322,35 @@ TEST(PlanarContacts, FrictionlessRowsAreUnchangedByFriction) {
   }
 }
 
+TEST(PlanarContacts, RowsDoNotDependOnWhatWasAskedBefore) {
+  // The geometry of a contact is computed once per q and thread and reused by later calls
+  // (planar_contacts.cc, GeometryMemo). Rows asked one at a time, tangential before normal,
+  // interleaved with another object of other contacts at the same q and with other q, are the
+  // rows of one call on all rows: bit for bit (exact determinism check).
+  std::mt19937 rng_a(21), rng_b(22);
+  const PlanarContacts first = RandomContacts(rng_a, 0.5);
+  const PlanarContacts other = RandomContacts(rng_b, 0.3);
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Eigen::VectorXd q = RandomState(rng, 2.0), v = RandomState(rng, 2.0);
+    const Eigen::VectorXd q_other = RandomState(rng, 2.0);
+    const Eigen::MatrixXd G_all = Jacobian(first, q);
+    const Eigen::VectorXd gamma_all = Gamma(first, q, v), g_all = Gaps(first, q);
+    for (int i = first.num_rows() - 1; i >= 0; --i) {
+      Jacobian(other, i % 2 == 0 ? q : q_other);  // the memo now holds the other object's rows
+      const int row[] = {i};
+      Eigen::MatrixXd G_i(1, q.size());
+      Eigen::VectorXd gamma_i(1), g_i(1);
+      first.Jacobian(0.0, q, row, G_i);
+      first.Gamma(0.0, q, v, row, gamma_i);
+      first.Values(0.0, q, row, g_i);
+      EXPECT_EQ(G_i.row(0), G_all.row(i)) << "row " << i;
+      EXPECT_EQ(gamma_i[0], gamma_all[i]) << "row " << i;
+      EXPECT_EQ(g_i[0], g_all[i]) << "row " << i;
+    }
+  }
+}
+
 TEST(PlanarContacts, TangentialJacobianIsTheSlipOfTheMaterialPoints) {
   // G_T v against the central difference of the tangential displacement of the two material
   // points at the witness points, t·[(X_B(q + ε v) − X_B(q − ε v)) − (X_A(…) − X_A(…))]/(2ε):
