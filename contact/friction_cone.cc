@@ -440,6 +440,33 @@ double LawResidual(const LocalProblem& p, const FacetedLcp& lcp, bool polygonal,
   return r.x.cwiseMin(w).cwiseAbs().maxCoeff() / scale;
 }
 
+// An enumerated vertex solves its pattern's LP to the LP's feasibility tolerance (tol_w, ten
+// times the residual tolerance), so at noise scale (impulses of 1e-10) its residual can exceed
+// the tolerance. One least-squares correction on its support S (the positive unknowns) makes
+// their rows exactly complementary: M_SS δ = −(M x + q)_S with the minimum-norm δ (M_SS may be
+// singular: identical rows of W, redundant contacts, give identical rows of M). Returns x + δ
+// when it stays ≥ 0, else x.
+Eigen::VectorXd PolishOnSupport(const FacetedLcp& lcp, const Eigen::VectorXd& x) {
+  std::vector<Eigen::Index> support;
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    if (x[i] > 0.0) support.push_back(i);
+  }
+  if (support.empty()) return x;
+  const Eigen::VectorXd w = lcp.M * x + lcp.q;
+  const auto ns = static_cast<Eigen::Index>(support.size());
+  Eigen::MatrixXd A(ns, ns);
+  Eigen::VectorXd rhs(ns);
+  for (Eigen::Index a = 0; a < ns; ++a) {
+    const Eigen::Index i = support[static_cast<std::size_t>(a)];
+    rhs[a] = -w[i];
+    for (Eigen::Index b = 0; b < ns; ++b) A(a, b) = lcp.M(i, support[static_cast<std::size_t>(b)]);
+  }
+  const Eigen::VectorXd delta = A.completeOrthogonalDecomposition().solve(rhs);
+  Eigen::VectorXd polished = x;
+  for (Eigen::Index a = 0; a < ns; ++a) polished[support[static_cast<std::size_t>(a)]] += delta[a];
+  return polished.allFinite() && polished.minCoeff() >= 0.0 ? polished : x;
+}
+
 // Classification from the enumeration, folding in the primary solution when it is one.
 void Classify(const LocalProblem& p, const FacetedLcp& lcp, const LocalOptions& options,
               bool polygonal, double tol_w, LocalResult* r) {
@@ -451,12 +478,20 @@ void Classify(const LocalProblem& p, const FacetedLcp& lcp, const LocalOptions& 
     r->message += "; enumeration incomplete (LP iteration limit)";
     return;
   }
-  const auto use = [&](const Eigen::VectorXd& x) {
+  const auto set = [&](const Eigen::VectorXd& x) {
     r->x = x;
     r->z = lcp.S * x;
     r->w = p.W * r->z + p.b;
     r->residual = LawResidual(p, lcp, polygonal, *r);
     r->ok = r->residual <= options.tolerance;
+  };
+  // The vertex, polished on its support when the LP's tolerance leaves it above the tolerance.
+  const auto use = [&](const Eigen::VectorXd& x) {
+    set(x);
+    if (r->ok) return;
+    const double vertex_residual = r->residual;
+    set(PolishOnSupport(lcp, x));
+    if (!(r->residual < vertex_residual)) set(x);
   };
   if (options.prefer_impulsive && e.most_impulsive.size() > 0) {
     use(e.most_impulsive);

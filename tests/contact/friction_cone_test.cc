@@ -137,6 +137,44 @@ TEST(FrictionConeBank, ExactConeWarmStartFromTheSolution) {
 
 // The faceted LCP of one planar contact, written out: x = (z_N, β₊, β₋, σ),
 // M = [[W_NN, W_NT, −W_NT, 0], [W_TN, W_TT, −W_TT, 1], [−W_TN, −W_TT, W_TT, 1], [μ, −1, −1, 0]].
+TEST(FrictionConeEnumeration, MostImpulsiveSolutionWithRedundantRowsAtNoiseScale) {
+  // Two planar contacts with identical rows (the redundant corners of a block: same normal and
+  // tangent Jacobian rows) at the scale of a tangential impact at rest: b ≈ 1e-8 m/s, impulses
+  // ≈ 1e-9 N s. The enumerated vertex solves its LP only to the LP's feasibility tolerance
+  // (10 × 1e-10 absolute, max(1, ‖b‖) = 1), so its residual may exceed the 1e-10 tolerance; the
+  // answer is corrected on its support. Its residual is then round-off of W z + b with entries
+  // ≲ 1: a few ε times the impulses' scale; asserted ≤ 1e-15.
+  LocalProblem p;
+  const Eigen::Matrix2d w_nt{{2.0, 0.6}, {0.6, 1.5}};  // one contact's (normal, tangent) block
+  p.W.resize(4, 4);
+  p.W << w_nt, w_nt, w_nt, w_nt;  // rows (N0, T0, N1, T1); contact 1 repeats contact 0
+  p.b = Eigen::Vector4d(-2.3e-8, 1.7e-8, -2.3e-8, 1.7e-8);
+  for (int i = 0; i < 2; ++i) {
+    LocalContact c;
+    c.normal = 2 * i;
+    c.tangents = {2 * i + 1, -1};
+    c.num_tangents = 1;
+    c.mu = 0.3;
+    p.contacts.push_back(c);
+  }
+  LocalOptions options;
+  options.cone = FrictionCone::kFaceted;
+  options.prefer_impulsive = true;
+  const LocalResult r = SolveLocal(p, options);
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_LE(r.residual, 1e-15);
+  // The answer is a solution of Coulomb's law (independent check): normal impulses ≥ 0 with the
+  // post-impact normal velocity ≥ 0 and complementary, tangential impulses inside the cone.
+  for (const LocalContact& c : p.contacts) {
+    EXPECT_GE(r.z[c.normal], 0.0);
+    EXPECT_GE(r.w[c.normal], -1e-15);
+    EXPECT_LE(std::abs(r.z[c.normal] * r.w[c.normal]), 1e-22);  // (1e-8 N s)(1e-15 m/s) scale
+    EXPECT_LE(std::abs(r.z[c.tangents[0]]), c.mu * r.z[c.normal] + 1e-15);
+  }
+  // Impulsive: the sticking solution z = W⁻¹-like of the summed contact carries Σ z_N > 0.
+  EXPECT_GT(r.z[0] + r.z[2], 1e-9);
+}
+
 TEST(FacetedLcp, PlanarContactMatrixWrittenOut) {
   LocalProblem p;
   p.W.resize(2, 2);
