@@ -73,6 +73,9 @@ if(PYTHON)
   file(MAKE_DIRECTORY ${src})
   file(COPY ${SOURCE_DIR}/setup.py ${SOURCE_DIR}/pyproject.toml ${SOURCE_DIR}/README.md
             ${SOURCE_DIR}/CMakeLists.txt DESTINATION ${src})
+  # Top-level folders as in the source tree: setuptools' package discovery must not take them
+  # for packages (a flat layout with several is refused).
+  file(MAKE_DIRECTORY ${src}/engine ${src}/saltus)
   run(${CMAKE_COMMAND} -E env SALTUS_CMAKE_BUILD_DIR=${BUILD_DIR} PIP_NO_INDEX=1
       ${PYTHON} -m pip install --no-build-isolation --no-deps --quiet --target ${WORK_DIR}/pip
       ${src})
