@@ -39,14 +39,12 @@
 #include <siconos/kernel/MoreauJeanCombinedProjectionOSI.hpp>
 #include <siconos/kernel/NewtonImpactFrictionNSL.hpp>
 #include <siconos/kernel/NonSmoothDynamicalSystem.hpp>
-#include <siconos/kernel/SiconosException.hpp>
 #include <siconos/kernel/SiconosVector.hpp>
 #include <siconos/kernel/SimpleMatrix.hpp>
 #include <siconos/kernel/TimeDiscretisation.hpp>
 #include <siconos/kernel/TimeSteppingCombinedProjection.hpp>
 
 #include <array>
-#include <boost/exception/get_error_info.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -54,10 +52,16 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/driver_support.h"
+#include "bench/siconos_support.h"
+
 namespace {
+
+using saltus::bench::ExceptionMessage;
 
 // Flores, Leine & Glocker (2010) Table 1, as Siconos' SliderCrankPlugin.cpp writes them.
 constexpr double l1 = 0.1530, l2 = 0.3060, a = 0.05, b = 0.025, c = 0.001;
@@ -162,29 +166,17 @@ Options ParseOptions(int argc, char** argv) {
       o.trajectory_file = value;
       continue;
     }
-    char* end = nullptr;
-    const double x = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x)) {
-      Usage("option " + arg + ": expected a positive number, got '" + value + "'");
-    }
+    const std::optional<double> x = saltus::bench::ParseInRange(value);
+    if (!x) Usage("option " + arg + ": expected a positive number, got '" + value + "'");
     if (arg == "--h") {
-      o.h = x;
+      o.h = *x;
     } else if (arg == "--t-end") {
-      o.t_end = x;
+      o.t_end = *x;
     } else {
       Usage("unknown option '" + arg + "'");
     }
   }
   return o;
-}
-
-std::string ExceptionMessage(const std::exception& e) {
-  if (const auto* siconos = dynamic_cast<const Siconos::exception*>(&e)) {
-    if (const std::string* m = boost::get_error_info<Siconos::exception::extra_message>(*siconos)) {
-      return *m;
-    }
-  }
-  return e.what();
 }
 
 std::shared_ptr<LagrangianDS> BuildSlider() {
@@ -216,20 +208,6 @@ Row Sample(double t, const LagrangianDS& ds,
     r[11 + k] = (*corners[k]->lambda(1))(0);
   }
   return r;
-}
-
-void WriteTrajectory(const std::string& path, const std::vector<Row>& rows) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    std::cerr << "slider_crank_siconos: cannot write '" << path << "'\n";
-    std::exit(2);
-  }
-  std::fprintf(f, "t,theta1,theta2,theta3,omega1,omega2,omega3,g1,g2,g3,g4,p1,p2,p3,p4\n");
-  for (const Row& r : rows) {
-    for (std::size_t i = 0; i < r.size(); ++i) std::fprintf(f, i ? ",%.17g" : "%.17g", r[i]);
-    std::fprintf(f, "\n");
-  }
-  std::fclose(f);
 }
 
 }  // namespace
@@ -277,7 +255,16 @@ int main(int argc, char** argv) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  if (!o.trajectory_file.empty()) WriteTrajectory(o.trajectory_file, rows);
+  if (!o.trajectory_file.empty()) {
+    try {
+      saltus::bench::WriteCsvRows(
+          o.trajectory_file, "t,theta1,theta2,theta3,omega1,omega2,omega3,g1,g2,g3,g4,p1,p2,p3,p4",
+          rows);
+    } catch (const std::exception& e) {
+      std::cerr << "slider_crank_siconos: " << e.what() << "\n";
+      return 2;
+    }
+  }
   std::printf("engine=siconos\nstatus=%s\nmessage=%s\nh=%.17g\nt_end=%.17g\nsteps=%ld\n",
               status.c_str(), message.c_str(), o.h, o.t_end, steps);
   std::printf("wall_seconds=%.9g\ncpu_seconds=%.9g\n", wall, cpu);

@@ -22,9 +22,11 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/driver_support.h"
 #include "events/simulation.h"
 #include "tests/events/woodpecker_model.h"
 
@@ -46,12 +48,9 @@ struct Options {
 }
 
 double ParsePositive(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(x > 0) || !std::isfinite(x)) {
-    Usage("option " + flag + ": expected a positive number, got '" + text + "'");
-  }
-  return x;
+  const std::optional<double> x = saltus::bench::ParseInRange(text);
+  if (!x) Usage("option " + flag + ": expected a positive number, got '" + text + "'");
+  return *x;
 }
 
 Options ParseOptions(int argc, char** argv) {
@@ -75,17 +74,15 @@ Options ParseOptions(int argc, char** argv) {
   return o;
 }
 
-struct Row {
-  double t;
-  std::array<double, 6> x;  // y, ẏ, φ_M, φ̇_M, φ_S, φ̇_S
-};
+using Row = std::array<double, 7>;  // t, y, ẏ, φ_M, φ̇_M, φ_S, φ̇_S
+constexpr const char* kHeader = "t,y,ydot,phi_M,phi_M_dot,phi_S,phi_S_dot";
 
 // The samples at the output times and the impacts per contact (an impact event counts for every
 // contact whose row it involves).
 class Recorder : public events::Observer {
  public:
   void OnOutput(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
-    rows.push_back({t, {q[0], v[0], q[1], v[1], q[2], v[2]}});
+    rows.push_back({t, q[0], v[0], q[1], v[1], q[2], v[2]});
   }
   void OnEvent(const events::Event& e, const Eigen::VectorXd&, const Eigen::VectorXd&,
                const Eigen::VectorXd&) override {
@@ -102,21 +99,6 @@ class Recorder : public events::Observer {
   std::array<long, 3> impacts = {0, 0, 0};
   std::vector<double> beak_times;
 };
-
-void WriteTrajectory(const std::string& path, const std::vector<Row>& rows) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    std::cerr << "woodpecker_saltus: cannot write '" << path << "'\n";
-    std::exit(2);
-  }
-  std::fprintf(f, "t,y,ydot,phi_M,phi_M_dot,phi_S,phi_S_dot\n");
-  for (const Row& r : rows) {
-    std::fprintf(f, "%.17g", r.t);
-    for (double x : r.x) std::fprintf(f, ",%.17g", x);
-    std::fprintf(f, "\n");
-  }
-  std::fclose(f);
-}
 
 }  // namespace
 
@@ -140,7 +122,14 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 
-  if (!o.trajectory_file.empty()) WriteTrajectory(o.trajectory_file, recorder.rows);
+  if (!o.trajectory_file.empty()) {
+    try {
+      saltus::bench::WriteCsvRows(o.trajectory_file, kHeader, recorder.rows);
+    } catch (const std::exception& e) {
+      std::cerr << "woodpecker_saltus: " << e.what() << "\n";
+      return 2;
+    }
+  }
   const bool finished = result.status == events::RunStatus::kFinished;
   const events::SimulationStats& stats = simulation.stats();
   std::printf("engine=saltus\nstatus=%s\nmessage=%s\nrtol=%g\natol=%g\nt_end=%.17g\n",

@@ -32,7 +32,6 @@
 #include <siconos/kernel/MoreauJeanOSI.hpp>
 #include <siconos/kernel/NewtonImpactFrictionNSL.hpp>
 #include <siconos/kernel/NonSmoothDynamicalSystem.hpp>
-#include <siconos/kernel/SiconosException.hpp>
 #include <siconos/kernel/SiconosVector.hpp>
 #include <siconos/kernel/SimpleMatrix.hpp>
 #include <siconos/kernel/TimeDiscretisation.hpp>
@@ -40,7 +39,6 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/exception/get_error_info.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -48,10 +46,16 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/driver_support.h"
+#include "bench/siconos_support.h"
+
 namespace {
+
+using saltus::bench::ExceptionMessage;
 
 // Parameters: ../shared/FRICTION.md "Woodpecker toy" (Siconos' WoodPeckerConsts.h).
 constexpr double r_O = 0.0025, r_M = 0.0031, h_M = 0.0058, l_M = 0.010, l_G = 0.015, h_S = 0.02,
@@ -73,13 +77,12 @@ struct Options {
 }
 
 double ParseNumber(const std::string& flag, const std::string& text, double lo, double hi) {
-  char* end = nullptr;
-  const double x = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !(x > lo && x <= hi)) {
+  const std::optional<double> x = saltus::bench::ParseInRange(text, lo, hi);
+  if (!x) {
     Usage("option " + flag + ": expected a number in (" + std::to_string(lo) + ", " +
           std::to_string(hi) + "], got '" + text + "'");
   }
-  return x;
+  return *x;
 }
 
 Options ParseOptions(int argc, char** argv) {
@@ -101,15 +104,6 @@ Options ParseOptions(int argc, char** argv) {
     }
   }
   return o;
-}
-
-std::string ExceptionMessage(const std::exception& e) {
-  if (const auto* siconos = dynamic_cast<const Siconos::exception*>(&e)) {
-    if (const std::string* m = boost::get_error_info<Siconos::exception::extra_message>(*siconos)) {
-      return *m;
-    }
-  }
-  return e.what();
 }
 
 std::shared_ptr<LagrangianLinearTIDS> BuildBody() {
@@ -146,30 +140,13 @@ std::shared_ptr<Interaction> BuildContact(int k) {
   return std::make_shared<Interaction>(law, std::make_shared<LagrangianLinearTIR>(Hk, bk));
 }
 
-struct Row {
-  double t;
-  std::array<double, 6> x;  // y, ẏ, φ_M, φ̇_M, φ_S, φ̇_S
-};
+using Row = std::array<double, 7>;  // t, y, ẏ, φ_M, φ̇_M, φ_S, φ̇_S
+constexpr const char* kHeader = "t,y,ydot,phi_M,phi_M_dot,phi_S,phi_S_dot";
 
 Row Sample(double t, const LagrangianLinearTIDS& body) {
   const SiconosVector& q = *body.q();
   const SiconosVector& v = *body.velocity();
-  return {t, {q(0), v(0), q(1), v(1), q(2), v(2)}};
-}
-
-void WriteTrajectory(const std::string& path, const std::vector<Row>& rows) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    std::cerr << "woodpecker_siconos: cannot write '" << path << "'\n";
-    std::exit(2);
-  }
-  std::fprintf(f, "t,y,ydot,phi_M,phi_M_dot,phi_S,phi_S_dot\n");
-  for (const Row& r : rows) {
-    std::fprintf(f, "%.17g", r.t);
-    for (double x : r.x) std::fprintf(f, ",%.17g", x);
-    std::fprintf(f, "\n");
-  }
-  std::fclose(f);
+  return {t, q(0), v(0), q(1), v(1), q(2), v(2)};
 }
 
 }  // namespace
@@ -225,7 +202,14 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
 
-  if (!o.trajectory_file.empty()) WriteTrajectory(o.trajectory_file, rows);
+  if (!o.trajectory_file.empty()) {
+    try {
+      saltus::bench::WriteCsvRows(o.trajectory_file, kHeader, rows);
+    } catch (const std::exception& e) {
+      std::cerr << "woodpecker_siconos: " << e.what() << "\n";
+      return 2;
+    }
+  }
   std::printf("engine=siconos\nstatus=%s\nmessage=%s\nh=%.17g\ntheta=%.17g\nt_end=%.17g\n",
               status.c_str(), message.c_str(), o.h, o.theta, o.t_end);
   std::printf("steps=%ld\nbeak_impacts=%ld\ncontact_onsets=%ld\n", steps, onsets[0],
@@ -239,8 +223,7 @@ int main(int argc, char** argv) {
   std::printf("wall_seconds=%.9g\ncpu_seconds=%.9g\n", wall, cpu);
   if (body) {
     const Row last = Sample(o.t_end, *body);
-    std::printf("final_y=%.17g\nfinal_phi_M=%.17g\nfinal_phi_S=%.17g\n", last.x[0], last.x[2],
-                last.x[4]);
+    std::printf("final_y=%.17g\nfinal_phi_M=%.17g\nfinal_phi_S=%.17g\n", last[1], last[3], last[5]);
   }
   return status == "finished" ? 0 : 3;
 }
