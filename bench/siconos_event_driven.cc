@@ -51,14 +51,12 @@
 #include <siconos/kernel/LsodarOSI.hpp>
 #include <siconos/kernel/NewtonImpactNSL.hpp>
 #include <siconos/kernel/NonSmoothDynamicalSystem.hpp>
-#include <siconos/kernel/SiconosException.hpp>
 #include <siconos/kernel/SiconosVector.hpp>
 #include <siconos/kernel/SimpleMatrix.hpp>
 #include <siconos/kernel/TimeDiscretisation.hpp>
 
 #include <yaml-cpp/yaml.h>
 
-#include <boost/exception/get_error_info.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -71,7 +69,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/siconos_support.h"
+
 namespace {
+
+using saltus::bench::ExceptionMessage;
 
 // ---- The scene -------------------------------------------------------------------------------
 
@@ -310,16 +312,6 @@ struct LoggedEvent {
   std::vector<int> rows;
   std::vector<double> impulses;
 };
-
-// Message of a Siconos exception (its extra_message) or of any std::exception.
-std::string ExceptionMessage(const std::exception& e) {
-  if (const auto* siconos = dynamic_cast<const Siconos::exception*>(&e)) {
-    if (const std::string* m = boost::get_error_info<Siconos::exception::extra_message>(*siconos)) {
-      return *m;
-    }
-  }
-  return e.what();
-}
 
 std::shared_ptr<NonSmoothDynamicalSystem> BuildSystem(
     const Scene& scene, double t_end, std::vector<std::shared_ptr<LagrangianLinearTIDS>>* bodies,

@@ -4,91 +4,24 @@
 // reference trajectory (Moreau–Jean, θ = 1/2, h = 2e-5 s;
 // tests/events/data/siconos_woodpecker.csv).
 //
-// Coordinates q = (y, φ_M, φ_S): the sleeve's height and the sleeve's and the bird's angles.
-//   M = [m_M + m_S, m_S l_M, m_S l_G; m_S l_M, J_M + m_S l_M², m_S l_M l_G;
-//        m_S l_G, m_S l_M l_G, J_S + m_S l_G²],
-//   F = −g (m_M + m_S, m_S l_M, m_S l_G) − K q,  K = c_φ [0 0 0; 0 1 −1; 0 −1 1].
-// Contacts (gap g_N and tangential velocity ġ_T, linear in q and v):
-//   beak    g_N = l_M + l_G − l_S − r_O − h_S φ_S,  ġ_T = ẏ + l_M φ̇_M + (l_G − l_S) φ̇_S,  e = 0.5
-//   corner  g_N = r_M − r_O + h_M φ_M,              ġ_T = ẏ + r_M φ̇_M,                      e = 0
-//   corner  g_N = r_M − r_O − h_M φ_M,              ġ_T = ẏ + r_M φ̇_M,                      e = 0
-// all with μ = 0.3 (parameters: ../shared/FRICTION.md, "Woodpecker toy").
+// The model and its parameters: tests/events/woodpecker_model.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "engine/lagrangian_system.h"
 #include "events/simulation.h"
+#include "tests/events/woodpecker_model.h"
 #include "tests/tools/numeric_csv.h"
 
 namespace saltus::events {
 namespace {
 
-using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using engine::ConstraintKind;
-using engine::ConstraintLevel;
-using engine::ConstraintRowInfo;
-
-constexpr double r_O = 0.0025, r_M = 0.0031, h_M = 0.0058, l_M = 0.010, l_G = 0.015, h_S = 0.02,
-                 l_S = 0.0201;
-constexpr double m_M = 0.0003, m_S = 0.0045, J_M = 5.0e-9, J_S = 7.0e-7, c_phi = 0.0056, g = 9.81,
-                 mu = 0.3;
-
-std::shared_ptr<engine::MechanicalSystem> LinearWoodpecker() {
-  engine::LagrangianCallbacks cb;
-  cb.n = 3;
-  cb.constant_mass = true;
-  cb.mass = [](const VectorXd&, MatrixXd* M) {
-    M->resize(3, 3);
-    *M << m_S + m_M, m_S * l_M, m_S * l_G,                  //
-        m_S * l_M, J_M + m_S * l_M * l_M, m_S * l_M * l_G,  //
-        m_S * l_G, m_S * l_M * l_G, J_S + m_S * l_G * l_G;
-  };
-  cb.forces = [](double, const VectorXd& q, const VectorXd&, VectorXd* F) {
-    const double spring = c_phi * (q[1] - q[2]);
-    *F = VectorXd(3);
-    *F << -(m_M + m_S) * g, -m_S * l_M * g - spring, -m_S * l_G * g + spring;
-  };
-  auto sys = std::make_shared<engine::LagrangianSystem>(cb);
-
-  // Rows 0–2: the normal gaps (beak, corners); rows 3–5: their tangential velocities.
-  MatrixXd G(6, 3);
-  G << 0, 0, -h_S,        //
-      0, h_M, 0,          //
-      0, -h_M, 0,         //
-      1, l_M, l_G - l_S,  //
-      1, r_M, 0,          //
-      1, r_M, 0;
-  VectorXd b(6);
-  b << l_M + l_G - l_S - r_O, r_M - r_O, r_M - r_O, 0, 0, 0;
-  engine::ConstraintCallbacks cc;
-  const char* names[] = {"beak", "corner_up", "corner_down"};
-  for (int k = 0; k < 3; ++k) {
-    ConstraintRowInfo n{ConstraintKind::kUnilateral, names[k]};
-    n.friction = mu;
-    n.restitution = k == 0 ? 0.5 : 0.0;
-    cc.rows.push_back(n);
-  }
-  for (int k = 0; k < 3; ++k) {
-    ConstraintRowInfo t{ConstraintKind::kTangential, std::string(names[k]) + ".t"};
-    t.level = ConstraintLevel::kVelocity;
-    t.normal_row = k;
-    cc.rows.push_back(t);
-  }
-  cc.values = [G, b](double, const VectorXd& q, VectorXd* gq) {
-    *gq = G * q + b;
-    gq->tail(3).setZero();  // velocity-level rows (engine/constraint_block.h)
-  };
-  cc.jacobian = [G](double, const VectorXd&, MatrixXd* Gq) { *Gq = G; };
-  sys->AddConstraintBlock(std::make_shared<engine::CallbackConstraints>(cc, 3));
-  return sys;
-}
+namespace wp = test_support::woodpecker;
 
 struct Sample {
   double t;
@@ -134,10 +67,10 @@ TEST(WoodpeckerReferenceTest, LinearizedModelFollowsTheSiconosReference) {
   o.integrator_options.atol = 1e-11;
   o.output_step = 1e-3;
   o.painleve = PainleveResolution::kImpact;
-  Simulation sim(LinearWoodpecker(), o);
+  Simulation sim(wp::LinearWoodpecker(), o);
   Recorder rec;
   sim.AddObserver(&rec);
-  sim.SetState(0, VectorXd(Eigen::Vector3d(ref[0][1], -(r_M - r_O) / h_M, ref[0][5])),
+  sim.SetState(0, VectorXd(Eigen::Vector3d(ref[0][1], wp::kContactAngle, ref[0][5])),
                VectorXd(Eigen::Vector3d(ref[0][2], ref[0][4], ref[0][6])));
   const RunResult res = sim.AdvanceTo(0.299);
   ASSERT_EQ(res.status, RunStatus::kFinished) << res.message;
