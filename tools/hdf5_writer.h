@@ -28,7 +28,8 @@
 //
 // Root attributes: nq, nv, m (int) and, after WriteProvenance, the strings saltus_version,
 // saltus_commit, scene_sha256, command_line and host (tools/metadata.h). Written with the HDF5 C
-// API (stable across 1.10-1.14).
+// API (stable across 1.10-1.14); the file format is HDF5 1.8's (dense storage of the name
+// attributes, which outgrow 64 KiB on piles).
 #pragma once
 
 #include <Eigen/Dense>

@@ -375,6 +375,31 @@ TEST(Hdf5WriterTest, CliFrictionForcesFollowTheSlidingBlocksClosedForm) {
   H5Fclose(f);
 }
 
+// A pile's row names outgrow an object header's 64 KiB: 90 spheres have m = N(N-1)/2 + 5N = 4455
+// rows (pairs and the box's five walls). The file must still be created, with every name.
+TEST(Hdf5WriterTest, CliPileWithThousandsOfRowsWritesEveryName) {
+  const fs::path dir = Scratch("pile");
+  const fs::path scene = dir / "pile90.yaml";
+  std::ostringstream gout, gerr;
+  ASSERT_EQ(RunCli(std::vector<std::string>{"generate", "sphere_pile", "--n", "90", "--out",
+                                            scene.string()},
+                   gout, gerr),
+            kExitOk)
+      << gerr.str();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli(std::vector<std::string>{"run", scene.string(), "--t-end", "0.001", "--hdf5",
+                                            "--out", (dir / "out").string()},
+                   out, err),
+            kExitOk)
+      << out.str() << err.str();
+  const hid_t f = H5Fopen((dir / "out" / "results.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const std::vector<std::string> names = ReadNames(f, "/forces/rows", "names");
+  EXPECT_EQ(names.size(), 90u * 89u / 2u + 5u * 90u);
+  EXPECT_EQ(ReadNames(f, "/events/rows", "names"), names);
+  H5Fclose(f);
+}
+
 TEST(Hdf5WriterTest, CliFailedRunStillLeavesAValidFile) {
   // The bouncing ball with a Zeno guard allowing 3 events per 100 s: the 4th impact stops the
   // run (exit 3, as in cli_test).
