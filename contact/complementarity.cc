@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -579,12 +580,15 @@ Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen:
                                  ? options.tolerance * scale / q_two
                                  : options.tolerance;
   const bool newton = options.solver == Fc3dSolver::kAlartCurnierNewton;
+  const bool admm = options.solver == Fc3dSolver::kAdmm;
+  const int id = newton ? SICONOS_FRICTION_3D_NSN_AC
+                 : admm ? SICONOS_FRICTION_3D_ADMM
+                        : SICONOS_FRICTION_3D_NSGS;
   int info = -1;
   {
     std::lock_guard<std::mutex> lock(SiconosMutex());
     numerics_set_verbose(0);
-    std::unique_ptr<SolverOptions, OptionsDeleter> so(
-        solver_options_create(newton ? SICONOS_FRICTION_3D_NSN_AC : SICONOS_FRICTION_3D_NSGS));
+    std::unique_ptr<SolverOptions, OptionsDeleter> so(solver_options_create(id));
     if (!so) {
       result.message = "fc3d: could not create Siconos solver options";
       return result;
@@ -595,16 +599,17 @@ Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen:
     result.iterations = so->iparam[SICONOS_IPARAM_ITER_DONE];
     result.error = so->dparam[SICONOS_DPARAM_RESIDU];
   }
-  const char* name = newton ? "fc3d nsn_ac" : "fc3d nsgs";
+  const char* name = newton ? "fc3d nsn_ac" : admm ? "fc3d admm" : "fc3d nsgs";
   if (!result.r.allFinite() || !result.u.allFinite()) {
     result.message =
         std::string(name) + ": non-finite solution (Siconos info " + std::to_string(info) + ")";
     return result;
   }
   result.ok = info == 0;
-  result.message = std::string(name) + (result.ok ? ": converged" : ": no convergence") +
-                   " (Siconos info " + std::to_string(info) + ", error " +
-                   std::to_string(result.error) + ")";
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " (Siconos info %d, %d iterations, error %.3g)", info,
+                result.iterations, result.error);
+  result.message = std::string(name) + (result.ok ? ": converged" : ": no convergence") + tail;
   return result;
 }
 
@@ -635,7 +640,8 @@ Fc3dResult SolveFc3d(const Matrix& M, const Eigen::VectorXd& q, const Eigen::Vec
   }
   if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance) ||
       options.max_iterations <= 0 ||
-      (options.solver != Fc3dSolver::kAlartCurnierNewton && options.solver != Fc3dSolver::kNsgs)) {
+      (options.solver != Fc3dSolver::kAlartCurnierNewton && options.solver != Fc3dSolver::kNsgs &&
+       options.solver != Fc3dSolver::kAdmm)) {
     throw std::invalid_argument(std::string(who) + ": bad options (tolerance " +
                                 std::to_string(options.tolerance) + ", max_iterations " +
                                 std::to_string(options.max_iterations) + ")");

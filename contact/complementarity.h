@@ -188,6 +188,9 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 //                        Alart–Curnier function, with line search; locally quadratic.
 //   kNsgs                SICONOS_FRICTION_3D_NSGS: Gauss–Seidel over contacts with an exact
 //                        local solver; slower, more robust far from the solution.
+//   kAdmm                SICONOS_FRICTION_3D_ADMM: alternating direction method of multipliers
+//                        (Siconos' fc3d_admm: factorizations of M + ρI, projections on the
+//                        cones, the De Saxcé term updated between iterations).
 // The result is Siconos' answer with its info code: the caller checks the law itself (e.g.
 // contact::CoulombResidual in contact/friction_cone.h). With `fallback`, a failed Newton solve is
 // retried by NSGS from the Newton iterate, and an M of deficient rank (redundant contacts) goes
@@ -195,7 +198,7 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 // "NM_LU_factorize: ... failed" to stderr whatever its verbose level. r0 (3 n_c, optional) is the
 // initial reaction (warm start); otherwise 0. Serialized with the other Siconos calls; never
 // exits.
-enum class Fc3dSolver { kAlartCurnierNewton, kNsgs };
+enum class Fc3dSolver { kAlartCurnierNewton, kNsgs, kAdmm };
 
 struct Fc3dOptions {
   Fc3dSolver solver = Fc3dSolver::kAlartCurnierNewton;

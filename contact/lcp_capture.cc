@@ -98,21 +98,29 @@ class Reader {
 
 void WriteCapturedLcp(const CapturedLcp& p, std::ostream& out) {
   const Eigen::Index n = p.b.size();
-  if (p.W.rows() != n || p.W.cols() != n || static_cast<Eigen::Index>(p.rows.size()) != n) {
+  if (p.W.rows() != n || p.W.cols() != n || static_cast<Eigen::Index>(p.rows.size()) != n ||
+      (p.mu.size() > 0 && 3 * p.mu.size() != n)) {
     throw std::invalid_argument("WriteCapturedLcp: W is " + std::to_string(p.W.rows()) + " x " +
                                 std::to_string(p.W.cols()) + ", b has " + std::to_string(n) +
-                                " entries and rows " + std::to_string(p.rows.size()));
+                                " entries, rows " + std::to_string(p.rows.size()) + " and mu " +
+                                std::to_string(p.mu.size()));
   }
   std::string note = p.note;
   for (char& c : note) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  out << "# saltus contact problem (contact/lcp_capture.h): w = W z + b, 0 <= w _|_ z >= 0\n"
-      << "saltus_lcp 1\nkind " << (p.kind.empty() ? "unknown" : p.kind) << "\nt " << Format(p.t)
-      << "\nnote " << note << "\nn " << n << "\nrows";
+  const bool friction = p.mu.size() > 0;
+  out << "# saltus contact problem (contact/lcp_capture.h): w = W z + b, "
+      << (friction ? "Coulomb's law per contact (3 rows)" : "0 <= w _|_ z >= 0") << "\nsaltus_lcp "
+      << (friction ? 2 : 1) << "\nkind " << (p.kind.empty() ? "unknown" : p.kind) << "\nt "
+      << Format(p.t) << "\nnote " << note << "\nn " << n << "\nrows";
   for (int r : p.rows) out << ' ' << r;
   out << "\nb";
   for (Eigen::Index i = 0; i < n; ++i) out << ' ' << Format(p.b[i]);
+  if (friction) {
+    out << "\nmu";
+    for (Eigen::Index i = 0; i < p.mu.size(); ++i) out << ' ' << Format(p.mu[i]);
+  }
   std::vector<Eigen::Triplet<double>> upper;
   for (Eigen::Index k = 0; k < p.W.outerSize(); ++k) {
     for (Eigen::SparseMatrix<double>::InnerIterator it(p.W, k); it; ++it) {
@@ -130,9 +138,11 @@ void WriteCapturedLcp(const CapturedLcp& p, std::ostream& out) {
 CapturedLcp ReadCapturedLcp(std::istream& in, const std::string& label) {
   Reader r(in, label);
   CapturedLcp p;
+  long version = 0;
   {
     auto s = r.Next("saltus_lcp");
-    if (r.Integer(s, "version", 0, 1000) != 1) r.Fail("unsupported version (this reader knows 1)");
+    version = r.Integer(s, "version", 0, 1000);
+    if (version != 1 && version != 2) r.Fail("unsupported version (this reader knows 1 and 2)");
     r.End(s);
   }
   {
@@ -168,6 +178,17 @@ CapturedLcp ReadCapturedLcp(std::istream& in, const std::string& label) {
     for (long i = 0; i < n; ++i) p.b[i] = r.Number(s, "b entry");
     r.End(s);
   }
+  if (version == 2) {
+    if (n % 3 != 0)
+      r.Fail("a frictional problem has 3 unknowns per contact, n = " + std::to_string(n));
+    auto s = r.Next("mu");
+    p.mu.resize(n / 3);
+    for (long i = 0; i < n / 3; ++i) {
+      p.mu[i] = r.Number(s, "mu entry");
+      if (p.mu[i] < 0.0) r.Fail("mu entry: expected >= 0, got " + Format(p.mu[i]));
+    }
+    r.End(s);
+  }
   long nnz = 0;
   {
     auto s = r.Next("nnz");
@@ -201,18 +222,22 @@ CapturedLcp ReadCapturedLcpFile(const std::string& path) {
   return ReadCapturedLcp(in, path);
 }
 
-bool LcpCaptureWanted(const LcpResult& result) {
+bool CaptureWanted(bool ok, int failed_stages, bool empty) {
   switch (Config().when) {
     case When::kOff:
       return false;
     case When::kAll:
-      return result.z.size() > 0;
+      return !empty;
     case When::kFailed:
-      return !result.ok;
+      return !ok;
     case When::kHard:
-      return !result.ok || result.failed_stages > 0;
+      return !ok || failed_stages > 0;
   }
   return false;
+}
+
+bool LcpCaptureWanted(const LcpResult& result) {
+  return CaptureWanted(result.ok, result.failed_stages, result.z.size() == 0);
 }
 
 std::string CaptureLcp(const std::function<void(CapturedLcp*)>& make) {

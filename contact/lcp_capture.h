@@ -31,6 +31,10 @@
 //   nnz K
 //   w i j W_ij          K lines, i ≤ j (the upper triangle; W is symmetric)
 //   end
+// Version 2 (kind "friction_step": one component of a frictional Moreau–Jean step,
+// contact/sparse_friction_step.h) is the same with 3 unknowns per contact (normal, tangent 1,
+// tangent 2), Coulomb's law with the exact cone instead of the LCP, and one more line after b:
+//   mu <n/3 friction coefficients>
 #pragma once
 
 #include <Eigen/Dense>
@@ -52,6 +56,7 @@ struct CapturedLcp {
   std::vector<int> rows;          // n
   Eigen::SparseMatrix<double> W;  // n × n, symmetric
   Eigen::VectorXd b;              // n
+  Eigen::VectorXd mu;             // n/3 for a frictional problem (version 2); empty for an LCP
 };
 
 // Writes p in the format above. Throws std::invalid_argument when the sizes disagree or W is not
@@ -67,6 +72,9 @@ CapturedLcp ReadCapturedLcpFile(const std::string& path);
 // Whether the environment asks for a problem with this result (SALTUS_LCP_CAPTURE_WHEN above).
 // Cheap when capture is off.
 bool LcpCaptureWanted(const LcpResult& result);
+// The same for any solver chain: `ok` (a verified answer), `failed_stages` (stages that failed
+// before it) and `empty` (no unknown).
+bool CaptureWanted(bool ok, int failed_stages, bool empty);
 // Writes the problem into the capture folder; `make` fills everything but is called only when
 // capture is on. Returns the path written, or "" (off, or the file could not be written).
 std::string CaptureLcp(const std::function<void(CapturedLcp*)>& make);

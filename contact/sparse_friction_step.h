@@ -15,13 +15,8 @@
 // formed per component of the body–contact graph only, as a sparse matrix whose 3 × 3 block
 // (i, j) is Σ_c G_i,c M_c⁻¹ G_j,cᵀ over the bodies c that contacts i and j share (non-zero only
 // when they share one). Each component with an approaching or pushed normal row (b_N < 0) is
-// solved by Siconos fc3d on the sparse matrix (contact::SolveFrictionContact3d): NSGS first
-// (Gauss–Seidel over the contacts with an exact local solver, the solver of Siconos' own
-// Moreau–Jean), then Alart–Curnier Newton from its answer where NSGS stalls (not first: it leaks
-// memory on sparse matrices, contact/complementarity.h), then both again with Siconos' tolerance
-// 100× tighter, stopping at the first answer whose natural-map residual of the law
-// (contact::CoulombResidual, relative to max(1, ‖b_c‖∞)) meets the tolerance; otherwise the
-// answer with the smallest residual is returned with ok = false. Components without b_N < 0
+// solved by the chain SolveFrictionComponent below (Siconos fc3d on the sparse matrix), from the
+// caller's warm start (FrictionOptions::warm_start). Components without b_N < 0
 // have P = 0 (z_N = 0 forces P_T = 0 and satisfies every law). Contacts without tangential rows
 // carry two inert unknowns (W's largest diagonal entry on the diagonal, no coupling, q = 0), so
 // they stay 0; μ = 0 makes a contact frictionless.
@@ -32,8 +27,12 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <array>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "contact/friction_problem.h"
 #include "engine/mechanical_system.h"
@@ -50,9 +49,68 @@ namespace saltus::contact {
 // f not of nv finite entries, a row outside the system, listed twice or not unilateral, a
 // restitution count other than the rows' or e outside [0, 1], bad options (tolerance ≤ 0,
 // max_iterations ≤ 0) or a warm start other than 3 per contact.
+// `sparse`: the accepted bound of the chain and where to count its stages (below).
+struct SparseFrictionStats;
+struct SparseStepOptions {
+  double accepted_residual = 0.0;        // FrictionChainOptions::accepted_residual, finite, ≥ 0
+  SparseFrictionStats* stats = nullptr;  // when set, every solved component is counted there
+};
 std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
     const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> normal_rows,
-    std::span<const double> restitution, const FrictionOptions& options);
+    std::span<const double> restitution, const FrictionOptions& options,
+    const SparseStepOptions& sparse = {});
+
+// The solver chain of one component: w = W r + b with 3 unknowns per contact (normal, tangent 1,
+// tangent 2) and Coulomb's law with μ_i (μ_i = 0: frictionless) on each contact. Every stage
+// starts from the best answer so far (the caller's r0 first), and the chain stops at the first
+// answer whose natural-map residual (contact::CoulombResidual: per contact ‖r − P_K(r − ŵ)‖₂,
+// the largest, relative to max(1, ‖b‖∞)) meets `tolerance`:
+//   kNsgs     Siconos fc3d NSGS (Gauss–Seidel over the contacts with an exact local solver: the
+//             solver of Siconos' own Moreau–Jean), nsgs_sweeps sweeps;
+//   kAdmm     Siconos fc3d ADMM, admm_iterations iterations: it solved 114 of the 158 pile
+//             components on which 2000 NSGS sweeps stalled (N = 100, μ = 0.5, to t = 0.708 s);
+//   kPolish   NSGS again, polish_sweeps sweeps, from the best answer so far with Siconos'
+//             tolerance 100× tighter (its error is measured in another norm and may stop above
+//             ours);
+//   kAccepted no stage met `tolerance`, but the best answer's residual is ≤ accepted_residual:
+//             returned with ok = true, for the caller to count (a warning, not a failure);
+//   kFailed   otherwise: the best answer, ok = false.
+// Siconos' Alart–Curnier Newton is not in the chain: on sparse matrices it leaks about 200 KB
+// per iteration (contact/complementarity.h). Slow convergence, not a missing solution, is why
+// stages fail on piles: W is rank-deficient (redundant contacts) and its non-zero eigenvalues
+// spread over 1e4 to 7e9 (docs/time-stepping.md, "Why the pile steps did not converge").
+enum class FrictionStage { kNsgs = 0, kAdmm, kPolish, kAccepted, kFailed };
+inline constexpr int kFrictionStages = 5;
+std::string_view FrictionStageName(FrictionStage stage);
+
+struct FrictionChainOptions {
+  double tolerance = 1e-10;        // > 0
+  double accepted_residual = 0.0;  // ≥ 0; 0: no answer is accepted above `tolerance`
+  int nsgs_sweeps = 2000;          // > 0
+  int admm_iterations = 5000;      // > 0
+  int polish_sweeps = 20000;       // > 0
+};
+
+struct FrictionChainResult {
+  bool ok = false;  // stage other than kFailed
+  FrictionStage stage = FrictionStage::kFailed;
+  Eigen::VectorXd r;  // 3 per contact
+  double residual = 0.0;
+  std::string message;  // the Siconos stages' messages
+};
+
+// Throws std::invalid_argument on sizes (W: 3 n_c square, b and r0: 3 n_c, mu: n_c), non-finite
+// entries, μ < 0 or bad options.
+FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
+                                           const Eigen::VectorXd& b, const Eigen::VectorXd& mu,
+                                           const FrictionChainOptions& options,
+                                           const Eigen::VectorXd& r0);
+
+// Components per stage that ended their chain, summed over the steps of a run.
+struct SparseFrictionStats {
+  std::array<long, kFrictionStages> components{};
+  double largest_accepted_residual = 0.0;  // over the kAccepted components
+};
 
 }  // namespace saltus::contact

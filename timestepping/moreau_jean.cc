@@ -87,8 +87,7 @@ contact::ImpactResult FrictionalStepSolver::Solve(
   }
   std::optional<contact::FrictionalImpactResult> sparse;
   if (sparse_ && friction && bilateral_rows.empty()) {
-    sparse = contact::SolveFrictionalVelocityStepSparse(system, t, q, v, f, unilateral_rows,
-                                                        restitution, fo);
+    sparse = SolveSparse(system, t, q, v, f, unilateral_rows, restitution, fo);
   }
   const contact::FrictionalImpactResult r =
       sparse ? *std::move(sparse)
@@ -109,6 +108,31 @@ contact::ImpactResult FrictionalStepSolver::Solve(
   out.largest_lcp = rows;
   out.message = r.message;
   return out;
+}
+
+std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse(
+    const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
+    const VectorXd& f, std::span<const int> unilateral_rows, std::span<const double> restitution,
+    contact::FrictionOptions fo) const {
+  VectorXd start = VectorXd::Zero(3 * static_cast<Eigen::Index>(unilateral_rows.size()));
+  for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+    const auto it = previous_.find(unilateral_rows[k]);
+    if (it != previous_.end()) start.segment<3>(3 * static_cast<Eigen::Index>(k)) = it->second;
+  }
+  fo.warm_start = &start;
+  contact::SparseStepOptions so;
+  so.accepted_residual = accepted_residual_;
+  so.stats = &stats_;
+  std::optional<contact::FrictionalImpactResult> r = contact::SolveFrictionalVelocityStepSparse(
+      system, t, q, v, f, unilateral_rows, restitution, fo, so);
+  if (r && r->ok) {
+    previous_.clear();
+    for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+      const contact::FrictionalContactResult& c = r->contacts[k];
+      previous_[unilateral_rows[k]] = {c.normal, c.tangential[0], c.tangential[1]};
+    }
+  }
+  return r;
 }
 
 MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
@@ -148,8 +172,8 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
   }
   if (!contact_solver_) {
     contact_solver_ =
-        friction ? std::shared_ptr<const StepContactSolver>(
-                       std::make_shared<FrictionalStepSolver>(o.friction_cone, o.friction_facets))
+        friction ? std::shared_ptr<const StepContactSolver>(std::make_shared<FrictionalStepSolver>(
+                       o.friction_cone, o.friction_facets, true, o.tau0 / o.h))
                  : std::make_shared<FrictionlessStepSolver>();
   }
 }

@@ -51,13 +51,16 @@
 #include <Eigen/Dense>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "contact/complementarity.h"
 #include "contact/friction_cone.h"
 #include "contact/impact_problem.h"
+#include "contact/sparse_friction_step.h"
 #include "engine/mechanical_system.h"
 #include "engine/projection.h"
 #include "events/simulation.h"  // Observer, Event, RunResult, SimulationStats (header-only use)
@@ -129,21 +132,43 @@ class FrictionlessStepSolver : public StepContactSolver {
 // frictionless to contact::SolveVelocityStep. `sparse` = false forces the dense path (tests).
 // impulse_u holds the normal impulses P_N; largest_lcp the number of contact rows (normal and
 // tangential) of the step.
+// On the sparse path:
+//  - each contact starts from its impulses (P_N, P_T) of the previous sparse step when it was
+//    in that step too (same normal row), else from 0: in a resting pile consecutive steps have
+//    nearly the same impulses;
+//  - `accepted_residual` (contact::FrictionChainOptions): an answer of the chain whose residual
+//    is above the tolerance but within this bound is used, and counted in stats(). MoreauJean
+//    passes τ₀/h: an error δ of the post-step velocities moves a contact by at most h δ ≤ τ₀ in
+//    the step, the gap the scheme already tolerates.
+// The warm start and the counts are the solver's state: one solver per run (Solve is not
+// thread-safe).
 class FrictionalStepSolver : public StepContactSolver {
  public:
-  FrictionalStepSolver(contact::FrictionCone cone, int facets, bool sparse = true)
-      : cone_(cone), facets_(facets), sparse_(sparse) {}
+  FrictionalStepSolver(contact::FrictionCone cone, int facets, bool sparse = true,
+                       double accepted_residual = 0.0)
+      : cone_(cone), facets_(facets), sparse_(sparse), accepted_residual_(accepted_residual) {}
   contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
                               const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                               const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
                               std::span<const int> unilateral_rows,
                               std::span<const double> restitution,
                               const contact::LcpOptions& options) const override;
+  // Components solved on the sparse path, per stage of the chain, since construction.
+  const contact::SparseFrictionStats& stats() const { return stats_; }
 
  private:
+  // The sparse path with the warm start (above); std::nullopt when it does not apply.
+  std::optional<contact::FrictionalImpactResult> SolveSparse(
+      const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+      const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> unilateral_rows,
+      std::span<const double> restitution, contact::FrictionOptions fo) const;
+
   contact::FrictionCone cone_;
   int facets_;
   bool sparse_;
+  double accepted_residual_;
+  mutable contact::SparseFrictionStats stats_;
+  mutable std::unordered_map<int, Eigen::Vector3d> previous_;  // normal row -> (P_N, P_T)
 };
 
 class MoreauJean {
@@ -151,8 +176,8 @@ class MoreauJean {
   // Throws std::invalid_argument naming the option: h ≤ 0 or not finite, θ outside [1/2, 1],
   // restitution outside [0, 1] (also a row's own), negative threshold, τ₀ or τ₁ ≤ 0, negative
   // output step, joint_drift ≤ 0, friction_facets < 3 with the faceted cone. `contact_solver`
-  // null: FrictionalStepSolver when some unilateral row has friction > 0, else
-  // FrictionlessStepSolver.
+  // null: FrictionalStepSolver (accepted residual τ₀/h) when some unilateral row has friction
+  // > 0, else FrictionlessStepSolver.
   MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system, MoreauJeanOptions options,
              std::shared_ptr<const StepContactSolver> contact_solver = nullptr);
   ~MoreauJean();
@@ -182,6 +207,7 @@ class MoreauJean {
   long contact_impacts() const { return contact_impacts_; }  // rows that impacted, summed
   const engine::MechanicalSystem& system() const { return *system_; }
   const MoreauJeanOptions& options() const { return options_; }
+  const StepContactSolver& contact_solver() const { return *contact_solver_; }
   // T + V at (t, q, v), with the diagonal mass blocks when the system provides them.
   double Energy(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) const;
 

@@ -84,10 +84,26 @@ class TimeSteppingScheme : public Scheme {
     return std::string(timestepping::kMoreauJeanName) + " (" + step +
            "): " + std::to_string(s.integrator.accepted_steps) + " steps, " +
            std::to_string(s.lcp_solves) + " contact problems, " +
-           std::to_string(scheme_.contact_impacts()) + " contact impacts";
+           std::to_string(scheme_.contact_impacts()) + " contact impacts" + AcceptedNote();
   }
 
  private:
+  // The warning for frictional components accepted above the tolerance (summary.json counts
+  // them: time_stepping.friction_components.accepted).
+  std::string AcceptedNote() const {
+    const auto* f =
+        dynamic_cast<const timestepping::FrictionalStepSolver*>(&scheme_.contact_solver());
+    if (f == nullptr) return "";
+    const long accepted =
+        f->stats().components[static_cast<std::size_t>(contact::FrictionStage::kAccepted)];
+    if (accepted == 0) return "";
+    char note[160];
+    std::snprintf(note, sizeof note,
+                  "; warning: %ld frictional contact problem(s) accepted above the tolerance "
+                  "(largest residual %.3g, bound tau0/h)",
+                  accepted, f->stats().largest_accepted_residual);
+    return note;
+  }
   static timestepping::MoreauJeanOptions Options(const events::SimulationOptions& options,
                                                  double theta) {
     timestepping::MoreauJeanOptions o = timestepping::FromSimulationOptions(options);

@@ -59,6 +59,22 @@ void WriteTopology(const engine::TopologyReport& t, const engine::SpatialModel& 
   w->EndObject();
 }
 
+// The components of the block-sparse frictional steps per stage of their solver chain
+// (contact/sparse_friction_step.h); "accepted" counts the answers used with a residual between
+// the tolerance and τ₀/h (a warning: timestepping/moreau_jean.h, FrictionalStepSolver).
+void WriteFrictionStages(const timestepping::StepContactSolver& solver, JsonWriter* w) {
+  const auto* frictional = dynamic_cast<const timestepping::FrictionalStepSolver*>(&solver);
+  if (frictional == nullptr) return;
+  const contact::SparseFrictionStats& s = frictional->stats();
+  w->Key("friction_components").BeginObject();
+  for (int k = 0; k < contact::kFrictionStages; ++k) {
+    w->Key(std::string(contact::FrictionStageName(static_cast<contact::FrictionStage>(k))))
+        .Integer(s.components[static_cast<std::size_t>(k)]);
+  }
+  w->EndObject();
+  w->Key("largest_accepted_residual").Number(s.largest_accepted_residual);
+}
+
 }  // namespace
 
 // ---- trajectory.csv -------------------------------------------------------------------------
@@ -261,6 +277,7 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("contact_impacts").Integer(ts->contact_impacts());
     w.Key("contact_problems").Integer(s.lcp_solves);
     w.Key("active_contacts_final").Integer(static_cast<long>(ts->active_rows().size()));
+    WriteFrictionStages(ts->contact_solver(), &w);
     w.EndObject();
   }
   const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(&system);

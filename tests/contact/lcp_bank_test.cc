@@ -223,7 +223,7 @@ TEST(LcpCapture, MalformedFilesNameTheLine) {
     return std::string("no error");
   };
   const std::string head = "saltus_lcp 1\nkind impact\nt 0.5\nnote x\nn 2\nrows 3 4\nb -1 2\n";
-  EXPECT_EQ(error("saltus_lcp 2\n").rfind("bad.lcp:1: ", 0), 0u) << error("saltus_lcp 2\n");
+  EXPECT_EQ(error("saltus_lcp 3\n").rfind("bad.lcp:1: ", 0), 0u) << error("saltus_lcp 3\n");
   EXPECT_NE(error(head + "nnz 1\nw 0 2 1.0\nend\n").find("bad.lcp:9: column index"),
             std::string::npos);
   EXPECT_NE(error(head + "nnz 1\nw 1 0 1.0\nend\n").find("bad.lcp:9: W entries are the upper"),
