@@ -741,10 +741,10 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   for (const auto& [name, written] : {std::pair<const char*, bool>{"summary.json", false},
                                       {"last_state.json", false},
                                       {"reactions.csv", run.reactions},
-                                      {"results.h5", run.hdf5},
-                                      {"vtk.pvd", run.vtk}}) {
+                                      {"results.h5", run.hdf5}}) {
     if (!written) std::filesystem::remove(dir / name, ec);
   }
+  if (!run.vtk) RemoveVtkSeries(dir, "vtk");
   const StopSignals signals;  // SIGINT, SIGTERM: stop at the next step boundary
   LineFile trajectory_file(dir / "trajectory.csv");
   LineFile events_file(dir / "events.csv");

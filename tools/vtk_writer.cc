@@ -59,6 +59,16 @@ void CheckSeriesName(const std::string& writer, const std::string& name) {
   }
 }
 
+void RemoveFrames(const std::filesystem::path& frames) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(frames, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind("frame_", 0) == 0 && entry.path().extension() == ".vtp") {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
 // Creates DIR/<name>/ and removes the frames of an earlier run.
 void PrepareFrameDirectory(const std::filesystem::path& dir, const std::string& name) {
   const std::filesystem::path frames = dir / name;
@@ -69,12 +79,7 @@ void PrepareFrameDirectory(const std::filesystem::path& dir, const std::string& 
                              "': " + (ec ? ec.message() : "not a directory"));
   }
   // Stale frames of an earlier, longer run would be confusing next to the new .pvd.
-  for (const auto& entry : std::filesystem::directory_iterator(frames, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (file.rfind("frame_", 0) == 0 && entry.path().extension() == ".vtp") {
-      std::filesystem::remove(entry.path(), ec);
-    }
-  }
+  RemoveFrames(frames);
 }
 
 void WriteFrameFile(const std::filesystem::path& dir, const std::string& name, std::size_t index,
@@ -140,6 +145,14 @@ std::vector<std::vector<Vector2d>> LinkPoints(const engine::PlanarModel& model,
 }
 
 }  // namespace
+
+void RemoveVtkSeries(const std::filesystem::path& dir, const std::string& name) {
+  std::error_code ec;
+  std::filesystem::remove(dir / (name + ".pvd"), ec);
+  if (!std::filesystem::is_directory(dir / name, ec)) return;
+  RemoveFrames(dir / name);
+  std::filesystem::remove(dir / name, ec);  // only if empty
+}
 
 VtkWriter::VtkWriter(std::shared_ptr<const engine::PlanarModel> model,
                      std::vector<contact::PlanarContact> contacts, const std::filesystem::path& dir,

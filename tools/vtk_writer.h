@@ -45,6 +45,10 @@ namespace saltus::tools {
 
 constexpr int kDiskOutlineSegments = 24;
 
+// Removes the series DIR/<name>.pvd and its frames DIR/<name>/frame_*.vtp (of an earlier run),
+// and the folder DIR/<name> if nothing else is in it. Errors are ignored (nothing to remove).
+void RemoveVtkSeries(const std::filesystem::path& dir, const std::string& name);
+
 // What both writers have in common (so that `saltus run --vtk` holds either).
 class VtkSeries : public events::Observer {
  public:

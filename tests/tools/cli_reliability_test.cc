@@ -197,12 +197,14 @@ TEST_F(CliReliabilityTest, ResultsOfAnEarlierRunAreNotLeftBehind) {
                             "summary.json", "summary.json.tmp"}) {
     std::ofstream(out / stale) << "stale\n";
   }
+  fs::create_directories(out / "vtk");
+  std::ofstream(out / "vtk" / "frame_000041.vtp") << "stale\n";
   std::ostringstream o, e;
   ASSERT_EQ(Cli({"run", kExamples + "/bouncing_ball.yaml", "--out", out.string(), "--t-end", "0.5"},
                 o, e),
             kExitOk)
       << e.str();
-  for (const char* stale : {"reactions.csv", "results.h5", "vtk.pvd", "last_state.json"}) {
+  for (const char* stale : {"reactions.csv", "results.h5", "vtk.pvd", "last_state.json", "vtk"}) {
     EXPECT_FALSE(fs::exists(out / stale)) << stale;
   }
   EXPECT_EQ(JsonString(ReadFile(out / "summary.json"), "status"), "finished");
