@@ -213,6 +213,14 @@ Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
   for (double te : o.time_events) {
     Require(std::isfinite(te), "simulation option 'time_events' contains a non-finite time");
   }
+  // Rolling and spinning resistance rows need their own stick/roll modes, which the event loop
+  // does not have yet (docs/friction.md): refuse rather than ignore the resistance.
+  const std::vector<int> resistance = system_->RowsOfKind(engine::ConstraintKind::kResistance);
+  Require(resistance.empty(),
+          resistance.empty() ? std::string()
+                             : "contact row '" + system_->constraint_info(resistance[0]).name +
+                                   "': rolling and spinning resistance are not supported by the "
+                                   "event loop yet (docs/friction.md)");
 
   impl_ = std::make_unique<Impl>(*system_, options_, observers_);
 }

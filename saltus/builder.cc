@@ -526,8 +526,11 @@ void SpatialBuilder::AddContactPair(const ItemRef& shape_a, const ItemRef& shape
     throw InvalidArgument(item + ": restitution must be in [0, 1], got " +
                           std::to_string(*restitution));
   }
-  const double mu = friction ? Friction(*friction, item) : -1.0;
-  items_->choice.listed.push_back({ij, restitution.value_or(-1.0), mu, 0});
+  tools::ContactPairChoice::Listed listed;
+  listed.items = ij;
+  listed.restitution = restitution.value_or(-1.0);
+  listed.friction = friction ? Friction(*friction, item) : -1.0;
+  items_->choice.listed.push_back(listed);
 }
 
 void SpatialBuilder::SetFriction(double friction) {

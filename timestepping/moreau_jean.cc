@@ -110,6 +110,8 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
   stats_.min_gap_after_projection = std::numeric_limits<double>::infinity();
   const engine::MechanicalSystem& sys = *system_;
   bilateral_ = sys.RowsOfKind(engine::ConstraintKind::kBilateral);
+  Require(sys.RowsOfKind(engine::ConstraintKind::kResistance).empty(),
+          "rolling and spinning resistance are not supported by Moreau-Jean (docs/friction.md)");
   is_unilateral_.assign(static_cast<std::size_t>(sys.num_constraints()), 0);
   restitution_of_row_.assign(static_cast<std::size_t>(sys.num_constraints()), o.restitution);
   bool friction = false;

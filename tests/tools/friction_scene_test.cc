@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -193,6 +194,20 @@ std::vector<BadCase> BadCases() {
       {kSpatial, "faceted 8", "round", "friction_cone: round", "friction_cone 'round' is unknown"},
       {kSpatial, "radius: 0.1}", "radius: 0.1, friction: 0.3}", "ball_shape",
        "shape 'ball_shape': friction does not apply here"},
+      // Rolling and spinning resistance (issue 18 §1).
+      {kSpatial, pair, "friction: 0.6, rolling_friction: -0.01}", "rolling_friction: -0.01",
+       "contact pair 'table-ball_shape': rolling_friction must be >= 0, got -0.01"},
+      {kSpatial, pair, "friction: 0.6, spinning_friction: .nan}", "spinning_friction: .nan",
+       "spinning_friction must be a finite number"},
+      {kSpatial, "  friction: 0.2\n", "  friction: 0.2\n  rolling_friction: -1\n",
+       "rolling_friction: -1", "simulation: rolling_friction must be >= 0"},
+      {kSpatial, "  friction: 0.2\n", "  friction: 0.2\n  spinning_friction: .inf\n",
+       "spinning_friction: .inf", "spinning_friction must be a finite number"},
+      {kPlanar, "painleve: impact", "rolling_friction: 0.01", "rolling_friction: 0.01",
+       "rolling_friction applies to spatial scenes"},
+      {Replace(kSpatial, "type: sphere, radius: 0.1}", "type: box, half_size: [0.1, 0.1, 0.1]}"),
+       pair, "friction: 0.6, rolling_friction: 0.01}", "rolling_friction: 0.01",
+       "rolling_friction applies to pairs with a sphere on one side"},
   };
 }
 
@@ -243,6 +258,55 @@ TEST_F(FrictionCli, TheExecutableRejectsNegativeFriction) {
   EXPECT_NE(message.str().find(":" + std::to_string(LineOf(text, c.at)) + ": " + c.message),
             std::string::npos)
       << message.str();
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(FrictionScene, SpatialPairsTakeTheirOwnOrTheSimulationResistance) {
+  // The pair's own keys win; simulation.rolling_friction goes to the pairs with a sphere only
+  // (the crate added here keeps none against the floor and the table, and gets it against the
+  // ball), each of which gets the rows r1, r2 (and s with spinning_friction).
+  std::string text =
+      Replace(kSpatial, "friction: 0.6}", "friction: 0.6, spinning_friction: 0.003}");
+  text = Replace(text, "  friction: 0.2\n", "  friction: 0.2\n  rolling_friction: 0.01\n");
+  text = Replace(text, "    position: [0.1, 0.05, 1.32]\n",
+                 "    position: [0.1, 0.05, 1.32]\n  - name: crate\n    mass: 1\n"
+                 "    inertia: 0.004\n    position: [-2, 0, 0.2]\n");
+  text = Replace(text, "shapes:\n",
+                 "shapes:\n  - {name: crate_shape, body: crate, type: box, half_size: [0.1, 0.1, "
+                 "0.1]}\n");
+  const Scene scene = ParseScene(text, "resist.yaml");
+  std::map<std::string, std::pair<double, double>> resistance;
+  for (const contact::SpatialContactPair& p : scene.spatial.contact_pairs) {
+    resistance[p.name] = {p.rolling_friction, p.spinning_friction};
+  }
+  using P = std::pair<double, double>;
+  EXPECT_EQ(resistance["table-ball_shape"], P(0.01, 0.003));  // exact: parsed values
+  EXPECT_EQ(resistance["floor-ball_shape"], P(0.01, 0.0));
+  EXPECT_EQ(resistance["floor-crate_shape"], P(0.0, 0.0));
+  EXPECT_EQ(resistance["table-crate_shape"], P(0.0, 0.0));
+  EXPECT_EQ(resistance["crate_shape-ball_shape"], P(0.01, 0.0));  // a sphere on one side
+  const auto system = BuildSpatialSystem(scene);
+  int rolling = 0, spinning = 0;
+  for (int r = 0; r < system->num_constraints(); ++r) {
+    const engine::ConstraintRowInfo& info = system->constraint_info(r);
+    if (info.kind != engine::ConstraintKind::kResistance) continue;
+    ++(info.spinning ? spinning : rolling);
+  }
+  EXPECT_EQ(rolling, 6);  // r1, r2 of the three pairs of the ball (floor, table, crate)
+  EXPECT_EQ(spinning, 1);
+}
+
+TEST_F(FrictionCli, ASceneWithResistanceIsRefusedUntilTheEventLoopHasItsModes) {
+  // The rows exist, but the event loop has no rolling/spinning modes yet (docs/friction.md):
+  // the run refuses the scene (exit 2, nothing written) instead of ignoring the resistance.
+  const std::string text =
+      Replace(kSpatial, "  friction: 0.2\n", "  friction: 0.2\n  rolling_friction: 0.01\n");
+  const fs::path scene = scratch_ / "resist.yaml", out = scratch_ / "out";
+  std::ofstream(scene) << text;
+  std::ostringstream o, e;
+  const std::vector<std::string> args = {"run", scene.string(), "--out", out.string()};
+  EXPECT_EQ(RunCli(args, o, e), kExitBadInput) << e.str();
+  EXPECT_NE(e.str().find("not supported by the event loop yet"), std::string::npos) << e.str();
   EXPECT_FALSE(fs::exists(out));
 }
 
