@@ -215,12 +215,11 @@ Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
   }
   // Rolling and spinning resistance rows need their own stick/roll modes, which the event loop
   // does not have yet (docs/friction.md): refuse rather than ignore the resistance.
-  const std::vector<int> resistance = system_->RowsOfKind(engine::ConstraintKind::kResistance);
-  Require(resistance.empty(),
-          resistance.empty() ? std::string()
-                             : "contact row '" + system_->constraint_info(resistance[0]).name +
-                                   "': rolling and spinning resistance are not supported by the "
-                                   "event loop yet (docs/friction.md)");
+  if (const auto rows = system_->RowsOfKind(engine::ConstraintKind::kResistance); !rows.empty()) {
+    throw std::invalid_argument("contact row '" + system_->constraint_info(rows[0]).name +
+                                "': rolling and spinning resistance are not supported by the "
+                                "event loop yet (docs/friction.md)");
+  }
 
   impl_ = std::make_unique<Impl>(*system_, options_, observers_);
 }
