@@ -6,6 +6,13 @@
 //   BM_Run_RollingDisk[_Frictionless]     examples/friction/rolling_disk.yaml, 1.5 s (slip, then
 //                                         rolling)
 //   BM_Run_Woodpecker                     examples/friction/woodpecker.yaml, 1 s
+//   BM_Step_SlidingBlock[_Frictionless]   the sliding phase (0 … 0.6 s) with h_max = 1 ms
+//   BM_Step_RollingDisk[_Frictionless]    the slip phase (0 … 0.5 s; slip ends at 0.5097 s) with
+//                                         h_max = 1 ms
+// The BM_Slide/BM_Run programs take 5-11 DOPRI5 steps per run, so their time per step is mostly
+// the per-run work (the state reset and the contact classification at t = 0, an LCP with friction
+// rows in the frictional run); the BM_Step programs cap the step so that both runs take the same
+// ~500-600 steps of one smooth phase, and their time per step is the cost of a smooth step.
 // The scene is loaded and the simulation built once; each iteration resets the state and runs,
 // writing nothing. Counters: accepted steps, right-hand-side evaluations (index-1 solves) and
 // events per run, and the wall time per step and per evaluation (ns), which is what the
@@ -36,12 +43,15 @@ long TotalEvents(const events::SimulationStats& stats) {
   return n;
 }
 
-void RunScene(benchmark::State& state, const std::string& file, double t_end, bool frictionless) {
+// h_max > 0 caps the integrator's step (0: the scene's own).
+void RunScene(benchmark::State& state, const std::string& file, double t_end, bool frictionless,
+              double h_max = 0.0) {
   tools::Scene scene;
   tools::SceneSystem built;
   try {
     scene = tools::LoadSceneFile(ExamplePath(file));
     scene.options.output_step = 0.0;
+    if (h_max > 0.0) scene.options.integrator_options.h_max = h_max;
     if (frictionless) {
       for (auto& c : scene.contacts) c.friction = 0.0;
     }
@@ -94,11 +104,27 @@ void BM_Run_RollingDisk_Frictionless(benchmark::State& s) {
   RunScene(s, "friction/rolling_disk.yaml", 1.5, true);
 }
 void BM_Run_Woodpecker(benchmark::State& s) { RunScene(s, "friction/woodpecker.yaml", 1.0, false); }
+void BM_Step_SlidingBlock(benchmark::State& s) {
+  RunScene(s, "friction/sliding_block.yaml", 0.6, false, 1e-3);
+}
+void BM_Step_SlidingBlock_Frictionless(benchmark::State& s) {
+  RunScene(s, "friction/sliding_block.yaml", 0.6, true, 1e-3);
+}
+void BM_Step_RollingDisk(benchmark::State& s) {
+  RunScene(s, "friction/rolling_disk.yaml", 0.5, false, 1e-3);
+}
+void BM_Step_RollingDisk_Frictionless(benchmark::State& s) {
+  RunScene(s, "friction/rolling_disk.yaml", 0.5, true, 1e-3);
+}
 BENCHMARK(BM_Slide_SlidingBlock)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Slide_SlidingBlock_Frictionless)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Run_RollingDisk)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Run_RollingDisk_Frictionless)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Run_Woodpecker)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Step_SlidingBlock)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Step_SlidingBlock_Frictionless)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Step_RollingDisk)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Step_RollingDisk_Frictionless)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace saltus::bench

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace saltus::contact {
 namespace {
@@ -51,11 +52,22 @@ std::mutex& SiconosMutex() {
   return m;
 }
 
+// Every SolverOptions struct below `o` (its internal solvers, recursively), `o` first.
+void CollectOptions(SolverOptions* o, std::vector<SolverOptions*>* all) {
+  all->push_back(o);
+  for (std::size_t k = 0; k < o->numberOfInternalSolvers; ++k) {
+    if (o->internalSolvers[k] != nullptr) CollectOptions(o->internalSolvers[k], all);
+  }
+}
+
 struct OptionsDeleter {
-  // solver_options_delete frees the members but not the struct itself.
+  // solver_options_delete frees the members, also those of the internal solvers (NSGS has its
+  // local solver's), but not the structs themselves.
   void operator()(SolverOptions* o) const {
+    std::vector<SolverOptions*> all;
+    CollectOptions(o, &all);
     solver_options_delete(o);
-    std::free(o);
+    for (SolverOptions* s : all) std::free(s);
   }
 };
 struct MatrixDeleter {
@@ -511,19 +523,48 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 
 namespace {
 
-Fc3dResult SolveFc3dWith(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
-                         const Eigen::VectorXd& mu, const Fc3dOptions& options,
-                         const Eigen::VectorXd& r0) {
+using NumericsPtr = std::unique_ptr<NumericsMatrix, MatrixDeleter>;
+
+// M as a Siconos matrix (NM_DENSE, column-major copy); null when Siconos cannot allocate it.
+NumericsPtr ToNumerics(const Eigen::MatrixXd& M) {
+  const auto n = static_cast<int>(M.rows());
+  NumericsPtr W(NM_create(NM_DENSE, n, n));
+  if (!W || W->matrix0 == nullptr) return nullptr;
+  std::memcpy(W->matrix0, M.data(), sizeof(double) * static_cast<std::size_t>(n) * n);
+  return W;
+}
+
+// M as a Siconos NM_SPARSE matrix (triplets; Siconos compresses it when a solver needs it).
+NumericsPtr ToNumerics(const Eigen::SparseMatrix<double>& M) {
+  const auto n = static_cast<int>(M.rows());
+  NumericsPtr W(NM_create(NM_SPARSE, n, n));
+  if (!W) return nullptr;
+  NM_triplet_alloc(W.get(), std::max<Eigen::Index>(M.nonZeros(), 1));
+  for (int j = 0; j < M.outerSize(); ++j) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(M, j); it; ++it) {
+      NM_entry(W.get(), static_cast<int>(it.row()), j, it.value());
+    }
+  }
+  return W;
+}
+
+bool AllFinite(const Eigen::MatrixXd& M) { return M.allFinite(); }
+bool AllFinite(const Eigen::SparseMatrix<double>& M) {
+  return Eigen::Map<const Eigen::VectorXd>(M.valuePtr(), M.nonZeros()).allFinite();
+}
+
+template <class Matrix>
+Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                         const Fc3dOptions& options, const Eigen::VectorXd& r0) {
   const auto n = static_cast<int>(q.size());
   Fc3dResult result;
   result.r = r0;
   result.u = M * r0 + q;
-  std::unique_ptr<NumericsMatrix, MatrixDeleter> W(NM_create(NM_DENSE, n, n));
-  if (!W || W->matrix0 == nullptr) {
+  const NumericsPtr W = ToNumerics(M);
+  if (!W) {
     result.message = "fc3d: could not allocate the Siconos matrix";
     return result;
   }
-  std::memcpy(W->matrix0, M.data(), sizeof(double) * static_cast<std::size_t>(n) * n);
   Eigen::VectorXd q_copy = q, mu_copy = mu;
   FrictionContactProblem problem;
   problem.dimension = 3;
@@ -569,9 +610,11 @@ Fc3dResult SolveFc3dWith(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
 
 }  // namespace
 
-Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
-                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
-                                  const Eigen::VectorXd* r0) {
+namespace {
+
+template <class Matrix>
+Fc3dResult SolveFc3d(const Matrix& M, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
+                     const Fc3dOptions& options, const Eigen::VectorXd* r0) {
   const char* who = "SolveFrictionContact3d";
   const Eigen::Index n = q.size();
   if (n % 3 != 0 || M.rows() != n || M.cols() != n || mu.size() != n / 3) {
@@ -584,7 +627,7 @@ Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorX
     throw std::invalid_argument(std::string(who) + ": r0 has " + std::to_string(r0->size()) +
                                 " entries, expected " + std::to_string(n));
   }
-  if (!M.allFinite() || !q.allFinite() || !mu.allFinite() || (r0 != nullptr && !r0->allFinite())) {
+  if (!AllFinite(M) || !q.allFinite() || !mu.allFinite() || (r0 != nullptr && !r0->allFinite())) {
     throw std::invalid_argument(std::string(who) + ": non-finite entry in M, q, mu or r0");
   }
   if (n > 0 && mu.minCoeff() < 0.0) {
@@ -603,14 +646,38 @@ Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorX
     return empty;
   }
   const Eigen::VectorXd start = r0 != nullptr ? *r0 : Eigen::VectorXd::Zero(n);
-  Fc3dResult result = SolveFc3dWith(M, q, mu, options, start);
-  if (result.ok || !options.fallback || options.solver == Fc3dSolver::kNsgs) return result;
   Fc3dOptions retry = options;
   retry.solver = Fc3dSolver::kNsgs;
   retry.max_iterations = std::max(options.max_iterations, 1000);
+  // Siconos' Newton solver factorizes its Jacobian with LAPACK and, on an exactly singular one,
+  // prints "NM_LU_factorize: ... DGETRF failed" to stderr (an fprintf that numerics_set_verbose
+  // does not govern) before it fails. A rank-deficient M (redundant contacts: a box's four
+  // corners on a plane give 12 rows of rank 6) makes that Jacobian singular when the contacts
+  // stick, so with `fallback` such a problem goes to NSGS at once: its local 3 x 3 problems have
+  // the regular diagonal blocks of M.
+  const bool newton = options.solver == Fc3dSolver::kAlartCurnierNewton;
+  if (newton && options.fallback && Eigen::FullPivLU<Eigen::MatrixXd>(M).rank() < n) {
+    return SolveFc3dWith(M, q, mu, retry, start);
+  }
+  Fc3dResult result = SolveFc3dWith(M, q, mu, options, start);
+  if (result.ok || !options.fallback || !newton) return result;
   Fc3dResult second = SolveFc3dWith(M, q, mu, retry, result.r);
   second.message = result.message + "; " + second.message;
   return second;
+}
+
+}  // namespace
+
+Fc3dResult SolveFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                                  const Eigen::VectorXd* r0) {
+  return SolveFc3d(M, q, mu, options, r0);
+}
+
+Fc3dResult SolveFrictionContact3d(const Eigen::SparseMatrix<double>& M, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& mu, const Fc3dOptions& options,
+                                  const Eigen::VectorXd* r0) {
+  return SolveFc3d(M, q, mu, options, r0);
 }
 
 }  // namespace saltus::contact

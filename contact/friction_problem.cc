@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "contact/delassus.h"
@@ -45,11 +46,15 @@ Eigen::VectorXd PackContacts(const std::vector<FrictionalContactResult>& contact
 enum class Level { kImpact, kAcceleration };
 
 std::string Describe(const engine::MechanicalSystem& system, const FrictionalContact& c) {
-  std::string s =
-      "'" + system.constraint_info(c.normal_row).name + "' (mu = " + std::to_string(c.friction);
+  const auto number = [](double x) {  // 6 significant digits, as a user wrote them
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return std::string(text);
+  };
+  std::string s = "'" + system.constraint_info(c.normal_row).name + "' (mu = " + number(c.friction);
   if (c.sliding) {
-    s += ", sliding d = (" + std::to_string(c.slip_direction[0]);
-    if (c.num_tangent_rows == 2) s += ", " + std::to_string(c.slip_direction[1]);
+    s += ", sliding along (" + number(c.slip_direction[0]);
+    if (c.num_tangent_rows == 2) s += ", " + number(c.slip_direction[1]);
     s += ")";
   }
   return s + ")";
@@ -301,7 +306,14 @@ Solved SolveComponents(const engine::MechanicalSystem& system,
       }
       return n;
     };
-    if (!r.ok && out.message.empty()) out.message = "contacts " + names() + ": " + r.message;
+    if (!r.ok && out.message.empty()) {
+      // What happened first; the solver's own account in brackets (kept in summary.json, left
+      // out of `saltus run`'s terminal message).
+      out.message = "contacts " + names() +
+                    ": no forces or impulses satisfying Coulomb's friction law and the contact "
+                    "conditions were found within the tolerance [solver: " +
+                    r.message + "]";
+    }
     if (Severity(r.status) > Severity(out.diagnosis.status)) out.diagnosis.status = r.status;
     if (Severity(r.status) >= Severity(Solvability::kIndeterminate)) {
       out.diagnosis.contacts.insert(out.diagnosis.contacts.end(), comp.begin(), comp.end());

@@ -9,6 +9,7 @@
 
 #include "contact/delassus.h"
 #include "contact/lcp_capture.h"
+#include "contact/sparse_assembly.h"
 #include "engine/block_sparse.h"
 
 namespace saltus::contact {
@@ -71,229 +72,34 @@ Reduced SolveReduced(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,
   return out;
 }
 
-// Block-sparse assembly (impact_problem.h, "Sparse assembly"): M = diag(M_c) and G by blocks.
-struct SparseAssembled {
-  engine::MassBlocks M;
-  engine::BlockSparseRows G;
-  std::vector<Eigen::LLT<Eigen::MatrixXd>> llt;  // of each M_c
-  std::vector<double> Y;                         // M_c⁻¹ g_k for every block k of G
-  // Blocks of G by body: (row, block index k) for every body.
-  std::vector<std::vector<std::pair<int, int>>> by_body;
-  // Rows grouped by the bodies they share (impact_problem.h, "Components"): label of each row,
-  // number of components, component of each body (−1: no row).
-  std::vector<int> component_of_row, component_of_body;
-  int num_components = 0;
-  std::string error;
-  bool available = false;
-
-  // W restricted to the rows `idx` (ascending) of one component: Σ over its bodies of
-  // g_i · M_c⁻¹ g_j.
-  void Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const;
-  // The same as a sparse matrix (large components: contact/sparse_lcp.h).
-  void SparseBlock(const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) const;
-  // The bodies of a component (ascending): those touched by its rows. Per-thread storage, valid
-  // until the next call.
-  const std::vector<int>& Bodies(const std::vector<int>& idx) const;
-  // The LCP on W = G M⁻¹ Gᵀ, one component at a time (never formed as m × m; only for the
-  // opt-in capture).
-  LcpResult Solve(const Eigen::VectorXd& b, const LcpOptions& options, const Origin& origin) const;
-};
-
-// `all_bodies`: factor every M_c (M⁻¹ F needs them), else only those of the bodies the rows touch
-// (an impact: O(rows) factorizations instead of O(bodies) in a large pile).
-SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
-                               const Eigen::VectorXd& q, std::span<const int> rows,
-                               bool all_bodies) {
-  SparseAssembled a;
-  if (!system.BlockSparseMatrices(t, q, rows, &a.M, &a.G)) return a;
-  a.available = true;
-  const int b = a.M.block_size;
-  const int num_blocks = system.nv() / b;
-  if (!a.M.blocks.allFinite()) {
-    a.error = "mass matrix is not finite";
-    return a;
-  }
-  a.llt.resize(static_cast<std::size_t>(num_blocks));
-  std::vector<char> touched(static_cast<std::size_t>(num_blocks), static_cast<char>(all_bodies));
-  for (const int c : a.G.block_col) touched[static_cast<std::size_t>(c)] = 1;
-  for (int c = 0; c < num_blocks; ++c) {
-    if (!touched[static_cast<std::size_t>(c)]) continue;
-    a.llt[static_cast<std::size_t>(c)].compute(a.M.blocks.middleCols(c * b, b));
-    if (a.llt[static_cast<std::size_t>(c)].info() != Eigen::Success) {
-      a.error = "mass matrix is not positive definite (Cholesky failed)";
-      return a;
-    }
-  }
-  const std::size_t nnz = a.G.block_col.size();
-  a.Y.resize(nnz * static_cast<std::size_t>(b));
-  auto& by_body = a.by_body;
-  by_body.assign(static_cast<std::size_t>(num_blocks), {});
-  for (int i = 0; i < a.G.rows(); ++i) {
-    for (int k = a.G.row_start[static_cast<std::size_t>(i)];
-         k < a.G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
-      const auto kk = static_cast<std::size_t>(k);
-      const int c = a.G.block_col[kk];
-      const Eigen::Map<const Eigen::VectorXd> g(
-          a.G.values.data() + kk * static_cast<std::size_t>(b), b);
-      Eigen::Map<Eigen::VectorXd>(a.Y.data() + kk * static_cast<std::size_t>(b), b) =
-          a.llt[static_cast<std::size_t>(c)].solve(g);
-      by_body[static_cast<std::size_t>(c)].emplace_back(i, k);
-    }
-  }
-  if (!std::isfinite(a.G.MaxAbs())) {
-    a.error = "constraint Jacobian has a non-finite entry";
-    return a;
-  }
-  // Components: union-find over the bodies, every row joins the bodies it touches (a row
-  // touching no body is a component of its own).
-  std::vector<int> parent(static_cast<std::size_t>(num_blocks));
-  for (int c = 0; c < num_blocks; ++c) parent[static_cast<std::size_t>(c)] = c;
-  const auto find = [&](int c) {
-    while (parent[static_cast<std::size_t>(c)] != c) {
-      parent[static_cast<std::size_t>(c)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(c)])];
-      c = parent[static_cast<std::size_t>(c)];
-    }
-    return c;
-  };
-  for (int i = 0; i < a.G.rows(); ++i) {
-    const int first = a.G.row_start[static_cast<std::size_t>(i)];
-    const int last = a.G.row_start[static_cast<std::size_t>(i) + 1];
-    for (int k = first + 1; k < last; ++k) {
-      const int r1 = find(a.G.block_col[static_cast<std::size_t>(first)]);
-      const int r2 = find(a.G.block_col[static_cast<std::size_t>(k)]);
-      if (r1 != r2) parent[static_cast<std::size_t>(std::max(r1, r2))] = std::min(r1, r2);
-    }
-  }
-  std::vector<int> label(static_cast<std::size_t>(num_blocks), -1);
-  a.component_of_row.resize(static_cast<std::size_t>(a.G.rows()));
-  a.component_of_body.assign(static_cast<std::size_t>(num_blocks), -1);
-  for (int i = 0; i < a.G.rows(); ++i) {
-    const int first = a.G.row_start[static_cast<std::size_t>(i)];
-    if (first == a.G.row_start[static_cast<std::size_t>(i) + 1]) {
-      a.component_of_row[static_cast<std::size_t>(i)] = a.num_components++;
-      continue;
-    }
-    const auto root =
-        static_cast<std::size_t>(find(a.G.block_col[static_cast<std::size_t>(first)]));
-    if (label[root] < 0) label[root] = a.num_components++;
-    a.component_of_row[static_cast<std::size_t>(i)] = label[root];
-  }
-  for (int c = 0; c < num_blocks; ++c) {
-    if (!by_body[static_cast<std::size_t>(c)].empty()) {
-      a.component_of_body[static_cast<std::size_t>(c)] = label[static_cast<std::size_t>(find(c))];
-    }
-  }
-  return a;
-}
-
-const std::vector<int>& SparseAssembled::Bodies(const std::vector<int>& idx) const {
-  thread_local std::vector<int> bodies;
-  bodies.clear();
-  for (int i : idx) {
-    for (int k = G.row_start[static_cast<std::size_t>(i)];
-         k < G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
-      bodies.push_back(G.block_col[static_cast<std::size_t>(k)]);
-    }
-  }
-  std::sort(bodies.begin(), bodies.end());
-  bodies.erase(std::unique(bodies.begin(), bodies.end()), bodies.end());
-  return bodies;
-}
-
-void SparseAssembled::Block(const std::vector<int>& idx, Eigen::MatrixXd* W_c) const {
-  const int b = M.block_size;
-  W_c->setZero(static_cast<Eigen::Index>(idx.size()), static_cast<Eigen::Index>(idx.size()));
-  const auto local = [&](int row) {
-    return static_cast<Eigen::Index>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
-  };
-  const std::vector<int>& bodies = Bodies(idx);
-  for (int c : bodies) {
-    const auto& entries = by_body[static_cast<std::size_t>(c)];
-    for (const auto& [i, k] : entries) {
-      const Eigen::Map<const Eigen::VectorXd> g(
-          G.values.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b), b);
-      const Eigen::Index li = local(i);
-      for (const auto& [j, l] : entries) {
-        const Eigen::Map<const Eigen::VectorXd> y(
-            Y.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(b), b);
-        (*W_c)(li, local(j)) += g.dot(y);
-      }
-    }
-  }
-  *W_c = 0.5 * (*W_c + W_c->transpose()).eval();
-}
-
-void SparseAssembled::SparseBlock(const std::vector<int>& idx,
-                                  Eigen::SparseMatrix<double>* W_c) const {
-  const int b = M.block_size;
-  const auto local = [&](int row) {
-    return static_cast<int>(std::lower_bound(idx.begin(), idx.end(), row) - idx.begin());
-  };
-  const std::vector<int>& bodies = Bodies(idx);
-  // Σ over the bodies of g_i · M_c⁻¹ g_j and its transpose, halved (setFromTriplets sums
-  // duplicates): symmetric to round-off like Block.
-  std::vector<Eigen::Triplet<double>> entries;
-  for (int c : bodies) {
-    const auto& body_entries = by_body[static_cast<std::size_t>(c)];
-    for (const auto& [i, k] : body_entries) {
-      const Eigen::Map<const Eigen::VectorXd> g(
-          G.values.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(b), b);
-      const int li = local(i);
-      for (const auto& [j, l] : body_entries) {
-        const Eigen::Map<const Eigen::VectorXd> y(
-            Y.data() + static_cast<std::size_t>(l) * static_cast<std::size_t>(b), b);
-        const double v = 0.5 * g.dot(y);
-        entries.emplace_back(li, local(j), v);
-        entries.emplace_back(local(j), li, v);
-      }
-    }
-  }
-  W_c->setFromTriplets(entries.begin(), entries.end());
-}
-
-LcpResult SparseAssembled::Solve(const Eigen::VectorXd& b, const LcpOptions& options,
-                                 const Origin& origin) const {
+// The LCP on W = G M⁻¹ Gᵀ, one component at a time (never formed as m × m; only for the
+// opt-in capture).
+LcpResult SolveSparse(const SparseAssembled& a, const Eigen::VectorXd& b, const LcpOptions& options,
+                      const Origin& origin) {
   LcpResult lcp = SolveLcpByComponents(
-      component_of_row, num_components,
-      [this](int, const std::vector<int>& idx, Eigen::MatrixXd* W_c) { Block(idx, W_c); },
-      [this](int, const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) {
-        SparseBlock(idx, W_c);
+      a.component_of_row, a.num_components,
+      [&a](int, const std::vector<int>& idx, Eigen::MatrixXd* W_c) { a.Block(idx, W_c); },
+      [&a](int, const std::vector<int>& idx, Eigen::SparseMatrix<double>* W_c) {
+        a.SparseBlock(idx, W_c);
       },
       b, options);
   MaybeCapture(origin, lcp, b, [&](Eigen::SparseMatrix<double>* W) {
     std::vector<int> all(static_cast<std::size_t>(b.size()));
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     W->resize(b.size(), b.size());
-    SparseBlock(all, W);
+    a.SparseBlock(all, W);
   });
   return lcp;
 }
 
-// x += M⁻¹ Gᵀ z (blocks Y = M_c⁻¹ g_k).
-void AddMinvGtz(const SparseAssembled& a, const Eigen::VectorXd& z, Eigen::VectorXd* x) {
-  const int b = a.M.block_size;
-  for (int i = 0; i < a.G.rows(); ++i) {
-    const double zi = z[i];
-    for (int k = a.G.row_start[static_cast<std::size_t>(i)];
-         k < a.G.row_start[static_cast<std::size_t>(i) + 1]; ++k) {
-      const auto kk = static_cast<std::size_t>(k);
-      x->segment(static_cast<Eigen::Index>(a.G.block_col[kk]) * b, b) +=
-          zi * Eigen::Map<const Eigen::VectorXd>(a.Y.data() + kk * static_cast<std::size_t>(b), b);
-    }
-  }
-}
-
-// x = M⁻¹ f by blocks.
-Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f) {
-  const int b = a.M.block_size;
-  Eigen::VectorXd x(f.size());
-  for (std::size_t c = 0; c < a.llt.size(); ++c) {
-    const auto off = static_cast<Eigen::Index>(c) * b;
-    x.segment(off, b) = a.llt[c].solve(f.segment(off, b));
-  }
-  return x;
-}
+// What a failed solve means for the contacts named before it; the solver's own account follows
+// in brackets (kept in summary.json, left out of `saltus run`'s terminal message).
+constexpr const char* kNoImpulses =
+    ": no impulses satisfying Newton's impact law at these contacts were found within the "
+    "tolerance [solver: ";
+constexpr const char* kNoForces =
+    ": no contact forces that keep these contacts closed (pushing) or let them separate were "
+    "found within the tolerance [solver: ";
 
 // The contacts of a problem as a user named them in the scene, for the messages of a failed
 // solve (statuses: they reach users through `saltus run`, so they name no function).
@@ -368,14 +174,15 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       Eigen::VectorXd b;
       s.G.Multiply(result.v_plus, &b);
       b += gt_u + e.cwiseProduct(result.u_minus_u);
-      result.lcp = s.Solve(b, options, origin);
+      result.lcp = SolveSparse(s, b, options, origin);
       result.largest_lcp = result.lcp.largest_component;
       result.impulse_u = result.lcp.z;
       if (result.impulse_u.size() == n_u) AddMinvGtz(s, result.impulse_u, &result.v_plus);
       s.G.Multiply(result.v_plus, &result.u_plus_u);
       result.u_plus_u += gt_u;
       if (!result.lcp.ok) {
-        result.message = ContactNames(system, unilateral_rows) + ": " + result.lcp.message;
+        result.message =
+            ContactNames(system, unilateral_rows) + kNoImpulses + result.lcp.message + "]";
         return result;
       }
       result.ok = true;
@@ -419,7 +226,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.v_plus + gt_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = ContactNames(system, unilateral_rows) + ": " + r.lcp.message;
+    result.message = ContactNames(system, unilateral_rows) + kNoImpulses + r.lcp.message + "]";
     return result;
   }
   result.ok = true;
@@ -485,7 +292,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       Eigen::VectorXd b;
       s.G.Multiply(a0, &b);
       b += gamma_u;
-      result.lcp = s.Solve(b, options, Origin{"acceleration", t, unilateral_rows});
+      result.lcp = SolveSparse(s, b, options, Origin{"acceleration", t, unilateral_rows});
       result.largest_lcp = result.lcp.largest_component;
       result.lambda_u = result.lcp.z;
       result.vdot = a0;
@@ -493,7 +300,8 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
       s.G.Multiply(result.vdot, &result.accel_u);
       result.accel_u += gamma_u;
       if (!result.lcp.ok) {
-        result.message = ContactNames(system, unilateral_rows) + ": " + result.lcp.message;
+        result.message =
+            ContactNames(system, unilateral_rows) + kNoForces + result.lcp.message + "]";
         return result;
       }
       result.ok = true;
@@ -531,7 +339,7 @@ ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSyst
   result.bilateral_residual =
       n_b > 0 ? (a.G_b * result.vdot + gamma_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
-    result.message = ContactNames(system, unilateral_rows) + ": " + r.lcp.message;
+    result.message = ContactNames(system, unilateral_rows) + kNoForces + r.lcp.message + "]";
     return result;
   }
   result.ok = true;

@@ -51,6 +51,12 @@ std::string Label(const PlanarContact& c, std::size_t index) {
 
 bool IsFinite(const Eigen::Vector2d& x) { return x.allFinite(); }
 
+// Disk–disk and disk–beam share the gap, normal and rows (the beam side is the material point
+// of the centreline nearest to the disk).
+bool DiskPair(PlanarContactType type) {
+  return type == PlanarContactType::kDiskDisk || type == PlanarContactType::kDiskBeam;
+}
+
 // Writes the 1 × 3 Jacobian block of `body` (nothing for the ground).
 void AddBlock(const engine::PlanarModel& model, int body, const Eigen::Vector2d& n, double angular,
               Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row) {
@@ -116,6 +122,18 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
         }
         break;
       }
+      case PlanarContactType::kDiskBeam:
+        if (c.body_b == engine::kGround || model_->beam(c.body_b) == nullptr) {
+          fail("a disk_beam contact needs a flexible body_b");
+        }
+        if (c.node_b >= 0 || c.point_b != Eigen::Vector2d::Zero()) {
+          fail("a disk_beam contact takes no node_b or point_b (the contact point is found)");
+        }
+        if (c.friction > 0.0) fail("friction on a disk_beam contact is not implemented");
+        if (!(c.radius_a > 0.0)) {
+          fail("disk radius_a must be > 0, got " + std::to_string(c.radius_a));
+        }
+        break;
       case PlanarContactType::kDiskDisk:
         if (!(c.radius_a > 0.0))
           fail("disk radius_a must be > 0, got " + std::to_string(c.radius_a));
@@ -175,8 +193,19 @@ struct Geometry {
   Eigen::Vector2d p_a, p_b;       // world points
   Eigen::Vector2d n;              // world normal (lines: R_a n_a; disks: (p_b − p_a)/‖·‖)
   double distance = 0.0;          // disks: ‖p_b − p_a‖
-  engine::PlanarPointState node;  // node_b ≥ 0: the node's kinematics (else unused)
+  engine::PlanarPointState node;  // node_b ≥ 0 or disk–beam: the beam point's kinematics
+  engine::BeamPoint beam_point;   // disk–beam: the centreline point X* nearest to the disk
 };
+
+// Side b of a disk–beam contact: the material point X* of the centreline nearest to p_a.
+void EvaluateBeamSide(const engine::PlanarModel& model, const PlanarContact& c,
+                      const Eigen::VectorXd& q, const Eigen::VectorXd& v, Geometry* geo) {
+  const engine::FlexibleBeam& beam = *model.beam(c.body_b);
+  const auto eta = q.segment(model.Offset(c.body_b) + 3, beam.num_modes());
+  const Eigen::Vector2d c_body = geo->b.R.transpose() * (geo->p_a - geo->b.r);
+  geo->beam_point = beam.PointAt(beam.NearestX(c_body, eta));
+  geo->node = model.BeamPointState(c.body_b, geo->beam_point, q, v);
+}
 
 // The geometry at q (and v, which may be empty) of contact c.
 Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
@@ -188,15 +217,19 @@ Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
   const BodyFrame& b = geo.b;
   geo.rho_a = a.R * c.point_a;
   geo.p_a = a.r + geo.rho_a;
-  if (c.node_b >= 0) {
-    geo.node = model.Point(c.body_b, c.node_b, c.point_b, q, v);
+  if (c.node_b >= 0 || c.type == PlanarContactType::kDiskBeam) {
+    if (c.type == PlanarContactType::kDiskBeam) {
+      EvaluateBeamSide(model, c, q, v, &geo);
+    } else {
+      geo.node = model.Point(c.body_b, c.node_b, c.point_b, q, v);
+    }
     geo.rho_b = geo.node.s_w;
     geo.p_b = geo.node.p;
   } else {
     geo.rho_b = b.R * c.point_b;
     geo.p_b = b.r + geo.rho_b;
   }
-  if (c.type == PlanarContactType::kDiskDisk) {
+  if (DiskPair(c.type)) {
     const Eigen::Vector2d d = geo.p_b - geo.p_a;
     geo.distance = d.norm();
     geo.n = geo.distance > 0.0
@@ -218,7 +251,7 @@ struct TangentPoints {
 TangentPoints Witnesses(const PlanarContact& c, const Geometry& geo) {
   TangentPoints w;
   w.t = Perp(geo.n);
-  if (c.type == PlanarContactType::kDiskDisk) {
+  if (DiskPair(c.type)) {
     w.gap = geo.distance - c.radius_a - c.radius_b;
     w.x_b = geo.p_b - c.radius_b * geo.n;
     w.x_a = geo.p_a + c.radius_a * geo.n;
@@ -244,9 +277,9 @@ struct SideField {
   Eigen::Vector2d accel = Eigen::Vector2d::Zero();
 };
 
-SideField FieldOfB(const PlanarContact& c, const Geometry& geo) {
+SideField FieldOfB(const Geometry& geo) {
   SideField side{geo.b, Eigen::Vector2d::Zero()};
-  if (c.node_b < 0) return side;
+  if (!geo.node.elastic()) return side;
   side.field.r = geo.p_b;
   side.field.r_dot = geo.node.p_dot;
   side.field.omega = geo.node.angle_rate;
@@ -258,10 +291,10 @@ SideField FieldOfB(const PlanarContact& c, const Geometry& geo) {
 double TangentGamma(const PlanarContact& c, const Geometry& geo) {
   const TangentPoints w = Witnesses(c, geo);
   const Eigen::Vector2d& n = geo.n;
-  const SideField b = FieldOfB(c, geo);
+  const SideField b = FieldOfB(geo);
   const Eigen::Vector2d dv = PointVelocity(b.field, w.x_b) - PointVelocity(geo.a, w.x_a);
   Eigen::Vector2d n_dot = Eigen::Vector2d::Zero(), x_dot_a = n_dot, x_dot_b = n_dot;
-  if (c.type == PlanarContactType::kDiskDisk) {
+  if (DiskPair(c.type)) {
     const Eigen::Vector2d d_dot = PointVelocity(b.field, geo.p_b) - PointVelocity(geo.a, geo.p_a);
     n_dot = (w.t.dot(d_dot) / geo.distance) * w.t;
     x_dot_b = PointVelocity(b.field, geo.p_b) - c.radius_b * n_dot;
@@ -274,6 +307,25 @@ double TangentGamma(const PlanarContact& c, const Geometry& geo) {
   const Eigen::Vector2d t_dot = Perp(n_dot);
   return t_dot.dot(dv) + w.t.dot(b.accel) + b.field.omega * n.dot(x_dot_b - b.field.r_dot) -
          geo.a.omega * n.dot(x_dot_a - geo.a.r_dot);
+}
+
+// The terms of a disk–beam γ from the motion of X* along the centreline (header):
+// (t·w)(t·p_X) Ẋ*/‖d‖ + (n·ṗ_X) Ẋ*, w the material relative velocity.
+double MovingPointGamma(const engine::PlanarModel& model, const PlanarContact& c,
+                        const Geometry& geo, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                        const Eigen::Vector2d& w) {
+  const engine::FlexibleBeam& beam = *model.beam(c.body_b);
+  const double X = geo.beam_point.X;
+  if (!(X > 0.0 && X < beam.length())) return 0.0;  // an end: X* stays there
+  const int column = model.Offset(c.body_b) + 3, m = beam.num_modes();
+  const engine::BeamCurve curve = beam.Curve(geo.beam_point, q.segment(column, m));
+  const Eigen::Vector2d p_x = geo.b.R * curve.u_x, p_xx = geo.b.R * curve.u_xx;
+  const Eigen::Vector2d p_x_dot =
+      geo.b.omega * Perp(p_x) + geo.b.R * (curve.B_x * v.segment(column, m));
+  const Eigen::Vector2d d = geo.p_b - geo.p_a;
+  const double x_dot = -(p_x_dot.dot(d) + p_x.dot(w)) / (p_x.squaredNorm() + p_xx.dot(d));
+  const Eigen::Vector2d t = Perp(geo.n);
+  return (t.dot(w) * t.dot(p_x) / geo.distance + geo.n.dot(p_x_dot)) * x_dot;
 }
 
 }  // namespace
@@ -298,6 +350,7 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
         g(i) = geo.n.dot(geo.p_b - geo.p_a) - c.radius_b;
         break;
       case PlanarContactType::kDiskDisk:
+      case PlanarContactType::kDiskBeam:
         g(i) = geo.distance - c.radius_a - c.radius_b;
         break;
     }
@@ -309,7 +362,7 @@ ContactSite PlanarContacts::Site(const Eigen::VectorXd& q, int i) const {
   const PlanarContact& c = contacts_.at(static_cast<std::size_t>(i));
   const Geometry geo = Evaluate(*model_, c, q, Eigen::VectorXd());
   Eigen::Vector2d witness_a, witness_b;
-  if (c.type == PlanarContactType::kDiskDisk) {
+  if (DiskPair(c.type)) {
     witness_a = geo.p_a + c.radius_a * geo.n;
     witness_b = geo.p_b - c.radius_b * geo.n;
   } else {
@@ -346,7 +399,7 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
       }
       continue;
     }
-    if (c.type == PlanarContactType::kDiskDisk) {
+    if (DiskPair(c.type)) {
       AddBlock(*model_, c.body_b, n, n.dot(Perp(geo.rho_b)), G, i);
       AddBlock(*model_, c.body_a, -n, -n.dot(Perp(geo.rho_a)), G, i);
     } else {
@@ -377,9 +430,9 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
     // Velocities of the two points: ṗ = ṙ + ω J ρ.
     const Eigen::Vector2d pdot_a = geo.a.r_dot + w_a * Perp(geo.rho_a);
     const Eigen::Vector2d pdot_b =
-        c.node_b >= 0 ? geo.node.p_dot : Eigen::Vector2d(geo.b.r_dot + w_b * Perp(geo.rho_b));
+        geo.node.elastic() ? geo.node.p_dot : Eigen::Vector2d(geo.b.r_dot + w_b * Perp(geo.rho_b));
     const Eigen::Vector2d& n = geo.n;
-    if (c.type == PlanarContactType::kDiskDisk) {
+    if (DiskPair(c.type)) {
       const Eigen::Vector2d d_dot = pdot_b - pdot_a;
       const double nd = n.dot(d_dot);
       gamma(i) = n.dot(w_a * w_a * geo.rho_a - w_b * w_b * geo.rho_b) +
@@ -392,6 +445,9 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
     }
     // A node's Coriolis and foreshortening-rate terms (part of p̈_b's velocity terms).
     if (geo.node.elastic()) gamma(i) += n.dot(geo.node.a_elastic);
+    if (c.type == PlanarContactType::kDiskBeam) {
+      gamma(i) += MovingPointGamma(*model_, c, geo, q, v, pdot_b - pdot_a);
+    }
   }
 }
 

@@ -18,6 +18,22 @@
 //   disks: d = p_b − p_a, n = d/‖d‖,  G_b = [nᵀ, nᵀJρ_b],  G_a = −[nᵀ, nᵀJρ_a],
 //          γ = n·(ω_a² ρ_a − ω_b² ρ_b) + (‖ḋ‖² − (n·ḋ)²)/‖d‖.
 //
+// disk–beam   gap = ‖p_b − p_a‖ − r_a − r_b        (disk a against the beam of the flexible
+//                                                    body b, whose faces are at r_b ≥ 0 from
+//                                                    its centreline: half its thickness)
+// where p_b = p(X*) is the centreline point nearest to the disk centre p_a, X* =
+// engine::FlexibleBeam::NearestX (any point of the beam, between nodes too: Haddouni et al. 2017,
+// Fig. 8, a beam under gravity on a cylinder). As p_b − p_a is normal to the centreline at X*
+// (or X* is an end), the gap's derivative along q is that of the material point at X*
+// (∂g/∂X* = 0): the disk–disk row with the material point X* of the beam (its elastic columns
+// nᵀ A B(X*) included). X* moves with the beam; with w = ṗ_b − ṗ_a the material relative
+// velocity, d = p_b − p_a, p_X = A ū_X, p_XX = A ū_XX and ṗ_X = ω J p_X + A B_X η̇ (the rate
+// of p_X at fixed X; engine::BeamCurve), differentiating p_X·d = 0 gives
+//   Ẋ* = −(ṗ_X·d + p_X·w)/(p_X·p_X + p_XX·d)    (0 when X* is an end),
+// and g̈ = ṅ·w + n·(p̈_b + ṗ_X Ẋ* − p̈_a) with ṅ = (t·(w + p_X Ẋ*)/‖d‖) t, so γ is the disk–disk
+// γ (with the node terms of the material point) plus (t·w)(t·p_X) Ẋ*/‖d‖ + (n·ṗ_X) Ẋ*.
+// Frictional disk–beam contacts are not implemented (rejected).
+//
 // At a node of a flexible body b (node_b), ρ_b = A ū(X_k, η) and p_b gain the elastic terms of
 // engine::PlanarPointState: G_b gets nᵀ ∂p_b/∂η on η and γ the term n·a_elastic.
 // Coincident disk centres (‖d‖ = 0) have no normal: G and γ are NaN there (the gap is finite).
@@ -73,7 +89,7 @@
 
 namespace saltus::contact {
 
-enum class PlanarContactType { kPointLine, kDiskLine, kDiskDisk };
+enum class PlanarContactType { kPointLine, kDiskLine, kDiskDisk, kDiskBeam };
 
 struct PlanarContact {
   std::string name;
@@ -84,9 +100,9 @@ struct PlanarContact {
   Eigen::Vector2d normal_a = Eigen::Vector2d::UnitY();  // line normal, frame a (normalized)
   double radius_a = 0.0;                                // disk a radius (disk–disk)
   Eigen::Vector2d point_b = Eigen::Vector2d::Zero();    // point or disk-b centre, frame b
-  double radius_b = 0.0;                                // disk b radius (disk–line, disk–disk)
-  double restitution = -1.0;                            // [0, 1]; negative: the global one
-  double friction = 0.0;  // Coulomb μ ≥ 0; > 0 adds the tangential row "<name>.t"
+  double radius_b = 0.0;  // disk b radius (disk–line, disk–disk); disk–beam: half-thickness
+  double restitution = -1.0;  // [0, 1]; negative: the global one
+  double friction = 0.0;      // Coulomb μ ≥ 0; > 0 adds the tangential row "<name>.t"
   // A node of a flexible body_b (−1: point_b of the body frame): the point or disk centre is
   // then that node of the deformed centreline (point_b must be zero), and G has the body's
   // elastic columns (engine::PlanarModel::Point).
@@ -97,7 +113,8 @@ class PlanarContacts : public engine::ConstraintBlock {
  public:
   // Validates every contact (non-empty unique name, bodies exist and differ, not both ground,
   // finite geometry, radii ≥ 0 and > 0 for disks, non-zero normal, restitution in [0, 1] or
-  // negative, friction finite and ≥ 0) and throws std::invalid_argument naming it. Line normals
+  // negative, friction finite and ≥ 0; disk–beam: body_b flexible, no node_b or point_b, no
+  // friction) and throws std::invalid_argument naming it. Line normals
   // are stored normalized. node_b must be a node of a flexible body_b (with point_b zero).
   // Values, Jacobian and Gamma throw std::invalid_argument if q or v does not have the model's
   // num_coordinates() entries.

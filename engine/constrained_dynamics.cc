@@ -255,18 +255,16 @@ DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorX
   const auto m = static_cast<Eigen::Index>(rows.size());
   DynamicsStatus status;
   system_.ConstraintJacobian(t, q, rows, &G_);
-  system_.ForceDirections(t, q, v, rows, &H_);
+  system_.ForceDirectionsFromJacobian(t, q, v, rows, G_, &H_);
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
   MinvGt_ = H_.transpose();  // M⁻¹Hᵀ here
   ApplyMinvInPlace(&MinvGt_);
   W_.resize(m, m);
   W_.noalias() = G_ * MinvGt_;
-  w_solver_.Compute(W_, rank_tolerance_);
-  status.rank = w_solver_.rank();
-  status.pivot_ratio = w_solver_.PivotRatio();
+  FactorNonSymmetricDelassus(rows, &status);
   rhs_ = -gamma_;
   rhs_.noalias() -= G_ * MinvF_;
-  w_solver_.Solve(rhs_, lambda);
+  SolveDelassus(rhs_, lambda);
   *vdot = MinvF_;
   vdot->noalias() += MinvGt_ * *lambda;
   residual_ = gamma_;
@@ -332,6 +330,7 @@ void ConstrainedDynamics::FactorDelassus(std::span<const int> rows, DynamicsStat
   // pivoted QR's do, so min d / max d is DynamicsStatus::pivot_ratio. Only below √(rank
   // tolerance) (redundant rows, a singular configuration) is the rank decision left to the
   // complete orthogonal decomposition.
+  w_by_lu_ = false;
   double ratio = 0.0;
   if (!known_redundant) {
     ratio = FactorDelassusLdlt();
@@ -360,10 +359,54 @@ void ConstrainedDynamics::FactorDelassus(std::span<const int> rows, DynamicsStat
   status->pivot_ratio = ratio;
 }
 
+double ConstrainedDynamics::FactorDelassusLu() {
+  w_lu_.compute(W_);
+  const auto u = w_lu_.matrixLU().diagonal().cwiseAbs();
+  const double largest = u.maxCoeff();
+  return largest > 0.0 ? u.minCoeff() / largest : 0.0;
+}
+
+void ConstrainedDynamics::FactorNonSymmetricDelassus(std::span<const int> rows,
+                                                     DynamicsStatus* status) {
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  const bool known_redundant =
+      redundant_rows_valid_ &&
+      std::equal(rows.begin(), rows.end(), redundant_rows_.begin(), redundant_rows_.end());
+  // As FactorDelassus with an LU with partial pivoting (2m³/3 flops) in place of the LDLᵀ. Any
+  // LU of a singular W has a zero pivot, so redundant rows show a pivot at round-off level, and
+  // min |u| / max |u| (the singular values' ratio for a diagonal W, as the QR's |r| ratio) is
+  // DynamicsStatus::pivot_ratio while it is above √(rank tolerance). Partial pivoting is not
+  // rank-revealing in general: below that ratio (redundant rows, a singular configuration, a W
+  // made singular by friction) the rank-revealing QR decides, and a row set found rank-deficient
+  // goes to it directly until Restart or another row set.
+  w_by_ldlt_ = false;
+  w_by_lu_ = false;
+  if (!known_redundant) {
+    const double ratio = FactorDelassusLu();
+    if (ratio > std::sqrt(rank_tolerance_)) {
+      w_by_lu_ = true;
+      status->rank = static_cast<int>(m);
+      status->pivot_ratio = ratio;
+      return;
+    }
+  }
+  w_solver_.Compute(W_, rank_tolerance_);
+  status->rank = w_solver_.rank();
+  status->pivot_ratio = w_solver_.PivotRatio();
+  if (status->rank < m) {
+    redundant_rows_.assign(rows.begin(), rows.end());
+    redundant_rows_valid_ = true;
+  } else if (known_redundant) {
+    redundant_rows_valid_ = false;  // the rows no longer lose rank
+  }
+}
+
 void ConstrainedDynamics::SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
   if (w_by_ldlt_) {
     *x = b;
     w_ldlt_.solveInPlace(*x);
+  } else if (w_by_lu_) {
+    x->noalias() = w_lu_.solve(b);
   } else {
     w_solver_.Solve(b, x);
   }

@@ -30,11 +30,14 @@
 //   [ G      0  ] [ λ  ] = [ −γ ],
 //
 // solved by the same elimination with the non-symmetric W = G M⁻¹ Hᵀ (m × m): λ = W⁺ (−γ −
-// G M⁻¹ F) by the rank-revealing complete orthogonal decomposition (minimum-norm for redundant
-// rows), v̇ = M⁻¹ (F + Hᵀ λ). Dense only, without the refinement near singular configurations
-// (which needs a symmetric W) and without RemoveConstrainedPart. W may be singular where the
-// symmetric one is not (Painlevé: μ large enough that the effective normal force changes sign):
-// ok is then false (residual above the consistency bound). Ideal systems never take this path.
+// G M⁻¹ F), v̇ = M⁻¹ (F + Hᵀ λ), W factored by an LU with partial pivoting while it is well
+// conditioned (as the LDLᵀ above: smallest over largest |pivot| above √(rank tolerance)), else
+// by the rank-revealing complete orthogonal decomposition (minimum-norm λ for redundant rows;
+// a row set found redundant goes there directly). Dense only, without the refinement near singular
+// configurations (which needs a symmetric W) and without RemoveConstrainedPart. W may be singular
+// where the symmetric one is not (Painlevé: μ large enough that the effective normal force changes
+// sign): ok is then false (residual above the consistency bound). Ideal systems never take this
+// path.
 //
 // The object owns its workspace: after the first call with a given m it does not allocate
 // (provided the system's MassMatrix, Forces and constraint routines do not).
@@ -111,7 +114,8 @@ struct DynamicsStatus {
   double residual = 0;  // ‖G v̇ + γ‖∞ after the solve
   bool sparse = false;  // solved by the block-sparse path (else dense)
   // Nearness to a rank drop: smallest over largest pivot of the pivoted LDLᵀ of W (dense path;
-  // of the rank-revealing QR for H ≠ G; ~ (σ_min/σ_max)² of G in the M⁻¹ metric), 0 when W is
+  // of the LU with partial pivoting for H ≠ G, or of the rank-revealing QR where either is below
+  // √(rank tolerance); ~ (σ_min/σ_max)² of G in the M⁻¹ metric), 0 when W is
   // numerically rank-deficient, 1 with no rows or on the sparse path (W positive definite
   // there, not estimated).
   double pivot_ratio = 1.0;
@@ -186,7 +190,11 @@ class ConstrainedDynamics {
   void FactorDelassus(std::span<const int> rows, DynamicsStatus* status);
   // LDLᵀ of W_; returns min/max of its pivots (0 when W_ is not positive definite).
   double FactorDelassusLdlt();
-  // x (m) ← W⁺ b with the factorization chosen by FactorDelassus.
+  // FactorDelassus for the non-symmetric W_ of SolveNonIdeal (LU or the rank-revealing solver).
+  void FactorNonSymmetricDelassus(std::span<const int> rows, DynamicsStatus* status);
+  // LU with partial pivoting of W_; returns min/max of its |pivots| (0 when singular).
+  double FactorDelassusLu();
+  // x (m) ← W⁺ b with the factorization chosen by FactorDelassus or FactorNonSymmetricDelassus.
   void SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorXd* x);
 
   const MechanicalSystem& system_;
@@ -197,10 +205,12 @@ class ConstrainedDynamics {
   bool mass_factored_ = false;  // llt_ (or minv_diagonal_) holds M (reused when M is constant)
   bool mass_diagonal_ = false;  // M diagonal: M⁻¹ is minv_diagonal_ (llt_ unused)
   Eigen::VectorXd minv_diagonal_;
-  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;  // W when well conditioned
-  bool w_by_ldlt_ = false;               // the last dense factorization of W is w_ldlt_
-  MinNormSolver w_solver_;               // W with redundant rows or near a rank drop
-  std::vector<int> redundant_rows_;      // row set on which W was rank-deficient
+  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;        // W when well conditioned
+  bool w_by_ldlt_ = false;                     // the last dense factorization of W is w_ldlt_
+  Eigen::PartialPivLU<Eigen::MatrixXd> w_lu_;  // non-symmetric W when well conditioned
+  bool w_by_lu_ = false;                       // the last dense factorization of W is w_lu_
+  MinNormSolver w_solver_;                     // W with redundant rows or near a rank drop
+  std::vector<int> redundant_rows_;            // row set on which W was rank-deficient
   bool redundant_rows_valid_ = false;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
   Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;

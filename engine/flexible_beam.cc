@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -188,22 +189,25 @@ void FlexibleBeam::Reduce() {
   }
 }
 
-void FlexibleBeam::ShapeRows(double X, Eigen::RowVectorXd* su, Eigen::RowVectorXd* sw,
-                             Eigen::RowVectorXd* dsw) const {
+void FlexibleBeam::ShapeRows(double X, NodalRows* rows) const {
   const int n = properties_.elements;
   const double l = properties_.length / n;
   const int e = std::clamp(static_cast<int>(std::floor(X / l)), 0, n - 1);
   const ElementShape s = ShapeAt((X - e * l) / l, l);
   const int dofs = 3 * (n + 1);
-  su->setZero(dofs);
-  sw->setZero(dofs);
-  dsw->setZero(dofs);
+  for (Eigen::RowVectorXd* row : {&rows->su, &rows->dsu, &rows->sw, &rows->dsw, &rows->ddsw}) {
+    row->setZero(dofs);
+  }
   const auto ax = AxialDofs(e);
   const auto bd = BendingDofs(e);
-  for (int i = 0; i < 2; ++i) (*su)(ax[i]) = s.n(i);
+  for (int i = 0; i < 2; ++i) {
+    rows->su(ax[i]) = s.n(i);
+    rows->dsu(ax[i]) = s.dn(i);
+  }
   for (int i = 0; i < 4; ++i) {
-    (*sw)(bd[i]) = s.h(i);
-    (*dsw)(bd[i]) = s.dh(i);
+    rows->sw(bd[i]) = s.h(i);
+    rows->dsw(bd[i]) = s.dh(i);
+    rows->ddsw(bd[i]) = s.ddh(i);
   }
 }
 
@@ -212,13 +216,15 @@ BeamPoint FlexibleBeam::PointAt(double X) const {
   if (!(X >= 0.0 && X <= L)) {
     throw std::out_of_range("FlexibleBeam: X = " + Num(X) + " outside [0, " + Num(L) + "]");
   }
-  Eigen::RowVectorXd su, sw, dsw;
-  ShapeRows(X, &su, &sw, &dsw);
+  NodalRows rows;
+  ShapeRows(X, &rows);
   BeamPoint p;
   p.X = X;
-  p.su = su * phi_;
-  p.sw = sw * phi_;
-  p.slope = dsw * phi_;
+  p.su = rows.su * phi_;
+  p.sw = rows.sw * phi_;
+  p.slope = rows.dsw * phi_;
+  p.dsu = rows.dsu * phi_;
+  p.dslope = rows.ddsw * phi_;
   const int m = num_modes();
   p.H.setZero(m, m);
   if (!properties_.geometric_stiffening) return p;
@@ -229,13 +235,66 @@ BeamPoint FlexibleBeam::PointAt(double X) const {
     const double a = e * l, b = std::min(X, (e + 1) * l);
     for (int g = 0; g < 3; ++g) {
       const double xg = a + 0.5 * (b - a) * (1.0 + kGauss3X[g]);
-      Eigen::RowVectorXd su_g, sw_g, dsw_g;  // xg is inside element e (Gauss nodes are interior)
-      ShapeRows(xg, &su_g, &sw_g, &dsw_g);
-      const Eigen::RowVectorXd psi = dsw_g * phi_;
+      ShapeRows(xg, &rows);  // xg is inside element e (Gauss nodes are interior)
+      const Eigen::RowVectorXd psi = rows.dsw * phi_;
       p.H.noalias() += 0.5 * (b - a) * kGauss3W[g] * psi.transpose() * psi;
     }
   }
   return p;
+}
+
+BeamCurve FlexibleBeam::Curve(const BeamPoint& point,
+                              const Eigen::Ref<const Eigen::VectorXd>& eta) const {
+  const double psi_eta = point.slope.dot(eta), dpsi_eta = point.dslope.dot(eta);
+  const double stiff = properties_.geometric_stiffening ? 1.0 : 0.0;
+  BeamCurve curve;
+  curve.u_x << 1.0 + point.dsu.dot(eta) - 0.5 * stiff * psi_eta * psi_eta, psi_eta;
+  curve.u_xx << -stiff * psi_eta * dpsi_eta, dpsi_eta;
+  curve.B_x.resize(2, num_modes());
+  curve.B_x.row(0) = point.dsu - stiff * psi_eta * point.slope;
+  curve.B_x.row(1) = point.slope;
+  return curve;
+}
+
+double FlexibleBeam::NearestX(const Eigen::Vector2d& c,
+                              const Eigen::Ref<const Eigen::VectorXd>& eta) const {
+  const double L = length();
+  // f(X) = ū_X·(ū − c) and f'(X).
+  const auto f = [&](double X, double* df) {
+    const BeamPoint point = PointAt(X);
+    const Eigen::Vector2d d = Motion(point, eta, Eigen::VectorXd()).u - c;
+    const BeamCurve curve = Curve(point, eta);
+    if (df != nullptr) *df = curve.u_x.squaredNorm() + curve.u_xx.dot(d);
+    return curve.u_x.dot(d);
+  };
+  // The nearest of 2n + 1 samples (nodes and element midpoints) brackets the nearest point.
+  const int samples = 2 * properties_.elements;
+  int best = 0;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (int j = 0; j <= samples; ++j) {
+    const double distance =
+        (Motion(PointAt(L * j / samples), eta, Eigen::VectorXd()).u - c).squaredNorm();
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = j;
+    }
+  }
+  double lo = L * std::max(best - 1, 0) / samples, hi = L * std::min(best + 1, samples) / samples;
+  if (f(lo, nullptr) >= 0.0) return lo;  // X = 0, or a local minimum at a sample
+  if (f(hi, nullptr) <= 0.0) return hi;
+  double X = L * best / samples;
+  for (int iteration = 0; iteration < 40; ++iteration) {
+    double df = 0.0;
+    const double value = f(X, &df);
+    if (value == 0.0) return X;
+    (value < 0.0 ? lo : hi) = X;
+    double next = df > 0.0 ? X - value / df : 0.5 * (lo + hi);
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);  // Newton left the bracket
+    const double step = std::abs(next - X);
+    X = next;
+    if (step <= 1e-14 * L) break;
+  }
+  return X;
 }
 
 void FlexibleBeam::Precompute() {

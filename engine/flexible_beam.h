@@ -81,10 +81,13 @@ int AvailableModes(int elements, BeamReference reference);
 // invalid properties.
 void ValidateBeam(const std::string& label, const BeamProperties& beam);
 
-// What the beam gives about its centreline at one X: rows s_u, s_w, ψ (1 × m) and H (m × m).
+// What the beam gives about its centreline at one X: rows s_u, s_w, ψ = s_w', and their
+// X-derivatives s_u', ψ' = s_w'' (1 × m; taken within the element that holds X, the one to its
+// right at a node) and H (m × m).
 struct BeamPoint {
   double X = 0;
   Eigen::RowVectorXd su, sw, slope;
+  Eigen::RowVectorXd dsu, dslope;
   Eigen::MatrixXd H;
 };
 
@@ -94,6 +97,16 @@ struct BeamPointMotion {
   Eigen::Matrix<double, 2, Eigen::Dynamic> B;  // ∂ū/∂η (2 × m)
   Eigen::Vector2d u_dot;                       // B η̇
   double hdot = 0;                             // η̇ᵀ H η̇ (so ∂(B η̇)/∂t = −hdot e_x)
+};
+
+// The shape of the deformed centreline at one point for given η (body frame): its tangent
+// ū_X = ∂ū/∂X, ū_XX, and B_X = ∂B/∂X = ∂ū_X/∂η. With H'(X) = ψᵀψ and s_u'' = 0 (the axial shape
+// is linear within an element):
+//   ū_X = (1 + s_u' η − ½ (ψη)²,  ψη),   ū_XX = (−(ψη)(ψ'η),  ψ'η),   B_X = [s_u' − (ψη) ψ; ψ],
+// without the H terms when geometric stiffening is off.
+struct BeamCurve {
+  Eigen::Vector2d u_x, u_xx;
+  Eigen::Matrix<double, 2, Eigen::Dynamic> B_x;  // 2 × m
 };
 
 class FlexibleBeam {
@@ -127,6 +140,18 @@ class FlexibleBeam {
   BeamPointMotion Motion(const BeamPoint& point, const Eigen::Ref<const Eigen::VectorXd>& eta,
                          const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const;
 
+  // ū_X, ū_XX and B_X of a point for given η.
+  BeamCurve Curve(const BeamPoint& point, const Eigen::Ref<const Eigen::VectorXd>& eta) const;
+  // The X ∈ [0, L] of the centreline point ū(X, η) nearest to the body-frame point c. The
+  // nearest of the 2n + 1 samples at the nodes and element midpoints brackets it with its two
+  // neighbours; in the bracket X is the root of f(X) = ū_X·(ū − c) by Newton
+  // (f' = ū_X·ū_X + ū_XX·(ū − c)) safeguarded by bisection, or an end of the bracket where f
+  // does not change sign (X = 0 with f(0) ≥ 0, X = L with f(L) ≤ 0). This is the global nearest
+  // point when the samples resolve the centreline's shape: its radius of curvature larger than
+  // its distance to c and than the sample spacing. Converges to |ΔX| ≤ 1e-14 L (40 iterations
+  // at most); costs 2n + 1 + 2 + (iterations) evaluations of PointAt.
+  double NearestX(const Eigen::Vector2d& c, const Eigen::Ref<const Eigen::VectorXd>& eta) const;
+
   // Body blocks for q_b = (x, y, θ, η), v_b = (ẋ, ẏ, ω, η̇) (3 + m each): M_b written into the
   // (3 + m) square block `M`; F_b (inertial quadratic-velocity, gravity, elastic and damping
   // forces) added to `F`.
@@ -151,9 +176,12 @@ class FlexibleBeam {
   void Assemble();
   void Reduce();
   void Precompute();
-  // Nodal shape rows S_u, S_w, S_w' at X (each 1 × 3(n + 1)).
-  void ShapeRows(double X, Eigen::RowVectorXd* su, Eigen::RowVectorXd* sw,
-                 Eigen::RowVectorXd* dsw) const;
+  // Nodal shape rows S_u, S_u', S_w, S_w', S_w'' at X (each 1 × 3(n + 1)), in the element that
+  // holds X (the right one at an inner node).
+  struct NodalRows {
+    Eigen::RowVectorXd su, dsu, sw, dsw, ddsw;
+  };
+  void ShapeRows(double X, NodalRows* rows) const;
 
   BeamProperties properties_;
   double mass_ = 0;

@@ -134,6 +134,16 @@ class MechanicalSystem {
     (void)v;
     ConstraintJacobian(t, q, rows, H);
   }
+  // The same H when the caller already holds G = ConstraintJacobian(t, q, rows) (H must not
+  // alias G): a system whose H is G plus a correction overrides this to start from G instead of
+  // evaluating it again. The default ignores G and calls ForceDirections, so a system (or a
+  // wrapper) that overrides only ForceDirections stays correct.
+  virtual void ForceDirectionsFromJacobian(double t, const Eigen::VectorXd& q,
+                                           const Eigen::VectorXd& v, std::span<const int> rows,
+                                           const Eigen::MatrixXd& G, Eigen::MatrixXd* H) const {
+    (void)G;
+    ForceDirections(t, q, v, rows, H);
+  }
 
   // ---- Block-sparse structure (optional, for large mechanisms; engine/block_sparse.h) -------
   // The diagonal blocks of M(q) (when M is non-null) and G(q, t) on `rows` as block-sparse rows

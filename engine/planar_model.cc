@@ -373,21 +373,34 @@ int PlanarModel::Offset(int body) const {
 
 PlanarPointState PlanarModel::Point(int body, int node, const Eigen::Vector2d& s,
                                     const Eigen::VectorXd& q, const Eigen::VectorXd& v) const {
+  if (node >= 0 && body != kGround) {
+    return BeamPointState(
+        body, beam_nodes_[static_cast<std::size_t>(body)].at(static_cast<std::size_t>(node)), q, v);
+  }
   const BodyState frame = StateOf(*this, body, q, v);
   PlanarPointState point;
   point.angle = frame.theta;
   point.angle_rate = frame.omega;
   if (body != kGround) point.column = Offset(body);
-  if (node < 0 || body == kGround) {
-    const PointState rigid = PointOf(frame, s);
-    point.s_w = rigid.s_w;
-    point.p = rigid.p;
-    point.p_dot = rigid.p_dot;
-    return point;
+  const PointState rigid = PointOf(frame, s);
+  point.s_w = rigid.s_w;
+  point.p = rigid.p;
+  point.p_dot = rigid.p_dot;
+  return point;
+}
+
+PlanarPointState PlanarModel::BeamPointState(int body, const BeamPoint& at,
+                                             const Eigen::VectorXd& q,
+                                             const Eigen::VectorXd& v) const {
+  const BodyState frame = StateOf(*this, body, q, v);
+  PlanarPointState point;
+  point.angle = frame.theta;
+  point.angle_rate = frame.omega;
+  point.column = Offset(body);
+  if (beam(body) == nullptr) {
+    throw std::out_of_range("PlanarModel: body " + std::to_string(body) + " is not flexible");
   }
   const FlexibleBeam& beam = *beams_[static_cast<std::size_t>(body)];
-  const BeamPoint& at =
-      beam_nodes_[static_cast<std::size_t>(body)].at(static_cast<std::size_t>(node));
   const int m = beam.num_modes();
   const auto eta = q.segment(point.column + 3, m);
   const BeamPointMotion motion = v.size() > 0 ? beam.Motion(at, eta, v.segment(point.column + 3, m))

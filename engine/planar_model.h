@@ -96,10 +96,10 @@ constexpr int kGround = -1;
 // those of the beam (the builder sets them; the given ones are ignored).
 struct PlanarBody {
   std::string name;
-  double mass = 1.0;                             // kg, > 0
-  double inertia = 1.0;                          // kg·m², about the centre of mass, > 0
-  Eigen::Vector3d q0 = Eigen::Vector3d::Zero();  // initial (x, y, θ)
-  Eigen::Vector3d v0 = Eigen::Vector3d::Zero();  // initial (ẋ, ẏ, θ̇)
+  double mass = 1.0;                                  // kg, > 0
+  double inertia = 1.0;                               // kg·m², about the centre of mass, > 0
+  Eigen::Vector3d q0 = Eigen::Vector3d::Zero();       // initial (x, y, θ)
+  Eigen::Vector3d v0 = Eigen::Vector3d::Zero();       // initial (ẋ, ẏ, θ̇)
   std::optional<BeamProperties> beam = std::nullopt;  // set: a flexible body
 };
 
@@ -203,6 +203,10 @@ class PlanarModel {
   // empty: velocities 0). body may be kGround (s is then a world point).
   PlanarPointState Point(int body, int node, const Eigen::Vector2d& s, const Eigen::VectorXd& q,
                          const Eigen::VectorXd& v) const;
+  // The same for the point `at` (FlexibleBeam::PointAt: any X of the centreline) of the beam of
+  // flexible `body` (throws std::out_of_range for a body that is not flexible).
+  PlanarPointState BeamPointState(int body, const BeamPoint& at, const Eigen::VectorXd& q,
+                                  const Eigen::VectorXd& v) const;
   // Adds c·∂p/∂v of a point (c a 2-vector: a row along c) to row `row` of G, and for a node the
   // angle row's columns when `angle` (1 on θ, ψ on η), scaled by `sign`.
   static void AddPointRow(const PlanarPointState& point, const Eigen::Vector2d& c,

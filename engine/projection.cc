@@ -1,6 +1,7 @@
 #include "engine/projection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,10 @@ void ValidateOptions(const ProjectionOptions& options, const char* where) {
   if (options.max_iterations < 1) {
     throw std::invalid_argument(std::string(where) + ": max_iterations must be >= 1, got " +
                                 std::to_string(options.max_iterations));
+  }
+  if (!(options.stall_tolerance >= 0.0 && std::isfinite(options.stall_tolerance))) {
+    throw std::invalid_argument(std::string(where) + ": stall_tolerance must be >= 0, got " +
+                                std::to_string(options.stall_tolerance));
   }
   if (!(options.rank_tolerance > 0.0 && options.rank_tolerance < 1.0)) {
     throw std::invalid_argument(std::string(where) + ": rank_tolerance must be in (0, 1), got " +
@@ -256,7 +261,8 @@ ProjectionResult ProjectVelocitiesWith(const MechanicalSystem& system, double t,
   result.rank = projector.rank();
   // On failure v is left unchanged and result.residual keeps its initial value.
   Eigen::VectorXd v_k = *v;
-  Eigen::VectorXd dv;
+  Eigen::VectorXd dv, v_best;
+  double best = result.residual;
   for (int k = 1; k <= options.max_iterations; ++k) {
     projector.Correction(r, 0.5 * tolerance, &dv);
     v_k += dv;
@@ -270,6 +276,15 @@ ProjectionResult ProjectVelocitiesWith(const MechanicalSystem& system, double t,
       result.residual = next;
       return result;
     }
+    if (next < best) {
+      best = next;
+      v_best = v_k;
+    }
+  }
+  if (v_best.size() > 0 && best <= options.stall_tolerance) {  // header: stall_tolerance
+    *v = v_best;
+    result.residual = best;
+    return result;
   }
   result.converged = false;
   return result;

@@ -53,7 +53,14 @@ enum class ProjectionMetric { kMass, kIdentity };
 struct ProjectionOptions {
   ProjectionMetric metric = ProjectionMetric::kMass;
   double tolerance = 1e-12;  // on ‖g‖∞ (positions) and ‖G v + ∂g/∂t‖∞ (velocities), > 0
-  int max_iterations = 20;        // ≥ 1
+  int max_iterations = 20;  // ≥ 1
+  // Velocities only: when no refinement reaches `tolerance` within max_iterations, the best
+  // iterate is accepted if its residual is ≤ stall_tolerance (0: never). Nearly redundant rows
+  // (a settled pile's closed loops of contacts, W with eigenvalues far below 1e-10 of the
+  // largest) leave a residual along W's near-null space that no bounded correction removes;
+  // the caller states which residual is harmless (the event loop: well below its velocity
+  // threshold τ₁).
+  double stall_tolerance = 0.0;
   double rank_tolerance = 1e-10;  // relative pivot threshold of W's rank-revealing QR (reported
                                   // rank; singular test of the sparse path), in (0, 1)
   // Dense or block-sparse factorization of W (engine/block_sparse.h); kAuto: sparse when the

@@ -86,6 +86,12 @@ void SlidingFrictionView::SetSlidingContacts(std::vector<SlidingContact> contact
   }
   sliding_ = std::move(contacts);
   sliding_index_ = std::move(index);
+  // ForceDirections then does not allocate for the group row list.
+  std::size_t group_rows = 0;
+  for (const SlidingContact& c : sliding_) {
+    group_rows += GroupRows(*this, c.normal_row, c.group).size();
+  }
+  group_rows_.reserve(group_rows);
 }
 
 void SlidingFrictionView::set_slip_speed_floor(double floor) {
@@ -122,6 +128,33 @@ void SlidingFrictionView::ForceDirections(double t, const Eigen::VectorXd& q,
                                           const Eigen::VectorXd& v, std::span<const int> rows,
                                           Eigen::MatrixXd* H) const {
   ConstraintJacobian(t, q, rows, H);
+  SubtractFrictionTerms(t, q, v, rows, H);
+}
+
+void SlidingFrictionView::ForceDirectionsFromJacobian(double t, const Eigen::VectorXd& q,
+                                                      const Eigen::VectorXd& v,
+                                                      std::span<const int> rows,
+                                                      const Eigen::MatrixXd& G,
+                                                      Eigen::MatrixXd* H) const {
+  *H = G;
+  SubtractFrictionTerms(t, q, v, rows, H);
+}
+
+void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd& q,
+                                                const Eigen::VectorXd& v, std::span<const int> rows,
+                                                Eigen::MatrixXd* H) const {
+  group_rows_.clear();
+  for (int row : rows) {
+    for (const int s : sliding_index_[static_cast<std::size_t>(row)]) {
+      if (s < 0) continue;
+      const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
+      if (c.mu == 0.0) continue;
+      for (int r : GroupRows(*this, row, c.group)) group_rows_.push_back(r);
+    }
+  }
+  if (group_rows_.empty()) return;
+  ConstraintJacobian(t, q, group_rows_, &G_g_);
+  Eigen::Index next = 0;  // first row of the current entry's block of G_g_
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (const int s : sliding_index_[static_cast<std::size_t>(rows[i])]) {
       if (s < 0) continue;
@@ -129,8 +162,10 @@ void SlidingFrictionView::ForceDirections(double t, const Eigen::VectorXd& q,
       if (c.mu == 0.0) continue;
       // H_n = G_n − μ_g d_g·G_g (header).
       SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
-      ConstraintJacobian(t, q, GroupRows(*this, c.normal_row, c.group), &G_g_);
-      H->row(static_cast<Eigen::Index>(i)).noalias() -= c.mu * (d_.transpose() * G_g_);
+      const Eigen::Index k = d_.size();
+      H->row(static_cast<Eigen::Index>(i)).noalias() -=
+          c.mu * (d_.transpose() * G_g_.middleRows(next, k));
+      next += k;
     }
   }
 }

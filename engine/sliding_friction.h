@@ -115,6 +115,9 @@ class SlidingFrictionView final : public MechanicalSystem {
   bool HasNonIdealForces() const override { return !sliding_.empty(); }
   void ForceDirections(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::MatrixXd* H) const override;
+  void ForceDirectionsFromJacobian(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                   std::span<const int> rows, const Eigen::MatrixXd& G,
+                                   Eigen::MatrixXd* H) const override;
 
   int nq() const override { return base_.nq(); }
   int nv() const override { return base_.nv(); }
@@ -173,6 +176,10 @@ class SlidingFrictionView final : public MechanicalSystem {
   // Checks one entry of a new sliding set against the rows of the system (see the setter).
   void Validate(const SlidingContact& c,
                 const std::vector<std::array<int, kNumFrictionGroups>>& index) const;
+  // H ← H − Σ_g μ_g d_g·G_g on the rows of sliding entries with μ_g > 0 (H = G on entry), with
+  // the group Jacobians of all of them evaluated in one ConstraintJacobian call.
+  void SubtractFrictionTerms(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                             std::span<const int> rows, Eigen::MatrixXd* H) const;
 
   const MechanicalSystem& base_;
   std::vector<SlidingContact> sliding_;
@@ -181,8 +188,9 @@ class SlidingFrictionView final : public MechanicalSystem {
   double slip_speed_floor_ = kDefaultSlipSpeedFloor;
   bool anchor_gate_ = false;
   // Workspace of ForceDirections (mutable: see the header on thread compatibility).
-  mutable Eigen::MatrixXd G_g_;
+  mutable Eigen::MatrixXd G_g_;  // group Jacobians of the sliding entries, stacked
   mutable Eigen::VectorXd slip_, d_;
+  mutable std::vector<int> group_rows_;  // rows of G_g_: the sliding entries of `rows`, in order
 };
 
 }  // namespace saltus::engine

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "contact/impact_problem.h"
 #include "engine/block_sparse.h"
@@ -22,6 +25,19 @@ bool AnyBelow(const VectorXd& u, double bound) {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// "; largest at '<row>': <|value|>" for the row of `rows` with the largest |value| (the
+// row a failed projection leaves furthest from its constraint, for the run-failure message).
+std::string LargestRow(const engine::MechanicalSystem& sys, const std::vector<int>& rows,
+                       const VectorXd& values) {
+  if (values.size() == 0) return "";
+  Eigen::Index k = 0;
+  values.cwiseAbs().maxCoeff(&k);
+  std::ostringstream out;
+  out << "; largest at '" << sys.constraint_info(rows[static_cast<std::size_t>(k)]).name
+      << "': " << std::abs(values[k]);
+  return out.str();
 }
 
 }  // namespace
@@ -253,6 +269,13 @@ std::vector<contact::FrictionalContact> SwitchHandler::Contacts(
   return contacts;
 }
 
+engine::ProjectionOptions SwitchHandler::VelocityProjection() const {
+  engine::ProjectionOptions po = ctx_.opt.projection;
+  po.stall_tolerance =
+      std::max(po.stall_tolerance, kVelocityStallFraction * ctx_.opt.thresholds.tau1);
+  return po;
+}
+
 contact::FrictionOptions SwitchHandler::FrictionOptions() const {
   contact::FrictionOptions o;
   o.cone = ctx_.opt.friction_cone;
@@ -290,8 +313,9 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
       const double uk = u_[static_cast<Eigen::Index>(k)];
       if (uk > th.tau1 && uk <= v_close) {
         *v_closing = v;
-        const auto rv = engine::ProjectVelocities(
-            ctx_.sys, t, q, Union(ctx_.rows.bilateral, candidates), opt.projection, v_closing);
+        const auto rv =
+            engine::ProjectVelocities(ctx_.sys, t, q, Union(ctx_.rows.bilateral, candidates),
+                                      VelocityProjection(), v_closing);
         if (rv.converged) return *v_closing;
       }
     }
@@ -525,12 +549,14 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
   const VectorXd q_start = q;
   for (;;) {
     q = q_start;
-    const auto rp =
-        engine::ProjectPositions(ctx_.sys, t, Union(active, penetrating), opt.projection, &q);
+    const std::vector<int> rows = Union(active, penetrating);
+    const auto rp = engine::ProjectPositions(ctx_.sys, t, rows, opt.projection, &q);
     if (!rp.converged) {
+      VectorXd g;
+      ctx_.sys.ConstraintValues(t, q, rows, &g);
       std::ostringstream msg;
-      msg << "position projection failed at t = " << t << " (residual " << rp.residual << " after "
-          << rp.iterations << " iterations)";
+      msg << "position projection failed at t = " << t << " s (residual " << rp.residual
+          << " after " << rp.iterations << " iterations" << LargestRow(ctx_.sys, rows, g) << ")";
       throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
     }
     std::vector<int> more;
@@ -560,11 +586,14 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
     if (more.empty()) break;
     penetrating = Union(penetrating, more);
   }
-  const auto rv =
-      engine::ProjectVelocities(ctx_.sys, t, q, Union(active, stopped), opt.projection, &v);
+  const std::vector<int> rows = Union(active, stopped);
+  const auto rv = engine::ProjectVelocities(ctx_.sys, t, q, rows, VelocityProjection(), &v);
   if (!rv.converged) {
+    VectorXd g, g_dot;
+    ctx_.sys.ConstraintValuesAndRates(t, q, v, rows, &g, &g_dot);
     std::ostringstream msg;
-    msg << "velocity projection failed at t = " << t << " (residual " << rv.residual << ")";
+    msg << "velocity projection failed at t = " << t << " s (residual " << rv.residual
+        << LargestRow(ctx_.sys, rows, g_dot) << ")";
     throw RunFailure{RunStatus::kProjectionFailure, msg.str()};
   }
 }

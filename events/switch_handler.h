@@ -58,6 +58,12 @@ inline constexpr int kMaxImpactStages = 1000;
 // norm is redundant with them (the scale of the Jacobians' round-off: 1e-10 relative).
 inline constexpr double kRedundancyTolerance = 1e-10;
 
+// The velocity projections after a switch accept a stalled residual below this fraction of τ₁
+// (engine::ProjectionOptions::stall_tolerance): the event loop counts |ġ| ≤ τ₁ as zero, so such
+// a residual changes no decision (nearly redundant closed rows of a settled pile leave one along
+// W's near-null space).
+inline constexpr double kVelocityStallFraction = 1e-3;
+
 // The witnesses that fired at a switching time (rows ascending).
 struct FiredWitnesses {
   std::vector<int> impacting;    // impact function located at t*: the contact belongs to I₁
@@ -138,6 +144,9 @@ class SwitchHandler {
                          const std::vector<ContactState>& after, double energy_before,
                          double energy_after, std::vector<Event>* events) const;
   contact::FrictionOptions FrictionOptions() const;
+  // The simulation's projection options with the stalled-residual bound of the velocity
+  // projections (kVelocityStallFraction).
+  engine::ProjectionOptions VelocityProjection() const;
 
   EventContext& ctx_;
   bool frictional_ = false;        // some contact of the system has μ > 0

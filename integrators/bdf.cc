@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "engine/projection.h"
+
 namespace saltus::integrators {
 
 namespace {
@@ -15,6 +17,9 @@ namespace {
 constexpr double kMaxStepRatio = 2.0;
 // Shrink factor of h after a Newton failure with fresh Jacobians (as generalized_alpha.cc).
 constexpr double kNewtonFailureShrink = 0.25;
+// Tolerance of ConsistentStart's projections: below every round-off floor, so that they end on
+// the floor (engine/projection.h).
+constexpr double kConsistentStartTolerance = 1e-300;
 
 // Value at s of the polynomial through (x_i, y_i), i < n: Lagrange basis weights.
 void LagrangeWeights(const std::vector<double>& x, std::size_t n, double s,
@@ -56,11 +61,25 @@ Bdf::Bdf(const IntegratorOptions& options, const BdfOptions& bdf, std::string na
 
 Bdf::~Bdf() = default;
 
+void Bdf::ConsistentStart() {
+  engine::ProjectionOptions po;
+  po.metric = options_.projection_metric;
+  po.tolerance = kConsistentStartTolerance;
+  po.max_iterations = options_.max_newton_iterations;
+  q_start_ = q_;
+  if (!engine::ProjectPositions(*system_, t_, rows_, po, &q_start_).converged) return;
+  v_start_ = v_;
+  if (!engine::ProjectVelocities(*system_, t_, q_start_, rows_, po, &v_start_).converged) return;
+  q_.swap(q_start_);
+  v_.swap(v_start_);
+}
+
 void Bdf::DoReset() {
   const int nv = system_->nv();
   const auto m = static_cast<Eigen::Index>(rows_.size());
   dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
   reset_status_ = StepStatus::kAccepted;
+  if (m > 0) ConsistentStart();
   vdot0_.resize(nv);
   lambda_.resize(m);
   ++stats_.rhs_evaluations;
@@ -193,7 +212,7 @@ bool Bdf::EvaluateJacobians(double t) {
   }
   system_->MassMatrix(q_new_, &M_);
   system_->ConstraintJacobian(t, q_new_, rows_, &G_);
-  if (non_ideal_) system_->ForceDirections(t, q_new_, v_new_, rows_, &H_);
+  if (non_ideal_) system_->ForceDirectionsFromJacobian(t, q_new_, v_new_, rows_, G_, &H_);
   // Z = ∂(G v + ∂g/∂t)/∂q along q ⊕ δ.
   system_->ConstraintVelocityJacobian(t, q_new_, v_new_, rows_, &Z_);
   jacobians_stale_ = false;

@@ -213,6 +213,13 @@ class Bdf final : public Integrator {
   enum class Outcome { kConverged, kNewtonFailure, kLinearSolveFailure, kNonFinite };
 
   void DoReset() override;
+  // The consistent start of DoReset: q onto g = 0 and v onto G v + ∂g/∂t = 0 on the active rows,
+  // down to the projections' round-off floor (engine/projection.h); the state is kept as given
+  // when either projection does not converge. The GGL corrector enforces both at the end of the
+  // first step whatever h, so a residual of the given state (the event loop projects to its own
+  // tolerance: 1.1e-13 m on Flores' slider-crank) would enter the first step's error estimate
+  // as an h-independent jump, and on a component whose error weight is atol no step passes.
+  void ConsistentStart();
   bool NeedsIndependentRows() const override { return true; }
   StepStatus DoStep(double t_limit) override;
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
@@ -275,6 +282,7 @@ class Bdf final : public Integrator {
   std::vector<Eigen::VectorXd> htheta_, hv_, hlambda_;
   std::vector<Eigen::VectorXd> hq_;  // the positions q_j themselves (re-basing θ_j)
   Eigen::VectorXd vdot0_, lambda_, mu_;
+  Eigen::VectorXd q_start_, v_start_;  // ConsistentStart's trial state
 
   // Current step: order, coefficients, predictor, error factor.
   int k_ = 1;

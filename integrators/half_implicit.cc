@@ -43,7 +43,7 @@ bool HalfImplicit::EvaluateStart(double t, const Eigen::VectorXd& q, const Eigen
   if (!F_next_.allFinite()) return false;
   system_->MassMatrix(q, &M_next_);
   system_->ConstraintJacobian(t, q, rows_, &G_next_);
-  if (non_ideal_) system_->ForceDirections(t, q, v, rows_, &H_next_);
+  if (non_ideal_) system_->ForceDirectionsFromJacobian(t, q, v, rows_, G_next_, &H_next_);
   return M_next_.allFinite() && G_next_.allFinite() && (!non_ideal_ || H_next_.allFinite());
 }
 

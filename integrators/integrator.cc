@@ -324,7 +324,7 @@ const Eigen::MatrixXd& Integrator::ForceDirections(double t, const Eigen::Vector
                                                    const Eigen::MatrixXd& G,
                                                    Eigen::MatrixXd* H) const {
   if (!non_ideal_) return G;
-  system_->ForceDirections(t, q, v, rows_, H);
+  system_->ForceDirectionsFromJacobian(t, q, v, rows_, G, H);
   return *H;
 }
 

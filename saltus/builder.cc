@@ -30,14 +30,14 @@ std::string Join(const std::vector<std::string>& names) {
   return out;
 }
 
+// The entry `type` of one of the scene loader's name tables (tools/scene.h).
 template <class T>
-T Lookup(const std::map<std::string, T>& table, const std::string& key, const std::string& item,
-         const std::string& what) {
-  const auto it = table.find(key);
-  if (it != table.end()) return it->second;
-  std::vector<std::string> known;
-  for (const auto& [name, value] : table) known.push_back(name);
-  throw InvalidArgument(item + ": unknown " + what + " '" + key + "' (" + Join(known) + ")");
+T TypeOf(const tools::NameTable<T>& table, const std::string& type, const std::string& item) {
+  for (const auto& [name, value] : table) {
+    if (name == type) return value;
+  }
+  throw InvalidArgument(item + ": unknown type '" + type + "' (" + Join(tools::TableNames(table)) +
+                        ")");
 }
 
 // Names of the items of one kind added so far (name → index) and the rule resolving an ItemRef.
@@ -96,6 +96,77 @@ double Friction(double mu, const std::string& item) {
   return mu;
 }
 
+// The engine items of the specs, the same for planar and spatial models (the engine's planar or
+// spatial struct of the item as Item); names are resolved, the numbers are checked by the engine
+// builders.
+template <class Joint, class Spec>
+Joint MakeJoint(const Spec& spec, const tools::NameTable<decltype(Joint::type)>& types,
+                const ItemNames& bodies) {
+  const std::string item = "joint '" + spec.name + "'";
+  Joint j;
+  j.name = spec.name;
+  j.type = TypeOf(types, spec.type, item);
+  j.body_a = bodies.Resolve(spec.body_a, item);
+  j.body_b = bodies.Resolve(spec.body_b, item);
+  j.point_a = spec.point_a;
+  j.point_b = spec.point_b;
+  j.axis_a = spec.axis_a;
+  j.length = spec.length;  // distance: 0 takes the initial distance of the points
+  return j;
+}
+
+template <class Driver>
+Driver MakeDriver(const DriverSpec& spec, const ItemNames& joints) {
+  const std::string item = "driver '" + spec.name + "'";
+  Driver d;
+  d.name = spec.name;
+  d.joint = joints.Resolve(spec.joint, item);
+  d.kind = DriverKindOf(spec.kind, item);
+  RequireProfile(spec.profile, item);
+  d.profile = spec.profile;
+  return d;
+}
+
+template <class Spring, class Spec>
+Spring MakeSpring(const Spec& spec, const ItemNames& bodies) {
+  const std::string item = "spring '" + spec.name + "'";
+  Spring s;
+  s.name = spec.name;
+  s.body_a = bodies.Resolve(spec.body_a, item);
+  s.body_b = bodies.Resolve(spec.body_b, item);
+  s.point_a = spec.point_a;
+  s.point_b = spec.point_b;
+  s.stiffness = spec.stiffness;
+  s.damping = spec.damping;
+  s.rest_length = spec.rest_length;
+  return s;
+}
+
+template <class Spring>
+Spring MakeTorsionalSpring(const TorsionalSpringSpec& spec, const ItemNames& joints) {
+  Spring s;
+  s.name = spec.name;
+  s.joint = joints.Resolve(spec.joint, "torsional spring '" + spec.name + "'");
+  s.stiffness = spec.stiffness;
+  s.damping = spec.damping;
+  s.angle0 = spec.angle0;
+  return s;
+}
+
+template <class Load, class Spec>
+Load MakeLoad(const Spec& spec, const ItemNames& bodies) {
+  const std::string item = "load '" + spec.name + "'";
+  Load l;
+  l.name = spec.name;
+  l.body = bodies.Resolve(spec.body, item);
+  l.force = spec.force;
+  l.point = spec.point;
+  l.torque = spec.torque;
+  if (spec.scale) RequireProfile(*spec.scale, item + ": scale");
+  l.scale = spec.scale;
+  return l;
+}
+
 }  // namespace
 
 // ---- planar -----------------------------------------------------------------------------------
@@ -130,73 +201,31 @@ int PlanarBuilder::AddBody(const PlanarBody& body) {
 }
 
 int PlanarBuilder::AddJoint(const PlanarJointSpec& spec) {
-  const std::string item = "joint '" + spec.name + "'";
-  using T = PlanarJointType;
-  static const std::map<std::string, T> kTypes = {
-      {"revolute", T::kRevolute}, {"prismatic", T::kPrismatic}, {"angle_driver", T::kAngleDriver},
-      {"distance", T::kDistance}, {"fixed", T::kFixed},         {"point_on_line", T::kPointOnLine}};
-  PlanarJoint j;
-  j.name = spec.name;
-  j.type = Lookup(kTypes, spec.type, item, "type");
-  j.body_a = items_->bodies.Resolve(spec.body_a, item);
-  j.body_b = items_->bodies.Resolve(spec.body_b, item);
-  j.point_a = spec.point_a;
-  j.point_b = spec.point_b;
-  j.axis_a = spec.axis_a;
+  PlanarJoint j = MakeJoint<PlanarJoint>(spec, tools::PlanarJointTypes(), items_->bodies);
   j.angle0 = spec.angle0;
   j.rate = spec.rate;
-  j.length = spec.length;  // distance: 0 takes the initial distance of the points
   const int i = Checked([&] { return items_->builder.AddJoint(j); });
   items_->joints.Add(spec.name, i);
   return i;
 }
 
 int PlanarBuilder::AddDriver(const DriverSpec& spec) {
-  const std::string item = "driver '" + spec.name + "'";
-  PlanarDriver d;
-  d.name = spec.name;
-  d.joint = items_->joints.Resolve(spec.joint, item);
-  d.kind = DriverKindOf(spec.kind, item);
-  RequireProfile(spec.profile, item);
-  d.profile = spec.profile;
+  const auto d = MakeDriver<PlanarDriver>(spec, items_->joints);
   return Checked([&] { return items_->builder.AddDriver(d); });
 }
 
 int PlanarBuilder::AddSpring(const PlanarSpringSpec& spec) {
-  const std::string item = "spring '" + spec.name + "'";
-  PlanarSpringDamper s;
-  s.name = spec.name;
-  s.body_a = items_->bodies.Resolve(spec.body_a, item);
-  s.body_b = items_->bodies.Resolve(spec.body_b, item);
-  s.point_a = spec.point_a;
-  s.point_b = spec.point_b;
-  s.stiffness = spec.stiffness;
-  s.damping = spec.damping;
-  s.rest_length = spec.rest_length;
+  const auto s = MakeSpring<PlanarSpringDamper>(spec, items_->bodies);
   return Checked([&] { return items_->builder.AddSpringDamper(s); });
 }
 
 int PlanarBuilder::AddTorsionalSpring(const TorsionalSpringSpec& spec) {
-  const std::string item = "torsional spring '" + spec.name + "'";
-  engine::PlanarTorsionalSpring s;
-  s.name = spec.name;
-  s.joint = items_->joints.Resolve(spec.joint, item);
-  s.stiffness = spec.stiffness;
-  s.damping = spec.damping;
-  s.angle0 = spec.angle0;
+  const auto s = MakeTorsionalSpring<engine::PlanarTorsionalSpring>(spec, items_->joints);
   return Checked([&] { return items_->builder.AddTorsionalSpring(s); });
 }
 
 int PlanarBuilder::AddLoad(const PlanarLoadSpec& spec) {
-  const std::string item = "load '" + spec.name + "'";
-  PlanarLoad l;
-  l.name = spec.name;
-  l.body = items_->bodies.Resolve(spec.body, item);
-  l.force = spec.force;
-  l.point = spec.point;
-  l.torque = spec.torque;
-  if (spec.scale) RequireProfile(*spec.scale, item + ": scale");
-  l.scale = spec.scale;
+  const auto l = MakeLoad<PlanarLoad>(spec, items_->bodies);
   return Checked([&] { return items_->builder.AddLoad(l); });
 }
 
@@ -204,12 +233,9 @@ int PlanarBuilder::AddLoad(const PlanarLoadSpec& spec) {
 // contact::PlanarContacts in Build (geometry, restitution, friction).
 int PlanarBuilder::AddContact(const PlanarContactSpec& spec) {
   const std::string item = "contact '" + spec.name + "'";
-  using T = PlanarContactType;
-  static const std::map<std::string, T> kTypes = {
-      {"point_line", T::kPointLine}, {"disk_line", T::kDiskLine}, {"disk_disk", T::kDiskDisk}};
   PlanarContact c;
   c.name = spec.name;
-  c.type = Lookup(kTypes, spec.type, item, "type");
+  c.type = TypeOf(tools::PlanarContactTypes(), spec.type, item);
   c.body_a = items_->bodies.Resolve(spec.body_a, item);
   c.body_b = items_->bodies.Resolve(spec.body_b, item);
   c.point_a = spec.point_a;
@@ -306,30 +332,10 @@ int SpatialBuilder::AddBody(const SpatialBody& body) {
 }
 
 int SpatialBuilder::AddJoint(const SpatialJointSpec& spec) {
-  const std::string item = "joint '" + spec.name + "'";
-  using T = SpatialJointType;
-  static const std::map<std::string, T> kTypes = {{"spherical", T::kSpherical},
-                                                  {"revolute", T::kRevolute},
-                                                  {"universal", T::kUniversal},
-                                                  {"cylindrical", T::kCylindrical},
-                                                  {"prismatic", T::kPrismatic},
-                                                  {"fixed", T::kFixed},
-                                                  {"planar", T::kPlanar},
-                                                  {"distance", T::kDistance},
-                                                  {"point_on_line", T::kPointOnLine},
-                                                  {"point_on_plane", T::kPointOnPlane}};
-  SpatialJoint j;
-  j.name = spec.name;
-  j.type = Lookup(kTypes, spec.type, item, "type");
-  j.body_a = items_->bodies.Resolve(spec.body_a, item);
-  j.body_b = items_->bodies.Resolve(spec.body_b, item);
-  j.point_a = spec.point_a;
-  j.point_b = spec.point_b;
-  j.axis_a = spec.axis_a;
+  SpatialJoint j = MakeJoint<SpatialJoint>(spec, tools::SpatialJointTypes(), items_->bodies);
   j.axis_b = spec.axis_b;
   j.ref_a = spec.ref_a;
   j.ref_b = spec.ref_b;
-  j.length = spec.length;
   const int i = Checked([&] { return items_->builder.AddJoint(j); });
   items_->joints.Add(spec.name, i);
   items_->sp().joints.push_back(j);
@@ -337,57 +343,28 @@ int SpatialBuilder::AddJoint(const SpatialJointSpec& spec) {
 }
 
 int SpatialBuilder::AddDriver(const DriverSpec& spec) {
-  const std::string item = "driver '" + spec.name + "'";
-  SpatialDriver d;
-  d.name = spec.name;
-  d.joint = items_->joints.Resolve(spec.joint, item);
-  d.kind = DriverKindOf(spec.kind, item);
-  RequireProfile(spec.profile, item);
-  d.profile = spec.profile;
+  const auto d = MakeDriver<SpatialDriver>(spec, items_->joints);
   const int i = Checked([&] { return items_->builder.AddDriver(d); });
   items_->sp().drivers.push_back(d);
   return i;
 }
 
 int SpatialBuilder::AddSpring(const SpatialSpringSpec& spec) {
-  const std::string item = "spring '" + spec.name + "'";
-  SpatialSpringDamper s;
-  s.name = spec.name;
-  s.body_a = items_->bodies.Resolve(spec.body_a, item);
-  s.body_b = items_->bodies.Resolve(spec.body_b, item);
-  s.point_a = spec.point_a;
-  s.point_b = spec.point_b;
-  s.stiffness = spec.stiffness;
-  s.damping = spec.damping;
-  s.rest_length = spec.rest_length;
+  const auto s = MakeSpring<SpatialSpringDamper>(spec, items_->bodies);
   const int i = Checked([&] { return items_->builder.AddSpringDamper(s); });
   items_->sp().springs.push_back(s);
   return i;
 }
 
 int SpatialBuilder::AddTorsionalSpring(const TorsionalSpringSpec& spec) {
-  const std::string item = "torsional spring '" + spec.name + "'";
-  SpatialTorsionalSpring s;
-  s.name = spec.name;
-  s.joint = items_->joints.Resolve(spec.joint, item);
-  s.stiffness = spec.stiffness;
-  s.damping = spec.damping;
-  s.angle0 = spec.angle0;
+  const auto s = MakeTorsionalSpring<SpatialTorsionalSpring>(spec, items_->joints);
   const int i = Checked([&] { return items_->builder.AddTorsionalSpring(s); });
   items_->sp().torsional_springs.push_back(s);
   return i;
 }
 
 int SpatialBuilder::AddLoad(const SpatialLoadSpec& spec) {
-  const std::string item = "load '" + spec.name + "'";
-  SpatialLoad l;
-  l.name = spec.name;
-  l.body = items_->bodies.Resolve(spec.body, item);
-  l.force = spec.force;
-  l.point = spec.point;
-  l.torque = spec.torque;
-  if (spec.scale) RequireProfile(*spec.scale, item + ": scale");
-  l.scale = spec.scale;
+  const auto l = MakeLoad<SpatialLoad>(spec, items_->bodies);
   const int i = Checked([&] { return items_->builder.AddLoad(l); });
   items_->sp().loads.push_back(l);
   return i;
@@ -409,16 +386,7 @@ namespace {
 // The shape of a ShapeSpec at `pose`: only the parameters of its type may be set (as in the
 // scene format's `shapes:`); the contact::Shape factories check the sizes and read mesh files.
 Shape MakeShape(const ShapeSpec& s, const Eigen::Isometry3d& pose, const std::string& item) {
-  static const std::map<std::string, std::vector<std::string>> kParams = {
-      {"sphere", {"radius"}},
-      {"box", {"half_size"}},
-      {"cylinder", {"radius", "length"}},
-      {"capsule", {"radius", "length"}},
-      {"ellipsoid", {"radii"}},
-      {"plane", {"normal", "offset"}},
-      {"convex_mesh", {"file"}},
-      {"triangle_mesh", {"file"}}};
-  const std::vector<std::string> own = Lookup(kParams, s.type, item, "type");
+  const std::vector<std::string> own = TypeOf(tools::ShapeTypeParameters(), s.type, item);
   const std::map<std::string, bool> given = {{"radius", s.radius.has_value()},
                                              {"length", s.length.has_value()},
                                              {"half_size", s.half_size.has_value()},

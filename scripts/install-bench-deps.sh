@@ -4,6 +4,8 @@
 #   libsiconos-kernel-dev   Siconos 4.4 kernel, optional: only the Siconos comparison driver
 #                           (bench/siconos_event_driven) uses it
 #   python3, python3-numpy  bench/compare_siconos.py
+#   python3-siconos, python3-yaml  bench/pile_siconos.py (Siconos' Moreau–Jean on the pile;
+#                           with the Siconos packages, so --no-siconos skips them too)
 # Safe to run any number of times: it checks each package with dpkg-query, and runs
 # `apt-get update` and `apt-get install` only when something is missing.
 # Usage: scripts/install-bench-deps.sh [--no-siconos]
@@ -15,7 +17,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-siconos) with_siconos=0 ;;
     -h | --help)
-      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -24,7 +26,7 @@ for arg in "$@"; do
       ;;
   esac
 done
-((with_siconos)) && packages+=(libsiconos-kernel-dev)
+((with_siconos)) && packages+=(libsiconos-kernel-dev python3-siconos python3-yaml)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "contact/friction_problem.h"
+#include "contact/sparse_friction_step.h"
 #include "engine/block_sparse.h"
 
 namespace saltus::timestepping {
@@ -23,6 +25,22 @@ void Require(bool ok, const std::string& what) {
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// The dense frictional step (contact::SolveFrictionalVelocityStep) on the system's contacts.
+contact::FrictionalImpactResult DenseSolve(const engine::MechanicalSystem& system, double t,
+                                           const VectorXd& q, const VectorXd& v, const VectorXd& f,
+                                           std::span<const int> bilateral_rows,
+                                           std::span<const int> unilateral_rows,
+                                           std::span<const double> restitution,
+                                           const contact::FrictionOptions& fo) {
+  std::vector<contact::FrictionalContact> contacts;
+  contacts.reserve(unilateral_rows.size());
+  for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+    contacts.push_back(
+        contact::FrictionalContact::FromSystem(system, unilateral_rows[k], restitution[k]));
+  }
+  return contact::SolveFrictionalVelocityStep(system, t, q, v, f, bilateral_rows, contacts, fo);
 }
 
 }  // namespace
@@ -55,29 +73,34 @@ contact::ImpactResult FrictionalStepSolver::Solve(
     const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
     const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
     std::span<const double> restitution, const contact::LcpOptions& options) const {
-  std::vector<contact::FrictionalContact> contacts;
-  contacts.reserve(unilateral_rows.size());
-  int rows = 0;
-  for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
-    contacts.push_back(
-        contact::FrictionalContact::FromSystem(system, unilateral_rows[k], restitution[k]));
-    rows += 1 + contacts.back().num_tangent_rows;
-  }
   contact::FrictionOptions fo;
   fo.cone = cone_;
   fo.facets = facets_;
   fo.tolerance = options.tolerance;
   fo.max_iterations = options.max_iterations;
   fo.diagnose = false;  // a step needs a solution, not the Painlevé diagnosis
+  int rows = 0;
+  bool friction = false;
+  for (int n : unilateral_rows) {
+    rows += 1 + static_cast<int>(system.TangentRows(n).size());
+    friction = friction || system.constraint_info(n).friction > 0.0;
+  }
+  std::optional<contact::FrictionalImpactResult> sparse;
+  if (sparse_ && friction && bilateral_rows.empty()) {
+    sparse = contact::SolveFrictionalVelocityStepSparse(system, t, q, v, f, unilateral_rows,
+                                                        restitution, fo);
+  }
   const contact::FrictionalImpactResult r =
-      contact::SolveFrictionalVelocityStep(system, t, q, v, f, bilateral_rows, contacts, fo);
+      sparse ? *std::move(sparse)
+             : DenseSolve(system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
+  const std::size_t num_contacts = unilateral_rows.size();
   contact::ImpactResult out;
   out.ok = r.ok;
   out.v_plus = r.v_plus;
   out.impulse_b = r.impulse_b;
-  out.impulse_u.resize(static_cast<Eigen::Index>(contacts.size()));
+  out.impulse_u.resize(static_cast<Eigen::Index>(num_contacts));
   out.u_plus_u.resize(out.impulse_u.size());
-  for (std::size_t k = 0; k < contacts.size(); ++k) {
+  for (std::size_t k = 0; k < num_contacts; ++k) {
     out.impulse_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal;
     out.u_plus_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal_rate;
   }

@@ -122,12 +122,17 @@ class FrictionlessStepSolver : public StepContactSolver {
 };
 
 // Coulomb friction on the rows with friction > 0 (engine::ConstraintRowInfo::friction and their
-// tangential rows): contact::SolveFrictionalVelocityStep, which hands a step whose rows are all
-// frictionless to contact::SolveVelocityStep. impulse_u holds the normal impulses P_N;
-// largest_lcp the number of contact rows (normal and tangential) of the step.
+// tangential rows): a step without joints whose contacts include a frictional one goes to the
+// block-sparse contact::SolveFrictionalVelocityStepSparse when it applies (exact cone, nv ≥
+// engine::kSparseMinimumNv, spatial contacts, the system's block structure); every other step to
+// the dense contact::SolveFrictionalVelocityStep, which hands a step whose rows are all
+// frictionless to contact::SolveVelocityStep. `sparse` = false forces the dense path (tests).
+// impulse_u holds the normal impulses P_N; largest_lcp the number of contact rows (normal and
+// tangential) of the step.
 class FrictionalStepSolver : public StepContactSolver {
  public:
-  FrictionalStepSolver(contact::FrictionCone cone, int facets) : cone_(cone), facets_(facets) {}
+  FrictionalStepSolver(contact::FrictionCone cone, int facets, bool sparse = true)
+      : cone_(cone), facets_(facets), sparse_(sparse) {}
   contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
                               const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                               const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
@@ -138,6 +143,7 @@ class FrictionalStepSolver : public StepContactSolver {
  private:
   contact::FrictionCone cone_;
   int facets_;
+  bool sparse_;
 };
 
 class MoreauJean {

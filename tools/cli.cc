@@ -517,13 +517,21 @@ class OutputGuard : public events::Observer {
   bool write_failed_ = false;
 };
 
-// What a user can change when a run stops with `status` (exit 3), printed under the error.
-std::string_view RunFailureAdvice(std::string_view status) {
+// What a user can change when a run with `options` stops with `status` (exit 3), printed under
+// the error.
+std::string_view RunFailureAdvice(std::string_view status,
+                                  const events::SimulationOptions& options) {
   if (status == "lcp_failure") {
     return "the contact solver found no verified contact forces or impulses: try "
            "simulation.lcp_solver: lemke (the default) or enum (few contacts), a larger "
            "lcp_max_iterations, a restitution_threshold (e.g. 0.01 m/s) for settling stacks, "
            "or --integrator moreau_jean --step h for dense piles";
+  }
+  if (status == "painleve" && options.painleve == events::PainleveResolution::kImpact) {
+    return "with these friction coefficients the contact forces have no solution or several "
+           "(Painlevé), and the tangential impact that resolves this found no verified "
+           "impulses: lower the friction of the contacts named, or run the scene with "
+           "--integrator moreau_jean --step 1e-4 (time-stepping decides no contact modes)";
   }
   if (status == "painleve") {
     return "with these friction coefficients the contact forces have no solution or several "
@@ -550,6 +558,23 @@ std::string_view RunFailureAdvice(std::string_view status) {
            "and initial velocities for extreme values, and tighten rtol and atol";
   }
   return {};
+}
+
+// A run-failure message as the terminal shows it: the contact solvers' own accounts
+// ("[solver: ...]", contact/impact_problem.cc) are left out; summary.json keeps them.
+std::string WithoutSolverAccounts(std::string message) {
+  static constexpr std::string_view kOpen = " [solver: ";
+  bool removed = false;
+  for (auto at = message.find(kOpen); at != std::string::npos; at = message.find(kOpen, at)) {
+    std::size_t end = at + 1, depth = 0;  // the matching ']'
+    for (; end < message.size(); ++end) {
+      if (message[end] == '[') ++depth;
+      if (message[end] == ']' && --depth == 0) break;
+    }
+    message.erase(at, end + 1 - at);
+    removed = true;
+  }
+  return removed ? message + " (the solver's account is in summary.json)" : message;
 }
 
 // Closes the result files, writes summary.json (and last_state.json when the run did not
@@ -596,9 +621,10 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
   if (finished) return kExitOk;
   err << "error: the run stopped at t = " << Seconds(info.t_reached)
       << " before t_end = " << Seconds(scene.t_end) << ": " << info.status
-      << (info.message.empty() ? "" : ": " + info.message) << "; last state in "
-      << (dir / "last_state.json").string() << '\n';
-  if (const std::string_view advice = RunFailureAdvice(info.status); !advice.empty()) {
+      << (info.message.empty() ? "" : ": " + WithoutSolverAccounts(info.message))
+      << "; last state in " << (dir / "last_state.json").string() << '\n';
+  if (const std::string_view advice = RunFailureAdvice(info.status, scene.options);
+      !advice.empty()) {
     err << "  what to try: " << advice << '\n';
   }
   if (info.status == "interrupted" && StopSignals::received()) {

@@ -107,6 +107,7 @@ const std::vector<std::string> kResultColumns = {
     "max_velocity_violation",
     "max_acceleration_violation",
     "error",
+    "error_over_rtol",
     "reference",
 };
 
@@ -893,6 +894,11 @@ void LabelRow(const Study& study, const Job& job, ResultRow* row) {
   (*row)["atol"] = Format(job.atol);
   (*row)["t_end"] = Format(entry.scene.t_end);
   (*row)["reference"] = entry.reference ? entry.reference->how : entry.reference_note;
+  // Achieved error over requested tolerance (issue 19 §2: within a stated factor of 1).
+  const auto error = row->find("error");
+  if (error != row->end() && !error->second.empty()) {
+    (*row)["error_over_rtol"] = Format(std::atof(error->second.c_str()) / job.rtol);
+  }
 }
 
 void PrintRow(const ResultRow& row, std::size_t finished, std::size_t total, std::ostream& err) {
@@ -906,7 +912,10 @@ void PrintRow(const ResultRow& row, std::size_t finished, std::size_t total, std
   if (at("status") == "ok") {
     err << ", " << Short(std::atof(at("wall_seconds").c_str())) << " s, " << at("accepted_steps")
         << " steps (" << at("rejected_steps") << " rejected)";
-    if (!at("error").empty()) err << ", error " << Short(std::atof(at("error").c_str()));
+    if (!at("error").empty()) {
+      err << ", error " << Short(std::atof(at("error").c_str())) << " ("
+          << Short(std::atof(at("error_over_rtol").c_str())) << " x rtol)";
+    }
   } else {
     err << " (" << at("reason") << ')';
   }

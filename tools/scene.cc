@@ -480,6 +480,15 @@ class SceneParser {
     }
     return type;
   }
+  // The same for a name table (PlanarJointTypes() and the like): *value is the entry's value.
+  template <class T>
+  std::string Type(const MapReader& r, const NameTable<T>& table, T* value) const {
+    const std::string type = Type(r, TableNames(table));
+    for (const auto& [name, v] : table) {
+      if (name == type) *value = v;
+    }
+    return type;
+  }
 
   void ParseBody(const YAML::Node& node, std::size_t index, Scene* scene) {
     MapReader r(file_, node, "body #" + std::to_string(index + 1));
@@ -589,19 +598,7 @@ class SceneParser {
     engine::PlanarJoint joint;
     joint.name = ClaimName(r, "joint");
     using T = engine::PlanarJointType;
-    static const std::vector<std::pair<std::string, T>> kTypes = {
-        {"revolute", T::kRevolute},
-        {"prismatic", T::kPrismatic},
-        {"angle_driver", T::kAngleDriver},
-        {"distance", T::kDistance},
-        {"fixed", T::kFixed},
-        {"point_on_line", T::kPointOnLine}};
-    std::vector<std::string> names;
-    for (const auto& [n, t] : kTypes) names.push_back(n);
-    const std::string type = Type(r, names);
-    for (const auto& [n, t] : kTypes) {
-      if (n == type) joint.type = t;
-    }
+    const std::string type = Type(r, PlanarJointTypes(), &joint.type);
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b",
               "axis_a", "angle0", "rate", "length"});
@@ -779,25 +776,24 @@ class SceneParser {
     MapReader r(file_, node, "contact #" + std::to_string(scene->contacts.size() + 1));
     contact::PlanarContact c;
     c.name = ClaimName(r, "contact");
-    const std::string type = Type(r, Keys({"point_line", "disk_line", "disk_disk"}));
+    Type(r, PlanarContactTypes(), &c.type);
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "radius_a", "point_b",
               "node_b", "radius_b", "restitution", "friction"});
-    if (type == "point_line") {
-      c.type = contact::PlanarContactType::kPointLine;
+    if (c.type == contact::PlanarContactType::kPointLine) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
                         "node_b", "restitution", "friction"}),
                   all, "a point_line contact");
-    } else if (type == "disk_line") {
-      c.type = contact::PlanarContactType::kDiskLine;
+    } else if (c.type == contact::PlanarContactType::kDiskLine) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "normal_a", "point_b",
                         "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_line contact");
-    } else {
-      c.type = contact::PlanarContactType::kDiskDisk;
+    } else if (c.type == contact::PlanarContactType::kDiskDisk) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "point_b",
                         "node_b", "radius_b", "restitution", "friction"}),
                   all, "a disk_disk contact");
+    } else {
+      return ParseDiskBeamContact(r, all, c, scene);
     }
     c.body_a = BodyRef(r, "body_a");
     c.body_b =
@@ -818,6 +814,32 @@ class SceneParser {
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
     // Negative until simulation.friction is known (ApplyDefaultFriction).
     c.friction = r.Number("friction", Range::kNonNegative, -1.0);
+    scene->contacts.push_back(c);
+    scene->lines.contacts.push_back(r.line());
+  }
+
+  // A disk (body_a or the ground) against any point of the beam of the flexible body_b, whose
+  // faces are radius_b (half its thickness, ≥ 0) from its centreline. Frictionless:
+  // simulation.friction does not apply to it (contact/planar_contacts.h).
+  void ParseDiskBeamContact(const MapReader& r, const std::vector<std::string>& all,
+                            contact::PlanarContact c, Scene* scene) {
+    c.type = contact::PlanarContactType::kDiskBeam;
+    r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "radius_b",
+                      "restitution"}),
+                all, "a disk_beam contact (frictionless, its point on the beam is found)");
+    c.body_a = BodyRef(r, "body_a");
+    c.body_b = BodyRef(r, "body_b", /*allow_ground=*/false);
+    RequireDistinct(r, c.body_a, c.body_b);
+    if (!scene->bodies[static_cast<std::size_t>(c.body_b)].beam) {
+      r.Fail(*r.Find("body_b"), "body_b of a disk_beam contact must be a flexible body, but '" +
+                                    scene->bodies[static_cast<std::size_t>(c.body_b)].name +
+                                    "' is not one");
+    }
+    c.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
+    c.radius_a = r.RequiredNumber("radius_a", Range::kPositive);
+    c.radius_b = r.RequiredNumber("radius_b", Range::kNonNegative);
+    c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
+    c.friction = 0.0;
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
   }
@@ -1025,10 +1047,8 @@ class SceneParser {
                  std::to_string(sp.shape_lines[static_cast<std::size_t>(it->second)]) + ")");
     }
     r.SetItem("shape '" + name + "'");
-    static const std::vector<std::string> kShapeTypes =
-        Keys({"sphere", "box", "cylinder", "capsule", "ellipsoid", "plane", "convex_mesh",
-              "triangle_mesh"});
-    const std::string type = Type(r, kShapeTypes);
+    std::vector<std::string> parameters;
+    const std::string type = Type(r, ShapeTypeParameters(), &parameters);
     const std::vector<std::string> common =
         Keys({"name", "body", "type", "position", "quaternion", "group", "mask"});
     std::vector<std::string> all = common;
@@ -1037,16 +1057,8 @@ class SceneParser {
       all.emplace_back(k);
     }
     std::vector<std::string> allowed = common;
-    const auto allow = [&](std::initializer_list<const char*> keys) {
-      for (const char* k : keys) allowed.emplace_back(k);
-    };
-    if (type == "sphere") allow({"radius"});
-    if (type == "box") allow({"half_size"});
-    if (type == "cylinder" || type == "capsule") allow({"radius", "length"});
-    if (type == "ellipsoid") allow({"radii"});
-    if (type == "plane") allow({"normal", "offset"});
-    if (type == "convex_mesh") allow({"file"});
-    if (type == "triangle_mesh") allow({"file", "per_triangle"});
+    allowed.insert(allowed.end(), parameters.begin(), parameters.end());
+    if (type == "triangle_mesh") allowed.emplace_back("per_triangle");
     r.CheckKeys(allowed, all, "a " + type + " shape");
 
     const int body = BodyRef(r, "body");
@@ -1372,23 +1384,7 @@ class SceneParser {
     engine::SpatialJoint joint;
     joint.name = ClaimName(r, "joint");
     using T = engine::SpatialJointType;
-    static const std::vector<std::pair<std::string, T>> kTypes = {
-        {"spherical", T::kSpherical},
-        {"revolute", T::kRevolute},
-        {"universal", T::kUniversal},
-        {"cylindrical", T::kCylindrical},
-        {"prismatic", T::kPrismatic},
-        {"fixed", T::kFixed},
-        {"planar", T::kPlanar},
-        {"distance", T::kDistance},
-        {"point_on_line", T::kPointOnLine},
-        {"point_on_plane", T::kPointOnPlane}};
-    std::vector<std::string> names;
-    for (const auto& [n, t] : kTypes) names.push_back(n);
-    const std::string type = Type(r, names);
-    for (const auto& [n, t] : kTypes) {
-      if (n == type) joint.type = t;
-    }
+    const std::string type = Type(r, SpatialJointTypes(), &joint.type);
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
               "ref_b", "length", "limits"});
@@ -1871,6 +1867,50 @@ std::string FrictionConeText(const events::SimulationOptions& options) {
   return options.friction_cone == contact::FrictionCone::kExact
              ? "exact"
              : "faceted " + std::to_string(options.friction_facets);
+}
+
+const NameTable<engine::PlanarJointType>& PlanarJointTypes() {
+  using T = engine::PlanarJointType;
+  static const NameTable<T> table = {
+      {"revolute", T::kRevolute}, {"prismatic", T::kPrismatic}, {"angle_driver", T::kAngleDriver},
+      {"distance", T::kDistance}, {"fixed", T::kFixed},         {"point_on_line", T::kPointOnLine}};
+  return table;
+}
+
+const NameTable<engine::SpatialJointType>& SpatialJointTypes() {
+  using T = engine::SpatialJointType;
+  static const NameTable<T> table = {{"spherical", T::kSpherical},
+                                     {"revolute", T::kRevolute},
+                                     {"universal", T::kUniversal},
+                                     {"cylindrical", T::kCylindrical},
+                                     {"prismatic", T::kPrismatic},
+                                     {"fixed", T::kFixed},
+                                     {"planar", T::kPlanar},
+                                     {"distance", T::kDistance},
+                                     {"point_on_line", T::kPointOnLine},
+                                     {"point_on_plane", T::kPointOnPlane}};
+  return table;
+}
+
+const NameTable<contact::PlanarContactType>& PlanarContactTypes() {
+  using T = contact::PlanarContactType;
+  static const NameTable<T> table = {{"point_line", T::kPointLine},
+                                     {"disk_line", T::kDiskLine},
+                                     {"disk_disk", T::kDiskDisk},
+                                     {"disk_beam", T::kDiskBeam}};
+  return table;
+}
+
+const NameTable<std::vector<std::string>>& ShapeTypeParameters() {
+  static const NameTable<std::vector<std::string>> table = {{"sphere", {"radius"}},
+                                                            {"box", {"half_size"}},
+                                                            {"cylinder", {"radius", "length"}},
+                                                            {"capsule", {"radius", "length"}},
+                                                            {"ellipsoid", {"radii"}},
+                                                            {"plane", {"normal", "offset"}},
+                                                            {"convex_mesh", {"file"}},
+                                                            {"triangle_mesh", {"file"}}};
+  return table;
 }
 
 const std::vector<std::string>& SimulationKeys() {

@@ -158,6 +158,26 @@ Scene LoadSceneFile(const std::string& path);
 // saltus.Options in Python.
 const std::vector<std::string>& SimulationKeys();
 
+// The scene format's item types (the `type` key of joints, planar contacts and shapes) with
+// what each name stands for, in the order messages list them. saltus::PlanarBuilder and
+// SpatialBuilder (saltus/builder.h) take the same names from these tables.
+template <class T>
+using NameTable = std::vector<std::pair<std::string, T>>;
+const NameTable<engine::PlanarJointType>& PlanarJointTypes();
+const NameTable<engine::SpatialJointType>& SpatialJointTypes();
+const NameTable<contact::PlanarContactType>& PlanarContactTypes();
+// Shape types with the parameters each takes besides name, body, pose and filters (a
+// triangle_mesh also takes per_triangle).
+const NameTable<std::vector<std::string>>& ShapeTypeParameters();
+// The names of a table, in its order.
+template <class T>
+std::vector<std::string> TableNames(const NameTable<T>& table) {
+  std::vector<std::string> names;
+  names.reserve(table.size());
+  for (const auto& entry : table) names.push_back(entry.first);
+  return names;
+}
+
 // The friction cone of `simulation.friction_cone`: "exact" or "faceted N" (an integer N ≥ 3)
 // into options->friction_cone and friction_facets; false (options unchanged) for any other text.
 bool ParseFrictionCone(const std::string& text, events::SimulationOptions* options);

@@ -539,5 +539,53 @@ TEST(SolveLcpByComponents, FailureNamesTheComponentAndBadInputThrows) {
   EXPECT_THROW(SolveLcpByComponents({0, 1}, 2, noop, b, options), std::invalid_argument);
 }
 
+// A box (m = 1 kg, half side a = 0.2 m, corners h = 0.02 m below its centre) resting on its four
+// bottom corners under gravity, in contact frames (n = z, t1 = x, t2 = y): W = G M^-1 G^T is
+// 12 x 12 of rank 6 (the corner forces are fixed only up to self-balancing ones), the case on
+// which Siconos' Newton solver met a singular Jacobian and printed to stderr. The answer must
+// hold the box at rest (G^T r = -F: the weight, no net tangential force or torque) with every
+// corner in its cone and sticking (u = W r + q = 0), to 1e-9 relative: ten times the solver's
+// tolerance 1e-10 relative to |q| = g; and print nothing.
+TEST(SolveFrictionContact3d, RedundantCornersAreSolvedWithoutLibraryOutput) {
+  const double m = 1.0, a = 0.2, h = 0.02, g = 9.81, mu = 0.2;
+  const Eigen::Vector3d inertia(m * (a * a + h * h) / 3, m * (a * a + h * h) / 3,
+                                m * 2 * a * a / 3);
+  Eigen::MatrixXd G(12, 6);
+  const double corners[4][2] = {{a, a}, {-a, a}, {-a, -a}, {a, -a}};
+  for (int i = 0; i < 4; ++i) {
+    const Eigen::Vector3d r(corners[i][0], corners[i][1], -h);
+    const int axes[3] = {2, 0, 1};  // n, t1, t2
+    for (int k = 0; k < 3; ++k) {
+      const Eigen::Vector3d d = Eigen::Vector3d::Unit(axes[k]);
+      G.row(3 * i + k) << d.transpose(), r.cross(d).transpose();
+    }
+  }
+  Eigen::VectorXd M_inv(6);
+  M_inv << 1 / m, 1 / m, 1 / m, inertia.cwiseInverse();
+  const Eigen::MatrixXd W = G * M_inv.asDiagonal() * G.transpose();
+  ASSERT_EQ(Eigen::FullPivLU<Eigen::MatrixXd>(W).rank(), 6);
+  Eigen::VectorXd F = Eigen::VectorXd::Zero(6);
+  F[2] = -m * g;
+  const Eigen::VectorXd q = G * M_inv.asDiagonal() * F;
+  const Eigen::VectorXd mus = Eigen::VectorXd::Constant(4, mu);
+
+  testing::internal::CaptureStderr();
+  const Fc3dResult result = SolveFrictionContact3d(W, q, mus, Fc3dOptions{});
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(printed, "");
+  ASSERT_TRUE(result.ok) << result.message;
+  double weight = 0;
+  for (int i = 0; i < 4; ++i) {
+    weight += result.r[3 * i];
+    EXPECT_GE(result.r[3 * i], -1e-10 * m * g);
+    // In the cone; the self-balancing tangential forces are as free as the normal split.
+    EXPECT_LE(std::hypot(result.r[3 * i + 1], result.r[3 * i + 2]),
+              mu * result.r[3 * i] + 1e-9 * m * g);
+  }
+  EXPECT_NEAR(weight, m * g, 1e-9 * m * g);
+  EXPECT_LE((G.transpose() * result.r + F).lpNorm<Eigen::Infinity>(), 1e-9 * m * g);  // at rest
+  EXPECT_LE((W * result.r + q).lpNorm<Eigen::Infinity>(), 1e-9 * g);
+}
+
 }  // namespace
 }  // namespace saltus::contact

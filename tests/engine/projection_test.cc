@@ -402,6 +402,60 @@ TEST(ProjectVelocitiesTest, SingularConfigurationGivesTheMassOrthogonalProjectio
   EXPECT_NEAR(v(1), -0.7, 1e-15);
 }
 
+// Tangent circles (G = [2 0; −2 0], rank 1) with slightly inconsistent rates ∂g/∂t = (0, c):
+// G ṽ + ∂g/∂t = (2ṽ_x, c − 2ṽ_x), whose ∞-norm is smallest, |c|/2, at ṽ_x = c/4 (closed
+// form): no velocity reaches a tolerance below |c|/2, as a pile's nearly redundant rows.
+TEST(ProjectVelocitiesTest, StalledResidualIsAcceptedOnlyBelowTheStallTolerance) {
+  auto system = TwoCircles(0.0);
+  const std::vector<int> rows = {0, 1};
+  const Eigen::VectorXd q = Eigen::Vector2d(1.0, 0.0);
+  auto with_rate = [&](double c, double stall_tolerance, Eigen::VectorXd* v) {
+    ConstraintCallbacks rates;
+    rates.rows.resize(2);
+    rates.rows[0].name = "a";
+    rates.rows[1].name = "b";
+    rates.values = [](double, const Eigen::VectorXd& x, Eigen::VectorXd* g) {
+      *g = Eigen::Vector2d(x.squaredNorm() - 1.0,
+                           (x - Eigen::Vector2d(2.0, 0.0)).squaredNorm() - 1.0);
+    };
+    rates.jacobian = [](double, const Eigen::VectorXd& x, Eigen::MatrixXd* G) {
+      G->resize(2, 2);
+      G->row(0) = 2.0 * x.transpose();
+      G->row(1) = 2.0 * (x - Eigen::Vector2d(2.0, 0.0)).transpose();
+    };
+    rates.time_derivative = [c](double, const Eigen::VectorXd&, Eigen::VectorXd* g_t) {
+      *g_t = Eigen::Vector2d(0.0, c);
+    };
+    LagrangianCallbacks callbacks;
+    callbacks.n = 2;
+    callbacks.constant_mass = true;
+    callbacks.mass = [](const Eigen::VectorXd&, Eigen::MatrixXd* M) {
+      *M = Eigen::Vector2d(2.0, 5.0).asDiagonal();
+    };
+    LagrangianSystem sys(callbacks);
+    sys.AddConstraintBlock(std::make_shared<CallbackConstraints>(rates, 2));
+    ProjectionOptions options;
+    options.stall_tolerance = stall_tolerance;
+    return ProjectVelocities(sys, 0.0, q, rows, options, v);
+  };
+  const Eigen::VectorXd v0 = Eigen::Vector2d(0.3, -0.7);
+  // c = 2e-11: the best residual 1e-11 is above the tolerance 1e-12 and below 1e-9.
+  Eigen::VectorXd v = v0;
+  EXPECT_FALSE(with_rate(2e-11, 0.0, &v).converged);
+  EXPECT_EQ(v, v0);  // unchanged on failure (exact: nothing written)
+  const ProjectionResult accepted = with_rate(2e-11, 1e-9, &v);
+  ASSERT_TRUE(accepted.converged);
+  // The best iterate is within a factor 2 of the closed-form floor |c|/2, and the M-orthogonal
+  // correction leaves ṽ_y untouched up to round-off.
+  EXPECT_GE(accepted.residual, 1e-11 * (1.0 - 1e-6));
+  EXPECT_LE(accepted.residual, 2e-11);
+  EXPECT_NEAR(v(1), -0.7, 1e-15);
+  // c = 1e-3: inconsistent rows, not round-off: the stall bound does not hide them.
+  v = v0;
+  EXPECT_FALSE(with_rate(1e-3, 1e-9, &v).converged);
+  EXPECT_EQ(v, v0);
+}
+
 TEST(ProjectPositionsTest, ToleranceBelowTheRoundOffFloorIteratesTowardsTheLowerFloor) {
   // A pendulum turned to θ = 31 rad (the planar double four-bar's cranks reach that in 20 s):
   // the floor 16 ε ‖q‖∞ is 1.1e-13. A violation of 5e-14 (below it) with a tolerance of 1e-16

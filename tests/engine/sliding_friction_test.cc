@@ -91,6 +91,13 @@ TEST(SlidingFrictionView, PlanarForceDirectionWithTheSlipSign) {
   // Sums of two exact products: exact to round-off of numbers of order 1.
   EXPECT_LE((H.row(0) - Eigen::RowVector3d(1.0, 0.0, 1.0)).norm(), 1e-15);
   EXPECT_LE((H.row(1) - Eigen::RowVector3d(0.3, 1.0, 0.3)).norm(), 1e-15);
+  // From a given G: the same operations on the same numbers, so the same bits.
+  Eigen::MatrixXd G, H_from_G;
+  view.ConstraintJacobian(0.0, Eigen::Vector3d(0.2, 1.0, 0.1), std::vector<int>{1, 0}, &G);
+  view.ForceDirectionsFromJacobian(0.0, Eigen::Vector3d(0.2, 1.0, 0.1),
+                                   Eigen::Vector3d(-2.0, 0.0, 0.0), std::vector<int>{1, 0}, G,
+                                   &H_from_G);
+  EXPECT_EQ(H_from_G, H);
 }
 
 // Space, current direction: d = ġ_T/‖ġ_T‖ = (0.6, 0.8) for a slip velocity (3, 4);
@@ -188,6 +195,51 @@ TEST(ConstrainedDynamicsNonIdeal, SlidingBlockOnAnIncline) {
   // RemoveConstrainedPart needs the symmetric W: not available after a non-ideal solve.
   Eigen::VectorXd x = Eigen::Vector3d(1.0, 1.0, 1.0);
   EXPECT_FALSE(on_view.RemoveConstrainedPart(&x));
+}
+
+// The non-symmetric W = G M⁻¹Hᵀ of the disk sliding (s = −1) with its tangential row also
+// active (rows {0, 1}: W is 2 × 2, non-symmetric, well conditioned) is factored by the LU; the
+// same rows with the normal row repeated ({0, 1, 0}: rank 2 of 3) go to the rank-revealing QR,
+// which splits the normal multiplier equally between the copies (minimum norm) and gives the
+// same v̇. Checked against the defining equations M v̇ = F + Hᵀλ and G v̇ + γ = 0 (numbers of
+// order 10: round-off 1e-14) and against each other.
+TEST(ConstrainedDynamicsNonIdeal, LuForFullRankRowsRankRevealingQrForRedundantRows) {
+  PlanarBodyParameters p;  // R = 1, μ = 0.3
+  p.alpha = 0.3;
+  const PlanarContactBody disk(p);
+  SlidingFrictionView view(disk);
+  view.SetSlidingContacts({PlanarSlide(p.mu, -1.0)});
+  ConstrainedDynamics dynamics(view);
+  const Eigen::VectorXd q = Eigen::Vector3d(0.2, 1.0, 0.1), v = Eigen::Vector3d(-2.0, 0.0, 0.5);
+  const std::vector<int> rows = {0, 1}, repeated = {0, 1, 0};
+  Eigen::VectorXd vdot, lambda, vdot_qr, lambda_qr;
+  const DynamicsStatus lu = dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);
+  ASSERT_TRUE(lu.ok);
+  EXPECT_EQ(lu.rank, 2);
+  EXPECT_GT(lu.pivot_ratio, 1e-3);
+  EXPECT_LE(lu.residual, 1e-14);
+  Eigen::MatrixXd M, H;
+  Eigen::VectorXd F;
+  view.MassMatrix(q, &M);
+  view.Forces(0.0, q, v, &F);
+  view.ForceDirections(0.0, q, v, rows, &H);
+  EXPECT_LE((M * vdot - F - H.transpose() * lambda).lpNorm<Eigen::Infinity>(), 1e-13);
+
+  for (int call = 0; call < 2; ++call) {  // the second call: the row set known to be redundant
+    const DynamicsStatus qr = dynamics.Solve(0.0, q, v, repeated, &vdot_qr, &lambda_qr);
+    ASSERT_TRUE(qr.ok);
+    EXPECT_EQ(qr.rank, 2);
+    EXPECT_EQ(qr.pivot_ratio, 0.0);
+    EXPECT_LE((vdot_qr - vdot).lpNorm<Eigen::Infinity>(), 1e-13);
+    EXPECT_NEAR(lambda_qr(0), 0.5 * lambda(0), 1e-13);
+    EXPECT_NEAR(lambda_qr(2), 0.5 * lambda(0), 1e-13);
+    EXPECT_NEAR(lambda_qr(1), lambda(1), 1e-13);
+  }
+  // Back to the full-rank rows: the LU again, the same numbers as the first call.
+  Eigen::VectorXd vdot_again, lambda_again;
+  EXPECT_GT(dynamics.Solve(0.0, q, v, rows, &vdot_again, &lambda_again).pivot_ratio, 1e-3);
+  EXPECT_EQ(vdot_again, vdot);
+  EXPECT_EQ(lambda_again, lambda);
 }
 
 // The non-symmetric path keeps the workspace promise of the symmetric one: no heap allocation

@@ -2,6 +2,7 @@
 // option validation, Reset validation, the statistics and NaN check of Step, ErrorNorm,
 // StepFactor, and the names of formulations and statuses.
 #include "integrators/integrator.h"
+#include "integrators/newton.h"
 
 #include <gtest/gtest.h>
 
@@ -298,6 +299,32 @@ TEST(Integrator, StepFactorFollowsEq30AndItsBounds) {
   EXPECT_NEAR(stub.StepFactor(kNaN, 4, false), 0.2, 0.0);
   EXPECT_NEAR(stub.StepFactor(1.0 / 32.0, 4, true), 1.0, 0.0);  // no growth after a rejection
   EXPECT_NEAR(stub.StepFactor(4.0, 4, true), 0.9 * std::pow(0.25, 0.2), 1e-15);
+}
+
+// IterationMatrix equilibrates before factorizing (integrators/newton.h). The matrix has the
+// pattern of BDF's GGL matrix on examples/flexible/sliding_beam.yaml once both ends stick: a
+// stiffness block 5e6–2e7 times the constraint blocks, and two constraint rows 2.4e-4 apart (G's
+// measured σ_min/σ_max there), [D, −Gᵀ; G, 0]. Its exact 1-norm reciprocal condition is 4.8e-23
+// unscaled and 1.3e-9 equilibrated (computed by inverting both): the estimate of the unscaled
+// matrix is below kSingularRcond (checked, the precondition of the test), the equilibrated one
+// is accepted, and the solve recovers a known x to ε κ₁ ≈ 2e-7 relative (tolerance 1e-6).
+TEST(IterationMatrix, EquilibratesBadlyScaledBlocks) {
+  Eigen::MatrixXd G(3, 4);
+  G << 1, 0, 1, 0, 1, 0, 1, 2.4e-4, 0, 1, 0, 1;
+  Eigen::MatrixXd S = Eigen::MatrixXd::Zero(7, 7);
+  S.topLeftCorner(4, 4).diagonal() << 1e7, 2e7, 5e6, 1e7;
+  S.topRightCorner(4, 3) = -G.transpose();
+  S.bottomLeftCorner(3, 4) = G;
+  ASSERT_LT(Eigen::PartialPivLU<Eigen::MatrixXd>(S).rcond(), IterationMatrix::kSingularRcond);
+
+  IterationMatrix matrix;
+  ASSERT_TRUE(matrix.Factorize(S));
+  Eigen::VectorXd x_true(7);
+  x_true << 0.3, -1.2, 2.0, 0.7, 5.0, -4.0, 1.5;
+  Eigen::VectorXd x = S * x_true;
+  matrix.Solve(x, &x);  // in place
+  EXPECT_LT((x.head(4) - x_true.head(4)).norm(), 1e-6 * x_true.head(4).norm());
+  EXPECT_EQ(matrix.factorizations(), 1);
 }
 
 }  // namespace

@@ -253,6 +253,7 @@ TEST_F(CompareTest, StudyRecordsFinishedAndFailedRunsAndErrors) {
       EXPECT_EQ(row.at("status"), "failed");
       EXPECT_FALSE(row.at("reason").empty());
       EXPECT_TRUE(row.at("error").empty());
+      EXPECT_TRUE(row.at("error_over_rtol").empty());
       ++failed;
       continue;
     }
@@ -261,6 +262,9 @@ TEST_F(CompareTest, StudyRecordsFinishedAndFailedRunsAndErrors) {
     EXPECT_GT(std::stod(row.at("average_step")), 0.0);
     EXPECT_GT(std::stod(row.at("wall_seconds")), 0.0);
     error[row.at("scene")][row.at("rtol")] = std::stod(row.at("error"));
+    // error / rtol, both printed to 17 significant digits: equal to a few ulps.
+    const double ratio = std::stod(row.at("error")) / std::stod(row.at("rtol"));
+    EXPECT_NEAR(std::stod(row.at("error_over_rtol")), ratio, 1e-14 * ratio);
     if (row.at("scene") == "disk") {
       EXPECT_EQ(row.at("reference"), "analytic bouncing_disk");
       EXPECT_EQ(row.at("impacts"), "3");  // at t = 0.428, 1.199 and 1.893 s (closed form)

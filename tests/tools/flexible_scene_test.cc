@@ -125,6 +125,24 @@ TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
                      {"force 'push'", "node and point are exclusive"});
   ExpectSceneErrorAt(Edit("    node_b: 3\n", "    node_b: 9\n"), "    node_b: 9",
                      {"contact 'stop'", "node_b 9 does not exist"});
+  // disk_beam: body_b must be flexible; no node_b or friction (its point is found, frictionless).
+  const std::string disk_beam =
+      "    type: disk_beam\n    body_a: ground\n    body_b: beam\n"
+      "    point_a: [0.5, -0.5]\n    radius_a: 0.1\n"
+      "    radius_b: 0.005\n";
+  const std::string stop =
+      "    type: point_line\n    body_a: ground\n    body_b: beam\n    node_b: 3\n"
+      "    point_a: [0, -0.5]\n    normal_a: [0, 1]\n";
+  EXPECT_NO_THROW(ParseScene(Edit(stop, disk_beam), "test.yaml"));
+  ExpectSceneErrorAt(Edit(stop, disk_beam + "    node_b: 2\n"), "    node_b: 2",
+                     {"contact 'stop'", "does not apply to a disk_beam contact"});
+  ExpectSceneErrorAt(Edit(stop, disk_beam + "    friction: 0.3\n"), "    friction: 0.3",
+                     {"does not apply to a disk_beam contact"});
+  ExpectSceneErrorAt(
+      Edit(stop,
+           "    type: disk_beam\n    body_a: ground\n    body_b: link  # rigid\n    radius_a: 0.1\n"
+           "    radius_b: 0\n"),
+      "    body_b: link  # rigid", {"must be a flexible body", "'link' is not one"});
 }
 
 TEST(FlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
@@ -161,11 +179,8 @@ TEST(FlexibleScene, ExamplesRunThroughTheCli) {
   const struct {
     const char* name;
     const char* t_end;  // empty: the scene's
-  } runs[] = {{"spin_up", ""},
-              {"beam_stop", ""},
-              {"slider_crank", "0.02"},
-              {"slider_crank_rigid", ""},
-              {"rotating_beam", "0.2"}};
+  } runs[] = {{"spin_up", ""},          {"beam_stop", ""},          {"beam_on_cylinder", ""},
+              {"slider_crank", "0.02"}, {"slider_crank_rigid", ""}, {"rotating_beam", "0.2"}};
   for (const auto& run : runs) {
     SCOPED_TRACE(run.name);
     std::vector<std::string> args = {"run", (examples / (std::string(run.name) + ".yaml")).string(),
@@ -174,21 +189,25 @@ TEST(FlexibleScene, ExamplesRunThroughTheCli) {
     std::ostringstream out, err;
     ASSERT_EQ(RunCli(args, out, err), kExitOk) << err.str();
   }
-  // beam_stop: impacts on node 6, none gaining energy (round-off margin 1e-12 of the energy).
-  std::ifstream events(dir / "beam_stop" / "events.csv");
-  std::string line;
-  std::getline(events, line);
-  int impacts = 0;
-  while (std::getline(events, line)) {
-    std::vector<std::string> f;
-    std::stringstream fields(line);
-    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
-    if (f[1] != "impact") continue;
-    ++impacts;
-    const double before = std::stod(f[4]), after = std::stod(f[5]);
-    EXPECT_LE(after, before + 1e-12 * std::max(1.0, std::abs(before))) << "t = " << f[0];
+  // beam_stop (impacts on node 6) and beam_on_cylinder (impacts between nodes): none gains
+  // energy (round-off margin 1e-12 of the energy).
+  for (const char* name : {"beam_stop", "beam_on_cylinder"}) {
+    SCOPED_TRACE(name);
+    std::ifstream events(dir / name / "events.csv");
+    std::string line;
+    std::getline(events, line);
+    int impacts = 0;
+    while (std::getline(events, line)) {
+      std::vector<std::string> f;
+      std::stringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      if (f[1] != "impact") continue;
+      ++impacts;
+      const double before = std::stod(f[4]), after = std::stod(f[5]);
+      EXPECT_LE(after, before + 1e-12 * std::max(1.0, std::abs(before))) << "t = " << f[0];
+    }
+    EXPECT_GT(impacts, 0);
   }
-  EXPECT_GT(impacts, 0);
   // spin_up: the beam's tip deflection w = s_w(L)·η stays below 0.6 m (peak 0.573 m, see
   // tests/engine/flexible_benchmarks_test.cc, which compares it with the quasi-static response).
   const Scene scene = LoadSceneFile((examples / "spin_up.yaml").string());

@@ -1,5 +1,6 @@
-// A CSV file of numbers with a header line (trajectory.csv, reactions.csv of `saltus run`), read
-// for the tests of tests/tools.
+// A CSV file of numbers with a header line (trajectory.csv, reactions.csv of `saltus run`, the
+// reference data of tests/events/data), read for the tests. Leading lines that start with '#' (a
+// data file's source) are skipped.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -29,7 +30,9 @@ inline NumericCsv ReadNumericCsv(const std::filesystem::path& path) {
   NumericCsv csv;
   std::ifstream in(path);
   std::string line;
-  if (std::getline(in, line)) {
+  while (std::getline(in, line) && !line.empty() && line[0] == '#') {
+  }
+  if (!line.empty()) {
     std::stringstream fields(line);
     for (std::string f; std::getline(fields, f, ',');) csv.header.push_back(f);
   }
