@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "numeric_csv.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
 
@@ -296,18 +297,50 @@ TEST(FrictionScene, SpatialPairsTakeTheirOwnOrTheSimulationResistance) {
   EXPECT_EQ(spinning, 1);
 }
 
-TEST_F(FrictionCli, ASceneWithResistanceIsRefusedUntilTheEventLoopHasItsModes) {
-  // The rows exist, but the event loop has no rolling/spinning modes yet (docs/friction.md):
-  // the run refuses the scene (exit 2, nothing written) instead of ignoring the resistance.
-  const std::string text =
-      Replace(kSpatial, "  friction: 0.2\n", "  friction: 0.2\n  rolling_friction: 0.01\n");
-  const fs::path scene = scratch_ / "resist.yaml", out = scratch_ / "out";
-  std::ofstream(scene) << text;
+// examples/friction3d/rolling_resistance.yaml at user level (docs/friction.md): the event loop
+// refuses it at the pair's line naming moreau_jean (exit 2, nothing written); with
+// --integrator moreau_jean --step 1e-3 the ball rolls to rest at the closed form of the scene's
+// header. Tolerances (tests/timestepping/rolling_resistance_test.cc): constant forces make the
+// scheme's velocities and (θ = 1/2) positions exact, except the stopping step (≤ a h²), plus the
+// solver's 1e-9 and the 17 digits of trajectory.csv.
+TEST_F(FrictionCli, RollingResistanceRunsWithMoreauJeanAndTheEventLoopNamesIt) {
+  const fs::path scene = fs::path(SALTUS_EXAMPLES_DIR) / "friction3d" / "rolling_resistance.yaml";
+  std::stringstream text;
+  text << std::ifstream(scene).rdbuf();
+  const fs::path refused = scratch_ / "refused";
   std::ostringstream o, e;
-  const std::vector<std::string> args = {"run", scene.string(), "--out", out.string()};
-  EXPECT_EQ(RunCli(args, o, e), kExitBadInput) << e.str();
-  EXPECT_NE(e.str().find("not supported by the event loop yet"), std::string::npos) << e.str();
-  EXPECT_FALSE(fs::exists(out));
+  const std::vector<std::string> refused_args = {"run", scene.string(), "--out", refused.string()};
+  EXPECT_EQ(RunCli(refused_args, o, e), kExitBadInput);
+  const std::string where =
+      scene.string() + ":" + std::to_string(LineOf(text.str(), "rolling_friction: 0.01")) + ": ";
+  EXPECT_NE(e.str().find(where), std::string::npos) << e.str();
+  EXPECT_NE(e.str().find("rolling_friction needs --integrator moreau_jean --step H"),
+            std::string::npos)
+      << e.str();
+  EXPECT_FALSE(fs::exists(refused));
+
+  const fs::path out = scratch_ / "out";
+  std::ostringstream o2, e2;
+  const std::vector<std::string> args = {"run",    scene.string(), "--integrator", "moreau_jean",
+                                         "--step", "1e-3",         "--out",        out.string()};
+  ASSERT_EQ(RunCli(args, o2, e2), kExitOk) << e2.str();
+  EXPECT_EQ(e2.str(), "");
+  const test_support::NumericCsv csv = test_support::ReadNumericCsv(out / "trajectory.csv");
+  const std::size_t t = csv.Column("t"), x = csv.Column("ball.x"), vx = csv.Column("ball.vx");
+  const double v0 = 0.5, h = 1e-3, a = 5.0 / 7.0 * 0.01 * 9.81 / 0.1, t_stop = v0 / a;
+  int checked = 0;
+  for (const std::vector<double>& row : csv.rows) {
+    const double tk = row[t];
+    if (tk < t_stop - h) {
+      EXPECT_NEAR(row[vx], v0 - a * tk, 1e-9) << "t = " << tk;
+      EXPECT_NEAR(row[x], v0 * tk - 0.5 * a * tk * tk, 1e-9) << "t = " << tk;
+    } else if (tk > t_stop + h) {
+      EXPECT_NEAR(row[vx], 0.0, 1e-9) << "t = " << tk;
+      EXPECT_NEAR(row[x], v0 * v0 / (2.0 * a), a * h * h + 1e-9) << "t = " << tk;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 100);  // output_step 0.01 over 1.2 s
 }
 
 TEST_F(FrictionCli, AFrictionalSceneRunsAndWritesItsResults) {
