@@ -60,6 +60,10 @@ class CMakeBuild(build_ext):
 
 setup(
     version=project_version(),
+    # The module is the extension alone: no Python packages. Without this, setuptools' automatic
+    # discovery sees the source tree's top-level folders (engine, events, saltus, ...) as
+    # packages of a flat layout and refuses to build.
+    packages=[],
     ext_modules=[CMakeModule("saltus")],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build/pip"}},

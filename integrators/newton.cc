@@ -25,8 +25,12 @@ bool IterationMatrix::Factorize(const Eigen::MatrixXd& S) {
   for (Eigen::Index j = 0; j < n; ++j)
     col_scale_(j) = InversePowerOfTwo(row_scale_.cwiseProduct(S.col(j).cwiseAbs()).maxCoeff());
   lu_.compute(row_scale_.asDiagonal() * S * col_scale_.asDiagonal());
+  // Eigen's estimate misses exact singularity (a zero pivot yields rcond ≈ 0.2 on a matrix with
+  // two equal rows), so the pivots are checked too: κ(U) ≥ max|u_ii| / min|u_ii|.
+  const Eigen::VectorXd pivots = lu_.matrixLU().diagonal().cwiseAbs();
   const double rcond = lu_.rcond();
-  valid_ = std::isfinite(rcond) && rcond > kSingularRcond;
+  valid_ = std::isfinite(rcond) && rcond > kSingularRcond && pivots.allFinite() &&
+           pivots.minCoeff() > kSingularRcond * pivots.maxCoeff();
   return valid_;
 }
 

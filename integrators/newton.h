@@ -20,7 +20,9 @@
 // row's largest entry into [1, 2), then D_c every column's (Anderson et al., LAPACK Users'
 // Guide, 3rd ed., SIAM 1999, Sec. 2.4.1.2, "equilibration"); S⁻¹ b = D_c S̃⁻¹ D_r b. The
 // singularity test is made on S̃: a factorization whose reciprocal condition estimate of S̃ is
-// below kSingularRcond (or not finite) is reported as singular. The iteration matrices mix
+// below kSingularRcond (or not finite), or whose smallest pivot is below kSingularRcond times
+// the largest (a lower bound of κ(U); the estimate alone misses exact zero pivots), is reported
+// as singular. The iteration matrices mix
 // blocks of very different sizes (BDF's h K, K the stiffness of a flexible body's modes, next
 // to the O(1) constraint Jacobian); unequilibrated, the norm-wise estimate multiplies that
 // spread into the conditioning of nearly dependent constraint rows and reports a well-posed

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -325,6 +326,20 @@ TEST(IterationMatrix, EquilibratesBadlyScaledBlocks) {
   matrix.Solve(x, &x);  // in place
   EXPECT_LT((x.head(4) - x_true.head(4)).norm(), 1e-6 * x_true.head(4).norm());
   EXPECT_EQ(matrix.factorizations(), 1);
+}
+
+// A matrix with two equal rows is singular. Its LU has an exact zero pivot (the rows stay equal
+// under every elimination step), yet Eigen's reciprocal condition estimate of it is ≈ 0.2:
+// Factorize must still refuse it, and accept the same matrix before the row is copied.
+TEST(IterationMatrix, RefusesAMatrixWithTwoEqualRows) {
+  std::srand(7);
+  Eigen::MatrixXd S = Eigen::MatrixXd::Random(6, 6) + 3.0 * Eigen::MatrixXd::Identity(6, 6);
+  IterationMatrix matrix;
+  ASSERT_TRUE(matrix.Factorize(S));
+  S.row(5) = S.row(4);
+  ASSERT_GT(Eigen::PartialPivLU<Eigen::MatrixXd>(S).rcond(), IterationMatrix::kSingularRcond);
+  EXPECT_FALSE(matrix.Factorize(S));
+  EXPECT_FALSE(matrix.valid());
 }
 
 }  // namespace

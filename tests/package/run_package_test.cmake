@@ -2,7 +2,7 @@
 #   1. nothing outside P/include/saltus/ among the headers;
 #   2. the installed `saltus` command: --version, a run of a shipped example, and the shipped
 #      compare sets found from P/share/saltus;
-#   3. `import saltus` from P's Python folder, and a short simulation;
+#   3. `import saltus` from P's Python folder, and a short simulation (check_module.py);
 #   4. an outside CMake project (project/) built against the installed package and run;
 #   5. `pip install --no-build-isolation .` into a scratch folder, reusing this build tree
 #      (SALTUS_CMAKE_BUILD_DIR, setup.py), and `import saltus` from there.
@@ -52,12 +52,9 @@ if(NOT EXISTS ${prefix}/share/saltus/plots/compare_plots.py OR
 endif()
 
 # 3. The Python module from the prefix.
-set(check_python "import saltus, sys; \
-assert saltus.__file__.startswith(sys.argv[1]), saltus.__file__; \
-sim = saltus.Simulation(saltus.Model.from_scene_file(sys.argv[2])); \
-assert sim.advance_to(0.5).ok and sim.stats()['impacts'] == 1; print('saltus', saltus.__version__, saltus.__file__)")
+set(check_python ${SOURCE_DIR}/tests/package/check_module.py)
 if(PYTHON)
-  run(${CMAKE_COMMAND} -E env PYTHONPATH=${prefix}/${PYTHON_DIR} ${PYTHON} -c "${check_python}"
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${prefix}/${PYTHON_DIR} ${PYTHON} ${check_python}
       ${prefix} ${prefix}/share/saltus/examples/bouncing_ball.yaml)
 endif()
 
@@ -73,9 +70,12 @@ if(PYTHON)
   file(MAKE_DIRECTORY ${src})
   file(COPY ${SOURCE_DIR}/setup.py ${SOURCE_DIR}/pyproject.toml ${SOURCE_DIR}/README.md
             ${SOURCE_DIR}/CMakeLists.txt DESTINATION ${src})
+  # Top-level folders as in the source tree: setuptools' package discovery must not take them
+  # for packages (a flat layout with several is refused).
+  file(MAKE_DIRECTORY ${src}/engine ${src}/saltus)
   run(${CMAKE_COMMAND} -E env SALTUS_CMAKE_BUILD_DIR=${BUILD_DIR} PIP_NO_INDEX=1
       ${PYTHON} -m pip install --no-build-isolation --no-deps --quiet --target ${WORK_DIR}/pip
       ${src})
-  run(${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/pip ${PYTHON} -c "${check_python}"
+  run(${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/pip ${PYTHON} ${check_python}
       ${WORK_DIR}/pip ${prefix}/share/saltus/examples/bouncing_ball.yaml)
 endif()

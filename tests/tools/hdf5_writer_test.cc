@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/scratch_dir.h"
 #include "tools/build_info.h"
 #include "tools/cli.h"
 #include "tools/metadata.h"
@@ -58,11 +58,7 @@ struct Recorder : events::Observer {
 };
 
 fs::path Scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("saltus_hdf5_writer_test_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return test_support::ScratchDir("saltus_hdf5_writer_test", name);
 }
 
 // ---- reading back with the C API -----------------------------------------------------------

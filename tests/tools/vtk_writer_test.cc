@@ -4,7 +4,6 @@
 #include "tools/vtk_writer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/scratch_dir.h"
 #include "tests/tools/vtp_reader.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
@@ -50,11 +50,7 @@ std::string ReadFile(const fs::path& path) {
 }
 
 fs::path Scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("saltus_vtk_writer_test_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return test_support::ScratchDir("saltus_vtk_writer_test", name);
 }
 
 // Values of the DataArray named `name` (the first with that name), decoded from the binary
