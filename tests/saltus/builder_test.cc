@@ -287,12 +287,12 @@ TEST(SpatialBuilder, ResistanceKeysGiveTheRollingAndSpinningRowsOfTheSceneFile) 
   s.SetResistance(0.01, 0.0);  // floor-crate gets none: no sphere
   s.AddContactPair("floor", "ball", std::nullopt, std::nullopt, std::nullopt, 0.002);
   const std::vector<std::string> names = s.Build().ConstraintNames();
-  for (const char* row : {"ball-floor.r1", "ball-floor.r2", "ball-floor.s"}) {
+  for (const char* row : {"floor-ball.r1", "floor-ball.r2", "floor-ball.s"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), row), names.end()) << row;
   }
   EXPECT_EQ(std::count_if(names.begin(), names.end(),
                           [](const std::string& n) { return n.find(".r1") != std::string::npos; }),
-            1);
+            2);  // floor-ball and crate-ball (a sphere on one side); floor-crate none
 }
 
 }  // namespace
