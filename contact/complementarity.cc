@@ -10,6 +10,7 @@
 #include <NonSmoothDrivers.h>
 #include <NumericsMatrix.h>
 #include <NumericsVerbose.h>
+#include <RollingFrictionContactProblem.h>
 #include <SolverOptions.h>
 #include <lcp_cst.h>
 
@@ -684,6 +685,86 @@ Fc3dResult SolveFrictionContact3d(const Eigen::SparseMatrix<double>& M, const Ei
                                   const Eigen::VectorXd& mu, const Fc3dOptions& options,
                                   const Eigen::VectorXd* r0) {
   return SolveFc3d(M, q, mu, options, r0);
+}
+
+Fc3dResult SolveRollingFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& mu, const Eigen::VectorXd& mu_r,
+                                         const RollingFc3dOptions& options,
+                                         const Eigen::VectorXd* r0) {
+  const std::string who = "SolveRollingFrictionContact3d";
+  const Eigen::Index n = q.size();
+  if (n % 5 != 0 || M.rows() != n || M.cols() != n || mu.size() != n / 5 || mu_r.size() != n / 5 ||
+      (r0 != nullptr && r0->size() != n)) {
+    throw std::invalid_argument(
+        who + ": M is " + std::to_string(M.rows()) + " x " + std::to_string(M.cols()) + ", q has " +
+        std::to_string(n) + " entries, mu " + std::to_string(mu.size()) + " and mu_r " +
+        std::to_string(mu_r.size()) + " (need 5 n_c square, 5 n_c, n_c, n_c; r0 5 n_c)");
+  }
+  if (!M.allFinite() || !q.allFinite() || !mu.allFinite() || !mu_r.allFinite() ||
+      (r0 != nullptr && !r0->allFinite())) {
+    throw std::invalid_argument(who + ": non-finite entry in M, q, mu, mu_r or r0");
+  }
+  if (n > 0 && (mu.minCoeff() < 0.0 || mu_r.minCoeff() < 0.0)) {
+    throw std::invalid_argument(who + ": negative friction coefficient");
+  }
+  if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance) ||
+      options.max_iterations <= 0) {
+    throw std::invalid_argument(who + ": bad options (tolerance " +
+                                std::to_string(options.tolerance) + ", max_iterations " +
+                                std::to_string(options.max_iterations) + ")");
+  }
+  Fc3dResult result;
+  result.r = r0 != nullptr ? *r0 : Eigen::VectorXd::Zero(n);
+  result.u = M * result.r + q;
+  if (n == 0) {
+    result.ok = true;
+    return result;
+  }
+  const NumericsPtr W = ToNumerics(M);
+  if (!W) {
+    result.message = "rolling_fc3d: could not allocate the Siconos matrix";
+    return result;
+  }
+  Eigen::VectorXd q_copy = q, mu_copy = mu, mu_r_copy = mu_r;
+  RollingFrictionContactProblem problem;
+  problem.dimension = 5;
+  problem.numberOfContacts = static_cast<int>(n / 5);
+  problem.M = W.get();
+  problem.q = q_copy.data();
+  problem.mu = mu_copy.data();
+  problem.mu_r = mu_r_copy.data();
+  // Siconos' error is relative to ‖q‖₂ (when not tiny): the same scaling as fc3d.
+  const double q_two = q.norm();
+  const double scale = std::max(1.0, q.lpNorm<Eigen::Infinity>());
+  const double siconos_tol = q_two > std::numeric_limits<double>::epsilon()
+                                 ? options.tolerance * scale / q_two
+                                 : options.tolerance;
+  int info = -1;
+  {
+    std::lock_guard<std::mutex> lock(SiconosMutex());
+    numerics_set_verbose(0);
+    std::unique_ptr<SolverOptions, OptionsDeleter> so(
+        solver_options_create(SICONOS_ROLLING_FRICTION_3D_NSGS));
+    if (!so) {
+      result.message = "rolling_fc3d: could not create Siconos solver options";
+      return result;
+    }
+    so->iparam[SICONOS_IPARAM_MAX_ITER] = options.max_iterations;
+    so->dparam[SICONOS_DPARAM_TOL] = siconos_tol;
+    info = rolling_fc3d_driver(&problem, result.r.data(), result.u.data(), so.get());
+    result.iterations = so->iparam[SICONOS_IPARAM_ITER_DONE];
+    result.error = so->dparam[SICONOS_DPARAM_RESIDU];
+  }
+  if (!result.r.allFinite() || !result.u.allFinite()) {
+    result.message =
+        "rolling_fc3d nsgs: non-finite solution (Siconos info " + std::to_string(info) + ")";
+    return result;
+  }
+  result.ok = info == 0;
+  result.message = std::string("rolling_fc3d nsgs") +
+                   (result.ok ? ": converged" : ": no convergence") + " (Siconos info " +
+                   std::to_string(info) + ", error " + std::to_string(result.error) + ")";
+  return result;
 }
 
 }  // namespace saltus::contact

@@ -229,4 +229,33 @@ Fc3dResult SolveFrictionContact3d(const Eigen::SparseMatrix<double>& M, const Ei
                                   const Eigen::VectorXd& mu, const Fc3dOptions& options,
                                   const Eigen::VectorXd* r0 = nullptr);
 
+// ---- Rolling friction contact in 3D (Siconos rolling_fc3d) -----------------------------------
+// Find r, u (5 n_c): u = M r + q and, for each contact i with entries (5i, …, 5i+4) = (normal,
+// tangent 1, tangent 2, rolling 1, rolling 2) in an orthonormal local frame,
+//
+//   r_i ∈ K_i = {‖r_T‖ ≤ μ_i r_N, ‖r_R‖ ≤ μ_R,i r_N},
+//   û_i = u_i + (μ_i ‖u_T,i‖ + μ_R,i ‖u_R,i‖) e_N ∈ K_i*,   r_iᵀ û_i = 0,
+//
+// Siconos Numerics' RollingFrictionContactProblem (rolling_fc3d_compute_error defines û this
+// way). K_i* = {u_N ≥ μ‖u_T‖ + μ_R‖u_R‖}, so û ∈ K* is u_N ≥ 0, and r ᵀû = r_N u_N + (r_Tᵀu_T +
+// μ r_N ‖u_T‖) + (r_Rᵀu_R + μ_R r_N ‖u_R‖) is a sum of three non-negative terms: the law is
+// Signorini on (r_N, u_N) and two Coulomb disks with the same r_N, on the tangential impulse
+// (r_T = −μ r_N u_T/‖u_T‖ when u_T ≠ 0) and on the rolling torque impulse (r_R = −μ_R r_N
+// u_R/‖u_R‖ when u_R ≠ 0). μ_R is a length: r_R is a torque impulse, u_R an angular velocity.
+// Solver: SICONOS_ROLLING_FRICTION_3D_NSGS (Gauss–Seidel over contacts, projection on K_i with
+// local iterations; the only Siconos 4.4 solver of this problem besides ADMM). As for fc3d the
+// caller checks the law itself (contact/rolling_friction_step.h, RollingFrictionResidual).
+// Serialized with the other Siconos calls; never exits.
+struct RollingFc3dOptions {
+  double tolerance = 1e-10;   // Siconos' error, relative to max(1, ‖q‖∞), > 0
+  int max_iterations = 1000;  // Gauss–Seidel sweeps, > 0
+};
+
+// Throws std::invalid_argument on sizes (M: 5 n_c square, q: 5 n_c, mu and mu_r: n_c, r0: 5 n_c),
+// non-finite entries, μ or μ_R < 0 or bad options. r0: initial reaction (warm start), else 0.
+Fc3dResult SolveRollingFrictionContact3d(const Eigen::MatrixXd& M, const Eigen::VectorXd& q,
+                                         const Eigen::VectorXd& mu, const Eigen::VectorXd& mu_r,
+                                         const RollingFc3dOptions& options,
+                                         const Eigen::VectorXd* r0 = nullptr);
+
 }  // namespace saltus::contact

@@ -104,6 +104,10 @@ struct FrictionalContactResult {
   double normal_rate = 0.0;                                   // u_N⁺ or g̈_N
   Eigen::Vector2d tangential_rate = Eigen::Vector2d::Zero();  // u_T⁺ or g̈_T
   Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();   // mode kSlip: d
+  // Rolling resistance (contact/rolling_friction_step.h only): the torque impulse P_R on the
+  // rolling rows and their rate u_R⁺; zero elsewhere.
+  Eigen::Vector2d rolling = Eigen::Vector2d::Zero();
+  Eigen::Vector2d rolling_rate = Eigen::Vector2d::Zero();
 };
 
 struct PainleveDiagnosis {

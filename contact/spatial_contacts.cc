@@ -242,9 +242,20 @@ void CheckPairExceptShapes(int nb, const SpatialContactPair& pair, std::size_t i
     throw std::invalid_argument(PairLabel(pair) +
                                 ": restitution must be in [0, 1] (negative: global)");
   }
-  if (!std::isfinite(pair.friction) || pair.friction < 0.0) {
-    throw std::invalid_argument(PairLabel(pair) + ": friction must be a finite number >= 0, got " +
-                                std::to_string(pair.friction));
+  const auto check = [&](double value, const char* what) {
+    if (!std::isfinite(value) || value < 0.0) {
+      throw std::invalid_argument(PairLabel(pair) + ": " + what +
+                                  " must be a finite number >= 0, got " + std::to_string(value));
+    }
+  };
+  check(pair.friction, "friction");
+  check(pair.rolling_friction, "rolling_friction");
+  check(pair.spinning_friction, "spinning_friction");
+  if ((pair.rolling_friction > 0.0 || pair.spinning_friction > 0.0) &&
+      pair.shape_a.type() != ShapeType::kSphere && pair.shape_b.type() != ShapeType::kSphere) {
+    throw std::invalid_argument(PairLabel(pair) +
+                                ": rolling_friction and spinning_friction apply to pairs with a "
+                                "sphere on one side (a single contact point that can roll)");
   }
 }
 
@@ -296,6 +307,8 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
       info.name = num_features == 1 ? pair.name : pair.name + "." + std::to_string(k);
       info.restitution = pair.restitution;
       info.friction = pair.friction;
+      info.rolling_friction = pair.rolling_friction;
+      info.spinning_friction = pair.spinning_friction;
       infos_.push_back(std::move(info));
       row_pair_.push_back(static_cast<int>(p));
       row_feature_.push_back(k);
@@ -316,6 +329,26 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
       infos_.push_back(std::move(info));
     }
     tangent_normal_.push_back(r);
+  }
+  // Resistance rows after all tangential rows (header, "Resistance rows").
+  for (int r = 0; r < num_normal; ++r) {
+    const engine::ConstraintRowInfo normal = infos_[static_cast<std::size_t>(r)];
+    const auto add = [&](const char* suffix, int axis) {
+      engine::ConstraintRowInfo info;
+      info.kind = engine::ConstraintKind::kResistance;
+      info.level = engine::ConstraintLevel::kVelocity;
+      info.name = normal.name + suffix;
+      info.normal_row = r;
+      info.spinning = axis == 2;
+      infos_.push_back(std::move(info));
+      resistance_normal_.push_back(r);
+      resistance_axis_.push_back(static_cast<signed char>(axis));
+    };
+    if (normal.rolling_friction > 0.0) {
+      add(".r1", 0);
+      add(".r2", 1);
+    }
+    if (normal.spinning_friction > 0.0) add(".s", 2);
   }
   {  // Unique names: sort (hash, pair) and compare the names of equal hashes only (sorting the
      // 504,500 names of a pile of 1000 spheres themselves took ~0.3 s).
@@ -734,8 +767,10 @@ SpatialContacts::RowGeometry SpatialContacts::TangentGeometry(const VectorXd& q,
   Vector3d axis, e1;
   WorldFrameReference(q, normal, &axis, &e1);
   const auto [t1, t2] = TangentBasis(out.d.normal, axis, e1);
-  out.d.normal = (row - num_normal_rows()) % 2 == 0 ? t1 : t2;
+  const int k = FrameAxis(row);
+  out.d.normal = k == 0 ? t1 : k == 1 ? t2 : out.d.normal;
   out.d.gap = 0.0;
+  out.angular = row >= first_resistance_row();
   const auto lever = [&](int body, const Vector3d& x) {
     return body == engine::kGround ? x : Vector3d(x - q.segment<3>(7 * body));
   };
@@ -743,6 +778,11 @@ SpatialContacts::RowGeometry SpatialContacts::TangentGeometry(const VectorXd& q,
   out.lever_b = lever(pair.body_b, out.d.point_b);
   out.turn = NormalTurn{};
   return out;
+}
+
+int SpatialContacts::FrameAxis(int row) const {
+  if (row < first_resistance_row()) return (row - num_normal_rows()) % 2;
+  return resistance_axis_[static_cast<std::size_t>(row - first_resistance_row())];
 }
 
 double SpatialContacts::Gap(const VectorXd& q, int row) const {
@@ -794,6 +834,11 @@ void SpatialContacts::SideBlock(const VectorXd& q, int body, const Vector3d& lev
 
 void SpatialContacts::RowSideBlock(const VectorXd& q, const RowGeometry& geo, int body, double sign,
                                    double* out) const {
+  if (geo.angular) {  // ±(0, Rᵀu): ġ_R = u·(ω_B^w − ω_A^w) (header, "Resistance rows")
+    const Vector3d rot = CachedBodyRotation(q, body).transpose() * geo.d.normal;
+    for (int j = 0; j < 3; ++j) out[3 + j] += sign * rot[j];
+    return;
+  }
   const bool b_side = sign > 0.0;
   SideBlock(q, body, b_side ? geo.lever_b : geo.lever_a, geo.d.normal, sign, out);
   // ġ = n·(v_B(p_b) − v_A(p_a)) + w·(v_B(c) − v_A(c)) (contact_manifold.h, NormalTurn).
@@ -1210,9 +1255,13 @@ bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v,
                                                          : b.omega;
   const auto [t1, t2] = TangentBasis(n, axis, e1);
   const auto [t1_dot, t2_dot] = TangentBasisRate(n, n_dot, axis, e1, omega_k);
-  const bool second = (row - num_normal_rows()) % 2 == 1;
-  const Vector3d& t = second ? t2 : t1;
-  const Vector3d& t_dot = second ? t2_dot : t1_dot;
+  const int k = FrameAxis(row);
+  const Vector3d& t = k == 0 ? t1 : k == 1 ? t2 : n;
+  const Vector3d& t_dot = k == 0 ? t1_dot : k == 1 ? t2_dot : n_dot;
+  if (row >= first_resistance_row()) {  // γ_R = u̇·(ω_B^w − ω_A^w)
+    *gamma = t_dot.dot(b.omega - a.omega);
+    return true;
+  }
   const Vector3d dv = b.Velocity(d.point_b) - a.Velocity(d.point_a);
   *gamma =
       t_dot.dot(dv) + t.dot(b.omega.cross(x_dot_b - b.r_dot) - a.omega.cross(x_dot_a - a.r_dot));

@@ -109,6 +109,28 @@
 // Every other row (the rows whose normal γ is a central difference, above) takes γ_T as the
 // same central difference of G_T v.
 //
+// Resistance rows (rolling and spinning resistance, issue 18 §1; docs/friction.md). A normal row
+// of a pair with rolling_friction μ_R > 0 gets two rows "<row>.r1", "<row>.r2", one with
+// spinning_friction μ_S > 0 a row "<row>.s" (kind kResistance, level kVelocity, normal_row the
+// normal row; ConstraintRowInfo::spinning), listed after all tangential rows (normal row order,
+// r1, r2, s). With the frame (t1, t2, n) above, u = t_k (rolling) or n (spinning), and the world
+// angular velocities ω^w = R ω of the two bodies,
+//
+//   ġ_R,u = u·(ω_B^w − ω_A^w):   G_b = (0, (R_bᵀ u)ᵀ),   G_a = −(0, (R_aᵀ u)ᵀ),
+//
+// the Jacobian on the angular velocities only. With v̇ = 0 (ω constant in the body frame, so
+// d(R ω)/dt = R (ω × ω) = 0) the rate of change comes from the turning frame alone:
+//
+//   γ_R,u = u̇·(ω_B^w − ω_A^w),   u̇ = ṫ_k or ṅ of "γ_T" below,
+//
+// in closed form where the normal row's γ_T is, else the central difference of G_R v. Their
+// forces are the torques τ_R ∈ ℝ², ‖τ_R‖ ≤ μ_R λ_N (Siconos Numerics' rolling friction cone) and
+// τ_S, |τ_S| ≤ μ_S λ_N, acting as ±u τ on the two bodies. The rows are defined for the pairs with
+// a sphere on one side (a sphere, box, mesh, cylinder, … or a plane on the other): a sphere's
+// contact has a single point whose rolling is the relative rotation about t_k; a box, cylinder
+// or mesh resting on a face has several rows whose normal-force distribution already resists
+// rolling. Values() = 0 (velocity level).
+//
 // Candidate rows (ConstraintBlock::CandidateRows, used by the event loop to watch only nearby
 // pairs): the distinct shapes of the pairs ("proxies": same body, type, pose and bounds). A
 // material point of body i at distance ≤ ρ_i from the body origin r_i moves at
@@ -167,6 +189,10 @@ struct SpatialContactPair {
   Shape shape_b = DefaultPairSphere();
   double restitution = -1.0;  // Newton coefficient in [0, 1]; negative: the simulation's global one
   double friction = 0.0;      // Coulomb μ ≥ 0; > 0: two tangential rows per normal row
+  // Rolling and spinning resistance (lengths in m, ≥ 0; header, "Resistance rows"); > 0 only on
+  // a pair with a sphere on one side: two rolling rows, resp. one spinning row, per normal row.
+  double rolling_friction = 0.0;
+  double spinning_friction = 0.0;
 };
 
 class SpatialContacts : public engine::ConstraintBlock {
@@ -188,13 +214,19 @@ class SpatialContacts : public engine::ConstraintBlock {
                         std::size_t index = 0, const DistanceOptions& options = {});
 
   const std::vector<SpatialContactPair>& pairs() const { return pairs_; }
-  // Number of normal (unilateral) rows: rows [0, num_normal_rows()); the tangential rows follow.
+  // Number of normal (unilateral) rows: rows [0, num_normal_rows()); the tangential rows follow,
+  // then the resistance rows from first_resistance_row().
   int num_normal_rows() const { return static_cast<int>(row_pair_.size()); }
+  int first_resistance_row() const {
+    return num_normal_rows() + 2 * static_cast<int>(tangent_normal_.size());
+  }
   // The normal row of a local row (itself for a normal row).
   int NormalRowOf(int row) const {
-    return row < num_normal_rows()
-               ? row
-               : tangent_normal_[static_cast<std::size_t>(row - num_normal_rows()) / 2];
+    if (row < num_normal_rows()) return row;
+    if (row < first_resistance_row()) {
+      return tangent_normal_[static_cast<std::size_t>(row - num_normal_rows()) / 2];
+    }
+    return resistance_normal_[static_cast<std::size_t>(row - first_resistance_row())];
   }
   // Pair and manifold feature of a local row (a tangential row: those of its normal row).
   int RowPair(int row) const { return row_pair_[static_cast<std::size_t>(NormalRowOf(row))]; }
@@ -247,8 +279,10 @@ class SpatialContacts : public engine::ConstraintBlock {
   // ℓ × n is unchanged by a shift along n; exactly zero for a sphere centred on its body).
   // turn: the normal-turn term of a support or rim row (contact_manifold.h, NormalTurn), w
   // applied at the point c with levers turn_lever_a, turn_lever_b (w = 0: none).
+  // angular: a resistance row (d.normal the axis u; G on the angular velocities only).
   struct RowGeometry {
     PairDistance d;
+    bool angular = false;
     Eigen::Vector3d lever_a, lever_b;
     NormalTurn turn;
     Eigen::Vector3d turn_lever_a = Eigen::Vector3d::Zero(), turn_lever_b = Eigen::Vector3d::Zero();
@@ -258,6 +292,8 @@ class SpatialContacts : public engine::ConstraintBlock {
   // levers of the witness points themselves, gap 0 and no normal turn (so that every G path
   // serves both kinds of rows).
   RowGeometry TangentGeometry(const Eigen::VectorXd& q, int row) const;
+  // The axis of a tangential or resistance row in its normal row's frame: 0 (t1), 1 (t2), 2 (n).
+  int FrameAxis(int row) const;
   double Gap(const Eigen::VectorXd& q, int row) const;
   // The manifold feature of a row ({kSignedDistance, 0} on the direct paths).
   ContactFeature Feature(int row) const;
@@ -273,7 +309,8 @@ class SpatialContacts : public engine::ConstraintBlock {
   void RowSideBlock(const Eigen::VectorXd& q, const RowGeometry& geo, int body, double sign,
                     double* out) const;
   double AnalyticGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
-  // γ_T of a tangential row in closed form (the header); false when the normal row has none.
+  // γ_T of a tangential row or γ_R of a resistance row in closed form (the header); false when
+  // the normal row has none.
   bool AnalyticTangentGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row,
                             double* gamma) const;
   // Reference body K, axis a and e1 (in K's frame; the world for K = kGround) of a normal row's
@@ -299,6 +336,10 @@ class SpatialContacts : public engine::ConstraintBlock {
   // Tangential rows: num_normal_rows() + 2 k and + 2 k + 1 (t1, t2) belong to normal row
   // tangent_normal_[k].
   std::vector<int> tangent_normal_;
+  // Resistance rows: first_resistance_row() + k belongs to normal row resistance_normal_[k] and
+  // has axis resistance_axis_[k] (FrameAxis).
+  std::vector<int> resistance_normal_;
+  std::vector<signed char> resistance_axis_;
 
   // Broadphase proxies (see CandidateRows): body, ρ, one shape, its local AABB (centre, sizes)
   // and bounding radius of each proxy, the first row and row count of each pair, and the pairs

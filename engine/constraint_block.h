@@ -22,7 +22,13 @@ struct BlockSparseRows;  // engine/block_sparse.h
 // contact point (one row in the plane, two in space), ġ_T = G_T v, with g̈_T = G_T v̇ + γ_T; they
 // belong to a unilateral row (ConstraintRowInfo::normal_row) and are active only while that
 // contact sticks. Their force is the tangential contact force λ_T (Coulomb: ‖λ_T‖ ≤ μ λ_N).
-enum class ConstraintKind { kBilateral, kUnilateral, kTangential };
+// Resistance rows (issue 18 §1, docs/friction.md "Rolling and spinning resistance"): the relative
+// angular velocity of a contact's two bodies along a tangent t_k (rolling rows, two in space) or
+// along the normal n (the spinning row), velocity level like the tangential rows and belonging
+// to a unilateral row; their forces are the rolling torque τ_R (‖τ_R‖ ≤ μ_R λ_N) and the
+// spinning torque τ_S (|τ_S| ≤ μ_S λ_N), μ_R and μ_S lengths (Siconos Numerics'
+// RollingFrictionContactProblem for τ_R).
+enum class ConstraintKind { kBilateral, kUnilateral, kTangential, kResistance };
 
 // Position-level rows have a constraint function g(q, t) (joints, gaps). Velocity-level rows
 // (nonholonomic: the tangential rows of a sticking contact, whose "position" has no meaning
@@ -44,8 +50,16 @@ struct ConstraintRowInfo {
   // normal_row is this row (checked by MechanicalSystem::AddConstraintBlock); 0: frictionless.
   double friction = 0.0;
   ConstraintLevel level = ConstraintLevel::kPosition;
-  // Tangential rows: the local index (in the same block) of the unilateral row they belong to.
+  // Rolling and spinning resistance of a unilateral row (lengths μ_R, μ_S ≥ 0, in m; 0: none).
+  // μ_R > 0 requires two resistance rows with spinning = false, μ_S > 0 one with spinning = true,
+  // whose normal_row is this row (checked by MechanicalSystem::AddConstraintBlock).
+  double rolling_friction = 0.0;
+  double spinning_friction = 0.0;
+  // Tangential and resistance rows: the local index (in the same block) of the unilateral row
+  // they belong to.
   int normal_row = -1;
+  // Resistance rows: true for the spinning row (about n), false for a rolling row (about t_k).
+  bool spinning = false;
 };
 
 class ConstraintBlock {

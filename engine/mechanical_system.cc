@@ -173,56 +173,98 @@ void MechanicalSystem::ConstraintVelocityJacobian(double t, const Eigen::VectorX
 std::string MechanicalSystem::PositionName(int i) const { return "q" + std::to_string(i); }
 std::string MechanicalSystem::VelocityName(int i) const { return "v" + std::to_string(i); }
 
+namespace {
+
+// Throws unless a unilateral row's coefficient is finite and ≥ 0, and rows of its group exist
+// (exactly `needed` of them, 0: any number ≥ 1) when it is > 0.
+void CheckCoefficient(const ConstraintRowInfo& info, double value, const char* what,
+                      std::size_t count, std::size_t needed, const char* rows) {
+  if (!(value >= 0.0) || !std::isfinite(value)) {
+    throw std::invalid_argument("contact '" + info.name + "': " + what +
+                                " coefficient must be a finite number >= 0");
+  }
+  if (value > 0.0 && (count == 0 || (needed > 0 && count != needed))) {
+    throw std::invalid_argument("contact '" + info.name + "': " + what + " > 0 needs " + rows +
+                                " in its block");
+  }
+}
+
+}  // namespace
+
 int MechanicalSystem::AddConstraintBlock(std::shared_ptr<const ConstraintBlock> block) {
   if (!block) throw std::invalid_argument("AddConstraintBlock: null constraint block");
   const int first = num_constraints();
   const int n = block->num_rows();
-  // Tangential rows of each unilateral row of the block (local indices), validated first so
-  // that a rejected block leaves the system unchanged.
-  std::vector<std::vector<int>> tangents(static_cast<std::size_t>(n));
+  // Tangential, rolling and spinning rows of each unilateral row of the block (local indices),
+  // validated first so that a rejected block leaves the system unchanged.
+  std::vector<std::vector<int>> tangents(static_cast<std::size_t>(n)), rolling(tangents),
+      spinning(tangents);
   for (int r = 0; r < n; ++r) {
     const ConstraintRowInfo& info = block->row_info(r);
-    if (info.kind != ConstraintKind::kTangential) continue;
+    if (info.kind != ConstraintKind::kTangential && info.kind != ConstraintKind::kResistance) {
+      continue;
+    }
     const int nr = info.normal_row;
     if (nr < 0 || nr >= n || block->row_info(nr).kind != ConstraintKind::kUnilateral) {
-      throw std::invalid_argument("constraint row '" + info.name +
-                                  "': a tangential row needs a unilateral normal_row in its block");
+      throw std::invalid_argument(
+          "constraint row '" + info.name + "': a " +
+          (info.kind == ConstraintKind::kTangential ? "tangential" : "resistance") +
+          " row needs a unilateral normal_row in its block");
     }
-    tangents[static_cast<std::size_t>(nr)].push_back(r);
+    auto& group = info.kind == ConstraintKind::kTangential ? tangents
+                  : info.spinning                          ? spinning
+                                                           : rolling;
+    group[static_cast<std::size_t>(nr)].push_back(r);
   }
   for (int r = 0; r < n; ++r) {
     const ConstraintRowInfo& info = block->row_info(r);
     if (info.kind != ConstraintKind::kUnilateral) continue;
-    if (!(info.friction >= 0.0) || !std::isfinite(info.friction)) {
-      throw std::invalid_argument("contact '" + info.name +
-                                  "': friction coefficient must be a finite number >= 0");
-    }
-    if (info.friction > 0.0 && tangents[static_cast<std::size_t>(r)].empty()) {
-      throw std::invalid_argument("contact '" + info.name +
-                                  "': friction > 0 needs tangential rows in its block");
-    }
+    const auto k = static_cast<std::size_t>(r);
+    CheckCoefficient(info, info.friction, "friction", tangents[k].size(), 0, "tangential rows");
+    CheckCoefficient(info, info.rolling_friction, "rolling friction", rolling[k].size(), 2,
+                     "two rolling rows");
+    CheckCoefficient(info, info.spinning_friction, "spinning friction", spinning[k].size(), 1,
+                     "one spinning row");
   }
   const int index = static_cast<int>(blocks_.size());
   blocks_.push_back(std::move(block));
   block_first_row_.push_back(first);
   row_block_.insert(row_block_.end(), n, index);
   normal_row_.insert(normal_row_.end(), n, -1);
-  for (int r = 0; r < n; ++r) {
-    for (int t : tangents[static_cast<std::size_t>(r)]) {
-      tangent_rows_.push_back(first + t);
-      normal_row_[static_cast<std::size_t>(first + t)] = first + r;
+  const auto append = [&](const std::vector<std::vector<int>>& group, RowsByNormal* out) {
+    for (int r = 0; r < n; ++r) {
+      for (int t : group[static_cast<std::size_t>(r)]) {
+        out->rows.push_back(first + t);
+        normal_row_[static_cast<std::size_t>(first + t)] = first + r;
+      }
+      out->start.push_back(static_cast<int>(out->rows.size()));
     }
-    tangent_start_.push_back(static_cast<int>(tangent_rows_.size()));
-  }
+  };
+  append(tangents, &tangent_);
+  append(rolling, &rolling_);
+  append(spinning, &spinning_);
   return first;
+}
+
+std::span<const int> MechanicalSystem::RowsByNormal::Of(int r) const {
+  const auto k = static_cast<std::size_t>(r);
+  return std::span<const int>(rows).subspan(static_cast<std::size_t>(start[k]),
+                                            static_cast<std::size_t>(start[k + 1] - start[k]));
 }
 
 std::span<const int> MechanicalSystem::TangentRows(int normal_row) const {
   (void)constraint_info(normal_row);  // range check
-  const auto r = static_cast<std::size_t>(normal_row);
-  return std::span<const int>(tangent_rows_)
-      .subspan(static_cast<std::size_t>(tangent_start_[r]),
-               static_cast<std::size_t>(tangent_start_[r + 1] - tangent_start_[r]));
+  return tangent_.Of(normal_row);
+}
+
+std::span<const int> MechanicalSystem::RollingRows(int normal_row) const {
+  (void)constraint_info(normal_row);  // range check
+  return rolling_.Of(normal_row);
+}
+
+std::span<const int> MechanicalSystem::SpinningRows(int normal_row) const {
+  (void)constraint_info(normal_row);  // range check
+  return spinning_.Of(normal_row);
 }
 
 int MechanicalSystem::NormalRow(int tangent_row) const {

@@ -177,8 +177,10 @@ class MechanicalSystem {
   // ---- Constraint rows -------------------------------------------------------------------
   // Appends a block; its rows get the next global indices. Returns the first of them.
   // Call only while building the system (before it is shared with a simulation). Throws
-  // std::invalid_argument when a tangential row's normal_row is not a unilateral row of the
-  // block, or a unilateral row has friction < 0 (or NaN) or friction > 0 without tangential rows.
+  // std::invalid_argument when a tangential or resistance row's normal_row is not a unilateral row
+  // of the block, or a unilateral row has friction, rolling_friction or spinning_friction < 0 (or
+  // NaN), friction > 0 without tangential rows, rolling_friction > 0 without exactly two rolling
+  // rows or spinning_friction > 0 without exactly one spinning row.
   int AddConstraintBlock(std::shared_ptr<const ConstraintBlock> block);
 
   int num_constraints() const { return static_cast<int>(row_block_.size()); }
@@ -196,6 +198,11 @@ class MechanicalSystem {
   // unilateral row, and the unilateral row of a tangential row (−1 for other kinds). Throw
   // std::out_of_range on a row outside the system.
   std::span<const int> TangentRows(int normal_row) const;
+  // The rolling rows (two) and the spinning row (one) of a unilateral row (empty when it has none
+  // or is not unilateral). Throw std::out_of_range on a row outside the system.
+  std::span<const int> RollingRows(int normal_row) const;
+  std::span<const int> SpinningRows(int normal_row) const;
+  // The unilateral row of a tangential or resistance row (−1 for other kinds).
   int NormalRow(int tangent_row) const;
   // The constraint blocks in the order of their rows (a view of this system can add the same
   // blocks to get the same global rows).
@@ -237,9 +244,14 @@ class MechanicalSystem {
   std::vector<std::shared_ptr<const ConstraintBlock>> blocks_;
   std::vector<int> block_first_row_;  // global index of each block's first row
   std::vector<int> row_block_;        // block of each global row
-  // Tangential rows by unilateral row: tangent_rows_[tangent_start_[r] .. tangent_start_[r + 1]).
-  std::vector<int> tangent_start_{0}, tangent_rows_;
-  std::vector<int> normal_row_;  // per global row: its unilateral row (tangential rows), else −1
+  // The rows of one kind that belong to each global row r: rows[start[r] .. start[r + 1]).
+  struct RowsByNormal {
+    std::vector<int> start{0}, rows;
+    std::span<const int> Of(int r) const;
+  };
+  RowsByNormal tangent_, rolling_, spinning_;
+  // Per global row: its unilateral row (tangential and resistance rows), else −1.
+  std::vector<int> normal_row_;
 };
 
 }  // namespace saltus::engine

@@ -13,14 +13,42 @@ namespace {
 // Unit length of a given direction, to this tolerance.
 constexpr double kUnitTolerance = 1e-9;
 
+constexpr std::array<int, kNumFrictionGroups> kNoEntry{-1, -1, -1};
+
+const char* GroupRowsName(FrictionGroup group) {
+  switch (group) {
+    case FrictionGroup::kTangential:
+      return "tangential rows";
+    case FrictionGroup::kRolling:
+      return "rolling rows";
+    case FrictionGroup::kSpinning:
+      return "spinning row";
+  }
+  return "";
+}
+
 }  // namespace
 
+std::span<const int> GroupRows(const MechanicalSystem& system, int normal_row,
+                               FrictionGroup group) {
+  switch (group) {
+    case FrictionGroup::kTangential:
+      return system.TangentRows(normal_row);
+    case FrictionGroup::kRolling:
+      return system.RollingRows(normal_row);
+    case FrictionGroup::kSpinning:
+      return system.SpinningRows(normal_row);
+  }
+  return {};
+}
+
 SlidingFrictionView::SlidingFrictionView(const MechanicalSystem& base)
-    : base_(base), sliding_index_(static_cast<std::size_t>(base.num_constraints()), -1) {
+    : base_(base), sliding_index_(static_cast<std::size_t>(base.num_constraints()), kNoEntry) {
   for (const auto& block : base.constraint_blocks()) AddConstraintBlock(block);
 }
 
-void SlidingFrictionView::Validate(const SlidingContact& c, const std::vector<int>& index) const {
+void SlidingFrictionView::Validate(
+    const SlidingContact& c, const std::vector<std::array<int, kNumFrictionGroups>>& index) const {
   if (c.normal_row < 0 || c.normal_row >= num_constraints()) {
     throw std::invalid_argument("sliding contact: normal row " + std::to_string(c.normal_row) +
                                 " outside [0, " + std::to_string(num_constraints()) + ")");
@@ -30,9 +58,9 @@ void SlidingFrictionView::Validate(const SlidingContact& c, const std::vector<in
   if (info.kind != ConstraintKind::kUnilateral) {
     throw std::invalid_argument(what + "not a unilateral row");
   }
-  const auto k = static_cast<Eigen::Index>(TangentRows(c.normal_row).size());
-  if (k == 0) throw std::invalid_argument(what + "the contact has no tangential rows");
-  if (index[static_cast<std::size_t>(c.normal_row)] >= 0) {
+  const auto k = static_cast<Eigen::Index>(GroupRows(*this, c.normal_row, c.group).size());
+  if (k == 0) throw std::invalid_argument(what + "the contact has no " + GroupRowsName(c.group));
+  if (index[static_cast<std::size_t>(c.normal_row)][static_cast<std::size_t>(c.group)] >= 0) {
     throw std::invalid_argument(what + "listed twice");
   }
   if (!(c.mu >= 0.0) || !std::isfinite(c.mu)) {
@@ -41,7 +69,7 @@ void SlidingFrictionView::Validate(const SlidingContact& c, const std::vector<in
   if (c.direction.size() != k) {
     throw std::invalid_argument(what + "the slip direction has " +
                                 std::to_string(c.direction.size()) + " entries for " +
-                                std::to_string(k) + " tangential rows");
+                                std::to_string(k) + " " + GroupRowsName(c.group));
   }
   if (!c.direction.allFinite() || std::abs(c.direction.norm() - 1.0) > kUnitTolerance) {
     throw std::invalid_argument(what + "the slip direction must be a unit vector");
@@ -49,17 +77,21 @@ void SlidingFrictionView::Validate(const SlidingContact& c, const std::vector<in
 }
 
 void SlidingFrictionView::SetSlidingContacts(std::vector<SlidingContact> contacts) {
-  std::vector<int> index(static_cast<std::size_t>(num_constraints()), -1);
+  std::vector<std::array<int, kNumFrictionGroups>> index(
+      static_cast<std::size_t>(num_constraints()), kNoEntry);
   for (std::size_t i = 0; i < contacts.size(); ++i) {
     Validate(contacts[i], index);
-    index[static_cast<std::size_t>(contacts[i].normal_row)] = static_cast<int>(i);
+    index[static_cast<std::size_t>(contacts[i].normal_row)]
+         [static_cast<std::size_t>(contacts[i].group)] = static_cast<int>(i);
   }
   sliding_ = std::move(contacts);
   sliding_index_ = std::move(index);
-  // ForceDirections then does not allocate for the tangent row list.
-  std::size_t tangent_rows = 0;
-  for (const SlidingContact& c : sliding_) tangent_rows += TangentRows(c.normal_row).size();
-  tangent_rows_.reserve(tangent_rows);
+  // ForceDirections then does not allocate for the group row list.
+  std::size_t group_rows = 0;
+  for (const SlidingContact& c : sliding_) {
+    group_rows += GroupRows(*this, c.normal_row, c.group).size();
+  }
+  group_rows_.reserve(group_rows);
 }
 
 void SlidingFrictionView::set_slip_speed_floor(double floor) {
@@ -74,8 +106,8 @@ void SlidingFrictionView::SlipDirectionAt(std::size_t index, double t, const Eig
   const SlidingContact& c = sliding_.at(index);
   *d = c.direction;
   if (c.mode == SlipDirection::kFixed) return;
-  // Current slip velocity ġ_T = G_T v + ∂g_T/∂t (header).
-  ConstraintRate(*this, t, q, v, TangentRows(c.normal_row), &slip_);
+  // Current slip velocity ġ_g = G_g v + ∂g_g/∂t of the group (header).
+  ConstraintRate(*this, t, q, v, GroupRows(*this, c.normal_row, c.group), &slip_);
   const double speed = slip_.norm();
   if (speed > slip_speed_floor_ && (!anchor_gate_ || slip_.dot(c.direction) > 0.0)) {
     *d = slip_ / speed;
@@ -86,7 +118,7 @@ void SlidingFrictionView::ReanchorSlipDirections(double t, const Eigen::VectorXd
                                                  const Eigen::VectorXd& v) {
   for (SlidingContact& c : sliding_) {
     if (c.mode != SlipDirection::kCurrent) continue;
-    ConstraintRate(*this, t, q, v, TangentRows(c.normal_row), &slip_);
+    ConstraintRate(*this, t, q, v, GroupRows(*this, c.normal_row, c.group), &slip_);
     const double speed = slip_.norm();
     if (speed > slip_speed_floor_) c.direction = slip_ / speed;
   }
@@ -111,26 +143,30 @@ void SlidingFrictionView::ForceDirectionsFromJacobian(double t, const Eigen::Vec
 void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd& q,
                                                 const Eigen::VectorXd& v, std::span<const int> rows,
                                                 Eigen::MatrixXd* H) const {
-  tangent_rows_.clear();
+  group_rows_.clear();
   for (int row : rows) {
-    const int s = sliding_index_[static_cast<std::size_t>(row)];
-    if (s < 0 || sliding_[static_cast<std::size_t>(s)].mu == 0.0) continue;
-    for (int r : TangentRows(row)) tangent_rows_.push_back(r);
+    for (const int s : sliding_index_[static_cast<std::size_t>(row)]) {
+      if (s < 0) continue;
+      const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
+      if (c.mu == 0.0) continue;
+      for (int r : GroupRows(*this, row, c.group)) group_rows_.push_back(r);
+    }
   }
-  if (tangent_rows_.empty()) return;
-  ConstraintJacobian(t, q, tangent_rows_, &G_T_);
-  Eigen::Index next = 0;  // first row of the current contact's block of G_T_
+  if (group_rows_.empty()) return;
+  ConstraintJacobian(t, q, group_rows_, &G_g_);
+  Eigen::Index next = 0;  // first row of the current entry's block of G_g_
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const int s = sliding_index_[static_cast<std::size_t>(rows[i])];
-    if (s < 0) continue;
-    const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
-    if (c.mu == 0.0) continue;
-    // H_n = G_n − μ d·G_T.
-    SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
-    const Eigen::Index k = d_.size();
-    H->row(static_cast<Eigen::Index>(i)).noalias() -=
-        c.mu * (d_.transpose() * G_T_.middleRows(next, k));
-    next += k;
+    for (const int s : sliding_index_[static_cast<std::size_t>(rows[i])]) {
+      if (s < 0) continue;
+      const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
+      if (c.mu == 0.0) continue;
+      // H_n = G_n − μ_g d_g·G_g (header).
+      SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
+      const Eigen::Index k = d_.size();
+      H->row(static_cast<Eigen::Index>(i)).noalias() -=
+          c.mu * (d_.transpose() * G_g_.middleRows(next, k));
+      next += k;
+    }
   }
 }
 

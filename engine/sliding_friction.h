@@ -24,6 +24,16 @@
 //              friction force does not flip within a step, which no error-controlled integrator
 //              could step across) until the slip → stick witness, φ = d₀·ġ_T
 //              (events/witness.h SlipWitness), locates the stop.
+// Friction groups (issue 18 §2). A contact's rolling and spinning resistance (resistance rows,
+// engine/constraint_block.h) slide like its tangential rows, with G_g, μ_g and d_g of the group g
+// in place of G_T, μ and d: while the relative rolling velocity ġ_R = G_R v (the relative angular
+// velocity along t1, t2) is not zero the rolling torque is −μ_R λ_N d_R, d_R its current
+// direction, and the spinning torque is −μ_S λ_N d_S with d_S = ±1 the sign of ġ_S:
+//
+//   H_n = G_n − Σ_g μ_g d_g·G_g   over the groups g of the contact that slide.
+//
+// Each group has its own entry in the sliding set (SlidingContact::group); a contact may have one
+// entry per group.
 // H depends on v for kCurrent contacts. The tangent matrices (ConstraintForceJacobian, used in
 // the iteration matrices of the implicit schemes) are the base system's ∂(Gᵀλ)/∂q: the
 // derivatives of μ λ_N d·G_T with respect to q and v are left out of Newton matrices (a
@@ -38,6 +48,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <array>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,14 +59,23 @@ namespace saltus::engine {
 
 enum class SlipDirection { kFixed, kCurrent };
 
+// The rows whose velocity slides (header, "Friction groups"): MechanicalSystem::TangentRows,
+// RollingRows or SpinningRows of the normal row.
+enum class FrictionGroup { kTangential, kRolling, kSpinning };
+inline constexpr int kNumFrictionGroups = 3;
+
+// The rows of group `group` of normal row `normal_row` of `system`.
+std::span<const int> GroupRows(const MechanicalSystem& system, int normal_row, FrictionGroup group);
+
 struct SlidingContact {
   int normal_row =
       -1;           // global unilateral row with tangential rows (MechanicalSystem::TangentRows)
-  double mu = 0.0;  // Coulomb coefficient μ ≥ 0 of the slide
+  double mu = 0.0;  // coefficient μ_g ≥ 0 of the slide (Coulomb μ, or μ_R, μ_S in m)
   SlipDirection mode = SlipDirection::kFixed;
-  // Unit vector with one entry per tangential row: d itself (kFixed; the plane: (s), s = ±1), or
-  // the fallback d₀ (kCurrent).
+  // Unit vector with one entry per row of the group: d itself (kFixed; the plane: (s), s = ±1),
+  // or the fallback d₀ (kCurrent).
   Eigen::VectorXd direction;
+  FrictionGroup group = FrictionGroup::kTangential;
 };
 
 class SlidingFrictionView final : public MechanicalSystem {
@@ -70,8 +90,9 @@ class SlidingFrictionView final : public MechanicalSystem {
 
   // Replaces the sliding set (empty: frictionless, the view behaves as its base). Throws
   // std::invalid_argument naming the contact, and leaves the set unchanged, when a normal row is
-  // not a unilateral row with tangential rows or is listed twice, μ is negative or not finite,
-  // or the direction does not have one entry per tangential row or is not a unit vector (to 1e-9).
+  // not a unilateral row with rows of the entry's group or is listed twice with one group, μ is
+  // negative or not finite, or the direction does not have one entry per row of the group or is
+  // not a unit vector (to 1e-9).
   void SetSlidingContacts(std::vector<SlidingContact> contacts);
   // The π/2 gate of kCurrent directions (header; off by default).
   void set_anchor_gate(bool on) { anchor_gate_ = on; }
@@ -153,21 +174,23 @@ class SlidingFrictionView final : public MechanicalSystem {
 
  private:
   // Checks one entry of a new sliding set against the rows of the system (see the setter).
-  void Validate(const SlidingContact& c, const std::vector<int>& index) const;
-  // H ← H − μ d·G_T on the rows of sliding contacts with μ > 0 (H = G on entry), with the
-  // tangential Jacobians of all of them evaluated in one ConstraintJacobian call.
+  void Validate(const SlidingContact& c,
+                const std::vector<std::array<int, kNumFrictionGroups>>& index) const;
+  // H ← H − Σ_g μ_g d_g·G_g on the rows of sliding entries with μ_g > 0 (H = G on entry), with
+  // the group Jacobians of all of them evaluated in one ConstraintJacobian call.
   void SubtractFrictionTerms(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                              std::span<const int> rows, Eigen::MatrixXd* H) const;
 
   const MechanicalSystem& base_;
   std::vector<SlidingContact> sliding_;
-  std::vector<int> sliding_index_;  // per global row: its entry in sliding_, else −1
+  // Per global row and group: its entry in sliding_, else −1.
+  std::vector<std::array<int, kNumFrictionGroups>> sliding_index_;
   double slip_speed_floor_ = kDefaultSlipSpeedFloor;
   bool anchor_gate_ = false;
   // Workspace of ForceDirections (mutable: see the header on thread compatibility).
-  mutable Eigen::MatrixXd G_T_;
+  mutable Eigen::MatrixXd G_g_;  // group Jacobians of the sliding entries, stacked
   mutable Eigen::VectorXd slip_, d_;
-  mutable std::vector<int> tangent_rows_;  // of the sliding rows found in `rows`, in order
+  mutable std::vector<int> group_rows_;  // rows of G_g_: the sliding entries of `rows`, in order
 };
 
 }  // namespace saltus::engine

@@ -213,6 +213,14 @@ Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
   for (double te : o.time_events) {
     Require(std::isfinite(te), "simulation option 'time_events' contains a non-finite time");
   }
+  // Rolling and spinning resistance rows need their own stick/roll modes, which the event loop
+  // does not have yet (docs/friction.md): refuse rather than ignore the resistance.
+  if (const auto rows = system_->RowsOfKind(engine::ConstraintKind::kResistance); !rows.empty()) {
+    throw std::invalid_argument("contact row '" + system_->constraint_info(rows[0]).name +
+                                "': rolling and spinning resistance are not supported by the "
+                                "event loop yet; rolling_friction runs with integrator "
+                                "moreau_jean (docs/friction.md)");
+  }
 
   impl_ = std::make_unique<Impl>(*system_, options_, observers_);
 }

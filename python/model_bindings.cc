@@ -369,13 +369,16 @@ int SpatialAddShape(SpatialBuilder& b, const std::string& name, const std::strin
 }
 
 void SpatialAddContactPair(SpatialBuilder& b, const py::handle& a, const py::handle& c,
-                           const py::object& restitution, const py::object& friction) {
+                           const py::object& restitution, const py::object& friction,
+                           const py::object& rolling_friction,
+                           const py::object& spinning_friction) {
   const std::string item = "contact pair";
   const std::string pair =
       item + " '" + std::string(py::str(a)) + "-" + std::string(py::str(c)) + "'";
-  b.AddContactPair(Ref(a, item, "shape"), Ref(c, item, "shape"),
-                   Number(restitution, pair + ": restitution"),
-                   Number(friction, pair + ": friction"));
+  b.AddContactPair(
+      Ref(a, item, "shape"), Ref(c, item, "shape"), Number(restitution, pair + ": restitution"),
+      Number(friction, pair + ": friction"), Number(rolling_friction, pair + ": rolling_friction"),
+      Number(spinning_friction, pair + ": spinning_friction"));
 }
 
 // ---- Lagrangian systems with callable constraints ------------------------------------------
@@ -626,9 +629,20 @@ void BindModelBuilders(py::module_& m, py::class_<Model>& model) {
            py::arg("shape_b"), "No contact row between these two shapes.")
       .def("add_contact_pair", &SpatialAddContactPair, py::arg("shape_a"),
            py::arg("shape_b"), py::arg("restitution") = none, py::arg("friction") = none,
+           py::arg("rolling_friction") = none, py::arg("spinning_friction") = none,
            "A contact pair (needed with set_contact_default('none')), with its own Newton "
-           "restitution in [0, 1] (default: the simulation's) and Coulomb friction mu >= 0 "
-           "(default: set_friction's, 0).")
+           "restitution in [0, 1] (default: the simulation's), Coulomb friction mu >= 0 "
+           "(default: set_friction's, 0) and rolling / spinning resistance >= 0 in m (default: "
+           "set_resistance's; pairs with a sphere on one side only).")
+      .def("set_resistance", [](SpatialBuilder& b, const py::object& rolling, const py::object& spinning) {
+            const std::optional<double> r = Number(rolling, "rolling_friction");
+            const std::optional<double> s = Number(spinning, "spinning_friction");
+            b.SetResistance(r.value_or(0.0), s.value_or(0.0));
+          }, py::arg("rolling_friction") = 0.0, py::arg("spinning_friction") = 0.0,
+           "Rolling and spinning resistance (m, >= 0) of every contact pair with a sphere on one "
+           "side and without its own (a scene's simulation.rolling_friction and "
+           "spinning_friction; default 0): rows '<row>.r1', '<row>.r2' and '<row>.s'. Only "
+           "integrator moreau_jean runs them (rolling only; docs/friction.md).")
       .def("set_friction", [](SpatialBuilder& b, const py::object& mu) {
             const std::optional<double> friction = Number(mu, "friction");
             if (!friction) throw InvalidArgument("friction must be a number >= 0");

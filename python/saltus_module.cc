@@ -309,16 +309,20 @@ void BindOptions(py::module_& m) {
       "keys",
       [] {
         std::vector<std::string> keys;
-        // t_end and max_output_rows belong to the run; `friction` is the contacts' μ, already in
-        // the model (tools::FrictionOptions).
+        // t_end and max_output_rows belong to the run; `friction`, `rolling_friction` and
+        // `spinning_friction` are the contacts' coefficients, already in the model
+        // (tools::FrictionOptions; SpatialBuilder.set_friction, set_resistance).
         for (const std::string& k : saltus::tools::SimulationKeys()) {
-          if (k != "t_end" && k != "max_output_rows" && k != "friction") keys.push_back(k);
+          if (k != "t_end" && k != "max_output_rows" && k != "friction" &&
+              k != "rolling_friction" && k != "spinning_friction") {
+            keys.push_back(k);
+          }
         }
         return keys;
       },
       "The option names: the keys of a scene's `simulation:` section except t_end, "
-      "max_output_rows (Simulation.max_output_rows) and friction (the contacts' mu, part of the "
-      "model).");
+      "max_output_rows (Simulation.max_output_rows), friction, rolling_friction and "
+      "spinning_friction (the contacts' coefficients, part of the model).");
   c.def_property(
       "integrator", [](const O& o) { return o.integrator; },
       [](O& o, const std::string& name) { SetIntegrator(o, name); },

@@ -88,9 +88,9 @@ void RequireProfile(const TimeProfile& p, const std::string& item) {
   }
 }
 
-double Friction(double mu, const std::string& item) {
+double Friction(double mu, const std::string& item, const std::string& key = "friction") {
   if (!std::isfinite(mu) || mu < 0.0) {
-    throw InvalidArgument(item + ": friction must be a finite number >= 0, got " +
+    throw InvalidArgument(item + ": " + key + " must be a finite number >= 0, got " +
                           std::to_string(mu));
   }
   return mu;
@@ -481,7 +481,9 @@ void SpatialBuilder::ExcludeContact(const ItemRef& shape_a, const ItemRef& shape
 
 void SpatialBuilder::AddContactPair(const ItemRef& shape_a, const ItemRef& shape_b,
                                     std::optional<double> restitution,
-                                    std::optional<double> friction) {
+                                    std::optional<double> friction,
+                                    std::optional<double> rolling_friction,
+                                    std::optional<double> spinning_friction) {
   const std::pair<int, int> ij = items_->ShapePair(shape_a, shape_b, "contact pair");
   const std::string item = "contact pair " + items_->PairName(ij);
   if (const std::string why = tools::ContactPairObstacle(items_->sp(), ij.first, ij.second);
@@ -494,12 +496,34 @@ void SpatialBuilder::AddContactPair(const ItemRef& shape_a, const ItemRef& shape
     throw InvalidArgument(item + ": restitution must be in [0, 1], got " +
                           std::to_string(*restitution));
   }
-  const double mu = friction ? Friction(*friction, item) : -1.0;
-  items_->choice.listed.push_back({ij, restitution.value_or(-1.0), mu, 0});
+  tools::ContactPairChoice::Listed listed;
+  listed.items = ij;
+  listed.restitution = restitution.value_or(-1.0);
+  listed.friction = friction ? Friction(*friction, item) : -1.0;
+  listed.rolling_friction =
+      rolling_friction ? Friction(*rolling_friction, item, "rolling_friction") : -1.0;
+  listed.spinning_friction =
+      spinning_friction ? Friction(*spinning_friction, item, "spinning_friction") : -1.0;
+  const auto sphere = [&](int i) {
+    return items_->sp().shapes[static_cast<std::size_t>(i)].type() == contact::ShapeType::kSphere;
+  };
+  if ((rolling_friction || spinning_friction) && !sphere(ij.first) && !sphere(ij.second)) {
+    throw InvalidArgument(item +
+                          ": rolling_friction and spinning_friction apply to pairs with a sphere "
+                          "on one side; neither shape of this pair is a sphere");
+  }
+  items_->choice.listed.push_back(listed);
 }
 
 void SpatialBuilder::SetFriction(double friction) {
   items_->choice.friction = Friction(friction, "friction");
+}
+
+void SpatialBuilder::SetResistance(double rolling_friction, double spinning_friction) {
+  items_->choice.resistance.rolling_friction =
+      Friction(rolling_friction, "resistance", "rolling_friction");
+  items_->choice.resistance.spinning_friction =
+      Friction(spinning_friction, "resistance", "spinning_friction");
 }
 
 void SpatialBuilder::SetGravity(const Eigen::Vector3d& g) {

@@ -235,14 +235,22 @@ class SpatialBuilder {
   // pairs of AddContactPair).
   void SetContactDefault(const std::string& value);
   void ExcludeContact(const ItemRef& shape_a, const ItemRef& shape_b);
-  // A contact pair with its own restitution in [0, 1] (default: the simulation's) and Coulomb
-  // friction μ ≥ 0 (default: SetFriction's).
+  // A contact pair with its own restitution in [0, 1] (default: the simulation's), Coulomb
+  // friction μ ≥ 0 (default: SetFriction's) and rolling / spinning resistance μ_R, μ_S ≥ 0
+  // (lengths in m; default: SetResistance's; only on a pair with a sphere on one side:
+  // docs/friction.md, "Rolling and spinning resistance").
   void AddContactPair(const ItemRef& shape_a, const ItemRef& shape_b,
                       std::optional<double> restitution = std::nullopt,
-                      std::optional<double> friction = std::nullopt);
+                      std::optional<double> friction = std::nullopt,
+                      std::optional<double> rolling_friction = std::nullopt,
+                      std::optional<double> spinning_friction = std::nullopt);
   // μ of the pairs without their own (a scene's simulation.friction; default 0). μ > 0 gives
   // each normal row two tangential rows "<row>.t1", "<row>.t2".
   void SetFriction(double friction);
+  // μ_R, μ_S ≥ 0 (m) of the pairs with a sphere on one side and without their own (a scene's
+  // simulation.rolling_friction and spinning_friction; default 0). μ_R > 0 gives each such normal
+  // row two rolling rows "<row>.r1", "<row>.r2", μ_S > 0 a spinning row "<row>.s".
+  void SetResistance(double rolling_friction, double spinning_friction);
   void SetGravity(const Eigen::Vector3d& g);  // m/s²
   // Names of the contact pairs Build would make, in row order.
   std::vector<std::string> ContactPairNames() const;

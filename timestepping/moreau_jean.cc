@@ -10,6 +10,7 @@
 #include <string>
 
 #include "contact/friction_problem.h"
+#include "contact/rolling_friction_step.h"
 #include "contact/sparse_friction_step.h"
 #include "engine/block_sparse.h"
 
@@ -135,6 +136,36 @@ std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse
   return r;
 }
 
+contact::ImpactResult RollingFrictionStepSolver::Solve(
+    const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
+    const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
+    std::span<const double> restitution, const contact::LcpOptions& options) const {
+  contact::FrictionOptions fo;
+  fo.tolerance = options.tolerance;
+  fo.max_iterations = options.max_iterations;
+  const contact::FrictionalImpactResult r = contact::SolveRollingFrictionVelocityStep(
+      system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
+  contact::ImpactResult out;
+  out.ok = r.ok;
+  out.v_plus = r.v_plus;
+  out.impulse_b = r.impulse_b;
+  const auto nc = static_cast<Eigen::Index>(unilateral_rows.size());
+  out.impulse_u.resize(nc);
+  out.u_plus_u.resize(nc);
+  int rows = 0;
+  for (Eigen::Index k = 0; k < nc; ++k) {
+    out.impulse_u[k] = r.contacts[static_cast<std::size_t>(k)].normal;
+    out.u_plus_u[k] = r.contacts[static_cast<std::size_t>(k)].normal_rate;
+    const int n = unilateral_rows[static_cast<std::size_t>(k)];
+    rows += 1 + static_cast<int>(system.TangentRows(n).size() + system.RollingRows(n).size());
+  }
+  out.bilateral_rank = r.bilateral_rank;
+  out.bilateral_residual = r.bilateral_residual;
+  out.largest_lcp = rows;
+  out.message = r.message;
+  return out;
+}
+
 MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
                        MoreauJeanOptions options,
                        std::shared_ptr<const StepContactSolver> contact_solver)
@@ -157,6 +188,15 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
   stats_.min_gap_after_projection = std::numeric_limits<double>::infinity();
   const engine::MechanicalSystem& sys = *system_;
   bilateral_ = sys.RowsOfKind(engine::ConstraintKind::kBilateral);
+  const std::vector<int> resistance = sys.RowsOfKind(engine::ConstraintKind::kResistance);
+  for (int r : resistance) {
+    const engine::ConstraintRowInfo& info = sys.constraint_info(r);
+    Require(!info.spinning, "contact '" + sys.constraint_info(sys.NormalRow(r)).name +
+                                "': spinning_friction is not supported (Siconos' rolling "
+                                "friction cone has no spinning torque; docs/friction.md)");
+  }
+  Require(resistance.empty() || o.friction_cone == contact::FrictionCone::kExact,
+          "rolling_friction needs the exact friction cone (friction_cone: exact)");
   is_unilateral_.assign(static_cast<std::size_t>(sys.num_constraints()), 0);
   restitution_of_row_.assign(static_cast<std::size_t>(sys.num_constraints()), o.restitution);
   bool friction = false;
@@ -169,6 +209,9 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
                             "': restitution must be in [0, 1], got " + std::to_string(e));
       restitution_of_row_[static_cast<std::size_t>(r)] = e;
     }
+  }
+  if (!contact_solver_ && !resistance.empty()) {
+    contact_solver_ = std::make_shared<RollingFrictionStepSolver>();
   }
   if (!contact_solver_) {
     contact_solver_ =

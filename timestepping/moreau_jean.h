@@ -171,13 +171,29 @@ class FrictionalStepSolver : public StepContactSolver {
   mutable std::unordered_map<int, Eigen::Vector3d> previous_;  // normal row -> (P_N, P_T)
 };
 
+// Coulomb friction with rolling resistance, for systems with resistance rows (issue 18 §3):
+// contact::SolveRollingFrictionVelocityStep (Siconos' rolling friction cone, 5 unknowns per
+// contact) on every step with contacts; the dense path only. impulse_u holds P_N; largest_lcp
+// the number of contact rows (normal, tangential and rolling) of the step.
+class RollingFrictionStepSolver : public StepContactSolver {
+ public:
+  contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
+                              const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                              const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
+                              std::span<const int> unilateral_rows,
+                              std::span<const double> restitution,
+                              const contact::LcpOptions& options) const override;
+};
+
 class MoreauJean {
  public:
   // Throws std::invalid_argument naming the option: h ≤ 0 or not finite, θ outside [1/2, 1],
   // restitution outside [0, 1] (also a row's own), negative threshold, τ₀ or τ₁ ≤ 0, negative
-  // output step, joint_drift ≤ 0, friction_facets < 3 with the faceted cone. `contact_solver`
-  // null: FrictionalStepSolver (accepted residual τ₀/h) when some unilateral row has friction
-  // > 0, else FrictionlessStepSolver.
+  // output step, joint_drift ≤ 0, friction_facets < 3 with the faceted cone, a spinning
+  // resistance row (not in Siconos' rolling cone; contact/rolling_friction_step.h), a faceted
+  // cone with rolling resistance rows. `contact_solver` null: RollingFrictionStepSolver when the
+  // system has rolling resistance rows, else FrictionalStepSolver (accepted residual τ₀/h) when
+  // some unilateral row has friction > 0, else FrictionlessStepSolver.
   MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system, MoreauJeanOptions options,
              std::shared_ptr<const StepContactSolver> contact_solver = nullptr);
   ~MoreauJean();

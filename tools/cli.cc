@@ -279,6 +279,33 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
   }
 }
 
+// Rolling resistance runs with moreau_jean only, spinning resistance with no scheme yet
+// (docs/friction.md): the scene is refused at the first pair that has either, naming the way
+// that works (events::Simulation and timestepping::MoreauJean refuse the rows as well).
+void RefuseResistanceWithoutItsScheme(const Scene& scene) {
+  const bool time_stepping = scene.options.integrator == timestepping::kMoreauJeanName;
+  const std::vector<contact::SpatialContactPair>& pairs = scene.spatial.contact_pairs;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const contact::SpatialContactPair& p = pairs[i];
+    const bool spinning = p.spinning_friction > 0.0;
+    if (!spinning && (time_stepping || p.rolling_friction == 0.0)) continue;
+    const int line = i < scene.spatial.contact_pair_lines.size()
+                         ? scene.spatial.contact_pair_lines[i]
+                         : scene.lines.simulation;
+    throw SceneError(
+        scene.file, line,
+        "contact pair '" + p.name + "': " +
+            (spinning ? std::string("spinning_friction is not supported yet by any integrator "
+                                    "(the event loop has no spinning modes, and Siconos' "
+                                    "rolling friction cone in moreau_jean has no spinning "
+                                    "torque)")
+                      : std::string("rolling_friction needs --integrator moreau_jean --step H "
+                                    "(or simulation.integrator: moreau_jean): the event loop "
+                                    "has no rolling contact modes yet")) +
+            " (docs/friction.md)");
+  }
+}
+
 // `saltus generate NAME --n N [--seed S] [--out FILE]` (tools/generators.h): the scene YAML on
 // `out`, or in FILE.
 int Generate(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
@@ -720,6 +747,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     }
     return SceneError(scene.file, line, what);
   };
+  RefuseResistanceWithoutItsScheme(scene);
   try {
     // A dry set-up: the options and the initial state must be accepted by the scheme.
     MakeScheme(system, scene.options, scene.theta)->SetState(start.t, q0, v0);

@@ -28,7 +28,7 @@ ContactForces::ContactForces(const engine::MechanicalSystem& system,
       const auto r = static_cast<std::size_t>(row);
       planar_block_[r] = planar;
       spatial_block_[r] = spatial;
-      local_row_[r] = info.kind == engine::ConstraintKind::kTangential ? info.normal_row : local;
+      local_row_[r] = info.kind == engine::ConstraintKind::kUnilateral ? local : info.normal_row;
     }
   }
 }

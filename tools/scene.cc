@@ -913,6 +913,7 @@ class SceneParser {
     ParseSimulation(top.Require("simulation"), &scene);
     // The pairs without their own `friction` get simulation.friction.
     choice.friction = scene.friction.friction;
+    choice.resistance = scene.friction;
     SelectContactPairs(choice, shape_groups_, &sp);
     if (const YAML::Node* ref = top.Find("reference")) ParseReference(*ref, &scene);
     return scene;
@@ -1208,7 +1209,8 @@ class SceneParser {
       }
       for (const YAML::Node& item : ListSection(r, "pairs")) {
         MapReader pr(file_, item, "contact pair #" + std::to_string(listed.size() + 1));
-        pr.CheckKeys(Keys({"shapes", "restitution", "friction"}));
+        pr.CheckKeys(
+            Keys({"shapes", "restitution", "friction", "rolling_friction", "spinning_friction"}));
         const std::pair<int, int> ij = ShapePair(pr, pr.Require("shapes"), "shapes");
         pr.SetItem("contact pair '" + sp.shapes[static_cast<std::size_t>(ij.first)].name() + "-" +
                    sp.shapes[static_cast<std::size_t>(ij.second)].name() + "'");
@@ -1220,8 +1222,13 @@ class SceneParser {
           pr.Fail(pr.Require("shapes"), "the pair is listed twice (first at line " +
                                             std::to_string(listed[ij].line) + ")");
         }
-        listed[ij] = {ij, pr.Number("restitution", Range::kUnitInterval, -1.0),
-                      pr.Number("friction", Range::kNonNegative, -1.0), pr.line()};
+        listed[ij] = {ij,
+                      pr.Number("restitution", Range::kUnitInterval, -1.0),
+                      pr.Number("friction", Range::kNonNegative, -1.0),
+                      pr.Number("rolling_friction", Range::kNonNegative, -1.0),
+                      pr.Number("spinning_friction", Range::kNonNegative, -1.0),
+                      pr.line()};
+        CheckResistanceShapes(pr, sp, ij);
       }
     }
     // `exclude` and `pairs` name shape items; a per-triangle mesh is one item of many shapes.
@@ -1231,6 +1238,23 @@ class SceneParser {
     choice.excluded.assign(excluded.begin(), excluded.end());
     for (const auto& [items, value] : listed) choice.listed.push_back(value);
     return choice;
+  }
+
+  // A listed pair's rolling_friction or spinning_friction needs a sphere on one side
+  // (contact/spatial_contacts.h, "Resistance rows").
+  static void CheckResistanceShapes(const MapReader& pr, const SpatialScene& sp,
+                                    std::pair<int, int> ij) {
+    const auto sphere = [&](int i) {
+      return sp.shapes[static_cast<std::size_t>(i)].type() == contact::ShapeType::kSphere;
+    };
+    if (sphere(ij.first) || sphere(ij.second)) return;
+    for (const char* key : {"rolling_friction", "spinning_friction"}) {
+      if (const YAML::Node* node = pr.Find(key)) {
+        pr.Fail(*node, std::string(key) +
+                           " applies to pairs with a sphere on one side (a single contact point "
+                           "that can roll); neither shape of this pair is a sphere");
+      }
+    }
   }
 
   // A non-zero 3-vector (a direction; not normalized here, the engine normalizes).
@@ -1756,6 +1780,18 @@ class SceneParser {
   // simulation.friction (FrictionOptions), painleve and friction_cone (events::SimulationOptions).
   void ParseFrictionOptions(const MapReader& r, Scene* scene) const {
     scene->friction.friction = r.Number("friction", Range::kNonNegative, scene->friction.friction);
+    for (const char* key : {"rolling_friction", "spinning_friction"}) {
+      const YAML::Node* node = r.Find(key);
+      if (node == nullptr) continue;
+      if (scene->dimension != 3) {
+        r.Fail(*node, std::string(key) +
+                          " applies to spatial scenes (dimension: 3): the resistance of a "
+                          "sphere's contact");
+      }
+      (std::string_view(key) == "rolling_friction" ? scene->friction.rolling_friction
+                                                   : scene->friction.spinning_friction) =
+          r.Number(key, Range::kNonNegative, 0.0);
+    }
     events::SimulationOptions& o = scene->options;
     if (const YAML::Node* p = r.Find("painleve")) {
       const std::string value = r.ToString(*p, "painleve");
@@ -1911,6 +1947,8 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "zeno",
                                                 "time_events",
                                                 "friction",
+                                                "rolling_friction",
+                                                "spinning_friction",
                                                 "painleve",
                                                 "friction_cone"};
   return keys;

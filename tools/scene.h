@@ -103,9 +103,14 @@ struct SpatialScene {
 // The friction key of `simulation:` (issue 17 §2): `friction`, Coulomb μ ≥ 0 of every contact
 // (planar) or contact pair (spatial) without its own `friction` key; already applied to
 // Scene::contacts and SpatialScene::contact_pairs. `painleve` and `friction_cone` go to
-// events::SimulationOptions (painleve, friction_cone, friction_facets).
+// events::SimulationOptions (painleve, friction_cone, friction_facets). `rolling_friction` and
+// `spinning_friction` (lengths μ_R, μ_S ≥ 0; spatial scenes only): the resistance of every
+// contact pair with a sphere on one side and without its own key (contact/spatial_contacts.h,
+// "Resistance rows").
 struct FrictionOptions {
   double friction = 0.0;
+  double rolling_friction = 0.0;
+  double spinning_friction = 0.0;
 };
 
 struct Scene {
@@ -225,12 +230,17 @@ struct ContactPairChoice {
   std::vector<std::pair<int, int>> excluded;  // `exclude`
   struct Listed {
     std::pair<int, int> items;
-    double restitution = -1.0;  // negative: the simulation's global coefficient
-    double friction = -1.0;     // Coulomb μ; negative: ContactPairChoice::friction
+    double restitution = -1.0;        // negative: the simulation's global coefficient
+    double friction = -1.0;           // Coulomb μ; negative: ContactPairChoice::friction
+    double rolling_friction = -1.0;   // μ_R; negative: ContactPairChoice::resistance
+    double spinning_friction = -1.0;  // μ_S; negative: ContactPairChoice::resistance
     int line = 0;
   };
   std::vector<Listed> listed;  // `pairs`, validated by the caller (no obstacle, not excluded)
   double friction = 0.0;       // μ ≥ 0 of the pairs without their own (`simulation.friction`)
+  // simulation.rolling_friction and spinning_friction: applied to the pairs with a sphere on one
+  // side that have no key of their own (the others have no resistance rows).
+  FrictionOptions resistance;
 };
 // Fills sp->contact_pairs (and contact_pair_lines): every listed pair, plus with all_pairs every
 // pair that is not excluded, has no obstacle and passes the group/mask filters. shape_items[i]

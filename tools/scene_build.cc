@@ -206,7 +206,7 @@ std::string ContactPairObstacle(const SpatialScene& sp, int i, int j) {
 void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>& shape_items,
                         SpatialScene* sp) {
   const int n = static_cast<int>(sp->shapes.size());
-  const auto add = [&](int i, int j, double restitution, double friction, int line) {
+  const auto add = [&](int i, int j, const ContactPairChoice::Listed& given) {
     std::size_t a = static_cast<std::size_t>(i), b = static_cast<std::size_t>(j);
     // Shape A: the one fixed to the ground if any (the contact layer's convention).
     if (sp->shape_bodies[b] == engine::kGround) std::swap(a, b);
@@ -216,10 +216,19 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
     pair.shape_a = sp->shapes[a];
     pair.body_b = sp->shape_bodies[b];
     pair.shape_b = sp->shapes[b];
-    pair.restitution = restitution;
-    pair.friction = friction < 0.0 ? choice.friction : friction;
+    pair.restitution = given.restitution;
+    pair.friction = given.friction < 0.0 ? choice.friction : given.friction;
+    // The simulation-wide resistance applies where the pair has resistance rows (a sphere).
+    const bool sphere = pair.shape_a.type() == contact::ShapeType::kSphere ||
+                        pair.shape_b.type() == contact::ShapeType::kSphere;
+    const auto resistance = [&](double own, double global) {
+      return own >= 0.0 ? own : sphere ? global : 0.0;
+    };
+    pair.rolling_friction = resistance(given.rolling_friction, choice.resistance.rolling_friction);
+    pair.spinning_friction =
+        resistance(given.spinning_friction, choice.resistance.spinning_friction);
     sp->contact_pairs.push_back(std::move(pair));
-    sp->contact_pair_lines.push_back(line);
+    sp->contact_pair_lines.push_back(given.line);
   };
   // A per-triangle mesh is a run of many shapes on one body: without a listed pair for shape i,
   // every shape j of a run on i's body has an obstacle and is skipped in one step (all pairs
@@ -256,7 +265,7 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
           std::find_if(choice.listed.begin(), choice.listed.end(),
                        [&](const ContactPairChoice::Listed& l) { return l.items == item; });
       if (it != choice.listed.end()) {
-        add(i, j, it->restitution, it->friction, it->line);
+        add(i, j, *it);
         continue;
       }
       if (!choice.all_pairs ||
@@ -268,7 +277,9 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
       const contact::CollisionFilter& fa = sp->shape_filters[static_cast<std::size_t>(i)];
       const contact::CollisionFilter& fb = sp->shape_filters[static_cast<std::size_t>(j)];
       if ((fa.group & fb.mask) == 0 || (fb.group & fa.mask) == 0) continue;
-      add(i, j, -1.0, -1.0, LineAt(sp->shape_lines, static_cast<std::size_t>(j)));
+      ContactPairChoice::Listed defaults;
+      defaults.line = LineAt(sp->shape_lines, static_cast<std::size_t>(j));
+      add(i, j, defaults);
     }
   }
 }

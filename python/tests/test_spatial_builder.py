@@ -314,6 +314,26 @@ class BadInput(unittest.TestCase):
         d.add_contact_pair("floor", "ball_shape", friction=0.0)  # its own: frictionless
         self.assertEqual(d.build().constraint_names, ["floor-ball_shape"])
 
+    def test_rolling_and_spinning_resistance_keys(self):
+        # As the scene keys rolling_friction / spinning_friction (docs/friction.md): rows
+        # "<row>.r1", "<row>.r2" (rolling) and "<row>.s" (spinning) on pairs with a sphere.
+        b = ball_on_table()
+        b.set_friction(0.5)
+        b.set_resistance(rolling_friction=0.01)
+        names = b.build().constraint_names
+        self.assertIn("floor-ball_shape.r1", names)
+        self.assertIn("table-ball_shape.r2", names)
+        self.assertNotIn("floor-ball_shape.s", names)
+        c = ball_on_table()
+        c.add_contact_pair("floor", "ball_shape", friction=0.5, spinning_friction=0.002)
+        names = c.build().constraint_names
+        self.assertIn("floor-ball_shape.s", names)
+        self.assertNotIn("floor-ball_shape.r1", names)
+        self.raises("rolling_friction must be a finite number >= 0", c.set_resistance, -0.1)
+        d = ball_on_table()
+        self.raises("contact pair 'floor-ball_shape'.*spinning_friction must be a finite",
+                    d.add_contact_pair, "floor", "ball_shape", spinning_friction=float("nan"))
+
     def test_an_impossible_assembly_names_the_driver(self):
         # A driver that asks a prismatic joint for 2 m while a distance rod allows 1 m.
         b = saltus.SpatialBuilder()

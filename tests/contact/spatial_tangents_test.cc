@@ -24,6 +24,7 @@
 #include "engine/block_sparse.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
+#include "spatial_row_checks.h"
 
 namespace saltus::contact {
 namespace {
@@ -101,22 +102,6 @@ Fixture MakeFixture(double mu) {
   return f;
 }
 
-// Body 0 within 5 cm of the origin and tilted by ≲ 0.3 rad (it carries the pyramid, box A and
-// the moving planes), body 1 over |x|, |y| ≤ 0.35 m at height 0.1 ± 0.15 m in any orientation;
-// velocities in [−2, 2]. Over the draws the corners, vertices and centres of body 1's shapes
-// land in face, edge and vertex regions of the box and of the pyramid.
-void RandomState(std::mt19937& rng, VectorXd* q, VectorXd* v) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  q->resize(14);
-  q->segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
-  q->segment<4>(3) =
-      Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
-  q->segment<3>(7) = Vector3d(0.35 * u(rng), 0.35 * u(rng), 0.1 + 0.15 * u(rng));
-  q->segment<4>(10) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
-  v->resize(12);
-  for (int k = 0; k < 12; ++k) (*v)[k] = 2.0 * u(rng);
-}
-
 std::vector<int> Range(int begin, int end) {
   std::vector<int> rows;
   for (int i = begin; i < end; ++i) rows.push_back(i);
@@ -182,7 +167,7 @@ TEST(SpatialTangents, FrictionLeavesNormalRowsAndCandidatesUnchanged) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 5; ++trial) {
     VectorXd q, v;
-    RandomState(rng, &q, &v);
+    testing::RandomTwoBodyState(rng, &q, &v);
     VectorXd g_p, g_r, gamma_p, gamma_r, gv_p, gv_r, gd_p, gd_r;
     Eigen::MatrixXd G_p, G_r;
     plain.system->ConstraintValues(0, q, rows, &g_p);
@@ -212,7 +197,7 @@ TEST(SpatialTangents, FrameIsOrthonormalRightHandedAndFixedOnPlanes) {
   std::mt19937 rng(9);
   for (int trial = 0; trial < 20; ++trial) {
     VectorXd q, v;
-    RandomState(rng, &q, &v);
+    testing::RandomTwoBodyState(rng, &q, &v);
     for (int r = 0; r < c.num_normal_rows(); ++r) {
       const Vector3d n = c.Evaluate(q, r).normal;
       const auto [t1, t2] = c.Tangents(q, r);
@@ -225,9 +210,9 @@ TEST(SpatialTangents, FrameIsOrthonormalRightHandedAndFixedOnPlanes) {
   }
   // On the ground plane the frame is fixed: the same t1 for every pose of the box.
   VectorXd q, v;
-  RandomState(rng, &q, &v);
+  testing::RandomTwoBodyState(rng, &q, &v);
   const Vector3d t1 = c.Tangents(q, 0).first;
-  RandomState(rng, &q, &v);
+  testing::RandomTwoBodyState(rng, &q, &v);
   EXPECT_LT((c.Tangents(q, 3).first - t1).norm(), 1e-15);
 }
 
@@ -245,7 +230,7 @@ TEST(SpatialTangents, JacobianIsTheSlipOfTheMaterialPointsAtTheWitnessPoints) {
   double worst = 0;
   for (int trial = 0; trial < 20; ++trial) {
     VectorXd q, v, qp, qm;
-    RandomState(rng, &q, &v);
+    testing::RandomTwoBodyState(rng, &q, &v);
     f.system->IntegratePosition(q, v, eps, &qp);
     f.system->IntegratePosition(q, v, -eps, &qm);
     Eigen::MatrixXd G;
@@ -277,7 +262,7 @@ TEST(SpatialTangents, BlockSparseRowsAndOnePassRatesMatchTheDenseJacobian) {
   std::mt19937 rng(21);
   for (int trial = 0; trial < 5; ++trial) {
     VectorXd q, v;
-    RandomState(rng, &q, &v);
+    testing::RandomTwoBodyState(rng, &q, &v);
     Eigen::MatrixXd G;
     f.system->ConstraintJacobian(0, q, rows, &G);
     engine::BlockSparseRows sparse;
@@ -331,23 +316,18 @@ bool BesideEdgeOrVertex(const SpatialContacts& c, const VectorXd& q, int r) {
 }
 
 TEST(SpatialTangents, GammaMatchesRichardsonDifferencesOfGv) {
-  // γ_T = d/dε [G_T(q ⊕ ε v) v] at ε = 0. Reference: central differences D(h) at h = ε, ε/2,
-  // ε/4 (ε = 4e-5), Richardson-extrapolated R1 = (4 D(ε/2) − D(ε))/3 and R2 = (4 D(ε/4) −
-  // D(ε/2))/3. Both err by O(h⁴), so R1 − R2 ≈ 15 err(R2): est = |R1 − R2|/15 estimates the
-  // reference's truncation error, which grows like (|v| · curvature)⁵ and is not negligible for
-  // the fast states drawn here beside 3 cm features (up to ~1e-6 relative). Round-off of D(ε/4):
-  // machine ε |G v| / 1e-5 ≈ 1e-10 (|G v| ≲ 10), ×5/3 by the extrapolation.
-  // Tolerance: 1e-8 (1 + |γ_T|) + 10 est, and for the rows whose γ_T is itself a central
-  // difference (DifferenceGamma, step ε_D = ∛(machine ε)/max(1, ‖v‖∞)) its truncation
-  // ≈ (ε_D/(ε/4))² |D(ε/4) − R2|, times 10.
+  // γ_T = d/dε [G_T(q ⊕ ε v) v] at ε = 0 against testing::GammaReference (ε = 4e-5; its
+  // tolerance: Richardson extrapolation, truncation estimate and round-off, spatial_row_checks.h).
+  // The reference's truncation error grows like (|v| · curvature)⁵ and is not negligible for the
+  // fast states drawn here beside 3 cm features (up to ~1e-6 relative).
   // Where the witness features of the normal row switch within ±ε (a corner crossing from a face
   // region to an edge region, a mesh point to another triangle, the side of an open mesh) G has
   // a kink or a jump and the difference is no derivative: a tangential row is checked only when
   // its normal row's γ (tested in its regions by contact_manifold_test and
-  // spatial_contacts_test) passes the same check. Kinks the normal row does not show make est
-  // large, and such checks pass more easily: the test also counts the "sharp" checks (est ≤
-  // 1e-9 (1 + |γ_T|)) and requires enough of them for every pair type and beside edges and
-  // vertices.
+  // spatial_contacts_test) passes the same check. Kinks the normal row does not show make the
+  // estimate large, and such checks pass more easily: the test also counts the "sharp" checks
+  // (estimate ≤ 1e-9 (1 + |γ_T|)) and requires enough of them for every pair type and beside
+  // edges and vertices.
   // FCL rows (normals to ~3e-7, i.e. 3e-7 |v| / ε of noise) are left out, as in the normal-row
   // tests.
   const Fixture f = MakeFixture(0.5);
@@ -355,44 +335,27 @@ TEST(SpatialTangents, GammaMatchesRichardsonDifferencesOfGv) {
   const int n = c.num_normal_rows();
   const std::vector<int> rows = Range(0, c.num_rows());
   std::mt19937 rng(29);
-  constexpr double kEps = 4e-5;
   std::map<std::string, int> sharp;
   int beside_edges = 0, closed_form = 0;
   double worst = 0, worst_difference = 0;
   for (int trial = 0; trial < 200; ++trial) {
     VectorXd q, v;
-    RandomState(rng, &q, &v);
-    VectorXd gamma;
-    f.system->ConstraintGamma(0, q, v, rows, &gamma);
-    const auto difference = [&](double eps) {
-      VectorXd qp, qm;
-      f.system->IntegratePosition(q, v, eps, &qp);
-      f.system->IntegratePosition(q, v, -eps, &qm);
-      Eigen::MatrixXd Gp, Gm;
-      f.system->ConstraintJacobian(0, qp, rows, &Gp);
-      f.system->ConstraintJacobian(0, qm, rows, &Gm);
-      return VectorXd((Gp - Gm) * v / (2 * eps));
-    };
-    const VectorXd d1 = difference(kEps), d2 = difference(kEps / 2), d4 = difference(kEps / 4);
-    const VectorXd r1 = (4 * d2 - d1) / 3, r2 = (4 * d4 - d2) / 3;
-    const double eps_d = std::cbrt(std::numeric_limits<double>::epsilon()) /
-                         std::max(1.0, v.lpNorm<Eigen::Infinity>());
+    testing::RandomTwoBodyState(rng, &q, &v);
+    const testing::GammaReference ref(*f.system, q, v, rows, 4e-5);
     const auto tolerance = [&](Eigen::Index k) {
-      const bool difference_gamma = !c.HasAnalyticGamma(c.NormalRowOf(static_cast<int>(k)));
-      return 1e-8 * (1 + std::abs(gamma[k])) + 10 * std::abs(r1[k] - r2[k]) / 15 +
-             (difference_gamma ? 10 * std::pow(eps_d / (kEps / 4), 2) * std::abs(d4[k] - r2[k])
-                               : 0.0);
+      return ref.Tolerance(k, !c.HasAnalyticGamma(c.NormalRowOf(static_cast<int>(k))));
     };
     for (int row = n; row < c.num_rows(); ++row) {
       const auto k = static_cast<Eigen::Index>(row);
       const int r = c.NormalRowOf(row);
       if (!c.Evaluate(q, r).analytic) continue;
-      if (std::abs(r2[r] - gamma[r]) > tolerance(r)) continue;  // the normal row's features switch
-      const double est = std::abs(r1[k] - r2[k]) / 15;
-      const double scale = 1 + std::abs(gamma[k]);
-      const double err = std::abs(r2[k] - gamma[k]);
-      EXPECT_LE(err, tolerance(k)) << c.row_info(row).name << " trial " << trial << ": analytic "
-                                   << gamma[k] << ", difference " << r2[k] << ", estimate " << est;
+      if (ref.Error(r) > tolerance(r)) continue;  // the normal row's features switch
+      const double est = ref.Estimate(k);
+      const double scale = 1 + std::abs(ref.gamma[k]);
+      const double err = ref.Error(k);
+      EXPECT_LE(err, tolerance(k))
+          << c.row_info(row).name << " trial " << trial << ": analytic " << ref.gamma[k]
+          << ", difference " << ref.r2[k] << ", estimate " << est;
       if (est > 1e-9 * scale) continue;
       (c.HasAnalyticGamma(r) ? worst : worst_difference) =
           std::max(c.HasAnalyticGamma(r) ? worst : worst_difference, err / scale);

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -255,6 +256,43 @@ TEST(BuilderTest, BadItemsThrowNamingThemAndLeaveTheBuilderUsable) {
   s.AddContactPair("floor", "ball", 0.5, 0.2);
   EXPECT_EQ(s.Build().ConstraintNames(),
             (std::vector<std::string>{"floor-ball", "floor-ball.t1", "floor-ball.t2"}));
+}
+
+TEST(SpatialBuilder, ResistanceKeysGiveTheRollingAndSpinningRowsOfTheSceneFile) {
+  // As the scene keys (docs/friction.md): a pair's own value wins, SetResistance's goes to the
+  // pairs with a sphere; rows "<row>.r1", "<row>.r2", "<row>.s" after the tangential rows.
+  SpatialBuilder s;
+  s.AddBody(SpatialBody{.name = "b", .position = {0, 0, 1}});
+  s.AddBody(SpatialBody{.name = "k", .position = {2, 0, 1}});
+  s.AddShape({.name = "ball", .type = "sphere", .body = "b", .radius = 0.1});
+  s.AddShape(
+      {.name = "crate", .type = "box", .body = "k", .half_size = Eigen::Vector3d(0.1, 0.1, 0.1)});
+  s.AddShape({.name = "floor", .type = "plane"});
+  const auto throws = [](const auto& f, const std::string& what) {
+    try {
+      f();
+      ADD_FAILURE() << "no exception, expected: " << what;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  throws([&] { s.AddContactPair("floor", "ball", 0.0, 0.5, -0.01); },
+         "contact pair 'ball-floor': rolling_friction must be a finite number >= 0");
+  throws([&] { s.AddContactPair("floor", "ball", 0.0, 0.5, 0.01, NAN); },
+         "spinning_friction must be a finite number >= 0");
+  throws([&] { s.AddContactPair("floor", "crate", 0.0, 0.5, 0.01); },
+         "apply to pairs with a sphere on one side");
+  throws([&] { s.SetResistance(-1.0, 0.0); }, "rolling_friction must be a finite number >= 0");
+  s.SetFriction(0.5);
+  s.SetResistance(0.01, 0.0);  // floor-crate gets none: no sphere
+  s.AddContactPair("floor", "ball", std::nullopt, std::nullopt, std::nullopt, 0.002);
+  const std::vector<std::string> names = s.Build().ConstraintNames();
+  for (const char* row : {"floor-ball.r1", "floor-ball.r2", "floor-ball.s"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), row), names.end()) << row;
+  }
+  EXPECT_EQ(std::count_if(names.begin(), names.end(),
+                          [](const std::string& n) { return n.find(".r1") != std::string::npos; }),
+            2);  // floor-ball and crate-ball (a sphere on one side); floor-crate none
 }
 
 }  // namespace

@@ -406,6 +406,9 @@ TEST(SimulationTest, EveryExampleSceneRunsAsTheEventLoopRunsIt) {
     }
     const double t_end = std::min(scene.t_end, 0.2);  // set-up, first events and phases
     const tools::SceneSystem built = tools::BuildSceneSystem(scene);
+    // Rolling resistance runs with moreau_jean only (the event loop refuses its rows;
+    // tests/tools/friction_scene_test.cc runs that scene).
+    if (!built.system->RowsOfKind(engine::ConstraintKind::kResistance).empty()) continue;
     events::Simulation loop(built.system, scene.options);
     loop.SetState(0, built.q0, built.v0);
     const events::RunResult expected = loop.AdvanceTo(t_end);

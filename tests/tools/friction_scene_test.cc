@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "numeric_csv.h"
 #include "tools/cli.h"
 #include "tools/scene.h"
 
@@ -193,6 +195,20 @@ std::vector<BadCase> BadCases() {
       {kSpatial, "faceted 8", "round", "friction_cone: round", "friction_cone 'round' is unknown"},
       {kSpatial, "radius: 0.1}", "radius: 0.1, friction: 0.3}", "ball_shape",
        "shape 'ball_shape': friction does not apply here"},
+      // Rolling and spinning resistance (issue 18 §1).
+      {kSpatial, pair, "friction: 0.6, rolling_friction: -0.01}", "rolling_friction: -0.01",
+       "contact pair 'table-ball_shape': rolling_friction must be >= 0, got -0.01"},
+      {kSpatial, pair, "friction: 0.6, spinning_friction: .nan}", "spinning_friction: .nan",
+       "spinning_friction must be a finite number"},
+      {kSpatial, "  friction: 0.2\n", "  friction: 0.2\n  rolling_friction: -1\n",
+       "rolling_friction: -1", "simulation: rolling_friction must be >= 0"},
+      {kSpatial, "  friction: 0.2\n", "  friction: 0.2\n  spinning_friction: .inf\n",
+       "spinning_friction: .inf", "spinning_friction must be a finite number"},
+      {kPlanar, "painleve: impact", "rolling_friction: 0.01", "rolling_friction: 0.01",
+       "rolling_friction applies to spatial scenes"},
+      {Replace(kSpatial, "type: sphere, radius: 0.1}", "type: box, half_size: [0.1, 0.1, 0.1]}"),
+       pair, "friction: 0.6, rolling_friction: 0.01}", "rolling_friction: 0.01",
+       "rolling_friction applies to pairs with a sphere on one side"},
   };
 }
 
@@ -244,6 +260,87 @@ TEST_F(FrictionCli, TheExecutableRejectsNegativeFriction) {
             std::string::npos)
       << message.str();
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(FrictionScene, SpatialPairsTakeTheirOwnOrTheSimulationResistance) {
+  // The pair's own keys win; simulation.rolling_friction goes to the pairs with a sphere only
+  // (the crate added here keeps none against the floor and the table, and gets it against the
+  // ball), each of which gets the rows r1, r2 (and s with spinning_friction).
+  std::string text =
+      Replace(kSpatial, "friction: 0.6}", "friction: 0.6, spinning_friction: 0.003}");
+  text = Replace(text, "  friction: 0.2\n", "  friction: 0.2\n  rolling_friction: 0.01\n");
+  text = Replace(text, "    position: [0.1, 0.05, 1.32]\n",
+                 "    position: [0.1, 0.05, 1.32]\n  - name: crate\n    mass: 1\n"
+                 "    inertia: 0.004\n    position: [-2, 0, 0.2]\n");
+  text = Replace(text, "shapes:\n",
+                 "shapes:\n  - {name: crate_shape, body: crate, type: box, half_size: [0.1, 0.1, "
+                 "0.1]}\n");
+  const Scene scene = ParseScene(text, "resist.yaml");
+  std::map<std::string, std::pair<double, double>> resistance;
+  for (const contact::SpatialContactPair& p : scene.spatial.contact_pairs) {
+    resistance[p.name] = {p.rolling_friction, p.spinning_friction};
+  }
+  using P = std::pair<double, double>;
+  EXPECT_EQ(resistance["table-ball_shape"], P(0.01, 0.003));  // exact: parsed values
+  EXPECT_EQ(resistance["floor-ball_shape"], P(0.01, 0.0));
+  EXPECT_EQ(resistance["floor-crate_shape"], P(0.0, 0.0));
+  EXPECT_EQ(resistance["table-crate_shape"], P(0.0, 0.0));
+  EXPECT_EQ(resistance["crate_shape-ball_shape"], P(0.01, 0.0));  // a sphere on one side
+  const auto system = BuildSpatialSystem(scene);
+  int rolling = 0, spinning = 0;
+  for (int r = 0; r < system->num_constraints(); ++r) {
+    const engine::ConstraintRowInfo& info = system->constraint_info(r);
+    if (info.kind != engine::ConstraintKind::kResistance) continue;
+    ++(info.spinning ? spinning : rolling);
+  }
+  EXPECT_EQ(rolling, 6);  // r1, r2 of the three pairs of the ball (floor, table, crate)
+  EXPECT_EQ(spinning, 1);
+}
+
+// examples/friction3d/rolling_resistance.yaml at user level (docs/friction.md): the event loop
+// refuses it at the pair's line naming moreau_jean (exit 2, nothing written); with
+// --integrator moreau_jean --step 1e-3 the ball rolls to rest at the closed form of the scene's
+// header. Tolerances (tests/timestepping/rolling_resistance_test.cc): constant forces make the
+// scheme's velocities and (θ = 1/2) positions exact, except the stopping step (≤ a h²), plus the
+// solver's 1e-9 and the 17 digits of trajectory.csv.
+TEST_F(FrictionCli, RollingResistanceRunsWithMoreauJeanAndTheEventLoopNamesIt) {
+  const fs::path scene = fs::path(SALTUS_EXAMPLES_DIR) / "friction3d" / "rolling_resistance.yaml";
+  std::stringstream text;
+  text << std::ifstream(scene).rdbuf();
+  const fs::path refused = scratch_ / "refused";
+  std::ostringstream o, e;
+  const std::vector<std::string> refused_args = {"run", scene.string(), "--out", refused.string()};
+  EXPECT_EQ(RunCli(refused_args, o, e), kExitBadInput);
+  const std::string where =
+      scene.string() + ":" + std::to_string(LineOf(text.str(), "rolling_friction: 0.01")) + ": ";
+  EXPECT_NE(e.str().find(where), std::string::npos) << e.str();
+  EXPECT_NE(e.str().find("rolling_friction needs --integrator moreau_jean --step H"),
+            std::string::npos)
+      << e.str();
+  EXPECT_FALSE(fs::exists(refused));
+
+  const fs::path out = scratch_ / "out";
+  std::ostringstream o2, e2;
+  const std::vector<std::string> args = {"run",    scene.string(), "--integrator", "moreau_jean",
+                                         "--step", "1e-3",         "--out",        out.string()};
+  ASSERT_EQ(RunCli(args, o2, e2), kExitOk) << e2.str();
+  EXPECT_EQ(e2.str(), "");
+  const test_support::NumericCsv csv = test_support::ReadNumericCsv(out / "trajectory.csv");
+  const std::size_t t = csv.Column("t"), x = csv.Column("ball.x"), vx = csv.Column("ball.vx");
+  const double v0 = 0.5, h = 1e-3, a = 5.0 / 7.0 * 0.01 * 9.81 / 0.1, t_stop = v0 / a;
+  int checked = 0;
+  for (const std::vector<double>& row : csv.rows) {
+    const double tk = row[t];
+    if (tk < t_stop - h) {
+      EXPECT_NEAR(row[vx], v0 - a * tk, 1e-9) << "t = " << tk;
+      EXPECT_NEAR(row[x], v0 * tk - 0.5 * a * tk * tk, 1e-9) << "t = " << tk;
+    } else if (tk > t_stop + h) {
+      EXPECT_NEAR(row[vx], 0.0, 1e-9) << "t = " << tk;
+      EXPECT_NEAR(row[x], v0 * v0 / (2.0 * a), a * h * h + 1e-9) << "t = " << tk;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 100);  // output_step 0.01 over 1.2 s
 }
 
 TEST_F(FrictionCli, AFrictionalSceneRunsAndWritesItsResults) {
