@@ -27,10 +27,10 @@ bool IterationMatrix::Factorize(const Eigen::MatrixXd& S) {
   lu_.compute(row_scale_.asDiagonal() * S * col_scale_.asDiagonal());
   // Eigen's estimate misses exact singularity (a zero pivot yields rcond ≈ 0.2 on a matrix with
   // two equal rows), so the pivots are checked too: κ(U) ≥ max|u_ii| / min|u_ii|.
-  const Eigen::VectorXd pivots = lu_.matrixLU().diagonal().cwiseAbs();
-  const double rcond = lu_.rcond();
+  const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();  // an expression: no allocation
+  const double rcond = lu_.rcond(), smallest = pivots.minCoeff(), largest = pivots.maxCoeff();
   valid_ = std::isfinite(rcond) && rcond > kSingularRcond && pivots.allFinite() &&
-           pivots.minCoeff() > kSingularRcond * pivots.maxCoeff();
+           smallest > kSingularRcond * largest;
   return valid_;
 }
 

@@ -70,6 +70,32 @@ contact::ImpactResult FrictionlessStepSolver::Solve(
                                     restitution, options);
 }
 
+namespace {
+
+// A frictional step's answer as the step's contact result: the normal impulses and rates per
+// contact (the tangential and rolling ones stay inside v_plus); `contact_rows` is the problem's
+// size for largest_lcp.
+contact::ImpactResult AsImpactResult(const contact::FrictionalImpactResult& r, int contact_rows) {
+  contact::ImpactResult out;
+  out.ok = r.ok;
+  out.v_plus = r.v_plus;
+  out.impulse_b = r.impulse_b;
+  const auto nc = static_cast<Eigen::Index>(r.contacts.size());
+  out.impulse_u.resize(nc);
+  out.u_plus_u.resize(nc);
+  for (Eigen::Index k = 0; k < nc; ++k) {
+    out.impulse_u[k] = r.contacts[static_cast<std::size_t>(k)].normal;
+    out.u_plus_u[k] = r.contacts[static_cast<std::size_t>(k)].normal_rate;
+  }
+  out.bilateral_rank = r.bilateral_rank;
+  out.bilateral_residual = r.bilateral_residual;
+  out.largest_lcp = contact_rows;
+  out.message = r.message;
+  return out;
+}
+
+}  // namespace
+
 contact::ImpactResult FrictionalStepSolver::Solve(
     const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
     const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
@@ -93,22 +119,7 @@ contact::ImpactResult FrictionalStepSolver::Solve(
   const contact::FrictionalImpactResult r =
       sparse ? *std::move(sparse)
              : DenseSolve(system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
-  const std::size_t num_contacts = unilateral_rows.size();
-  contact::ImpactResult out;
-  out.ok = r.ok;
-  out.v_plus = r.v_plus;
-  out.impulse_b = r.impulse_b;
-  out.impulse_u.resize(static_cast<Eigen::Index>(num_contacts));
-  out.u_plus_u.resize(out.impulse_u.size());
-  for (std::size_t k = 0; k < num_contacts; ++k) {
-    out.impulse_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal;
-    out.u_plus_u[static_cast<Eigen::Index>(k)] = r.contacts[k].normal_rate;
-  }
-  out.bilateral_rank = r.bilateral_rank;
-  out.bilateral_residual = r.bilateral_residual;
-  out.largest_lcp = rows;
-  out.message = r.message;
-  return out;
+  return AsImpactResult(r, rows);
 }
 
 std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse(
@@ -145,25 +156,11 @@ contact::ImpactResult RollingFrictionStepSolver::Solve(
   fo.max_iterations = options.max_iterations;
   const contact::FrictionalImpactResult r = contact::SolveRollingFrictionVelocityStep(
       system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
-  contact::ImpactResult out;
-  out.ok = r.ok;
-  out.v_plus = r.v_plus;
-  out.impulse_b = r.impulse_b;
-  const auto nc = static_cast<Eigen::Index>(unilateral_rows.size());
-  out.impulse_u.resize(nc);
-  out.u_plus_u.resize(nc);
   int rows = 0;
-  for (Eigen::Index k = 0; k < nc; ++k) {
-    out.impulse_u[k] = r.contacts[static_cast<std::size_t>(k)].normal;
-    out.u_plus_u[k] = r.contacts[static_cast<std::size_t>(k)].normal_rate;
-    const int n = unilateral_rows[static_cast<std::size_t>(k)];
+  for (int n : unilateral_rows) {
     rows += 1 + static_cast<int>(system.TangentRows(n).size() + system.RollingRows(n).size());
   }
-  out.bilateral_rank = r.bilateral_rank;
-  out.bilateral_residual = r.bilateral_residual;
-  out.largest_lcp = rows;
-  out.message = r.message;
-  return out;
+  return AsImpactResult(r, rows);
 }
 
 MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
