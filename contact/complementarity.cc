@@ -555,6 +555,25 @@ bool AllFinite(const Eigen::SparseMatrix<double>& M) {
   return Eigen::Map<const Eigen::VectorXd>(M.valuePtr(), M.nonZeros()).allFinite();
 }
 
+struct Fc3dSolverName {
+  int id;
+  const char* name;
+};
+
+Fc3dSolverName Fc3dSolverOf(Fc3dSolver solver) {
+  switch (solver) {
+    case Fc3dSolver::kAlartCurnierNewton:
+      return {SICONOS_FRICTION_3D_NSN_AC, "fc3d nsn_ac"};
+    case Fc3dSolver::kAdmm:
+      return {SICONOS_FRICTION_3D_ADMM, "fc3d admm"};
+    case Fc3dSolver::kProximal:
+      return {SICONOS_FRICTION_3D_PROX, "fc3d prox"};
+    case Fc3dSolver::kNsgs:
+      break;
+  }
+  return {SICONOS_FRICTION_3D_NSGS, "fc3d nsgs"};
+}
+
 template <class Matrix>
 Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen::VectorXd& mu,
                          const Fc3dOptions& options, const Eigen::VectorXd& r0) {
@@ -580,11 +599,8 @@ Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen:
   const double siconos_tol = q_two > std::numeric_limits<double>::epsilon()
                                  ? options.tolerance * scale / q_two
                                  : options.tolerance;
-  const bool newton = options.solver == Fc3dSolver::kAlartCurnierNewton;
-  const bool admm = options.solver == Fc3dSolver::kAdmm;
-  const int id = newton ? SICONOS_FRICTION_3D_NSN_AC
-                 : admm ? SICONOS_FRICTION_3D_ADMM
-                        : SICONOS_FRICTION_3D_NSGS;
+  const Fc3dSolverName solver = Fc3dSolverOf(options.solver);
+  const int id = solver.id;
   int info = -1;
   {
     std::lock_guard<std::mutex> lock(SiconosMutex());
@@ -600,7 +616,7 @@ Fc3dResult SolveFc3dWith(const Matrix& M, const Eigen::VectorXd& q, const Eigen:
     result.iterations = so->iparam[SICONOS_IPARAM_ITER_DONE];
     result.error = so->dparam[SICONOS_DPARAM_RESIDU];
   }
-  const char* name = newton ? "fc3d nsn_ac" : admm ? "fc3d admm" : "fc3d nsgs";
+  const char* name = solver.name;
   if (!result.r.allFinite() || !result.u.allFinite()) {
     result.message =
         std::string(name) + ": non-finite solution (Siconos info " + std::to_string(info) + ")";
@@ -642,7 +658,7 @@ Fc3dResult SolveFc3d(const Matrix& M, const Eigen::VectorXd& q, const Eigen::Vec
   if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance) ||
       options.max_iterations <= 0 ||
       (options.solver != Fc3dSolver::kAlartCurnierNewton && options.solver != Fc3dSolver::kNsgs &&
-       options.solver != Fc3dSolver::kAdmm)) {
+       options.solver != Fc3dSolver::kAdmm && options.solver != Fc3dSolver::kProximal)) {
     throw std::invalid_argument(std::string(who) + ": bad options (tolerance " +
                                 std::to_string(options.tolerance) + ", max_iterations " +
                                 std::to_string(options.max_iterations) + ")");

@@ -191,6 +191,13 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 //   kAdmm                SICONOS_FRICTION_3D_ADMM: alternating direction method of multipliers
 //                        (Siconos' fc3d_admm: factorizations of M + ρI, projections on the
 //                        cones, the De Saxcé term updated between iterations).
+//   kProximal            SICONOS_FRICTION_3D_PROX: the proximal point method. Each outer
+//                        iteration solves the problem with M + σI and q − σ r_k by the
+//                        Alart–Curnier Newton above and takes its answer as r_{k+1}; a fixed
+//                        point solves the original problem, and M + σI keeps the Newton
+//                        Jacobian regular when M is rank-deficient (redundant contacts). Siconos
+//                        adapts σ to the error. Use it with a dense M (its inner Newton leaks on
+//                        NM_SPARSE, below).
 // The result is Siconos' answer with its info code: the caller checks the law itself (e.g.
 // contact::CoulombResidual in contact/friction_cone.h). With `fallback`, a failed Newton solve is
 // retried by NSGS from the Newton iterate, and an M of deficient rank (redundant contacts) goes
@@ -198,12 +205,12 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
 // "NM_LU_factorize: ... failed" to stderr whatever its verbose level. r0 (3 n_c, optional) is the
 // initial reaction (warm start); otherwise 0. Serialized with the other Siconos calls; never
 // exits.
-enum class Fc3dSolver { kAlartCurnierNewton, kNsgs, kAdmm };
+enum class Fc3dSolver { kAlartCurnierNewton, kNsgs, kAdmm, kProximal };
 
 struct Fc3dOptions {
   Fc3dSolver solver = Fc3dSolver::kAlartCurnierNewton;
   double tolerance = 1e-10;  // Siconos' error (its fc3d_compute_error), relative to max(1, ‖q‖∞)
-  int max_iterations = 200;  // Newton iterations or Gauss–Seidel sweeps, > 0
+  int max_iterations = 200;  // Newton or proximal iterations or Gauss–Seidel sweeps, > 0
   bool fallback = true;
 };
 

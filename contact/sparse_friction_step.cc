@@ -242,6 +242,8 @@ std::string_view FrictionStageName(FrictionStage stage) {
   switch (stage) {
     case FrictionStage::kNsgs:
       return "nsgs";
+    case FrictionStage::kProximal:
+      return "proximal";
     case FrictionStage::kAdmm:
       return "admm";
     case FrictionStage::kPolish:
@@ -258,10 +260,12 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
                                            const VectorXd& mu, const FrictionChainOptions& options,
                                            const VectorXd& r0) {
   if (!(options.tolerance > 0.0) || !(options.accepted_residual >= 0.0) ||
-      options.nsgs_sweeps <= 0 || options.admm_iterations <= 0 || options.polish_sweeps <= 0) {
+      options.nsgs_sweeps <= 0 || options.proximal_iterations <= 0 ||
+      options.proximal_max_contacts < 0 || options.admm_iterations <= 0 ||
+      options.polish_sweeps <= 0) {
     throw std::invalid_argument(
-        "SolveFrictionComponent: tolerance must be > 0, accepted_residual >= 0 and the "
-        "iteration counts > 0");
+        "SolveFrictionComponent: tolerance must be > 0, accepted_residual >= 0, the iteration "
+        "counts > 0 and proximal_max_contacts >= 0");
   }
   FrictionChainResult out;
   out.r = r0;
@@ -274,16 +278,22 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
   };
   const Attempt attempts[] = {
       {FrictionStage::kNsgs, Fc3dSolver::kNsgs, options.nsgs_sweeps, 1.0},
+      {FrictionStage::kProximal, Fc3dSolver::kProximal, options.proximal_iterations, 1e-2},
       {FrictionStage::kAdmm, Fc3dSolver::kAdmm, options.admm_iterations, 1.0},
       {FrictionStage::kPolish, Fc3dSolver::kNsgs, options.polish_sweeps, 1e-2},
   };
+  const bool dense_fits = mu.size() <= options.proximal_max_contacts;
   for (const Attempt& a : attempts) {
+    const bool dense = a.stage == FrictionStage::kProximal;
+    if (dense && !dense_fits) continue;
     Fc3dOptions fo;
     fo.solver = a.solver;
     fo.fallback = false;
     fo.tolerance = a.siconos_factor * options.tolerance;
     fo.max_iterations = a.iterations;
-    const Fc3dResult fr = SolveFrictionContact3d(W, b, mu, fo, &out.r);
+    // The proximal stage on the dense W: Siconos' sparse Newton leaks (see the header).
+    const Fc3dResult fr = dense ? SolveFrictionContact3d(Eigen::MatrixXd(W), b, mu, fo, &out.r)
+                                : SolveFrictionContact3d(W, b, mu, fo, &out.r);
     out.message += (out.message.empty() ? "" : "; ") + fr.message;
     if (!fr.r.allFinite()) continue;
     const double residual = ChainResidual(W, b, mu, fr.r);

@@ -68,28 +68,39 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 // the largest, relative to max(1, ‖b‖∞)) meets `tolerance`:
 //   kNsgs     Siconos fc3d NSGS (Gauss–Seidel over the contacts with an exact local solver: the
 //             solver of Siconos' own Moreau–Jean), nsgs_sweeps sweeps;
-//   kAdmm     Siconos fc3d ADMM, admm_iterations iterations: it converges on most of the pile
-//             components where NSGS stalls (figures in docs/time-stepping.md);
+//   kProximal Siconos fc3d PROX (contact/complementarity.h, Fc3dSolver::kProximal): proximal
+//             point iterations, each an Alart–Curnier semismooth Newton on W + σI, on W as a
+//             DENSE matrix, proximal_iterations outer iterations, for components of at most
+//             proximal_max_contacts contacts (O(m³) per Newton iteration, m = 3 n_c; the
+//             default 300 keeps a solve to seconds, timings in docs/time-stepping.md). Started
+//             from the NSGS iterate, Newton converges quadratically where Gauss–Seidel converges
+//             linearly and slowly: W is rank-deficient (redundant contacts of a pile) and its
+//             non-zero eigenvalues spread over 1e4 to 7e9 (docs/time-stepping.md, "Why the pile
+//             steps did not converge"). The σI term keeps Newton's Jacobian regular on the
+//             rank-deficient W, where the plain Alart–Curnier Newton stalls (measured in
+//             docs/time-stepping.md). Siconos' Newton leaks on NM_SPARSE
+//             (contact/complementarity.h); on NM_DENSE the memory stays flat
+//             (docs/time-stepping.md);
+//   kAdmm     Siconos fc3d ADMM, admm_iterations iterations (figures in docs/time-stepping.md);
 //   kPolish   NSGS again, polish_sweeps sweeps, from the best answer so far with Siconos'
 //             tolerance 100× tighter (its error is measured in another norm and may stop above
 //             ours);
 //   kAccepted no stage met `tolerance`, but the best answer's residual is ≤ accepted_residual:
 //             returned with ok = true, for the caller to count (a warning, not a failure);
 //   kFailed   otherwise: the best answer, ok = false.
-// Siconos' Alart–Curnier Newton is not in the chain: on sparse matrices it leaks about 200 KB
-// per iteration (contact/complementarity.h). Slow convergence, not a missing solution, is why
-// stages fail on piles: W is rank-deficient (redundant contacts) and its non-zero eigenvalues
-// spread over 1e4 to 7e9 (docs/time-stepping.md, "Why the pile steps did not converge").
-enum class FrictionStage { kNsgs = 0, kAdmm, kPolish, kAccepted, kFailed };
-inline constexpr int kFrictionStages = 5;
+// Each stage's answer is judged by the residual above (ours), never by Siconos' info code.
+enum class FrictionStage { kNsgs = 0, kProximal, kAdmm, kPolish, kAccepted, kFailed };
+inline constexpr int kFrictionStages = 6;
 std::string_view FrictionStageName(FrictionStage stage);
 
 struct FrictionChainOptions {
-  double tolerance = 1e-10;        // > 0
-  double accepted_residual = 0.0;  // ≥ 0; 0: no answer is accepted above `tolerance`
-  int nsgs_sweeps = 2000;          // > 0
-  int admm_iterations = 5000;      // > 0
-  int polish_sweeps = 20000;       // > 0
+  double tolerance = 1e-10;         // > 0
+  double accepted_residual = 0.0;   // ≥ 0; 0: no answer is accepted above `tolerance`
+  int nsgs_sweeps = 2000;           // > 0
+  int proximal_iterations = 50;     // > 0
+  int proximal_max_contacts = 300;  // ≥ 0; larger components skip kProximal
+  int admm_iterations = 5000;       // > 0
+  int polish_sweeps = 20000;        // > 0
 };
 
 struct FrictionChainResult {
