@@ -30,6 +30,7 @@ class Run:
     """One `saltus run` of a scene: rows (dicts of floats), events (dicts) and the summary."""
 
     def __init__(self, saltus, scene, args, workdir):
+        self.saltus, self.scene, self.workdir = saltus, scene, workdir
         out = os.path.join(workdir, scene.replace("/", "_") + "_" + str(abs(hash(tuple(args)))))
         cmd = [saltus, "run", os.path.join(ROOT, "examples", scene + ".yaml"), "--out", out]
         done = subprocess.run(cmd + list(args), capture_output=True, text=True)
@@ -41,6 +42,11 @@ class Run:
             self.events = list(csv.DictReader(f))
         with open(os.path.join(out, "summary.json")) as f:
             self.summary = json.load(f)
+
+    def start_energy(self):
+        """The mechanical energy at t = 0: summary.json's energy_final of a run to 1e-9 s."""
+        return Run(self.saltus, self.scene, ["--t-end", "1e-9"], self.workdir).summary[
+            "energy_final"]
 
     def first(self, kind, contact=None, after=-1.0):
         for e in self.events:
@@ -226,6 +232,13 @@ def checks():
               0.0, lambda R: max(0.0, max(abs(v) for r in R.rows for k, v in r.items()
                                           if k.endswith((".x", ".y"))) + 0.05 - 0.3125), 1e-6,
               "contact tolerance"))
+    # Conservative mechanisms: the energy drift over the run.
+    c += [("spatial/bricard", "energy drift over 10 s (J)", 0.0,
+           lambda R: R.summary["energy_final"] - R.start_energy(), 1e-3,
+           "IFToMM criterion 1e-3 J"),
+          ("spatial/n_chain_8", "T + V stays at its initial value (relative drift)", 0.0,
+           lambda R: (R.summary["energy_final"] - R.start_energy()) / R.start_energy(), 1e-6,
+           "integrator tolerance")]
     # Stated masses and inertias against the scene files.
     c += [("planar/sprung_pendulum", "inertia m L^2/12 (kg m^2)", 2 * 1.2**2 / 12,
            lambda _: body(scene_file("planar/sprung_pendulum"), "bar")["inertia"], 1e-12, "exact"),
