@@ -30,7 +30,16 @@ class Run:
     """One `saltus run` of a scene: rows (dicts of floats), events (dicts) and the summary."""
 
     def __init__(self, saltus, scene, args, workdir):
-        self.saltus, self.scene, self.workdir = saltus, scene, workdir
+        self.saltus, self.scene, self.args, self.workdir = saltus, scene, args, workdir
+
+    def __getattr__(self, name):  # the run happens when its rows, events or summary are read
+        if name not in ("rows", "events", "summary"):
+            raise AttributeError(name)
+        self._run()
+        return getattr(self, name)
+
+    def _run(self):
+        saltus, scene, args, workdir = self.saltus, self.scene, self.args, self.workdir
         out = os.path.join(workdir, scene.replace("/", "_") + "_" + str(abs(hash(tuple(args)))))
         cmd = [saltus, "run", os.path.join(ROOT, "examples", scene + ".yaml"), "--out", out]
         done = subprocess.run(cmd + list(args), capture_output=True, text=True)
@@ -43,10 +52,14 @@ class Run:
         with open(os.path.join(out, "summary.json")) as f:
             self.summary = json.load(f)
 
+    def start(self):
+        """summary.json of a run to 1e-9 s: the energy at t = 0 and the topology."""
+        if not hasattr(self, "_start"):
+            self._start = Run(self.saltus, self.scene, ["--t-end", "1e-9"], self.workdir).summary
+        return self._start
+
     def start_energy(self):
-        """The mechanical energy at t = 0: summary.json's energy_final of a run to 1e-9 s."""
-        return Run(self.saltus, self.scene, ["--t-end", "1e-9"], self.workdir).summary[
-            "energy_final"]
+        return self.start()["energy_final"]
 
     def first(self, kind, contact=None, after=-1.0):
         for e in self.events:
@@ -239,6 +252,18 @@ def checks():
           ("spatial/n_chain_8", "T + V stays at its initial value (relative drift)", 0.0,
            lambda R: (R.summary["energy_final"] - R.start_energy()) / R.start_energy(), 1e-6,
            "integrator tolerance")]
+    # Stated topologies (summary.json "topology" of a run to 1e-9 s).
+    for scene, key, value in (("spatial/bricard", "constraint_rows", 30),
+                              ("spatial/bricard", "rank_of_G", 29),
+                              ("spatial/bricard", "degrees_of_freedom", 1),
+                              ("spatial/excited_chain_8", "constraint_rows", 46),
+                              ("spatial/excited_chain_8", "degrees_of_freedom", 8),
+                              ("spatial/n_chain_8", "constraint_rows", 24),
+                              ("spatial/n_chain_8", "degrees_of_freedom", 24),
+                              ("spatial/four_link", "constraint_rows", 18),
+                              ("spatial/four_link", "degrees_of_freedom", 0)):
+        c.append((scene, f"topology: {key}", value,
+                  lambda R, key=key: R.start()["topology"][key], 0, "exact"))
     # Stated masses and inertias against the scene files.
     c += [("planar/sprung_pendulum", "inertia m L^2/12 (kg m^2)", 2 * 1.2**2 / 12,
            lambda _: body(scene_file("planar/sprung_pendulum"), "bar")["inertia"], 1e-12, "exact"),
