@@ -374,8 +374,9 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
   return states;
 }
 
-// The fired take-offs and the unloaded closed contacts (λ_N ≤ τ₃ at t*) that share a coordinate
-// of their Jacobian rows (a body) with one of the other list, ascending.
+// The fired take-offs and the unloaded closed contacts (λ_N ≤ τ₃ at t*) whose Jacobian row has
+// the nonzero pattern of a row of the other list (the same coordinates of the same bodies: points
+// of one face on one surface), ascending.
 std::vector<int> SwitchHandler::TakeoffGroup(double t, const VectorXd& q,
                                              const FiredWitnesses& fired) const {
   std::vector<int> group;
@@ -383,15 +384,22 @@ std::vector<int> SwitchHandler::TakeoffGroup(double t, const VectorXd& q,
   Eigen::MatrixXd g_fired, g_unloaded;
   ctx_.sys.ConstraintJacobian(t, q, fired.forced_open, &g_fired);
   ctx_.sys.ConstraintJacobian(t, q, fired.unloaded, &g_unloaded);
-  const Eigen::ArrayXXd a = (g_fired.array() != 0).cast<double>();
-  const Eigen::ArrayXXd b = (g_unloaded.array() != 0).cast<double>();
-  const Eigen::MatrixXd shared = a.matrix() * b.matrix().transpose();  // coordinates in common
-  for (Eigen::Index i = 0; i < shared.rows(); ++i) {
-    if (shared.row(i).maxCoeff() > 0)
-      group.push_back(fired.forced_open[static_cast<std::size_t>(i)]);
+  const Eigen::ArrayXXi a = (g_fired.array() != 0).cast<int>();
+  const Eigen::ArrayXXi b = (g_unloaded.array() != 0).cast<int>();
+  std::vector<bool> in_a(static_cast<std::size_t>(a.rows())),
+      in_b(static_cast<std::size_t>(b.rows()));
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    for (Eigen::Index j = 0; j < b.rows(); ++j) {
+      if ((a.row(i) == b.row(j)).all()) {
+        in_a[static_cast<std::size_t>(i)] = in_b[static_cast<std::size_t>(j)] = true;
+      }
+    }
   }
-  for (Eigen::Index j = 0; j < shared.cols(); ++j) {
-    if (shared.col(j).maxCoeff() > 0) group.push_back(fired.unloaded[static_cast<std::size_t>(j)]);
+  for (std::size_t i = 0; i < in_a.size(); ++i) {
+    if (in_a[i]) group.push_back(fired.forced_open[i]);
+  }
+  for (std::size_t j = 0; j < in_b.size(); ++j) {
+    if (in_b[j]) group.push_back(fired.unloaded[j]);
   }
   std::sort(group.begin(), group.end());
   return group;

@@ -37,8 +37,9 @@
 // symmetric loads of a box spinning on four corners), an admissible split of the same problem.
 //
 // Take-offs that lose their load together. A contact whose take-off function fired opens without
-// being posed to the acceleration problem, unless another closed contact sharing a body with it is
-// unloaded at t* too (λ_N ≤ τ₃; two corners of a slider leaving its guide). The fired and unloaded
+// being posed to the acceleration problem, unless another closed contact on the same coordinates
+// (its Jacobian row has the same nonzero pattern: points of one face on one surface) is unloaded
+// at t* too (λ_N ≤ τ₃; two corners of a slider leaving its guide). The fired and unloaded
 // contacts of such a group are then all candidates of the one problem, and each stays closed only
 // if that problem loads it (λ_N > τ₃; not by g̈ ≤ W_αα τ₃, which holds for every contact of the
 // group to round-off): the complementarity decides who opens, and a contact that opens has g̈ ≥ 0.
