@@ -36,4 +36,13 @@ inline std::string MagnitudeBoundsText() {
   return text;
 }
 
+// The shortest text that reads back as exactly x ("0.1", "1e+308", "nan"): numbers in messages.
+inline std::string NumberText(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, x).ptr;
+  return std::string(text, end);
+}
+
 }  // namespace saltus::tools

@@ -1625,11 +1625,7 @@ class SceneParser {
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
-    // SimulationKeys() and the keys of integrator moreau_jean, which the facade (and so
-    // saltus.Options in Python) does not run.
-    std::vector<std::string> keys = SimulationKeys();
-    keys.insert(keys.end(), {"step", "theta"});
-    r.CheckKeys(keys);
+    r.CheckKeys(SimulationKeys());
     scene->lines.simulation = r.line();
     events::SimulationOptions& o = scene->options;
     integrators::IntegratorOptions& io = o.integrator_options;
@@ -1923,6 +1919,8 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "h_max",
                                                 "h_init",
                                                 "adaptive",
+                                                "step",
+                                                "theta",
                                                 "safety",
                                                 "fac_min",
                                                 "fac_max",
