@@ -55,7 +55,8 @@ constexpr std::string_view kUsage =
     "Every command takes --help (e.g. saltus run --help).\n"
     "\n"
     "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
-    "            3 the run stopped early (files written, with DIR/last_state.json)\n";
+    "            3 the run stopped early (files written, with DIR/last_state.json),\n"
+    "            130/143 run interrupted by SIGINT/SIGTERM (files written as for 3)\n";
 
 constexpr std::string_view kRunHelp =
     "usage: saltus run SCENE [options]\n"
@@ -422,8 +423,9 @@ std::string Seconds(double t) {
 }
 
 // The human summary of `saltus run` on stdout.
-void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
-                     const Scheme& simulation, const RunInfo& info, bool finished,
+// `written`: the result files written complete, as named in DIR.
+void PrintRunSummary(const Scene& scene, const std::filesystem::path& dir, const Scheme& simulation,
+                     const RunInfo& info, const std::vector<std::string>& written,
                      std::ostream& out) {
   const events::SimulationStats& stats = simulation.stats();
   out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
@@ -448,9 +450,9 @@ void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesyst
         << " indeterminate Painlevé configuration(s): see friction in summary.json";
   }
   out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
-      << "/ (trajectory.csv, events.csv, summary.json" << (run.hdf5 ? ", results.h5" : "")
-      << (run.vtk ? ", vtk.pvd" : "") << (run.reactions ? ", reactions.csv" : "")
-      << (finished ? "" : ", last_state.json") << ")\n";
+      << "/ (";
+  for (std::size_t k = 0; k < written.size(); ++k) out << (k > 0 ? ", " : "") << written[k];
+  out << (written.empty() ? "none written" : "") << ")\n";
 }
 
 // SIGINT and SIGTERM during `saltus run`: the handler sets a lock-free atomic flag (async-signal
@@ -500,8 +502,9 @@ class StopSignals {
 };
 
 // Stops the run at the next step boundary when a result file could not be written (disk full:
-// the files keep their last complete row) or when a run without an output grid has written
-// max_output_rows rows (each accepted step is a row: the bound of tools/limits.h at run time).
+// the files keep their last complete row), when a run without an output grid has written
+// max_output_rows rows (each accepted step is a row: the bound of tools/limits.h at run time), or
+// when the CSV files together have reached max_output_bytes.
 class OutputGuard : public events::Observer {
  public:
   OutputGuard(Scheme& simulation, std::vector<const LineFile*> files,
@@ -606,20 +609,30 @@ std::string WithoutSolverAccounts(std::string message) {
 
 // Closes the result files, writes summary.json (and last_state.json when the run did not
 // finish) each complete or absent, prints the human summary; returns the exit code (README).
-int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
-                 const Scheme& simulation, RunInfo info, bool finished,
-                 const std::vector<LineFile*>& files, Hdf5Writer* hdf5, VtkSeries* vtk,
-                 std::ostream& out, std::ostream& err) {
-  std::vector<std::string> failures;
+int WriteResults(const Scene& scene, const std::filesystem::path& dir, const Scheme& simulation,
+                 RunInfo info, bool finished, const std::vector<LineFile*>& files, Hdf5Writer* hdf5,
+                 VtkSeries* vtk, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> failures, written;
   for (LineFile* f : files) {
-    if (f && !f->Close()) failures.push_back(f->error());
+    if (f == nullptr) continue;
+    if (f->Close()) {
+      written.push_back(f->path().filename().string());
+    } else {
+      failures.push_back(f->error());
+    }
   }
-  try {  // results.h5 and vtk.pvd closed, also after a failed run
-    if (hdf5) hdf5->Close();
-    if (vtk) vtk->Close();
-  } catch (const std::runtime_error& e) {
-    failures.emplace_back(e.what());
-  }
+  // results.h5 and vtk.pvd closed, also after a failed run.
+  const auto close = [&](auto* writer, const char* name) {
+    if (writer == nullptr) return;
+    try {
+      writer->Close();
+      written.emplace_back(name);
+    } catch (const std::runtime_error& e) {
+      failures.emplace_back(e.what());
+    }
+  };
+  close(hdf5, "results.h5");
+  close(vtk, "vtk.pvd");
   if (!failures.empty() && info.status != "output_error") {
     info.status = "output_error";
     info.message = "writing " + failures.front();
@@ -629,6 +642,8 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
   WriteSummaryJson(info, simulation.View(), summary);
   if (std::string e = WriteFileAtomically(dir / "summary.json", summary.str()); !e.empty()) {
     failures.push_back(std::move(e));
+  } else {
+    written.emplace_back("summary.json");
   }
   if (!finished) {
     std::ostringstream last_state;
@@ -636,9 +651,11 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
     if (std::string e = WriteFileAtomically(dir / "last_state.json", last_state.str());
         !e.empty()) {
       failures.push_back(std::move(e));
+    } else {
+      written.emplace_back("last_state.json");
     }
   }
-  PrintRunSummary(run, scene, dir, simulation, info, finished, out);
+  PrintRunSummary(scene, dir, simulation, info, written, out);
   if (!failures.empty()) {
     for (const std::string& f : failures) err << "error: cannot write " << f << '\n';
     err << "error: the run stopped at t = " << Seconds(info.t_reached) << "; the result files in "
@@ -880,7 +897,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     info.t_reached = simulation.t();
   }
   progress.Finish();
-  return WriteResults(run, scene, dir, simulation, info, finished,
+  return WriteResults(scene, dir, simulation, info, finished,
                       {&trajectory_file, &events_file, reactions_file.get()}, hdf5.get(), vtk.get(),
                       out, err);
 }
@@ -1026,7 +1043,9 @@ int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& e
       return kExitOk;
     }
     if (command == "help" || command == "--help" || command == "-h") {
-      if (command != "help" || args.size() == 1) {
+      // `saltus help`, `saltus help --help`, `saltus help help`: the usage.
+      if (command != "help" || args.size() == 1 || AsksForHelp(args.subspan(1)) ||
+          args[1] == "help") {
         out << kUsage;
         return kExitOk;
       }

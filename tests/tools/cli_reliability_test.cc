@@ -187,6 +187,11 @@ TEST_F(CliReliabilityTest, AFullDiskStopsTheRunWithTheReason) {
     EXPECT_EQ(JsonString(summary, "status"), "output_error");
     EXPECT_NE(JsonString(summary, "message").find("No space left"), std::string::npos);
     EXPECT_TRUE(fs::exists(out / "last_state.json"));
+    // The summary line lists the files written, not the one that could not be.
+    const std::string listed = o.str().substr(o.str().find("/ ("));  // after DIR (out_<file>)
+    EXPECT_EQ(listed.find(file), std::string::npos) << listed;
+    EXPECT_NE(listed.find("summary.json"), std::string::npos) << listed;
+    EXPECT_NE(listed.find("last_state.json"), std::string::npos) << listed;
   }
 }
 

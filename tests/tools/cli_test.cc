@@ -128,8 +128,17 @@ TEST_F(CliTest, BinaryListsDopri5) {
 }
 
 TEST_F(CliTest, HelpAndUnknownCommands) {
-  EXPECT_EQ(Cli({"help"}).code, kExitOk);
-  EXPECT_NE(Cli({"--help"}).out.find("saltus run SCENE [options]"), std::string::npos);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"help"}, {"--help"}, {"-h"}, {"help", "--help"}, {"help", "-h"}, {"help", "help"}}) {
+    const CliResult r = Cli(args);
+    EXPECT_EQ(r.code, kExitOk) << args.back() << r.err;
+    EXPECT_NE(r.out.find("saltus run SCENE [options]"), std::string::npos) << r.out;
+    // Every exit code `saltus run` can return (README "Exit codes").
+    for (const char* code :
+         {"0 finished", "1 output", "2 bad input", "3 the run stopped", "130/143"}) {
+      EXPECT_NE(r.out.find(code), std::string::npos) << code;
+    }
+  }
   const CliResult none = Cli({});
   EXPECT_EQ(none.code, kExitBadInput);
   EXPECT_NE(none.err.find("usage"), std::string::npos);
