@@ -80,6 +80,9 @@ constexpr std::string_view kRunHelp =
     "                         efforts, at the trajectory's output times)\n"
     "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
     "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
+    "  --max-output-bytes B   bound on the bytes of the result files (default 1e10; as\n"
+    "                         simulation.max_output_bytes): a planned output grid above it is\n"
+    "                         refused, a run reaching it stops (exit 3, status output_limit)\n"
     "  --resume FILE          continue a stopped run from its FILE = DIR/last_state.json (t, q,\n"
     "                         v; contact modes are derived again); results go to --out, by\n"
     "                         default DIR/resumed\n"
@@ -119,6 +122,7 @@ struct RunArgs {
   std::string scene;
   std::optional<std::string> integrator, formulation, out_dir;
   std::optional<double> rtol, atol, t_end, step;
+  std::optional<double> max_output_bytes;   // --max-output-bytes (tools/limits.h)
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
   bool reactions = false;                   // --reactions (tools/reaction_writer.h)
   std::optional<std::string> resume;        // --resume FILE (tools/resume.h)
@@ -178,9 +182,9 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
-                                                    "--atol",       "--t-end",       "--step",
-                                                    "--out",        "--event-rows",  "--resume"};
+    static const std::vector<std::string> kFlags = {
+        "--integrator", "--formulation", "--rtol",       "--atol",   "--t-end",
+        "--step",       "--out",         "--event-rows", "--resume", "--max-output-bytes"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       std::vector<std::string> known = kFlags;
       known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});
@@ -203,6 +207,8 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.t_end = PositiveNumber(flag, *value);
     } else if (flag == "--step") {
       run.step = PositiveNumber(flag, *value);
+    } else if (flag == "--max-output-bytes") {
+      run.max_output_bytes = PositiveNumber(flag, *value);
     } else if (flag == "--resume") {
       if (value->empty()) throw UsageError("--resume: empty file name");
       run.resume = *value;
@@ -260,6 +266,7 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
                        scene->file + ":" + std::to_string(e.line()) + ")");
     }
   }
+  if (run.max_output_bytes) scene->max_output_bytes = *run.max_output_bytes;
   if (run.step) {  // as simulation.step: a fixed step
     io.h_init = *run.step;
     io.adaptive = false;
@@ -508,11 +515,12 @@ class StopSignals {
 class OutputGuard : public events::Observer {
  public:
   OutputGuard(Scheme& simulation, std::vector<const LineFile*> files,
-              const TrajectoryWriter& trajectory, double max_rows)
+              const TrajectoryWriter& trajectory, double max_rows, double max_bytes)
       : simulation_(simulation),
         files_(std::move(files)),
         trajectory_(trajectory),
-        max_rows_(max_rows) {}
+        max_rows_(max_rows),
+        max_bytes_(max_bytes) {}
   void OnStep(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { Check(); }
   void OnOutput(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { Check(); }
   void OnEvent(const events::Event&, const Eigen::VectorXd&, const Eigen::VectorXd&,
@@ -537,12 +545,19 @@ class OutputGuard : public events::Observer {
                  " rows (without output_step every accepted step is a row; set "
                  "simulation.output_step or raise simulation.max_output_rows)";
     }
+    double bytes = 0;
+    for (const LineFile* f : files_) bytes += f ? static_cast<double>(f->bytes()) : 0.0;
+    if (problem_.empty() && bytes >= max_bytes_) {
+      problem_ = "the result files reached max_output_bytes = " + NumberText(max_bytes_) +
+                 " bytes (raise simulation.max_output_bytes or --max-output-bytes, or set a "
+                 "larger simulation.output_step)";
+    }
     if (!problem_.empty()) simulation_.RequestStop();
   }
   Scheme& simulation_;
   std::vector<const LineFile*> files_;
   const TrajectoryWriter& trajectory_;
-  double max_rows_;
+  double max_rows_, max_bytes_;
   std::string problem_;
   bool write_failed_ = false;
 };
@@ -765,6 +780,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     return SceneError(scene.file, line, what);
   };
   RefuseResistanceWithoutItsScheme(scene);
+  CheckOutputBytes(scene, scene.t_end - start.t, 1 + system->nq() + system->nv());
   try {
     // A dry set-up: the options and the initial state must be accepted by the scheme.
     MakeScheme(system, scene.options, scene.theta)->SetState(start.t, q0, v0);
@@ -859,7 +875,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
   // Last: sees what the writers did with each step.
   OutputGuard guard(simulation, {&trajectory_file, &events_file, reactions_file.get()}, trajectory,
-                    scene.max_output_rows);
+                    scene.max_output_rows, scene.max_output_bytes);
   simulation.AddObserver(&guard);
 
   RunInfo info;

@@ -1709,6 +1709,10 @@ class SceneParser {
     if (scene->max_output_rows < 1)
       r.Fail(*r.Find("max_output_rows"), "max_output_rows must be >= 1");
     CheckOutputRows(*scene);
+    scene->max_output_bytes =
+        r.Number("max_output_bytes", Range::kPositive, kDefaultMaxOutputBytes);
+    if (scene->max_output_bytes < 1)
+      r.Fail(*r.Find("max_output_bytes"), "max_output_bytes must be >= 1");
     o.restitution = r.Number("restitution", Range::kUnitInterval, o.restitution);
     o.restitution_threshold =
         r.Number("restitution_threshold", Range::kNonNegative, o.restitution_threshold);
@@ -1842,6 +1846,22 @@ void CheckOutputRows(const Scene& scene) {
           " (raise simulation.max_output_rows to allow it)");
 }
 
+void CheckOutputBytes(const Scene& scene, double duration, long numbers_per_row) {
+  const double step = scene.options.output_step;
+  if (!(step > 0)) return;
+  const double rows = std::floor(duration / step) + 1;
+  const double bytes = rows * static_cast<double>(numbers_per_row) * kCsvBytesPerNumber;
+  if (bytes <= scene.max_output_bytes) return;
+  throw SceneError(
+      scene.file, scene.lines.output_step,
+      "simulation: output_step = " + FormatNumber(step) + " s over " + FormatNumber(duration) +
+          " s gives " + FormatNumber(rows) + " rows of " + std::to_string(numbers_per_row) +
+          " numbers, up to " + FormatNumber(bytes) + " bytes of trajectory.csv (" +
+          FormatNumber(kCsvBytesPerNumber) +
+          " bytes a number), more than max_output_bytes = " + FormatNumber(scene.max_output_bytes) +
+          " (raise simulation.max_output_bytes or --max-output-bytes, or output_step)");
+}
+
 bool ParseFrictionCone(const std::string& text, events::SimulationOptions* options) {
   std::istringstream words(text);
   std::string kind, count, extra;
@@ -1929,6 +1949,7 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "rho_inf",
                                                 "output_step",
                                                 "max_output_rows",
+                                                "max_output_bytes",
                                                 "restitution",
                                                 "restitution_threshold",
                                                 "thresholds",
