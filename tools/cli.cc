@@ -930,7 +930,24 @@ ProgressBar::ProgressBar(std::ostream& err, bool enabled, double t0, double t_en
       delay_(delay),
       period_(period),
       now_(now ? std::move(now) : [] { return Clock::now(); }),
-      start_(now_()) {}
+      start_(now_()),
+      left_(t_end) {
+  left_.Add(0.0, t0);
+}
+
+void TimeLeftEstimator::Add(double wall, double t) {
+  samples_.emplace_back(wall, t);
+  // Keep the newest sample at or before the window's start, so the window spans `window_`.
+  while (samples_.size() > 2 && samples_[1].first <= wall - window_) samples_.pop_front();
+}
+
+double TimeLeftEstimator::SecondsLeft() const {
+  if (samples_.size() < 2) return std::nan("");
+  const auto& [w0, t0] = samples_.front();
+  const auto& [w, t] = samples_.back();
+  if (!(t > t0)) return std::nan("");
+  return std::max(0.0, t_end_ - t) * (w - w0) / (t - t0);
+}
 
 void ProgressBar::OnStep(double t, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/) {
   Update(t);
@@ -958,8 +975,10 @@ void ProgressBar::Update(double t) {
   constexpr int kWidth = 20;
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
+  left_.Add(elapsed, t);
+  const double seconds_left = left_.SecondsLeft();
   const std::string left =
-      fraction > 0 ? ", ~" + HumanDuration(elapsed * (1 - fraction) / fraction) + " left" : "";
+      std::isfinite(seconds_left) ? ", ~" + HumanDuration(seconds_left) + " left" : "";
   char text[200];
   std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %s%s",
                 kWidth, std::string(static_cast<std::size_t>(filled), '#').c_str(),
