@@ -57,7 +57,9 @@
 //      cluster of slowly separating rows closes at the impact instead of coming back as
 //      micro-impacts;
 //   3. the acceleration-level LCP (eq. 12) on the candidates keeps those with λ^α > τ₃ or
-//      g̈^α ≤ W_αα τ₃; the others take off (rows whose take-off function fired always open).
+//      g̈^α ≤ W_αα τ₃; the others take off (rows whose take-off function fired open, unless a
+//      closed contact on the same body is unloaded too: the group is then decided by the
+//      problem, each kept only with λ^α > τ₃; events/switch_handler.h);
 //      When some candidates are so only by v_e (τ₁ < u⁺ ≤ v_e), the problem is posed at the
 //      velocity projected onto the candidates (the state they close to); if it still fails,
 //      it is solved again without them (SimulationStats::threshold_closing_fallbacks);

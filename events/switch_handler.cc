@@ -294,10 +294,12 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
   const auto& opt = ctx_.opt;
   const auto& th = opt.thresholds;
   const double v_close = std::max(th.tau1, opt.restitution_threshold);
+  const std::vector<int> grouped = TakeoffGroup(t, q, fired);
   auto candidates_below = [&](double bound) {
     std::vector<int> rows;
     for (std::size_t k = 0; k < i1.size(); ++k) {
-      if (u_[static_cast<Eigen::Index>(k)] <= bound && !Contains(fired.forced_open, i1[k])) {
+      const bool forced = Contains(fired.forced_open, i1[k]) && !Contains(grouped, i1[k]);
+      if (u_[static_cast<Eigen::Index>(k)] <= bound && !forced) {
         rows.push_back(i1[k]);
       }
     }
@@ -328,19 +330,21 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
   const auto lcp_start = std::chrono::steady_clock::now();
   RunStatus status = RunStatus::kFinished;
   if (!frictional_) {
-    if (!DecideFrictionless(t, q, v_acc, candidates, &states, &message)) {
+    if (!DecideFrictionless(t, q, v_acc, candidates, grouped, &states, &message)) {
       status = RunStatus::kLcpFailure;
     }
   } else {
     std::vector<int> painleve_rows;
-    status = DecideFrictional(t, q, v_acc, candidates, fired, &states, &message, &painleve_rows);
+    status = DecideFrictional(t, q, v_acc, candidates, grouped, fired, &states, &message,
+                              &painleve_rows);
     if (status == RunStatus::kPainleve && opt.painleve == PainleveResolution::kImpact) {
       // An impulse without collision at the contacts concerned (Génot & Brogliato 1999), then
       // the modes at the new velocity. Where the configuration is indeterminate and no impulse
       // exists, one of its solutions is taken (the one the contact solver returns).
       TangentialImpact(t, q, v, painleve_rows, events);
       states.clear();
-      status = DecideFrictional(t, q, v, candidates, fired, &states, &message, &painleve_rows);
+      status =
+          DecideFrictional(t, q, v, candidates, grouped, fired, &states, &message, &painleve_rows);
       if (status == RunStatus::kPainleve && offered_solution_) status = RunStatus::kFinished;
     }
   }
@@ -353,11 +357,11 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
       ++ctx_.stats.threshold_closing_fallbacks;
       states.clear();
       std::vector<int> painleve_rows;
-      status = frictional_
-                   ? DecideFrictional(t, q, v, candidates, fired, &states, &message, &painleve_rows)
-                   : (DecideFrictionless(t, q, v, candidates, &states, &message)
-                          ? RunStatus::kFinished
-                          : RunStatus::kLcpFailure);
+      status = frictional_ ? DecideFrictional(t, q, v, candidates, grouped, fired, &states,
+                                              &message, &painleve_rows)
+                           : (DecideFrictionless(t, q, v, candidates, grouped, &states, &message)
+                                  ? RunStatus::kFinished
+                                  : RunStatus::kLcpFailure);
     }
   }
   ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
@@ -370,8 +374,40 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
   return states;
 }
 
+// The fired take-offs and the unloaded closed contacts (λ_N ≤ τ₃ at t*) whose Jacobian row has
+// the nonzero pattern of a row of the other list (the same coordinates of the same bodies: points
+// of one face on one surface), ascending.
+std::vector<int> SwitchHandler::TakeoffGroup(double t, const VectorXd& q,
+                                             const FiredWitnesses& fired) const {
+  std::vector<int> group;
+  if (fired.forced_open.empty() || fired.unloaded.empty()) return group;
+  Eigen::MatrixXd g_fired, g_unloaded;
+  ctx_.sys.ConstraintJacobian(t, q, fired.forced_open, &g_fired);
+  ctx_.sys.ConstraintJacobian(t, q, fired.unloaded, &g_unloaded);
+  const Eigen::ArrayXXi a = (g_fired.array() != 0).cast<int>();
+  const Eigen::ArrayXXi b = (g_unloaded.array() != 0).cast<int>();
+  std::vector<bool> in_a(static_cast<std::size_t>(a.rows())),
+      in_b(static_cast<std::size_t>(b.rows()));
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    for (Eigen::Index j = 0; j < b.rows(); ++j) {
+      if ((a.row(i) == b.row(j)).all()) {
+        in_a[static_cast<std::size_t>(i)] = in_b[static_cast<std::size_t>(j)] = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < in_a.size(); ++i) {
+    if (in_a[i]) group.push_back(fired.forced_open[i]);
+  }
+  for (std::size_t j = 0; j < in_b.size(); ++j) {
+    if (in_b[j]) group.push_back(fired.unloaded[j]);
+  }
+  std::sort(group.begin(), group.end());
+  return group;
+}
+
 bool SwitchHandler::DecideFrictionless(double t, const VectorXd& q, const VectorXd& v_acc,
                                        const std::vector<int>& candidates,
+                                       const std::vector<int>& grouped,
                                        std::vector<ContactState>* states, std::string* message) {
   const auto& th = ctx_.opt.thresholds;
   const contact::ContactAccelerationResult acc = contact::SolveContactAccelerations(
@@ -387,7 +423,9 @@ bool SwitchHandler::DecideFrictionless(double t, const VectorXd& q, const Vector
   ctx_.mass.DelassusDiagonal(t, q, candidates, &w_diag);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const auto kk = static_cast<Eigen::Index>(k);
-    if (acc.lambda_u[kk] > th.tau3 || acc.accel_u[kk] <= w_diag[kk] * th.tau3) {
+    const bool resting =
+        acc.accel_u[kk] <= w_diag[kk] * th.tau3 && !Contains(grouped, candidates[k]);
+    if (acc.lambda_u[kk] > th.tau3 || resting) {
       states->push_back(ContactState{candidates[k]});
     }
   }
@@ -396,6 +434,7 @@ bool SwitchHandler::DecideFrictionless(double t, const VectorXd& q, const Vector
 
 RunStatus SwitchHandler::DecideFrictional(double t, const VectorXd& q, const VectorXd& v_acc,
                                           const std::vector<int>& candidates,
+                                          const std::vector<int>& grouped,
                                           const FiredWitnesses& fired,
                                           std::vector<ContactState>* states, std::string* message,
                                           std::vector<int>* painleve_rows) {
@@ -431,6 +470,7 @@ RunStatus SwitchHandler::DecideFrictional(double t, const VectorXd& q, const Vec
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const contact::FrictionalContactResult& r = acc.contacts[k];
     if (r.mode == ContactMode::kOpen) continue;
+    if (r.normal <= ctx_.opt.thresholds.tau3 && Contains(grouped, candidates[k])) continue;
     ContactState s{candidates[k], r.mode, r.slip_direction};
     const auto it = std::lower_bound(fired.slipping.begin(), fired.slipping.end(), s.row);
     if (s.mode == ContactMode::kStick && it != fired.slipping.end() && *it == s.row) {

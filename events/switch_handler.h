@@ -36,6 +36,16 @@
 // witness watches it). With one μ over the group the phase keeps the minimum-norm split (the
 // symmetric loads of a box spinning on four corners), an admissible split of the same problem.
 //
+// Take-offs that lose their load together. A contact whose take-off function fired opens without
+// being posed to the acceleration problem, unless another closed contact on the same coordinates
+// (its Jacobian row has the same nonzero pattern: points of one face on one surface) is unloaded
+// at t* too (λ_N ≤ τ₃; two corners of a slider leaving its guide). The fired and unloaded
+// contacts of such a group are then all candidates of the one problem, and each stays closed only
+// if that problem loads it (λ_N > τ₃; not by g̈ ≤ W_αα τ₃, which holds for every contact of the
+// group to round-off): the complementarity decides who opens, and a contact that opens has g̈ ≥ 0.
+// Deciding the unloaded contact alone kept it closed at λ = 0 while the fired one, left out of the
+// problem, came back at once; the two alternated. The group is decided once per switching time.
+//
 // Each step is a member function; the rules behind each are in events/simulation.h.
 #pragma once
 
@@ -68,7 +78,8 @@ inline constexpr double kVelocityStallFraction = 1e-3;
 struct FiredWitnesses {
   std::vector<int> impacting;    // impact function located at t*: the contact belongs to I₁
   std::vector<int> forced_open;  // take-off function ≤ 0: the contact opens
-  std::vector<int> slipping;     // stick → slip function ≤ 0: the contact cannot stay stuck
+  std::vector<int> unloaded;  // closed, not fired, λ_N ≤ τ₃ at t* (set when some row fired)
+  std::vector<int> slipping;  // stick → slip function ≤ 0: the contact cannot stay stuck
   std::vector<Eigen::Vector2d> slip_directions;  // per slipping row: the direction it slides in
 };
 
@@ -104,18 +115,22 @@ class SwitchHandler {
   std::vector<ContactState> DecideModes(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
                                         const std::vector<int>& i1, const FiredWitnesses& fired,
                                         std::vector<Event>* events);
-  // The frictionless decision (λ > τ₃ or g̈ ≤ W_αα τ₃) on `candidates` at v_acc, or nothing
-  // when the problem fails (then *message says why).
+  // The take-off group at t* (ascending; see the header).
+  std::vector<int> TakeoffGroup(double t, const Eigen::VectorXd& q,
+                                const FiredWitnesses& fired) const;
+  // The frictionless decision (λ > τ₃ or g̈ ≤ W_αα τ₃; the take-off group λ > τ₃ only) on
+  // `candidates` at v_acc, or nothing when the problem fails (then *message says why).
   bool DecideFrictionless(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v_acc,
-                          const std::vector<int>& candidates, std::vector<ContactState>* states,
-                          std::string* message);
+                          const std::vector<int>& candidates, const std::vector<int>& grouped,
+                          std::vector<ContactState>* states, std::string* message);
   // The frictional decision on `candidates` at v_acc; kLcpFailure when the problem failed;
   // kPainleve when it is a Painlevé case, with the contacts concerned in painleve_rows and, when
   // it is indeterminate, one of its solutions in states.
+  // The take-off group stays closed only with λ_N > τ₃.
   RunStatus DecideFrictional(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v_acc,
-                             const std::vector<int>& candidates, const FiredWitnesses& fired,
-                             std::vector<ContactState>* states, std::string* message,
-                             std::vector<int>* painleve_rows);
+                             const std::vector<int>& candidates, const std::vector<int>& grouped,
+                             const FiredWitnesses& fired, std::vector<ContactState>* states,
+                             std::string* message, std::vector<int>* painleve_rows);
   // A sliding contact that the decision leaves without normal force (λ_N ≤ τ₃) and whose normal
   // row lies in the span of the other active rows (to kRedundancyTolerance, relative) is dropped
   // from `states`: it stays touching through the others, and keeping it closed would let the

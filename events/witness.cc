@@ -392,6 +392,18 @@ bool NormalForceWitness::WatchFromStart(std::size_t k) const {
   return s != nullptr && s->mode == ContactMode::kSlip;
 }
 
+void NormalForceWitness::Unloaded(double t_event, std::vector<int>* rows) {
+  if (rows_.empty()) return;
+  const VectorXd& lambda = ForceAtTime(t_event);
+  VectorXd fired;
+  ShiftedValues(lambda, &fired);
+  const double tau3 = ctx_.opt.thresholds.tau3;
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    const auto kk = static_cast<Eigen::Index>(k);
+    if (fired[kk] > 0 && lambda[normal_[k]] <= tau3) rows->push_back(rows_[k]);
+  }
+}
+
 void NormalForceWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
   phi->resize(static_cast<Eigen::Index>(normal_.size()));
   for (std::size_t k = 0; k < normal_.size(); ++k) {

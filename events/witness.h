@@ -239,6 +239,10 @@ class NormalForceWitness final : public ForceWitness {
   NormalForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
                      const ContactModes& modes, SampleForces& forces)
       : ForceWitness(ctx, integrator, modes, forces) {}
+  // The closed contacts whose function did not fire at t_event but whose normal force is
+  // λ_N ≤ τ₃ there (ascending): they lose their load with the fired ones, and the switch decides
+  // them together (events/switch_handler.h).
+  void Unloaded(double t_event, std::vector<int>* rows);
 
  private:
   void Prepare() override;

@@ -135,46 +135,68 @@ TEST(FrictionConeBank, ExactConeWarmStartFromTheSolution) {
   EXPECT_LE((hot.z - cold.z).lpNorm<Eigen::Infinity>(), 1e-8 * cold.z.lpNorm<Eigen::Infinity>());
 }
 
-// The faceted LCP of one planar contact, written out: x = (z_N, β₊, β₋, σ),
-// M = [[W_NN, W_NT, −W_NT, 0], [W_TN, W_TT, −W_TT, 1], [−W_TN, −W_TT, W_TT, 1], [μ, −1, −1, 0]].
-TEST(FrictionConeEnumeration, MostImpulsiveSolutionWithRedundantRowsAtNoiseScale) {
-  // Two planar contacts with identical rows (the redundant corners of a block: same normal and
-  // tangent Jacobian rows) at the scale of a tangential impact at rest: b ≈ 1e-8 m/s, impulses
-  // ≈ 1e-9 N s. The enumerated vertex solves its LP only to the LP's feasibility tolerance
-  // (10 × 1e-10 absolute, max(1, ‖b‖) = 1), so its residual may exceed the 1e-10 tolerance; the
-  // answer is corrected on its support. Its residual is then round-off of W z + b with entries
-  // ≲ 1: a few ε times the impulses' scale; asserted ≤ 1e-15.
+// Two planar contacts with identical rows (the redundant corners of a block: same normal and
+// tangent Jacobian rows) at the scale of a tangential impact at rest: b ≈ 1e-8 m/s, impulses
+// ≈ 1e-9 N s. The enumerated vertex solves its LP only to the LP's feasibility tolerance
+// (10 × 1e-10 absolute, max(1, ‖b‖) = 1), so its residual may exceed the 1e-10 tolerance; the
+// answer is then corrected on its support (PolishOnSupport).
+struct RedundantPairAtNoiseScale {
+  Eigen::Matrix2d w_nt;  // one contact's (normal, tangent) block of W, repeated for the other
+  Eigen::Vector2d b;     // (b_N, b_T), the same at both contacts
+  double mu0, mu1;
+};
+
+LocalProblem RedundantPair(const RedundantPairAtNoiseScale& c) {
   LocalProblem p;
-  const Eigen::Matrix2d w_nt{{2.0, 0.6}, {0.6, 1.5}};  // one contact's (normal, tangent) block
   p.W.resize(4, 4);
-  p.W << w_nt, w_nt, w_nt, w_nt;  // rows (N0, T0, N1, T1); contact 1 repeats contact 0
-  p.b = Eigen::Vector4d(-2.3e-8, 1.7e-8, -2.3e-8, 1.7e-8);
+  p.W << c.w_nt, c.w_nt, c.w_nt, c.w_nt;  // rows (N0, T0, N1, T1); contact 1 repeats contact 0
+  p.b.resize(4);
+  p.b << c.b, c.b;
   for (int i = 0; i < 2; ++i) {
-    LocalContact c;
-    c.normal = 2 * i;
-    c.tangents = {2 * i + 1, -1};
-    c.num_tangents = 1;
-    c.mu = 0.3;
-    p.contacts.push_back(c);
+    LocalContact lc;
+    lc.normal = 2 * i;
+    lc.tangents = {2 * i + 1, -1};
+    lc.num_tangents = 1;
+    lc.mu = i == 0 ? c.mu0 : c.mu1;
+    p.contacts.push_back(lc);
   }
-  LocalOptions options;
-  options.cone = FrictionCone::kFaceted;
-  options.prefer_impulsive = true;
-  const LocalResult r = SolveLocal(p, options);
-  ASSERT_TRUE(r.ok) << r.message;
-  EXPECT_LE(r.residual, 1e-15);
-  // The answer is a solution of Coulomb's law (independent check): normal impulses ≥ 0 with the
-  // post-impact normal velocity ≥ 0 and complementary, tangential impulses inside the cone.
-  for (const LocalContact& c : p.contacts) {
-    EXPECT_GE(r.z[c.normal], 0.0);
-    EXPECT_GE(r.w[c.normal], -1e-15);
-    EXPECT_LE(std::abs(r.z[c.normal] * r.w[c.normal]), 1e-22);  // (1e-8 N s)(1e-15 m/s) scale
-    EXPECT_LE(std::abs(r.z[c.tangents[0]]), c.mu * r.z[c.normal] + 1e-15);
-  }
-  // Impulsive: the sticking solution z = W⁻¹-like of the summed contact carries Σ z_N > 0.
-  EXPECT_GT(r.z[0] + r.z[2], 1e-9);
+  return p;
 }
 
+// Two cases: one μ (the vertex is exact without correction), and two μ whose vertex the LP leaves
+// at a residual of 1.45e-10 > 1e-10 (found among random redundant pairs; this case fails without
+// the correction). The answer's residual is round-off of W z + b with entries ≲ 1: a few ε times
+// the impulses' scale, asserted ≤ 1e-15.
+TEST(FrictionConeEnumeration, MostImpulsiveSolutionWithRedundantRowsAtNoiseScale) {
+  const RedundantPairAtNoiseScale cases[] = {
+      {Eigen::Matrix2d{{2.0, 0.6}, {0.6, 1.5}}, Eigen::Vector2d(-2.3e-8, 1.7e-8), 0.3, 0.3},
+      {Eigen::Matrix2d{{0.26030683603233939, -0.19175101868811523},
+                       {-0.19175101868811523, 0.34033735324918157}},
+       Eigen::Vector2d(-5.0327480431076374e-08, -2.781787243829385e-08), 0.54021187536392878,
+       0.75258917051839158}};
+  for (const RedundantPairAtNoiseScale& c : cases) {
+    const LocalProblem p = RedundantPair(c);
+    LocalOptions options;
+    options.cone = FrictionCone::kFaceted;
+    options.prefer_impulsive = true;
+    const LocalResult r = SolveLocal(p, options);
+    ASSERT_TRUE(r.ok) << "mu " << c.mu1 << ": " << r.message << " residual " << r.residual;
+    EXPECT_LE(r.residual, 1e-15) << "mu " << c.mu1;
+    // The answer is a solution of Coulomb's law (independent check): normal impulses ≥ 0 with the
+    // post-impact normal velocity ≥ 0 and complementary, tangential impulses inside the cone.
+    for (const LocalContact& lc : p.contacts) {
+      EXPECT_GE(r.z[lc.normal], 0.0);
+      EXPECT_GE(r.w[lc.normal], -1e-15);
+      EXPECT_LE(std::abs(r.z[lc.normal] * r.w[lc.normal]), 1e-22);  // (1e-8 N s)(1e-15 m/s)
+      EXPECT_LE(std::abs(r.z[lc.tangents[0]]), lc.mu * r.z[lc.normal] + 1e-15);
+    }
+    // Impulsive: the summed contact carries Σ z_N > 0 (b_N < 0: it approaches).
+    EXPECT_GT(r.z[0] + r.z[2], 1e-9) << "mu " << c.mu1;
+  }
+}
+
+// The faceted LCP of one planar contact, written out: x = (z_N, β₊, β₋, σ),
+// M = [[W_NN, W_NT, −W_NT, 0], [W_TN, W_TT, −W_TT, 1], [−W_TN, −W_TT, W_TT, 1], [μ, −1, −1, 0]].
 TEST(FacetedLcp, PlanarContactMatrixWrittenOut) {
   LocalProblem p;
   p.W.resize(2, 2);

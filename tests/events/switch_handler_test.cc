@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "contact/planar_contacts.h"
+#include "engine/planar_model.h"
 #include "tests/events/event_test_systems.h"
 
 namespace saltus::events {
@@ -88,6 +90,63 @@ TEST(SwitchHandlerTest, ContactsTakeOffWhenPulledOrWhenTheirWitnessFired) {
     h.handler.Handle(0.0, q, v, h.modes, fired, &events);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
+  }
+}
+
+// A weightless block 2a × 2b sliding at 1 m/s along the floor on its two lower corners (point–line
+// contacts with friction μ, or frictionless), both closed with λ_N = 0: the index-1 forces of both
+// fall through zero together, as those of the clearance slider-crank's upper corners do
+// (examples/friction/slider_crank_clearance.yaml, t = 8.134 ms). The left corner's take-off
+// function fired, the right one is unloaded (λ_N ≤ τ₃). Forcing the left open and deciding the
+// right alone kept it closed (λ = 0, g̈ = 0: resting), and the left came back at once; the two
+// alternated 24 times within 6e-14 s. Decided together, both open at one switch (one take-off
+// event naming both), and neither's free acceleration points into the floor (g̈ = 0 exactly: no
+// force acts).
+TEST(SwitchHandlerTest, ContactsUnloadedWithAFiredTakeoffOpenTogether) {
+  const double a = 0.2, b = 0.1, m = 2.0;
+  for (const double mu : {0.0, 0.3}) {
+    engine::PlanarModelBuilder builder;
+    engine::PlanarBody body;
+    body.name = "block";
+    body.mass = m;
+    body.inertia = m * (4 * a * a + 4 * b * b) / 12.0;
+    body.q0 = Eigen::Vector3d(0, b, 0);
+    body.v0 = Eigen::Vector3d(1, 0, 0);
+    builder.AddBody(body);
+    builder.SetGravity(Eigen::Vector2d::Zero());
+    auto model = builder.Build();
+    auto sys = std::make_shared<engine::PlanarMultibodySystem>(model);
+    std::vector<contact::PlanarContact> contacts;
+    for (const int s : {-1, 1}) {
+      contact::PlanarContact c;
+      c.name = s < 0 ? "left" : "right";
+      c.type = contact::PlanarContactType::kPointLine;
+      c.body_a = engine::kGround;
+      c.body_b = 0;
+      c.point_b = Eigen::Vector2d(s * a, -b);
+      c.friction = mu;
+      contacts.push_back(c);
+    }
+    sys->AddConstraintBlock(std::make_shared<contact::PlanarContacts>(model, contacts));
+    Handler h(sys);
+    VectorXd q = model->InitialPositions(), v = model->InitialVelocities();
+    std::vector<Event> events;
+    // Touching with u = 0 and no force: both close (sliding when μ > 0).
+    h.handler.Handle(0.0, q, v, h.modes, {}, &events);
+    const int left = h.ctx.rows.unilateral[0], right = h.ctx.rows.unilateral[1];
+    ASSERT_EQ(h.modes.closed(), (std::vector<int>{left, right})) << "mu " << mu;
+    EXPECT_EQ(h.modes.mode(left), mu > 0 ? ContactMode::kSlip : ContactMode::kClosed);
+    events.clear();
+    FiredWitnesses fired;
+    fired.forced_open = {left};
+    fired.unloaded = {right};
+    h.handler.Handle(1e-3, q, v, h.modes, fired, &events);
+    ASSERT_EQ(events.size(), 1u) << "mu " << mu;
+    EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
+    EXPECT_EQ(events[0].rows, (std::vector<int>{left, right}));
+    EXPECT_TRUE(h.modes.closed().empty()) << "mu " << mu;
+    // The sliding velocity is untouched (no impulse, no projection of open rows): exact.
+    EXPECT_EQ(v[0], 1.0);
   }
 }
 
