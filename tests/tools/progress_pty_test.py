@@ -1,5 +1,5 @@
 """The progress bar of `saltus run` as a user sees it (issue 21, section 3): stderr on a
-pseudo-terminal, an event-heavy run of a few seconds (a generated sphere pile). The bar appears
+pseudo-terminal, an event-heavy run of a few seconds (a generated pile of 40 spheres, about 2 s). The bar appears
 within half a second of the run's start (ProgressBar's delay, 0.4 s, plus the scene's set-up),
 is redrawn at least twice a second (steps, events and outputs; at most every 0.1 s), counts the
 events, gives a time left, and is erased at the end; with stderr not a terminal nothing is drawn.
@@ -51,7 +51,7 @@ class ProgressOnATerminal(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.scene = os.path.join(self.dir.name, "pile.yaml")
-        subprocess.run([SALTUS, "generate", "sphere_pile", "--n", "12", "--seed", "3", "--out",
+        subprocess.run([SALTUS, "generate", "sphere_pile", "--n", "40", "--seed", "3", "--out",
                         self.scene], check=True, stdout=subprocess.DEVNULL)
 
     def tearDown(self):
