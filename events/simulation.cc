@@ -433,7 +433,7 @@ void Simulation::Impl::SwitchAt(double t_event, double t_end) {
   FiredWitnesses fired;
   gaps.Fired(t_event, &fired.impacting);
   normal_forces.Fired(t_event, &fired.forced_open);
-  if (!fired.forced_open.empty()) normal_forces.Unloaded(t_event, &fired.unloaded);
+  fired.unloaded = normal_forces.unloaded();
   stick.Fired(t_event, &fired.slipping);
   fired.slip_directions = stick.fired_directions();
   t = t_event;

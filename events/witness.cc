@@ -392,15 +392,22 @@ bool NormalForceWitness::WatchFromStart(std::size_t k) const {
   return s != nullptr && s->mode == ContactMode::kSlip;
 }
 
-void NormalForceWitness::Unloaded(double t_event, std::vector<int>* rows) {
+void NormalForceWitness::Fired(double t_event, std::vector<int>* rows) {
+  unloaded_.clear();
   if (rows_.empty()) return;
   const VectorXd& lambda = ForceAtTime(t_event);
-  VectorXd fired;
-  ShiftedValues(lambda, &fired);
+  VectorXd phi;
+  ShiftedValues(lambda, &phi);
+  const std::size_t before = rows->size();
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    if (phi[static_cast<Eigen::Index>(k)] <= 0) rows->push_back(rows_[k]);
+  }
+  if (rows->size() == before) return;
   const double tau3 = ctx_.opt.thresholds.tau3;
   for (std::size_t k = 0; k < rows_.size(); ++k) {
-    const auto kk = static_cast<Eigen::Index>(k);
-    if (fired[kk] > 0 && lambda[normal_[k]] <= tau3) rows->push_back(rows_[k]);
+    if (phi[static_cast<Eigen::Index>(k)] > 0 && lambda[normal_[k]] <= tau3) {
+      unloaded_.push_back(rows_[k]);
+    }
   }
 }
 

@@ -239,16 +239,19 @@ class NormalForceWitness final : public ForceWitness {
   NormalForceWitness(EventContext& ctx, const integrators::Integrator& integrator,
                      const ContactModes& modes, SampleForces& forces)
       : ForceWitness(ctx, integrator, modes, forces) {}
-  // The closed contacts whose function did not fire at t_event but whose normal force is
-  // λ_N ≤ τ₃ there (ascending): they lose their load with the fired ones, and the switch decides
-  // them together (events/switch_handler.h).
-  void Unloaded(double t_event, std::vector<int>* rows);
+  // Fired also gives, when some contact fired, the closed contacts whose function did not fire
+  // at t_event but whose normal force is λ_N ≤ τ₃ there (ascending): they lose their load with
+  // the fired ones, and the switch decides them together (events/switch_handler.h). One force
+  // evaluation at t_event serves both lists.
+  void Fired(double t_event, std::vector<int>* rows) override;
+  const std::vector<int>& unloaded() const { return unloaded_; }
 
  private:
   void Prepare() override;
   void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const override;
   bool WatchFromStart(std::size_t k) const override;  // sliding contacts only
   std::vector<Eigen::Index> normal_;  // position of each contact's λ_N in the active rows
+  std::vector<int> unloaded_;         // set by Fired
 };
 
 // Stick → slip: φ = μ λ_N − ‖λ_T‖ + τ₃ of a sticking contact (its tangential rows are active,

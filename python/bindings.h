@@ -22,6 +22,28 @@ Eigen::MatrixXd ToMatrix(const pybind11::handle& o, const std::string& what, Eig
 pybind11::function ToCallable(const pybind11::handle& o, const std::string& what,
                               const std::string& signature);
 
+// Runs fn, a call the Python user writes as `name` ("Simulation.run", "Simulation.q"): an error
+// the facade raises about one of its C++ calls (saltus::Error::call(), e.g. "AdvanceTo") is
+// raised again, same type, as "<name>: <detail>", so that messages name what the Python user
+// wrote. Other errors (scene errors, Python exceptions from callbacks) pass unchanged.
+template <class Fn>
+auto AsCalled(const char* name, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const SceneError&) {
+    throw;
+  } catch (const InvalidArgument& e) {
+    if (e.call().empty()) throw;
+    throw InvalidArgument(name, e.detail());
+  } catch (const StateError& e) {
+    if (e.call().empty()) throw;
+    throw StateError(name, e.detail());
+  } catch (const Error& e) {
+    if (e.call().empty()) throw;
+    throw Error(name, e.detail());
+  }
+}
+
 // Adds Model.planar/SpatialBuilder/PlanarBuilder/Constraints and Model.lagrangian to module m.
 void BindModelBuilders(pybind11::module_& m, pybind11::class_<saltus::Model>& model);
 

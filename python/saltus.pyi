@@ -4,7 +4,7 @@ python/tests/test_api.py checks that every public name of the module and of its 
 declared here and that every public function has a docstring.
 """
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +45,12 @@ class Event:
     energy_after: float
 
 class Options:
+    """A value: Simulation.options is read-only (setting raises AttributeError); Options(other)
+    and Model.options are copies to change."""
+    @overload
     def __init__(self) -> None: ...
+    @overload
+    def __init__(self, other: Options) -> None: ...
     @staticmethod
     def keys() -> List[str]: ...
     integrator: str
@@ -57,6 +62,7 @@ class Options:
     h_init: float
     adaptive: bool
     step: float
+    theta: float
     safety: float
     fac_min: float
     fac_max: float
@@ -84,6 +90,12 @@ class Options:
     tau0: float
     tau1: float
     tau3: float
+    @property
+    def friction(self) -> float: ...
+    @property
+    def rolling_friction(self) -> float: ...
+    @property
+    def spinning_friction(self) -> float: ...
 
 class Constraints:
     def __init__(self, names: Sequence[str], g: Callable[[float, Vector], ArrayLike],

@@ -30,9 +30,13 @@
 
 namespace py = pybind11;
 using Eigen::VectorXd;
+using saltus::python::AsCalled;
 using saltus::python::ToVector;
 
 namespace {
+
+// The mark of a read-only Options (Simulation.options) in its instance dictionary.
+constexpr const char* kReadOnly = "_read_only";
 
 saltus::SimulationOptions& SetFormulation(saltus::SimulationOptions& o, const std::string& name) {
   const auto f = saltus::integrators::ParseFormulation(name);
@@ -132,14 +136,21 @@ void BindSimulation(py::module_& m) {
       m, "Simulation",
       "The event-driven simulation of a Model (Haddouni et al. 2017, Fig. 2). Properties hold "
       "its state (t, q, v: q and v writable), methods run or compute.")
-      .def(py::init<const saltus::Model&>(), py::arg("model"),
-           "Starts at the model's initial state with its options.")
-      .def(py::init<const saltus::Model&, const saltus::SimulationOptions&>(), py::arg("model"),
-           py::arg("options"), "Starts at the model's initial state with these options.")
+      .def(py::init([](const saltus::Model& model) {
+             return AsCalled("Simulation", [&] { return saltus::Simulation(model); });
+           }),
+           py::arg("model"), "Starts at the model's initial state with its options.")
+      .def(py::init([](const saltus::Model& model, const saltus::SimulationOptions& options) {
+             return AsCalled("Simulation", [&] { return saltus::Simulation(model, options); });
+           }),
+           py::arg("model"), py::arg("options"),
+           "Starts at the model's initial state with these options.")
       .def(
           "advance_to",
           [](saltus::Simulation& s, double t_end) {
-            return WithSignalChecks(s, nullptr, [&] { return s.AdvanceTo(t_end); });
+            return AsCalled("Simulation.advance_to", [&] {
+              return WithSignalChecks(s, nullptr, [&] { return s.AdvanceTo(t_end); });
+            });
           },
           py::arg("t_end"),
           "Advances to t_end; returns a RunResult (a failed run is not an exception). Ctrl-C "
@@ -148,15 +159,18 @@ void BindSimulation(py::module_& m) {
       .def(
           "step",
           [](saltus::Simulation& s, double dt) {
-            return WithSignalChecks(s, nullptr, [&] { return s.Step(dt); });
+            return AsCalled("Simulation.step", [&] {
+              return WithSignalChecks(s, nullptr, [&] { return s.Step(dt); });
+            });
           },
           py::arg("dt"), "One communication step of a co-simulation: advance_to(t + dt).")
       .def(
           "run",
           [](saltus::Simulation& s, double t_end) {
             saltus::Trajectory tr;
-            const saltus::RunResult r =
-                WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            const saltus::RunResult r = AsCalled("Simulation.run", [&] {
+              return WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            });
             return py::make_tuple(std::move(tr), r);
           },
           py::arg("t_end"),
@@ -166,28 +180,44 @@ void BindSimulation(py::module_& m) {
           "events",
           [](saltus::Simulation& s, double t_end) {
             saltus::Trajectory tr;
-            WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            AsCalled("Simulation.events", [&] {
+              return WithSignalChecks(s, &tr, [&] { return s.RunInto(t_end, &tr); });
+            });
             return tr.events;
           },
           py::arg("t_end"), "Runs to t_end and returns its events (a list to iterate).")
       .def("request_stop", &saltus::Simulation::RequestStop,
            "Stops a running advance_to/run at its next step boundary (status 'interrupted'); "
            "callable from an observer or callback.")
-      .def_property("max_output_rows", &saltus::Simulation::max_output_rows,
-                    &saltus::Simulation::SetMaxOutputRows,
-                    "Output rows one advance_to may produce with output_step > 0 (default 1e7).")
+      .def_property(
+          "max_output_rows", &saltus::Simulation::max_output_rows,
+          [](saltus::Simulation& s, double rows) {
+            AsCalled("Simulation.max_output_rows", [&] { s.SetMaxOutputRows(rows); });
+          },
+          "Output rows one advance_to may produce with output_step > 0 (default 1e7).")
       .def_property_readonly("t", &saltus::Simulation::t, "Current time (s).")
       .def_property(
           "q", &saltus::Simulation::q,
-          [](saltus::Simulation& s, py::object q) { s.SetPositions(ToVector(q, "q")); },
+          [](saltus::Simulation& s, py::object q) {
+            AsCalled("Simulation.q", [&] { s.SetPositions(ToVector(q, "Simulation.q")); });
+          },
           "Current positions (nq). Setting them keeps t and v and restarts (projection onto "
           "the joints, contact modes derived again).")
       .def_property(
           "v", &saltus::Simulation::v,
-          [](saltus::Simulation& s, py::object v) { s.SetVelocities(ToVector(v, "v")); },
+          [](saltus::Simulation& s, py::object v) {
+            AsCalled("Simulation.v", [&] { s.SetVelocities(ToVector(v, "Simulation.v")); });
+          },
           "Current velocities (nv). Setting them keeps t and q and restarts.")
-      .def_property_readonly("options", &saltus::Simulation::options, py::return_value_policy::copy,
-                             "A copy of the options in use (changing it changes nothing).")
+      .def_property_readonly(
+          "options",
+          [](const saltus::Simulation& s) {
+            py::object o = py::cast(s.options(), py::return_value_policy::copy);
+            py::cast<py::dict>(o.attr("__dict__"))[kReadOnly] = true;
+            return o;
+          },
+          "The options in use, read-only (setting one raises AttributeError): "
+          "saltus.Options(sim.options) is a copy to change.")
       .def_property_readonly(
           "stats", [](const saltus::Simulation& s) { return StatsDict(s.stats()); },
           "Statistics since the start: steps, evaluations, events, violations, wall time.")
@@ -196,18 +226,26 @@ void BindSimulation(py::module_& m) {
       .def(
           "set_state",
           [](saltus::Simulation& s, double t, py::object q, py::object v) {
-            s.SetState(t, ToVector(q, "q"), ToVector(v, "v"));
+            AsCalled("Simulation.set_state", [&] {
+              s.SetState(t, ToVector(q, "set_state: q"), ToVector(v, "set_state: v"));
+            });
           },
           py::arg("t"), py::arg("q"), py::arg("v"),
           "Sets t, q and v and restarts (projection, index sets, initial impact).")
-      .def("multipliers", &saltus::Simulation::AllMultipliers,
-           "Lambda for every constraint row (zero on open contacts), from the index-1 solve at "
-           "the current state.")
+      .def(
+          "multipliers",
+          [](const saltus::Simulation& s) {
+            return AsCalled("Simulation.multipliers", [&] { return s.AllMultipliers(); });
+          },
+          "Lambda for every constraint row (zero on open contacts), from the index-1 solve at "
+          "the current state.")
       .def(
           "joint_reactions",
           [](const saltus::Simulation& s) {
             py::dict d;
-            for (const saltus::JointLoad& r : s.JointReactions().joints) d[py::str(r.joint)] = r;
+            const auto loads =
+                AsCalled("Simulation.joint_reactions", [&] { return s.JointReactions(); });
+            for (const saltus::JointLoad& r : loads.joints) d[py::str(r.joint)] = r;
             return d;
           },
           "Reactions of every joint at the current state (e.g. after step): a dict joint name -> "
@@ -218,7 +256,9 @@ void BindSimulation(py::module_& m) {
           "driver_efforts",
           [](const saltus::Simulation& s) {
             py::dict d;
-            for (const saltus::DriverEffort& e : s.JointReactions().drivers) {
+            const auto loads =
+                AsCalled("Simulation.driver_efforts", [&] { return s.JointReactions(); });
+            for (const saltus::DriverEffort& e : loads.drivers) {
               d[py::str(e.driver)] = e.effort;
             }
             return d;
@@ -230,7 +270,8 @@ void BindSimulation(py::module_& m) {
           "contact_forces",
           [](const saltus::Simulation& s) {
             py::dict d;
-            for (saltus::ContactForce& c : s.ContactForces()) d[py::str(c.name)] = std::move(c);
+            auto forces = AsCalled("Simulation.contact_forces", [&] { return s.ContactForces(); });
+            for (saltus::ContactForce& c : forces) d[py::str(c.name)] = std::move(c);
             return d;
           },
           "The force of every closed contact at the current state: a dict contact name -> "
@@ -248,13 +289,15 @@ void BindSimulation(py::module_& m) {
       .def_property(
           "external_force", &saltus::Simulation::external_force,
           [](saltus::Simulation& s, py::object f) {
-            s.SetExternalForce(ToVector(f, "external force"));
+            AsCalled("Simulation.external_force",
+                     [&] { s.SetExternalForce(ToVector(f, "Simulation.external_force")); });
           },
           "Generalized force f_ext (nv) added to F, held until changed (restarts).")
       .def(
           "set_external_force",
           [](saltus::Simulation& s, py::object f) {
-            s.SetExternalForce(ToVector(f, "external force"));
+            AsCalled("Simulation.set_external_force",
+                     [&] { s.SetExternalForce(ToVector(f, "set_external_force: f")); });
           },
           py::arg("f"), "Same as setting external_force.")
       .def(
@@ -265,11 +308,15 @@ void BindSimulation(py::module_& m) {
               return;
             }
             if (!PyCallable_Check(f.ptr())) {
-              throw saltus::InvalidArgument("set_force: expected a callable f(t, q, v) or None");
+              throw saltus::InvalidArgument("Simulation.set_force",
+                                            "expected a callable f(t, q, v) or None");
             }
             py::function fn = f;
-            s.SetForceCallback([fn](double t, const VectorXd& q, const VectorXd& v, VectorXd* out) {
-              *out = ToVector(fn(t, q, v), "the force callback's result");
+            AsCalled("Simulation.set_force", [&] {
+              s.SetForceCallback(
+                  [fn](double t, const VectorXd& q, const VectorXd& v, VectorXd* out) {
+                    *out = ToVector(fn(t, q, v), "the result of the set_force callback");
+                  });
             });
           },
           py::arg("f"), "A generalized force f(t, q, v) -> array(nv) added to F, or None.")
@@ -288,41 +335,91 @@ void BindSimulation(py::module_& m) {
                                           const VectorXd& vp) { f(e, q, vm, vp); });
           },
           py::arg("f"), "Calls f(event, q, v_minus, v_plus) at every event; returns an id.")
-      .def("remove_observer", &saltus::Simulation::RemoveObserver, py::arg("id"),
-           "Removes an observer added by on_step or on_event.")
-      .def("save", &saltus::Simulation::Save, "The full state as a Snapshot.")
-      .def("restore", &saltus::Simulation::Restore, py::arg("snapshot"),
-           "Goes back to a Snapshot of this simulation (StateError for another model's).");
+      .def(
+          "remove_observer",
+          [](saltus::Simulation& s, int id) {
+            AsCalled("Simulation.remove_observer", [&] { s.RemoveObserver(id); });
+          },
+          py::arg("id"), "Removes an observer added by on_step or on_event.")
+      .def(
+          "save",
+          [](saltus::Simulation& s) {
+            return AsCalled("Simulation.save", [&] { return s.Save(); });
+          },
+          "The full state as a Snapshot.")
+      .def(
+          "restore",
+          [](saltus::Simulation& s, const saltus::Snapshot& snapshot) {
+            AsCalled("Simulation.restore", [&] { s.Restore(snapshot); });
+          },
+          py::arg("snapshot"),
+          "Goes back to a Snapshot of this simulation (StateError for another model's).");
 }
 
-// saltus.Options: every key of a scene's `simulation:` section except t_end, under the same
-// names (tools::SimulationKeys(); python/tests check the two lists agree).
+// saltus.Options: every key of a scene's `simulation:` section except t_end and
+// max_output_rows, under the same names (tools::SimulationKeys(); python/tests/test_api.py
+// reads the scene's list of keys from a scene error and checks each is here). An Options is a
+// value: Simulation.options is a read-only copy (setting one of its options raises
+// AttributeError), Model.options and saltus.Options(other) are copies to change.
 void BindOptions(py::module_& m) {
   using O = saltus::SimulationOptions;
-  py::class_<O> c(m, "Options",
+  py::class_<O> c(m, "Options", py::dynamic_attr(),
                   "Simulation options under the names of a scene's `simulation:` section "
                   "(docs/scene-format.md); keys() lists them. Values are checked when a "
                   "Simulation is made, enumerations (formulation, lcp_solver, "
                   "projection_metric, painleve, friction_cone) when set.");
-  c.def(py::init<>(), "The defaults of events::SimulationOptions.");
+  c.def(py::init<>(), "The defaults (those of a scene's `simulation:` without keys).");
+  c.def(py::init<const O&>(), py::arg("other"),
+        "A copy of other, to change (e.g. of the read-only Simulation.options).");
+  c.def(
+      "__setattr__",
+      [](py::handle self, const std::string& name, py::object value) {
+        if (!py::hasattr(py::type::of(self), name.c_str())) {
+          throw py::attribute_error("Options has no option '" + name +
+                                    "' (saltus.Options.keys() lists them)");
+        }
+        if (py::cast<py::dict>(self.attr("__dict__")).contains(kReadOnly)) {
+          throw py::attribute_error(
+              "Simulation.options is read-only (a simulation's options are fixed when it is "
+              "made): change a copy, o = saltus.Options(sim.options), and make a "
+              "Simulation(model, o)");
+        }
+        py::module_::import("builtins").attr("object").attr("__setattr__")(self, name, value);
+      },
+      "Sets an option; AttributeError for an unknown name or on Simulation.options.");
   c.def_static(
       "keys",
       [] {
         std::vector<std::string> keys;
-        // t_end and max_output_rows belong to the run; `friction`, `rolling_friction` and
-        // `spinning_friction` are the contacts' coefficients, already in the model
-        // (tools::FrictionOptions; SpatialBuilder.set_friction, set_resistance).
+        // t_end and max_output_rows belong to a run (Model.t_end, the argument of run /
+        // advance_to; Simulation.max_output_rows); max_output_bytes bounds the files of
+        // `saltus run` (a Python run writes none).
         for (const std::string& k : saltus::tools::SimulationKeys()) {
-          if (k != "t_end" && k != "max_output_rows" && k != "friction" &&
-              k != "rolling_friction" && k != "spinning_friction") {
+          if (k != "t_end" && k != "max_output_rows" && k != "max_output_bytes") {
             keys.push_back(k);
           }
         }
         return keys;
       },
-      "The option names: the keys of a scene's `simulation:` section except t_end, "
-      "max_output_rows (Simulation.max_output_rows), friction, rolling_friction and "
-      "spinning_friction (the contacts' coefficients, part of the model).");
+      "The option names: the keys of a scene's `simulation:` section except t_end (Model.t_end, "
+      "the argument of run and advance_to), max_output_rows (Simulation.max_output_rows) and "
+      "max_output_bytes (a bound on the files of `saltus run`; Python writes none).");
+  Option<double>(
+      c, "theta", [](O& o) -> double& { return o.theta; },
+      "Theta in [0.5, 1] of integrator moreau_jean (Acary & Brogliato 2008, Sec. 10.1.2; "
+      "timestepping/moreau_jean.h).");
+  c.def_property_readonly(
+      "friction", [](const O& o) { return o.friction; },
+      "The scene's simulation-wide Coulomb coefficient mu (read-only: part of the model; "
+      "PlanarBuilder/SpatialBuilder.set_friction in code).");
+  c.def_property_readonly(
+      "rolling_friction", [](const O& o) { return o.rolling_friction; },
+      "The scene's rolling resistance mu_R (m; read-only: part of the model, "
+      "SpatialBuilder.set_resistance).");
+  c.def_property_readonly(
+      "spinning_friction", [](const O& o) { return o.spinning_friction; },
+      "The scene's spinning resistance mu_S (m; read-only: part of the model, "
+      "SpatialBuilder.set_resistance).");
   c.def_property(
       "integrator", [](const O& o) { return o.integrator; },
       [](O& o, const std::string& name) { SetIntegrator(o, name); },
@@ -725,7 +822,10 @@ PYBIND11_MODULE(saltus, m) {
         const saltus::SimulationOptions o =
             options.is_none() ? model.default_options() : options.cast<saltus::SimulationOptions>();
         py::list out;
-        for (auto& e : saltus::CompareIntegrators(model, integrators, t_end, o)) {
+        auto study = AsCalled("saltus.compare", [&] {
+          return saltus::CompareIntegrators(model, integrators, t_end, o);
+        });
+        for (auto& e : study) {
           py::dict d;
           d["integrator"] = e.integrator;
           d["ok"] = e.result.ok();

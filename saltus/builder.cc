@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "contact/broadphase.h"
+#include "tools/limits.h"
 #include "tools/scene.h"
 
 namespace saltus {
@@ -91,7 +92,7 @@ void RequireProfile(const TimeProfile& p, const std::string& item) {
 double Friction(double mu, const std::string& item, const std::string& key = "friction") {
   if (!std::isfinite(mu) || mu < 0.0) {
     throw InvalidArgument(item + ": " + key + " must be a finite number >= 0, got " +
-                          std::to_string(mu));
+                          tools::NumberText(mu));
   }
   return mu;
 }
@@ -435,7 +436,7 @@ int SpatialBuilder::AddShape(const ShapeSpec& spec) {
   const Eigen::Vector4d& Q = spec.quaternion;
   if (!(std::abs(Q.norm() - 1.0) <= 1e-6)) {  // the scene loader's rule
     throw InvalidArgument(item + ": quaternion must be a unit quaternion (w, x, y, z), got norm " +
-                          std::to_string(Q.norm()) +
+                          tools::NumberText(Q.norm()) +
                           " (only norms within 1e-6 of 1 are normalized)");
   }
   Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
@@ -494,7 +495,7 @@ void SpatialBuilder::AddContactPair(const ItemRef& shape_a, const ItemRef& shape
   if (items_->Listed(ij)) throw InvalidArgument(item + ": the pair is listed twice");
   if (restitution && !(*restitution >= 0.0 && *restitution <= 1.0)) {
     throw InvalidArgument(item + ": restitution must be in [0, 1], got " +
-                          std::to_string(*restitution));
+                          tools::NumberText(*restitution));
   }
   tools::ContactPairChoice::Listed listed;
   listed.items = ij;

@@ -21,10 +21,11 @@ using Eigen::VectorXd;
 
 namespace {
 
-[[noreturn]] void ThrowInvalid(const std::string& what) { throw InvalidArgument(what); }
+using tools::NumberText;
 
-void Require(bool ok, const std::string& what) {
-  if (!ok) ThrowInvalid(what);
+// Throws InvalidArgument(call, detail) unless ok (saltus::Error: the call apart from the detail).
+void Require(bool ok, const std::string& call, const std::string& detail) {
+  if (!ok) throw InvalidArgument(call, detail);
 }
 
 // Runs fn, turning the engine's standard exceptions into the facade's hierarchy. Exceptions of
@@ -46,10 +47,14 @@ auto Translate(Fn&& fn) -> decltype(fn()) {
   }
 }
 
-void RequireVector(const VectorXd& x, Eigen::Index n, const std::string& name) {
-  Require(x.size() == n,
+void RequireVector(const VectorXd& x, Eigen::Index n, const std::string& call,
+                   const std::string& name) {
+  Require(x.size() == n, call,
           name + " has size " + std::to_string(x.size()) + ", expected " + std::to_string(n));
-  Require(x.allFinite(), name + " contains NaN or Inf");
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    Require(std::isfinite(x[i]), call,
+            name + "[" + std::to_string(i) + "] = " + NumberText(x[i]) + " is not finite");
+  }
 }
 
 // Forces added by the host: a constant f_ext and/or a callback (owned by Simulation::Impl).
@@ -90,8 +95,8 @@ class ForcedSystem final : public engine::MechanicalSystem {
       }
       --input_->callback_depth;
       if (f.size() != inner_->nv()) {
-        ThrowInvalid("force callback returned " + std::to_string(f.size()) +
-                     " entries, expected nv = " + std::to_string(inner_->nv()));
+        throw InvalidArgument("force callback returned " + std::to_string(f.size()) +
+                              " entries, expected nv = " + std::to_string(inner_->nv()));
       }
       *F += f;
     }
@@ -190,8 +195,7 @@ struct Model::Data {
   std::shared_ptr<const engine::MechanicalSystem> system;
   VectorXd q0, v0;
   std::string name;
-  SimulationOptions options;
-  double theta = 0.5;  // θ of integrator moreau_jean (scene key simulation.theta)
+  SimulationOptions options;  // with the scene's theta and friction coefficients
   double t_end = 0;
   double max_output_rows = kDefaultMaxOutputRows;
   std::shared_ptr<const engine::PlanarModel> planar;
@@ -221,8 +225,11 @@ std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
   data->q0 = std::move(built.q0);
   data->v0 = std::move(built.v0);
   data->name = scene.name;
-  data->options = scene.options;
-  data->theta = scene.theta;
+  static_cast<events::SimulationOptions&>(data->options) = scene.options;
+  data->options.theta = scene.theta;
+  data->options.friction = scene.friction.friction;
+  data->options.rolling_friction = scene.friction.rolling_friction;
+  data->options.spinning_friction = scene.friction.spinning_friction;
   data->t_end = scene.t_end;
   data->max_output_rows = scene.max_output_rows;
   data->contacts = scene.contacts;
@@ -241,7 +248,7 @@ Model Model::FromSceneFile(const std::string& path) {
 
 Model Model::FromPlanar(std::shared_ptr<const engine::PlanarModel> model,
                         std::vector<contact::PlanarContact> contacts) {
-  Require(model != nullptr, "Model::FromPlanar: null planar model");
+  Require(model != nullptr, "Model::FromPlanar", "null planar model");
   return Translate([&] {
     auto system = std::make_shared<engine::PlanarMultibodySystem>(model);
     if (!contacts.empty()) {
@@ -269,9 +276,9 @@ Model Model::FromLagrangian(engine::LagrangianCallbacks dynamics,
 
 Model Model::FromSystem(std::shared_ptr<const engine::MechanicalSystem> system, const VectorXd& q0,
                         const VectorXd& v0) {
-  Require(system != nullptr, "Model::FromSystem: null mechanical system");
-  RequireVector(q0, system->nq(), "initial q");
-  RequireVector(v0, system->nv(), "initial v");
+  Require(system != nullptr, "Model::FromSystem", "null mechanical system");
+  RequireVector(q0, system->nq(), "Model::FromSystem", "initial q");
+  RequireVector(v0, system->nv(), "Model::FromSystem", "initial v");
   auto data = std::make_shared<Data>();
   data->system = std::move(system);
   data->q0 = q0;
@@ -450,9 +457,9 @@ struct Simulation::Impl : public events::Observer {
   }
   void Refuse(const std::string& call) const {
     if (busy > 0) {
-      throw StateError(call +
-                       ": not allowed from inside an observer or callback of this simulation "
-                       "(call it after AdvanceTo returns)");
+      throw StateError(call,
+                       "not allowed from inside an observer or callback of this simulation "
+                       "(call it after the running advance returns)");
     }
   }
   // Runs a solve that evaluates the force callback (Multipliers, ContactForces): refused inside
@@ -475,8 +482,8 @@ struct Simulation::Impl : public events::Observer {
   }
   void RefuseInForce(const std::string& call) const {
     if (force.callback_depth > 0) {
-      throw StateError(call +
-                       ": not available from inside the force callback (it evaluates the "
+      throw StateError(call,
+                       "not available from inside the force callback (it evaluates the "
                        "force)");
     }
   }
@@ -484,10 +491,10 @@ struct Simulation::Impl : public events::Observer {
   // multipliers); StateError under Moreau–Jean time-stepping, which keeps neither.
   const events::Simulation& EventLoop(const std::string& call) const {
     if (const events::Simulation* loop = sim->event_loop()) return *loop;
-    throw StateError(call + ": not available with integrator " +
-                     std::string(timestepping::kMoreauJeanName) +
-                     " (time-stepping keeps only the contact impulses of the last step: "
-                     "Multipliers() gives their mean forces P / h)");
+    throw StateError(call, "not available with integrator " +
+                               std::string(timestepping::kMoreauJeanName) +
+                               " (time-stepping keeps only the contact impulses of the last step: "
+                               "Multipliers() gives their mean forces P / h)");
   }
   // The stop requests of the user: RequestStop (consumed here when `consume`) and the stop_flag
   // of the options (never cleared: it is the caller's).
@@ -514,7 +521,7 @@ struct Simulation::Impl : public events::Observer {
     restart_t = t;
     try {
       sim = Translate([&] {
-        auto s = tools::MakeScheme(system, loop_options, model.data_->theta);
+        auto s = tools::MakeScheme(system, loop_options, options.theta);
         s->AddObserver(this);
         return s;
       });
@@ -589,14 +596,26 @@ Simulation::Simulation(const Model& model) : Simulation(model, model.default_opt
 
 Simulation::Simulation(const Model& model, const SimulationOptions& options)
     : impl_(std::make_unique<Impl>(model, options)) {
-  Require(std::isfinite(options.output_step) && options.output_step >= 0,
-          "output_step must be >= 0 and finite, got " + std::to_string(options.output_step));
+  Require(std::isfinite(options.output_step) && options.output_step >= 0, "Simulation",
+          "output_step must be >= 0 and finite, got " + NumberText(options.output_step));
+  Require(options.theta >= 0.5 && options.theta <= 1.0, "Simulation",
+          "theta must be in [0.5, 1], got " + NumberText(options.theta));
+  const SimulationOptions& built = model.default_options();
+  Require(options.friction == built.friction &&
+              options.rolling_friction == built.rolling_friction &&
+              options.spinning_friction == built.spinning_friction,
+          "Simulation",
+          "friction, rolling_friction and spinning_friction are the model's contact "
+          "coefficients (" +
+              NumberText(built.friction) + ", " + NumberText(built.rolling_friction) + ", " +
+              NumberText(built.spinning_friction) +
+              "), fixed when it was built: give them to the scene or the builder instead");
   if (options.integrator == timestepping::kMoreauJeanName) {
     const integrators::IntegratorOptions& io = options.integrator_options;
-    Require(io.h_init > 0 && std::isfinite(io.h_init) && !io.adaptive,
+    Require(io.h_init > 0 && std::isfinite(io.h_init) && !io.adaptive, "Simulation",
             "integrator moreau_jean needs a fixed step: h_init > 0 with adaptive = false (the "
             "scene key simulation.step; Options.step in Python), got h_init = " +
-                std::to_string(io.h_init) + (io.adaptive ? ", adaptive = true" : ""));
+                NumberText(io.h_init) + (io.adaptive ? ", adaptive = true" : ""));
   }
   impl_->Restart(0.0, model.initial_q(), model.initial_v(), true);
   impl_->ApplyPending();
@@ -619,23 +638,24 @@ Simulation& Simulation::operator=(Simulation&& other) noexcept {
 RunResult Simulation::AdvanceTo(double t_end) {
   auto& im = *impl_;
   im.Refuse("AdvanceTo");
-  Require(std::isfinite(t_end) && t_end <= kMaxMagnitude,
-          "AdvanceTo: t_end must be finite and at most " + std::to_string(kMaxMagnitude) +
-              " s, got " + std::to_string(t_end));
-  Require(t_end >= t(), "AdvanceTo: t_end = " + std::to_string(t_end) +
-                            " is before the current time t = " + std::to_string(t()));
+  Require(std::isfinite(t_end) && t_end <= kMaxMagnitude, "AdvanceTo",
+          "t_end = " + NumberText(t_end) + " s is not finite or beyond the limit of " +
+              NumberText(kMaxMagnitude) + " s");
+  Require(t_end >= t(), "AdvanceTo",
+          "t_end = " + NumberText(t_end) + " s is before the current time t = " + NumberText(t()) +
+              " s");
   if (const double step = im.options.output_step; step > 0) {
     const double rows = (t_end - t()) / step;
-    Require(rows <= im.max_output_rows,
-            "AdvanceTo: output_step = " + std::to_string(step) + " s over " +
-                std::to_string(t_end - t()) + " s gives " + std::to_string(rows) +
-                " output rows, more than the limit of " + std::to_string(im.max_output_rows) +
-                " (raise it with SetMaxOutputRows)");
+    Require(rows <= im.max_output_rows, "AdvanceTo",
+            "output_step = " + NumberText(step) + " s over " + NumberText(t_end - t()) +
+                " s gives " + NumberText(std::ceil(rows)) +
+                " output rows, more than max_output_rows = " + NumberText(im.max_output_rows) +
+                " (raise max_output_rows or output_step)");
   }
   for (;;) {
     if (im.UserStop(true)) {
       im.loop_stop.store(false);
-      return RunResult{RunStatus::kInterrupted, "stopped on request at t = " + std::to_string(t()),
+      return RunResult{RunStatus::kInterrupted, "stopped on request at t = " + NumberText(t()),
                        t()};
     }
     const events::RunResult r = im.AdvanceLoop(t_end);
@@ -651,8 +671,7 @@ RunResult Simulation::AdvanceTo(double t_end) {
 }
 
 RunResult Simulation::Step(double dt) {
-  Require(std::isfinite(dt) && dt > 0,
-          "Step: dt must be > 0 and finite, got " + std::to_string(dt));
+  Require(std::isfinite(dt) && dt > 0, "Step", "dt must be > 0 and finite, got " + NumberText(dt));
   return AdvanceTo(t() + dt);
 }
 
@@ -665,7 +684,7 @@ Trajectory Simulation::Run(double t_end, RunResult* result) {
 
 RunResult Simulation::RunInto(double t_end, Trajectory* traj) {
   impl_->Refuse("Run");
-  Require(traj != nullptr, "RunInto: null trajectory");
+  Require(traj != nullptr, "RunInto", "null trajectory");
   const std::size_t first_row = traj->t.size();
   const auto row = [traj](double t, const VectorXd& q, const VectorXd& v) {
     traj->t.push_back(t);
@@ -714,7 +733,7 @@ void Simulation::RequestStop() {
 }
 
 void Simulation::SetMaxOutputRows(double rows) {
-  Require(rows >= 1, "SetMaxOutputRows: the limit must be >= 1, got " + std::to_string(rows));
+  Require(rows >= 1, "SetMaxOutputRows", "max_output_rows must be >= 1, got " + NumberText(rows));
   impl_->max_output_rows = rows;
 }
 double Simulation::max_output_rows() const { return impl_->max_output_rows; }
@@ -724,15 +743,16 @@ const VectorXd& Simulation::q() const { return impl_->sim->q(); }
 const VectorXd& Simulation::v() const { return impl_->sim->v(); }
 
 void Simulation::SetState(double t, const VectorXd& q, const VectorXd& v) {
-  Require(std::isfinite(t) && std::abs(t) <= kMaxMagnitude,
-          "SetState: t must be finite and |t| at most " + std::to_string(kMaxMagnitude));
-  RequireVector(q, impl_->model.nq(), "SetState: q");
-  RequireVector(v, impl_->model.nv(), "SetState: v");
+  Require(std::isfinite(t) && std::abs(t) <= kMaxMagnitude, "SetState",
+          "t = " + NumberText(t) + " s is not finite or |t| is beyond " +
+              NumberText(kMaxMagnitude) + " s");
+  RequireVector(q, impl_->model.nq(), "SetState", "q");
+  RequireVector(v, impl_->model.nv(), "SetState", "v");
   auto* im = impl_.get();
   im->ApplyOrDefer([im, t, q, v] { im->Restart(t, q, v, true); });
 }
 void Simulation::SetPositions(const VectorXd& q) {
-  RequireVector(q, impl_->model.nq(), "SetPositions: q");
+  RequireVector(q, impl_->model.nq(), "SetPositions", "q");
   auto* im = impl_.get();
   im->ApplyOrDefer([im, q] {
     const VectorXd v0 = im->sim->v();
@@ -740,7 +760,7 @@ void Simulation::SetPositions(const VectorXd& q) {
   });
 }
 void Simulation::SetVelocities(const VectorXd& v) {
-  RequireVector(v, impl_->model.nv(), "SetVelocities: v");
+  RequireVector(v, impl_->model.nv(), "SetVelocities", "v");
   auto* im = impl_.get();
   im->ApplyOrDefer([im, v] {
     const VectorXd q0 = im->sim->q();
@@ -813,9 +833,9 @@ JointLoads Simulation::JointReactions() const {
     try {
       im.reactions = std::make_unique<const tools::JointLoadEvaluator>(*im.model.data_->system);
     } catch (const std::invalid_argument&) {
-      throw StateError(
-          "JointReactions: the model is not a planar or spatial multibody system (a Lagrangian or "
-          "user MechanicalSystem model has no joints)");
+      throw StateError("JointReactions",
+                       "the model is not a planar or spatial multibody system (a Lagrangian or "
+                       "user MechanicalSystem model has no joints)");
     }
   }
   const VectorXd lambda = Multipliers();
@@ -830,17 +850,17 @@ const SimulationOptions& Simulation::options() const { return impl_->options; }
 const Model& Simulation::model() const { return impl_->model; }
 
 int Simulation::AddStepObserver(StepObserver observer) {
-  Require(static_cast<bool>(observer), "AddStepObserver: empty function");
+  Require(static_cast<bool>(observer), "AddStepObserver", "empty function");
   impl_->step_observers.Add(impl_->next_id, std::move(observer));
   return impl_->next_id++;
 }
 int Simulation::AddOutputObserver(StepObserver observer) {
-  Require(static_cast<bool>(observer), "AddOutputObserver: empty function");
+  Require(static_cast<bool>(observer), "AddOutputObserver", "empty function");
   impl_->output_observers.Add(impl_->next_id, std::move(observer));
   return impl_->next_id++;
 }
 int Simulation::AddEventObserver(EventObserver observer) {
-  Require(static_cast<bool>(observer), "AddEventObserver: empty function");
+  Require(static_cast<bool>(observer), "AddEventObserver", "empty function");
   impl_->event_observers.Add(impl_->next_id, std::move(observer));
   return impl_->next_id++;
 }
@@ -850,11 +870,11 @@ void Simulation::RemoveObserver(int id) {
       im.event_observers.Remove(id)) {
     return;
   }
-  ThrowInvalid("RemoveObserver: no observer with id " + std::to_string(id));
+  throw InvalidArgument("RemoveObserver", "no observer with id " + std::to_string(id));
 }
 
 void Simulation::SetExternalForce(const VectorXd& f_ext) {
-  RequireVector(f_ext, impl_->model.nv(), "SetExternalForce: f_ext");
+  RequireVector(f_ext, impl_->model.nv(), "SetExternalForce", "f_ext");
   auto* im = impl_.get();
   im->ApplyOrDefer([im, f_ext] {
     ForceInput changed = im->force;
@@ -897,18 +917,18 @@ Snapshot Simulation::Save() {
 void Simulation::Restore(const Snapshot& s) {
   auto* im = impl_.get();
   if (s.model_id != im->model.data_.get()) {
-    throw StateError("Restore: the snapshot was saved from a simulation of another model");
+    throw StateError("Restore", "the snapshot was saved from a simulation of another model");
   }
-  RequireVector(s.q, im->model.nq(), "Restore: snapshot q");
-  RequireVector(s.v, im->model.nv(), "Restore: snapshot v");
-  RequireVector(s.f_ext, im->model.nv(), "Restore: snapshot f_ext");
+  RequireVector(s.q, im->model.nq(), "Restore", "snapshot q");
+  RequireVector(s.v, im->model.nv(), "Restore", "snapshot v");
+  RequireVector(s.f_ext, im->model.nv(), "Restore", "snapshot f_ext");
   im->ApplyOrDefer([im, s] {
     im->force.f_ext = s.f_ext;
     im->force.has_f_ext = !s.f_ext.isZero(0.0);
     im->Restart(s.t, s.q, s.v, false);
     im->base_stats = s.stats;
     if (im->sim->closed_rows() != s.closed_rows) {
-      throw StateError("Restore: the closed contacts differ from the saved ones");
+      throw StateError("Restore", "the closed contacts differ from the saved ones");
     }
   });
 }
@@ -916,7 +936,7 @@ void Simulation::Restore(const Snapshot& s) {
 std::vector<StudyEntry> CompareIntegrators(const Model& model,
                                            const std::vector<std::string>& integrators,
                                            double t_end, const SimulationOptions& options) {
-  Require(!integrators.empty(), "CompareIntegrators: no integrator given");
+  Require(!integrators.empty(), "CompareIntegrators", "no integrator given");
   std::vector<StudyEntry> out;
   for (const std::string& name : integrators) {
     SimulationOptions o = options;

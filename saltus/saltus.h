@@ -84,10 +84,20 @@
 namespace saltus {
 
 // ---- Errors -------------------------------------------------------------------------------
-// Base of every exception the facade throws.
+// Base of every exception the facade throws. A message about one call of the facade carries
+// that call's name apart from the rest: what() is "<call>: <detail>" (e.g. "AdvanceTo: t_end =
+// 1e+308 s is beyond ..."), and a front end that names its calls otherwise (Python's `run`,
+// `sim.q`) composes its own message from detail().
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what) : std::runtime_error(what), detail_(what) {}
+  Error(const std::string& call, const std::string& detail)
+      : std::runtime_error(call + ": " + detail), call_(call), detail_(detail) {}
+  const std::string& call() const { return call_; }  // "" when the message names no call
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string call_, detail_;
 };
 // A bad argument: wrong size, value out of range, NaN, unknown name.
 class InvalidArgument : public Error {
@@ -114,7 +124,20 @@ class StateError : public Error {
 };
 
 // ---- Model --------------------------------------------------------------------------------
-using SimulationOptions = events::SimulationOptions;
+// The options of a Simulation under the names of a scene's `simulation:` section: the event
+// loop's (events::SimulationOptions) and those the facade reads itself:
+//   theta      θ ∈ [1/2, 1] of integrator moreau_jean (scene key simulation.theta; 1/2 for
+//              models built in code);
+//   friction, rolling_friction, spinning_friction   the scene's simulation-wide coefficients
+//              (μ, μ_R, μ_S ≥ 0). They are part of the model (applied to its contacts when it is
+//              built), reported here; a Simulation refuses options whose coefficients differ
+//              from its model's (build the model with them instead).
+struct SimulationOptions : events::SimulationOptions {
+  double theta = 0.5;
+  double friction = 0.0;
+  double rolling_friction = 0.0;
+  double spinning_friction = 0.0;
+};
 using Event = events::Event;
 using EventKind = events::EventKind;
 using RunStatus = events::RunStatus;

@@ -55,7 +55,8 @@ constexpr std::string_view kUsage =
     "Every command takes --help (e.g. saltus run --help).\n"
     "\n"
     "exit codes: 0 finished, 1 output or internal error, 2 bad input (nothing written),\n"
-    "            3 the run stopped early (files written, with DIR/last_state.json)\n";
+    "            3 the run stopped early (files written, with DIR/last_state.json),\n"
+    "            130/143 run interrupted by SIGINT/SIGTERM (files written as for 3)\n";
 
 constexpr std::string_view kRunHelp =
     "usage: saltus run SCENE [options]\n"
@@ -79,6 +80,9 @@ constexpr std::string_view kRunHelp =
     "                         efforts, at the trajectory's output times)\n"
     "  --event-rows M         on, off or auto (default): the two trajectory.csv rows at each\n"
     "                         event; auto writes them when a row has <= 500 numbers (nq + nv)\n"
+    "  --max-output-bytes B   bound on the bytes of the result files (default 1e10; as\n"
+    "                         simulation.max_output_bytes): a planned output grid above it is\n"
+    "                         refused, a run reaching it stops (exit 3, status output_limit)\n"
     "  --resume FILE          continue a stopped run from its FILE = DIR/last_state.json (t, q,\n"
     "                         v; contact modes are derived again); results go to --out, by\n"
     "                         default DIR/resumed\n"
@@ -118,6 +122,7 @@ struct RunArgs {
   std::string scene;
   std::optional<std::string> integrator, formulation, out_dir;
   std::optional<double> rtol, atol, t_end, step;
+  std::optional<double> max_output_bytes;   // --max-output-bytes (tools/limits.h)
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
   bool reactions = false;                   // --reactions (tools/reaction_writer.h)
   std::optional<std::string> resume;        // --resume FILE (tools/resume.h)
@@ -177,9 +182,9 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
-    static const std::vector<std::string> kFlags = {"--integrator", "--formulation", "--rtol",
-                                                    "--atol",       "--t-end",       "--step",
-                                                    "--out",        "--event-rows",  "--resume"};
+    static const std::vector<std::string> kFlags = {
+        "--integrator", "--formulation", "--rtol",       "--atol",   "--t-end",
+        "--step",       "--out",         "--event-rows", "--resume", "--max-output-bytes"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       std::vector<std::string> known = kFlags;
       known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});
@@ -202,6 +207,8 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.t_end = PositiveNumber(flag, *value);
     } else if (flag == "--step") {
       run.step = PositiveNumber(flag, *value);
+    } else if (flag == "--max-output-bytes") {
+      run.max_output_bytes = PositiveNumber(flag, *value);
     } else if (flag == "--resume") {
       if (value->empty()) throw UsageError("--resume: empty file name");
       run.resume = *value;
@@ -259,6 +266,7 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
                        scene->file + ":" + std::to_string(e.line()) + ")");
     }
   }
+  if (run.max_output_bytes) scene->max_output_bytes = *run.max_output_bytes;
   if (run.step) {  // as simulation.step: a fixed step
     io.h_init = *run.step;
     io.adaptive = false;
@@ -422,8 +430,9 @@ std::string Seconds(double t) {
 }
 
 // The human summary of `saltus run` on stdout.
-void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
-                     const Scheme& simulation, const RunInfo& info, bool finished,
+// `written`: the result files written complete, as named in DIR.
+void PrintRunSummary(const Scene& scene, const std::filesystem::path& dir, const Scheme& simulation,
+                     const RunInfo& info, const std::vector<std::string>& written,
                      std::ostream& out) {
   const events::SimulationStats& stats = simulation.stats();
   out << scene.name << ": " << info.status << " at t = " << Seconds(info.t_reached) << " (t_end "
@@ -448,9 +457,9 @@ void PrintRunSummary(const RunArgs& run, const Scene& scene, const std::filesyst
         << " indeterminate Painlevé configuration(s): see friction in summary.json";
   }
   out << "\n  wall time " << Seconds(stats.wall_seconds) << "\n  results in " << dir.string()
-      << "/ (trajectory.csv, events.csv, summary.json" << (run.hdf5 ? ", results.h5" : "")
-      << (run.vtk ? ", vtk.pvd" : "") << (run.reactions ? ", reactions.csv" : "")
-      << (finished ? "" : ", last_state.json") << ")\n";
+      << "/ (";
+  for (std::size_t k = 0; k < written.size(); ++k) out << (k > 0 ? ", " : "") << written[k];
+  out << (written.empty() ? "none written" : "") << ")\n";
 }
 
 // SIGINT and SIGTERM during `saltus run`: the handler sets a lock-free atomic flag (async-signal
@@ -500,16 +509,18 @@ class StopSignals {
 };
 
 // Stops the run at the next step boundary when a result file could not be written (disk full:
-// the files keep their last complete row) or when a run without an output grid has written
-// max_output_rows rows (each accepted step is a row: the bound of tools/limits.h at run time).
+// the files keep their last complete row), when a run without an output grid has written
+// max_output_rows rows (each accepted step is a row: the bound of tools/limits.h at run time), or
+// when the CSV files together have reached max_output_bytes.
 class OutputGuard : public events::Observer {
  public:
   OutputGuard(Scheme& simulation, std::vector<const LineFile*> files,
-              const TrajectoryWriter& trajectory, double max_rows)
+              const TrajectoryWriter& trajectory, double max_rows, double max_bytes)
       : simulation_(simulation),
         files_(std::move(files)),
         trajectory_(trajectory),
-        max_rows_(max_rows) {}
+        max_rows_(max_rows),
+        max_bytes_(max_bytes) {}
   void OnStep(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { Check(); }
   void OnOutput(double, const Eigen::VectorXd&, const Eigen::VectorXd&) override { Check(); }
   void OnEvent(const events::Event&, const Eigen::VectorXd&, const Eigen::VectorXd&,
@@ -534,12 +545,19 @@ class OutputGuard : public events::Observer {
                  " rows (without output_step every accepted step is a row; set "
                  "simulation.output_step or raise simulation.max_output_rows)";
     }
+    double bytes = 0;
+    for (const LineFile* f : files_) bytes += f ? static_cast<double>(f->bytes()) : 0.0;
+    if (problem_.empty() && bytes >= max_bytes_) {
+      problem_ = "the result files reached max_output_bytes = " + NumberText(max_bytes_) +
+                 " bytes (raise simulation.max_output_bytes or --max-output-bytes, or set a "
+                 "larger simulation.output_step)";
+    }
     if (!problem_.empty()) simulation_.RequestStop();
   }
   Scheme& simulation_;
   std::vector<const LineFile*> files_;
   const TrajectoryWriter& trajectory_;
-  double max_rows_;
+  double max_rows_, max_bytes_;
   std::string problem_;
   bool write_failed_ = false;
 };
@@ -606,20 +624,30 @@ std::string WithoutSolverAccounts(std::string message) {
 
 // Closes the result files, writes summary.json (and last_state.json when the run did not
 // finish) each complete or absent, prints the human summary; returns the exit code (README).
-int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::path& dir,
-                 const Scheme& simulation, RunInfo info, bool finished,
-                 const std::vector<LineFile*>& files, Hdf5Writer* hdf5, VtkSeries* vtk,
-                 std::ostream& out, std::ostream& err) {
-  std::vector<std::string> failures;
+int WriteResults(const Scene& scene, const std::filesystem::path& dir, const Scheme& simulation,
+                 RunInfo info, bool finished, const std::vector<LineFile*>& files, Hdf5Writer* hdf5,
+                 VtkSeries* vtk, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> failures, written;
   for (LineFile* f : files) {
-    if (f && !f->Close()) failures.push_back(f->error());
+    if (f == nullptr) continue;
+    if (f->Close()) {
+      written.push_back(f->path().filename().string());
+    } else {
+      failures.push_back(f->error());
+    }
   }
-  try {  // results.h5 and vtk.pvd closed, also after a failed run
-    if (hdf5) hdf5->Close();
-    if (vtk) vtk->Close();
-  } catch (const std::runtime_error& e) {
-    failures.emplace_back(e.what());
-  }
+  // results.h5 and vtk.pvd closed, also after a failed run.
+  const auto close = [&](auto* writer, const char* name) {
+    if (writer == nullptr) return;
+    try {
+      writer->Close();
+      written.emplace_back(name);
+    } catch (const std::runtime_error& e) {
+      failures.emplace_back(e.what());
+    }
+  };
+  close(hdf5, "results.h5");
+  close(vtk, "vtk.pvd");
   if (!failures.empty() && info.status != "output_error") {
     info.status = "output_error";
     info.message = "writing " + failures.front();
@@ -629,6 +657,8 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
   WriteSummaryJson(info, simulation.View(), summary);
   if (std::string e = WriteFileAtomically(dir / "summary.json", summary.str()); !e.empty()) {
     failures.push_back(std::move(e));
+  } else {
+    written.emplace_back("summary.json");
   }
   if (!finished) {
     std::ostringstream last_state;
@@ -636,9 +666,11 @@ int WriteResults(const RunArgs& run, const Scene& scene, const std::filesystem::
     if (std::string e = WriteFileAtomically(dir / "last_state.json", last_state.str());
         !e.empty()) {
       failures.push_back(std::move(e));
+    } else {
+      written.emplace_back("last_state.json");
     }
   }
-  PrintRunSummary(run, scene, dir, simulation, info, finished, out);
+  PrintRunSummary(scene, dir, simulation, info, written, out);
   if (!failures.empty()) {
     for (const std::string& f : failures) err << "error: cannot write " << f << '\n';
     err << "error: the run stopped at t = " << Seconds(info.t_reached) << "; the result files in "
@@ -748,6 +780,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     return SceneError(scene.file, line, what);
   };
   RefuseResistanceWithoutItsScheme(scene);
+  CheckOutputBytes(scene, scene.t_end - start.t, 1 + system->nq() + system->nv());
   try {
     // A dry set-up: the options and the initial state must be accepted by the scheme.
     MakeScheme(system, scene.options, scene.theta)->SetState(start.t, q0, v0);
@@ -842,7 +875,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
   // Last: sees what the writers did with each step.
   OutputGuard guard(simulation, {&trajectory_file, &events_file, reactions_file.get()}, trajectory,
-                    scene.max_output_rows);
+                    scene.max_output_rows, scene.max_output_bytes);
   simulation.AddObserver(&guard);
 
   RunInfo info;
@@ -880,7 +913,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
     info.t_reached = simulation.t();
   }
   progress.Finish();
-  return WriteResults(run, scene, dir, simulation, info, finished,
+  return WriteResults(scene, dir, simulation, info, finished,
                       {&trajectory_file, &events_file, reactions_file.get()}, hdf5.get(), vtk.get(),
                       out, err);
 }
@@ -897,7 +930,24 @@ ProgressBar::ProgressBar(std::ostream& err, bool enabled, double t0, double t_en
       delay_(delay),
       period_(period),
       now_(now ? std::move(now) : [] { return Clock::now(); }),
-      start_(now_()) {}
+      start_(now_()),
+      left_(t_end) {
+  left_.Add(0.0, t0);
+}
+
+void TimeLeftEstimator::Add(double wall, double t) {
+  samples_.emplace_back(wall, t);
+  // Keep the newest sample at or before the window's start, so the window spans `window_`.
+  while (samples_.size() > 2 && samples_[1].first <= wall - window_) samples_.pop_front();
+}
+
+double TimeLeftEstimator::SecondsLeft() const {
+  if (samples_.size() < 2) return std::nan("");
+  const auto& [w0, t0] = samples_.front();
+  const auto& [w, t] = samples_.back();
+  if (!(t > t0)) return std::nan("");
+  return std::max(0.0, t_end_ - t) * (w - w0) / (t - t0);
+}
 
 void ProgressBar::OnStep(double t, const Eigen::VectorXd& /*q*/, const Eigen::VectorXd& /*v*/) {
   Update(t);
@@ -925,8 +975,10 @@ void ProgressBar::Update(double t) {
   constexpr int kWidth = 20;
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
+  left_.Add(elapsed, t);
+  const double seconds_left = left_.SecondsLeft();
   const std::string left =
-      fraction > 0 ? ", ~" + HumanDuration(elapsed * (1 - fraction) / fraction) + " left" : "";
+      std::isfinite(seconds_left) ? ", ~" + HumanDuration(seconds_left) + " left" : "";
   char text[200];
   std::snprintf(text, sizeof text, "\r[%-*s] %5.1f %%  t = %.4g of %.4g s  %ld events  %s%s",
                 kWidth, std::string(static_cast<std::size_t>(filled), '#').c_str(),
@@ -1026,7 +1078,9 @@ int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& e
       return kExitOk;
     }
     if (command == "help" || command == "--help" || command == "-h") {
-      if (command != "help" || args.size() == 1) {
+      // `saltus help`, `saltus help --help`, `saltus help help`: the usage.
+      if (command != "help" || args.size() == 1 || AsksForHelp(args.subspan(1)) ||
+          args[1] == "help") {
         out << kUsage;
         return kExitOk;
       }

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <ostream>
 #include <span>
@@ -49,20 +50,39 @@ constexpr int kExitSignalBase = 128;  // + signal number: SIGINT 130, SIGTERM 14
 int RunCli(std::span<const std::string> args, std::ostream& out, std::ostream& err,
            bool stderr_is_terminal = false);
 
+// The time left of a run from its recent pace: with (w, t) the newest sample (wall seconds,
+// simulated time) and (w₀, t₀) the newest one at least `window` seconds older (the oldest while
+// none is),
+//   left = (t_end − t) · (w − w₀) / (t − t₀),
+// the simulated time per wall second of the window held for the rest of the run. A window, not
+// the whole run's average: runs slow down when contacts multiply (a pile settling: the average
+// since the start under-estimated the time left 9×, docs/output-formats.md "Progress").
+class TimeLeftEstimator {
+ public:
+  explicit TimeLeftEstimator(double t_end, double window_seconds = 3.0)
+      : t_end_(t_end), window_(window_seconds) {}
+  // A sample: `wall` seconds since the start (non-decreasing) at simulated time t.
+  void Add(double wall, double t);
+  // Seconds left, or NaN while the window holds no progress in t.
+  double SecondsLeft() const;
+
+ private:
+  double t_end_, window_;
+  std::deque<std::pair<double, double>> samples_;  // (wall, t), oldest first
+};
+
 // The one-line progress bar of `saltus run` on stderr: redrawn in place with '\r' from accepted
 // steps, output times and events, at most once per `period`, and only once the run has lasted
 // `delay` (so short runs print nothing). It shows the fraction of [t0, t_end] simulated, the
-// simulated time, the events so far, the wall time and an estimate of the time left,
-//   elapsed · (t_end − t) / (t − t0),
-// i.e. the average rate of simulated time so far held for the rest of the run (no estimate
-// before any progress). Disabled (enabled = false), it draws nothing: `saltus run` enables it
-// only when stderr is a terminal.
+// simulated time, the events so far, the wall time and the time left from the recent pace
+// (TimeLeftEstimator; none before any progress). Disabled (enabled = false), it draws nothing:
+// `saltus run` enables it only when stderr is a terminal.
 class ProgressBar : public events::Observer {
  public:
   using Clock = std::chrono::steady_clock;
   // `now` replaces the steady clock (tests); empty: Clock::now.
   ProgressBar(std::ostream& err, bool enabled, double t0, double t_end,
-              std::chrono::duration<double> delay = std::chrono::seconds(1),
+              std::chrono::duration<double> delay = std::chrono::milliseconds(400),
               std::chrono::duration<double> period = std::chrono::milliseconds(100),
               std::function<Clock::time_point()> now = {});
   void OnStep(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override;
@@ -85,6 +105,7 @@ class ProgressBar : public events::Observer {
   bool drawn_ = false;
   std::size_t width_ = 0;  // characters of the last line drawn
   long events_ = 0;
+  TimeLeftEstimator left_;
 };
 
 // "0.4 s", "42 s", "3 min 05 s", "2 h 07 min": a duration for people.

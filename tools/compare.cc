@@ -929,13 +929,32 @@ void WriteHeader(std::ostream& results) {
   results << '\n';
 }
 
-// DIR/provenance.json of the study (tools/metadata.h), which the report quotes.
-void WriteStudyProvenance(std::span<const std::string> args, const std::filesystem::path& dir) {
+// "saltus compare <args>", shell-quoted (tools/metadata.h).
+std::string CompareCommandLine(std::span<const std::string> args) {
   std::vector<std::string> line = {"compare"};
   line.insert(line.end(), args.begin(), args.end());
+  return CommandLine(line);
+}
+
+// DIR/provenance.json of the study (tools/metadata.h), which the report quotes: the command that
+// defined the study, the SHA-256 of every scene file ("scenes"; "scene_sha256" is the one file's
+// digest in a one-scene study, else the digest of the lines "<sha256>  <file>\n" of all of them,
+// sha256sum's format) and, after --collect, the collect command apart.
+void WriteStudyProvenance(const std::string& command_line, const Study& study,
+                          const std::filesystem::path& dir,
+                          const std::string& collect_command_line = "") {
+  Provenance p = CollectProvenance({}, "");
+  p.command_line = command_line;
+  p.collect_command_line = collect_command_line;
+  std::string listing;
+  for (const SceneEntry& entry : study.scenes) {
+    p.scenes.push_back({entry.scene.name, entry.scene.file, FileSha256(entry.scene.file)});
+    listing += p.scenes.back().sha256 + "  " + entry.scene.file + "\n";
+  }
+  p.scene_sha256 = p.scenes.size() == 1 ? p.scenes[0].sha256 : Sha256Hex(listing);
   std::ofstream file(dir / "provenance.json", std::ios::trunc);
   JsonWriter w(file);
-  WriteProvenanceJson(CollectProvenance(line, ""), &w);
+  WriteProvenanceJson(p, &w);
   file << '\n';
 }
 
@@ -1083,6 +1102,8 @@ int EmitJobs(std::span<const std::string> args, const Study& study, std::ostream
   }
   std::ofstream(dir / "study.cwd", std::ios::trunc)
       << std::filesystem::current_path().string() << '\n';
+  // The command as given, for the provenance that --collect writes.
+  std::ofstream(dir / "study.command", std::ios::trunc) << CompareCommandLine(args) << '\n';
   WriteStaticReferences(study.scenes, dir / "references");
   const std::size_t total = study.reference_jobs.size() + study.jobs.size();
   const std::string self = Quote(SaltusProgram().string());
@@ -1220,8 +1241,11 @@ int Collect(const std::filesystem::path& dir_arg, std::ostream& out, std::ostrea
     return kExitError;
   }
   results.close();
-  std::vector<std::string> args = {"--collect", dir.string()};
-  WriteStudyProvenance(args, dir);
+  std::ifstream command_file(dir / "study.command");
+  std::string study_command;
+  std::getline(command_file, study_command);
+  const std::vector<std::string> collect = {"--collect", dir.string()};
+  WriteStudyProvenance(study_command, study, dir, CompareCommandLine(collect));
   return Finish(study, dir, study.jobs.size(), by_status, start, out, err);
 }
 
@@ -1251,7 +1275,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
     err << "error: cannot create " << reference_dir << ": " << ec.message() << '\n';
     return kExitError;
   }
-  WriteStudyProvenance(args, dir);
+  WriteStudyProvenance(CompareCommandLine(args), study, dir);
 
   // ---- 3. Reference runs for scenes without a file or closed form. ----
   const auto reference_csv = [&](const Job& job) {

@@ -136,6 +136,17 @@ void WriteProvenanceJson(const Provenance& p, JsonWriter* w) {
   w->Key("scene_sha256").String(p.scene_sha256);
   w->Key("command_line").String(p.command_line);
   w->Key("host").String(p.host);
+  if (!p.collect_command_line.empty()) {
+    w->Key("collect_command_line").String(p.collect_command_line);
+  }
+  if (!p.scenes.empty()) {
+    w->Key("scenes").BeginArray();
+    for (const SceneDigest& s : p.scenes) {
+      w->BeginObject().Key("name").String(s.name).Key("file").String(s.file);
+      w->Key("sha256").String(s.sha256).EndObject();
+    }
+    w->EndArray();
+  }
   w->EndObject();
 }
 

@@ -7,10 +7,16 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace saltus::tools {
 
 class JsonWriter;
+
+// One input file of a study (saltus compare): its scene name, path and SHA-256.
+struct SceneDigest {
+  std::string name, file, sha256;
+};
 
 struct Provenance {
   std::string version;       // tools::Version()
@@ -18,6 +24,10 @@ struct Provenance {
   std::string scene_sha256;  // hex digest of the scene file's bytes; "" without a scene
   std::string command_line;  // "saltus <args>" with shell quoting where needed
   std::string host;          // gethostname(), "" if unavailable
+  // Studies only (written when not empty): every scene file, and the `saltus compare --collect`
+  // command that merged emitted jobs (command_line is then the study's own).
+  std::vector<SceneDigest> scenes;
+  std::string collect_command_line;
 };
 
 // SHA-256 (FIPS 180-4) of `data`, as 64 lowercase hex digits.

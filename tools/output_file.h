@@ -41,6 +41,8 @@ class LineFile {
   // "<path>: <errno text>" of the first failure; empty while ok.
   const std::string& error() const { return error_; }
   const std::filesystem::path& path() const { return path_; }
+  // Bytes given to the file so far: on disk and buffered.
+  long long bytes() const { return committed_ + static_cast<long long>(pending_.size()); }
 
  private:
   class Buffer : public std::streambuf {

@@ -1625,11 +1625,7 @@ class SceneParser {
 
   void ParseSimulation(const YAML::Node& node, Scene* scene) {
     MapReader r(file_, node, "simulation");
-    // SimulationKeys() and the keys of integrator moreau_jean, which the facade (and so
-    // saltus.Options in Python) does not run.
-    std::vector<std::string> keys = SimulationKeys();
-    keys.insert(keys.end(), {"step", "theta"});
-    r.CheckKeys(keys);
+    r.CheckKeys(SimulationKeys());
     scene->lines.simulation = r.line();
     events::SimulationOptions& o = scene->options;
     integrators::IntegratorOptions& io = o.integrator_options;
@@ -1713,6 +1709,10 @@ class SceneParser {
     if (scene->max_output_rows < 1)
       r.Fail(*r.Find("max_output_rows"), "max_output_rows must be >= 1");
     CheckOutputRows(*scene);
+    scene->max_output_bytes =
+        r.Number("max_output_bytes", Range::kPositive, kDefaultMaxOutputBytes);
+    if (scene->max_output_bytes < 1)
+      r.Fail(*r.Find("max_output_bytes"), "max_output_bytes must be >= 1");
     o.restitution = r.Number("restitution", Range::kUnitInterval, o.restitution);
     o.restitution_threshold =
         r.Number("restitution_threshold", Range::kNonNegative, o.restitution_threshold);
@@ -1846,6 +1846,22 @@ void CheckOutputRows(const Scene& scene) {
           " (raise simulation.max_output_rows to allow it)");
 }
 
+void CheckOutputBytes(const Scene& scene, double duration, long numbers_per_row) {
+  const double step = scene.options.output_step;
+  if (!(step > 0)) return;
+  const double rows = std::floor(duration / step) + 1;
+  const double bytes = rows * static_cast<double>(numbers_per_row) * kCsvBytesPerNumber;
+  if (bytes <= scene.max_output_bytes) return;
+  throw SceneError(
+      scene.file, scene.lines.output_step,
+      "simulation: output_step = " + FormatNumber(step) + " s over " + FormatNumber(duration) +
+          " s gives " + FormatNumber(rows) + " rows of " + std::to_string(numbers_per_row) +
+          " numbers, up to " + FormatNumber(bytes) + " bytes of trajectory.csv (" +
+          FormatNumber(kCsvBytesPerNumber) +
+          " bytes a number), more than max_output_bytes = " + FormatNumber(scene.max_output_bytes) +
+          " (raise simulation.max_output_bytes or --max-output-bytes, or output_step)");
+}
+
 bool ParseFrictionCone(const std::string& text, events::SimulationOptions* options) {
   std::istringstream words(text);
   std::string kind, count, extra;
@@ -1923,6 +1939,8 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "h_max",
                                                 "h_init",
                                                 "adaptive",
+                                                "step",
+                                                "theta",
                                                 "safety",
                                                 "fac_min",
                                                 "fac_max",
@@ -1931,6 +1949,7 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "rho_inf",
                                                 "output_step",
                                                 "max_output_rows",
+                                                "max_output_bytes",
                                                 "restitution",
                                                 "restitution_threshold",
                                                 "thresholds",

@@ -143,6 +143,9 @@ struct Scene {
   // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
   // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
   double max_output_rows = kDefaultMaxOutputRows;
+  // Bytes the result files of `saltus run` may take (simulation.max_output_bytes,
+  // tools/limits.h; CheckOutputBytes before the run, the CLI's output guard during it).
+  double max_output_bytes = kDefaultMaxOutputBytes;
   SceneLines lines;
   SceneReference reference;
 };
@@ -194,6 +197,11 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 // (t_end / output_step, tools/limits.h): SceneError at the line of output_step. Called by the
 // parser and again after the command line overrides t_end.
 void CheckOutputRows(const Scene& scene);
+// Refuses an output grid whose trajectory.csv over `duration` seconds (rows of
+// `numbers_per_row` = 1 + nq + nv numbers) could exceed scene.max_output_bytes (the estimate of
+// tools/limits.h): SceneError at the line of output_step naming max_output_bytes. Runs without a
+// grid are bounded while they run.
+void CheckOutputBytes(const Scene& scene, double duration, long numbers_per_row);
 
 // Empty when the integrator exists and supports the formulation; otherwise the reason, listing
 // the known integrators or the supported formulations (from integrators::IntegratorTable(), and

@@ -84,10 +84,61 @@ VALUES = {
 }
 
 
-def test_options_hold_every_simulation_key_under_the_scene_name():
-    keys = saltus.Options.keys()
-    # friction_cone applies to spatial scenes only: test_friction_cone_reads_as_in_a_scene.
-    assert set(keys) == set(VALUES) | {"friction_cone"}, set(keys) ^ set(VALUES)
+BALL = "scene: ball\nbodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]\n"
+
+
+def scene_simulation_keys():
+    """The keys of a scene's simulation section as the scene loader lists them when it refuses
+    an unknown one: the list a new scene key joins, so a test on it cannot forget the key."""
+    with pytest.raises(saltus.SceneError) as refused:
+        saltus.Model.from_scene_text(BALL + "simulation: {t_end: 1, no_such_key: 1}\n")
+    allowed = str(refused.value).split("(allowed: ", 1)[1].rsplit(")", 1)[0]
+    return [k.strip() for k in allowed.split(",")]
+
+
+def test_options_hold_every_key_the_scene_loader_accepts():
+    keys = scene_simulation_keys()
+    assert "rtol" in keys and "theta" in keys and "friction" in keys, keys  # the parse worked
+    # t_end is the argument of run/advance_to (Model.t_end), max_output_rows a property of
+    # Simulation, max_output_bytes a bound on the files of `saltus run` (Python writes none);
+    # every other key is an Options attribute under its scene name.
+    assert set(saltus.Options.keys()) == set(keys) - {"t_end", "max_output_rows",
+                                                      "max_output_bytes"}
+    options = saltus.Options()
+    for k in saltus.Options.keys():
+        assert hasattr(options, k), k
+    assert hasattr(saltus.Model, "t_end") and hasattr(saltus.Simulation, "max_output_rows")
+    # The keys VALUES sets below, those of the Moreau-Jean, friction and spatial tests, and no
+    # other: a new key needs a round-trip test.
+    assert set(saltus.Options.keys()) == set(VALUES) | {
+        "friction_cone", "step", "theta", "friction", "rolling_friction", "spinning_friction"}
+
+
+def test_moreau_jean_keys_and_friction_read_as_in_a_scene():
+    model = saltus.Model.from_scene_text(
+        BALL + "simulation: {t_end: 1, integrator: moreau_jean, step: 1.0e-3, theta: 0.75, "
+        "friction: 0.3}\n")
+    o = model.options
+    assert (o.integrator, o.step, o.theta, o.friction) == ("moreau_jean", 1e-3, 0.75, 0.3)
+    assert (o.rolling_friction, o.spinning_friction) == (0.0, 0.0)
+    # theta reaches the scheme: a Simulation with theta = 1 differs from theta = 1/2 on a
+    # falling ball only through the velocity update, and both run.
+    by_hand = saltus.Options()
+    by_hand.integrator = "moreau_jean"
+    by_hand.step = 1e-3
+    by_hand.theta = 0.75
+    assert by_hand.theta == 0.75
+    with pytest.raises(AttributeError):
+        by_hand.friction = 0.5  # part of the model
+    by_hand.theta = 0.2
+    with pytest.raises(saltus.InvalidArgument, match=r"^Simulation: theta must be in \[0.5, 1\], got 0.2$"):
+        saltus.Simulation(model, by_hand)
+    # The model's friction is 0.3; options carrying another (the defaults, 0) are refused.
+    by_hand.theta = 0.75
+    with pytest.raises(saltus.InvalidArgument, match="friction"):
+        saltus.Simulation(model, by_hand)
+    sim = saltus.Simulation(model, saltus.Options(model.options))
+    assert sim.options.theta == 0.75 and sim.advance_to(0.01).ok
     lines = ["scene: ball", "bodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]",
              "simulation:", "  t_end: 1"]
     for k, v in VALUES.items():
@@ -130,9 +181,65 @@ def test_options_are_copies_the_model_and_simulation_keep_theirs():
     options.rtol = 0.5
     assert model.options.rtol == 1e-7  # the model is immutable
     sim = saltus.Simulation(model, options)
-    copy = sim.options
-    copy.rtol = 0.25
+    # Simulation.options is read-only: setting one of its options raises instead of changing a
+    # copy silently; saltus.Options(sim.options) is a copy to change.
+    with pytest.raises(AttributeError, match="read-only"):
+        sim.options.rtol = 0.25
     assert sim.options.rtol == 0.5
+    copy = saltus.Options(sim.options)
+    copy.rtol = 0.25
+    assert copy.rtol == 0.25 and sim.options.rtol == 0.5
+    with pytest.raises(AttributeError, match="no option 'rtoll'"):
+        copy.rtoll = 1e-6  # a misspelt option is not a new attribute
+
+
+def test_messages_name_what_the_python_user_wrote():
+    """Errors name the Python call or attribute (never a C++ function) and print numbers in their
+    shortest exact form (issue 20, section 4)."""
+    model = saltus.Model.from_scene_text(BALL + "simulation: {t_end: 1}\n")
+    sim = saltus.Simulation(model)
+    cases = [
+        (lambda: sim.run(1e308), saltus.InvalidArgument,
+         "Simulation.run: t_end = 1e+308 s is not finite or beyond the limit of 1e+15 s"),
+        (lambda: sim.advance_to(-0.5), saltus.InvalidArgument,
+         "Simulation.advance_to: t_end = -0.5 s is before the current time t = 0 s"),
+        (lambda: sim.step(0.0), saltus.InvalidArgument,
+         "Simulation.step: dt must be > 0 and finite, got 0"),
+        (lambda: setattr(sim, "q", [math.nan, 0, 0]), saltus.InvalidArgument,
+         "Simulation.q: q[0] = nan is not finite"),
+        (lambda: setattr(sim, "v", [0, 0]), saltus.InvalidArgument,
+         "Simulation.v: v has size 2, expected 3"),
+        (lambda: sim.set_state(0.0, [0, 1, 0], [0, math.inf, 0]), saltus.InvalidArgument,
+         "Simulation.set_state: v[1] = inf is not finite"),
+        (lambda: setattr(sim, "max_output_rows", 0.5), saltus.InvalidArgument,
+         "Simulation.max_output_rows: max_output_rows must be >= 1, got 0.5"),
+        (lambda: sim.remove_observer(12345), saltus.InvalidArgument,
+         "Simulation.remove_observer: no observer with id 12345"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind) as raised:
+            call()
+        assert str(raised.value) == message
+    o = saltus.Options()
+    o.output_step = 1e-300
+    fine = saltus.Simulation(model, o)
+    with pytest.raises(saltus.InvalidArgument) as raised:
+        fine.run(1.0)
+    assert str(raised.value) == (
+        "Simulation.run: output_step = 1e-300 s over 1 s gives 9.999999999999999e+299 output rows, "
+        "more than "
+        "max_output_rows = 1e+07 (raise max_output_rows or output_step)")
+
+    def observer(t, q, v):
+        sim.advance_to(1.0)
+
+    sim.on_step(observer)
+    with pytest.raises(saltus.StateError) as raised:
+        sim.advance_to(0.1)
+    assert str(raised.value).startswith("Simulation.advance_to: not allowed from inside an observer")
+    for message in [str(raised.value)] + [m for _, _, m in cases]:
+        for cxx in ("AdvanceTo", "SetPositions", "SetState", "SetMaxOutputRows", "RemoveObserver"):
+            assert cxx not in message, message
 
 
 def test_q_and_v_are_writable():

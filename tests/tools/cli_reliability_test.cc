@@ -187,6 +187,11 @@ TEST_F(CliReliabilityTest, AFullDiskStopsTheRunWithTheReason) {
     EXPECT_EQ(JsonString(summary, "status"), "output_error");
     EXPECT_NE(JsonString(summary, "message").find("No space left"), std::string::npos);
     EXPECT_TRUE(fs::exists(out / "last_state.json"));
+    // The summary line lists the files written, not the one that could not be.
+    const std::string listed = o.str().substr(o.str().find("/ ("));  // after DIR (out_<file>)
+    EXPECT_EQ(listed.find(file), std::string::npos) << listed;
+    EXPECT_NE(listed.find("summary.json"), std::string::npos) << listed;
+    EXPECT_NE(listed.find("last_state.json"), std::string::npos) << listed;
   }
 }
 
@@ -273,6 +278,58 @@ TEST_F(CliReliabilityTest, RowsAtEveryStepStopAtTheLimit) {
   const long rows = CheckWholeRows(out / "trajectory.csv");
   EXPECT_GE(rows, 50);
   EXPECT_LE(rows, 53);  // the step that reached the limit, plus event rows of that step
+  EXPECT_TRUE(fs::exists(out / "last_state.json"));
+}
+
+// The bound on bytes (tools/limits.h): a grid whose trajectory.csv could exceed
+// max_output_bytes is refused before anything is written, naming the option; a run without a
+// grid stops when its CSV files reach it, keeping whole rows and last_state.json.
+TEST_F(CliReliabilityTest, OutputBytesAreBoundedBeforeAndDuringTheRun) {
+  const std::string ball = ReadFile(kExamples + "/bouncing_ball.yaml");
+  // The ball: nq + nv = 6, so 7 numbers a row of at most 25 bytes; output_step 0.01 over 10 s is
+  // 1001 rows, at most 175,175 bytes: refused under 1e5, run under 2e5.
+  const fs::path scene = WriteScene(ball);
+  const fs::path never = scratch_ / "never";
+  std::ostringstream o, e;
+  EXPECT_EQ(
+      Cli({"run", scene.string(), "--out", never.string(), "--max-output-bytes", "1e5"}, o, e),
+      kExitBadInput);
+  EXPECT_NE(e.str().find(scene.string() + ":29:"), std::string::npos) << e.str();
+  EXPECT_NE(e.str().find("up to 175175 bytes of trajectory.csv"), std::string::npos) << e.str();
+  EXPECT_NE(e.str().find("max_output_bytes = 100000"), std::string::npos) << e.str();
+  EXPECT_NE(e.str().find("--max-output-bytes"), std::string::npos) << e.str();
+  EXPECT_FALSE(fs::exists(never));
+  // The scene key says the same.
+  std::string keyed = ball;
+  keyed.replace(keyed.find("output_step: 0.01"), 17, "output_step: 0.01\n  max_output_bytes: 1e5");
+  std::ostringstream o1, e1;
+  EXPECT_EQ(Cli({"run", WriteScene(keyed).string(), "--out", never.string()}, o1, e1),
+            kExitBadInput);
+  EXPECT_NE(e1.str().find("max_output_bytes = 100000"), std::string::npos) << e1.str();
+  std::ostringstream o2, e2;
+  EXPECT_EQ(
+      Cli({"run", scene.string(), "--out", (scratch_ / "ok").string(), "--max-output-bytes", "2e5"},
+          o2, e2),
+      kExitOk)
+      << e2.str();
+
+  // Rows at every accepted step: stopped once the CSV files hold 20,000 bytes.
+  std::string steps = ball;
+  steps.replace(steps.find("output_step: 0.01"), 17, "output_step: 0");
+  const fs::path out = scratch_ / "out";
+  std::ostringstream o3, e3;
+  EXPECT_EQ(
+      Cli({"run", WriteScene(steps).string(), "--out", out.string(), "--max-output-bytes", "2e4"},
+          o3, e3),
+      kExitRunFailure);
+  EXPECT_NE(e3.str().find("max_output_bytes = 20000"), std::string::npos) << e3.str();
+  EXPECT_EQ(JsonString(ReadFile(out / "summary.json"), "status"), "output_limit");
+  EXPECT_GE(CheckWholeRows(out / "trajectory.csv"), 1);
+  const auto bytes = fs::file_size(out / "trajectory.csv") + fs::file_size(out / "events.csv");
+  // Reached at the step that crossed the bound: at most that step's rows beyond it (one step
+  // row and two event rows of at most 7 x 25 bytes, and one events.csv line).
+  EXPECT_GE(bytes, 20000u);
+  EXPECT_LE(bytes, 20000u + 3 * 175 + 400);
   EXPECT_TRUE(fs::exists(out / "last_state.json"));
 }
 

@@ -128,8 +128,17 @@ TEST_F(CliTest, BinaryListsDopri5) {
 }
 
 TEST_F(CliTest, HelpAndUnknownCommands) {
-  EXPECT_EQ(Cli({"help"}).code, kExitOk);
-  EXPECT_NE(Cli({"--help"}).out.find("saltus run SCENE [options]"), std::string::npos);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"help"}, {"--help"}, {"-h"}, {"help", "--help"}, {"help", "-h"}, {"help", "help"}}) {
+    const CliResult r = Cli(args);
+    EXPECT_EQ(r.code, kExitOk) << args.back() << r.err;
+    EXPECT_NE(r.out.find("saltus run SCENE [options]"), std::string::npos) << r.out;
+    // Every exit code `saltus run` can return (README "Exit codes").
+    for (const char* code :
+         {"0 finished", "1 output", "2 bad input", "3 the run stopped", "130/143"}) {
+      EXPECT_NE(r.out.find(code), std::string::npos) << code;
+    }
+  }
   const CliResult none = Cli({});
   EXPECT_EQ(none.code, kExitBadInput);
   EXPECT_NE(none.err.find("usage"), std::string::npos);
@@ -525,7 +534,8 @@ TEST(ProgressBarTest, DrawsInPlaceAndErasesItself) {
 }
 
 // A fake clock: the bar redraws from steps, outputs and events, at most once per period, and
-// estimates the time left from the average rate so far.
+// estimates the time left from the pace over its window (here the whole run, shorter than the
+// window's 3 s but for its first 10 s without a draw).
 TEST(ProgressBarTest, RedrawsFromEveryCallbackWithAnEstimateOfTheTimeLeft) {
   using Clock = ProgressBar::Clock;
   Clock::time_point now{};
@@ -553,6 +563,30 @@ TEST(ProgressBarTest, RedrawsFromEveryCallbackWithAnEstimateOfTheTimeLeft) {
   EXPECT_LE(line.size(), 81u);  // fits a terminal line
 }
 
+// A run whose pace drops 10× (a pile whose contacts multiply): 10 s of wall time at 1 s of t per
+// second, then 0.1 s of t per second. Once the window (3 s) lies in the slow phase the estimate
+// is the exact time left, (t_end − t) / 0.1; the whole-run average (the former estimate) stays
+// far below it.
+TEST(TimeLeftEstimatorTest, FollowsARateChangeWithinItsWindow) {
+  const double t_end = 20;
+  TimeLeftEstimator left(t_end, /*window_seconds=*/3.0);
+  EXPECT_TRUE(std::isnan(left.SecondsLeft()));
+  const auto t_at = [](double w) { return w <= 10 ? w : 10 + 0.1 * (w - 10); };
+  for (int k = 0; k <= 100; ++k) left.Add(0.1 * k, t_at(0.1 * k));
+  // Fast phase: 10 s left at 1 s/s (a linear pace: exact up to round-off, 1e-9).
+  EXPECT_NEAR(left.SecondsLeft(), 10.0, 1e-9);
+  for (int k = 101; k <= 150; ++k) left.Add(0.1 * k, t_at(0.1 * k));
+  // 5 s into the slow phase, t = 10.5: 9.5 s of t left at 0.1 s/s = 95 s.
+  EXPECT_NEAR(left.SecondsLeft(), 95.0, 1e-6);
+  const double average = (t_end - 10.5) * 15.0 / 10.5;  // 13.6 s: 7x too low
+  EXPECT_GT(left.SecondsLeft(), 6 * average);
+  // No progress within the window: no estimate.
+  TimeLeftEstimator stalled(t_end);
+  stalled.Add(0, 1);
+  stalled.Add(5, 1);
+  EXPECT_TRUE(std::isnan(stalled.SecondsLeft()));
+}
+
 TEST(ProgressBarTest, HumanDurations) {
   EXPECT_EQ(HumanDuration(0.44), "0.4 s");
   EXPECT_EQ(HumanDuration(42.2), "42 s");
@@ -569,7 +603,7 @@ TEST(WrapTextTest, FillsLinesToTheWidth) {
 
 TEST(ProgressBarTest, SilentForShortRunsAndWhenDisabled) {
   std::ostringstream err;
-  ProgressBar waits(err, /*enabled=*/true, 0.0, 10.0);  // default delay: 1 s
+  ProgressBar waits(err, /*enabled=*/true, 0.0, 10.0);  // default delay: 0.4 s
   ProgressBar disabled(err, /*enabled=*/false, 0.0, 10.0, std::chrono::seconds(0));
   const Eigen::VectorXd x = Eigen::VectorXd::Zero(1);
   waits.OnStep(1.0, x, x);

@@ -106,7 +106,9 @@ class ProfileTest(unittest.TestCase):
                 w.writerows(ROWS)
             with open(os.path.join(d, "provenance.json"), "w") as f:
                 f.write('{"saltus_version": "9.9.9", "saltus_commit": "abc", "host": "h", '
-                        '"command_line": "saltus compare --set x"}')
+                        '"command_line": "saltus compare --set x", "scene_sha256": "d1", '
+                        '"collect_command_line": "saltus compare --collect J", '
+                        '"scenes": [{"name": "ball", "file": "b.yaml", "sha256": "e3"}]}')
             self.assertEqual(compare_plots.main([path]), 0)
             for name in ["wp_a.png", "wp_b.png", "steps_a.png", "profile_s.png", "report.md"]:
                 self.assertTrue(os.path.getsize(os.path.join(d, name)) > 0, name)
@@ -116,6 +118,9 @@ class ProfileTest(unittest.TestCase):
             self.assertIn("| s | 3 | 0.67 (0.67) | 0.67 (1.00) |", report)
             self.assertIn("step_size_underflow", report)
             self.assertIn("Saltus 9.9.9 (commit abc) on h: `saltus compare --set x`", report)
+            self.assertIn("merged by `saltus compare --collect J`", report)
+            self.assertIn("the study's digest d1", report)
+            self.assertIn("- ball: `b.yaml` e3", report)
             self.assertIn("| A/index1 | 2 | ", report)  # achieved error / rtol table
 
 

@@ -654,7 +654,25 @@ TEST_F(CompareTest, EmittedJobsRunWithGnuParallelAndCollect) {
     EXPECT_EQ(b[i].at("status"), "ok");
     EXPECT_FALSE(b[i].at("error").empty());
   }
-  EXPECT_TRUE(fs::exists(jobs / "provenance.json"));
+  // The provenance names the study's command (not the collect command, recorded apart) and the
+  // scene files' SHA-256, checked against coreutils' sha256sum.
+  const auto read = [](const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string provenance = read(jobs / "provenance.json");
+  EXPECT_NE(provenance.find("\"command_line\": \"saltus compare --scenes "), std::string::npos)
+      << provenance;
+  EXPECT_NE(provenance.find("--emit-jobs"), std::string::npos) << provenance;
+  EXPECT_NE(provenance.find("\"collect_command_line\": \"saltus compare --collect "),
+            std::string::npos)
+      << provenance;
+  ASSERT_EQ(Shell("sha256sum '" + disk + "' > '" + (dir_ / "disk.sha").string() + "'"), 0);
+  const std::string disk_sha = read(dir_ / "disk.sha").substr(0, 64);
+  EXPECT_NE(provenance.find("\"sha256\": \"" + disk_sha + "\""), std::string::npos) << provenance;
+  EXPECT_EQ(provenance.find("\"scene_sha256\": \"\""), std::string::npos) << provenance;
   // A job that did not run is reported as missing, not lost.
   fs::remove(jobs / "runs" / "4.txt");
   ASSERT_EQ(Compare({"--collect", jobs.string()}).code, kExitOk);

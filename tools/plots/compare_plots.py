@@ -279,7 +279,18 @@ def write_report(rows, sets, solvers, table, figures, path, cost="wall", provena
         lines.append("Saltus %s (commit %s) on %s: `%s`." % (
             provenance.get("saltus_version", "?"), provenance.get("saltus_commit", "?"),
             provenance.get("host", "?"), provenance.get("command_line", "")))
+        if provenance.get("collect_command_line"):
+            lines.append("Run as emitted jobs, merged by `%s`." % provenance["collect_command_line"])
         lines.append("")
+        scenes = provenance.get("scenes", [])
+        if scenes:
+            lines.append("Scene files (SHA-256; the study's digest %s):" %
+                         provenance.get("scene_sha256", "?"))
+            lines.append("")
+            for s in scenes:
+                lines.append("- %s: `%s` %s" % (s.get("name", "?"), s.get("file", "?"),
+                                                 s.get("sha256", "?")))
+            lines.append("")
     lines.append("Cost: %s." % COSTS[cost][0])
     lines.append("")
     n_ok = sum(1 for r in rows if r["status"] == "ok")
