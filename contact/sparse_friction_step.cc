@@ -11,6 +11,7 @@
 
 #include "contact/complementarity.h"
 #include "contact/delassus.h"
+#include "contact/fc3d_newton.h"
 #include "contact/friction_cone.h"
 #include "contact/lcp_capture.h"
 #include "contact/sparse_assembly.h"
@@ -139,23 +140,6 @@ Component BuildComponent(const SparseAssembled& a, const Rows& rows, std::vector
   return c;
 }
 
-// The natural-map residual of Coulomb's law (contact::CoulombResidual) for 3 unknowns per
-// contact.
-double ChainResidual(const Eigen::SparseMatrix<double>& W, const VectorXd& b, const VectorXd& mu,
-                     const VectorXd& r) {
-  LocalProblem law;
-  law.b = b;
-  for (Eigen::Index k = 0; k < mu.size(); ++k) {
-    LocalContact lc;
-    lc.normal = static_cast<int>(3 * k);
-    lc.tangents = {lc.normal + 1, lc.normal + 2};
-    lc.num_tangents = 2;
-    lc.mu = mu[k];
-    law.contacts.push_back(lc);
-  }
-  return CoulombResidual(law, r, W * r + b);
-}
-
 // A component that needed more than the first attempt, or failed, into the capture folder
 // (contact/lcp_capture.h, kind "friction_step").
 void MaybeCapture(double t, const Rows& rows, const Component& c, const FrictionChainResult& s) {
@@ -236,12 +220,34 @@ FrictionalContactResult ContactOf(const FrictionalContact& c, int first, const V
   return r;
 }
 
+// The kNewton stage (contact/fc3d_newton.h) from the best answer so far: true when it met the
+// tolerance (out then holds its answer and stage).
+bool TryNewton(const Eigen::SparseMatrix<double>& W, const VectorXd& b, const VectorXd& mu,
+               const FrictionChainOptions& options, FrictionChainResult* out) {
+  if (options.newton_iterations == 0) return false;
+  Fc3dNewtonOptions no;
+  no.tolerance = options.tolerance;
+  no.max_iterations = options.newton_iterations;
+  const Fc3dNewtonResult nr = SolveFc3dNewton(W, b, mu, no, out->r);
+  out->message += "; " + nr.message;
+  if (nr.residual < out->residual) {
+    out->r = nr.r;
+    out->residual = nr.residual;
+  }
+  if (out->residual > options.tolerance) return false;
+  out->stage = FrictionStage::kNewton;
+  out->ok = true;
+  return true;
+}
+
 }  // namespace
 
 std::string_view FrictionStageName(FrictionStage stage) {
   switch (stage) {
     case FrictionStage::kNsgs:
       return "nsgs";
+    case FrictionStage::kNewton:
+      return "newton";
     case FrictionStage::kProximal:
       return "proximal";
     case FrictionStage::kAdmm:
@@ -260,16 +266,16 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
                                            const VectorXd& mu, const FrictionChainOptions& options,
                                            const VectorXd& r0) {
   if (!(options.tolerance > 0.0) || !(options.accepted_residual >= 0.0) ||
-      options.nsgs_sweeps <= 0 || options.proximal_iterations <= 0 ||
-      options.proximal_max_contacts < 0 || options.admm_iterations <= 0 ||
-      options.polish_sweeps <= 0) {
+      options.nsgs_sweeps <= 0 || options.newton_iterations < 0 ||
+      options.proximal_iterations <= 0 || options.proximal_max_contacts < 0 ||
+      options.admm_iterations <= 0 || options.polish_sweeps <= 0) {
     throw std::invalid_argument(
         "SolveFrictionComponent: tolerance must be > 0, accepted_residual >= 0, the iteration "
-        "counts > 0 and proximal_max_contacts >= 0");
+        "counts > 0 (newton_iterations >= 0) and proximal_max_contacts >= 0");
   }
   FrictionChainResult out;
   out.r = r0;
-  out.residual = ChainResidual(W, b, mu, r0);  // SolveFrictionContact3d checks the sizes
+  out.residual = Fc3dResidual(W, b, mu, r0);  // SolveFrictionContact3d checks the sizes
   struct Attempt {
     FrictionStage stage;
     Fc3dSolver solver;
@@ -284,6 +290,7 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
   };
   const bool dense_fits = mu.size() <= options.proximal_max_contacts;
   for (const Attempt& a : attempts) {
+    if (a.stage == FrictionStage::kProximal && TryNewton(W, b, mu, options, &out)) return out;
     const bool dense = a.stage == FrictionStage::kProximal;
     if (dense && !dense_fits) continue;
     Fc3dOptions fo;
@@ -296,7 +303,7 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
                                 : SolveFrictionContact3d(W, b, mu, fo, &out.r);
     out.message += (out.message.empty() ? "" : "; ") + fr.message;
     if (!fr.r.allFinite()) continue;
-    const double residual = ChainResidual(W, b, mu, fr.r);
+    const double residual = Fc3dResidual(W, b, mu, fr.r);
     if (residual < out.residual) {
       out.r = fr.r;
       out.residual = residual;

@@ -68,6 +68,9 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 // the largest, relative to max(1, ‖b‖∞)) meets `tolerance`:
 //   kNsgs     Siconos fc3d NSGS (Gauss–Seidel over the contacts with an exact local solver: the
 //             solver of Siconos' own Moreau–Jean), nsgs_sweeps sweeps;
+//   kNewton   our semismooth Newton on the Alart–Curnier function over the sparse W with a
+//             proximal regularization W + σI (contact/fc3d_newton.h), at most newton_iterations
+//             sparse LU factorizations (0 skips the stage), for components of any size;
 //   kProximal Siconos fc3d PROX (contact/complementarity.h, Fc3dSolver::kProximal): proximal
 //             point iterations, each an Alart–Curnier semismooth Newton on W + σI, on W as a
 //             DENSE matrix, proximal_iterations outer iterations, for components of at most
@@ -89,14 +92,15 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 //             returned with ok = true, for the caller to count (a warning, not a failure);
 //   kFailed   otherwise: the best answer, ok = false.
 // Each stage's answer is judged by the residual above (ours), never by Siconos' info code.
-enum class FrictionStage { kNsgs = 0, kProximal, kAdmm, kPolish, kAccepted, kFailed };
-inline constexpr int kFrictionStages = 6;
+enum class FrictionStage { kNsgs = 0, kNewton, kProximal, kAdmm, kPolish, kAccepted, kFailed };
+inline constexpr int kFrictionStages = 7;
 std::string_view FrictionStageName(FrictionStage stage);
 
 struct FrictionChainOptions {
   double tolerance = 1e-10;         // > 0
   double accepted_residual = 0.0;   // ≥ 0; 0: no answer is accepted above `tolerance`
   int nsgs_sweeps = 2000;           // > 0
+  int newton_iterations = 200;      // ≥ 0; 0 skips kNewton
   int proximal_iterations = 50;     // > 0
   int proximal_max_contacts = 300;  // ≥ 0; larger components skip kProximal
   int admm_iterations = 5000;       // > 0
