@@ -628,8 +628,7 @@ class SceneParser {
     const int fewest = engine::MinimumModes(beam);
     if (beam.modes < fewest) {
       const std::string what = "modes must be at least " + std::to_string(fewest) +
-                               " with the craig_bampton "
-                               "reduction (its " +
+                               " with the craig_bampton reduction (its " +
                                std::to_string(engine::BoundaryCoordinates(beam)) +
                                " boundary coordinates at nodes " + JoinNodes(beam.boundary_nodes) +
                                "), got " + std::to_string(beam.modes);
