@@ -66,8 +66,14 @@ class MetricProjector {
       return delassus_.SetMetric(blocks_);
     }
     system_.MassMatrix(q, &M_);
-    llt_.compute(M_);
     use_identity_ = false;
+    // A diagonal M (bodies with principal axes at their centres of mass): N⁻¹ entry by entry.
+    mass_diagonal_ = M_.isDiagonal(0.0);
+    if (mass_diagonal_) {
+      minv_diagonal_ = M_.diagonal().cwiseInverse();
+      return (M_.diagonal().array() > 0.0).all() && minv_diagonal_.allFinite();
+    }
+    llt_.compute(M_);
     return llt_.info() == Eigen::Success;
   }
 
@@ -99,10 +105,26 @@ class MetricProjector {
       rank_ = static_cast<int>(rows_.size());
       return delassus_.Factor(G_sparse_, options_.rank_tolerance);
     }
-    // Rank of G (reported only): rank-revealing QR of W = G N⁻¹ Gᵀ.
     NinvGt_ = G_.transpose();
-    if (!use_identity_) llt_.solveInPlace(NinvGt_);
+    if (!use_identity_ && mass_diagonal_) {
+      NinvGt_ = minv_diagonal_.asDiagonal() * NinvGt_;
+    } else if (!use_identity_) {
+      llt_.solveInPlace(NinvGt_);
+    }
     W_.noalias() = G_ * NinvGt_;
+    // Well conditioned (smallest over largest pivot of the pivoted LDLᵀ above √(rank
+    // tolerance), the test of ConstrainedDynamics): full rank, and the correction is the direct
+    // solve. Otherwise the rank (reported only) from the rank-revealing QR, and the penalty
+    // correction, which needs no rank decision.
+    w_ldlt_.compute(W_);
+    const auto d = w_ldlt_.vectorD();
+    const double largest = d.size() > 0 ? d.maxCoeff() : 0.0;
+    by_ldlt_ = w_ldlt_.info() == Eigen::Success && largest > 0.0 &&
+               d.minCoeff() / largest > std::sqrt(options_.rank_tolerance);
+    if (by_ldlt_) {
+      rank_ = static_cast<int>(rows_.size());
+      return true;
+    }
     solver_.Compute(W_, options_.rank_tolerance);
     rank_ = solver_.rank();
     return penalty_.Compute(NinvGt_, W_);
@@ -118,6 +140,12 @@ class MetricProjector {
       delassus_.AddNinvGt(-multiplier_, correction);
       return;
     }
+    if (by_ldlt_) {
+      multiplier_ = -r;
+      w_ldlt_.solveInPlace(multiplier_);
+      correction->noalias() = NinvGt_ * multiplier_;
+      return;
+    }
     // Penalty projection with conjugate gradients (engine/constrained_dynamics.h): no rank
     // decision, so a step near a singular configuration still gets its full correction.
     penalty_.Solve(-r, tolerance, correction);
@@ -129,8 +157,12 @@ class MetricProjector {
   const ProjectionOptions& options_;
   bool sparse_;
   bool use_identity_ = true;
+  bool mass_diagonal_ = false;  // N⁻¹ is minv_diagonal_ (llt_ unused)
+  bool by_ldlt_ = false;        // W factored by w_ldlt_ (well conditioned)
   int rank_ = 0;
   Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::VectorXd minv_diagonal_;
+  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;
   Eigen::MatrixXd M_, G_, NinvGt_, W_;
   PenaltyMinNormSolver penalty_;
   MinNormSolver solver_;

@@ -12,16 +12,19 @@
 // above tolerance (iterative refinement); the position update goes through
 // MechanicalSystem::IntegratePosition. Nothing is changed when `rows` is empty.
 //
-// The least-norm correction δ = −N⁻¹Gᵀ W⁺ r (W = G N⁻¹ Gᵀ) is computed without a rank decision
-// (engine::PenaltyMinNormSolver: the penalty matrix N + α GᵀG of the mass-orthogonal
-// projections of Bayo & Ledesma 1996 / Cuadrado et al. 2000, SPD whatever the rank of G, with
-// conjugate gradients on the iterated penalty correction). Redundant rows (rank-deficient G)
-// and configurations close to a singular one (W with eigenvalues far below 1e-10 of the
-// largest, e.g. a four-bar with its bars aligned) get their full correction; what cannot be
-// corrected at an exactly singular point (the part of the residual outside range(G)) stays in
-// the residual, and the projection then fails. `rank` is reported from a rank-revealing QR of
-// W (rank_tolerance); the block-sparse path factorizes W by LDLᵀ and falls back to the dense
-// path when W is numerically singular.
+// The least-norm correction δ = −N⁻¹Gᵀ W⁺ r (W = G N⁻¹ Gᵀ) is, while W is well conditioned
+// (smallest over largest pivot of its pivoted LDLᵀ above √rank_tolerance, the test of
+// engine::ConstrainedDynamics), the direct solve δ = −N⁻¹Gᵀ W⁻¹ r with that LDLᵀ, and G has full
+// rank. Otherwise it is computed without a rank decision (engine::PenaltyMinNormSolver: the
+// penalty matrix N + α GᵀG of the mass-orthogonal projections of Bayo & Ledesma 1996 / Cuadrado
+// et al. 2000, SPD whatever the rank of G, with conjugate gradients on the iterated penalty
+// correction). Redundant rows (rank-deficient G) and configurations close to a singular one (W
+// with eigenvalues far below 1e-10 of the largest, e.g. a four-bar with its bars aligned) get
+// their full correction; what cannot be corrected at an exactly singular point (the part of the
+// residual outside range(G)) stays in the residual, and the projection then fails. `rank` is
+// then reported from a rank-revealing QR of W (rank_tolerance). A diagonal M is inverted entry by
+// entry. The block-sparse path factorizes W by LDLᵀ and falls back to the dense path when W is
+// numerically singular.
 //
 // The simplified Newton keeps G and W of the starting point and re-evaluates them only when an
 // iteration reduces ‖g‖∞ by less than half, so the update q̃ − q lies in range(N⁻¹ Gᵀ(q)): q̃ is
