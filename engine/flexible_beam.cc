@@ -73,7 +73,88 @@ const char* ReferenceName(BeamReference reference) {
   return "?";
 }
 
+// Boundary nodes: only with Craig–Bampton, distinct, in [0, n]; the free reference needs one.
+void ValidateBoundary(const std::string& label, const BeamProperties& beam) {
+  if (beam.reduction != BeamReduction::kCraigBampton) {
+    if (!beam.boundary_nodes.empty()) {
+      Fail(label, "boundary_nodes need the craig_bampton reduction");
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < beam.boundary_nodes.size(); ++i) {
+    const int node = beam.boundary_nodes[i];
+    if (node < 0 || node > beam.elements) {
+      Fail(label, "boundary node " + std::to_string(node) + " does not exist (nodes 0.." +
+                      std::to_string(beam.elements) + ")");
+    }
+    if (std::find(beam.boundary_nodes.begin(), beam.boundary_nodes.begin() + i, node) !=
+        beam.boundary_nodes.begin() + i) {
+      Fail(label, "boundary node " + std::to_string(node) + " is listed twice");
+    }
+  }
+  if (beam.reference == BeamReference::kFree && beam.boundary_nodes.empty()) {
+    Fail(label, "the craig_bampton reduction of a free beam needs at least one boundary node");
+  }
+}
+
+// Indices (into the free coordinates `active`) of the coordinates of the boundary nodes.
+std::vector<int> BoundaryIndices(const std::vector<int>& active, const BeamProperties& beam) {
+  std::vector<int> boundary;
+  for (int i = 0; i < static_cast<int>(active.size()); ++i) {
+    const int node = active[static_cast<std::size_t>(i)] / 3;
+    if (std::find(beam.boundary_nodes.begin(), beam.boundary_nodes.end(), node) !=
+        beam.boundary_nodes.end()) {
+      boundary.push_back(i);
+    }
+  }
+  return boundary;
+}
+
+// The Craig–Bampton basis T (see the header) of (k, m) with the boundary coordinates `b` and
+// `fixed_modes` fixed-interface modes.
+Eigen::MatrixXd CraigBamptonBasis(const Eigen::MatrixXd& k, const Eigen::MatrixXd& m,
+                                  const std::vector<int>& b, int fixed_modes) {
+  std::vector<int> interior;
+  for (int i = 0; i < static_cast<int>(k.rows()); ++i) {
+    if (std::find(b.begin(), b.end(), i) == b.end()) interior.push_back(i);
+  }
+  const Eigen::MatrixXd k_ii = k(interior, interior), m_ii = m(interior, interior);
+  const Eigen::LLT<Eigen::MatrixXd> k_ii_llt(k_ii);
+  if (k_ii_llt.info() != Eigen::Success) {
+    throw std::runtime_error("FlexibleBeam: singular interior stiffness (Craig-Bampton)");
+  }
+  const auto nb = static_cast<Eigen::Index>(b.size());
+  Eigen::MatrixXd t = Eigen::MatrixXd::Zero(k.rows(), nb + fixed_modes);
+  for (Eigen::Index j = 0; j < nb; ++j) t(b[static_cast<std::size_t>(j)], j) = 1.0;
+  t(interior, Eigen::seqN(0, nb)) = -k_ii_llt.solve(k(interior, b));
+  if (fixed_modes > 0) {
+    const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(k_ii, m_ii);
+    if (eig.info() != Eigen::Success) {
+      throw std::runtime_error("FlexibleBeam: the fixed-interface eigenproblem did not converge");
+    }
+    t(interior, Eigen::seqN(nb, fixed_modes)) = eig.eigenvectors().leftCols(fixed_modes);
+  }
+  return t;
+}
+
 }  // namespace
+
+int BoundaryCoordinates(const BeamProperties& beam) {
+  if (beam.reduction != BeamReduction::kCraigBampton) return 0;
+  const std::vector<int> fixed = FixedDofs(beam.elements, beam.reference);
+  int count = 0;
+  for (const int node : beam.boundary_nodes) {
+    for (int c = 3 * node; c < 3 * node + 3; ++c) {
+      if (std::find(fixed.begin(), fixed.end(), c) == fixed.end()) ++count;
+    }
+  }
+  return count;
+}
+
+int MinimumModes(const BeamProperties& beam) {
+  const int rigid = beam.reference == BeamReference::kFree ? 3 : 0;
+  return std::max(1, BoundaryCoordinates(beam) - rigid);
+}
 
 int AvailableModes(int elements, BeamReference reference) {
   const int all = 3 * (elements + 1);
@@ -94,11 +175,14 @@ void ValidateBeam(const std::string& label, const BeamProperties& beam) {
   if (beam.elements < 1) {
     Fail(label, "elements must be >= 1, got " + std::to_string(beam.elements));
   }
+  ValidateBoundary(label, beam);
   const int available = AvailableModes(beam.elements, beam.reference);
-  if (beam.modes < 1 || beam.modes > available) {
-    Fail(label, "modes must be in [1, " + std::to_string(available) + "] (" +
-                    std::to_string(beam.elements) + " elements, " + ReferenceName(beam.reference) +
-                    " reference), got " + std::to_string(beam.modes));
+  const int fewest = MinimumModes(beam);
+  if (beam.modes < fewest || beam.modes > available) {
+    Fail(label, "modes must be in [" + std::to_string(fewest) + ", " + std::to_string(available) +
+                    "] (" + std::to_string(beam.elements) + " elements, " +
+                    ReferenceName(beam.reference) + " reference), got " +
+                    std::to_string(beam.modes));
   }
 }
 
@@ -157,35 +241,44 @@ void FlexibleBeam::Reduce() {
   for (int i = 0; i < dofs; ++i) {
     if (std::find(fixed.begin(), fixed.end(), i) == fixed.end()) active.push_back(i);
   }
-  const auto na = static_cast<Eigen::Index>(active.size());
-  Eigen::MatrixXd k(na, na), m(na, na);
-  for (Eigen::Index i = 0; i < na; ++i) {
-    for (Eigen::Index j = 0; j < na; ++j) {
-      k(i, j) = k_fe_(active[i], active[j]);
-      m(i, j) = m_fe_(active[i], active[j]);
-    }
-  }
+  const Eigen::MatrixXd k = k_fe_(active, active), m = m_fe_(active, active);
   const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(k, m);
   if (eig.info() != Eigen::Success) {
     throw std::runtime_error("FlexibleBeam: the generalized eigenproblem did not converge");
   }
   // Free–free: the three lowest modes are the rigid motions (ω = 0 up to round-off).
-  const Eigen::Index skip = properties_.reference == BeamReference::kFree ? 3 : 0;
-  const Eigen::Index count = na - skip;
-  all_omega_ = eig.eigenvalues().tail(count).cwiseMax(0.0).cwiseSqrt();
+  const int skip = properties_.reference == BeamReference::kFree ? 3 : 0;
   const int modes = properties_.modes;
-  omega_ = all_omega_.head(modes);
+  all_omega_ = eig.eigenvalues().tail(k.rows() - skip).cwiseMax(0.0).cwiseSqrt();
+  Eigen::MatrixXd vectors;  // columns: xᵀ m x = 1 (Eigen normalizes), ascending ω
+  Eigen::VectorXd lambda;
+  if (properties_.reduction == BeamReduction::kCraigBampton) {
+    const std::vector<int> b = BoundaryIndices(active, properties_);
+    const int fixed_modes = modes + skip - static_cast<int>(b.size());
+    const Eigen::MatrixXd t = CraigBamptonBasis(k, m, b, fixed_modes);
+    const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> projected(
+        t.transpose() * k * t, t.transpose() * m * t);
+    if (projected.info() != Eigen::Success) {
+      throw std::runtime_error("FlexibleBeam: the projected eigenproblem did not converge");
+    }
+    vectors = t * projected.eigenvectors();
+    lambda = projected.eigenvalues();
+  } else {
+    vectors = eig.eigenvectors();
+    lambda = eig.eigenvalues();
+  }
+  omega_ = lambda.segment(skip, modes).cwiseMax(0.0).cwiseSqrt();
   damping_ = (properties_.rayleigh_alpha + properties_.rayleigh_beta * omega_.array().square() +
               2.0 * properties_.modal_damping * omega_.array())
                  .matrix();
   phi_.setZero(dofs, modes);
   for (int j = 0; j < modes; ++j) {
-    Eigen::VectorXd x = eig.eigenvectors().col(skip + j);  // xᵀ m x = 1 (Eigen normalizes)
+    Eigen::VectorXd x = vectors.col(skip + j);
     // A deterministic sign: the entry of largest magnitude is positive.
     Eigen::Index largest = 0;
     x.cwiseAbs().maxCoeff(&largest);
     if (x(largest) < 0.0) x = -x;
-    for (Eigen::Index i = 0; i < na; ++i) phi_(active[i], j) = x(i);
+    phi_(active, j) = x;
   }
 }
 

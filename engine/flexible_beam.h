@@ -22,6 +22,23 @@
 // free coordinates, mass-normalized (Φᵀ M Φ = I, Φᵀ K Φ = diag ω²), give x = Φ η with the modal
 // coordinates η (m) of the body.
 //
+// Craig–Bampton reduction (Craig & Bampton, AIAA J. 6 (1968) 1313–1319; Géradin & Rixen,
+// Mechanical Vibrations, 3rd ed., Sec. 6.3). With `boundary_nodes`, the free coordinates split
+// into the boundary b (every coordinate of those nodes that the reference leaves free) and the
+// interior i. The basis holds the static constraint modes (a unit displacement of one boundary
+// coordinate, the others held, the interior in static equilibrium) and the k lowest
+// fixed-interface modes (boundary held):
+//   T = [ I      0   ]   (rows b)        K_ii Φ_i = M_ii Φ_i diag(ω_i²),
+//       [ Ψ_ib   Φ_i ]   (rows i),       Ψ_ib = −K_ii⁻¹ K_ib.
+// It reproduces exactly the static deflection under loads at the boundary nodes, which the free-
+// interface modes only approach. The body keeps one set of coordinates η with a diagonal
+// stiffness: the m vectors of x = Φ η are the solutions of the eigenproblem projected on T,
+// (Tᵀ K T) y = ω² (Tᵀ M T) y, Φ = T Y (same subspace, mass-normalized; their ω are the
+// Rayleigh–Ritz values of the subspace, upper bounds of the FE frequencies). With the `free`
+// reference the subspace holds the 3 rigid motions (the constraint modes of ≥ 1 node span them),
+// dropped like the free-interface ones: m = n_b + k − 3. Otherwise m = n_b + k. So `modes` is at
+// least n_b (n_b − 3 for `free`, which needs a boundary node: K_ii is singular without one).
+//
 // Kinematics. A material point X of the centreline is at p = r + A(θ) ū(X, η) with
 //   ū = (X + s_u η − ½ ηᵀ H(X) η,  s_w η),   s_u = S_u(X) Φ, s_w = S_w(X) Φ (1 × m rows),
 //   H(X) = ∫₀^X s_w'ᵀ s_w' dξ  (m × m),
@@ -57,6 +74,8 @@ namespace saltus::engine {
 
 // The frame conditions of the modal reduction (see above).
 enum class BeamReference { kClamped, kPinned, kFree };
+// The basis of the elastic coordinates (see above).
+enum class BeamReduction { kFreeInterface, kCraigBampton };
 
 struct BeamProperties {
   double length = 1.0;        // L (m), > 0
@@ -67,6 +86,8 @@ struct BeamProperties {
   int elements = 4;           // n ≥ 1
   int modes = 2;              // m ≥ 1, at most the number the discretisation has
   BeamReference reference = BeamReference::kClamped;
+  BeamReduction reduction = BeamReduction::kFreeInterface;
+  std::vector<int> boundary_nodes;   // Craig–Bampton: nodes in [0, n], distinct (may be empty)
   bool geometric_stiffening = true;  // false: H = 0 (the linear FFR model)
   double rayleigh_alpha = 0;         // 1/s, ≥ 0
   double rayleigh_beta = 0;          // s, ≥ 0
@@ -76,6 +97,13 @@ struct BeamProperties {
 // Number of modes the discretisation has for a reference: 3(n + 1) minus the 3 coordinates the
 // reference fixes (clamped, pinned) or the 3 rigid modes (free), i.e. 3n.
 int AvailableModes(int elements, BeamReference reference);
+
+// Craig–Bampton: the number n_b of boundary coordinates, those of the boundary nodes that the
+// reference leaves free (0 for the free-interface reduction).
+int BoundaryCoordinates(const BeamProperties& beam);
+// The fewest modes the reduction allows: 1, or for Craig–Bampton max(1, n_b − 3) with the `free`
+// reference and max(1, n_b) otherwise.
+int MinimumModes(const BeamProperties& beam);
 
 // Throws std::invalid_argument "<label>: <field> must be > 0, got …" (or the mode count) for
 // invalid properties.

@@ -69,9 +69,9 @@
 // point_on_line axis non-zero; distance length ≥ 0 (0: from q0, then > 0); a driver's joint index
 // valid and of a type that can take it; a torsional spring's joint index valid and the joint a
 // revolute (names unique among torsional springs); a load's profile finite; every number finite;
-// a flexible body's beam valid (engine::ValidateBeam: E, ρ, section > 0, 1 ≤ modes ≤ available);
-// a node index (joints, loads) a node of a flexible body, with a zero point; no torsional spring
-// on a joint at a node.
+// a flexible body's beam valid (engine::ValidateBeam: E, ρ, section > 0, MinimumModes ≤
+// modes ≤ available, Craig–Bampton boundary nodes existing and distinct); a node index (joints,
+// loads) a node of a flexible body, with a zero point; no torsional spring on a joint at a node.
 // Build() throws if there are no bodies.
 #pragma once
 

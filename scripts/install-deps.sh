@@ -7,7 +7,8 @@ packages=(cmake g++ make libeigen3-dev libsiconos-numerics-dev libfcl-dev libboo
           python3-matplotlib python3-yaml libhdf5-dev
           python3-dev pybind11-dev python3-pytest doxygen zlib1g-dev liburdfdom-dev
           parallel python3-pip python3-setuptools
-          clang)  # clang: the sanitizer build of scripts/sanitize.sh
+          clang   # clang: the sanitizer build of scripts/sanitize.sh
+          munge slurmd slurmctld slurm-client)  # a local Slurm for tests/tools/slurm_test.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

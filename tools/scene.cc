@@ -408,6 +408,7 @@ class SceneParser {
     }
     for (std::size_t i = 0; i < flexible.size(); ++i) ParseFlexibleBody(flexible[i], i, &scene);
     for (const YAML::Node& n : ListSection(top, "joints")) ParseJoint(n, &scene);
+    ResolveBoundaries(&scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "contacts")) ParseContact(n, &scene);
@@ -512,8 +513,9 @@ class SceneParser {
     engine::PlanarBody body;
     body.name = ClaimName(r, "flexible body");
     r.CheckKeys(Keys({"name", "length", "E", "density", "area", "second_moment", "width", "height",
-                      "elements", "modes", "reference", "geometric_stiffening", "rayleigh_alpha",
-                      "rayleigh_beta", "modal_damping", "position", "velocity"}));
+                      "elements", "modes", "reference", "reduction", "boundary_nodes",
+                      "geometric_stiffening", "rayleigh_alpha", "rayleigh_beta", "modal_damping",
+                      "position", "velocity"}));
     engine::BeamProperties beam;
     beam.length = r.RequiredNumber("length", Range::kPositive);
     beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
@@ -556,6 +558,11 @@ class SceneParser {
                                    " elements with the " + reference + " reference), got " +
                                    std::to_string(beam.modes));
     }
+    if (ParseReduction(r, &beam)) {
+      CheckFewestModes(r, beam);
+    } else {
+      pending_boundaries_.emplace_back(static_cast<int>(scene->bodies.size()), node);
+    }
     beam.geometric_stiffening = r.Bool("geometric_stiffening", true);
     beam.rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
     beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
@@ -567,6 +574,91 @@ class SceneParser {
     body_names_.push_back(body.name);
     scene->bodies.push_back(body);
     scene->lines.bodies.push_back(r.line());
+  }
+
+  // `reduction` (free_interface, craig_bampton) and the Craig–Bampton `boundary_nodes` (node
+  // indices). Returns false for a Craig–Bampton beam without the list: its boundary is then the
+  // nodes where joints attach (ResolveBoundaries, once the joints are read).
+  bool ParseReduction(const MapReader& r, engine::BeamProperties* beam) const {
+    const std::string reduction = r.String("reduction", "free_interface");
+    if (reduction == "craig_bampton") {
+      beam->reduction = engine::BeamReduction::kCraigBampton;
+    } else if (reduction != "free_interface") {
+      r.Fail(*r.Find("reduction"),
+             "reduction '" + reduction + "' is unknown" +
+                 Suggestion(reduction, Keys({"free_interface", "craig_bampton"})) +
+                 " (use free_interface or craig_bampton)");
+    }
+    const YAML::Node* list = r.Find("boundary_nodes");
+    if (list == nullptr) return beam->reduction != engine::BeamReduction::kCraigBampton;
+    if (beam->reduction != engine::BeamReduction::kCraigBampton) {
+      r.Fail(*list, "boundary_nodes need reduction: craig_bampton");
+    }
+    if (!list->IsSequence()) {
+      r.Fail(*list, "boundary_nodes must be a list of node indices, got " + Describe(*list));
+    }
+    for (const YAML::Node& item : *list) {
+      std::optional<long> n;
+      if (item.IsScalar()) n = ParseInteger(item.Scalar());
+      if (!n || *n < 0 || *n > beam->elements) {
+        r.Fail(item, "boundary node " + (item.IsScalar() ? item.Scalar() : Describe(item)) +
+                         " does not exist (nodes 0.." + std::to_string(beam->elements) + ")");
+      }
+      const int node = static_cast<int>(*n);
+      if (std::find(beam->boundary_nodes.begin(), beam->boundary_nodes.end(), node) !=
+          beam->boundary_nodes.end()) {
+        r.Fail(item, "boundary node " + std::to_string(node) + " is listed twice");
+      }
+      beam->boundary_nodes.push_back(node);
+    }
+    return true;
+  }
+
+  // The Craig–Bampton basis needs a boundary node for a free beam and at least as many modes as
+  // boundary coordinates (engine::MinimumModes).
+  static void CheckFewestModes(const MapReader& r, const engine::BeamProperties& beam) {
+    if (beam.reduction != engine::BeamReduction::kCraigBampton) return;
+    if (beam.reference == engine::BeamReference::kFree && beam.boundary_nodes.empty()) {
+      const YAML::Node* list = r.Find("boundary_nodes");
+      const std::string what =
+          "the craig_bampton reduction of a free beam needs at least one boundary node";
+      if (list != nullptr) r.Fail(*list, what);
+      r.Fail(what + " (give boundary_nodes or attach a joint at a node)");
+    }
+    const int fewest = engine::MinimumModes(beam);
+    if (beam.modes < fewest) {
+      const std::string what = "modes must be at least " + std::to_string(fewest) +
+                               " with the craig_bampton reduction (its " +
+                               std::to_string(engine::BoundaryCoordinates(beam)) +
+                               " boundary coordinates at nodes " + JoinNodes(beam.boundary_nodes) +
+                               "), got " + std::to_string(beam.modes);
+      const YAML::Node* modes = r.Find("modes");
+      if (modes != nullptr) r.Fail(*modes, what);
+      r.Fail(what);
+    }
+  }
+  static std::string JoinNodes(const std::vector<int>& nodes) {
+    std::string text;
+    for (const int n : nodes) text += (text.empty() ? "" : ", ") + std::to_string(n);
+    return text.empty() ? "(none)" : text;
+  }
+
+  // Craig–Bampton beams without boundary_nodes: the nodes where joints attach to them.
+  void ResolveBoundaries(Scene* scene) const {
+    for (const auto& [body, node] : pending_boundaries_) {
+      engine::BeamProperties& beam = *scene->bodies[static_cast<std::size_t>(body)].beam;
+      for (const engine::PlanarJoint& j : scene->joints) {
+        if (j.body_a == body && j.node_a >= 0) beam.boundary_nodes.push_back(j.node_a);
+        if (j.body_b == body && j.node_b >= 0) beam.boundary_nodes.push_back(j.node_b);
+      }
+      std::sort(beam.boundary_nodes.begin(), beam.boundary_nodes.end());
+      beam.boundary_nodes.erase(std::unique(beam.boundary_nodes.begin(), beam.boundary_nodes.end()),
+                                beam.boundary_nodes.end());
+      CheckFewestModes(
+          MapReader(file_, node,
+                    "flexible body '" + body_names_[static_cast<std::size_t>(body)] + "'"),
+          beam);
+    }
   }
 
   // `key` (node_a, node_b, node): a node index of the flexible body `body`, exclusive with
@@ -1825,6 +1917,8 @@ class SceneParser {
   std::map<std::string, std::pair<std::string, int>> names_;  // name -> (kind, line)
   std::map<std::string, int> body_index_;
   std::vector<std::string> body_names_;
+  // Craig–Bampton flexible bodies whose boundary comes from the joints: (body, its YAML node).
+  std::vector<std::pair<int, YAML::Node>> pending_boundaries_;
   std::map<std::string, int> joint_index_;  // spatial scenes
   std::map<std::string, int> shape_index_;  // spatial scenes: first shape of each named item
   std::vector<int> shape_groups_;           // the named item (first shape) of every shape
