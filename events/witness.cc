@@ -422,7 +422,10 @@ void StickWitness::StartPhase(double t, const VectorXd& q) {
   groups_.clear();
   const std::vector<int>& sticking = modes_.sticking();
   if (sticking.empty()) return;
-  // The tangential Jacobian rows of every sticking contact, block-sparse (dense rows otherwise).
+  // The tangential Jacobian rows of every sticking contact, block-sparse by body, or else dense
+  // as one block per row: rows are then compared by value (to 1e-12 relative), so an entry of
+  // round-off size against an exact zero (a body that drifts off its joint by O(rtol)) does not
+  // make two equal rows look different.
   std::vector<int> tangent_rows;
   std::vector<int> first;
   for (int row : sticking) {
@@ -434,7 +437,7 @@ void StickWitness::StartPhase(double t, const VectorXd& q) {
   if (!ctx_.sys.BlockSparseMatrices(t, q, tangent_rows, nullptr, &G)) {
     Eigen::MatrixXd dense;
     ctx_.sys.ConstraintJacobian(t, q, tangent_rows, &dense);
-    G.Clear(1, ctx_.sys.nv());
+    G.Clear(ctx_.sys.nv(), ctx_.sys.nv());
     for (Eigen::Index i = 0; i < dense.rows(); ++i) G.AppendDenseRow(dense.row(i));
   }
   auto row_equal = [&](int a, int b) {

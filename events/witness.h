@@ -256,13 +256,13 @@ class NormalForceWitness final : public ForceWitness {
 
 // Stick → slip: φ = μ λ_N − ‖λ_T‖ + τ₃ of a sticking contact (its tangential rows are active,
 // so λ_T is a multiplier of the same solve; τ₃ is the take-off hysteresis). Sticking contacts
-// whose tangential rows are equal (two corners of a block at one height on a line: W is singular
-// and the index-1 solve splits λ_T between them by minimum norm, not by what the cones allow) are
-// watched as a group: stick stays feasible while Σ λ_T lies in the summed cone (choose
-// λ_T,i ∝ μ_i λ_N,i), so φ = Σ μ_i λ_N,i − ‖Σ λ_T,i‖ + τ₃, and the whole group fires together.
-// Fired also gives the direction in which a fired contact starts to slide, d = −Σλ_T/‖Σλ_T‖ of
-// its group (the friction force opposes the slip), for the switch to use should the contact
-// problem find it on the cone's boundary (events/switch_handler.h).
+// whose tangential rows are equal to 1e-12 relative (two corners of a block at one height on a
+// line: W is singular and the index-1 solve splits λ_T between them by minimum norm, not by what
+// the cones allow) are watched as a group: stick stays feasible while Σ λ_T lies in the summed cone
+// (choose λ_T,i ∝ μ_i λ_N,i), so φ = Σ μ_i λ_N,i − ‖Σ λ_T,i‖ + τ₃, and the whole group fires
+// together. Fired also gives the direction in which a fired contact starts to slide, d =
+// −Σλ_T/‖Σλ_T‖ of its group (the friction force opposes the slip), for the switch to use should the
+// contact problem find it on the cone's boundary (events/switch_handler.h).
 class StickWitness final : public ForceWitness {
  public:
   StickWitness(EventContext& ctx, const integrators::Integrator& integrator,
@@ -270,6 +270,8 @@ class StickWitness final : public ForceWitness {
       : ForceWitness(ctx, integrator, modes, forces) {}
   // At a phase start (t, q): the groups of sticking contacts with equal tangential rows.
   void StartPhase(double t, const Eigen::VectorXd& q);
+  // The groups of the phase (contacts, ascending within a group).
+  const std::vector<std::vector<int>>& groups() const { return groups_; }
   void Fired(double t_event, std::vector<int>* rows) override;
   // The slip directions of the rows appended by the last Fired (ascending), in their order.
   const std::vector<Eigen::Vector2d>& fired_directions() const { return fired_directions_; }

@@ -8,7 +8,9 @@
 #include <memory>
 #include <vector>
 
+#include "contact/planar_contacts.h"
 #include "engine/lagrangian_system.h"
+#include "engine/planar_model.h"
 #include "tests/events/event_test_systems.h"
 
 namespace saltus::events {
@@ -139,6 +141,61 @@ TEST(WitnessTest, StepSamplesBoundTheSpeedOverTheStep) {
   EXPECT_EQ(s.samples.time(0), 0.0);
   EXPECT_EQ(s.samples.time(s.samples.n() + 1), 0.1);
   EXPECT_GE(s.samples.speed_bound()[0], kG * 0.1 * (1 - 1e-14));
+}
+
+// A block (0.2 × 0.1 m) sticking with its two lower corners on a belt, the friction oscillator's
+// state at its first stick as HEM5 reaches it (examples/friction/friction_oscillator.yaml): the
+// belt has drifted off its guide by ~1e-20 m and rad, so the corners' tangential rows agree to
+// round-off but the belt's θ column is an exact 0 in one and −7.5e-37 in the other. The planar
+// model gives dense rows; the corners must still form one group (equal rows, to 1e-12 relative).
+// Compared by their nonzero pattern they were two groups, the index-1 solve split λ_T between
+// them by minimum norm, and one corner slipped alone 0.019 s early.
+TEST(WitnessTest, StickingCornersWithRowsEqualToRoundOffAreOneGroup) {
+  engine::PlanarModelBuilder builder;
+  for (const char* name : {"belt", "block"}) {
+    engine::PlanarBody body;
+    body.name = name;
+    body.mass = 1.0;
+    body.inertia = 0.01;
+    builder.AddBody(body);
+  }
+  auto model = builder.Build();
+  auto sys = std::make_shared<engine::PlanarMultibodySystem>(model);
+  std::vector<contact::PlanarContact> contacts;
+  for (const double s : {-1.0, 1.0}) {
+    contact::PlanarContact c;
+    c.name = s < 0 ? "left" : "right";
+    c.type = contact::PlanarContactType::kPointLine;
+    c.body_a = 0;
+    c.body_b = 1;
+    c.point_b = Eigen::Vector2d(0.1 * s, -0.05);
+    c.friction = 0.3;
+    contacts.push_back(c);
+  }
+  sys->AddConstraintBlock(std::make_shared<contact::PlanarContacts>(model, contacts));
+  VectorXd q(6);
+  q << 0.014943762796247909, -3.0382509484583492e-20, -5.4225086011050748e-20,
+      0.0078400741083669463, 0.050000000000000003, -6.8162409928066927e-19;
+  SimulationOptions opt;
+  EventContext ctx(*sys, opt);
+  const int left = ctx.rows.unilateral[0], right = ctx.rows.unilateral[1];
+  // The premise: the rows differ in their pattern of exact zeros only.
+  std::vector<int> tangents;
+  for (int row : {left, right}) tangents.push_back(sys->TangentRows(row)[0]);
+  MatrixXd G;
+  sys->ConstraintJacobian(0.0, q, tangents, &G);
+  ASSERT_NE((G.row(0).array() == 0).count(), (G.row(1).array() == 0).count()) << G;
+  ASSERT_LT((G.row(0) - G.row(1)).cwiseAbs().maxCoeff(), 1e-30) << G;
+
+  auto integrator = integrators::MakeIntegrator("dopri5", opt.integrator_options);
+  engine::ConstrainedDynamics dynamics(*sys);
+  ContactModes modes(*sys, ctx.rows);
+  ForceSplit split;
+  SampleForces forces(ctx, dynamics, modes, split);
+  StickWitness stick(ctx, *integrator, modes, forces);
+  modes.SetStates({{left, ContactMode::kStick}, {right, ContactMode::kStick}});
+  stick.StartPhase(0.0, q);
+  EXPECT_EQ(stick.groups(), (std::vector<std::vector<int>>{{left, right}}));
 }
 
 }  // namespace
