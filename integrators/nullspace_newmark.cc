@@ -78,15 +78,17 @@ void NullspaceNewmark::DoReset() {
   a_prev_ = a_;
   if (options_.h_init > 0) {
     h_ = options_.h_init;
-  } else {
-    // A step whose second-order term h² ‖a‖ is about √rtol of the position scale; the error
-    // control corrects it after the first step.
-    const double q_scale = std::max(1.0, InfNorm(q_));
-    const double rate = std::max({InfNorm(v_), std::sqrt(InfNorm(a_) * q_scale), 1e-10});
-    h_ = std::clamp(0.1 * std::cbrt(std::max(options_.rtol, 1e-16)) * q_scale / rate, MinStep(),
-                    options_.h_max);
-    if (!(h_ > 0)) h_ = std::max(MinStep(), 1e-6);
+    return;
   }
+  // Hairer's starting step with a trial evaluation at t₀ + h₀: a state at rest whose forcing
+  // starts from zero (a driver with Ω̇(0) = 0) has ‖v‖ = ‖a‖ = 0, and only the change of the
+  // acceleration over the trial step tells how fast the solution moves.
+  Eigen::VectorXd lambda;
+  h_ = InitialStepEstimate(
+      a_, 2, [&](double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::VectorXd* a) {
+        ++stats_.rhs_evaluations;
+        return dynamics_->Solve(t, q, v, rows_, a, &lambda).ok && a->allFinite();
+      });
 }
 
 void NullspaceNewmark::TangentMatrices(double t1, const Eigen::VectorXd& x0) {

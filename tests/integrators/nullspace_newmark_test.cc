@@ -467,5 +467,44 @@ TEST(NullspaceNewmark, GeneralParametersAdaptive) {
   }
 }
 
+// A body at rest whose driving force starts from zero: q̈ = 1 − cos(2πt/T) (the shape of Kane's
+// spin-up law, Ω̇ = (Ωs/Ts)(1 − cos 2πt/Ts)), so ‖v‖ = ‖a‖ = 0 at t = 0, and a = 0 again at
+// t = T. A starting step chosen from v and a alone is the whole span, whose acceleration change
+// is zero: one accepted step and q(T) = T²/4 instead of the closed form
+// q(t) = t²/2 + (T/2π)²(cos(2πt/T) − 1), q(T) = T²/2. The starting step must look ahead.
+// Tolerance 1e-3 relative: 100 × rtol (the global error of a second-order scheme at rtol 1e-5).
+class RampedForce final : public engine::MechanicalSystem {
+ public:
+  explicit RampedForce(double period) : T(period) {}
+  int nq() const override { return 1; }
+  int nv() const override { return 1; }
+  void MassMatrix(const Eigen::VectorXd&, Eigen::MatrixXd* M) const override {
+    *M = Eigen::MatrixXd::Identity(1, 1);
+  }
+  bool HasConstantMassMatrix() const override { return true; }
+  void Forces(double t, const Eigen::VectorXd&, const Eigen::VectorXd&,
+              Eigen::VectorXd* F) const override {
+    F->setConstant(1, 1.0 - std::cos(2 * std::numbers::pi * t / T));
+  }
+  double T;
+};
+
+TEST(NullspaceNewmark, StartingStepFollowsAForceRisingFromZero) {
+  const double T = 20.0;
+  RampedForce sys(T);
+  IntegratorOptions o;
+  o.formulation = Formulation::kStabilizedIndex2;
+  o.rtol = o.atol = 1e-5;
+  NullspaceNewmark integrator(o, NewmarkParameters{});
+  integrator.Reset(sys, {}, 0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Zero(1));
+  int steps = 0;
+  while (integrator.t() < T) {
+    ASSERT_EQ(integrator.Step(T), StepStatus::kAccepted);
+    ++steps;
+  }
+  EXPECT_GT(steps, 10);
+  EXPECT_NEAR(integrator.q()(0), T * T / 2, 1e-3 * T * T / 2);
+}
+
 }  // namespace
 }  // namespace saltus::integrators
