@@ -205,8 +205,8 @@ Fc3dNewtonResult SolveFc3dNewton(const SparseMatrix& W, const VectorXd& b, const
   out.r = r0;
   out.residual = p.Residual(r0);
   VectorXd r = r0, phi;
-  double kappa =
-      1.0;  // σ = σ_ref · clamp(κ e, 1e-10, 1); κ grows after an outer iteration that failed
+  // σ = σ_ref · clamp(κ e, 1e-10, 1); κ grows tenfold after an outer iteration that failed.
+  double kappa = 1.0;
   int steps_left = options.max_iterations;
   while (out.residual > options.tolerance && out.outer < options.max_outer && steps_left > 0) {
     ++out.outer;
