@@ -15,8 +15,9 @@
 // contact::CoulombResidual). Φ is piecewise smooth; an element of its generalized Jacobian is
 // ∂Φ/∂r = A + B W with the 3 × 3 blocks per contact (ê = x_T/‖x_T‖, Γ = (I − ê êᵀ)/‖x_T‖):
 //   x_N > 0:  A_NN = 0, B_NN = ρ_N;            else A_NN = 1, B_NN = 0;
-//   ‖x_T‖ ≤ R: A_TT = 0, B_TT = ρ_T I;         else A_TT = I − R Γ, B_TT = ρ_T R Γ, and when
-//             x_N > 0 also A_TN = −μ ê, B_TN = μ ρ_N ê.
+//   R = 0 (open or μ = 0): A_TT = I, B_TT = 0 (Φ_T = r_T, also at x_T = 0);
+//   else ‖x_T‖ ≤ R: A_TT = 0, B_TT = ρ_T I;    else A_TT = I − R Γ, B_TT = ρ_T R Γ,
+//             A_TN = −μ ê, B_TN = μ ρ_N ê.
 // So the Newton matrix has the block pattern of W. ρ_N = c/W_NN,i and ρ_T = c/max(W_TT,i) make Φ
 // independent of the scale of W; c = 10³ (fc3d_newton.cc: c = 1 stalls on a captured pile step).
 //
