@@ -13,7 +13,7 @@ medians of the same two runs), and max |g| of the chosen runs (issue 19 §3 asks
 SUNDIALS with |g| ≤ 1e-10). Run it under the build lock for figures one reports.
 
 Usage: bench/compare_sundials.py [--build-dir build-bench] [--repeats 7]
-                                 [--targets 1e-4,1e-6,1e-8] [--saltus dopri5,hem5,phem56]
+                                 [--targets 1e-4,1e-6,1e-8] [--saltus dopri5,dop853,hem5,phem56]
                                  [--projection-tol 1e-10] [--g-bound 1e-10]
 Only /usr/bin/python3. OPENBLAS_NUM_THREADS=1 unless set.
 """
@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(SOURCE_DIR, "build-bench"))
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--targets", default="1e-4,1e-6,1e-8")
-    ap.add_argument("--saltus", default="dopri5,hem5,phem56")
+    ap.add_argument("--saltus", default="dopri5,dop853,hem5,phem56")
     ap.add_argument("--projection-tol", type=float, default=1e-10)
     ap.add_argument("--g-bound", type=float, default=1e-10)
     args = ap.parse_args()
