@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOLS = "1e-3,3e-4,1e-4,3e-5,1e-5,3e-6,1e-6,3e-7,1e-7,3e-8,1e-8,3e-9,1e-9,3e-10,1e-10,1e-11,1e-12"
+TOLS = "1e-2,3e-3,1e-3,3e-4,1e-4,3e-5,1e-5,3e-6,1e-6,3e-7,1e-7,3e-8,1e-8,3e-9,1e-9,3e-10,1e-10,1e-11,1e-12"
 
 
 def sweep(args):
