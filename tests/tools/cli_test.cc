@@ -456,6 +456,24 @@ TEST_F(CliTest, TwoRunsGiveByteIdenticalResults) {
   EXPECT_TRUE(ReadFile(a / "events.csv") == ReadFile(b / "events.csv"));
 }
 
+// The command line loads Siconos Numerics only when a run solves a contact problem with it
+// (contact/siconos_loader.h) and links HDF5 without its network drivers (tools/CMakeLists.txt):
+// the bouncing ball with HDF5 output loads neither Siconos nor libcurl, and its results.h5 is an
+// HDF5 file. The dynamic loader lists every library it opens under LD_DEBUG=files (glibc).
+TEST_F(CliTest, BouncingBallLoadsNeitherSiconosNorHdf5NetworkLibraries) {
+  const fs::path out = scratch_ / "ball";
+  const CliResult p = Process("LD_DEBUG=files '" + std::string(SALTUS_CLI_PATH) + "' run '" +
+                                  kBouncingBall + "' --t-end 1 --hdf5 --out '" + out.string() + "'",
+                              scratch_ / "err");
+  ASSERT_EQ(p.code, kExitOk) << p.err;
+  ASSERT_NE(p.err.find("file=libyaml-cpp"), std::string::npos) << "no LD_DEBUG output:\n" << p.err;
+  EXPECT_EQ(p.err.find("libsiconos_numerics"), std::string::npos) << p.err;
+  EXPECT_EQ(p.err.find("libcurl"), std::string::npos) << p.err;
+  const std::string h5 = ReadFile(out / "results.h5");
+  ASSERT_GE(h5.size(), 8u);
+  EXPECT_EQ(h5.substr(0, 8), std::string("\x89HDF\r\n\x1a\n", 8));  // HDF5 format signature
+}
+
 TEST_F(CliTest, RunFailureExitsThreeAndSavesTheLastState) {
   // The bouncing ball with a Zeno guard that allows only 3 events per 100 s: the 4th impact
   // (t = 2.518 s) stops the run with RunStatus::kEventAccumulation.
