@@ -31,6 +31,7 @@ ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Acceleration(double t, const 
   ++stats_.rhs_evaluations;
   const engine::DynamicsStatus status = dynamics_->Solve(t, q, v, rows_, vdot, &lambda_);
   min_pivot_ratio_ = std::min(min_pivot_ratio_, status.pivot_ratio);
+  last_residual_ = status.residual;
   if (status.ok && vdot->allFinite()) return EvalResult::kOk;
   // The solver does not say why it failed: NaN/Inf in M, F, G or γ is a non-finite model
   // evaluation, anything else a singular M or inconsistent constraint rows. Failure path only.
@@ -94,6 +95,7 @@ void ExplicitRungeKutta::DoReset() {
   V_[0] = v_;
   K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
   reset_status_ = StepStatus::kAccepted;
+  step_end_residual_ = -1.0;
   min_pivot_ratio_ = 1.0;
   const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
   reference_pivot_ratio_ = min_pivot_ratio_;
@@ -294,6 +296,7 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
     bool projected = false;
     const bool projection_ok = ProjectIfNeeded(t_new, &projected);
     if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
+    step_end_residual_ = last_residual_;  // the FSAL stage's or the projected state's solve
     // The dense-output stages (from q_n, v_n and the unprojected stages).
     for (int i = tableau_.stages; i < tableau_.dense_stages && r == EvalResult::kOk; ++i) {
       r = Stage(i, h, &Q_);

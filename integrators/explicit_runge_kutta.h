@@ -185,6 +185,9 @@ class ExplicitRungeKutta : public Integrator {
   std::string_view name() const override { return name_; }
   int order() const override { return tableau_.order; }
   bool Supports(Formulation f) const override { return f == Formulation::kIndex1; }
+  // After an accepted step: the residual of the solve at its end (the FSAL stage, or the
+  // evaluation after a projection; DOP853's dense-output stages come later and are not it).
+  double StepEndResidual() const override { return step_end_residual_; }
 
  protected:
   // Throws std::invalid_argument on invalid options (see Integrator) or a formulation other than
@@ -260,7 +263,9 @@ class ExplicitRungeKutta : public Integrator {
   Eigen::MatrixXd G_;
   Eigen::MatrixXd M_check_;  // failure classification only
   Eigen::VectorXd F_check_;
-  Eigen::VectorXd a_projected_;  // first stage at the projected state
+  Eigen::VectorXd a_projected_;      // first stage at the projected state
+  double last_residual_ = -1.0;      // ‖G v̇ + γ‖∞ of the last KKT solve (Acceleration)
+  double step_end_residual_ = -1.0;  // last_residual_ of the step end (StepEndResidual)
   // Smallest DynamicsStatus::pivot_ratio over the KKT solves of the current step attempt.
   double min_pivot_ratio_ = 1.0;
   // Largest min_pivot_ratio_ of the accepted steps since Reset (and of the Reset state): the
