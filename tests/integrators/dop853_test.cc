@@ -165,7 +165,9 @@ TEST(Dop853Tableau, IsExplicitFsalWithConsistentNodes) {
   for (int i = 0; i < tab::kDenseStages; ++i) {
     double row = 0;
     for (int j = 0; j < tab::kDenseStages; ++j) {
-      if (j >= i) EXPECT_NEAR(tab::kA[i][j], 0.0, 0.0) << i << "," << j;  // explicit
+      if (j >= i) {
+        EXPECT_NEAR(tab::kA[i][j], 0.0, 0.0) << i << "," << j;  // explicit
+      }
       row += tab::kA[i][j];
     }
     EXPECT_NEAR(row, tab::kC[i], kTableauTol) << "row " << i;  // Σ_j a_ij = c_i
