@@ -35,6 +35,7 @@ Dopri5::EvalResult Dopri5::Acceleration(double t, const Eigen::VectorXd& q,
   ++stats_.rhs_evaluations;
   const engine::DynamicsStatus status = dynamics_->Solve(t, q, v, rows_, vdot, &lambda_);
   min_pivot_ratio_ = std::min(min_pivot_ratio_, status.pivot_ratio);
+  last_residual_ = status.residual;
   if (status.ok && vdot->allFinite()) return EvalResult::kOk;
   // The solver does not say why it failed: NaN/Inf in M, F, G or γ is a non-finite model
   // evaluation, anything else a singular M or inconsistent constraint rows. Failure path only.

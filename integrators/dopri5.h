@@ -182,6 +182,8 @@ class Dopri5 final : public Integrator {
   int order() const override { return 5; }
   int dense_output_order() const override { return 4; }
   bool Supports(Formulation f) const override { return f == Formulation::kIndex1; }
+  // After an accepted step the last solve was at its end (stage 7, FSAL, or after a projection).
+  double StepEndResidual() const override { return last_residual_; }
 
  private:
   enum class EvalResult { kOk, kLinearSolveFailure, kNonFinite };
@@ -244,6 +246,7 @@ class Dopri5 final : public Integrator {
   Eigen::VectorXd a_projected_;  // first stage at the projected state
   // Smallest DynamicsStatus::pivot_ratio over the KKT solves of the current step attempt.
   double min_pivot_ratio_ = 1.0;
+  double last_residual_ = -1.0;  // ‖G v̇ + γ‖∞ of the last KKT solve (Acceleration)
   // Largest min_pivot_ratio_ of the accepted steps since Reset (and of the Reset state): the
   // pivot ratio of the mechanism away from its singular configurations.
   double reference_pivot_ratio_ = 1.0;
