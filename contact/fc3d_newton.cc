@@ -7,25 +7,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "contact/fc3d_newton_internal.h"
 #include "contact/friction_cone.h"
 
 namespace saltus::contact {
-namespace {
+namespace fc3d_internal {
 
-using Eigen::Matrix3d;
-using Eigen::Vector2d;
-using Eigen::Vector3d;
-using Eigen::VectorXd;
-using SparseMatrix = Eigen::SparseMatrix<double>;
-
-// The Alart–Curnier function of one contact and an element (A, B) of its generalized Jacobian
-// with respect to (r, u) (header).
-struct AcBlock {
-  Vector3d phi;
-  Matrix3d A, B;
-};
-
-AcBlock AlartCurnier(const Vector3d& r, const Vector3d& u, double mu, double rho_n, double rho_t) {
+AcBlock AlartCurnier(const Eigen::Vector3d& r, const Eigen::Vector3d& u, double mu, double rho_n,
+                     double rho_t) {
   AcBlock k;
   k.A.setZero();
   k.B.setZero();
@@ -34,24 +23,37 @@ AcBlock AlartCurnier(const Vector3d& r, const Vector3d& u, double mu, double rho
   k.phi[0] = pressed ? rho_n * u[0] : r[0];
   (pressed ? k.B(0, 0) : k.A(0, 0)) = pressed ? rho_n : 1.0;
   const double R = mu * std::max(0.0, x_n);
-  const Vector2d x_t = r.tail<2>() - rho_t * u.tail<2>();
+  if (R == 0.0) {  // open or μ = 0: Φ_T = r_T whatever x_T, also at x_T = 0 where ‖x_T‖ ≤ R
+    k.phi.tail<2>() = r.tail<2>();
+    k.A.bottomRightCorner<2, 2>().setIdentity();
+    return k;
+  }
+  const Eigen::Vector2d x_t = r.tail<2>() - rho_t * u.tail<2>();
   const double norm = x_t.norm();
   if (norm <= R) {
     k.phi.tail<2>() = rho_t * u.tail<2>();
     k.B.bottomRightCorner<2, 2>() = rho_t * Eigen::Matrix2d::Identity();
     return k;
   }
-  const Vector2d e = x_t / norm;
+  const Eigen::Vector2d e = x_t / norm;
   k.phi.tail<2>() = r.tail<2>() - R * e;
   const Eigen::Matrix2d Gamma = (Eigen::Matrix2d::Identity() - e * e.transpose()) / norm;
   k.A.bottomRightCorner<2, 2>() = Eigen::Matrix2d::Identity() - R * Gamma;
   k.B.bottomRightCorner<2, 2>() = rho_t * R * Gamma;
-  if (pressed) {
-    k.A.bottomLeftCorner<2, 1>() = -mu * e;
-    k.B.bottomLeftCorner<2, 1>() = mu * rho_n * e;
-  }
+  k.A.bottomLeftCorner<2, 1>() = -mu * e;
+  k.B.bottomLeftCorner<2, 1>() = mu * rho_n * e;
   return k;
 }
+
+}  // namespace fc3d_internal
+
+namespace {
+
+using Eigen::Matrix3d;
+using Eigen::VectorXd;
+using SparseMatrix = Eigen::SparseMatrix<double>;
+using fc3d_internal::AcBlock;
+using fc3d_internal::AlartCurnier;
 
 void Validate(const SparseMatrix& W, const VectorXd& b, const VectorXd& mu,
               const Fc3dNewtonOptions& o, const VectorXd& r0) {

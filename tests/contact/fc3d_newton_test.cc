@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "contact/fc3d_newton_internal.h"
 
 namespace saltus::contact {
 namespace {
@@ -53,6 +56,87 @@ TEST(Fc3dNewton, TwoCoincidentContactsShareTheLoad) {
   EXPECT_NEAR((sum - Eigen::Vector3d(1.0, -0.2, 0.0)).norm(), 0.0, 1e-9);
   for (int k = 0; k < 2; ++k) {
     EXPECT_LE(s.r.segment<2>(3 * k + 1).norm(), 0.5 * s.r[3 * k] + 1e-9);  // in the cone
+  }
+}
+
+// The Jacobian of Φ with respect to (r, u) (3 × 6) by central differences of step h.
+Eigen::Matrix<double, 3, 6> CentralDifferences(const Eigen::Vector3d& r, const Eigen::Vector3d& u,
+                                               double mu, double rho_n, double rho_t, double h) {
+  Eigen::Matrix<double, 6, 1> x;
+  x << r, u;
+  Eigen::Matrix<double, 3, 6> J;
+  for (int j = 0; j < 6; ++j) {
+    Eigen::Matrix<double, 6, 1> xp = x, xm = x;
+    xp[j] += h;
+    xm[j] -= h;
+    const auto at = [&](const Eigen::Matrix<double, 6, 1>& y) {
+      return fc3d_internal::AlartCurnier(y.head<3>(), y.tail<3>(), mu, rho_n, rho_t).phi;
+    };
+    J.col(j) = (at(xp) - at(xm)) / (2.0 * h);
+  }
+  return J;
+}
+
+Eigen::Matrix<double, 3, 6> Analytic(const Eigen::Vector3d& r, const Eigen::Vector3d& u, double mu,
+                                     double rho_n, double rho_t) {
+  const fc3d_internal::AcBlock k = fc3d_internal::AlartCurnier(r, u, mu, rho_n, rho_t);
+  Eigen::Matrix<double, 3, 6> J;
+  J << k.A, k.B;
+  return J;
+}
+
+// Away from the kinks Φ is smooth and (A, B) is its Jacobian. Central differences with h = 1e-6
+// on data of order 1 err by O(h²) ≈ 1e-12 (truncation) plus ε|Φ|/h ≈ 1e-9 (round-off): 1e-7.
+TEST(Fc3dNewton, AlartCurnierJacobianMatchesFiniteDifferencesAwayFromTheKinks) {
+  const double mu = 0.5, rho_n = 0.7, rho_t = 1.3;
+  struct Point {
+    const char* name;
+    Eigen::Vector3d r, u;
+  };
+  // open: x_N = 0.2 − 0.7 · 1 < 0; stick: x_N = 2.07, R = 1.035, ‖x_T‖ = 0.40;
+  // slide: x_N = 1.65, R = 0.825, ‖x_T‖ = 2.95 (both tangents non-zero, so Γ is a full 2 × 2).
+  const Point points[] = {
+      {"open", {0.2, 0.3, -0.1}, {1.0, 0.4, 0.2}},
+      // open with x_T = 0 (r_T = u_T = 0, as on a separating contact that NSGS left at r = 0):
+      // Φ_T = r_T on the whole neighbourhood, so A_TT = I, B_TT = 0.
+      {"open, x_T = 0", {0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}},
+      {"stick", {2.0, 0.3, -0.1}, {-0.1, 0.1, 0.2}},
+      {"slide", {1.3, 0.9, -0.4}, {-0.5, -1.0, 1.2}},
+  };
+  for (const Point& p : points) {
+    const Eigen::Matrix<double, 3, 6> fd = CentralDifferences(p.r, p.u, mu, rho_n, rho_t, 1e-6);
+    EXPECT_LT((Analytic(p.r, p.u, mu, rho_n, rho_t) - fd).cwiseAbs().maxCoeff(), 1e-7) << p.name;
+  }
+}
+
+// On a kink the element returned must be one of the one-sided limits of the Jacobian (each an
+// element of Clarke's generalized Jacobian). Each limit is measured by central differences at a
+// point δ = 1e-6 off the kink on its side with h = 1e-9 < δ: the error is L δ ≈ 1e-6 (the
+// Jacobian of each piece is Lipschitz with L of order 1 on these data) plus ε|Φ|/h ≈ 1e-6: 1e-5.
+// The two limits differ by order 1 (asserted first), so the test tells them apart.
+TEST(Fc3dNewton, AlartCurnierJacobianOnAKinkIsAOneSidedLimit) {
+  const double mu = 0.5, delta = 1e-6, h = 1e-9, tol = 1e-5;
+  struct Kink {
+    const char* name;
+    Eigen::Vector3d r, u, side;  // side: the direction in r that crosses the kink
+    double rho_n, rho_t;
+  };
+  const Kink kinks[] = {
+      // x_N = 1 − 2 · 0.5 = 0 exactly: between open and pressed (sliding, x_T ≠ 0).
+      {"open|pressed", {1.0, 0.3, 0.0}, {0.5, 0.1, 0.0}, {1.0, 0.0, 0.0}, 2.0, 1.0},
+      // x_N = 2, R = 1, x_T = (1, 0): ‖x_T‖ = R exactly, between stick and slide.
+      {"stick|slide", {2.0, 1.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, 1.0, 1.0},
+  };
+  for (const Kink& k : kinks) {
+    const Eigen::Matrix<double, 3, 6> minus =
+        CentralDifferences(k.r - delta * k.side, k.u, mu, k.rho_n, k.rho_t, h);
+    const Eigen::Matrix<double, 3, 6> plus =
+        CentralDifferences(k.r + delta * k.side, k.u, mu, k.rho_n, k.rho_t, h);
+    ASSERT_GT((plus - minus).cwiseAbs().maxCoeff(), 0.1) << k.name;
+    const Eigen::Matrix<double, 3, 6> J = Analytic(k.r, k.u, mu, k.rho_n, k.rho_t);
+    const double to_minus = (J - minus).cwiseAbs().maxCoeff();
+    const double to_plus = (J - plus).cwiseAbs().maxCoeff();
+    EXPECT_LT(std::min(to_minus, to_plus), tol) << k.name << ": " << to_minus << ", " << to_plus;
   }
 }
 
