@@ -50,6 +50,7 @@
 
 #include "engine/constrained_dynamics.h"
 #include "events/simulation.h"
+#include "integrators/integrator.h"
 #include "tools/scene.h"
 
 namespace saltus::bench {
@@ -138,9 +139,11 @@ Result RunSaltus(Model& model, const std::string& integrator, double tol, double
   tools::Scene scene = model.scene;
   scene.options.output_step = 0.0;
   scene.options.integrator = integrator;
-  scene.options.integrator_options.formulation = integrator == "dopri5"
-                                                     ? integrators::Formulation::kIndex1
-                                                     : integrators::Formulation::kIndex2;
+  // The first formulation the integrator table lists: index1 for dopri5 and dop853, index2 for
+  // hem5 and phem56.
+  for (const integrators::IntegratorEntry& e : integrators::IntegratorTable()) {
+    if (e.name == integrator) scene.options.integrator_options.formulation = e.formulations.front();
+  }
   scene.options.integrator_options.rtol = tol;
   scene.options.integrator_options.atol = tol;
   scene.options.integrator_options.projection_tol = projection_tol;
@@ -311,7 +314,7 @@ struct Config {
 int Main(int argc, char** argv) {
   int repeats = 5;
   std::vector<std::string> tols = Split("1e-3,1e-4,1e-5,1e-6,1e-7,1e-8,1e-9,1e-10,1e-11,1e-12");
-  std::vector<std::string> saltus = Split("dopri5,hem5,phem56");
+  std::vector<std::string> saltus = Split("dopri5,dop853,hem5,phem56");
   std::vector<std::string> sundials = Split("cvode_adams,cvode_bdf,ida");
   double projection_tol = integrators::IntegratorOptions{}.projection_tol;
   for (int i = 1; i + 1 < argc; i += 2) {

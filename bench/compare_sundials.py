@@ -13,7 +13,7 @@ medians of the same two runs), and max |g| of the chosen runs (issue 19 §3 asks
 SUNDIALS with |g| ≤ 1e-10). Run it under the build lock for figures one reports.
 
 Usage: bench/compare_sundials.py [--build-dir build-bench] [--repeats 7]
-                                 [--targets 1e-4,1e-6,1e-8] [--saltus dopri5,hem5,phem56]
+                                 [--targets 1e-4,1e-6,1e-8] [--saltus dopri5,dop853,hem5,phem56]
                                  [--projection-tol 1e-10] [--g-bound 1e-10]
 Only /usr/bin/python3. OPENBLAS_NUM_THREADS=1 unless set.
 """
@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOLS = "1e-3,3e-4,1e-4,3e-5,1e-5,3e-6,1e-6,3e-7,1e-7,3e-8,1e-8,3e-9,1e-9,3e-10,1e-10,1e-11,1e-12"
+TOLS = "1e-2,3e-3,1e-3,3e-4,1e-4,3e-5,1e-5,3e-6,1e-6,3e-7,1e-7,3e-8,1e-8,3e-9,1e-9,3e-10,1e-10,1e-11,1e-12"
 
 
 def sweep(args):
@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(SOURCE_DIR, "build-bench"))
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--targets", default="1e-4,1e-6,1e-8")
-    ap.add_argument("--saltus", default="dopri5,hem5,phem56")
+    ap.add_argument("--saltus", default="dopri5,dop853,hem5,phem56")
     ap.add_argument("--projection-tol", type=float, default=1e-10)
     ap.add_argument("--g-bound", type=float, default=1e-10)
     args = ap.parse_args()

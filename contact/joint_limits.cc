@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <unordered_set>
 
 #include "engine/rotation.h"
@@ -16,19 +17,23 @@ using Eigen::Vector3d;
 // Pose and world angular velocity of one side (the ground: identity, at rest).
 struct Side {
   int body = engine::kGround;
+  int v0 = 0;  // first entry of the body's (ṙ, ω) in v and a G row: SpatialModel::VOffset
   Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
   Vector3d r = Vector3d::Zero(), r_dot = Vector3d::Zero(), omega = Vector3d::Zero();
 };
 
-Side SideOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd* v) {
+Side SideOf(const engine::SpatialModel& model, int body, const Eigen::VectorXd& q,
+            const Eigen::VectorXd* v) {
   Side s;
   s.body = body;
   if (body == engine::kGround) return s;
-  s.r = q.segment<3>(7 * body);
-  s.R = engine::QuaternionToRotation(q.segment<4>(7 * body + 3));
+  const int q0 = model.QOffset(body);
+  s.v0 = model.VOffset(body);
+  s.r = q.segment<3>(q0);
+  s.R = engine::QuaternionToRotation(q.segment<4>(q0 + 3));
   if (v != nullptr) {
-    s.r_dot = v->segment<3>(6 * body);
-    s.omega = s.R * v->segment<3>(6 * body + 3);
+    s.r_dot = v->segment<3>(s.v0);
+    s.omega = s.R * v->segment<3>(s.v0 + 3);
   }
   return s;
 }
@@ -36,8 +41,8 @@ Side SideOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd* v) {
 // Adds the world gradients (translation t, rotation w) of ẋ on one side to the row of ∂ẋ/∂v.
 void AddGradient(const Side& s, const Vector3d& t, const Vector3d& w, Eigen::RowVectorXd* row) {
   if (row == nullptr || s.body == engine::kGround) return;
-  row->segment<3>(6 * s.body) += t.transpose();
-  row->segment<3>(6 * s.body + 3) += (s.R.transpose() * w).transpose();
+  row->segment<3>(s.v0) += t.transpose();
+  row->segment<3>(s.v0 + 3) += (s.R.transpose() * w).transpose();
 }
 
 }  // namespace
@@ -83,9 +88,10 @@ JointLimits::JointLimits(std::shared_ptr<const engine::SpatialModel> model,
 }
 
 void JointLimits::CheckSizes(const Eigen::VectorXd& q, const Eigen::VectorXd* v) const {
-  const int nb = model_->num_bodies();
-  if (q.size() != 7 * nb || (v != nullptr && v->size() != 6 * nb)) {
-    throw std::invalid_argument("JointLimits: q and v need 7 and 6 entries per body");
+  if (q.size() != model_->num_q() || (v != nullptr && v->size() != model_->num_v())) {
+    throw std::invalid_argument("JointLimits: q and v need " + std::to_string(model_->num_q()) +
+                                " and " + std::to_string(model_->num_v()) +
+                                " entries (7 and 6 per body)");
   }
 }
 
@@ -94,7 +100,7 @@ JointLimits::Coordinate JointLimits::Evaluate(const Eigen::VectorXd& q, const Ei
   const JointLimit& l = limits_[static_cast<std::size_t>(i)];
   const engine::SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(l.joint)];
   const engine::JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(l.joint)];
-  const Side a = SideOf(joint.body_a, q, v), b = SideOf(joint.body_b, q, v);
+  const Side a = SideOf(*model_, joint.body_a, q, v), b = SideOf(*model_, joint.body_b, q, v);
   Coordinate c;
   if (joint.type == engine::SpatialJointType::kRevolute) {
     const Vector3d x_a = a.R * f.axes_a.col(0), y_a = a.R * f.axes_a.col(1);

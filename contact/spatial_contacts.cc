@@ -92,12 +92,12 @@ struct CachedRotation {
   Matrix3d R;
 };
 
-const Matrix3d& CachedBodyRotation(const VectorXd& q, int body) {
+const Matrix3d& CachedBodyRotation(const engine::SpatialModel& model, const VectorXd& q, int body) {
   thread_local std::vector<CachedRotation> cache;
   const auto i = static_cast<std::size_t>(body);
   if (cache.size() <= i) cache.resize(i + 1);
   CachedRotation& c = cache[i];
-  const double* Q = q.data() + 7 * body + 3;
+  const double* Q = q.data() + model.QOffset(body) + 3;
   if (!(c.Q[0] == Q[0] && c.Q[1] == Q[1] && c.Q[2] == Q[2] && c.Q[3] == Q[3])) {
     c.R = engine::QuaternionToRotation(Eigen::Vector4d(Q[0], Q[1], Q[2], Q[3]));
     std::copy(Q, Q + 4, c.Q);
@@ -106,10 +106,12 @@ const Matrix3d& CachedBodyRotation(const VectorXd& q, int body) {
 }
 
 // World position of a shape's origin on `body` (the ground: the shape pose's translation).
-Vector3d ShapeOrigin(const VectorXd& q, int body, const Shape& s) {
+Vector3d ShapeOrigin(const engine::SpatialModel& model, const VectorXd& q, int body,
+                     const Shape& s) {
   if (body == engine::kGround) return s.pose().translation();
-  if (s.centred()) return q.segment<3>(7 * body);
-  return q.segment<3>(7 * body) + CachedBodyRotation(q, body) * s.pose().translation();
+  const auto r = q.segment<3>(model.QOffset(body));
+  if (s.centred()) return r;
+  return r + CachedBodyRotation(model, q, body) * s.pose().translation();
 }
 
 // World-frame kinematics of one body (all zero for the ground).
@@ -122,12 +124,14 @@ struct BodyMotion {
   Vector3d Acceleration(const Vector3d& x) const { return omega.cross(omega.cross(x - r)); }
 };
 
-BodyMotion MotionOf(const VectorXd& q, const VectorXd& v, int body) {
+BodyMotion MotionOf(const engine::SpatialModel& model, const VectorXd& q, const VectorXd& v,
+                    int body) {
   BodyMotion m;
   if (body == engine::kGround) return m;
-  m.r = q.segment<3>(7 * body);
-  m.r_dot = v.segment<3>(6 * body);
-  m.omega = CachedBodyRotation(q, body) * v.segment<3>(6 * body + 3);
+  const int v0 = model.VOffset(body);
+  m.r = q.segment<3>(model.QOffset(body));
+  m.r_dot = v.segment<3>(v0);
+  m.omega = CachedBodyRotation(model, q, body) * v.segment<3>(v0 + 3);
   return m;
 }
 
@@ -489,8 +493,9 @@ void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bou
     const int body = proxy_body_[pi];
     double reach = 0.0;
     if (body != engine::kGround) {
-      reach = horizon * (speed_bound.segment<3>(6 * body).norm() +
-                         proxy_rho_[pi] * speed_bound.segment<3>(6 * body + 3).norm());
+      const int v0 = model_->VOffset(body);
+      reach = horizon * (speed_bound.segment<3>(v0).norm() +
+                         proxy_rho_[pi] * speed_bound.segment<3>(v0 + 3).norm());
     }
     // Each side grows by m/2 + δ: pairs within m + δ_a + δ_b (broadphase.h).
     const double inflation = 0.5 * margin + reach;
@@ -505,8 +510,8 @@ void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bou
       // Identity pose in the body, local AABB centred: the products below reduce to the body's
       // position and rotation exactly (a sphere of the pile).
       if (body != engine::kGround) {
-        centre = q.segment<3>(7 * body);
-        unturned = CachedBodyRotation(q, body).isIdentity();
+        centre = q.segment<3>(model_->QOffset(body));
+        unturned = CachedBodyRotation(*model_, q, body).isIdentity();
       } else {
         centre.setZero();
       }
@@ -581,24 +586,23 @@ void SpatialContacts::CandidateRows(const VectorXd& q, const VectorXd& speed_bou
 }
 
 void SpatialContacts::CheckSizes(const VectorXd& q, const VectorXd* v, const char* where) const {
-  const int nb = model_->num_bodies();
-  if (q.size() != 7 * nb) {
+  if (q.size() != model_->num_q()) {
     throw std::invalid_argument(std::string("SpatialContacts::") + where + ": q has " +
                                 std::to_string(q.size()) + " entries, expected " +
-                                std::to_string(7 * nb));
+                                std::to_string(model_->num_q()));
   }
-  if (v != nullptr && v->size() != 6 * nb) {
+  if (v != nullptr && v->size() != model_->num_v()) {
     throw std::invalid_argument(std::string("SpatialContacts::") + where + ": v has " +
                                 std::to_string(v->size()) + " entries, expected " +
-                                std::to_string(6 * nb));
+                                std::to_string(model_->num_v()));
   }
 }
 
 Isometry3d SpatialContacts::BodyPose(const VectorXd& q, int body) const {
   Isometry3d X = Isometry3d::Identity();
   if (body == engine::kGround) return X;
-  X.linear() = CachedBodyRotation(q, body);
-  X.translation() = q.segment<3>(7 * body);
+  X.linear() = CachedBodyRotation(*model_, q, body);
+  X.translation() = q.segment<3>(model_->QOffset(body));
   return X;
 }
 
@@ -615,8 +619,8 @@ ContactSite SpatialContacts::Site(const VectorXd& q, int row) const {
   site.normal = d.normal;
   site.body_a = pair.body_a;
   site.body_b = pair.body_b;
-  site.column_a = pair.body_a == engine::kGround ? -1 : 6 * pair.body_a;
-  site.column_b = pair.body_b == engine::kGround ? -1 : 6 * pair.body_b;
+  site.column_a = pair.body_a == engine::kGround ? -1 : model_->VOffset(pair.body_a);
+  site.column_b = pair.body_b == engine::kGround ? -1 : model_->VOffset(pair.body_b);
   return site;
 }
 
@@ -625,7 +629,8 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
   const auto p = static_cast<std::size_t>(RowPair(row));
   const SpatialContactPair& pair = pairs_[p];
   const auto body_origin = [&](int body) {
-    return body == engine::kGround ? Vector3d(Vector3d::Zero()) : Vector3d(q.segment<3>(7 * body));
+    return body == engine::kGround ? Vector3d(Vector3d::Zero())
+                                   : Vector3d(q.segment<3>(model_->QOffset(body)));
   };
   RowGeometry out;
   PairDistance& d = out.d;
@@ -633,8 +638,8 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
   switch (row_path_[static_cast<std::size_t>(row)]) {
     case RowPath::kSphereSphere: {
       // geometry3d.cc (Inflated): n = (c_b − c_a)/‖c_b − c_a‖ (e_z if the centres coincide).
-      const Vector3d c_a = ShapeOrigin(q, pair.body_a, pair.shape_a);
-      const Vector3d c_b = ShapeOrigin(q, pair.body_b, pair.shape_b);
+      const Vector3d c_a = ShapeOrigin(*model_, q, pair.body_a, pair.shape_a);
+      const Vector3d c_b = ShapeOrigin(*model_, q, pair.body_b, pair.shape_b);
       const Vector3d delta = c_b - c_a;
       const double dist = delta.norm();
       d.normal = dist > 0.0 ? Vector3d(delta / dist) : Vector3d(Vector3d::UnitZ());
@@ -657,10 +662,10 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
       Vector3d n = plane.plane_normal_in_body();
       double offset = plane.plane_offset_in_body();
       if (plane_body != engine::kGround) {
-        n = CachedBodyRotation(q, plane_body) * n;
-        offset += n.dot(q.segment<3>(7 * plane_body));
+        n = CachedBodyRotation(*model_, q, plane_body) * n;
+        offset += n.dot(q.segment<3>(model_->QOffset(plane_body)));
       }
-      const Vector3d c = ShapeOrigin(q, sphere_body, sphere);
+      const Vector3d c = ShapeOrigin(*model_, q, sphere_body, sphere);
       const double height = n.dot(c) - offset;  // of the centre above the plane
       const Vector3d on_plane = c - height * n, on_sphere = c - sphere.radius() * n;
       const Vector3d lever_plane = on_plane - body_origin(plane_body);
@@ -747,7 +752,7 @@ void SpatialContacts::WorldFrameReference(const VectorXd& q, int normal_row, Vec
     *e1 = ref.e1;
     return;
   }
-  const Matrix3d& R = CachedBodyRotation(q, ref.body);
+  const Matrix3d& R = CachedBodyRotation(*model_, q, ref.body);
   *axis = R * ref.axis;
   *e1 = R * ref.e1;
 }
@@ -772,7 +777,7 @@ SpatialContacts::RowGeometry SpatialContacts::TangentGeometry(const VectorXd& q,
   out.d.gap = 0.0;
   out.angular = row >= first_resistance_row();
   const auto lever = [&](int body, const Vector3d& x) {
-    return body == engine::kGround ? x : Vector3d(x - q.segment<3>(7 * body));
+    return body == engine::kGround ? x : Vector3d(x - q.segment<3>(model_->QOffset(body)));
   };
   out.lever_a = lever(pair.body_a, out.d.point_a);
   out.lever_b = lever(pair.body_b, out.d.point_b);
@@ -790,7 +795,8 @@ double SpatialContacts::Gap(const VectorXd& q, int row) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
   switch (row_path_[static_cast<std::size_t>(row)]) {
     case RowPath::kSphereSphere:
-      return (ShapeOrigin(q, pair.body_b, pair.shape_b) - ShapeOrigin(q, pair.body_a, pair.shape_a))
+      return (ShapeOrigin(*model_, q, pair.body_b, pair.shape_b) -
+              ShapeOrigin(*model_, q, pair.body_a, pair.shape_a))
                  .norm() -
              pair.shape_a.radius() - pair.shape_b.radius();
     case RowPath::kPlaneSphere:
@@ -823,19 +829,21 @@ void SpatialContacts::Values(double t, const VectorXd& q, std::span<const int> r
   for (std::size_t i = 0; i < rows.size(); ++i) g[static_cast<Eigen::Index>(i)] = Gap(q, rows[i]);
 }
 
+// The blocks below are a side's 6 entries on (ṙ, ω) at VOffset(body), rigid only: a contact on a
+// flexible body would add entries on its modal velocities (mode shapes at the contact point).
 void SpatialContacts::SideBlock(const VectorXd& q, int body, const Vector3d& lever,
                                 const Vector3d& n, double sign, double* out) const {
   for (int j = 0; j < 3; ++j) out[j] += sign * n[j];
   // A zero lever (a sphere centred on its body) has no rotational part: R is not needed.
   if (lever.x() == 0.0 && lever.y() == 0.0 && lever.z() == 0.0) return;
-  const Vector3d rot = CachedBodyRotation(q, body).transpose() * lever.cross(n);
+  const Vector3d rot = CachedBodyRotation(*model_, q, body).transpose() * lever.cross(n);
   for (int j = 0; j < 3; ++j) out[3 + j] += sign * rot[j];
 }
 
 void SpatialContacts::RowSideBlock(const VectorXd& q, const RowGeometry& geo, int body, double sign,
                                    double* out) const {
   if (geo.angular) {  // ±(0, Rᵀu): ġ_R = u·(ω_B^w − ω_A^w) (header, "Resistance rows")
-    const Vector3d rot = CachedBodyRotation(q, body).transpose() * geo.d.normal;
+    const Vector3d rot = CachedBodyRotation(*model_, q, body).transpose() * geo.d.normal;
     for (int j = 0; j < 3; ++j) out[3 + j] += sign * rot[j];
     return;
   }
@@ -855,7 +863,8 @@ void SpatialContacts::JacobianRow(
     if (body == engine::kGround) return;
     double block[6] = {0, 0, 0, 0, 0, 0};
     RowSideBlock(q, geo, body, sign, block);
-    for (int j = 0; j < 6; ++j) out[6 * body + j] += block[j];
+    const int v0 = model_->VOffset(body);
+    for (int j = 0; j < 6; ++j) out[v0 + j] += block[j];
   };
   add(pair.body_a, -1.0);
   add(pair.body_b, 1.0);
@@ -903,7 +912,7 @@ bool SpatialContacts::ValuesAndRates(double t, const VectorXd& q, const VectorXd
         RowSideBlock(q, geo, body[1], sign[1], block);
         ++k;
       }
-      const double* vb = v.data() + 6 * body[k];
+      const double* vb = v.data() + model_->VOffset(body[k]);
       for (int j = 0; j < 6; ++j) rate += block[j] * vb[j];
     }
     g[static_cast<Eigen::Index>(i)] = geo.d.gap;
@@ -963,7 +972,8 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
       d.point_a -= rho * d.normal;
     }
   }
-  const BodyMotion a = MotionOf(q, v, pair.body_a), b = MotionOf(q, v, pair.body_b);
+  const BodyMotion a = MotionOf(*model_, q, v, pair.body_a),
+                   b = MotionOf(*model_, q, v, pair.body_b);
   const GammaForm form = FormOf(pair, Feature(row));
   // wd: relative position of the two material witness points and its v̇-free derivatives.
   const Vector3d wd = d.point_b - d.point_a;
@@ -987,7 +997,7 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     // (geometry3d.h, MeshPointDistance): g = s·(distance) − ρ with s = MeshPointSide; over a
     // face g = n_f·d − ρ whatever the sign.
     const Vector3d c = feature.kind == FeatureKind::kSignedDistance
-                           ? ShapeOrigin(q, mesh_is_a ? pair.body_b : pair.body_a, sphere)
+                           ? ShapeOrigin(*model_, q, mesh_is_a ? pair.body_b : pair.body_a, sphere)
                            : Vector3d(mesh_is_a ? d.point_b : d.point_a);
     const MeshRegion region = MeshRegionOf(mesh, X_m, c);
     const MeshClosest& closest = region.closest;
@@ -1078,8 +1088,8 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
            cylinder.radius() * s_ddot;
   }
   if (form == GammaForm::kSphereSphere) {
-    const Vector3d c_a = ShapeOrigin(q, pair.body_a, pair.shape_a);
-    const Vector3d c_b = ShapeOrigin(q, pair.body_b, pair.shape_b);
+    const Vector3d c_a = ShapeOrigin(*model_, q, pair.body_a, pair.shape_a);
+    const Vector3d c_b = ShapeOrigin(*model_, q, pair.body_b, pair.shape_b);
     const Vector3d dist = c_b - c_a;
     const double len = dist.norm();
     const Vector3d n = dist / len;
@@ -1113,17 +1123,19 @@ double SpatialContacts::DifferenceGamma(const VectorXd& q, const VectorXd& v, in
   double speed = 1.0;
   for (int body : {pair.body_a, pair.body_b}) {
     if (body != engine::kGround)
-      speed = std::max(speed, v.segment<6>(6 * body).lpNorm<Eigen::Infinity>());
+      speed = std::max(speed, v.segment<6>(model_->VOffset(body)).lpNorm<Eigen::Infinity>());
   }
   const double eps = std::cbrt(std::numeric_limits<double>::epsilon()) / speed;
-  // q ⊕ ε v on the two bodies only (the row depends on nothing else).
+  // q ⊕ ε v on the two bodies only (the row depends on nothing else), as IntegratePosition does for
+  // a rigid body (a flexible body would also shift its modal coordinates).
   const auto shifted = [&](double h) {
     VectorXd q_h = q;
     for (int body : {pair.body_a, pair.body_b}) {
       if (body == engine::kGround) continue;
-      q_h.segment<3>(7 * body) += h * v.segment<3>(6 * body);
-      q_h.segment<4>(7 * body + 3) = engine::QuaternionMultiply(
-          q.segment<4>(7 * body + 3), engine::QuaternionExp(h * v.segment<3>(6 * body + 3)));
+      const int q0 = model_->QOffset(body), v0 = model_->VOffset(body);
+      q_h.segment<3>(q0) += h * v.segment<3>(v0);
+      q_h.segment<4>(q0 + 3) = engine::QuaternionMultiply(
+          q.segment<4>(q0 + 3), engine::QuaternionExp(h * v.segment<3>(v0 + 3)));
     }
     return q_h;
   };
@@ -1143,7 +1155,8 @@ bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v,
   if (form == GammaForm::kDifference) return false;
   const PairDistance d = Evaluate(q, normal);
   const Vector3d& n = d.normal;
-  const BodyMotion a = MotionOf(q, v, pair.body_a), b = MotionOf(q, v, pair.body_b);
+  const BodyMotion a = MotionOf(*model_, q, v, pair.body_a),
+                   b = MotionOf(*model_, q, v, pair.body_b);
   // C: the side of the body-fixed point c (c_is_b: B), radius ρ; S the other side.
   bool c_is_b = true;
   double rho = 0.0;
@@ -1170,8 +1183,8 @@ bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v,
     }
     case GammaForm::kSphereSphere: {
       rho = pair.shape_b.radius();
-      const Vector3d c_a = ShapeOrigin(q, pair.body_a, pair.shape_a);
-      const Vector3d c_b = ShapeOrigin(q, pair.body_b, pair.shape_b);
+      const Vector3d c_a = ShapeOrigin(*model_, q, pair.body_a, pair.shape_a);
+      const Vector3d c_b = ShapeOrigin(*model_, q, pair.body_b, pair.shape_b);
       n_dot = TurningNormalRate(n, c_b - c_a, b.Velocity(c_b) - a.Velocity(c_a), Vector3d::Zero(),
                                 Vector3d::Zero());
       break;

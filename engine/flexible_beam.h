@@ -195,6 +195,10 @@ class FlexibleBeam {
   // Modal stiffness diag(ω²) and damping C (m × m).
   Eigen::MatrixXd ModalStiffness() const;
   Eigen::MatrixXd ModalDamping() const;
+  // The quadrature of the mass integrals: 6 Gauss points per element (exact for the degree-10
+  // integrands of the foreshortened kinematics) and their weights ρA × Gauss weight × l.
+  const std::vector<BeamPoint>& quadrature_points() const { return gauss_; }
+  const std::vector<double>& quadrature_weights() const { return weight_; }
 
  private:
   // Motion into reused storage (no allocation once sized); h_eta is scratch of size m.

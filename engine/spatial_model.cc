@@ -42,6 +42,7 @@ Eigen::Matrix3d FrameAxes(const std::string& label, const char* field, const Eig
 // Pose and velocity of one body; the ground is the fixed world frame.
 struct BodyKin {
   int body = kGround;
+  int v0 = 0;  // first entry of the body's (ṙ, ω) in v, F and a G row: SpatialModel::VOffset
   Eigen::Matrix3d R = Eigen::Matrix3d::Identity();
   Eigen::Vector3d r = Eigen::Vector3d::Zero();
   Eigen::Vector3d r_dot = Eigen::Vector3d::Zero();
@@ -60,19 +61,22 @@ struct BodyKin {
   }
 };
 
-BodyKin KinOf(int body, const Eigen::VectorXd& q) {
+BodyKin KinOf(const SpatialModel& model, int body, const Eigen::VectorXd& q) {
   BodyKin k;
   k.body = body;
   if (body == kGround) return k;
-  k.r = q.segment<3>(7 * body);
-  k.R = QuaternionToRotation(q.segment<4>(7 * body + 3));
+  const int q0 = model.QOffset(body);
+  k.v0 = model.VOffset(body);
+  k.r = q.segment<3>(q0);
+  k.R = QuaternionToRotation(q.segment<4>(q0 + 3));
   return k;
 }
-BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  BodyKin k = KinOf(body, q);
+BodyKin KinOf(const SpatialModel& model, int body, const Eigen::VectorXd& q,
+              const Eigen::VectorXd& v) {
+  BodyKin k = KinOf(model, body, q);
   if (body == kGround) return k;
-  k.r_dot = v.segment<3>(6 * body);
-  k.omega = v.segment<3>(6 * body + 3);
+  k.r_dot = v.segment<3>(k.v0);
+  k.omega = v.segment<3>(k.v0 + 3);
   return k;
 }
 
@@ -84,13 +88,15 @@ BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
 // was computed from: the first use of a body in an evaluation compares Q with the stored one and
 // recomputes R only when it changed, so the successive evaluations at one q (G, F and γ of a
 // dynamics solve) share the matrices. R is a function of Q alone, hence the same values as a
-// fresh evaluation.
+// fresh evaluation. The quaternion of body i is q[QOffset(i) + 3, + 7) (a flexible body's frame
+// quaternion would sit at the same place, its deformation not entering R).
 class RotationCache {
  public:
-  void Begin(const Eigen::VectorXd& q, int num_bodies) {
+  void Begin(const Eigen::VectorXd& q, const SpatialModel& model) {
     q_ = &q;
-    if (static_cast<int>(entries_.size()) != num_bodies) {
-      entries_.assign(static_cast<std::size_t>(num_bodies), Entry());
+    model_ = &model;
+    if (static_cast<int>(entries_.size()) != model.num_bodies()) {
+      entries_.assign(static_cast<std::size_t>(model.num_bodies()), Entry());
     }
     if (++epoch_ == 0) {  // wrapped around: clear the stamps so that none matches by accident
       for (Entry& e : entries_) e.stamp = 0;
@@ -100,7 +106,7 @@ class RotationCache {
   const Eigen::Matrix3d& R(int body) {
     Entry& e = entries_[static_cast<std::size_t>(body)];
     if (e.stamp != epoch_) {
-      const auto Q = q_->segment<4>(7 * body + 3);
+      const auto Q = q_->segment<4>(model_->QOffset(body) + 3);
       if (!e.valid || !(e.Q == Q)) {
         e.Q = Q;
         e.R = QuaternionToRotation(e.Q);
@@ -119,6 +125,7 @@ class RotationCache {
     bool valid = false;
   };
   const Eigen::VectorXd* q_ = nullptr;
+  const SpatialModel* model_ = nullptr;
   std::vector<Entry> entries_;
   unsigned epoch_ = 0;
 };
@@ -130,19 +137,21 @@ RotationCache& ThreadRotationCache() {
 }
 
 // KinOf with R from the cache (same values as the uncached KinOf).
-BodyKin KinOf(int body, const Eigen::VectorXd& q, RotationCache& cache) {
+BodyKin KinOf(const SpatialModel& model, int body, const Eigen::VectorXd& q, RotationCache& cache) {
   BodyKin k;
   k.body = body;
   if (body == kGround) return k;
-  k.r = q.segment<3>(7 * body);
+  k.v0 = model.VOffset(body);
+  k.r = q.segment<3>(model.QOffset(body));
   k.R = cache.R(body);
   return k;
 }
-BodyKin KinOf(int body, const Eigen::VectorXd& q, const Eigen::VectorXd& v, RotationCache& cache) {
-  BodyKin k = KinOf(body, q, cache);
+BodyKin KinOf(const SpatialModel& model, int body, const Eigen::VectorXd& q,
+              const Eigen::VectorXd& v, RotationCache& cache) {
+  BodyKin k = KinOf(model, body, q, cache);
   if (body == kGround) return k;
-  k.r_dot = v.segment<3>(6 * body);
-  k.omega = v.segment<3>(6 * body + 3);
+  k.r_dot = v.segment<3>(k.v0);
+  k.omega = v.segment<3>(k.v0 + 3);
   return k;
 }
 
@@ -151,15 +160,15 @@ template <class Row>
 void AddPointJacobian(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d& c,
                       Row&& row) {
   if (k.body == kGround) return;
-  row.template segment<3>(6 * k.body) += c.transpose();
-  row.template segment<3>(6 * k.body + 3) += s.cross(k.R.transpose() * c).transpose();
+  row.template segment<3>(k.v0) += c.transpose();
+  row.template segment<3>(k.v0 + 3) += s.cross(k.R.transpose() * c).transpose();
 }
 // G row += ∂(c·u̇)/∂ω for u = body vector ū: ū × Rᵀ c.
 template <class Row>
 void AddVectorJacobian(const BodyKin& k, const Eigen::Vector3d& u, const Eigen::Vector3d& c,
                        Row&& row) {
   if (k.body == kGround) return;
-  row.template segment<3>(6 * k.body + 3) += u.cross(k.R.transpose() * c).transpose();
+  row.template segment<3>(k.v0 + 3) += u.cross(k.R.transpose() * c).transpose();
 }
 
 // Generalized force of a world force f at body point s̄ and a world torque n.
@@ -167,8 +176,8 @@ void AddWrench(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d
                const Eigen::Vector3d& n, Eigen::VectorXd* F) {
   if (k.body == kGround) return;
   const Eigen::Vector3d f_body = k.R.transpose() * f;
-  F->segment<3>(6 * k.body) += f;
-  F->segment<3>(6 * k.body + 3) += s.cross(f_body) + k.R.transpose() * n;
+  F->segment<3>(k.v0) += f;
+  F->segment<3>(k.v0 + 3) += s.cross(f_body) + k.R.transpose() * n;
 }
 
 // Angle θ = atan2(x_b·y_a, x_b·x_a) of a revolute joint (x_a to x_b about z_a) and its rate
@@ -326,7 +335,7 @@ class SpatialJointBlock : public ConstraintBlock {
               Eigen::Ref<Eigen::VectorXd> g) const override {
     CheckQ(q);
     RotationCache& cache = ThreadRotationCache();
-    cache.Begin(q, model_->num_bodies());
+    cache.Begin(q, *model_);
     int point_joint = -1;  // the point rows of a joint share d
     Eigen::Vector3d point_d = Eigen::Vector3d::Zero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -334,16 +343,16 @@ class SpatialJointBlock : public ConstraintBlock {
       if (head.type == RowType::kPoint) {
         if (head.joint != point_joint) {
           const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
-          point_d =
-              KinOf(head.body_b, q, cache).Point(p.s_b) - KinOf(head.body_a, q, cache).Point(p.s_a);
+          point_d = KinOf(*model_, head.body_b, q, cache).Point(p.s_b) -
+                    KinOf(*model_, head.body_a, q, cache).Point(p.s_a);
           point_joint = head.joint;
         }
         g(static_cast<Eigen::Index>(k)) = -point_d(head.component);
         continue;
       }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      const BodyKin a = KinOf(row.body_a, q, cache);
-      const BodyKin b = KinOf(row.body_b, q, cache);
+      const BodyKin a = KinOf(*model_, row.body_a, q, cache);
+      const BodyKin b = KinOf(*model_, row.body_b, q, cache);
       const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
       double value = 0.0;
       switch (row.type) {
@@ -369,17 +378,18 @@ class SpatialJointBlock : public ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override {
     CheckQ(q);
     RotationCache& cache = ThreadRotationCache();
-    cache.Begin(q, model_->num_bodies());
+    cache.Begin(q, *model_);
     G.setZero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      JacobianRow(row, t, KinOf(row.body_a, q, cache), KinOf(row.body_b, q, cache),
-                  G.row(static_cast<Eigen::Index>(k)));
+      JacobianRow(row, t, KinOf(*model_, row.body_a, q, cache),
+                  KinOf(*model_, row.body_b, q, cache), G.row(static_cast<Eigen::Index>(k)));
     }
   }
 
   // Appends row `local_row` of G to G as the 6-blocks of its bodies, the lower body index first
-  // (a ground side has none). `cache` must have been begun at this q.
+  // (a ground side has none). `cache` must have been begun at this q. Rigid only, like
+  // BlockSparseMatrices: a flexible body's block would also hold its modal columns.
   void AppendBlocks(double t, const Eigen::VectorXd& q, int local_row, RotationCache& cache,
                     BlockSparseRows* G) const {
     const RowHead& head = heads_[static_cast<std::size_t>(local_row)];
@@ -418,15 +428,15 @@ class SpatialJointBlock : public ConstraintBlock {
   void JacobianBlocks(double t, const Eigen::VectorXd& q, int local_row, RotationCache& cache,
                       Eigen::Matrix<double, 1, 12>* blocks) const {
     const Row& row = rows_[static_cast<std::size_t>(local_row)];
-    BodyKin a = KinOf(row.body_a, q, cache);
-    BodyKin b = KinOf(row.body_b, q, cache);
-    if (a.body != kGround) a.body = 0;
-    if (b.body != kGround) b.body = 1;
+    BodyKin a = KinOf(*model_, row.body_a, q, cache);
+    BodyKin b = KinOf(*model_, row.body_b, q, cache);
+    a.v0 = 0;  // columns of the 12-wide row: a's 6-block, then b's
+    b.v0 = 6;
     blocks->setZero();
     JacobianRow(row, t, a, b, *blocks);
   }
 
-  // G row += ∂ġ/∂v of `row`, with the bodies' columns at 6 · a.body and 6 · b.body.
+  // G row += ∂ġ/∂v of `row`, with the bodies' columns at a.v0 and b.v0.
   template <class GRow>
   static void JacobianRow(const Row& row, double t, const BodyKin& a, const BodyKin& b,
                           GRow&& G_row) {
@@ -436,14 +446,12 @@ class SpatialJointBlock : public ConstraintBlock {
         // (Rᵀ e_c is row c of R; AddPointJacobian without its matrix-vector product).
         const int c = row.component;
         if (a.body != kGround) {
-          G_row(6 * a.body + c) += 1.0;
-          G_row.template segment<3>(6 * a.body + 3) +=
-              row.s_a.cross(a.R.row(c).transpose()).transpose();
+          G_row(a.v0 + c) += 1.0;
+          G_row.template segment<3>(a.v0 + 3) += row.s_a.cross(a.R.row(c).transpose()).transpose();
         }
         if (b.body != kGround) {
-          G_row(6 * b.body + c) -= 1.0;
-          G_row.template segment<3>(6 * b.body + 3) -=
-              row.s_b.cross(b.R.row(c).transpose()).transpose();
+          G_row(b.v0 + c) -= 1.0;
+          G_row.template segment<3>(b.v0 + 3) -= row.s_b.cross(b.R.row(c).transpose()).transpose();
         }
         return;
       }
@@ -483,7 +491,7 @@ class SpatialJointBlock : public ConstraintBlock {
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
     CheckQ(q);
     RotationCache& cache = ThreadRotationCache();
-    cache.Begin(q, model_->num_bodies());
+    cache.Begin(q, *model_);
     // The point rows of a joint share d̈_free: computed once for the three.
     int point_joint = -1;
     Eigen::Vector3d point_acc = Eigen::Vector3d::Zero();
@@ -492,8 +500,8 @@ class SpatialJointBlock : public ConstraintBlock {
       if (head.type == RowType::kPoint) {
         if (head.joint != point_joint) {
           const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
-          const BodyKin a = KinOf(head.body_a, q, v, cache);
-          const BodyKin b = KinOf(head.body_b, q, v, cache);
+          const BodyKin a = KinOf(*model_, head.body_a, q, v, cache);
+          const BodyKin b = KinOf(*model_, head.body_b, q, v, cache);
           point_acc = b.PointAccFree(p.s_b) - a.PointAccFree(p.s_a);
           point_joint = head.joint;
         }
@@ -501,8 +509,8 @@ class SpatialJointBlock : public ConstraintBlock {
         continue;
       }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      const BodyKin a = KinOf(row.body_a, q, v, cache);
-      const BodyKin b = KinOf(row.body_b, q, v, cache);
+      const BodyKin a = KinOf(*model_, row.body_a, q, v, cache);
+      const BodyKin b = KinOf(*model_, row.body_b, q, v, cache);
       const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
       const Eigen::Vector3d d_dot = b.PointRate(row.s_b) - a.PointRate(row.s_a);
       const Eigen::Vector3d d_acc = b.PointAccFree(row.s_b) - a.PointAccFree(row.s_a);
@@ -551,8 +559,8 @@ class SpatialJointBlock : public ConstraintBlock {
       double value = 0.0;
       if (row.driver) {
         if (row.type == RowType::kDot1) {
-          const BodyKin a = KinOf(row.body_a, q);
-          const BodyKin b = KinOf(row.body_b, q);
+          const BodyKin a = KinOf(*model_, row.body_a, q);
+          const BodyKin b = KinOf(*model_, row.body_b, q);
           value = a.Vector(UBar(row, t).col(1)).dot(b.Vector(row.w_b));
         } else {
           value = -row.driver->profile.Evaluate(t)(1);
@@ -607,7 +615,7 @@ class SpatialJointBlock : public ConstraintBlock {
     return U;
   }
   void CheckQ(const Eigen::VectorXd& q) const {
-    CheckSize(q, 7 * model_->num_bodies(), "q", "spatial joint constraints");
+    CheckSize(q, model_->num_q(), "q", "spatial joint constraints");
   }
 
   std::shared_ptr<const SpatialModel> model_;
@@ -637,21 +645,21 @@ int SpatialModel::FindJoint(const std::string& name) const {
 }
 
 Eigen::VectorXd SpatialModel::InitialPositions() const {
-  Eigen::VectorXd q(7 * num_bodies());
+  Eigen::VectorXd q(num_q());
   for (int i = 0; i < num_bodies(); ++i) {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
-    q.segment<3>(7 * i) = body.position;
-    q.segment<4>(7 * i + 3) = body.quaternion;
+    q.segment<3>(QOffset(i)) = body.position;
+    q.segment<4>(QOffset(i) + 3) = body.quaternion;
   }
   return q;
 }
 
 Eigen::VectorXd SpatialModel::InitialVelocities() const {
-  Eigen::VectorXd v(6 * num_bodies());
+  Eigen::VectorXd v(num_v());
   for (int i = 0; i < num_bodies(); ++i) {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
-    v.segment<3>(6 * i) = body.velocity;
-    v.segment<3>(6 * i + 3) = body.angular_velocity;
+    v.segment<3>(VOffset(i)) = body.velocity;
+    v.segment<3>(VOffset(i) + 3) = body.angular_velocity;
   }
   return v;
 }
@@ -693,6 +701,10 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
     }
   }
   model_.bodies_.push_back(std::move(stored));
+  model_.q_offset_.push_back(model_.num_q_);
+  model_.v_offset_.push_back(model_.num_v_);
+  model_.num_q_ += SpatialModel::kRigidNq;
+  model_.num_v_ += SpatialModel::kRigidNv;
   return model_.num_bodies() - 1;
 }
 
@@ -839,6 +851,9 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
                                                  std::span<const int> rows, MassBlocks* M,
                                                  BlockSparseRows* G) const {
   CheckSize(q, nq(), "q", "SpatialMultibodySystem::BlockSparseMatrices");
+  // Rigid only: one 6-block per body, block i at columns VOffset(i) = 6 i (BlockSparseRows
+  // addresses block b at columns 6 b). A flexible body would need blocks of its own width
+  // (6 + m), i.e. variable block sizes in MassBlocks and BlockSparseRows.
   if (M != nullptr) {
     M->block_size = 6;
     M->blocks.resize(6, nv());
@@ -846,13 +861,13 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
       const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
       const double m = body.mass;
       const Eigen::Vector3d& c = body.com;
-      auto block = M->blocks.middleCols<6>(6 * i);
+      auto block = M->blocks.middleCols<6>(model_->VOffset(i));
       block.setZero();
       block.block<3, 3>(0, 0).diagonal().setConstant(m);
       block.block<3, 3>(3, 3) =
           body.inertia + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
       if (c != Eigen::Vector3d::Zero()) {
-        const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(7 * i + 3));
+        const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(model_->QOffset(i) + 3));
         const Eigen::Matrix3d coupling = -m * R * Skew(c);
         block.block<3, 3>(0, 3) = coupling;
         block.block<3, 3>(3, 0) = coupling.transpose();
@@ -864,7 +879,7 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
     G->Clear(6, nv());
     thread_local Eigen::MatrixXd dense_row;
     RotationCache& cache = ThreadRotationCache();
-    cache.Begin(q, model_->num_bodies());
+    cache.Begin(q, *model_);
     for (const int r : rows) {
       if (r >= 0 && r < num_joint_rows_) {
         joints.AppendBlocks(t, q, r, cache, G);
@@ -884,14 +899,15 @@ void SpatialMultibodySystem::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixX
     const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
     const double m = body.mass;
     const Eigen::Vector3d& c = body.com;
-    M->block<3, 3>(6 * i, 6 * i).diagonal().setConstant(m);
-    M->block<3, 3>(6 * i + 3, 6 * i + 3) =
+    const int v0 = model_->VOffset(i);
+    M->block<3, 3>(v0, v0).diagonal().setConstant(m);
+    M->block<3, 3>(v0 + 3, v0 + 3) =
         body.inertia + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
     if (c != Eigen::Vector3d::Zero()) {
-      const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(7 * i + 3));
+      const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(model_->QOffset(i) + 3));
       const Eigen::Matrix3d coupling = -m * R * Skew(c);  // ∂v_c/∂ω scaled by m
-      M->block<3, 3>(6 * i, 6 * i + 3) = coupling;
-      M->block<3, 3>(6 * i + 3, 6 * i) = coupling.transpose();
+      M->block<3, 3>(v0, v0 + 3) = coupling;
+      M->block<3, 3>(v0 + 3, v0) = coupling.transpose();
     }
   }
 }
@@ -903,23 +919,23 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   F->setZero(nv());
   const Eigen::Vector3d& gravity = model_->gravity();
   RotationCache& cache = ThreadRotationCache();  // R shared with G and γ at the same q
-  cache.Begin(q, model_->num_bodies());
+  cache.Begin(q, *model_);
   for (int i = 0; i < model_->num_bodies(); ++i) {
     const BodyInertia& body = inertia_[static_cast<std::size_t>(i)];
-    const BodyKin k = KinOf(i, q, v, cache);
+    const BodyKin k = KinOf(*model_, i, q, v, cache);
     const Eigen::Vector3d& c = body.com;
     // Gravity at the centre of mass, gyroscopic and centripetal terms.
     AddWrench(k, c, body.mass * gravity, Eigen::Vector3d::Zero(), F);
-    F->segment<3>(6 * i) -= body.mass * (k.R * k.omega.cross(k.omega.cross(c)));
-    F->segment<3>(6 * i + 3) -= k.omega.cross(body.J_o * k.omega);
+    F->segment<3>(k.v0) -= body.mass * (k.R * k.omega.cross(k.omega.cross(c)));
+    F->segment<3>(k.v0 + 3) -= k.omega.cross(body.J_o * k.omega);
   }
   for (const SpatialLoad& load : model_->loads()) {
     const double scale = load.scale ? load.scale->Evaluate(t)(0) : 1.0;
-    AddWrench(KinOf(load.body, q), load.point, scale * load.force, scale * load.torque, F);
+    AddWrench(KinOf(*model_, load.body, q), load.point, scale * load.force, scale * load.torque, F);
   }
   for (const SpatialSpringDamper& spring : model_->springs()) {
-    const BodyKin a = KinOf(spring.body_a, q, v);
-    const BodyKin b = KinOf(spring.body_b, q, v);
+    const BodyKin a = KinOf(*model_, spring.body_a, q, v);
+    const BodyKin b = KinOf(*model_, spring.body_b, q, v);
     const Eigen::Vector3d d = b.Point(spring.point_b) - a.Point(spring.point_a);
     const double length = d.norm();
     // Force on b: −(k (ℓ − L₀) + c ℓ̇) e (same conventions as the planar model).
@@ -938,8 +954,8 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   for (const SpatialTorsionalSpring& spring : model_->torsional_springs()) {
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
     const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(spring.joint)];
-    const BodyKin a = KinOf(joint.body_a, q, v);
-    const BodyKin b = KinOf(joint.body_b, q, v);
+    const BodyKin a = KinOf(*model_, joint.body_a, q, v);
+    const BodyKin b = KinOf(*model_, joint.body_b, q, v);
     const RevoluteAngle angle = AngleOf(f, a, b);
     const double tau =
         -spring.stiffness * (angle.theta - spring.angle0) - spring.damping * angle.theta_dot;
@@ -950,8 +966,8 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
     const SpatialPrismaticFriction& fr = model_->prismatic_frictions()[i];
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(fr.joint)];
     const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(fr.joint)];
-    const BodyKin a = KinOf(joint.body_a, q, v);
-    const BodyKin b = KinOf(joint.body_b, q, v);
+    const BodyKin a = KinOf(*model_, joint.body_a, q, v);
+    const BodyKin b = KinOf(*model_, joint.body_b, q, v);
     const Eigen::Vector3d axis = a.R * f.axes_a.col(2);
     const double u = axis.dot(b.PointRate(f.point_b) - a.PointRate(f.point_a));
     const double sign = u > 0 ? 1.0 : (u < 0 ? -1.0 : 0.0);
@@ -975,10 +991,10 @@ void SpatialMultibodySystem::IntegratePosition(const Eigen::VectorXd& q, const E
   CheckSize(v, nv(), "v", "SpatialMultibodySystem::IntegratePosition");
   if (q_next != &q) *q_next = q;
   for (int i = 0; i < model_->num_bodies(); ++i) {
-    q_next->segment<3>(7 * i) += h * v.segment<3>(6 * i);
-    const Eigen::Vector4d Q = q_next->segment<4>(7 * i + 3);
-    q_next->segment<4>(7 * i + 3) =
-        QuaternionMultiply(Q, QuaternionExp(h * v.segment<3>(6 * i + 3)));
+    const int q0 = model_->QOffset(i), v0 = model_->VOffset(i);
+    q_next->segment<3>(q0) += h * v.segment<3>(v0);
+    const Eigen::Vector4d Q = q_next->segment<4>(q0 + 3);
+    q_next->segment<4>(q0 + 3) = QuaternionMultiply(Q, QuaternionExp(h * v.segment<3>(v0 + 3)));
   }
 }
 
@@ -989,12 +1005,12 @@ bool SpatialMultibodySystem::PositionDifference(const Eigen::VectorXd& q,
   CheckSize(q_base, nq(), "q_base", "SpatialMultibodySystem::PositionDifference");
   theta->resize(nv());
   for (int i = 0; i < model_->num_bodies(); ++i) {
-    theta->segment<3>(6 * i) = q.segment<3>(7 * i) - q_base.segment<3>(7 * i);
+    const int q0 = model_->QOffset(i), v0 = model_->VOffset(i);
+    theta->segment<3>(v0) = q.segment<3>(q0) - q_base.segment<3>(q0);
     // Q_base⁻¹ = conjugate (unit quaternions); Log returns the shortest rotation vector.
-    const Eigen::Vector4d Qb = q_base.segment<4>(7 * i + 3);
+    const Eigen::Vector4d Qb = q_base.segment<4>(q0 + 3);
     const Eigen::Vector4d Qb_conj(Qb(0), -Qb(1), -Qb(2), -Qb(3));
-    theta->segment<3>(6 * i + 3) =
-        QuaternionLog(QuaternionMultiply(Qb_conj, q.segment<4>(7 * i + 3)));
+    theta->segment<3>(v0 + 3) = QuaternionLog(QuaternionMultiply(Qb_conj, q.segment<4>(q0 + 3)));
   }
   return true;
 }
@@ -1005,15 +1021,16 @@ void SpatialMultibodySystem::DexpInv(const Eigen::VectorXd& theta, const Eigen::
   CheckSize(v, nv(), "v", "SpatialMultibodySystem::DexpInv");
   *theta_dot = v;
   for (int i = 0; i < model_->num_bodies(); ++i) {
-    const Eigen::Vector3d th = theta.segment<3>(6 * i + 3);
-    const Eigen::Vector3d w = v.segment<3>(6 * i + 3);
+    const int v0 = model_->VOffset(i);
+    const Eigen::Vector3d th = theta.segment<3>(v0 + 3);
+    const Eigen::Vector3d w = v.segment<3>(v0 + 3);
     const double a = th.norm();
     // c(a) = 1/a² − (1 + cos a)/(2 a sin a) = 1/12 + a²/720 + a⁴/30240 + …; the series is used
     // below a = 1e-2, where its truncation (a⁶/1209600 ≈ 1e-18) is below round-off.
     const double c = a < 1e-2 ? 1.0 / 12.0 + a * a / 720.0 + a * a * a * a / 30240.0
                               : 1.0 / (a * a) - (1.0 + std::cos(a)) / (2.0 * a * std::sin(a));
     const Eigen::Vector3d tw = th.cross(w);
-    theta_dot->segment<3>(6 * i + 3) = w + 0.5 * tw + c * th.cross(tw);
+    theta_dot->segment<3>(v0 + 3) = w + 0.5 * tw + c * th.cross(tw);
   }
 }
 
@@ -1022,14 +1039,14 @@ double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::Vector
   double V = 0.0;
   for (int i = 0; i < model_->num_bodies(); ++i) {
     const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
-    V -= body.mass * model_->gravity().dot(KinOf(i, q).Point(body.com));
+    V -= body.mass * model_->gravity().dot(KinOf(*model_, i, q).Point(body.com));
   }
   for (const SpatialLoad& load : model_->loads()) {
-    if (!load.scale) V -= load.force.dot(KinOf(load.body, q).Point(load.point));
+    if (!load.scale) V -= load.force.dot(KinOf(*model_, load.body, q).Point(load.point));
   }
   for (const SpatialSpringDamper& spring : model_->springs()) {
-    const Eigen::Vector3d d = KinOf(spring.body_b, q).Point(spring.point_b) -
-                              KinOf(spring.body_a, q).Point(spring.point_a);
+    const Eigen::Vector3d d = KinOf(*model_, spring.body_b, q).Point(spring.point_b) -
+                              KinOf(*model_, spring.body_a, q).Point(spring.point_a);
     const double stretch = d.norm() - spring.rest_length;
     V += 0.5 * spring.stiffness * stretch * stretch;
   }
@@ -1037,20 +1054,43 @@ double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::Vector
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
     const RevoluteAngle angle =
         AngleOf(model_->joint_frames()[static_cast<std::size_t>(spring.joint)],
-                KinOf(joint.body_a, q), KinOf(joint.body_b, q));
+                KinOf(*model_, joint.body_a, q), KinOf(*model_, joint.body_b, q));
     const double stretch = angle.theta - spring.angle0;
     V += 0.5 * spring.stiffness * stretch * stretch;
   }
   return V;
 }
 
+namespace {
+
+// The body whose coordinates hold entry i of q or v, given the ascending first entries offset(b)
+// of the bodies (QOffset or VOffset): the last b with offset(b) ≤ i (bisection).
+template <class Offset>
+int BodyHolding(int i, int num_bodies, Offset offset) {
+  int lo = 0, hi = num_bodies;  // offset(lo) ≤ i < offset(hi), offset(num_bodies) = size
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (offset(mid) <= i) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+}  // namespace
+
+// The suffixes are those of a rigid body's 7 / 6 coordinates; a flexible body's modal entries
+// would need names of their own (e.g. "<body>.eta1").
 std::string SpatialMultibodySystem::PositionName(int i) const {
   static constexpr const char* kSuffix[7] = {".x", ".y", ".z", ".qw", ".qx", ".qy", ".qz"};
   if (i < 0 || i >= nq()) {
     throw std::out_of_range("SpatialMultibodySystem: position index " + std::to_string(i) +
                             " outside [0, " + std::to_string(nq()) + ")");
   }
-  return model_->bodies()[static_cast<std::size_t>(i / 7)].name + kSuffix[i % 7];
+  const int body = BodyHolding(i, model_->num_bodies(), [&](int b) { return model_->QOffset(b); });
+  return model_->bodies()[static_cast<std::size_t>(body)].name + kSuffix[i - model_->QOffset(body)];
 }
 
 std::string SpatialMultibodySystem::VelocityName(int i) const {
@@ -1059,7 +1099,8 @@ std::string SpatialMultibodySystem::VelocityName(int i) const {
     throw std::out_of_range("SpatialMultibodySystem: velocity index " + std::to_string(i) +
                             " outside [0, " + std::to_string(nv()) + ")");
   }
-  return model_->bodies()[static_cast<std::size_t>(i / 6)].name + kSuffix[i % 6];
+  const int body = BodyHolding(i, model_->num_bodies(), [&](int b) { return model_->VOffset(b); });
+  return model_->bodies()[static_cast<std::size_t>(body)].name + kSuffix[i - model_->VOffset(body)];
 }
 
 std::vector<JointReaction> SpatialMultibodySystem::JointReactions(
@@ -1100,10 +1141,10 @@ std::vector<JointReaction> SpatialMultibodySystem::JointReactions(
     auto reduce = [&](int body, const Eigen::Vector3d& s, Eigen::Vector3d* force,
                       Eigen::Vector3d* torque) {
       if (body == kGround) return;
-      const BodyKin k = KinOf(body, q);
-      *force = Q.segment<3>(6 * body);
+      const BodyKin k = KinOf(*model_, body, q);
+      *force = Q.segment<3>(k.v0);
       // Moment about the body origin (body frame) n̄_o = n̄_p + s̄ × Rᵀ f.
-      const Eigen::Vector3d n_o = Q.segment<3>(6 * body + 3);
+      const Eigen::Vector3d n_o = Q.segment<3>(k.v0 + 3);
       *torque = k.R * (n_o - s.cross(k.R.transpose() * *force));
     };
     reduce(joint.body_a, f.point_a, &out[j].force_on_a, &out[j].torque_on_a);
@@ -1122,7 +1163,7 @@ void SpatialMultibodySystem::AcceptStep(double t, const Eigen::VectorXd& q,
     const int j = model_->prismatic_frictions()[i].joint;
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(j)];
     const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(j)];
-    const BodyKin a = KinOf(joint.body_a, q);
+    const BodyKin a = KinOf(*model_, joint.body_a, q);
     const Eigen::Vector3d axis = a.R * f.axes_a.col(2);
     const Eigen::Vector3d& force = reactions[static_cast<std::size_t>(j)].force_on_b;
     friction_normal_[i] = (force - axis.dot(force) * axis).norm();

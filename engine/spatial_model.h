@@ -181,7 +181,20 @@ struct JointFrames {
 
 class SpatialModel {
  public:
+  // Coordinates of a rigid body: q holds (r, Q) (position, unit quaternion), v holds (ṙ, ω) (world
+  // velocity, body-frame angular velocity).
+  static constexpr int kRigidNq = 7;
+  static constexpr int kRigidNv = 6;
+
   int num_bodies() const { return static_cast<int>(bodies_.size()); }
+  // Body i's coordinates are q[QOffset(i), QOffset(i) + 7) and v[VOffset(i), VOffset(i) + 6),
+  // bodies in order; num_q() and num_v() are the sizes of q and v. The offsets are built with the
+  // bodies (SpatialModelBuilder::AddBody) so that a body with more coordinates (a flexible body's
+  // modal amplitudes after its frame's 7 / 6) only changes how they are built. No bounds check.
+  int QOffset(int body) const { return q_offset_[static_cast<std::size_t>(body)]; }
+  int VOffset(int body) const { return v_offset_[static_cast<std::size_t>(body)]; }
+  int num_q() const { return num_q_; }
+  int num_v() const { return num_v_; }
   const std::vector<SpatialBody>& bodies() const { return bodies_; }
   const std::vector<SpatialJoint>& joints() const { return joints_; }
   const std::vector<JointFrames>& joint_frames() const { return frames_; }
@@ -195,13 +208,15 @@ class SpatialModel {
   // Index of the body with this name, kGround for "ground", -2 if none.
   int FindBody(const std::string& name) const;
   int FindJoint(const std::string& name) const;  // -1 if none
-  // Initial q (7 per body) and v (6 per body).
+  // Initial q (num_q) and v (num_v).
   Eigen::VectorXd InitialPositions() const;
   Eigen::VectorXd InitialVelocities() const;
 
  private:
   friend class SpatialModelBuilder;
   std::vector<SpatialBody> bodies_;
+  std::vector<int> q_offset_, v_offset_;  // per body (QOffset, VOffset)
+  int num_q_ = 0, num_v_ = 0;
   std::vector<SpatialJoint> joints_;
   std::vector<JointFrames> frames_;
   std::vector<SpatialDriver> drivers_;
@@ -255,8 +270,8 @@ class SpatialMultibodySystem : public MechanicalSystem {
   explicit SpatialMultibodySystem(std::shared_ptr<const SpatialModel> model);
 
   const SpatialModel& model() const { return *model_; }
-  int nq() const override { return 7 * model_->num_bodies(); }
-  int nv() const override { return 6 * model_->num_bodies(); }
+  int nq() const override { return model_->num_q(); }
+  int nv() const override { return model_->num_v(); }
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override;
   bool HasConstantMassMatrix() const override { return constant_mass_; }
   void Forces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,

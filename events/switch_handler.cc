@@ -375,8 +375,8 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
 }
 
 // The fired take-offs and the unloaded closed contacts (λ_N ≤ τ₃ at t*) whose Jacobian row has
-// the nonzero pattern of a row of the other list (the same coordinates of the same bodies: points
-// of one face on one surface), ascending.
+// the support of a row of the other list (the same coordinates of the same bodies: points of one
+// face on one surface; SameSupport, so that round-off entries count as zeros), ascending.
 std::vector<int> SwitchHandler::TakeoffGroup(double t, const VectorXd& q,
                                              const FiredWitnesses& fired) const {
   std::vector<int> group;
@@ -384,13 +384,11 @@ std::vector<int> SwitchHandler::TakeoffGroup(double t, const VectorXd& q,
   Eigen::MatrixXd g_fired, g_unloaded;
   ctx_.sys.ConstraintJacobian(t, q, fired.forced_open, &g_fired);
   ctx_.sys.ConstraintJacobian(t, q, fired.unloaded, &g_unloaded);
-  const Eigen::ArrayXXi a = (g_fired.array() != 0).cast<int>();
-  const Eigen::ArrayXXi b = (g_unloaded.array() != 0).cast<int>();
-  std::vector<bool> in_a(static_cast<std::size_t>(a.rows())),
-      in_b(static_cast<std::size_t>(b.rows()));
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    for (Eigen::Index j = 0; j < b.rows(); ++j) {
-      if ((a.row(i) == b.row(j)).all()) {
+  std::vector<bool> in_a(static_cast<std::size_t>(g_fired.rows())),
+      in_b(static_cast<std::size_t>(g_unloaded.rows()));
+  for (Eigen::Index i = 0; i < g_fired.rows(); ++i) {
+    for (Eigen::Index j = 0; j < g_unloaded.rows(); ++j) {
+      if (SameSupport(g_fired.row(i), g_unloaded.row(j))) {
         in_a[static_cast<std::size_t>(i)] = in_b[static_cast<std::size_t>(j)] = true;
       }
     }

@@ -38,7 +38,8 @@
 //
 // Take-offs that lose their load together. A contact whose take-off function fired opens without
 // being posed to the acceleration problem, unless another closed contact on the same coordinates
-// (its Jacobian row has the same nonzero pattern: points of one face on one surface) is unloaded
+// (its Jacobian row has the same support, round-off entries counted as zeros — SameSupport in
+// events/witness.h: points of one face on one surface) is unloaded
 // at t* too (λ_N ≤ τ₃; two corners of a slider leaving its guide). The fired and unloaded
 // contacts of such a group are then all candidates of the one problem, and each stays closed only
 // if that problem loads it (λ_N > τ₃; not by g̈ ≤ W_αα τ₃, which holds for every contact of the

@@ -69,6 +69,15 @@ const VectorXd& SampleForces::AtTime(const integrators::Integrator& integrator, 
   return lambda_;
 }
 
+bool SameSupport(const Eigen::RowVectorXd& a, const Eigen::RowVectorXd& b) {
+  if (a.size() != b.size()) return false;
+  const double scale_a = a.cwiseAbs().maxCoeff(), scale_b = b.cwiseAbs().maxCoeff();
+  for (Eigen::Index j = 0; j < a.size(); ++j) {
+    if (WithinRowRoundOff(a[j], scale_a) != WithinRowRoundOff(b[j], scale_b)) return false;
+  }
+  return true;
+}
+
 double FindEarliestEvent(const StepSamples& samples, std::span<WitnessSet* const> families) {
   for (WitnessSet* f : families) f->BeginStep(samples);
   double t_event = kInf;
@@ -423,8 +432,8 @@ void StickWitness::StartPhase(double t, const VectorXd& q) {
   const std::vector<int>& sticking = modes_.sticking();
   if (sticking.empty()) return;
   // The tangential Jacobian rows of every sticking contact, block-sparse by body, or else dense
-  // as one block per row: rows are then compared by value (to 1e-12 relative), so an entry of
-  // round-off size against an exact zero (a body that drifts off its joint by O(rtol)) does not
+  // as one block per row: rows are then compared by value (to kRowRoundOff relative), so an entry
+  // of round-off size against an exact zero (a body that drifts off its joint by O(rtol)) does not
   // make two equal rows look different.
   std::vector<int> tangent_rows;
   std::vector<int> first;
@@ -457,7 +466,7 @@ void StickWitness::StartPhase(double t, const VectorXd& q) {
         diff = std::max(diff, std::abs(x - y));
       }
     }
-    return diff <= 1e-12 * std::max(scale, 1e-300);
+    return WithinRowRoundOff(diff, scale);
   };
   auto contact_equal = [&](std::size_t a, std::size_t b) {
     const int n = first[a + 1] - first[a];

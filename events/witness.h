@@ -18,6 +18,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <span>
 #include <utility>
@@ -104,6 +106,19 @@ class WitnessSet {
 // samples; after each sample interval the families locate the functions that fell through 0 in
 // it, in the order given, and the scan stops after the first interval with an event.
 double FindEarliestEvent(const StepSamples& samples, std::span<WitnessSet* const> families);
+
+// Jacobian rows evaluated on a state that has drifted off its manifold by O(rtol) carry entries of
+// round-off size where the exact rows have zeros (a belt off its guide by 1e-20 gives −7.5e-37
+// in one corner's row and an exact 0 in the other's). Rows are therefore compared relative to
+// their largest entry: entries within kRowRoundOff of it are round-off.
+inline constexpr double kRowRoundOff = 1e-12;
+// |x| ≤ kRowRoundOff · scale (scale ≥ 0, the row's largest |entry|).
+inline bool WithinRowRoundOff(double x, double scale) {
+  return std::abs(x) <= kRowRoundOff * std::max(scale, 1e-300);
+}
+// The rows act on the same coordinates: the entries that are not round-off of their own row
+// (WithinRowRoundOff against its largest entry) lie in the same columns.
+bool SameSupport(const Eigen::RowVectorXd& a, const Eigen::RowVectorXd& b);
 
 // Gaps that the switch handler computed for the unilateral candidates within τ₀ at (t, q) after
 // its projection; the phase start that follows at the same state reuses them.

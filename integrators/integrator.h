@@ -190,6 +190,11 @@ class Integrator {
   double proposed_step() const { return h_; }
   const std::vector<int>& active_rows() const { return rows_; }
 
+  // ‖G v̇ + γ‖∞ of the scheme's own index-1 solve on active_rows() at (t(), q(), v()) when its
+  // last evaluation of an accepted step was there (DOPRI5: the FSAL stage, or the evaluation after
+  // a projection), so that the event loop need not solve again; negative when the scheme has none.
+  virtual double StepEndResidual() const { return -1.0; }
+
   // Dense output on [t_previous(), t()]: q (nq), v (nv), resized. Before the first step it
   // returns the Reset state. Throws std::invalid_argument if s is outside the step by more than
   // 1e-12·max(1, |t|) (root finders may land a few ulps outside; such s are clamped).

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "integrators/bdf.h"
+#include "integrators/dop853.h"
 #include "integrators/dopri5.h"
 #include "integrators/generalized_alpha.h"
 #include "integrators/half_implicit.h"
@@ -44,13 +45,21 @@ std::unique_ptr<Integrator> MakeNullspaceNewmark(const IntegratorOptions& option
   }
 }
 
-const std::array<IntegratorEntry, 9>& Table() {
-  static const std::array<IntegratorEntry, 9> table = {{
+const std::array<IntegratorEntry, 10>& Table() {
+  static const std::array<IntegratorEntry, 10> table = {{
       {"dopri5",
        "Dormand-Prince 5(4), explicit Runge-Kutta with dense output of order 4, on the index-1 "
        "formulation with MDOP5 projection of positions and velocities",
        {Formulation::kIndex1},
        &Make<Dopri5>,
+       /*non_ideal_forces=*/true,
+       /*velocity_level_rows=*/true},
+      {"dop853",
+       "Dormand-Prince 8(5,3) (Hairer's DOP853), explicit Runge-Kutta of order 8 with error "
+       "estimators of orders 5 and 3 and dense output of order 7, on the index-1 formulation with "
+       "MDOP5 projection of positions and velocities",
+       {Formulation::kIndex1},
+       &Make<Dop853>,
        /*non_ideal_forces=*/true,
        /*velocity_level_rows=*/true},
       {"hem5",

@@ -496,9 +496,10 @@ void SpatialVtkWriter::Close() { WriteCollection(pvd_path(), name_, times_); }
 
 void SpatialVtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   const int nb = model_->num_bodies();
-  if (q.size() != 7 * nb || v.size() != 6 * nb) {
+  if (q.size() != model_->num_q() || v.size() != model_->num_v()) {
     throw std::invalid_argument("SpatialVtkWriter: q and v must have 7 and 6 entries per body (" +
-                                std::to_string(7 * nb) + ", " + std::to_string(6 * nb) + ")");
+                                std::to_string(model_->num_q()) + ", " +
+                                std::to_string(model_->num_v()) + ")");
   }
   struct BodyPose {
     Vector3d r = Vector3d::Zero(), r_dot = Vector3d::Zero(), omega = Vector3d::Zero();
@@ -507,7 +508,7 @@ void SpatialVtkWriter::WriteFrame(double t, const Eigen::VectorXd& q, const Eige
   const auto pose_of = [&](int b) {
     BodyPose p;
     if (b == engine::kGround) return p;
-    const Eigen::Index i = 7 * static_cast<Eigen::Index>(b), j = 6 * static_cast<Eigen::Index>(b);
+    const Eigen::Index i = model_->QOffset(b), j = model_->VOffset(b);
     p.r = q.segment<3>(i);
     p.R =
         Eigen::Quaterniond(q[i + 3], q[i + 4], q[i + 5], q[i + 6]).normalized().toRotationMatrix();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -290,6 +291,33 @@ TEST(SpatialJoints, RowCountsAndNames) {
   EXPECT_EQ(system->constraint_info(0).name, "spherical_AB.x");
   EXPECT_EQ(system->constraint_info(102).name, "drive_rev_rate");
   EXPECT_EQ(system->JointRows(3).size(), 6u);  // revolute_AB: 5 rows + its driver
+}
+
+// The rigid layout the trajectory columns and scene files rely on: body i at q[7 i, 7 i + 7) and
+// v[6 i, 6 i + 6), and every coordinate named after the body holding it (PositionName and
+// VelocityName find the body from the offsets).
+TEST(SpatialJoints, CoordinateOffsetsAndNamesFollowTheBodies) {
+  SpatialModelBuilder builder;
+  const int n = 5;  // odd and > 2: the bisection meets both halves
+  for (int i = 0; i < n; ++i) builder.AddBody(Body("b" + std::to_string(i), 1.0, Vector3d::Zero()));
+  auto system = std::make_shared<SpatialMultibodySystem>(builder.Build());
+  const SpatialModel& model = system->model();
+  ASSERT_EQ(model.num_bodies(), n);
+  EXPECT_EQ(model.num_q(), 7 * n);
+  EXPECT_EQ(model.num_v(), 6 * n);
+  EXPECT_EQ(system->nq(), model.num_q());
+  EXPECT_EQ(system->nv(), model.num_v());
+  const char* q_suffix[7] = {".x", ".y", ".z", ".qw", ".qx", ".qy", ".qz"};
+  const char* v_suffix[6] = {".vx", ".vy", ".vz", ".wx", ".wy", ".wz"};
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(model.QOffset(i), 7 * i);
+    EXPECT_EQ(model.VOffset(i), 6 * i);
+    const std::string& name = model.bodies()[static_cast<std::size_t>(i)].name;
+    for (int j = 0; j < 7; ++j) EXPECT_EQ(system->PositionName(7 * i + j), name + q_suffix[j]);
+    for (int j = 0; j < 6; ++j) EXPECT_EQ(system->VelocityName(6 * i + j), name + v_suffix[j]);
+  }
+  EXPECT_THROW(system->PositionName(7 * n), std::out_of_range);
+  EXPECT_THROW(system->VelocityName(-1), std::out_of_range);
 }
 
 TEST(SpatialJoints, JacobianMatchesFiniteDifferencesAlongExponentialMap) {

@@ -150,6 +150,50 @@ TEST(SwitchHandlerTest, ContactsUnloadedWithAFiredTakeoffOpenTogether) {
   }
 }
 
+// Two corners of a block (x, y, θ) resting on a floor without load, in coordinates that also hold a
+// belt coordinate s: the rows are those of the same coordinates, but the right one carries a
+// round-off entry −7.5e-37 in the s column where the left one has an exact 0 (the size HEM5's
+// drift off the belt's guide gives in the friction oscillator's tangential rows; planar
+// point-line normal rows do not produce such entries, rows of user-written embeddings can). The
+// left corner's take-off fired and the right one is unloaded: one take-off group, both open at
+// one switch (one event naming both). Compared by exact nonzero pattern they were not grouped,
+// the right corner was decided alone and stayed closed at λ = 0.
+constexpr double kArm = 0.1, kRoundOff = -7.5e-37;
+TEST(SwitchHandlerTest, TakeoffGroupIgnoresRoundOffEntriesOfTheRows) {
+  engine::LagrangianCallbacks cb;
+  cb.n = 4;
+  cb.mass = [](const VectorXd&, Eigen::MatrixXd* M) { *M = Eigen::MatrixXd::Identity(4, 4); };
+  cb.forces = [](double, const VectorXd&, const VectorXd&, VectorXd* F) { *F = VectorXd::Zero(4); };
+  cb.potential = [](double, const VectorXd&) { return 0.0; };
+  cb.coordinate_names = {"block.x", "block.y", "block.theta", "belt.s"};
+  auto sys = std::make_shared<engine::LagrangianSystem>(cb);
+  engine::ConstraintCallbacks cc;
+  cc.rows = {{engine::ConstraintKind::kUnilateral, "left", 0.0},
+             {engine::ConstraintKind::kUnilateral, "right", 0.0}};
+  cc.values = [](double, const VectorXd& q, VectorXd* g) {
+    *g = Eigen::Vector2d(q[1] - kArm * q[2], q[1] + kArm * q[2] + kRoundOff * q[3]);
+  };
+  cc.jacobian = [](double, const VectorXd&, Eigen::MatrixXd* G) {
+    G->setZero(2, 4);
+    G->row(0) << 0, 1, -kArm, 0;
+    G->row(1) << 0, 1, kArm, kRoundOff;
+  };
+  sys->AddConstraintBlock(std::make_shared<engine::CallbackConstraints>(cc, 4));
+  Handler h(sys);
+  const int left = h.ctx.rows.unilateral[0], right = h.ctx.rows.unilateral[1];
+  VectorXd q = VectorXd::Zero(4), v = VectorXd::Zero(4);
+  h.modes.SetStates({{left}, {right}});
+  std::vector<Event> events;
+  FiredWitnesses fired;
+  fired.forced_open = {left};
+  fired.unloaded = {right};
+  h.handler.Handle(1e-3, q, v, h.modes, fired, &events);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::kTakeoff);
+  EXPECT_EQ(events[0].rows, (std::vector<int>{left, right}));
+  EXPECT_TRUE(h.modes.closed().empty());
+}
+
 // A resting contact found 0.5 τ₀ inside the floor is projected onto g = 0 (to the projection
 // tolerance, 1e-12), and the smallest gap after projection is recorded with the snapshot.
 TEST(SwitchHandlerTest, ClosingContactIsProjectedOntoTheSurface) {

@@ -215,7 +215,8 @@ TEST_P(FrictionOrderTest, ConvergenceOrderAndDrift) {
   const auto p = MakeFrictionProblem(std::get<1>(GetParam()));
   const int order = MakeIntegrator(c.integrator, table_cases::BaseOptions(c))->order();
   const double excess = p->name() == "sphere_turning" ? 0.2 : 0.0;
-  table_cases::CheckConvergenceOrderAndDrift(c, *p, p->order_study_step(order), 4, excess);
+  table_cases::CheckConvergenceOrderAndDrift(c, *p, p->order_study_step(order),
+                                             table_cases::StudyHalvings(order, 4), excess);
 }
 
 std::vector<std::tuple<Case, std::string>> FrictionOrderCases() {

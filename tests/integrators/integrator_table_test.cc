@@ -30,6 +30,7 @@ using table_cases::FixedStepOptions;
 using table_cases::ResetAtStart;
 using table_cases::RunTo;
 using table_cases::StateError;
+using table_cases::StudyHalvings;
 using test_problems::LogLogSlope;
 using test_problems::MakeProblem;
 using test_problems::MechanismNames;
@@ -50,7 +51,8 @@ class IntegratorProblemTest : public ::testing::TestWithParam<std::tuple<Case, s
 // Halving the fixed step four times on each toy problem (closed forms).
 TEST_P(IntegratorProblemTest, ConvergenceOrderAndDrift) {
   const auto p = problem();
-  CheckConvergenceOrderAndDrift(c(), *p, p->coarse_step(), 4);
+  const int order = MakeIntegrator(c().integrator, BaseOptions(c()))->order();
+  CheckConvergenceOrderAndDrift(c(), *p, p->order_study_step(order), StudyHalvings(order, 4));
 }
 
 // Dense output at step midpoints against the closed form. The midpoint error is the global
@@ -61,10 +63,11 @@ TEST_P(IntegratorProblemTest, ConvergenceOrderAndDrift) {
 // (no projection here) to round-off.
 TEST_P(IntegratorProblemTest, DenseOutput) {
   const auto p = problem();
-  const double H = p->coarse_step();
+  const int order = MakeIntegrator(c().integrator, BaseOptions(c()))->order();
+  const double H = p->order_study_step(order);
   std::vector<double> hs, errors;
   int dense_order = 0;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k <= StudyHalvings(order, 3); ++k) {
     const double h = H / std::pow(2.0, k);
     auto integrator = MakeIntegrator(c().integrator, FixedStepOptions(c(), h));
     dense_order = integrator->dense_output_order();
@@ -97,7 +100,6 @@ TEST_P(IntegratorProblemTest, DenseOutput) {
   const double slope = LogLogSlope(hs, errors);
   std::printf("  %s %s: dense output slope %.3f (dense order %d)\n", CaseName(c()).c_str(),
               p->name().c_str(), slope, dense_order);
-  const int order = MakeIntegrator(c().integrator, BaseOptions(c()))->order();
   EXPECT_GE(slope, std::min(order, dense_order + 1) - 0.3);
 }
 
@@ -184,11 +186,11 @@ TEST_P(IntegratorProblemTest, StatisticsAreConsistent) {
 TEST_P(IntegratorProblemTest, ProjectionKeepsConstraints) {
   const auto p = problem();
   if (p->rows().empty()) GTEST_SKIP() << "no constraint rows";
-  auto run = [&](bool project, double* max_g, double* max_gv) {
+  auto run = [&](bool project, double projection_tol, double* max_g, double* max_gv) {
     IntegratorOptions o = BaseOptions(c());
     o.rtol = 1e-3;
     o.atol = 1e-3;
-    o.projection_tol = 1e-6;
+    o.projection_tol = projection_tol;
     o.project = project;
     auto integrator = MakeIntegrator(c().integrator, o);
     ResetAtStart(*integrator, *p);
@@ -206,22 +208,26 @@ TEST_P(IntegratorProblemTest, ProjectionKeepsConstraints) {
     return integrator->stats();
   };
   double g_on, gv_on, g_off, gv_off;
-  const IntegratorStats on = run(true, &g_on, &gv_on);
-  const IntegratorStats off = run(false, &g_off, &gv_off);
+  const IntegratorStats off = run(false, 1e-6, &g_off, &gv_off);
+  // Index 1 drifts past 1e-6 at rtol 1e-3 at orders ≤ 5; DOP853 (order 8) only to 1.8e-8 on the
+  // circle, so the threshold follows the drift without projection (a tenth of it), and the
+  // projection must still act and hold the constraints below the threshold.
+  const double tol = c().formulation == Formulation::kIndex1 ? std::min(1e-6, 0.1 * g_off) : 1e-6;
+  const IntegratorStats on = run(true, tol, &g_on, &gv_on);
   std::printf(
-      "  %s %s: projection on: max |g| = %.2e, |Gv+g_t| = %.2e, %ld projections; "
-      "off: %.2e, %.2e\n",
-      CaseName(c()).c_str(), p->name().c_str(), g_on, gv_on, on.position_projections, g_off,
+      "  %s %s: projection on (threshold %.1e): max |g| = %.2e, |Gv+g_t| = %.2e, %ld "
+      "projections; off: %.2e, %.2e\n",
+      CaseName(c()).c_str(), p->name().c_str(), tol, g_on, gv_on, on.position_projections, g_off,
       gv_off);
-  EXPECT_LE(g_on, 1e-6);
-  EXPECT_LE(gv_on, 1e-6);
+  EXPECT_LE(g_on, tol);
+  EXPECT_LE(gv_on, tol);
   EXPECT_EQ(off.position_projections, 0);
-  // Index 1 always drifts past 1e-6 at rtol 1e-3; an index-2 scheme may keep g below it (the
-  // generalized-α on the circle: 9e-8), and then needs no projection.
+  // An index-2 scheme may keep g below 1e-6 (the generalized-α on the circle: 9e-8), and then
+  // needs no projection.
   if (c().formulation == Formulation::kIndex1 ||
       (c().formulation == Formulation::kIndex2 && g_off > 1e-6)) {
     EXPECT_GT(on.position_projections, 0);
-    EXPECT_GT(g_off, 1e-6);
+    EXPECT_GT(g_off, tol);
   }
 }
 
@@ -231,7 +237,12 @@ TEST_P(IntegratorProblemTest, ImpossibleToleranceUnderflows) {
   IntegratorOptions o = BaseOptions(c());
   o.rtol = 1e-20;  // far below round-off: no step can pass the error test
   o.atol = 1e-20;
-  o.h_min = 1e-3 * (p->t_end() - p->t0());
+  // Order 8: h_min = 5 % of the span. At 1e-3 of it DOP853's combined estimate (dop853.h)
+  // accepts a step (rotor, h = 2e-3: r₅ = 80, r₃ = 5e7, err = r₅²/√(r₅² + 0.01 r₃²) = 1.2e-3),
+  // its local error ~h⁹ being genuinely below 1e-20 there. (At 5 % the generalized-α GGL stops
+  // on the circle with a Newton failure first, so the lower orders keep 1e-3.)
+  const int order = MakeIntegrator(c().integrator, BaseOptions(c()))->order();
+  o.h_min = (order > 5 ? 0.05 : 1e-3) * (p->t_end() - p->t0());
   auto integrator = MakeIntegrator(c().integrator, o);
   ResetAtStart(*integrator, *p);
   const Eigen::VectorXd q0 = integrator->q(), v0 = integrator->v();
@@ -298,7 +309,7 @@ TEST_P(IntegratorMechanismTest, ConvergenceOrderAndDrift) {
   const Case& c = std::get<0>(GetParam());
   const auto p = MakeProblem(std::get<1>(GetParam()));
   const int order = MakeIntegrator(c.integrator, BaseOptions(c))->order();
-  CheckConvergenceOrderAndDrift(c, *p, p->order_study_step(order), 5);
+  CheckConvergenceOrderAndDrift(c, *p, p->order_study_step(order), StudyHalvings(order, 5));
 }
 
 std::vector<std::tuple<Case, std::string>> AllCaseMechanisms() {

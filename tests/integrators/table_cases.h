@@ -87,6 +87,19 @@ inline double StateError(const TestProblem& p, double t, const Eigen::VectorXd& 
   return std::max(PositionError(q, q_exact), (v - v_exact).lpNorm<Eigen::Infinity>());
 }
 
+// Halvings of a fixed-step study for a method of `order`: `halvings` up to order 5; above, 2,
+// since each halving divides an order-p error by 2^p and the finest run must stay above the
+// round-off floor (≈ 1e-13…1e-12 here): DOP853 (order 8) from errors ≈ 1e-8…1e-5 at
+// TestProblem::order_study_step(8) reaches ≈ 1e-13…1e-10 after two.
+inline int StudyHalvings(int order, int halvings) { return order > 5 ? 2 : halvings; }
+// Two halvings of an order-8 method go from pre-asymptotic errors to the round-off floor, so its
+// slopes are looser than the 0.3 margin: measured with DOP853, error slopes 7.4 (slider-crank),
+// 7.95–8.2 (circle, rod, rotor, heavy top), 10.1 (double pendulum, whose error drops 1200× then
+// 960× per halving: superconvergent pre-asymptotic terms), index-1 drift slopes 6.7 (rod
+// position) to 10.3. The lower side still separates order 8 from DOPRI5's 5 and from 6.
+inline double StudyDeficitMargin(int order) { return order > 5 ? 1.0 : 0.0; }
+inline double StudyExcessMargin(int order) { return order > 5 ? 2.5 : 0.0; }
+
 // Fixed-step convergence study: `halvings` halvings of the step from `H`; the least-squares
 // slope of log(error at t_end) against log(h) must be the integrator's order within 0.3. The
 // margin covers the O(h) change of the leading error coefficient across the steps (the fits give
@@ -118,8 +131,8 @@ inline void CheckConvergenceOrderAndDrift(const Case& c, const TestProblem& prob
   const double slope = LogLogSlope(hs, errors);
   std::printf("  %s %s: slope %.3f (order %d)\n", CaseName(c).c_str(), p->name().c_str(), slope,
               order);
-  EXPECT_GE(slope, order - 0.3);
-  EXPECT_LE(slope, order + 0.3 + excess_margin);
+  EXPECT_GE(slope, order - 0.3 - StudyDeficitMargin(order));
+  EXPECT_LE(slope, order + 0.3 + std::max(excess_margin, StudyExcessMargin(order)));
   // The reference must be far more accurate than the finest run: a relative perturbation r of
   // the last of six equally spaced points moves the least-squares slope by 2.5 r / 17.5 / ln 2
   // ≈ 0.21 r, so 5e-2 costs at most 0.01 of the 0.3 margin.
@@ -139,7 +152,7 @@ inline void CheckConvergenceOrderAndDrift(const Case& c, const TestProblem& prob
     const double rate = LogLogSlope(hs, drift);
     std::printf("  %s %s: %s drift slope %.3f\n", CaseName(c).c_str(), p->name().c_str(), what,
                 rate);
-    EXPECT_GE(rate, order - 0.5) << what;
+    EXPECT_GE(rate, order - 0.5 - StudyDeficitMargin(order)) << what;
   };
   auto expect_bound = [&](const std::vector<double>& drift, const char* what) {
     // 10 × the Newton tolerance: the last Newton update is below it and the constraint is

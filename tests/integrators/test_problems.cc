@@ -156,6 +156,8 @@ class RodProblem final : public TestProblem {
   std::vector<int> rows() const override { return {0}; }
   double t_end() const override { return 2.0; }
   double coarse_step() const override { return 0.1; }
+  // Order 8: 4.2e-11 at 0.1 (round-off two halvings later), so 0.4.
+  double order_study_step(int order) const override { return order > 5 ? 0.4 : 0.1; }
   void Exact(double t, Eigen::VectorXd* q, Eigen::VectorXd* v) const override {
     const double r = kR0 * std::cos(kOmega0 * t) + kRdot0 / kOmega0 * std::sin(kOmega0 * t);
     const double rdot = -kR0 * kOmega0 * std::sin(kOmega0 * t) + kRdot0 * std::cos(kOmega0 * t);
@@ -178,6 +180,8 @@ class RotorProblem final : public TestProblem {
   std::vector<int> rows() const override { return {}; }
   double t_end() const override { return 2.0; }
   double coarse_step() const override { return 0.2; }
+  // Order 8: 4.2e-12 at 0.2 (round-off one halving later), so 0.5.
+  double order_study_step(int order) const override { return order > 5 ? 0.5 : 0.2; }
   void Exact(double t, Eigen::VectorXd* q, Eigen::VectorXd* v) const override {
     const double beta = kC / kJ;
     const double theta = kTheta0 + kOmega0 / beta * (1.0 - std::exp(-beta * t));
@@ -198,9 +202,12 @@ class RotorProblem final : public TestProblem {
 // top changes sign near h = 0.01), orders 2–3 are asymptotic from 0.02, and the fifth-order
 // schemes need the coarsest step `high` (0.032–0.04 s) because five halvings divide their error
 // by 2^25 ≈ 3e7 and the finest run must stay above the round-off floor (≈ 1e-12 at 1e-3 s).
+// Order 8 (DOP853, two halvings: table_cases.h StudyHalvings) starts at 0.08 s: errors 5e-8…3e-7
+// at 0.032–0.04 s, so ≈ 1e-5…1e-4 at 0.08 s and above the floor at 0.02 s.
 double OrderStudyStep(int order, double high) {
   if (order <= 1) return 0.005;
   if (order <= 3) return 0.02;
+  if (order > 5) return 0.08;
   return high;
 }
 

@@ -1,0 +1,221 @@
+#include "engine/flexible_beam_spatial.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/rotation.h"
+#include "engine/validation.h"
+
+namespace saltus::engine {
+namespace {
+
+using namespace validation;  // NOLINT: shared builder checks (engine/validation.h)
+
+// Validates what the planar beam does not (I_xz, the spatial mode count, the reduction) and
+// returns the planar properties with every planar mode.
+BeamProperties PlanarProperties(const BeamProperties& properties, double second_moment_xz,
+                                const std::string& label) {
+  BeamProperties planar = properties;
+  planar.modes = 1;
+  ValidateBeam(label, planar);
+  RequirePositive(label, "second_moment_xz", second_moment_xz);
+  if (properties.reduction != BeamReduction::kFreeInterface) {
+    Fail(label, "a spatial beam has only the free-interface reduction");
+  }
+  const int available = AvailableSpatialModes(properties.elements);
+  if (properties.modes < 1 || properties.modes > available) {
+    Fail(label, "modes must be in [1, " + std::to_string(available) + "] (" +
+                    std::to_string(properties.elements) + " elements, spatial), got " +
+                    std::to_string(properties.modes));
+  }
+  planar.modes = AvailableModes(properties.elements, properties.reference);
+  return planar;
+}
+
+// The axial share of the (unit) modal mass of each planar mode.
+Eigen::VectorXd AxialShares(const FlexibleBeam& planar) {
+  const Eigen::MatrixXd& phi = planar.modes();
+  std::vector<int> axial;
+  for (int i = 0; i < phi.rows(); i += 3) axial.push_back(i);
+  const Eigen::MatrixXd m = planar.fe_mass()(axial, axial);
+  const Eigen::MatrixXd phi_u = phi(axial, Eigen::all);
+  return (phi_u.transpose() * m * phi_u).diagonal();
+}
+
+}  // namespace
+
+int AvailableSpatialModes(int elements) { return 5 * elements; }
+
+SpatialFlexibleBeam::SpatialFlexibleBeam(const BeamProperties& properties, double second_moment_xz,
+                                         const std::string& label)
+    : planar_(PlanarProperties(properties, second_moment_xz, label), label),
+      second_moment_xz_(second_moment_xz) {
+  const double i_xy = properties.second_moment;
+  section_inertia_ = properties.density * properties.length *
+                     Eigen::Vector3d(i_xy + second_moment_xz, second_moment_xz, i_xy);
+  // Every planar mode once, and each bending one again in x–z; the m lowest are kept (a stable
+  // sort: a planar mode precedes its copy when I_xz = I_xy).
+  struct Candidate {
+    double omega;
+    SpatialModeKind kind;
+    int column;
+  };
+  std::vector<Candidate> candidates;
+  const Eigen::VectorXd share = AxialShares(planar_);
+  const double scale = std::sqrt(second_moment_xz / properties.second_moment);
+  for (int c = 0; c < planar_.num_modes(); ++c) {
+    const double omega = planar_.frequencies()(c);
+    if (share(c) > 1.0 - 1e-6) {
+      candidates.push_back({omega, SpatialModeKind::kAxial, c});
+    } else if (share(c) < 1e-6) {
+      candidates.push_back({omega, SpatialModeKind::kBendingXY, c});
+      candidates.push_back({omega * scale, SpatialModeKind::kBendingXZ, c});
+    } else {
+      Fail(label, "planar mode " + std::to_string(c + 1) + " (omega = " + Num(omega) +
+                      " rad/s) mixes axial and bending motion (equal frequencies); change the "
+                      "section or the number of elements");
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.omega < b.omega; });
+  const int m = properties.modes;
+  omega_.resize(m);
+  for (int j = 0; j < m; ++j) {
+    omega_(j) = candidates[static_cast<std::size_t>(j)].omega;
+    kind_.push_back(candidates[static_cast<std::size_t>(j)].kind);
+    column_.push_back(candidates[static_cast<std::size_t>(j)].column);
+  }
+  damping_ = (properties.rayleigh_alpha + properties.rayleigh_beta * omega_.array().square() +
+              2.0 * properties.modal_damping * omega_.array())
+                 .matrix();
+  for (const BeamPoint& p : planar_.quadrature_points()) gauss_.push_back(FromPlanar(p));
+}
+
+SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
+  const int m = num_modes();
+  SpatialBeamPoint s;
+  s.X = p.X;
+  for (Eigen::RowVectorXd* row : {&s.su, &s.sv, &s.sw, &s.slope_v, &s.slope_w}) row->setZero(m);
+  s.H.setZero(m, m);
+  for (int j = 0; j < m; ++j) {
+    const int c = column_[static_cast<std::size_t>(j)];
+    if (kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ) {
+      s.sw(j) = p.sw(c);
+      s.slope_w(j) = p.slope(c);
+    } else {  // a planar mode (its bending part is 0 for an axial one, its axial part for bending)
+      s.su(j) = p.su(c);
+      s.sv(j) = p.sw(c);
+      s.slope_v(j) = p.slope(c);
+    }
+  }
+  // H = ∫ (s_v'ᵀ s_v' + s_w'ᵀ s_w'): the planar ∫ ψᵀψ between modes of the same plane.
+  for (int j = 0; j < m; ++j) {
+    const bool xz_j = kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ;
+    for (int k = 0; k < m; ++k) {
+      const bool xz_k = kind_[static_cast<std::size_t>(k)] == SpatialModeKind::kBendingXZ;
+      if (xz_j == xz_k) {
+        s.H(j, k) = p.H(column_[static_cast<std::size_t>(j)], column_[static_cast<std::size_t>(k)]);
+      }
+    }
+  }
+  return s;
+}
+
+SpatialBeamPoint SpatialFlexibleBeam::PointAt(double X) const {
+  return FromPlanar(planar_.PointAt(X));
+}
+
+SpatialBeamMotion SpatialFlexibleBeam::Motion(
+    const SpatialBeamPoint& point, const Eigen::Ref<const Eigen::VectorXd>& eta,
+    const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const {
+  SpatialBeamMotion motion;
+  const Eigen::VectorXd h_eta = point.H * eta;
+  motion.B.resize(3, num_modes());
+  motion.B.row(0) = point.su - h_eta.transpose();
+  motion.B.row(1) = point.sv;
+  motion.B.row(2) = point.sw;
+  motion.u << point.X + point.su.dot(eta) - 0.5 * eta.dot(h_eta), point.sv.dot(eta),
+      point.sw.dot(eta);
+  if (eta_dot.size() == 0) {
+    motion.u_dot.setZero();
+    return motion;
+  }
+  motion.u_dot = motion.B * eta_dot;
+  motion.hdot = eta_dot.dot(point.H * eta_dot);
+  return motion;
+}
+
+void SpatialFlexibleBeam::MassMatrix(const Eigen::Matrix3d& R,
+                                     const Eigen::Ref<const Eigen::VectorXd>& eta,
+                                     Eigen::Ref<Eigen::MatrixXd> M) const {
+  const int m = num_modes();
+  Eigen::Vector3d s = Eigen::Vector3d::Zero();
+  Eigen::Matrix<double, 3, Eigen::Dynamic> S = Eigen::MatrixXd::Zero(3, m);
+  Eigen::Matrix3d j_o = Eigen::Matrix3d::Zero();
+  Eigen::Matrix<double, 3, Eigen::Dynamic> m_omega_eta = Eigen::MatrixXd::Zero(3, m);
+  Eigen::MatrixXd m_eta = Eigen::MatrixXd::Zero(m, m);
+  const Eigen::VectorXd none;
+  const std::vector<double>& weight = quadrature_weights();
+  for (std::size_t g = 0; g < gauss_.size(); ++g) {
+    const double w = weight[g];
+    const SpatialBeamMotion p = Motion(gauss_[g], eta, none);
+    s += w * p.u;
+    S += w * p.B;
+    j_o += w * (p.u.squaredNorm() * Eigen::Matrix3d::Identity() - p.u * p.u.transpose());
+    m_omega_eta += w * Skew(p.u) * p.B;
+    m_eta.noalias() += w * p.B.transpose() * p.B;
+  }
+  M.setZero();
+  M.topLeftCorner<3, 3>() = mass() * Eigen::Matrix3d::Identity();
+  M.block<3, 3>(0, 3) = -R * Skew(s);
+  M.block(0, 6, 3, m) = R * S;
+  M.block<3, 3>(3, 3) = j_o + Eigen::Matrix3d(section_inertia_.asDiagonal());
+  M.block(3, 6, 3, m) = m_omega_eta;
+  M.block(6, 6, m, m) = m_eta;
+  M.block(3, 0, 3 + m, 3) = M.block(0, 3, 3, 3 + m).transpose();
+  M.block(6, 3, m, 3) = m_omega_eta.transpose();
+}
+
+void SpatialFlexibleBeam::AddForces(const Eigen::Matrix3d& R,
+                                    const Eigen::Ref<const Eigen::VectorXd>& eta,
+                                    const Eigen::Vector3d& omega,
+                                    const Eigen::Ref<const Eigen::VectorXd>& eta_dot,
+                                    const Eigen::Vector3d& gravity,
+                                    Eigen::Ref<Eigen::VectorXd> F) const {
+  const int m = num_modes();
+  const Eigen::Vector3d g_body = R.transpose() * gravity;
+  Eigen::Vector3d f_sum = Eigen::Vector3d::Zero(), f_omega = Eigen::Vector3d::Zero();
+  Eigen::VectorXd f_eta = Eigen::VectorXd::Zero(m);
+  const std::vector<double>& weight = quadrature_weights();
+  for (std::size_t g = 0; g < gauss_.size(); ++g) {
+    const SpatialBeamMotion p = Motion(gauss_[g], eta, eta_dot);
+    // The body-frame force density ĝ − â.
+    Eigen::Vector3d f = g_body - omega.cross(omega.cross(p.u)) - 2.0 * omega.cross(p.u_dot);
+    f.x() += p.hdot;
+    f *= weight[g];
+    f_sum += f;
+    f_omega += p.u.cross(f);
+    f_eta.noalias() += p.B.transpose() * f;
+  }
+  F.head<3>() += R * f_sum;
+  F.segment<3>(3) += f_omega - omega.cross(section_inertia_.cwiseProduct(omega));
+  F.tail(m) += f_eta;
+  F.tail(m).array() -= omega_.array().square() * eta.array() + damping_.array() * eta_dot.array();
+}
+
+double SpatialFlexibleBeam::PotentialEnergy(const Eigen::Vector3d& r, const Eigen::Matrix3d& R,
+                                            const Eigen::Ref<const Eigen::VectorXd>& eta,
+                                            const Eigen::Vector3d& gravity) const {
+  Eigen::Vector3d s = Eigen::Vector3d::Zero();
+  const std::vector<double>& weight = quadrature_weights();
+  for (std::size_t g = 0; g < gauss_.size(); ++g) {
+    s += weight[g] * Motion(gauss_[g], eta, Eigen::VectorXd()).u;
+  }
+  const double elastic = 0.5 * (omega_.array().square() * eta.array().square()).sum();
+  return elastic - gravity.dot(mass() * r + R * s);
+}
+
+}  // namespace saltus::engine

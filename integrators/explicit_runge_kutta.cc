@@ -1,0 +1,336 @@
+#include "integrators/explicit_runge_kutta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "engine/block_sparse.h"
+#include "engine/projection.h"
+
+namespace saltus::integrators {
+
+ExplicitRungeKutta::ExplicitRungeKutta(const IntegratorOptions& options, std::string name,
+                                       const ExplicitRkTableau& tableau)
+    : Integrator(options), tableau_(tableau), name_(std::move(name)) {
+  if (!Supports(options.formulation)) {
+    throw std::invalid_argument("integrator '" + name_ + "' does not support formulation '" +
+                                std::string(ToString(options.formulation)) +
+                                "'; supported: index1");
+  }
+  norms_.resize(tableau_.b_hat.size());
+}
+
+ExplicitRungeKutta::~ExplicitRungeKutta() = default;
+
+ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Acceleration(double t, const Eigen::VectorXd& q,
+                                                                const Eigen::VectorXd& v,
+                                                                Eigen::VectorXd* vdot) {
+  if (!q.allFinite() || !v.allFinite()) return EvalResult::kNonFinite;
+  ++stats_.rhs_evaluations;
+  const engine::DynamicsStatus status = dynamics_->Solve(t, q, v, rows_, vdot, &lambda_);
+  min_pivot_ratio_ = std::min(min_pivot_ratio_, status.pivot_ratio);
+  last_residual_ = status.residual;
+  if (status.ok && vdot->allFinite()) return EvalResult::kOk;
+  // The solver does not say why it failed: NaN/Inf in M, F, G or γ is a non-finite model
+  // evaluation, anything else a singular M or inconsistent constraint rows. Failure path only.
+  system_->MassMatrix(q, &M_check_);
+  system_->Forces(t, q, v, &F_check_);
+  bool finite = M_check_.allFinite() && F_check_.allFinite();
+  if (finite && !rows_.empty()) {
+    system_->ConstraintJacobian(t, q, rows_, &G_);
+    system_->ConstraintGamma(t, q, v, rows_, &g_);
+    finite = G_.allFinite() && g_.allFinite();
+  }
+  return finite ? EvalResult::kLinearSolveFailure : EvalResult::kNonFinite;
+}
+
+StepStatus ExplicitRungeKutta::ToStatus(EvalResult r) {
+  switch (r) {
+    case EvalResult::kOk:
+      return StepStatus::kAccepted;
+    case EvalResult::kLinearSolveFailure:
+      return StepStatus::kLinearSolveFailure;
+    case EvalResult::kNonFinite:
+      return StepStatus::kNonFinite;
+  }
+  return StepStatus::kNonFinite;
+}
+
+void ExplicitRungeKutta::DoReset() {
+  const int nq = system_->nq();
+  const int nv = system_->nv();
+  // The solver object is kept across restarts on the same system (an event-driven run restarts
+  // at every event): what it learnt is forgotten, so the solves are those of a new object,
+  // without re-allocating or re-analysing the sparse pattern of a known structure of G.
+  if (dynamics_ != nullptr && &dynamics_->system() == system_) {
+    dynamics_->Restart();
+  } else {
+    dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
+  }
+  const auto n = static_cast<std::size_t>(tableau_.dense_stages);
+  V_.resize(n);
+  K_.resize(n);
+  A_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    V_[i].resize(nv);
+    K_[i].resize(nv);
+    A_[i].resize(nv);
+  }
+  Q_.resize(nq);
+  sum_v_.resize(nv);
+  sum_a_.resize(nv);
+  q_new_.resize(nq);
+  v_new_.resize(nv);
+  q_hat_.resize(nq);
+  a_projected_.resize(nv);
+  err_.resize(nq + nv);
+  y_old_.resize(nq + nv);
+  y_new_.resize(nq + nv);
+
+  all_rows_ = rows_;
+  all_rows_.insert(all_rows_.end(), dropped_rows_.begin(), dropped_rows_.end());
+  std::sort(all_rows_.begin(), all_rows_.end());
+  V_[0] = v_;
+  K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
+  reset_status_ = StepStatus::kAccepted;
+  step_end_residual_ = -1.0;
+  min_pivot_ratio_ = 1.0;
+  const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
+  reference_pivot_ratio_ = min_pivot_ratio_;
+  if (r != EvalResult::kOk) {
+    // Reported by the next Step: Reset only throws for invalid input.
+    reset_status_ = ToStatus(r);
+    return;
+  }
+  h_ = options_.h_init > 0 ? options_.h_init : InitialStep();
+}
+
+double ExplicitRungeKutta::InitialStep() {
+  return InitialStepEstimate(
+      A_[0], tableau_.order,
+      [&](double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::VectorXd* a) {
+        return Acceleration(t, q, v, a) == EvalResult::kOk;
+      });
+}
+
+ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Stage(int i, double h, Eigen::VectorXd* Q) {
+  const auto s = static_cast<std::size_t>(i);
+  sum_v_ = tableau_.a_at(i, 0) * K_[0];
+  sum_a_ = tableau_.a_at(i, 0) * A_[0];
+  for (int j = 1; j < i; ++j) {
+    const double a = tableau_.a_at(i, j);
+    if (a == 0.0) continue;  // DOP853's tableau is sparse
+    sum_v_ += a * K_[static_cast<std::size_t>(j)];
+    sum_a_ += a * A_[static_cast<std::size_t>(j)];
+  }
+  system_->IntegratePosition(q_, sum_v_, h, Q);
+  V_[s] = v_ + h * sum_a_;
+  theta_ = h * sum_v_;
+  system_->DexpInv(theta_, V_[s], &K_[s]);
+  return Acceleration(t_ + tableau_.c[s] * h, *Q, V_[s], &A_[s]);
+}
+
+ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Stages(double h) {
+  min_pivot_ratio_ = 1.0;
+  filtered_ = false;
+  const int last = tableau_.stages - 1;
+  for (int i = 1; i < last; ++i) {
+    const EvalResult r = Stage(i, h, &Q_);
+    if (r != EvalResult::kOk) return r;
+  }
+  // The last stage is the solution (a_sj = b_j) and the next step's first stage (FSAL).
+  const EvalResult r = Stage(last, h, &q_new_);
+  v_new_ = V_[static_cast<std::size_t>(last)];
+  return r;
+}
+
+template <class Weight>
+void ExplicitRungeKutta::SumK(const Weight& w, Eigen::VectorXd* out) const {
+  out->setZero();
+  for (int j = 0; j < tableau_.stages; ++j) *out += w(j) * K_[static_cast<std::size_t>(j)];
+}
+
+double ExplicitRungeKutta::EstimatorNorm(int e, double h) {
+  const Eigen::Index nq = q_.size();
+  const Eigen::Index nv = v_.size();
+  const std::span<const double> b = tableau_.b;
+  const std::span<const double> b_hat = tableau_.b_hat[static_cast<std::size_t>(e)];
+  const auto diff = [&](int j) {
+    return b[static_cast<std::size_t>(j)] - b_hat[static_cast<std::size_t>(j)];
+  };
+  // Velocity part: h Σ (b_j − b̂_j) A_j.
+  sum_a_.setZero();
+  for (int j = 0; j < tableau_.stages; ++j) sum_a_ += diff(j) * A_[static_cast<std::size_t>(j)];
+  err_.tail(nv) = h * sum_a_;
+  if (nq == nv) {
+    // Vector-space coordinates: the difference of the two positions is h Σ (b_j − b̂_j) V_j.
+    SumK(diff, &sum_v_);
+    err_.head(nq) = h * sum_v_;
+  } else {
+    SumK([&](int j) { return b_hat[static_cast<std::size_t>(j)]; }, &sum_v_);
+    system_->IntegratePosition(q_, sum_v_, h, &q_hat_);
+    err_.head(nq) = q_new_ - q_hat_;
+  }
+  // Near a singular configuration (header): the step end is projected onto all active rows,
+  // which removes the error's part in range(M⁻¹Gᵀ) (the last KKT solve is the FSAL stage's, at
+  // q_new_); what is left to control is its part in null(G). Positions in the tangent,
+  // h Σ (b_j − b̂_j) K_j, mapped back to the nq coordinates at q_new_.
+  if (options_.project && NearSingular() && !rows_.empty()) {
+    filter_ = err_.tail(nv);
+    if (dynamics_->RemoveConstrainedPart(&filter_)) {
+      err_.tail(nv) = filter_;
+      SumK(diff, &sum_v_);
+      filter_ = h * sum_v_;
+      const bool filtered = dynamics_->RemoveConstrainedPart(&filter_);
+      filtered_ = filtered_ || filtered;
+      if (filtered && nq == nv) {
+        err_.head(nq) = filter_;
+      } else if (filtered) {
+        system_->IntegratePosition(q_new_, filter_, 1.0, &q_hat_);
+        err_.head(nq) = q_hat_ - q_new_;
+      }
+    }
+  }
+  return ErrorNorm(err_, y_old_, y_new_);
+}
+
+double ExplicitRungeKutta::LocalError(double h) {
+  const Eigen::Index nq = q_.size();
+  const Eigen::Index nv = v_.size();
+  y_old_.head(nq) = q_;
+  y_old_.tail(nv) = v_;
+  y_new_.head(nq) = q_new_;
+  y_new_.tail(nv) = v_new_;
+  filtered_ = false;
+  for (std::size_t e = 0; e < norms_.size(); ++e) norms_[e] = EstimatorNorm(static_cast<int>(e), h);
+  return CombineErrors(norms_);
+}
+
+bool ExplicitRungeKutta::ProjectIfNeeded(double t, bool* projected) {
+  *projected = false;
+  if (!options_.project || rows_.empty()) return true;
+  PositionConstraintValues(t, q_new_, &g_);
+  engine::ConstraintRate(*system_, t, q_new_, v_new_, rows_, &Gv_);  // O(nnz) when block-sparse
+  const double tol = options_.projection_tol;
+  const bool within = g_.lpNorm<Eigen::Infinity>() <= tol && Gv_.lpNorm<Eigen::Infinity>() <= tol;
+  // Near a rank drop of G (header, "Near singular configurations"): project every step onto the
+  // round-off floor, on all active rows (with dropped dependent rows the kept ones may lose rank
+  // there where all rows do not: the spatial double four-bar); if that does not converge, the
+  // usual projection below.
+  if (NearSingular()) {
+    engine::ProjectionOptions po;
+    po.metric = options_.projection_metric;
+    po.tolerance = kNearSingularProjectionTolerance;
+    po.max_iterations = options_.max_newton_iterations;
+    q_tight_ = q_new_;
+    const engine::ProjectionResult rp =
+        engine::ProjectPositions(*system_, t, all_rows_, po, &q_tight_);
+    ++stats_.position_projections;
+    stats_.newton_iterations += rp.iterations;
+    if (rp.converged) {
+      v_tight_ = v_new_;
+      const engine::ProjectionResult rv =
+          engine::ProjectVelocities(*system_, t, q_tight_, all_rows_, po, &v_tight_);
+      ++stats_.velocity_projections;
+      if (rv.converged) {
+        q_new_.swap(q_tight_);
+        v_new_.swap(v_tight_);
+        *projected = true;
+        return true;
+      }
+    }
+  }
+  // A step whose error estimate left out the constrained part (LocalError) must be projected.
+  if (within && !filtered_) return true;
+
+  if (!ProjectOntoConstraints(t, engine::ProjectionOptions{}.rank_tolerance, &q_new_, &v_new_))
+    return false;
+  *projected = true;
+  return true;
+}
+
+StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
+  if (reset_status_ != StepStatus::kAccepted) return reset_status_;
+  const bool adaptive = options_.adaptive;
+  const auto fsal = static_cast<std::size_t>(tableau_.stages - 1);
+  double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
+  bool rejected = false;
+  for (;;) {
+    const double remaining = t_limit - t_;
+    const double h_wanted = h;
+    // Adaptive: stretch by up to 1% rather than leave a sliver (Hairer's DOPRI5 does the same).
+    // Fixed: land on t_limit when the remainder is one step up to round-off.
+    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
+    if (last) h = remaining;
+
+    EvalResult r = Stages(h);
+    // A stage that lands (nearly) on a singular configuration can leave G v̇ + γ above the
+    // consistency bound although the state is consistent: retried with a smaller step, whose
+    // stages lie elsewhere. As h → h_min the stages approach the accepted state, so a genuine
+    // inconsistency still ends in kLinearSolveFailure.
+    if (r == EvalResult::kLinearSolveFailure && adaptive && h > MinStep()) {
+      ++stats_.rejected_steps;
+      h = std::max(h * kStageFailureShrink, MinStep());
+      rejected = true;
+      continue;
+    }
+    if (r != EvalResult::kOk) return ToStatus(r);
+
+    double err = 0;
+    if (adaptive) {
+      err = LocalError(h);
+      if (std::isnan(err)) return StepStatus::kNonFinite;
+      if (err > 1.0) {
+        ++stats_.rejected_steps;
+        if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
+        h = std::max(h * StepFactor(err, tableau_.estimate_order, /*after_rejection=*/true),
+                     MinStep());
+        rejected = true;
+        continue;
+      }
+    }
+
+    const double t_new = last ? t_limit : t_ + h;
+    bool projected = false;
+    const bool projection_ok = ProjectIfNeeded(t_new, &projected);
+    if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
+    step_end_residual_ = last_residual_;  // the FSAL stage's or the projected state's solve
+    // The dense-output stages (from q_n, v_n and the unprojected stages).
+    for (int i = tableau_.stages; i < tableau_.dense_stages && r == EvalResult::kOk; ++i) {
+      r = Stage(i, h, &Q_);
+    }
+    // Same as a stage failure: the step end sits (nearly) on a singular configuration.
+    if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive && h > MinStep()) {
+      ++stats_.rejected_steps;
+      h = std::max(h * kStageFailureShrink, MinStep());
+      rejected = true;
+      continue;
+    }
+    if (!projection_ok) return StepStatus::kNewtonFailure;
+    if (r != EvalResult::kOk) return ToStatus(r);
+
+    reference_pivot_ratio_ = std::max(reference_pivot_ratio_, min_pivot_ratio_);
+    BuildDenseOutput(h);
+    t_prev_ = t_;
+    t_ = t_new;
+    q_prev_.swap(q_);
+    q_.swap(q_new_);
+    v_prev_.swap(v_);
+    v_.swap(v_new_);
+    A_[0].swap(projected ? a_projected_ : A_[fsal]);
+    V_[0] = v_;
+    K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
+
+    if (adaptive) {
+      double h_next = h * StepFactor(err, tableau_.estimate_order, rejected);
+      // A step shortened only to meet t_limit says nothing against the step wanted before.
+      if (last && !rejected) h_next = std::max(h_next, h_wanted);
+      h_ = std::min(h_next, options_.h_max);
+    }
+    return StepStatus::kAccepted;
+  }
+}
+
+}  // namespace saltus::integrators

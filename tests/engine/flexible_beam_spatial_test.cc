@@ -1,0 +1,316 @@
+// Tests of engine/flexible_beam_spatial.h: the mass matrix and the quadratic velocity vector
+// against finite differences of the point positions (the kinetic energy ½∫ρ|ṗ|² and
+// d'Alembert's −∫ρ Pᵀ p̈), the power identity vᵀF = −½ vᵀṀv, the potential forces against ∂V,
+// the static deflections against the closed forms in both bending planes and axially, the
+// clamped frequencies against Euler–Bernoulli in both planes, and planar motion against the
+// planar beam.
+#include "engine/flexible_beam_spatial.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "engine/rotation.h"
+#include "flexible_test_models.h"
+
+namespace saltus::engine {
+namespace {
+
+using testing::KaneBeam;
+
+// I_xz of the tests: 2.25 I_xy, so that the x–z bending frequencies are 1.5× the x–y ones.
+constexpr double kSecondMomentXZ = 4.5e-7;
+
+// A spatial state q = (r, Q, η) and its update q ⊕ h v (as SpatialMultibodySystem's).
+struct State {
+  Eigen::Vector3d r;
+  Eigen::Vector4d Q;
+  Eigen::VectorXd eta;
+  State Advance(const Eigen::VectorXd& v, double h) const {
+    return {r + h * v.head<3>(), QuaternionMultiply(Q, QuaternionExp(h * v.segment<3>(3))),
+            eta + h * v.tail(eta.size())};
+  }
+};
+
+State SampleState(int m) {
+  State q;
+  q.r = Eigen::Vector3d(0.3, -1.2, 0.7);
+  q.Q = Eigen::Vector4d(0.8, 0.2, -0.4, 0.3).normalized();
+  q.eta = Eigen::VectorXd::LinSpaced(m, 0.4, -0.3);  // a tip deflection of a few 0.1 m
+  return q;
+}
+
+Eigen::VectorXd SampleVelocity(int m) {
+  Eigen::VectorXd v(6 + m);
+  v << 0.5, -0.2, 0.1, 0.7, -0.4, 1.1, Eigen::VectorXd::LinSpaced(m, -0.6, 0.5);
+  return v;
+}
+
+// World position of the quadrature point g.
+Eigen::Vector3d Position(const SpatialFlexibleBeam& beam, std::size_t g, const State& q) {
+  return q.r + QuaternionToRotation(q.Q) *
+                   beam.Motion(beam.quadrature_points()[g], q.eta, Eigen::VectorXd()).u;
+}
+
+// P = ∂ṗ/∂v of point g by central differences along q ⊕ h e_i (truncation O(h²)).
+Eigen::MatrixXd VelocityMatrixByDifferences(const SpatialFlexibleBeam& beam, std::size_t g,
+                                            const State& q, double h) {
+  const int nv = 6 + beam.num_modes();
+  Eigen::MatrixXd P(3, nv);
+  for (int i = 0; i < nv; ++i) {
+    const Eigen::VectorXd e = Eigen::VectorXd::Unit(nv, i);
+    P.col(i) = (Position(beam, g, q.Advance(e, h)) - Position(beam, g, q.Advance(e, -h))) / (2 * h);
+  }
+  return P;
+}
+
+Eigen::MatrixXd Mass(const SpatialFlexibleBeam& beam, const State& q) {
+  const int nv = 6 + beam.num_modes();
+  Eigen::MatrixXd M(nv, nv);
+  beam.MassMatrix(QuaternionToRotation(q.Q), q.eta, M);
+  return M;
+}
+
+// Every mode of 4 elements: 8 + 8 bending, 4 axial.
+SpatialFlexibleBeam AllModesBeam(bool stiffening = true) {
+  BeamProperties p = KaneBeam(4, 20);
+  p.geometric_stiffening = stiffening;
+  return SpatialFlexibleBeam(p, kSecondMomentXZ);
+}
+
+TEST(SpatialFlexibleBeam, MassMatrixIsTheKineticEnergyOfThePoints) {
+  // M = ∂²T/∂v² with T = ½ Σ_g w_g |ṗ_g|² + ½ ωᵀ J_sec ω, ṗ_g = P_g v from differences of the
+  // positions. With
+  // h = 1e-5 the truncation is ~h² |p'''| ~ 1e-9 and the round-off ~1e-16 · 10 m / h = 1e-10
+  // relative to the entries of P (~10 m for the rotations); 1e-7 of the largest entry bounds it.
+  for (const bool stiffening : {true, false}) {
+    const SpatialFlexibleBeam beam = AllModesBeam(stiffening);
+    const State q = SampleState(beam.num_modes());
+    const int nv = 6 + beam.num_modes();
+    Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(nv, nv);
+    for (std::size_t g = 0; g < beam.quadrature_points().size(); ++g) {
+      const Eigen::MatrixXd P = VelocityMatrixByDifferences(beam, g, q, 1e-5);
+      expected += beam.quadrature_weights()[g] * P.transpose() * P;
+    }
+    expected.block<3, 3>(3, 3) += Eigen::Matrix3d(beam.section_inertia().asDiagonal());
+    const Eigen::MatrixXd M = Mass(beam, q);
+    EXPECT_LT((M - expected).cwiseAbs().maxCoeff(), 1e-7 * M.cwiseAbs().maxCoeff())
+        << "stiffening " << stiffening;
+    EXPECT_NEAR(M(0, 0), beam.mass(), 1e-12 * beam.mass());
+  }
+}
+
+TEST(SpatialFlexibleBeam, QuadraticVelocityVectorIsDAlembertsInertiaForce) {
+  // Along q(t) = q ⊕ t v (v constant: r̈ = 0, ω̇ = 0, η̈ = 0) each point has p̈ = R â, the
+  // velocity part of its acceleration, so the inertial force is −Σ_g w_g P_gᵀ p̈_g with p̈ from
+  // second differences (h = 1e-4: truncation ~h² ~1e-8, round-off ~1e-16 · 10 / h² ~ 1e-7 of
+  // p̈ ~ 1–10 m/s²). 1e-5 of the largest entry bounds both. The elastic force −Kη is added back;
+  // the sections' gyroscopic moment −ω × J_sec ω is the rigid body's.
+  for (const bool stiffening : {true, false}) {
+    const SpatialFlexibleBeam beam = AllModesBeam(stiffening);
+    const int m = beam.num_modes(), nv = 6 + m;
+    const State q = SampleState(m);
+    const Eigen::VectorXd v = SampleVelocity(m);
+    Eigen::VectorXd expected = Eigen::VectorXd::Zero(nv);
+    const double h = 1e-4;
+    for (std::size_t g = 0; g < beam.quadrature_points().size(); ++g) {
+      const Eigen::Vector3d a = (Position(beam, g, q.Advance(v, h)) - 2 * Position(beam, g, q) +
+                                 Position(beam, g, q.Advance(v, -h))) /
+                                (h * h);
+      expected -= beam.quadrature_weights()[g] *
+                  VelocityMatrixByDifferences(beam, g, q, 1e-5).transpose() * a;
+    }
+    const Eigen::Vector3d omega = v.segment<3>(3);
+    expected.segment<3>(3) -= omega.cross(beam.section_inertia().cwiseProduct(omega));
+    Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
+    beam.AddForces(QuaternionToRotation(q.Q), q.eta, v.segment<3>(3), v.tail(m),
+                   Eigen::Vector3d::Zero(), F);
+    F.tail(m).array() += beam.frequencies().array().square() * q.eta.array();
+    EXPECT_LT((F - expected).cwiseAbs().maxCoeff(), 1e-5 * expected.cwiseAbs().maxCoeff())
+        << "stiffening " << stiffening << "\nF " << F.transpose() << "\nexpected "
+        << expected.transpose();
+  }
+}
+
+TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
+  // T = ½ vᵀ M v is conserved by M v̇ = F_qv (free body, no elastic or applied forces) only if
+  // vᵀ F_qv = −½ vᵀ Ṁ v; Ṁ by central differences along q ⊕ t v (h = 1e-5, truncation ~1e-10).
+  const SpatialFlexibleBeam beam = AllModesBeam();
+  const int m = beam.num_modes(), nv = 6 + m;
+  const State q = SampleState(m);
+  const Eigen::VectorXd v = SampleVelocity(m);
+  const double h = 1e-5;
+  const Eigen::MatrixXd M_dot =
+      (Mass(beam, q.Advance(v, h)) - Mass(beam, q.Advance(v, -h))) / (2 * h);
+  Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
+  beam.AddForces(QuaternionToRotation(q.Q), q.eta, v.segment<3>(3), v.tail(m),
+                 Eigen::Vector3d::Zero(), F);
+  F.tail(m).array() += beam.frequencies().array().square() * q.eta.array();
+  const double power = v.dot(F), expected = -0.5 * v.dot(M_dot * v);
+  EXPECT_NEAR(power, expected, 1e-7 * std::abs(expected)) << "power " << power;
+}
+
+TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
+  // F_i = −dV/dt along q ⊕ t e_i by central differences, h = 1e-4: the elastic energy of the
+  // axial modes (ω up to 1e4 rad/s) reaches V ~ 1e7 J, so the round-off is ~1e-16 · 1e7 / h ~
+  // 1e-5; the truncation h²/6 · d³V/dt³ ~ 1e-7 (gravity's rotation terms, |g·R s| ~ 100 J).
+  const SpatialFlexibleBeam beam = AllModesBeam();
+  const int m = beam.num_modes(), nv = 6 + m;
+  const State q = SampleState(m);
+  const Eigen::Vector3d g(1.0, -9.81, 2.0);
+  Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(m);
+  beam.AddForces(QuaternionToRotation(q.Q), q.eta, Eigen::Vector3d::Zero(), zero, g, F);
+  const auto V = [&](const State& s) {
+    return beam.PotentialEnergy(s.r, QuaternionToRotation(s.Q), s.eta, g);
+  };
+  const double h = 1e-4;
+  for (int i = 0; i < nv; ++i) {
+    const Eigen::VectorXd e = Eigen::VectorXd::Unit(nv, i);
+    const double dV = (V(q.Advance(e, h)) - V(q.Advance(e, -h))) / (2 * h);
+    EXPECT_NEAR(F(i), -dV, 1e-5 * std::max(1.0, std::abs(dV))) << "coordinate " << i;
+  }
+}
+
+TEST(SpatialFlexibleBeam, StaticDeflectionsAreTheClosedFormsInBothPlanes) {
+  // Clamped cantilever, tip force f (body frame) at η = 0: K η = B(L)ᵀ f, tip displacement
+  // B(L) η. With every mode this is the FE solution, and Hermite (linear axial) elements give the
+  // exact nodal displacements of a beam under nodal loads: F L³/(3 E I) in each bending plane
+  // and F L/(E A) axially, to round-off (1e-9 relative), with no displacement across the load.
+  BeamProperties p = KaneBeam(8, 40);
+  const SpatialFlexibleBeam beam(p, kSecondMomentXZ);
+  const SpatialBeamPoint tip = beam.PointAt(p.length);
+  const Eigen::MatrixXd B = beam.Motion(tip, Eigen::VectorXd::Zero(40), Eigen::VectorXd()).B;
+  const double L = p.length, E = p.youngs_modulus, load = 10.0;
+  const Eigen::Vector3d closed(load * L / (E * p.area),
+                               load * std::pow(L, 3) / (3 * E * p.second_moment),
+                               load * std::pow(L, 3) / (3 * E * kSecondMomentXZ));
+  for (int axis = 0; axis < 3; ++axis) {
+    const Eigen::VectorXd eta = (B.transpose() * (load * Eigen::Vector3d::Unit(axis)))
+                                    .cwiseQuotient(beam.frequencies().cwiseAbs2());
+    const Eigen::Vector3d d = B * eta;
+    EXPECT_NEAR(d(axis), closed(axis), 1e-9 * closed(axis)) << "axis " << axis;
+    for (int other = 0; other < 3; ++other) {
+      if (other != axis) {
+        EXPECT_NEAR(d(other), 0.0, 1e-9 * closed(axis)) << axis << other;
+      }
+    }
+  }
+}
+
+TEST(SpatialFlexibleBeam, ClampedFrequenciesAreEulerBernoulliInBothPlanes) {
+  // ω = (βL)² √(E I/(ρA L⁴)), βL the roots of cos cosh = −1 (Blevins, Formulas for Natural
+  // Frequency and Mode Shape, Table 8-1), with I_xy for the x–y modes and I_xz for the x–z ones;
+  // the first axial frequency (π/2) √(E/ρ)/L (Blevins Table 8-16). 16 elements: the planar test
+  // measured ω₃ errors of 4e-5 (bending, O(h⁴)); the linear axial elements with consistent mass
+  // overestimate by (k h)²/24 = 4e-4 at k h = π/32 (O(h²)). Bounds: 2e-4 and 1e-3.
+  BeamProperties p = KaneBeam(16, 80);
+  const SpatialFlexibleBeam beam(p, kSecondMomentXZ);
+  const double beta_l[3] = {1.875104069, 4.694091133, 7.854757438};
+  std::vector<double> xy, xz, axial;
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    const double w = beam.frequencies()(j);
+    switch (beam.mode_kinds()[static_cast<std::size_t>(j)]) {
+      case SpatialModeKind::kBendingXY:
+        xy.push_back(w);
+        break;
+      case SpatialModeKind::kBendingXZ:
+        xz.push_back(w);
+        break;
+      case SpatialModeKind::kAxial:
+        axial.push_back(w);
+        break;
+    }
+  }
+  ASSERT_EQ(xy.size(), 32u);
+  ASSERT_EQ(xz.size(), 32u);
+  ASSERT_EQ(axial.size(), 16u);
+  const double rho_a_l4 = p.density * p.area * std::pow(p.length, 4);
+  for (int i = 0; i < 3; ++i) {
+    const double b2 = beta_l[i] * beta_l[i];
+    const double w_xy = b2 * std::sqrt(p.youngs_modulus * p.second_moment / rho_a_l4);
+    const double w_xz = b2 * std::sqrt(p.youngs_modulus * kSecondMomentXZ / rho_a_l4);
+    EXPECT_NEAR(xy[static_cast<std::size_t>(i)], w_xy, 2e-4 * w_xy) << "mode " << i + 1;
+    EXPECT_NEAR(xz[static_cast<std::size_t>(i)], w_xz, 2e-4 * w_xz) << "mode " << i + 1;
+  }
+  const double w_axial =
+      0.5 * std::numbers::pi * std::sqrt(p.youngs_modulus / p.density) / p.length;
+  EXPECT_NEAR(axial[0], w_axial, 1e-3 * w_axial);
+  EXPECT_GT(axial[0], w_axial);  // consistent mass: an upper bound
+}
+
+TEST(SpatialFlexibleBeam, PlanarMotionIsThePlanarBeam) {
+  // Rotation about z, ω = ω_z e_z, only x–y and axial modes deformed, gravity in the plane: the
+  // spatial M and F restricted to (x, y, ω_z, planar modes) are the planar beam's (same FE
+  // shapes, same quadrature) to round-off, once the sections' ρ I_xy L (1.5e-5 of M_θθ here),
+  // which the planar beam neglects, is added to M_θθ; the out-of-plane forces vanish.
+  BeamProperties p = KaneBeam(4, 8);
+  const SpatialFlexibleBeam beam(p, kSecondMomentXZ);
+  std::vector<int> in_plane;  // spatial mode indices of the planar modes
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] != SpatialModeKind::kBendingXZ) {
+      in_plane.push_back(j);
+    }
+  }
+  const int k = static_cast<int>(in_plane.size()), m = beam.num_modes();
+  ASSERT_GE(k, 2);
+  ASSERT_LT(k, m);
+  p.modes = k;
+  const FlexibleBeam planar(p);
+  const double theta = 0.7, omega = 1.3;
+  const Eigen::VectorXd eta_p = Eigen::VectorXd::LinSpaced(k, 0.5, -0.2);
+  const Eigen::VectorXd eta_dot_p = Eigen::VectorXd::LinSpaced(k, -0.4, 0.3);
+  Eigen::VectorXd eta = Eigen::VectorXd::Zero(m), eta_dot = Eigen::VectorXd::Zero(m);
+  std::vector<int> map = {0, 1, 5};  // planar (x, y, θ) → spatial (x, y, ω_z)
+  for (int i = 0; i < k; ++i) {
+    eta(in_plane[static_cast<std::size_t>(i)]) = eta_p(i);
+    eta_dot(in_plane[static_cast<std::size_t>(i)]) = eta_dot_p(i);
+    map.push_back(6 + in_plane[static_cast<std::size_t>(i)]);
+  }
+  const Eigen::Matrix3d R = Eigen::AngleAxisd(theta, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  Eigen::MatrixXd M_s(6 + m, 6 + m), M_p(3 + k, 3 + k);
+  beam.MassMatrix(R, eta, M_s);
+  planar.MassMatrix(theta, eta_p, M_p);
+  M_p(2, 2) += beam.section_inertia().z();  // the planar beam neglects the sections' ρ I_xy L
+  Eigen::VectorXd F_s = Eigen::VectorXd::Zero(6 + m), F_p = Eigen::VectorXd::Zero(3 + k);
+  beam.AddForces(R, eta, Eigen::Vector3d(0, 0, omega), eta_dot, Eigen::Vector3d(0, -9.81, 0), F_s);
+  planar.AddForces(theta, eta_p, omega, eta_dot_p, Eigen::Vector2d(0, -9.81), F_p);
+  const double m_scale = M_p.cwiseAbs().maxCoeff(), f_scale = F_p.cwiseAbs().maxCoeff();
+  for (int a = 0; a < 3 + k; ++a) {
+    EXPECT_NEAR(F_s(map[a]), F_p(a), 1e-12 * f_scale) << "force " << a;
+    for (int b = 0; b < 3 + k; ++b) {
+      EXPECT_NEAR(M_s(map[a], map[b]), M_p(a, b), 1e-12 * m_scale) << a << ", " << b;
+    }
+  }
+  for (const int out : {2, 3, 4}) EXPECT_NEAR(F_s(out), 0.0, 1e-12 * f_scale) << out;
+  for (int j = 0; j < m; ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ) {
+      EXPECT_NEAR(F_s(6 + j), 0.0, 1e-12 * f_scale) << "x-z mode " << j;
+    }
+  }
+}
+
+TEST(SpatialFlexibleBeam, InputIsValidated) {
+  BeamProperties p = KaneBeam(4, 21);
+  EXPECT_THROW(SpatialFlexibleBeam(p, kSecondMomentXZ, "beam b"), std::invalid_argument);
+  p.modes = 20;
+  EXPECT_NO_THROW(SpatialFlexibleBeam(p, kSecondMomentXZ, "beam b"));
+  EXPECT_THROW(SpatialFlexibleBeam(p, 0.0, "beam b"), std::invalid_argument);
+  p.youngs_modulus = -1;
+  EXPECT_THROW(SpatialFlexibleBeam(p, kSecondMomentXZ, "beam b"), std::invalid_argument);
+  p = KaneBeam(4, 4);
+  p.reduction = BeamReduction::kCraigBampton;
+  p.boundary_nodes = {4};
+  EXPECT_THROW(SpatialFlexibleBeam(p, kSecondMomentXZ, "beam b"), std::invalid_argument);
+  try {
+    SpatialFlexibleBeam(KaneBeam(4, 21), kSecondMomentXZ, "beam b");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("beam b"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[1, 20]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace saltus::engine

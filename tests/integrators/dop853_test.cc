@@ -1,0 +1,276 @@
+// Tests specific to Dop853 (integrators/dop853.{h,cc}): the tableau against every Runge–Kutta
+// order condition up to order 8 (all 200 rooted trees), the embedded estimators' orders, the
+// dense output's order 7 for several θ, the KKT-solve accounting, and bounce times of the
+// bouncing ball through the CLI against the closed form. The order at fixed steps on closed-form
+// problems (slopes 7.95–8.12 on the circle, the rod and the rotor) and of the dense output
+// (7.9–8.06) are the table's generic tests (integrator_table_test.cc, dop853_index1_*).
+#include "integrators/dop853.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integrators/event_times.h"
+#include "tests/integrators/test_problems.h"
+#include "tools/cli.h"
+
+namespace saltus::integrators {
+namespace {
+
+namespace fs = std::filesystem;
+namespace tab = dop853_tableau;
+using test_outputs::ImpactTimes;
+using test_problems::MakeProblem;
+
+using Weights = std::array<double, tab::kDenseStages>;
+
+// A rooted tree: its subtrees (unordered; the canonical form sorts them).
+struct Tree {
+  std::vector<Tree> children;
+  int Order() const {
+    int n = 1;
+    for (const Tree& c : children) n += c.Order();
+    return n;
+  }
+  std::string Canonical() const {
+    std::vector<std::string> parts;
+    for (const Tree& c : children) parts.push_back(c.Canonical());
+    std::sort(parts.begin(), parts.end());
+    std::string s = "[";
+    for (const std::string& p : parts) s += p;
+    return s + "]";
+  }
+  // γ(t) = |t| Π γ(children) (Hairer, Nørsett & Wanner I, Def. II.2.10).
+  double Gamma() const {
+    double g = Order();
+    for (const Tree& c : children) g *= c.Gamma();
+    return g;
+  }
+  // Elementary weights Φ_i(t) = Π_children (A Φ(child))_i over the 16 stages (ibid., Def. 2.9).
+  Weights Phi() const {
+    Weights phi;
+    phi.fill(1.0);
+    for (const Tree& c : children) {
+      const Weights child = c.Phi();
+      for (int i = 0; i < tab::kDenseStages; ++i) {
+        double s = 0;
+        for (int j = 0; j < i; ++j) s += tab::kA[i][j] * child[j];
+        phi[i] *= s;
+      }
+    }
+    return phi;
+  }
+};
+
+// Every tree obtained from t by attaching one leaf to one vertex.
+void Grow(const Tree& t, std::vector<Tree>* out) {
+  Tree with_leaf = t;
+  with_leaf.children.push_back(Tree{});
+  out->push_back(with_leaf);
+  for (std::size_t k = 0; k < t.children.size(); ++k) {
+    std::vector<Tree> grown;
+    Grow(t.children[k], &grown);
+    for (Tree& g : grown) {
+      Tree copy = t;
+      copy.children[k] = std::move(g);
+      out->push_back(std::move(copy));
+    }
+  }
+}
+
+// All rooted trees of order 1..max_order, each once: 1, 1, 2, 4, 9, 20, 48, 115 of each order
+// (Hairer, Nørsett & Wanner I, Table II.2.1).
+std::vector<Tree> TreesUpTo(int max_order) {
+  std::vector<Tree> all = {Tree{}}, level = {Tree{}};
+  for (int n = 2; n <= max_order; ++n) {
+    std::vector<Tree> next;
+    std::set<std::string> seen;
+    for (const Tree& t : level) {
+      std::vector<Tree> grown;
+      Grow(t, &grown);
+      for (Tree& g : grown) {
+        if (seen.insert(g.Canonical()).second) next.push_back(std::move(g));
+      }
+    }
+    all.insert(all.end(), next.begin(), next.end());
+    level = std::move(next);
+  }
+  return all;
+}
+
+Weights Extend(const std::array<double, tab::kStages>& w) {
+  Weights x{};
+  std::copy(w.begin(), w.end(), x.begin());
+  return x;
+}
+
+Weights B() {
+  Weights b{};
+  for (int j = 0; j < tab::kStages; ++j) b[j] = tab::kA[tab::kStages - 1][j];
+  return b;
+}
+
+double Dot(const Weights& b, const Weights& x) {
+  double s = 0;
+  for (int i = 0; i < tab::kDenseStages; ++i) s += b[i] * x[i];
+  return s;
+}
+
+// Dense-output weights b_j(θ) as Dop853::BuildDenseOutput combines them (dop853.h).
+Weights DenseWeights(double theta) {
+  const double t1 = 1 - theta;
+  const Weights b = B();
+  Weights w{};
+  for (int j = 0; j < tab::kDenseStages; ++j) {
+    const double r0 = b[j];
+    const double r1 = (j == 0 ? 1.0 : 0.0) - r0;
+    const double r2 = r0 - (j == tab::kStages - 1 ? 1.0 : 0.0) - r1;
+    const auto& d = tab::kD;
+    w[j] = theta *
+           (r0 +
+            t1 * (r1 + theta * (r2 + t1 * (d[0][j] +
+                                           theta * (d[1][j] + t1 * (d[2][j] + theta * d[3][j]))))));
+  }
+  return w;
+}
+
+// Largest |Σ w_i Φ_i(t) − scale(|t|)/γ(t)| over the trees of order ≤ max_order.
+double WorstResidual(
+    const Weights& w, const std::vector<Tree>& trees, int max_order,
+    const std::function<double(int)>& scale = [](int) { return 1.0; }) {
+  double worst = 0;
+  for (const Tree& t : trees) {
+    if (t.Order() > max_order) continue;
+    worst = std::max(worst, std::abs(Dot(w, t.Phi()) - scale(t.Order()) / t.Gamma()));
+  }
+  return worst;
+}
+
+// The coefficients are 30-digit decimals rounded to doubles, and the weights reach |a| ≈ 44 and
+// |d| ≈ 530 with sums of up to 16 terms: a few hundred ulps of those sizes is 1e-12 (solution)
+// and 1e-11 (dense output); a wrong digit in a coefficient shows up at 1e-6 or more.
+constexpr double kTableauTol = 1e-12;
+constexpr double kDenseTol = 1e-11;
+
+TEST(Dop853Tableau, IsExplicitFsalWithConsistentNodes) {
+  for (int i = 0; i < tab::kDenseStages; ++i) {
+    double row = 0;
+    for (int j = 0; j < tab::kDenseStages; ++j) {
+      if (j >= i) {
+        EXPECT_NEAR(tab::kA[i][j], 0.0, 0.0) << i << "," << j;  // explicit
+      }
+      row += tab::kA[i][j];
+    }
+    EXPECT_NEAR(row, tab::kC[i], kTableauTol) << "row " << i;  // Σ_j a_ij = c_i
+  }
+  EXPECT_NEAR(tab::kC[tab::kStages - 1], 1.0, 0.0);  // FSAL stage at t_n + h
+}
+
+TEST(Dop853Tableau, TreeCountsAreThoseOfTheBook) {
+  std::vector<int> count(9, 0);
+  for (const Tree& t : TreesUpTo(8)) ++count[static_cast<std::size_t>(t.Order())];
+  EXPECT_EQ(count, (std::vector<int>{0, 1, 1, 2, 4, 9, 20, 48, 115}));
+}
+
+TEST(Dop853Tableau, SolutionSatisfiesEveryOrderConditionUpToEight) {
+  const std::vector<Tree> trees = TreesUpTo(9);
+  // Quadrature conditions Σ b_i c_i^(k−1) = 1/k (the bushy trees) and then every tree.
+  const Weights b = B();
+  for (int k = 1; k <= 8; ++k) {
+    Weights ck{};
+    for (int i = 0; i < tab::kDenseStages; ++i) ck[i] = std::pow(tab::kC[i], k - 1);
+    EXPECT_NEAR(Dot(b, ck), 1.0 / k, kTableauTol) << "k = " << k;
+  }
+  const double worst8 = WorstResidual(b, trees, 8);
+  std::printf("  worst residual over the 200 trees of order <= 8: %.2e\n", worst8);
+  EXPECT_LE(worst8, kTableauTol);
+  // And not of order 9 (some tree of order 9 fails clearly): 8 is the order, not a lower bound.
+  EXPECT_GT(WorstResidual(b, trees, 9), 1e-6);
+}
+
+TEST(Dop853Tableau, EmbeddedEstimatorsHaveOrdersFiveAndThree) {
+  const std::vector<Tree> trees = TreesUpTo(6);
+  Weights b5 = B(), b3 = Extend(tab::kBHat3);
+  for (int j = 0; j < tab::kStages; ++j) b5[j] -= tab::kE5[j];
+  EXPECT_LE(WorstResidual(b5, trees, 5), kTableauTol);
+  EXPECT_GT(WorstResidual(b5, trees, 6), 1e-6);  // else e⁽⁵⁾ would be O(h⁷)
+  EXPECT_LE(WorstResidual(b3, trees, 3), kTableauTol);
+  EXPECT_GT(WorstResidual(b3, trees, 4), 1e-6);
+}
+
+TEST(Dop853Tableau, DenseOutputHasOrderSevenForEveryTheta) {
+  const std::vector<Tree> trees = TreesUpTo(8);
+  for (double theta : {0.1, 0.3, 0.5, 0.77, 0.95}) {
+    const Weights w = DenseWeights(theta);
+    const double worst =
+        WorstResidual(w, trees, 7, [&](int order) { return std::pow(theta, order); });
+    std::printf("  θ = %.2f: worst residual over the trees of order <= 7: %.2e\n", theta, worst);
+    EXPECT_LE(worst, kDenseTol) << "θ = " << theta;
+  }
+  const Weights w1 = DenseWeights(1.0), b = B();
+  for (int j = 0; j < tab::kDenseStages; ++j) EXPECT_NEAR(w1[j], b[j], kDenseTol) << j;
+}
+
+// ---- The integrator -----------------------------------------------------------------------
+
+// FSAL accounting (explicit_runge_kutta.h): 1 solve per Reset, 12 per attempted step, 3
+// dense-output stages per accepted step, none for projections here (project = false).
+TEST(Dop853, CountsTwelveKktSolvesPerAttemptAndThreeForTheDenseOutput) {
+  const auto p = MakeProblem("circle");
+  IntegratorOptions o;
+  o.rtol = 1e-9;
+  o.atol = 1e-9;
+  o.h_init = 0.5;
+  o.project = false;
+  Dop853 integrator(o);
+  Eigen::VectorXd q0, v0;
+  p->Exact(p->t0(), &q0, &v0);
+  integrator.Reset(p->system(), p->rows(), p->t0(), q0, v0);
+  while (integrator.t() < p->t_end()) ASSERT_EQ(integrator.Step(p->t_end()), StepStatus::kAccepted);
+  const IntegratorStats& st = integrator.stats();
+  EXPECT_GT(st.rejected_steps, 0);  // h_init = 0.5 is too large at 1e-9
+  EXPECT_EQ(st.rhs_evaluations,
+            1 + 12 * (st.accepted_steps + st.rejected_steps) + 3 * st.accepted_steps);
+}
+
+// The bouncing ball through the CLI (examples/bouncing_ball.yaml, e = 0.9, g = 9.81, drop 0.9 m)
+// against its closed form: t₁ = √(2 · 0.9 / g), v₁ = g t₁, t_{k+1} = t_k + 2 eᵏ v₁ / g. The
+// first 8 impacts; the tolerance 1e-8 s is the requested accuracy (rtol 1e-10, atol 1e-12 on
+// positions ~1 m) turned into time by impact speeds ≥ 1.8 m/s, times the up to 8 impacts over
+// which it accumulates, with a margin of ~10.
+TEST(Dop853Events, BouncingBallImpactTimesMatchTheClosedForm) {
+  const fs::path scratch =
+      fs::temp_directory_path() / ("saltus_dop853_test_" + std::to_string(getpid()));
+  const std::vector<std::string> args = {
+      "run",           std::string(SALTUS_EXAMPLES_DIR) + "/bouncing_ball.yaml",
+      "--integrator",  "dop853",
+      "--formulation", "index1",
+      "--rtol",        "1e-10",
+      "--atol",        "1e-12",
+      "--out",         scratch.string()};
+  std::ostringstream o, e;
+  ASSERT_EQ(tools::RunCli(args, o, e), tools::kExitOk) << e.str();
+  const std::vector<double> times = ImpactTimes(scratch / "events.csv");
+  fs::remove_all(scratch);
+  ASSERT_GE(times.size(), 8u);
+  const double g = 9.81, e_n = 0.9, t1 = std::sqrt(2 * 0.9 / g), v1 = g * t1;
+  double t = t1, worst = 0;
+  for (std::size_t k = 0; k < 8; ++k) {
+    EXPECT_NEAR(times[k], t, 1e-8) << "impact " << k;
+    worst = std::max(worst, std::abs(times[k] - t));
+    t += 2 * std::pow(e_n, static_cast<double>(k + 1)) * v1 / g;
+  }
+  std::printf("  %zu impacts; first 8 within %.2e s of the closed form\n", times.size(), worst);
+}
+
+}  // namespace
+}  // namespace saltus::integrators
