@@ -399,9 +399,10 @@ void Simulation::Impl::AcceptStep(bool time_event) {
     st.max_velocity_violation = std::max(st.max_velocity_violation, gt_buf.cwiseAbs().maxCoeff());
     // The residual of the index-1 solve at the step end: that of the multipliers at the last
     // sample (the dense output at t₁) when they were solved, else the integrator's own solve at
-    // its state when it has one on these rows, else one solve there (bilateral rows only).
+    // its state when it has one on these rows (it keeps them all, none dropped as redundant),
+    // else one solve there (bilateral rows only).
     double residual = forces.ResidualAt(n + 1);
-    if (residual < 0 && integrator->active_rows().size() == active.size()) {
+    if (residual < 0 && integrator->active_rows() == active) {
       residual = integrator->StepEndResidual();
     }
     if (residual < 0) {
