@@ -29,6 +29,7 @@ bool IterationMatrix::Factorize(const Eigen::MatrixXd& S) {
   // two equal rows), so the pivots are checked too: κ(U) ≥ max|u_ii| / min|u_ii|.
   const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();  // an expression: no allocation
   const double rcond = lu_.rcond(), smallest = pivots.minCoeff(), largest = pivots.maxCoeff();
+  pivot_ratio_ = largest > 0.0 ? smallest / largest : 0.0;
   valid_ = std::isfinite(rcond) && rcond > kSingularRcond && pivots.allFinite() &&
            smallest > kSingularRcond * largest;
   return valid_;

@@ -48,6 +48,10 @@ class IterationMatrix {
   bool valid() const { return valid_; }
   void Invalidate() { valid_ = false; }
   long factorizations() const { return factorizations_; }
+  // Smallest over largest pivot of the last factorization of the equilibrated matrix (0 before
+  // the first; a lower bound of 1/κ(U)). Near a rank drop of the constraint rows it falls
+  // with the smallest singular value (integrators that filter their error estimate there).
+  double pivot_ratio() const { return pivot_ratio_; }
 
  private:
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
@@ -55,6 +59,7 @@ class IterationMatrix {
   mutable Eigen::VectorXd work_;           // D_r b
   bool valid_ = false;
   long factorizations_ = 0;
+  double pivot_ratio_ = 0.0;
 };
 
 enum class NewtonProgress { kContinue, kConverged, kDiverging };

@@ -22,6 +22,7 @@ namespace saltus::integrators {
 namespace {
 
 namespace tab = dopri5_tableau;
+using test_problems::FourBarRun;
 using test_problems::MakeProblem;
 using test_problems::PositionViolation;
 using test_problems::TestProblem;
@@ -381,103 +382,18 @@ TEST(Dopri5, GenuinelyUnsolvableRegionStillStopsWithLinearSolveFailure) {
   EXPECT_GT(integrator.q()(0), 0.25 - 4e-7);
 }
 
-// The planar IFToMM double four-bar (examples/sets/scenes/double_four_bar.yaml: three cranks and
-// two couplers of 1 m, 1 kg, J = 1/12 kg·m², cranks vertical turning at −1 rad/s). Every half
-// turn all bars lie on the ground line, where G (14 rows) drops to rank 12 and the crossed branch
-// meets the parallelogram one. Stepped directly with the library defaults (projection_tol 1e-4)
-// and rtol = atol = 1e-8: before the near-singular projection (dopri5.h) the steps collapsed at
-// t = 3.39 s (at 1e-6: 20 s but the mechanism left the parallelogram branch, a crank half a turn
-// off, energy error 0.10 J); now 20 s in 2095 steps, energy error 4.8e-9 J, branch kept to 1e-12.
-std::shared_ptr<const engine::PlanarModel> PlanarDoubleFourBar() {
-  engine::PlanarModelBuilder builder;
-  int crank[3], coupler[2];
-  for (int k = 0; k < 3; ++k) {
-    engine::PlanarBody body;
-    body.name = "crank" + std::to_string(k);
-    body.mass = 1.0;
-    body.inertia = 1.0 / 12.0;
-    body.q0 << k, 0.5, std::numbers::pi / 2;
-    body.v0 << 0.5, 0.0, -1.0;
-    crank[k] = builder.AddBody(body);
-  }
-  for (int k = 0; k < 2; ++k) {
-    engine::PlanarBody body;
-    body.name = "coupler" + std::to_string(k);
-    body.mass = 1.0;
-    body.inertia = 1.0 / 12.0;
-    body.q0 << k + 0.5, 1.0, 0.0;
-    body.v0 << 1.0, 0.0, 0.0;
-    coupler[k] = builder.AddBody(body);
-  }
-  engine::PlanarJoint j;
-  j.type = engine::PlanarJointType::kRevolute;
-  auto add = [&](const std::string& name, int a, int b, Eigen::Vector2d pa, Eigen::Vector2d pb) {
-    j.name = name;
-    j.body_a = a;
-    j.body_b = b;
-    j.point_a = pa;
-    j.point_b = pb;
-    builder.AddJoint(j);
-  };
-  for (int k = 0; k < 3; ++k) {
-    add("pivot" + std::to_string(k), engine::kGround, crank[k], {1.0 * k, 0.0}, {-0.5, 0.0});
-  }
-  for (int k = 0; k < 2; ++k) {
-    add("tip" + std::to_string(k), crank[k], coupler[k], {0.5, 0.0}, {-0.5, 0.0});
-    add("tip" + std::to_string(k + 1) + "r", crank[k + 1], coupler[k], {0.5, 0.0}, {0.5, 0.0});
-  }
-  builder.SetGravity(Eigen::Vector2d(0.0, -9.81));
-  return builder.Build();
-}
-
-// 20 s of the planar double four-bar (library defaults but rtol, atol): the largest energy error
-// and the largest departure from the parallelogram branch (crank angles unequal, couplers
-// rotated) over the accepted steps.
-struct FourBarRun {
-  double drift = 0.0;
-  double branch = 0.0;
-  long steps = 0;
-};
+// The planar double four-bar (test_problems.h): before the near-singular projection
+// (dopri5.h), with the library defaults (projection_tol 1e-4) and rtol = atol = 1e-8, the steps
+// collapsed at t = 3.39 s (at 1e-6: 20 s but the mechanism left the parallelogram branch, a crank
+// half a turn off, energy error 0.10 J); now 20 s in 2095 steps, energy error 4.8e-9 J, branch
+// kept to 1e-12.
 FourBarRun RunPlanarDoubleFourBar(double rtol, double atol) {
-  const engine::PlanarMultibodySystem system(PlanarDoubleFourBar());
-  std::vector<int> rows(static_cast<std::size_t>(system.num_constraints()));
-  for (int r = 0; r < system.num_constraints(); ++r) rows[static_cast<std::size_t>(r)] = r;
   IntegratorOptions options;  // the library defaults (projection_tol 1e-4, automatic h_min) ...
   options.rtol = rtol;        // ... at tolerances that failed (comments of the tests below)
   options.atol = atol;
   Dopri5 integrator(options);
-  const Eigen::VectorXd q0 = system.model().InitialPositions();
-  const Eigen::VectorXd v0 = system.model().InitialVelocities();
-  integrator.Reset(system, rows, 0.0, q0, v0);
-  auto energy = [&](const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-    return system.KineticEnergy(q, v) + system.PotentialEnergy(0.0, q);
-  };
-  const double E0 = energy(q0, v0);
-  FourBarRun run;
-  while (integrator.t() < 20.0) {
-    const StepStatus status = integrator.Step(20.0);
-    EXPECT_EQ(status, StepStatus::kAccepted) << "t = " << integrator.t();
-    if (status != StepStatus::kAccepted) {
-      run.drift = run.branch = std::numeric_limits<double>::infinity();
-      break;
-    }
-    const Eigen::VectorXd& q = integrator.q();
-    run.drift = std::max(run.drift, std::abs(energy(q, integrator.v()) - E0));
-    // Parallelogram branch: equal crank angles (bodies 0-2), couplers (3, 4) not rotated.
-    for (int k = 1; k < 3; ++k) {
-      run.branch =
-          std::max(run.branch, std::abs(std::remainder(q(3 * k + 2) - q(2), 2 * std::numbers::pi)));
-    }
-    for (int k = 3; k < 5; ++k) {
-      run.branch =
-          std::max(run.branch, std::abs(std::remainder(q(3 * k + 2), 2 * std::numbers::pi)));
-    }
-  }
-  run.steps = integrator.stats().accepted_steps;
-  std::printf(
-      "planar double four-bar, rtol %.0e atol %.0e: %ld steps, max |E - E0| = %.2e J, "
-      "branch %.2e\n",
-      rtol, atol, run.steps, run.drift, run.branch);
+  const FourBarRun run = test_problems::RunPlanarDoubleFourBar(&integrator, 20.0);
+  EXPECT_EQ(run.status, StepStatus::kAccepted) << "t = " << run.t_stop;
   return run;
 }
 

@@ -1,8 +1,13 @@
 #include "tests/integrators/test_problems.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "engine/constraint_block.h"
 #include "engine/planar_model.h"
@@ -631,6 +636,88 @@ double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y) {
     sxy += lx * ly;
   }
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+std::shared_ptr<const engine::PlanarModel> PlanarDoubleFourBar() {
+  engine::PlanarModelBuilder builder;
+  int crank[3], coupler[2];
+  for (int k = 0; k < 3; ++k) {
+    engine::PlanarBody body;
+    body.name = "crank" + std::to_string(k);
+    body.mass = 1.0;
+    body.inertia = 1.0 / 12.0;
+    body.q0 << k, 0.5, std::numbers::pi / 2;
+    body.v0 << 0.5, 0.0, -1.0;
+    crank[k] = builder.AddBody(body);
+  }
+  for (int k = 0; k < 2; ++k) {
+    engine::PlanarBody body;
+    body.name = "coupler" + std::to_string(k);
+    body.mass = 1.0;
+    body.inertia = 1.0 / 12.0;
+    body.q0 << k + 0.5, 1.0, 0.0;
+    body.v0 << 1.0, 0.0, 0.0;
+    coupler[k] = builder.AddBody(body);
+  }
+  engine::PlanarJoint j;
+  j.type = engine::PlanarJointType::kRevolute;
+  auto add = [&](const std::string& name, int a, int b, Eigen::Vector2d pa, Eigen::Vector2d pb) {
+    j.name = name;
+    j.body_a = a;
+    j.body_b = b;
+    j.point_a = pa;
+    j.point_b = pb;
+    builder.AddJoint(j);
+  };
+  for (int k = 0; k < 3; ++k) {
+    add("pivot" + std::to_string(k), engine::kGround, crank[k], {1.0 * k, 0.0}, {-0.5, 0.0});
+  }
+  for (int k = 0; k < 2; ++k) {
+    add("tip" + std::to_string(k), crank[k], coupler[k], {0.5, 0.0}, {-0.5, 0.0});
+    add("tip" + std::to_string(k + 1) + "r", crank[k + 1], coupler[k], {0.5, 0.0}, {0.5, 0.0});
+  }
+  builder.SetGravity(Eigen::Vector2d(0.0, -9.81));
+  return builder.Build();
+}
+
+FourBarRun RunPlanarDoubleFourBar(Integrator* integrator, double t_end) {
+  const engine::PlanarMultibodySystem system(PlanarDoubleFourBar());
+  std::vector<int> rows(static_cast<std::size_t>(system.num_constraints()));
+  for (int r = 0; r < system.num_constraints(); ++r) rows[static_cast<std::size_t>(r)] = r;
+  const Eigen::VectorXd q0 = system.model().InitialPositions();
+  const Eigen::VectorXd v0 = system.model().InitialVelocities();
+  integrator->Reset(system, rows, 0.0, q0, v0);
+  auto energy = [&](const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+    return system.KineticEnergy(q, v) + system.PotentialEnergy(0.0, q);
+  };
+  const double E0 = energy(q0, v0);
+  FourBarRun run;
+  while (integrator->t() < t_end) {
+    run.status = integrator->Step(t_end);
+    if (run.status != StepStatus::kAccepted) {
+      run.t_stop = integrator->t();
+      run.drift = run.branch = std::numeric_limits<double>::infinity();
+      break;
+    }
+    const Eigen::VectorXd& q = integrator->q();
+    run.drift = std::max(run.drift, std::abs(energy(q, integrator->v()) - E0));
+    // Parallelogram branch: equal crank angles (bodies 0-2), couplers (3, 4) not rotated.
+    for (int k = 1; k < 3; ++k) {
+      run.branch =
+          std::max(run.branch, std::abs(std::remainder(q(3 * k + 2) - q(2), 2 * std::numbers::pi)));
+    }
+    for (int k = 3; k < 5; ++k) {
+      run.branch =
+          std::max(run.branch, std::abs(std::remainder(q(3 * k + 2), 2 * std::numbers::pi)));
+    }
+  }
+  run.steps = integrator->stats().accepted_steps;
+  std::printf(
+      "planar double four-bar, %s rtol %.0e atol %.0e: %ld steps, max |E - E0| = %.2e J, "
+      "branch %.2e\n",
+      std::string(integrator->name()).c_str(), integrator->options().rtol,
+      integrator->options().atol, run.steps, run.drift, run.branch);
+  return run;
 }
 
 }  // namespace saltus::integrators::test_problems

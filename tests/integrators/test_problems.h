@@ -32,6 +32,7 @@
 
 #include "engine/mechanical_system.h"
 #include "engine/planar_model.h"
+#include "integrators/integrator.h"
 
 namespace saltus::integrators::test_problems {
 
@@ -80,5 +81,24 @@ std::unique_ptr<engine::PlanarMultibodySystem> MakeUnitDoublePendulum(double ang
 
 // Least-squares slope of log(y) against log(x).
 double LogLogSlope(const std::vector<double>& x, const std::vector<double>& y);
+
+// The planar IFToMM double four-bar (examples/sets/scenes/double_four_bar.yaml: three cranks and
+// two couplers of 1 m, 1 kg, J = 1/12 kg·m², cranks vertical turning at −1 rad/s). Every half
+// turn (first at t ≈ 0.714 s, then 1.228 s, ...) all bars lie on the ground line, where G (14
+// rows) drops to rank 12 and the crossed branch meets the parallelogram one.
+std::shared_ptr<const engine::PlanarModel> PlanarDoubleFourBar();
+
+// A run of the planar double four-bar to t_end with *integrator (Reset here on all 14 rows):
+// the largest energy error max |E − E0| and the largest departure from the parallelogram branch
+// (crank angles unequal, couplers rotated) over the accepted steps; status is the first
+// non-accepted step's (the run stops there, at t_stop) or kAccepted.
+struct FourBarRun {
+  double drift = 0.0;
+  double branch = 0.0;
+  long steps = 0;
+  integrators::StepStatus status = integrators::StepStatus::kAccepted;
+  double t_stop = 0.0;
+};
+FourBarRun RunPlanarDoubleFourBar(integrators::Integrator* integrator, double t_end);
 
 }  // namespace saltus::integrators::test_problems
