@@ -438,8 +438,8 @@ StepStatus Bdf::DoStep(double t_limit) {
       // Differential variables only (θ, v); λ, μ are index-2 algebraic variables.
       e_ = error_factor_ * (theta_new_ - theta_pred_);
       // Near a singular configuration only the motion along the manifold is estimated (header).
-      const bool filter = NearSingular() && TangentFilter(t_ + h);
-      if (filter) e_ = filter_P_ * e_;
+      const bool filter = NearSingular();
+      if (filter) RemoveConstrainedPartAt(t_ + h, q_new_, &e_);
       double err_q;
       if (nq == nv) {
         err_q = ErrorNorm(e_, q_, q_new_);
@@ -448,7 +448,7 @@ StepStatus Bdf::DoStep(double t_limit) {
         err_q = ErrorNorm(e_, zero, zero);
       }
       e_ = error_factor_ * (v_new_ - v_pred_);
-      if (filter) e_ = filter_P_ * e_;
+      if (filter) RemoveConstrainedPartAt(t_ + h, q_new_, &e_);
       const double err_v = ErrorNorm(e_, v_, v_new_);
       err = std::sqrt(0.5 * (err_q * err_q + err_v * err_v));
       if (std::isnan(err)) return StepStatus::kNonFinite;
@@ -545,24 +545,6 @@ StepStatus Bdf::DoStep(double t_limit) {
     }
     return StepStatus::kAccepted;
   }
-}
-
-bool Bdf::TangentFilter(double t) {
-  // P = I − M⁻¹Gᵀ W⁺ G at q_{n+1}, W = G M⁻¹Gᵀ, W⁺ by a complete orthogonal decomposition whose
-  // threshold (kFilterRankTolerance relative to W's largest pivot) leaves the directions that
-  // are singular to round-off unfiltered instead of dividing by their noise.
-  system_->ConstraintJacobian(t, q_new_, rows_, &filter_G_);
-  if (!system_->HasConstantMassMatrix() || M_.rows() != system_->nv()) {
-    system_->MassMatrix(q_new_, &M_);
-  }
-  filter_mass_.compute(M_);
-  if (filter_mass_.info() != Eigen::Success) return false;
-  filter_MiGt_ = filter_mass_.solve(filter_G_.transpose());
-  filter_W_.compute(filter_G_ * filter_MiGt_);
-  filter_W_.setThreshold(kFilterRankTolerance);
-  filter_P_ = -filter_MiGt_ * filter_W_.solve(filter_G_);
-  filter_P_.diagonal().array() += 1.0;
-  return filter_P_.allFinite();
 }
 
 void Bdf::NoteRejection() {

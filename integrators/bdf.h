@@ -55,14 +55,15 @@
 // t = 0.714113 s. So when the iteration matrix's pivot ratio (IterationMatrix::pivot_ratio, ~ σ²
 // of G relative) is below kNearSingularPivotDrop = 1e-3 times the largest ratio of the accepted
 // steps since Reset, both parts of the estimate (θ and v) are replaced by their part along the
-// manifold, e ← (I − M⁻¹Gᵀ W⁺ G) e at q_{n+1}, W = G M⁻¹Gᵀ, W⁺ minimum-norm with relative
-// threshold 1e-13: the corrector resets the constrained components, so only the motion along the
-// manifold needs error control (the step-size analogue of excluding algebraic variables from the
-// norm). Away from such configurations the estimate is unchanged. Measured (bench/
-// singular_positions.py, docs/benchmarks.md): `bdf` finishes the 20 s double four-bar at every
-// rtol 1e-3 … 1e-10 (before: step_size_underflow at t = 0.714 s at rtol 1e-10); `bdf2` at rtol
-// 1e-9 in 164,445 steps (before: no end within 30 s); `bdf2` at 1e-10 still stops (linear solve
-// failure at t = 10.43 s, the iteration matrix singular). Bricard's runs are unchanged.
+// manifold, e ← (I − M⁻¹Gᵀ W⁺ G) e at q_{n+1} (Integrator::RemoveConstrainedPartAt; θ is a
+// tangent increment, so both are velocity-space vectors): the corrector resets the constrained
+// components, so only the motion along the manifold needs error control (the step-size analogue of
+// excluding algebraic variables from the norm). Away from such configurations the estimate is
+// unchanged. Measured (bench/ singular_positions.py, docs/benchmarks.md): `bdf` finishes the 20 s
+// double four-bar at every rtol 1e-3 … 1e-10 (before: step_size_underflow at t = 0.714 s at rtol
+// 1e-10); `bdf2` at rtol 1e-9 in 164,445 steps (before: no end within 30 s); `bdf2` at 1e-10 still
+// stops (linear solve failure at t = 10.43 s, the iteration matrix singular). Bricard's runs are
+// unchanged.
 //
 // Variable order (BdfOptions::variable_order, adaptive runs only; fixed-step runs use the fixed
 // order min(order, 2), see Bdf::order()): DASSL's order selection (Petzold 1982; Brenan, Campbell
@@ -312,16 +313,10 @@ class Bdf final : public Integrator {
   // Near singular configurations (header): J_lu_'s pivot ratio below kNearSingularPivotDrop
   // times the largest ratio of the accepted steps since Reset.
   static constexpr double kNearSingularPivotDrop = 1e-3;
-  static constexpr double kFilterRankTolerance = 1e-13;
   bool NearSingular() const {
     return !rows_.empty() && J_lu_.pivot_ratio() < kNearSingularPivotDrop * reference_pivot_ratio_;
   }
-  // filter_P_ = I − M⁻¹Gᵀ W⁺ G at (t, q_new_); false when M cannot be factorized.
-  bool TangentFilter(double t);
   double reference_pivot_ratio_ = 0.0;
-  Eigen::MatrixXd filter_G_, filter_MiGt_, filter_P_;
-  Eigen::LDLT<Eigen::MatrixXd> filter_mass_;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> filter_W_;
 
   // Iteration matrix and its blocks.
   IterationMatrix J_lu_;

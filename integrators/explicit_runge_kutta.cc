@@ -219,28 +219,9 @@ bool ExplicitRungeKutta::ProjectIfNeeded(double t, bool* projected) {
   // round-off floor, on all active rows (with dropped dependent rows the kept ones may lose rank
   // there where all rows do not: the spatial double four-bar); if that does not converge, the
   // usual projection below.
-  if (NearSingular()) {
-    engine::ProjectionOptions po;
-    po.metric = options_.projection_metric;
-    po.tolerance = kNearSingularProjectionTolerance;
-    po.max_iterations = options_.max_newton_iterations;
-    q_tight_ = q_new_;
-    const engine::ProjectionResult rp =
-        engine::ProjectPositions(*system_, t, all_rows_, po, &q_tight_);
-    ++stats_.position_projections;
-    stats_.newton_iterations += rp.iterations;
-    if (rp.converged) {
-      v_tight_ = v_new_;
-      const engine::ProjectionResult rv =
-          engine::ProjectVelocities(*system_, t, q_tight_, all_rows_, po, &v_tight_);
-      ++stats_.velocity_projections;
-      if (rv.converged) {
-        q_new_.swap(q_tight_);
-        v_new_.swap(v_tight_);
-        *projected = true;
-        return true;
-      }
-    }
+  if (NearSingular() && ProjectToRoundOff(t, all_rows_, &q_new_, &v_new_)) {
+    *projected = true;
+    return true;
   }
   // A step whose error estimate left out the constrained part (LocalError) must be projected.
   if (within && !filtered_) return true;

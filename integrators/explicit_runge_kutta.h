@@ -214,12 +214,12 @@ class ExplicitRungeKutta : public Integrator {
   static constexpr double kStageFailureShrink = 0.5;
   // Near singular configurations (see the header): a step whose KKT solves saw a pivot ratio of
   // W below kNearSingularPivotDrop times the reference ratio (σ_min/σ_max of G down by ~30
-  // since the ratio goes as σ²) is projected onto kNearSingularProjectionTolerance, which the
-  // projections raise to their round-off floor. Measured with DOPRI5 on the planar double
-  // four-bar through `saltus run` (rtol = atol = 1e-5 … 1e-10): drop 1e-2 passes 20 s up to 1e-8
-  // (1e-9 stops at 8.48 s), 1e-3 up to 1e-8 (1e-9: 18.2 s), 1e-4 only up to 1e-6 (1e-7: 14.3 s).
+  // since the ratio goes as σ²) is projected to the round-off floor (ProjectToRoundOff,
+  // tolerance 1e-14, which the projections raise to their floor). Measured with DOPRI5 on the
+  // planar double four-bar through `saltus run` (rtol = atol = 1e-5 … 1e-10): drop 1e-2 passes 20 s
+  // up to 1e-8 (1e-9 stops at 8.48 s), 1e-3 up to 1e-8 (1e-9: 18.2 s), 1e-4 only up to 1e-6
+  // (1e-7: 14.3 s).
   static constexpr double kNearSingularPivotDrop = 1e-3;
-  static constexpr double kNearSingularProjectionTolerance = 1e-14;
 
   static StepStatus ToStatus(EvalResult r);
 
@@ -271,10 +271,9 @@ class ExplicitRungeKutta : public Integrator {
   // Largest min_pivot_ratio_ of the accepted steps since Reset (and of the Reset state): the
   // pivot ratio of the mechanism away from its singular configurations.
   double reference_pivot_ratio_ = 1.0;
-  Eigen::VectorXd q_tight_, v_tight_;  // projection near a singular configuration
-  std::vector<int> all_rows_;          // the active rows given to Reset (rows_ and dropped_rows_)
-  Eigen::VectorXd filter_;             // error part in null(G) near a singular configuration
-  bool filtered_ = false;              // the last LocalError left out the constrained part
+  std::vector<int> all_rows_;  // the active rows given to Reset (rows_ and dropped_rows_)
+  Eigen::VectorXd filter_;     // error part in null(G) near a singular configuration
+  bool filtered_ = false;      // the last LocalError left out the constrained part
   // The current step attempt saw a singular configuration (header).
   bool NearSingular() const {
     return min_pivot_ratio_ < kNearSingularPivotDrop * reference_pivot_ratio_;

@@ -46,6 +46,7 @@ int HalfExplicitStage::SelectRows(double t, const Eigen::VectorXd& q, std::span<
   const std::size_t m = rows.size();
   selection_rows_ = 0;
   EnsureSelection(m);  // all rows
+  selection_pivot_ratio_ = 1.0;
   if (m == 0) return 0;
   system_.ConstraintJacobian(t, q, rows, &G_full_);
   if (!G_full_.allFinite()) return static_cast<int>(m);
@@ -56,6 +57,7 @@ int HalfExplicitStage::SelectRows(double t, const Eigen::VectorXd& q, std::span<
   const double r00 = k_max > 0 ? std::abs(R(0, 0)) : 0.0;
   Eigen::Index r = 0;
   while (r < k_max && std::abs(R(r, r)) > select_tolerance_ * r00) ++r;
+  selection_pivot_ratio_ = r > 0 ? std::abs(R(r - 1, r - 1)) / r00 : 1.0;
   if (r == static_cast<Eigen::Index>(m)) return static_cast<int>(m);
   const auto& perm = select_qr_.colsPermutation().indices();
   std::vector<char> keep(m, 0);

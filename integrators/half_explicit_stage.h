@@ -79,6 +79,10 @@ class HalfExplicitStage {
   // Chooses the independent rows S at (t, q) (see above); once per step, before the stages.
   // Returns r = |S|. kNonFinite-free: a non-finite G keeps all rows (the stage then fails).
   int SelectRows(double t, const Eigen::VectorXd& q, std::span<const int> rows);
+  // |R_rr| / |R_00| of the last SelectRows' QR for its last kept row (~ σ_min/σ_max of the kept
+  // rows' Jacobian; 1 without rows): falls towards a rank drop of G (hem5.h, near singular
+  // configurations).
+  double selection_pivot_ratio() const { return selection_pivot_ratio_; }
   // Uses the row selection of another stage object (same rows).
   void CopySelection(const HalfExplicitStage& other);
   // Relative pivot threshold of SelectRows' rank-revealing QR, in (0, 1); default 1e-8.
@@ -121,6 +125,7 @@ class HalfExplicitStage {
   bool mass_factored_ = false;
   engine::MinNormSolver w_solver_;
   double select_tolerance_ = 1e-8;
+  double selection_pivot_ratio_ = 1.0;
   std::vector<int> kept_, dropped_;  // positions in rows
   std::size_t selection_rows_ = 0;   // rows.size() the selection was made for
   bool reduced_ = false;             // some row dropped

@@ -69,6 +69,7 @@ void Hem5::DoReset() {
   failure_message_.clear();
 
   reset_status_ = StepStatus::kAccepted;
+  reference_selection_ratio_ = 0.0;
   if (options_.h_init > 0) {
     h_ = options_.h_init;
     return;
@@ -153,12 +154,26 @@ StageStatus Hem5::DenseStage(double h) {
   return dense_stage_->Prepare(t_ + tab::kC10 * h, Q10_, V10_, rows_);
 }
 
+void Hem5::FilterError(double h) {
+  // Near a singular configuration (header): only the error along the manifold at q_{n+1}; the
+  // position part only where it is a velocity-space vector (nq = nv).
+  const Eigen::Index nq = q_.size();
+  const Eigen::Index nv = v_.size();
+  filter_work_ = err_.tail(nv);
+  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.tail(nv) = filter_work_;
+  if (nq != nv) return;
+  filter_work_ = err_.head(nq);
+  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.head(nq) = filter_work_;
+}
+
 double Hem5::LocalError(double h) {
   const Eigen::Index nq = q_.size();
   const Eigen::Index nv = v_.size();
   // e₁: the solution against stage 8.
   err_.head(nq) = q_new_ - Q_[7];
   err_.tail(nv) = v_new_ - V_[7];
+  const bool filter = NearSingular();
+  if (filter) FilterError(h);
   y_old_.head(nq) = q_;
   y_old_.tail(nv) = v_;
   y_new_.head(nq) = q_new_;
@@ -169,6 +184,7 @@ double Hem5::LocalError(double h) {
   system_->IntegratePosition(q_, sum_v_, h, &q_tmp_);
   err_.head(nq) = q_new_ - q_tmp_;
   err_.tail(nv) = v_new_ - v_ - h * (2.5 * A_[6] - 1.5 * A_[7]);
+  if (filter) FilterError(h);
   const double e2 = ErrorNorm(err_, y_old_, y_new_);
   const double denominator = e1 + 0.01 * e2;
   if (std::isnan(denominator)) return denominator;
@@ -182,6 +198,11 @@ bool Hem5::ProjectIfNeeded(double t, bool* projected) {
   PositionConstraintValues(t, q_new_, &g_);
   const double violation = g_.lpNorm<Eigen::Infinity>();
   max_position_violation_ = std::max(max_position_violation_, violation);
+  // Near a singular configuration (header): every step to the round-off floor.
+  if (options_.project && NearSingular() && ProjectToRoundOff(t, rows_, &q_new_, &v_new_)) {
+    *projected = true;
+    return true;
+  }
   if (!options_.project || violation <= options_.projection_tol) return true;
   if (!ProjectOntoConstraints(t, std::max(rank_tolerance_, 1e-10), &q_new_, &v_new_)) return false;
   *projected = true;
@@ -284,6 +305,8 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
     t_prev_ = t_;
     t_ = t_new;
     q_prev_.swap(q_);
+    reference_selection_ratio_ =
+        std::max(reference_selection_ratio_, stage_->selection_pivot_ratio());
     q_.swap(q_new_);
     v_prev_.swap(v_);
     v_.swap(v_new_);

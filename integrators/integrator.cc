@@ -306,6 +306,44 @@ void Integrator::DroppedRowViolations(Eigen::VectorXd* violation) const {
     (*violation)(at[k]) = rate(static_cast<Eigen::Index>(k));
 }
 
+bool Integrator::ProjectToRoundOff(double t, std::span<const int> rows, Eigen::VectorXd* q,
+                                   Eigen::VectorXd* v) {
+  engine::ProjectionOptions po;
+  po.metric = options_.projection_metric;
+  po.tolerance = 1e-14;
+  po.max_iterations = options_.max_newton_iterations;
+  q_round_off_ = *q;
+  const engine::ProjectionResult rp =
+      engine::ProjectPositions(*system_, t, rows, po, &q_round_off_);
+  ++stats_.position_projections;
+  stats_.newton_iterations += rp.iterations;
+  if (!rp.converged) return false;
+  v_round_off_ = *v;
+  const engine::ProjectionResult rv =
+      engine::ProjectVelocities(*system_, t, q_round_off_, rows, po, &v_round_off_);
+  ++stats_.velocity_projections;
+  if (!rv.converged) return false;
+  q->swap(q_round_off_);
+  v->swap(v_round_off_);
+  return true;
+}
+
+bool Integrator::RemoveConstrainedPartAt(double t, const Eigen::VectorXd& q, Eigen::VectorXd* x) {
+  if (rows_.empty()) return true;
+  ConstrainedPartWork& w = constrained_part_;
+  system_->ConstraintJacobian(t, q, rows_, &w.G);
+  system_->MassMatrix(q, &w.M);
+  w.mass.compute(w.M);
+  if (w.mass.info() != Eigen::Success) return false;
+  w.MiGt = w.mass.solve(w.G.transpose());
+  w.W.setThreshold(1e-13);
+  w.W.compute(w.G * w.MiGt);
+  w.y = w.MiGt * w.W.solve(w.G * *x);
+  if (!w.y.allFinite()) return false;
+  *x -= w.y;
+  return true;
+}
+
 void Integrator::PositionConstraintValues(double t, const Eigen::VectorXd& q, Eigen::VectorXd* g) {
   if (!has_velocity_rows_) {
     system_->ConstraintValues(t, q, rows_, g);

@@ -258,6 +258,18 @@ class Integrator {
   // and Newton iterations. False (q, v unchanged) if either projection fails.
   bool ProjectOntoConstraints(double t, double rank_tolerance, Eigen::VectorXd* q,
                               Eigen::VectorXd* v);
+  // Projects (q, v) onto `rows` at t to the projections' round-off floor (tolerance 1e-14, the
+  // options' metric and iteration budget): positions by eq. (35), then velocities by eq. (36).
+  // Counts the projections and Newton iterations. False (q, v unchanged) if either does not
+  // converge. Used near singular configurations (explicit_runge_kutta.h, hem5.h).
+  bool ProjectToRoundOff(double t, std::span<const int> rows, Eigen::VectorXd* q,
+                         Eigen::VectorXd* v);
+  // x ← (I − M⁻¹Gᵀ W⁺ G) x with M, G = G_A at (t, q), W = G M⁻¹Gᵀ and W⁺ the minimum-norm
+  // inverse of a complete orthogonal decomposition with relative threshold 1e-13 (directions
+  // singular to round-off are left in x): the part of a velocity-space vector x along the
+  // constraint manifold in the M metric. The error estimates of BDF, HEM5 and PHEM56 near a
+  // singular configuration (bdf.h, hem5.h). False (x unchanged) when M cannot be factorized.
+  bool RemoveConstrainedPartAt(double t, const Eigen::VectorXd& q, Eigen::VectorXd* x);
   // Step-size factor h_new / h = s (1/err)^(1/(p+1)) from eq. (30), p the order of the embedded
   // lower-order solution, clamped to [fac_min, fac_max] (upper bound 1 when after_rejection, i.e.
   // for a rejected step and for the first accepted step after one). err = 0 gives the upper
@@ -279,8 +291,16 @@ class Integrator {
   std::vector<char> velocity_level_;
   bool has_velocity_rows_ = false;
   std::vector<int> position_rows_;
-  Eigen::VectorXd g_position_;     // workspace of PositionConstraintValues
-  std::vector<int> dropped_rows_;  // active rows left out by NeedsIndependentRows
+  Eigen::VectorXd g_position_;  // workspace of PositionConstraintValues
+  // Workspace of RemoveConstrainedPartAt.
+  struct ConstrainedPartWork {
+    Eigen::MatrixXd M, G, MiGt;
+    Eigen::LDLT<Eigen::MatrixXd> mass;
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> W;
+    Eigen::VectorXd y;
+  } constrained_part_;
+  Eigen::VectorXd q_round_off_, v_round_off_;  // workspace of ProjectToRoundOff
+  std::vector<int> dropped_rows_;              // active rows left out by NeedsIndependentRows
   std::string dropped_row_failure_;
   double restart_t_ = 0;  // time of the last Reset
   double t_ = 0, t_prev_ = 0, h_ = 0;

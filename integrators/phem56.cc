@@ -50,6 +50,7 @@ void Phem56::DoReset() {
   factorizations_seen_ = 0;
   failure_message_.clear();
   reset_status_ = StepStatus::kAccepted;
+  reference_selection_ratio_ = 0.0;
 
   // Stage 1 needs the acceleration at (t_n, q_n, v_n): the index-1 solve (minimum-norm for
   // redundant rows) after every Reset, then the FSAL stage 7 of each accepted step.
@@ -131,6 +132,18 @@ StageStatus Phem56::Stages(double h) {
   return StageStatus::kOk;
 }
 
+void Phem56::FilterError(double h) {
+  // Near a singular configuration (header): only the error along the manifold at q_{n+1}; the
+  // position part only where it is a velocity-space vector (nq = nv).
+  const Eigen::Index nq = q_.size();
+  const Eigen::Index nv = v_.size();
+  filter_work_ = err_.tail(nv);
+  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.tail(nv) = filter_work_;
+  if (nq != nv) return;
+  filter_work_ = err_.head(nq);
+  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.head(nq) = filter_work_;
+}
+
 double Phem56::LocalError(double h) {
   const Eigen::Index nq = q_.size();
   const Eigen::Index nv = v_.size();
@@ -147,6 +160,7 @@ double Phem56::LocalError(double h) {
   if (s == StageStatus::kNonFinite) return std::nan("");
   err_.head(nq) = q_new_ - q_hat_;
   err_.tail(nv) = v_new_ - v_proj_;
+  if (NearSingular()) FilterError(h);
   y_old_.head(nq) = q_;
   y_old_.tail(nv) = v_;
   y_new_.head(nq) = q_new_;
@@ -160,6 +174,11 @@ bool Phem56::ProjectIfNeeded(double t, bool* projected) {
   PositionConstraintValues(t, q_new_, &g_);
   const double violation = g_.lpNorm<Eigen::Infinity>();
   max_position_violation_ = std::max(max_position_violation_, violation);
+  // Near a singular configuration (header): every step to the round-off floor.
+  if (options_.project && NearSingular() && ProjectToRoundOff(t, rows_, &q_new_, &v_new_)) {
+    *projected = true;
+    return true;
+  }
   if (!options_.project || violation <= options_.projection_tol) return true;
   if (!ProjectOntoConstraints(t, std::max(rank_tolerance_, 1e-10), &q_new_, &v_new_)) return false;
   *projected = true;
@@ -254,6 +273,8 @@ StepStatus Phem56::AttemptSteps(double t_limit) {
     t_prev_ = t_;
     t_ = t_new;
     q_prev_.swap(q_);
+    reference_selection_ratio_ =
+        std::max(reference_selection_ratio_, stage_->selection_pivot_ratio());
     q_.swap(q_new_);
     v_prev_.swap(v_);
     v_.swap(v_new_);

@@ -48,6 +48,20 @@
 // half_explicit_stage.h; velocity-level rows are index-2 rows, skipped by the position
 // projection).
 //
+// Near singular configurations (a rank drop of G: the double four-bar with all bars on the
+// ground line), as DOPRI5 does (explicit_runge_kutta.h): when the QR pivot ratio of the rows kept
+// at the step start (HalfExplicitStage::selection_pivot_ratio, ~ σ_min/σ_max of G) is below
+// kNearSingularDrop = 0.03 (≈ √1e-3, DOPRI5's drop of the σ² pivot ratio) times the largest ratio
+// of the accepted steps since Reset, (1) the error estimate keeps only its part along the
+// manifold, e ← (I − M⁻¹Gᵀ W⁺ G) e at q_{n+1} for v (and q when nq = nv; Integrator::
+// RemoveConstrainedPartAt): its constrained part is the stage residuals divided by σ, a floor
+// whatever h; (2) the step end is projected to the round-off floor (Integrator::ProjectToRoundOff),
+// which removes that part, so that the state reaches the singular configuration without a drift
+// along the near-singular direction (with the usual projection_tol 1e-4 the stages there could
+// not meet the velocity constraint even at h_min). Measured on the 20 s double four-bar
+// (bench/singular_positions.py, docs/benchmarks.md): HEM5 and PHEM56 finish at every rtol
+// 1e-3 … 1e-10 (before: HEM5 stopped at 5 of 8, PHEM56 at 7 of 8).
+//
 // References: A. Murua, Partitioned half-explicit Runge–Kutta methods for differential-algebraic
 // systems of index 2, Computing 59 (1997) 43–61; M. Arnold, A. Murua, Non-stiff integrators for
 // differential-algebraic systems of index 2, Numer. Algorithms 19 (1998) 25–41. Coefficients,
@@ -173,6 +187,19 @@ class Phem56 final : public Integrator {
   Eigen::VectorXd dv0_, dv1_, dv_d_, dv_1_;  // h V̇_1, h A_{n+1}, v_D − v_n, v_{n+1} − v_n
   Eigen::VectorXd q_end_, v_end_;
   mutable Eigen::VectorXd dq_;
+
+  // Near singular configurations (header): the kept rows' QR pivot ratio at the step start
+  // (HalfExplicitStage::selection_pivot_ratio, ~ σ_min/σ_max) below kNearSingularDrop times the
+  // largest of the accepted steps since Reset; then the error estimate keeps only its part along
+  // the manifold (FilterError).
+  static constexpr double kNearSingularDrop = 0.03;
+  bool NearSingular() const {
+    return !rows_.empty() &&
+           stage_->selection_pivot_ratio() < kNearSingularDrop * reference_selection_ratio_;
+  }
+  void FilterError(double h);
+  double reference_selection_ratio_ = 0.0;
+  Eigen::VectorXd filter_work_;
 };
 
 }  // namespace saltus::integrators

@@ -259,5 +259,23 @@ TEST(Phem56Spatial, BricardWithRedundantJointsHasFewRejections) {
   }
 }
 
+// The planar double four-bar (test_problems.h) through its first four singular configurations
+// (t ≈ 0.714, 1.228, 2.657, 3.171 s), rtol = atol = 1e-6. Before the near-singular filter and
+// projection (phem56.h) `saltus run` of the same scene stopped at t = 3.171 s
+// (linear_solve_failure: a stage could not meet the velocity constraint at h_min;
+// bench/singular_positions.py); measured now: 20 s in 910 steps, max |E − E0| = 2.2e-3 J.
+TEST(Phem56Singular, PlanarDoubleFourBarPassesItsSingularConfigurations) {
+  IntegratorOptions options;
+  options.rtol = options.atol = 1e-6;
+  options.formulation = Formulation::kIndex2;
+  Phem56 phem56(options);
+  const test_problems::FourBarRun run = test_problems::RunPlanarDoubleFourBar(&phem56, 3.5);
+  EXPECT_EQ(run.status, StepStatus::kAccepted) << "stopped at t = " << run.t_stop;
+  // 1e-3 J is IFToMM's criterion; the 20 s run misses it at this rtol (2.2e-3 J), so the
+  // check here is that the passages keep the branch and a bounded energy: 1e-2 J.
+  EXPECT_LT(run.drift, 1e-2);
+  EXPECT_LT(run.branch, 1e-6);  // off the branch: O(1)
+}
+
 }  // namespace
 }  // namespace saltus::integrators
