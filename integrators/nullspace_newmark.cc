@@ -164,6 +164,7 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
   }
 
   bool update_small = false;
+  int stalls = 0;  // consecutive non-contracting updates with positions converged (header)
   double previous_update = std::numeric_limits<double>::infinity();
   Eigen::VectorXd dp, vp, ap, alpha_pred, w_pred, D0, V0, A0, b, z, Dd, Dv, Da;
   Eigen::MatrixXd Xp, X1, X2, Dz, Vz, Az, S;
@@ -189,7 +190,7 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
       residual_a = InfNorm(r_a_) / std::max(1.0, InfNorm(a_new_));
     }
     const bool residual_ok = residual_g <= tol && residual_v <= tol && residual_a <= tol;
-    if (it > 0 && update_small && residual_ok) return SolveResult::kConverged;
+    if (it > 0 && (update_small || stalls >= 2) && residual_ok) return SolveResult::kConverged;
     if (it >= options_.max_newton_iterations) return SolveResult::kNotConverged;
     ++stats_.newton_iterations;
 
@@ -260,6 +261,8 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
                                     InfNorm(Dv) / std::max(1.0, InfNorm(v_new_)),
                                     InfNorm(Da) / std::max(1.0, InfNorm(a_new_))});
     update_small = update <= tol;
+    const bool positions_converged = InfNorm(Dd) / std::max(1.0, InfNorm(q_)) <= tol;
+    stalls = positions_converged && update >= 0.5 * previous_update ? stalls + 1 : 0;
     // Divergence: a growing update after the first iterations.
     if (it >= 2 && update > 2.0 * previous_update && update > 1e-3) {
       return SolveResult::kNotConverged;

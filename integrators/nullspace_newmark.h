@@ -45,7 +45,17 @@
 // (simplified Newton): they change the rate of convergence, not the converged solution.
 //
 // Newton stops when the constraint residuals at the current estimate are below newton_tol and the
-// last update was below newton_tol relative to the state; at most max_newton_iterations.
+// last update was below newton_tol relative to the state; at most max_newton_iterations. Near a
+// singular configuration (the double four-bar with all bars on the ground line) the minimum-norm
+// particular solutions amplify the round-off of the residuals by 1/σ and 1/σ²: at σ_min(G) ~ 1e-3
+// (rtol 1e-7, t = 0.71386 s) Δa stalled at 1.5e-8 … 9e-8 relative, at σ_min ~ 5e-5 (rtol 1e-10,
+// t = 0.714325 s) Δv at 2e-8 … 4e-8 relative (v_p = −G⁺(r_v + Ḣ d_p) carries the position
+// round-off d_p ~ ε/σ through Ḣ and G⁺ again), with every constraint residual at 1e-16 and position
+// updates of 1e-12: every step failed down to h_min (newton_failure at t = 0.714 s for rtol ≤
+// 1e-6). So an iterate is also accepted when the constraint residuals are below newton_tol, the
+// position update is below it, and the update stopped contracting (‖Δ_k‖ ≥ ½ ‖Δ_{k−1}‖) twice in a
+// row: Newton sits on the round-off floor that the conditioning of G allows, and the velocity
+// constraint holds to newton_tol.
 //
 // Error estimate (step-size control, eq. 30 of Haddouni et al. with p = 2): the local error of
 // Newmark's positions is h² (β − 1/6) (a_{n+1} − a_n) + O(h⁴) (Zienkiewicz & Xie 1991); the
