@@ -83,6 +83,9 @@ class HalfExplicitStage {
   // rows' Jacobian; 1 without rows): falls towards a rank drop of G (hem5.h, near singular
   // configurations).
   double selection_pivot_ratio() const { return selection_pivot_ratio_; }
+  // Near a singular configuration (hem5.h): selection_pivot_ratio() below 0.03 (≈ √1e-3, DOPRI5's
+  // drop of the σ² pivot ratio) times `reference`, the largest ratio of the accepted steps.
+  bool NearSingular(double reference) const { return selection_pivot_ratio_ < 0.03 * reference; }
   // Uses the row selection of another stage object (same rows).
   void CopySelection(const HalfExplicitStage& other);
   // Relative pivot threshold of SelectRows' rank-revealing QR, in (0, 1); default 1e-8.

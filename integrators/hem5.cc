@@ -154,18 +154,6 @@ StageStatus Hem5::DenseStage(double h) {
   return dense_stage_->Prepare(t_ + tab::kC10 * h, Q10_, V10_, rows_);
 }
 
-void Hem5::FilterError(double h) {
-  // Near a singular configuration (header): only the error along the manifold at q_{n+1}; the
-  // position part only where it is a velocity-space vector (nq = nv).
-  const Eigen::Index nq = q_.size();
-  const Eigen::Index nv = v_.size();
-  filter_work_ = err_.tail(nv);
-  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.tail(nv) = filter_work_;
-  if (nq != nv) return;
-  filter_work_ = err_.head(nq);
-  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.head(nq) = filter_work_;
-}
-
 double Hem5::LocalError(double h) {
   const Eigen::Index nq = q_.size();
   const Eigen::Index nv = v_.size();
@@ -173,7 +161,7 @@ double Hem5::LocalError(double h) {
   err_.head(nq) = q_new_ - Q_[7];
   err_.tail(nv) = v_new_ - V_[7];
   const bool filter = NearSingular();
-  if (filter) FilterError(h);
+  if (filter) RemoveConstrainedPartOfError(t_ + h, q_new_, &err_);
   y_old_.head(nq) = q_;
   y_old_.tail(nv) = v_;
   y_new_.head(nq) = q_new_;
@@ -184,7 +172,7 @@ double Hem5::LocalError(double h) {
   system_->IntegratePosition(q_, sum_v_, h, &q_tmp_);
   err_.head(nq) = q_new_ - q_tmp_;
   err_.tail(nv) = v_new_ - v_ - h * (2.5 * A_[6] - 1.5 * A_[7]);
-  if (filter) FilterError(h);
+  if (filter) RemoveConstrainedPartOfError(t_ + h, q_new_, &err_);
   const double e2 = ErrorNorm(err_, y_old_, y_new_);
   const double denominator = e1 + 0.01 * e2;
   if (std::isnan(denominator)) return denominator;

@@ -70,10 +70,10 @@
 // Near singular configurations (a rank drop of G: the double four-bar with all bars on the
 // ground line), as DOPRI5 does (explicit_runge_kutta.h): when the QR pivot ratio of the rows kept
 // at the step start (HalfExplicitStage::selection_pivot_ratio, ~ σ_min/σ_max of G) is below
-// kNearSingularDrop = 0.03 (≈ √1e-3, DOPRI5's drop of the σ² pivot ratio) times the largest ratio
+// 0.03 (≈ √1e-3, DOPRI5's drop of the σ² pivot ratio) times the largest ratio
 // of the accepted steps since Reset, (1) the error estimate keeps only its part along the
 // manifold, e ← (I − M⁻¹Gᵀ W⁺ G) e at q_{n+1} for v (and q when nq = nv; Integrator::
-// RemoveConstrainedPartAt): its constrained part is the stage residuals divided by σ, a floor
+// RemoveConstrainedPartOfError): its constrained part is the stage residuals divided by σ, a floor
 // whatever h; (2) the step end is projected to the round-off floor (Integrator::ProjectToRoundOff),
 // which removes that part, so that the state reaches the singular configuration without a drift
 // along the near-singular direction (with the usual projection_tol 1e-4 the stages there could
@@ -221,18 +221,12 @@ class Hem5 final : public Integrator {
   Eigen::VectorXd q_end_, v_end_;
   mutable Eigen::VectorXd dq_, vpoly_, vout_;
 
-  // Near singular configurations (header): the kept rows' QR pivot ratio at the step start
-  // (HalfExplicitStage::selection_pivot_ratio, ~ σ_min/σ_max) below kNearSingularDrop times the
-  // largest of the accepted steps since Reset; then the error estimate keeps only its part along
-  // the manifold (FilterError).
-  static constexpr double kNearSingularDrop = 0.03;
+  // Near singular configurations (header; HalfExplicitStage::NearSingular against the largest
+  // selection pivot ratio of the accepted steps since Reset).
   bool NearSingular() const {
-    return !rows_.empty() &&
-           stage_->selection_pivot_ratio() < kNearSingularDrop * reference_selection_ratio_;
+    return !rows_.empty() && stage_->NearSingular(reference_selection_ratio_);
   }
-  void FilterError(double h);
   double reference_selection_ratio_ = 0.0;
-  Eigen::VectorXd filter_work_;
 };
 
 }  // namespace saltus::integrators

@@ -344,6 +344,17 @@ bool Integrator::RemoveConstrainedPartAt(double t, const Eigen::VectorXd& q, Eig
   return true;
 }
 
+void Integrator::RemoveConstrainedPartOfError(double t, const Eigen::VectorXd& q,
+                                              Eigen::VectorXd* err) {
+  const Eigen::Index nv = system_->nv();
+  const Eigen::Index nq = err->size() - nv;
+  error_part_ = err->tail(nv);
+  if (RemoveConstrainedPartAt(t, q, &error_part_)) err->tail(nv) = error_part_;
+  if (nq != nv) return;
+  error_part_ = err->head(nq);
+  if (RemoveConstrainedPartAt(t, q, &error_part_)) err->head(nq) = error_part_;
+}
+
 void Integrator::PositionConstraintValues(double t, const Eigen::VectorXd& q, Eigen::VectorXd* g) {
   if (!has_velocity_rows_) {
     system_->ConstraintValues(t, q, rows_, g);

@@ -270,6 +270,10 @@ class Integrator {
   // constraint manifold in the M metric. The error estimates of BDF, HEM5 and PHEM56 near a
   // singular configuration (bdf.h, hem5.h). False (x unchanged) when M cannot be factorized.
   bool RemoveConstrainedPartAt(double t, const Eigen::VectorXd& q, Eigen::VectorXd* x);
+  // The same for an error vector err = (q part (nq), v part (nv)) of a step ending at (t, q):
+  // the v part always, the q part only where it is a velocity-space vector (nq = nv). Each part
+  // is left unchanged when its filter fails.
+  void RemoveConstrainedPartOfError(double t, const Eigen::VectorXd& q, Eigen::VectorXd* err);
   // Step-size factor h_new / h = s (1/err)^(1/(p+1)) from eq. (30), p the order of the embedded
   // lower-order solution, clamped to [fac_min, fac_max] (upper bound 1 when after_rejection, i.e.
   // for a rejected step and for the first accepted step after one). err = 0 gives the upper
@@ -300,6 +304,7 @@ class Integrator {
     Eigen::VectorXd y;
   } constrained_part_;
   Eigen::VectorXd q_round_off_, v_round_off_;  // workspace of ProjectToRoundOff
+  Eigen::VectorXd error_part_;                 // workspace of RemoveConstrainedPartOfError
   std::vector<int> dropped_rows_;              // active rows left out by NeedsIndependentRows
   std::string dropped_row_failure_;
   double restart_t_ = 0;  // time of the last Reset

@@ -132,18 +132,6 @@ StageStatus Phem56::Stages(double h) {
   return StageStatus::kOk;
 }
 
-void Phem56::FilterError(double h) {
-  // Near a singular configuration (header): only the error along the manifold at q_{n+1}; the
-  // position part only where it is a velocity-space vector (nq = nv).
-  const Eigen::Index nq = q_.size();
-  const Eigen::Index nv = v_.size();
-  filter_work_ = err_.tail(nv);
-  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.tail(nv) = filter_work_;
-  if (nq != nv) return;
-  filter_work_ = err_.head(nq);
-  if (RemoveConstrainedPartAt(t_ + h, q_new_, &filter_work_)) err_.head(nq) = filter_work_;
-}
-
 double Phem56::LocalError(double h) {
   const Eigen::Index nq = q_.size();
   const Eigen::Index nv = v_.size();
@@ -160,7 +148,7 @@ double Phem56::LocalError(double h) {
   if (s == StageStatus::kNonFinite) return std::nan("");
   err_.head(nq) = q_new_ - q_hat_;
   err_.tail(nv) = v_new_ - v_proj_;
-  if (NearSingular()) FilterError(h);
+  if (NearSingular()) RemoveConstrainedPartOfError(t_ + h, q_new_, &err_);
   y_old_.head(nq) = q_;
   y_old_.tail(nv) = v_;
   y_new_.head(nq) = q_new_;
