@@ -59,11 +59,10 @@
 // tangent increment, so both are velocity-space vectors): the corrector resets the constrained
 // components, so only the motion along the manifold needs error control (the step-size analogue of
 // excluding algebraic variables from the norm). Away from such configurations the estimate is
-// unchanged. Measured (bench/ singular_positions.py, docs/benchmarks.md): `bdf` finishes the 20 s
+// unchanged. Measured (bench/singular_positions.py, docs/benchmarks.md): `bdf` finishes the 20 s
 // double four-bar at every rtol 1e-3 … 1e-10 (before: step_size_underflow at t = 0.714 s at rtol
-// 1e-10); `bdf2` at rtol 1e-9 in 164,445 steps (before: no end within 30 s); `bdf2` at 1e-10 still
-// stops (linear solve failure at t = 10.43 s, the iteration matrix singular). Bricard's runs are
-// unchanged.
+// 1e-10); `bdf2` at rtol 1e-9 and 1e-10 in 164,486 and 354,020 steps (before: no end within
+// 30 s). Bricard's runs are unchanged.
 //
 // Variable order (BdfOptions::variable_order, adaptive runs only; fixed-step runs use the fixed
 // order min(order, 2), see Bdf::order()): DASSL's order selection (Petzold 1982; Brenan, Campbell
