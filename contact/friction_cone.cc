@@ -262,6 +262,11 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
   double v_scale = lambda_max > 0.0 ? b_scale / std::sqrt(lambda_max) : 0.0;
   std::vector<Eigen::VectorXd> velocities;  // R z of each stored solution
   const bool has_energy = p.energy_rate.size() == p.b.size() && p.b.size() > 0;
+  // Two velocities are told apart above 1e-6 of their scale and above what the feasibility
+  // tolerance resolves: ‖W Δz‖ ≤ √λ_max ‖R Δz‖, so ‖R Δz‖ ≤ tolerance/√λ_max is a difference of
+  // w within the tolerance (round-off-sized problems, b ~ 1e-15, are not indeterminate).
+  const double floor = lambda_max > 0.0 ? tolerance / std::sqrt(lambda_max) : 0.0;
+  const auto Resolution = [floor](double scale) { return std::max(1e-6 * scale, floor); };
   double best_impulse = -1.0;
 
   std::vector<std::size_t> choice(nc, 0);
@@ -298,7 +303,7 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
       v_scale = std::max(v_scale, v.norm());
       bool distinct = true;
       for (const Eigen::VectorXd& u : velocities) {
-        if ((u - v).norm() <= 1e-6 * v_scale) distinct = false;
+        if ((u - v).norm() <= Resolution(v_scale)) distinct = false;
       }
       if (distinct) {
         velocities.push_back(v);
@@ -316,7 +321,7 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
         if (lo_status == LpStatus::kIterationLimit || hi_status == LpStatus::kIterationLimit) {
           out.complete = false;
         } else if (lo_status == LpStatus::kUnbounded || hi_status == LpStatus::kUnbounded ||
-                   hi - lo > 1e-6 * v_scale) {
+                   hi - lo > Resolution(v_scale)) {
           varies = true;
         }
       }

@@ -61,7 +61,8 @@
 //                  measured by ‖R Δz‖ with W = Rᵀ R (‖R Δz‖² = Δv̇ᵀ M Δv̇, contact/delassus.h);
 //                  inside one polyhedron by minimizing and maximizing every row of R S over it;
 //   unique         otherwise (a continuum of z with one v̇, e.g. redundant contacts, is unique).
-// Differences below 1e-6 times the solutions' scale are not told apart. A solution taken from
+// Differences below 1e-6 times the solutions' scale, or within the feasibility tolerance
+// (‖R Δz‖ ≤ tolerance/√λ_max(W)), are not told apart. A solution taken from
 // the enumeration whose residual is above the tolerance (the LP's feasibility tolerance is ten
 // times larger) is corrected once on its support (the positive unknowns' rows made exactly
 // complementary, minimum-norm for redundant rows) and kept corrected when that lowers it. The cost
