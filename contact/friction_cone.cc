@@ -198,6 +198,47 @@ Eigen::MatrixXd SquareRootFactor(const Eigen::MatrixXd& W, double* lambda_max) {
 
 }  // namespace
 
+namespace {
+
+// T⁺ − T₀ = cᵀz + ½ zᵀWz at z = S x (friction_cone.h, "Choice among solutions").
+double EnergyOf(const LocalProblem& p, const FacetedLcp& lcp, const Eigen::VectorXd& x) {
+  const Eigen::VectorXd z = lcp.S * x;
+  return p.energy_rate.dot(z) + 0.5 * z.dot(p.W * z);
+}
+
+// Frank–Wolfe on the polyhedron of the pattern `alpha` (the feasible LP `lp`, whose first
+// alpha.size() unknowns are x_α), from its current vertex: the LP of the gradient gives the
+// vertex s, the exact line search on the convex quadratic the step. `to_x` maps the LP's
+// unknowns to x. Returns the last iterate, its energy in *f.
+template <class ToX>
+Eigen::VectorXd LeastEnergyOnPolyhedron(const LocalProblem& p, const FacetedLcp& lcp,
+                                        const std::vector<int>& alpha, SmallLp* lp, const ToX& to_x,
+                                        double* f) {
+  constexpr int kMaxIterations = 200;
+  Eigen::VectorXd x = to_x(lp->x());
+  *f = EnergyOf(p, lcp, x);
+  const auto n = static_cast<Eigen::Index>(lp->x().size());
+  Eigen::VectorXd c = Eigen::VectorXd::Zero(n);
+  for (int it = 0; it < kMaxIterations; ++it) {
+    const Eigen::VectorXd gradient = lcp.S.transpose() * (p.W * (lcp.S * x) + p.energy_rate);
+    for (std::size_t j = 0; j < alpha.size(); ++j) {
+      c[static_cast<Eigen::Index>(j)] = gradient[alpha[j]];
+    }
+    if (lp->Minimize(c) != LpStatus::kOptimal) break;  // unbounded only along constant velocity
+    const Eigen::VectorXd d = to_x(lp->x()) - x;
+    const double slope = gradient.dot(d);  // −(duality gap)
+    if (-slope <= kEnergyTieTolerance * std::max(std::abs(*f), 1e-300)) break;
+    const Eigen::VectorXd Sd = lcp.S * d;
+    const double curvature = Sd.dot(p.W * Sd);
+    const double step = curvature > 0.0 ? std::min(1.0, -slope / curvature) : 1.0;
+    x += step * d;
+    *f = EnergyOf(p, lcp, x);
+  }
+  return x;
+}
+
+}  // namespace
+
 long CountCombinations(const FacetedLcp& lcp, long max_combinations) {
   long count = 1;
   for (int N : lcp.facets) {
@@ -220,6 +261,12 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
   const double b_scale = p.b.size() > 0 ? p.b.lpNorm<Eigen::Infinity>() : 0.0;
   double v_scale = lambda_max > 0.0 ? b_scale / std::sqrt(lambda_max) : 0.0;
   std::vector<Eigen::VectorXd> velocities;  // R z of each stored solution
+  const bool has_energy = p.energy_rate.size() == p.b.size() && p.b.size() > 0;
+  // Two velocities are told apart above 1e-6 of their scale and above what the feasibility
+  // tolerance resolves: ‖W Δz‖ ≤ √λ_max ‖R Δz‖, so ‖R Δz‖ ≤ tolerance/√λ_max is a difference of
+  // w within the tolerance (round-off-sized problems, b ~ 1e-15, are not indeterminate).
+  const double floor = lambda_max > 0.0 ? tolerance / std::sqrt(lambda_max) : 0.0;
+  const auto Resolution = [floor](double scale) { return std::max(1e-6 * scale, floor); };
   double best_impulse = -1.0;
 
   std::vector<std::size_t> choice(nc, 0);
@@ -256,7 +303,7 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
       v_scale = std::max(v_scale, v.norm());
       bool distinct = true;
       for (const Eigen::VectorXd& u : velocities) {
-        if ((u - v).norm() <= 1e-6 * v_scale) distinct = false;
+        if ((u - v).norm() <= Resolution(v_scale)) distinct = false;
       }
       if (distinct) {
         velocities.push_back(v);
@@ -264,7 +311,8 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
       }
       // The velocity inside this polyhedron: every row of R S bounded and constant?
       Eigen::VectorXd c = Eigen::VectorXd::Zero(n);
-      for (Eigen::Index r = 0; r < RS.rows() && !out.continuum; ++r) {
+      bool varies = false;
+      for (Eigen::Index r = 0; r < RS.rows() && !varies; ++r) {
         for (Eigen::Index j = 0; j < na; ++j) c[j] = RS(r, alpha[static_cast<std::size_t>(j)]);
         const LpStatus lo_status = lp.Minimize(c);
         const double lo = c.dot(lp.x());
@@ -273,8 +321,22 @@ LocalEnumeration EnumerateSolutions(const LocalProblem& p, const FacetedLcp& lcp
         if (lo_status == LpStatus::kIterationLimit || hi_status == LpStatus::kIterationLimit) {
           out.complete = false;
         } else if (lo_status == LpStatus::kUnbounded || hi_status == LpStatus::kUnbounded ||
-                   hi - lo > 1e-6 * v_scale) {
-          out.continuum = true;
+                   hi - lo > Resolution(v_scale)) {
+          varies = true;
+        }
+      }
+      out.continuum = out.continuum || varies;
+      if (has_energy) {
+        // The least T⁺ − T₀ over this polyhedron (friction_cone.h, "Choice among solutions"):
+        // the vertex found first when the velocity is constant on it, else Frank–Wolfe.
+        double f = EnergyOf(p, lcp, x);
+        const Eigen::VectorXd x_min =
+            varies ? LeastEnergyOnPolyhedron(p, lcp, alpha, &lp, to_x, &f) : x;
+        const double scale = std::max(std::abs(f), std::abs(out.least_energy_value));
+        if (out.least_energy.size() == 0 ||
+            f < out.least_energy_value - kEnergyTieTolerance * scale) {
+          out.least_energy = x_min;
+          out.least_energy_value = f;
         }
       }
       if (find_most_impulsive) {
@@ -493,9 +555,21 @@ void Classify(const LocalProblem& p, const FacetedLcp& lcp, const LocalOptions& 
     set(PolishOnSupport(lcp, x));
     if (!(r->residual < vertex_residual)) set(x);
   };
+  const bool several = e.solutions.size() > 1 || e.continuum;
   if (options.prefer_impulsive && e.most_impulsive.size() > 0) {
     use(e.most_impulsive);
     r->message += "; the enumerated solution with the largest normal impulse";
+  } else if (several && e.least_energy.size() > 0) {
+    const LocalResult solver = *r;
+    use(e.least_energy);
+    r->message += "; the solution of least kinetic energy";
+    if (!r->ok && solver.ok) {
+      // Its residual stays above the tolerance after the correction (a Frank–Wolfe point inside
+      // a polyhedron, to the LP's tolerance): the solver's answer is kept, and said so.
+      *r = solver;
+      r->message +=
+          "; the solution of least kinetic energy missed the tolerance, the solver's kept";
+    }
   } else if (!r->ok && !e.solutions.empty()) {
     use(e.solutions.front());
     r->message += "; solution taken from the enumeration";
@@ -503,7 +577,7 @@ void Classify(const LocalProblem& p, const FacetedLcp& lcp, const LocalOptions& 
   if (e.solutions.empty()) {
     r->status = r->ok ? Solvability::kSolved : Solvability::kInconsistent;
     if (r->ok) r->message += "; the enumeration found no solution but the solver did";
-  } else if (e.solutions.size() > 1 || e.continuum) {
+  } else if (several) {
     r->status = Solvability::kIndeterminate;
   } else {
     r->status = r->ok ? Solvability::kUnique : Solvability::kNoSolutionFound;

@@ -61,12 +61,32 @@
 //                  measured by ‖R Δz‖ with W = Rᵀ R (‖R Δz‖² = Δv̇ᵀ M Δv̇, contact/delassus.h);
 //                  inside one polyhedron by minimizing and maximizing every row of R S over it;
 //   unique         otherwise (a continuum of z with one v̇, e.g. redundant contacts, is unique).
-// Differences below 1e-6 times the solutions' scale are not told apart. A solution taken from
+// Differences below 1e-6 times the solutions' scale, or within the feasibility tolerance
+// (‖R Δz‖ ≤ tolerance/√λ_max(W)), are not told apart. A solution taken from
 // the enumeration whose residual is above the tolerance (the LP's feasibility tolerance is ten
 // times larger) is corrected once on its support (the positive unknowns' rows made exactly
 // complementary, minimum-norm for redundant rows) and kept corrected when that lowers it. The cost
 // is one small LP per combination (4 per planar contact, 3 + 2N per faceted one): only for small
-// components.
+// components (LocalOptions::max_combinations = 4096: up to 6 planar frictional contacts in one
+// component; larger components are solved, not classified).
+//
+// Choice among solutions (impacts, LocalProblem::energy_rate given). The solution Lemke's method
+// returns for an indeterminate problem depends on its pivoting order, hence on round-off (the
+// woodpecker's jammed sleeve: the impulse goes to one diagonal corner or the other). When the
+// enumeration is complete and finds more than one post-impact velocity, the solution taken is the
+// one of least post-impact kinetic energy, T⁺ − T₀ = cᵀz + ½ zᵀWz with c = Cᵀ y_free
+// (contact/delassus.h: y⁺ = y_free + C z, W = CᵀC, T = ½‖y‖²): the impact that dissipates the
+// most, the maximum-dissipation selection that Coulomb's law itself expresses at one contact
+// (Moreau 1988; Stewart, SIAM Rev. 42 (2000) 3–39). Energy is a continuous function of
+// the data, so a perturbation of round-off size changes the choice only where two solutions'
+// energies are equal to within that size: energies within kEnergyTieTolerance (relative to the
+// largest |T⁺ − T₀| of the solutions compared) count as equal, and the earlier in the enumeration's
+// fixed order wins (an odometer over the contacts in input order, the first turning fastest;
+// patterns open, stick, then the friction impulse along D₀, D₁, …: in the plane +1, then −1). T is
+// convex in z, so on a polyhedron over which the velocity varies (a continuum) the least energy is
+// found by Frank–Wolfe iterations from the LP vertex (exact line search; the LP over the same
+// polyhedron gives the direction), stopped when the duality gap is below kEnergyTieTolerance of the
+// scale or after 200 iterations; on the others T is constant.
 #pragma once
 
 #include <Eigen/Dense>
@@ -108,6 +128,9 @@ struct LocalProblem {
   Eigen::MatrixXd W;  // m × m
   Eigen::VectorXd b;  // m
   std::vector<LocalContact> contacts;
+  // Impacts: c (m) with T⁺ − T₀ = cᵀz + ½ zᵀWz, the kinetic energy after the impulses z relative
+  // to that of the free velocity (see "Choice among solutions"); empty: no energy rule.
+  Eigen::VectorXd energy_rate;
 };
 
 double CoulombResidual(const LocalProblem& p, const Eigen::VectorXd& z, const Eigen::VectorXd& w);
@@ -122,12 +145,19 @@ struct FacetedLcp {
 // `facets` (≥ 3) is used for contacts with two tangential rows; one tangential row gives N = 2.
 FacetedLcp BuildFacetedLcp(const LocalProblem& p, int facets);
 
+// Energies of two solutions closer than this (relative to the larger |T⁺ − T₀|) are a tie.
+inline constexpr double kEnergyTieTolerance = 1e-9;
+
 struct LocalEnumeration {
   bool complete = false;  // every combination decided (none skipped, no LP iteration limit)
   int combinations = 0;   // combinations examined
   std::vector<Eigen::VectorXd> solutions;  // x, one per distinct velocity/acceleration
   bool continuum = false;          // the velocity/acceleration varies inside one combination
   Eigen::VectorXd most_impulsive;  // a solution with the largest Σ z_N (when asked for; else empty)
+  // With LocalProblem::energy_rate: the solution of least kinetic energy (see "Choice among
+  // solutions"), and that energy cᵀz + ½ zᵀWz; else empty.
+  Eigen::VectorXd least_energy;
+  double least_energy_value = 0.0;
 };
 // Number of pattern combinations of the problem (saturates at max_combinations + 1).
 long CountCombinations(const FacetedLcp& lcp, long max_combinations);

@@ -241,7 +241,8 @@ struct Solved {
 Solved SolveComponents(const engine::MechanicalSystem& system,
                        std::span<const FrictionalContact> contacts, const ContactRows& rows,
                        const Eigen::MatrixXd& W, const Eigen::VectorXd& b,
-                       const FrictionOptions& options, bool prefer_impulsive) {
+                       const FrictionOptions& options, bool prefer_impulsive,
+                       const Eigen::VectorXd* energy_rate = nullptr) {
   Solved out;
   out.z = Eigen::VectorXd::Zero(b.size());
   out.modes.assign(contacts.size(), ContactMode::kOpen);
@@ -273,8 +274,11 @@ Solved SolveComponents(const engine::MechanicalSystem& system,
     const auto mc = static_cast<Eigen::Index>(idx.size());
     p.W.resize(mc, mc);
     p.b.resize(mc);
+    if (energy_rate != nullptr) p.energy_rate.resize(mc);
     for (Eigen::Index i = 0; i < mc; ++i) {
       p.b[i] = b[idx[static_cast<std::size_t>(i)]];
+      if (energy_rate != nullptr)
+        p.energy_rate[i] = (*energy_rate)[idx[static_cast<std::size_t>(i)]];
       for (Eigen::Index j = 0; j < mc; ++j) {
         p.W(i, j) = W(idx[static_cast<std::size_t>(i)], idx[static_cast<std::size_t>(j)]);
       }
@@ -489,8 +493,13 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
   if (f) y0 += a.llt.matrixL().solve(*f);
   const BilateralElimination elimination(a.A_b, a.A_u, y0, gt_b);
   r.bilateral_rank = elimination.rank();
-  const Solved s = SolveComponents(system, contacts, rows, elimination.W(), elimination.Rhs(d),
-                                   options, tangential);
+  // Impacts: T⁺ − T(y_free) = cᵀz + ½ zᵀWz with c = Cᵀ y_free, for the choice among the
+  // solutions of an indeterminate impact (friction_cone.h, "Choice among solutions"); the
+  // components are independent in T (W and C's columns of different components are orthogonal).
+  const Eigen::VectorXd energy_rate = elimination.C().transpose() * elimination.y_free();
+  const Solved s =
+      SolveComponents(system, contacts, rows, elimination.W(), elimination.Rhs(d), options,
+                      tangential, f == nullptr && !tangential ? &energy_rate : nullptr);
   Eigen::VectorXd y;
   elimination.Recover(s.z, &y, &r.impulse_b, &r.bilateral_residual);
   r.v_plus = a.llt.matrixU().solve(y);

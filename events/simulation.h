@@ -209,6 +209,10 @@ struct Event {
   // Impacts: the kinetic energy rose by more than round-off (Newton's law with friction can do
   // so: contact/friction_problem.h); counted in SimulationStats::energy_gains.
   bool energy_gain = false;
+  // Impacts: the impact problem had several post-impact velocities (contact/friction_cone.h,
+  // "Choice among solutions": the least kinetic energy was taken); counted in
+  // SimulationStats::indeterminate_impacts.
+  bool indeterminate = false;
 };
 
 enum class RunStatus {
@@ -253,6 +257,10 @@ struct SimulationStats {
   long painleve_inconsistent = 0;
   long painleve_indeterminate = 0;
   std::vector<std::string> painleve_diagnoses;
+  // Impacts whose problem had several post-impact velocities (the least kinetic energy taken),
+  // and their diagnoses naming the contacts and μ (the first 100 kept).
+  long indeterminate_impacts = 0;
+  std::vector<std::string> impact_diagnoses;
   double lcp_seconds = 0;  // wall time in the impact and contact problems
   long largest_lcp = 0;    // most unknowns of one LCP (largest component solved)
   double wall_seconds = 0;

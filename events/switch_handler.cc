@@ -147,7 +147,7 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   if (!approaching) return;
   VectorXd total_impulse = VectorXd::Zero(static_cast<Eigen::Index>(i1.size()));
   std::vector<Eigen::Vector2d> total_tangential(i1.size(), Eigen::Vector2d::Zero());
-  bool energy_gain = false;
+  bool energy_gain = false, indeterminate = false;
   const VectorXd u_initial = u_;
   VectorXd normal;
   std::vector<Eigen::Vector2d> tangential;
@@ -163,7 +163,7 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
       const bool plastic = opt.restitution_threshold > 0 && uk > -opt.restitution_threshold;
       e.push_back(plastic ? 0.0 : ctx_.rows.restitution[static_cast<std::size_t>(i1[k])]);
     }
-    ImpactStage(t, q, v, rows, e, &normal, &tangential, &energy_gain);
+    ImpactStage(t, q, v, rows, e, &normal, &tangential, &energy_gain, &indeterminate);
     for (std::size_t k = 0; k < rows.size(); ++k) {
       total_impulse[index[k]] += normal[static_cast<Eigen::Index>(k)];
       if (!tangential.empty())
@@ -201,13 +201,14 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   ev.energy_before = energy_before;
   ev.energy_after = ctx_.mass.Energy(t, q, v);
   ev.energy_gain = energy_gain;
+  ev.indeterminate = indeterminate;
   events->push_back(std::move(ev));
 }
 
 void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
                                 const std::vector<int>& rows, const std::vector<double>& e,
                                 VectorXd* normal, std::vector<Eigen::Vector2d>* tangential,
-                                bool* energy_gain) {
+                                bool* energy_gain, bool* indeterminate) {
   const auto lcp_start = std::chrono::steady_clock::now();
   auto fail = [&](const std::string& why) {
     std::ostringstream msg;
@@ -237,6 +238,15 @@ void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
   for (std::size_t k = 0; k < rows.size(); ++k) {
     (*normal)[static_cast<Eigen::Index>(k)] = impact.contacts[k].normal;
     tangential->push_back(impact.contacts[k].tangential);
+  }
+  if (impact.diagnosis.status == contact::Solvability::kIndeterminate) {
+    // Several post-impact velocities: the least kinetic energy was taken (friction_cone.h).
+    if (!*indeterminate) ++ctx_.stats.indeterminate_impacts;
+    *indeterminate = true;
+    std::ostringstream msg;
+    msg << "t = " << t << ": impact " << impact.diagnosis.message
+        << "; the solution of least kinetic energy taken";
+    if (ctx_.stats.impact_diagnoses.size() < 100) ctx_.stats.impact_diagnoses.push_back(msg.str());
   }
   if (impact.energy_gain) {
     *energy_gain = true;

@@ -6,7 +6,11 @@
 //   impact    eq. (4) on the rows of I₁ with u⁻ ≤ τ₁, repeated while the impact leaves a row of
 //             I₁ approaching (a cascade at the same instant, at most kMaxImpactStages stages);
 //             with friction, Newton's law on the normal velocity and Coulomb's on the impulses
-//             (contact/friction_problem.h), the energy checked after each stage
+//             (contact/friction_problem.h), the energy checked after each stage; an impact
+//             with several post-impact velocities (contacts of one component, ≤ 6 frictional
+//             in the plane: enumerated) takes the one of least kinetic energy
+//             (contact/friction_cone.h, "Choice among solutions"), is logged with its contacts
+//             and μ, counted and flagged on its event
 //   modes     the acceleration-level problem (eq. 12; with friction, the Coulomb law at
 //             acceleration level) on the rows of I₁ left with u_N⁺ ≤ max(τ₁, v_e) decides which
 //             stay closed and how (stick, or slip with a direction)
@@ -111,7 +115,7 @@ class SwitchHandler {
   void ImpactStage(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
                    const std::vector<int>& rows, const std::vector<double>& e,
                    Eigen::VectorXd* normal, std::vector<Eigen::Vector2d>* tangential,
-                   bool* energy_gain);
+                   bool* energy_gain, bool* indeterminate);
   // Steps 2-3: the states of the contacts of I₁ that stay closed.
   std::vector<ContactState> DecideModes(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
                                         const std::vector<int>& i1, const FiredWitnesses& fired,

@@ -451,6 +451,12 @@ void PrintRunSummary(const Scene& scene, const std::filesystem::path& dir, const
            "can; largest gain "
         << stats.largest_energy_gain << " J): see energy_gain in events.csv";
   }
+  if (stats.indeterminate_impacts > 0) {
+    out << "\n  note: " << stats.indeterminate_impacts
+        << " indeterminate impact(s), the least kinetic energy taken (first: "
+        << stats.impact_diagnoses.front()
+        << "): see indeterminate in events.csv, impact_diagnoses in summary.json";
+  }
   if (stats.painleve_inconsistent + stats.painleve_indeterminate > 0) {
     out << "\n  note: " << stats.painleve_inconsistent << " inconsistent and "
         << stats.painleve_indeterminate

@@ -139,7 +139,7 @@ std::string RowNames(const engine::MechanicalSystem& system, const std::vector<i
 EventLogWriter::EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out)
     : system_(system), out_(out) {
   out_ << "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
-          "energy_gain\n";
+          "energy_gain,indeterminate\n";
 }
 
 void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*/,
@@ -169,7 +169,7 @@ void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*
   out_ << FormatDouble(e.t) << ',' << events::ToString(e.kind) << ',' << RowNames(system_, e.rows)
        << ',' << impulses << ',' << FormatDouble(e.energy_before) << ','
        << FormatDouble(e.energy_after) << ',' << tangential << ',' << modes << ','
-       << (e.energy_gain ? 1 : 0) << '\n';
+       << (e.energy_gain ? 1 : 0) << ',' << (e.indeterminate ? 1 : 0) << '\n';
   out_.flush();  // events are few and precious: on disk at once (whole rows, output_file.h)
   ++events_;
 }
@@ -249,6 +249,10 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
   w.Key("painleve_indeterminate").Integer(s.painleve_indeterminate);
   w.Key("painleve_diagnoses").BeginArray();
   for (const std::string& d : s.painleve_diagnoses) w.String(d);
+  w.EndArray();
+  w.Key("indeterminate_impacts").Integer(s.indeterminate_impacts);
+  w.Key("impact_diagnoses").BeginArray();
+  for (const std::string& d : s.impact_diagnoses) w.String(d);
   w.EndArray();
   w.EndObject();
   w.Key("event_loop_work").BeginObject();  // events::SimulationStats (rows evaluated, LCPs)

@@ -95,7 +95,7 @@ TEST_F(ExamplesTest, EveryExampleRunsAndNeverGainsEnergyAtImpacts) {
     EXPECT_EQ(scene.name, name);  // so that out/<scene> matches the file name
     const fs::path out = Run(name);
     const Csv events = ReadCsv(out / "events.csv");
-    ASSERT_EQ(events.header.size(), 9u);
+    ASSERT_EQ(events.header.size(), 10u);
     int impacts = 0;
     for (std::size_t i = 0; i < events.rows.size(); ++i) {
       if (events.rows[i][1] != "impact") continue;

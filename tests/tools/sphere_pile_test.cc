@@ -325,12 +325,12 @@ TEST_F(SpherePileTest, MovingPileDissipatesStaysAboveMinusTauAndInsideTheBox) {
   std::string line;
   std::getline(events_in, line);
   const std::vector<std::string> header = Split(line, ',');
-  ASSERT_EQ(header.size(), 9u);
+  ASSERT_EQ(header.size(), 10u);
   ASSERT_EQ(header[4], "energy_before");
   int impacts = 0;
   while (std::getline(events_in, line)) {
     const std::vector<std::string> f = Split(line, ',');
-    ASSERT_EQ(f.size(), 9u) << line;
+    ASSERT_EQ(f.size(), 10u) << line;
     if (f[1] != "impact") continue;
     ++impacts;
     const double before = std::stod(f[4]), after = std::stod(f[5]);

@@ -82,7 +82,7 @@ TEST(WritersTest, EventLogJoinsRowNamesAndImpulses) {
   EventLogWriter writer(*system, out);
   EXPECT_EQ(HeaderOf(out.str()),
             "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
-            "energy_gain");
+            "energy_gain,indeterminate");
   events::Event e;
   e.t = 1.5;
   e.kind = events::EventKind::kImpact;
@@ -93,9 +93,11 @@ TEST(WritersTest, EventLogJoinsRowNamesAndImpulses) {
   e.tangential_impulses = {Eigen::Vector2d::Zero(), Eigen::Vector2d::Zero()};
   e.modes = {events::ContactMode::kOpen, events::ContactMode::kClosed};
   e.slip_directions = e.tangential_impulses;
+  e.indeterminate = true;  // the last column
   const Eigen::Vector2d zero = Eigen::Vector2d::Zero();
   writer.OnEvent(e, zero, zero, zero);
   e.kind = events::EventKind::kTakeoff;
+  e.indeterminate = false;
   e.rows = {1};
   e.impulses = {0.0};
   e.tangential_impulses = {Eigen::Vector2d::Zero()};
@@ -105,8 +107,8 @@ TEST(WritersTest, EventLogJoinsRowNamesAndImpulses) {
   EXPECT_EQ(writer.events(), 2);
   const std::string csv = out.str();
   EXPECT_EQ(csv.substr(csv.find('\n') + 1),
-            "1.5,impact,stop_a;stop_b,0.25;3,2,1.5,0;0,open;closed,0\n"
-            "1.5,takeoff,stop_b,0,2,1.5,0,open,0\n");
+            "1.5,impact,stop_a;stop_b,0.25;3,2,1.5,0;0,open;closed,0,1\n"
+            "1.5,takeoff,stop_b,0,2,1.5,0,open,0,0\n");
   EXPECT_EQ(RowNames(*system, {1, 0}), "stop_b;stop_a");
 }
 
