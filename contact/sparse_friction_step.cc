@@ -284,13 +284,13 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
   };
   const Attempt attempts[] = {
       {FrictionStage::kNsgs, Fc3dSolver::kNsgs, options.nsgs_sweeps, 1.0},
-      {FrictionStage::kProximal, Fc3dSolver::kProximal, options.proximal_iterations, 1e-2},
       {FrictionStage::kAdmm, Fc3dSolver::kAdmm, options.admm_iterations, 1.0},
       {FrictionStage::kPolish, Fc3dSolver::kNsgs, options.polish_sweeps, 1e-2},
+      {FrictionStage::kProximal, Fc3dSolver::kProximal, options.proximal_iterations, 1e-2},
   };
   const bool dense_fits = mu.size() <= options.proximal_max_contacts;
   for (const Attempt& a : attempts) {
-    if (a.stage == FrictionStage::kProximal && TryNewton(W, b, mu, options, &out)) return out;
+    if (a.stage == FrictionStage::kAdmm && TryNewton(W, b, mu, options, &out)) return out;
     const bool dense = a.stage == FrictionStage::kProximal;
     if (dense && !dense_fits) continue;
     Fc3dOptions fo;

@@ -70,28 +70,30 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 //             solver of Siconos' own Moreau–Jean), nsgs_sweeps sweeps;
 //   kNewton   our semismooth Newton on the Alart–Curnier function over the sparse W with a
 //             proximal regularization W + σI (contact/fc3d_newton.h), at most newton_iterations
-//             sparse LU factorizations (0 skips the stage), for components of any size;
-//   kProximal Siconos fc3d PROX (contact/complementarity.h, Fc3dSolver::kProximal): proximal
-//             point iterations, each an Alart–Curnier semismooth Newton on W + σI, on W as a
-//             DENSE matrix, proximal_iterations outer iterations, for components of at most
-//             proximal_max_contacts contacts (O(m³) per Newton iteration, m = 3 n_c; the
-//             default 300 keeps a solve to seconds, timings in docs/time-stepping.md). Started
-//             from the NSGS iterate, Newton converges quadratically where Gauss–Seidel converges
-//             linearly and slowly: W is rank-deficient (redundant contacts of a pile) and its
-//             non-zero eigenvalues spread over 1e4 to 7e9 (docs/time-stepping.md, "Why the pile
-//             steps did not converge"). The σI term keeps Newton's Jacobian regular on the
-//             rank-deficient W, where the plain Alart–Curnier Newton stalls (measured in
-//             docs/time-stepping.md). Siconos' Newton leaks on NM_SPARSE
-//             (contact/complementarity.h); on NM_DENSE the memory stays flat
-//             (docs/time-stepping.md);
-//   kAdmm     Siconos fc3d ADMM, admm_iterations iterations (figures in docs/time-stepping.md);
+//             sparse LU factorizations (0 skips the stage), for components of any size; the σI
+//             term keeps its Jacobian regular on the rank-deficient W of redundant contacts;
+//   kAdmm     Siconos fc3d ADMM, admm_iterations iterations, from Newton's best iterate (figures
+//             in docs/time-stepping.md);
 //   kPolish   NSGS again, polish_sweeps sweeps, from the best answer so far with Siconos'
 //             tolerance 100× tighter (its error is measured in another norm and may stop above
 //             ours);
+//   kProximal the last resort: Siconos fc3d PROX (contact/complementarity.h,
+//             Fc3dSolver::kProximal), proximal point iterations, each an Alart–Curnier
+//             semismooth Newton on W + σI, on W as a DENSE matrix, proximal_iterations outer
+//             iterations, for components of at most proximal_max_contacts contacts (O(m³) per
+//             Newton iteration, m = 3 n_c: 2.7–6.9 s on 200 contacts, 120 s on 406). After
+//             kNewton because Newton converges quadratically where Gauss–Seidel converges
+//             linearly and slowly (W rank-deficient with non-zero eigenvalues over 1e4 to 7e9,
+//             docs/time-stepping.md, "Why the pile steps did not converge"); after kAdmm and
+//             kPolish because those, from the iterate where our Newton stalls, solve 37 of the
+//             52 stalls of 278 captured N = 100 steps in 0.13–1.9 s (PROX: seconds each), so
+//             the dense stage runs on the other 15 (docs/time-stepping.md). Siconos' Newton
+//             leaks on NM_SPARSE; on NM_DENSE the memory stays flat (docs/time-stepping.md);
 //   kAccepted no stage met `tolerance`, but the best answer's residual is ≤ accepted_residual:
 //             returned with ok = true, for the caller to count (a warning, not a failure);
 //   kFailed   otherwise: the best answer, ok = false.
-// Each stage's answer is judged by the residual above (ours), never by Siconos' info code.
+// Each stage's answer is judged by the residual above (ours), never by Siconos' info code. The
+// accepted bound is checked only after the last stage.
 enum class FrictionStage { kNsgs = 0, kNewton, kProximal, kAdmm, kPolish, kAccepted, kFailed };
 inline constexpr int kFrictionStages = 7;
 std::string_view FrictionStageName(FrictionStage stage);
