@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/spatial_model.h"
 #include "tools/json_writer.h"
 
 namespace saltus::tools {
@@ -237,6 +238,14 @@ Quaternion AxisAngle(const Eigen::Vector3d& axis, double angle) {
           std::sin(half) * axis.z()};
 }
 
+// Index of spatial body b's first position coordinate in q: the model's offset, since a
+// flexible body carries 7 + m positions (7 * b holds only when every body before b is rigid).
+int BodyQStart(const engine::MechanicalSystem& system, int b) {
+  const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(&system);
+  if (spatial == nullptr) throw std::logic_error("reference: not a spatial multibody system");
+  return spatial->model().QOffset(b);
+}
+
 // The grid and the seven coordinates (x, y, z, qw, qx, qy, qz) of the listed bodies.
 ReferenceSolution SpatialGrid(const engine::MechanicalSystem& system,
                               const std::vector<int>& bodies, double t_end, double step,
@@ -246,9 +255,10 @@ ReferenceSolution SpatialGrid(const engine::MechanicalSystem& system,
   ref.how = std::move(how);
   ref.times = ReferenceTimes(t_end, step);
   for (int b : bodies) {
+    const int start = BodyQStart(system, b);
     for (int i = 0; i < 7; ++i) {
-      ref.names.push_back(system.PositionName(7 * b + i));
-      ref.columns.push_back(7 * b + i);
+      ref.names.push_back(system.PositionName(start + i));
+      ref.columns.push_back(start + i);
     }
   }
   ref.values.resize(static_cast<Eigen::Index>(ref.times.size()),
@@ -267,10 +277,13 @@ void SetPose(ReferenceSolution* ref, std::size_t k, int slot, const Eigen::Vecto
   ref->values(row, c + 6) = q.z();
 }
 
-// Initial pose of spatial body b in q (after the consistent initialization).
-Eigen::Vector3d BodyPosition(const Eigen::VectorXd& q, int b) { return q.segment<3>(7 * b); }
-Quaternion BodyQuaternion(const Eigen::VectorXd& q, int b) {
-  const Eigen::Index c = 7 * b + 3;
+// Initial pose of spatial body b in the built scene's q0 (after the consistent initialization).
+Eigen::Vector3d BodyPosition(const SceneSystem& built, int b) {
+  return built.q0.segment<3>(BodyQStart(*built.system, b));
+}
+Quaternion BodyQuaternion(const SceneSystem& built, int b) {
+  const Eigen::Index c = BodyQStart(*built.system, b) + 3;
+  const Eigen::VectorXd& q = built.q0;
   return Quaternion(q[c], q[c + 1], q[c + 2], q[c + 3]).normalized();
 }
 
@@ -498,10 +511,10 @@ ReferenceSolution SliderCrank(const Scene& scene, const engine::MechanicalSystem
   const SceneSystem built = BuildSceneSystem(scene);  // the consistent initial poses
   const Eigen::Vector3d P = pivot.point_a, a = pivot.axis_a.normalized();
   const Eigen::Vector3d u = guide->axis_a.normalized();
-  const Eigen::Vector3d rc0 = BodyPosition(built.q0, crank);
-  const Quaternion Qc0 = BodyQuaternion(built.q0, crank);
-  const Eigen::Vector3d rs0 = BodyPosition(built.q0, slider);
-  const Quaternion Qs0 = BodyQuaternion(built.q0, slider);
+  const Eigen::Vector3d rc0 = BodyPosition(built, crank);
+  const Quaternion Qc0 = BodyQuaternion(built, crank);
+  const Eigen::Vector3d rs0 = BodyPosition(built, slider);
+  const Quaternion Qs0 = BodyQuaternion(built, slider);
   const Eigen::Vector3d p0 = rc0 + Qc0.toRotationMatrix() * point_on(*pin, crank);
   const Eigen::Vector3d w0 = rs0 + Qs0.toRotationMatrix() * point_on(*wrist, slider);
   const double L = (p0 - w0).norm();
