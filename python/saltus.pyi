@@ -41,6 +41,7 @@ class Event:
     @property
     def slip_directions(self) -> npt.NDArray[np.float64]: ...
     energy_gain: bool
+    indeterminate: bool
     energy_before: float
     energy_after: float
 

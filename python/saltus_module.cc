@@ -616,6 +616,7 @@ py::dict StatsDict(const saltus::Statistics& s) {
   d["energy_gains"] = s.energy_gains;
   d["painleve_inconsistent"] = s.painleve_inconsistent;
   d["painleve_indeterminate"] = s.painleve_indeterminate;
+  d["indeterminate_impacts"] = s.indeterminate_impacts;
   d["lcp_solves"] = s.lcp_solves;
   d["max_position_violation"] = s.max_position_violation;
   d["max_velocity_violation"] = s.max_velocity_violation;
@@ -694,6 +695,9 @@ PYBIND11_MODULE(saltus, m) {
       .def_readonly("energy_gain", &saltus::Event::energy_gain,
                     "True when the contact impulses of the impact did positive work beyond "
                     "round-off (possible with Newton's law and friction: Kane's pendulum).")
+      .def_readonly("indeterminate", &saltus::Event::indeterminate,
+                    "True when the impact problem had several post-impact velocities; the one of "
+                    "least kinetic energy was taken (docs/friction.md).")
       .def_readonly("energy_before", &saltus::Event::energy_before)
       .def_readonly("energy_after", &saltus::Event::energy_after)
       .def("__repr__", [](const saltus::Event& e) {

@@ -170,6 +170,9 @@ Statistics Combine(const Statistics& a, const Statistics& b) {
   s.painleve_indeterminate += b.painleve_indeterminate;
   s.painleve_diagnoses.insert(s.painleve_diagnoses.end(), b.painleve_diagnoses.begin(),
                               b.painleve_diagnoses.end());
+  s.indeterminate_impacts += b.indeterminate_impacts;
+  s.impact_diagnoses.insert(s.impact_diagnoses.end(), b.impact_diagnoses.begin(),
+                            b.impact_diagnoses.end());
   s.lcp_solves += b.lcp_solves;
   s.max_position_violation = std::max(a.max_position_violation, b.max_position_violation);
   s.max_velocity_violation = std::max(a.max_velocity_violation, b.max_velocity_violation);

@@ -76,3 +76,17 @@ def test_painleve_option_reaches_the_event_loop():
     options.painleve = "error"
     result = saltus.Simulation(model, options).advance_to(model.t_end)
     assert result.status == "painleve" and result.t == 0.0
+
+
+def test_woodpecker_flags_its_indeterminate_impacts():
+    # woodpecker.yaml: the sleeve's impacts jam it on two diagonal corners, where the impact
+    # problem has two post-impact velocities (docs/friction.md, "Indeterminate impacts"); the
+    # first is at t = 0.0708 s. Every flagged event is counted once in the statistics.
+    sim = saltus.Simulation(example("woodpecker.yaml"))
+    events = []
+    sim.on_event(lambda e, q, vm, vp: events.append(e))
+    assert sim.advance_to(0.2).ok
+    flagged = [e for e in events if e.indeterminate]
+    assert len(flagged) >= 1
+    assert all(e.kind == saltus.EventKind.impact for e in flagged)
+    assert sim.stats["indeterminate_impacts"] == len(flagged)
