@@ -350,11 +350,14 @@ std::vector<ContactState> SwitchHandler::DecideModes(double t, const VectorXd& q
     if (status == RunStatus::kPainleve && opt.painleve == PainleveResolution::kImpact) {
       // An impulse without collision at the contacts concerned (Génot & Brogliato 1999), then
       // the modes at the new velocity. Where the configuration is indeterminate and no impulse
-      // exists, one of its solutions is taken (the one the contact solver returns).
-      TangentialImpact(t, q, v, painleve_rows, events);
-      states.clear();
-      status =
-          DecideFrictional(t, q, v, candidates, grouped, fired, &states, &message, &painleve_rows);
+      // exists, one of its solutions is taken (the one the contact solver returns): the problem
+      // just solved, when the impact left v as it was and the problem was posed at v.
+      const bool changed = TangentialImpact(t, q, v, painleve_rows, events);
+      if (changed || !offered_solution_ || &v_acc != &v) {
+        states.clear();
+        status = DecideFrictional(t, q, v, candidates, grouped, fired, &states, &message,
+                                  &painleve_rows);
+      }
       if (status == RunStatus::kPainleve && offered_solution_) status = RunStatus::kFinished;
     }
   }
@@ -543,7 +546,7 @@ void SwitchHandler::DropIfRedundant(double t, const VectorXd& q, int row,
   std::erase_if(*states, [row](const ContactState& s) { return s.row == row; });
 }
 
-void SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
+bool SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
                                      const std::vector<int>& candidates,
                                      std::vector<Event>* events) {
   const double energy_before = ctx_.mass.Energy(t, q, v);
@@ -559,7 +562,7 @@ void SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
   }
   // No impulsive solution (z = 0 always solves the problem), or one that changes no velocity
   // by more than τ₁ (round-off impulses): nothing happens.
-  if ((impact.v_plus - v).cwiseAbs().maxCoeff() <= ctx_.opt.thresholds.tau1) return;
+  if ((impact.v_plus - v).cwiseAbs().maxCoeff() <= ctx_.opt.thresholds.tau1) return false;
   v = impact.v_plus;
   Event ev;
   ev.t = t;
@@ -573,6 +576,7 @@ void SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
   ev.energy_after = ctx_.mass.Energy(t, q, v);
   ev.energy_gain = impact.energy_gain;
   events->push_back(std::move(ev));
+  return true;
 }
 
 // Rows of I₁ that open while still approaching with |u| ≤ τ₁ get zero velocity with the closed

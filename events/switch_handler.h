@@ -144,8 +144,8 @@ class SwitchHandler {
                        std::vector<ContactState>* states);
   std::vector<int> ActiveRowsExcept(const std::vector<ContactState>& states, int row) const;
   // The tangential impact that resolves a Painlevé configuration of `candidates` (v updated,
-  // event appended).
-  void TangentialImpact(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
+  // event appended). Whether it changed v (false: no impulsive solution, nothing happened).
+  bool TangentialImpact(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
                         const std::vector<int>& candidates, std::vector<Event>* events);
   // The contacts of `rows` for the frictional problems, stick candidates or sliding at v.
   std::vector<contact::FrictionalContact> Contacts(double t, const Eigen::VectorXd& q,
