@@ -163,8 +163,13 @@ void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd&
       // H_n = G_n − μ_g d_g·G_g (header).
       SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
       const Eigen::Index k = d_.size();
-      H->row(static_cast<Eigen::Index>(i)).noalias() -=
-          c.mu * (d_.transpose() * G_g_.middleRows(next, k));
+      if (k == 1) {
+        // One row (the plane, spinning): d = ±1, so μ d G_g is exact as a scaled row (axpy).
+        H->row(static_cast<Eigen::Index>(i)) -= (c.mu * d_[0]) * G_g_.row(next);
+      } else {
+        H->row(static_cast<Eigen::Index>(i)).noalias() -=
+            c.mu * (d_.transpose() * G_g_.middleRows(next, k));
+      }
       next += k;
     }
   }
