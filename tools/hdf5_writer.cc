@@ -174,7 +174,8 @@ struct Hdf5Writer::File {
   std::unique_ptr<Extendible<std::int64_t>> f_start, c_start;
   std::unique_ptr<Extendible<double>> e_t, e_before, e_after, e_impulses, e_tangential, e_q,
       e_v_minus, e_v_plus;
-  std::unique_ptr<Extendible<std::int32_t>> e_kind, e_count, e_rows, e_mode, e_gain;
+  std::unique_ptr<Extendible<std::int32_t>> e_kind, e_count, e_rows, e_mode, e_gain,
+      e_indeterminate;
   std::unique_ptr<Extendible<std::int64_t>> e_start;
 
   // Flushes and closes everything; returns false if anything failed.
@@ -186,7 +187,7 @@ struct Hdf5Writer::File {
       d->reset();
     }
     for (auto* d : {&f_count, &f_rows, &c_count, &c_row, &c_mode, &e_kind, &e_count, &e_rows,
-                    &e_mode, &e_gain}) {
+                    &e_mode, &e_gain, &e_indeterminate}) {
       if (*d) (*d)->Flush();
       d->reset();
     }
@@ -299,6 +300,8 @@ Hdf5Writer::Hdf5Writer(const engine::MechanicalSystem& system, const std::filesy
       std::make_unique<Extendible<std::int32_t>>(f.events, "modes", 1, true, event_rows, failed);
   f.e_gain = std::make_unique<Extendible<std::int32_t>>(f.events, "energy_gain", 1, true,
                                                         event_rows, failed);
+  f.e_indeterminate = std::make_unique<Extendible<std::int32_t>>(f.events, "indeterminate", 1, true,
+                                                                 event_rows, failed);
   f.e_q = std::make_unique<Extendible<double>>(f.events, "q", nqh, false, event_rows, failed);
   f.e_v_minus =
       std::make_unique<Extendible<double>>(f.events, "v_minus", nvh, false, event_rows, failed);
@@ -394,6 +397,7 @@ void Hdf5Writer::OnEvent(const events::Event& e, const Eigen::VectorXd& q,
   f.e_before->Append1(e.energy_before);
   f.e_after->Append1(e.energy_after);
   f.e_gain->Append1(e.energy_gain ? 1 : 0);
+  f.e_indeterminate->Append1(e.indeterminate ? 1 : 0);
   f.e_start->Append1(static_cast<std::int64_t>(event_entries_));
   f.e_count->Append1(static_cast<std::int32_t>(e.rows.size()));
   for (std::size_t k = 0; k < e.rows.size(); ++k) {

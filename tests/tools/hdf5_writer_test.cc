@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -373,6 +374,44 @@ TEST(Hdf5WriterTest, CliFrictionForcesFollowTheSlidingBlocksClosedForm) {
   }
   EXPECT_EQ(sticks, 1);
   H5Fclose(f);
+}
+
+// The woodpecker's jammed sleeve makes indeterminate impacts (docs/friction.md, "Indeterminate
+// impacts"; the first at t = 0.0708 s): /events/indeterminate of one `--hdf5` run flags the same
+// events as events.csv's last column, only impacts, as many as summary.json counts.
+TEST(Hdf5WriterTest, CliIndeterminateImpactsAreFlaggedAsInEventsCsv) {
+  const fs::path dir = Scratch("indeterminate");
+  const std::string scene = std::string(SALTUS_EXAMPLES_DIR) + "/friction/woodpecker.yaml";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli(std::vector<std::string>{"run", scene, "--t-end", "0.2", "--hdf5", "--out",
+                                            (dir / "out").string()},
+                   out, err),
+            kExitOk)
+      << out.str() << err.str();
+  const hid_t f = H5Fopen((dir / "out" / "results.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  std::vector<hsize_t> dims;
+  const std::vector<int> kind = Read<int>(f, "/events/kind", &dims);
+  const std::vector<int> flag = Read<int>(f, "/events/indeterminate", &dims);
+  H5Fclose(f);
+  ASSERT_EQ(flag.size(), kind.size());
+  std::ifstream csv(dir / "out" / "events.csv");
+  std::string line;
+  std::getline(csv, line);  // header; the flag is the last column
+  std::vector<int> csv_flag;
+  while (std::getline(csv, line)) csv_flag.push_back(line.back() == '1' ? 1 : 0);
+  EXPECT_EQ(flag, csv_flag);
+  long flagged = 0;
+  for (std::size_t k = 0; k < kind.size(); ++k) {
+    if (flag[k] == 0) continue;
+    ++flagged;
+    EXPECT_EQ(kind[k], static_cast<int>(events::EventKind::kImpact)) << k;
+  }
+  EXPECT_GE(flagged, 1);
+  std::ifstream summary(dir / "out" / "summary.json");
+  const std::string json((std::istreambuf_iterator<char>(summary)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"indeterminate_impacts\": " + std::to_string(flagged)), std::string::npos);
 }
 
 // A pile's row names outgrow an object header's 64 KiB: 90 spheres have m = N(N-1)/2 + 5N = 4455
