@@ -239,12 +239,8 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
   double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
   bool rejected = false;
   for (;;) {
-    const double remaining = t_limit - t_;
     const double h_wanted = h;
-    // Adaptive: stretch by up to 1% rather than leave a sliver (Hairer's DOPRI5 does the same).
-    // Fixed: land on t_limit when the remainder is one step up to round-off.
-    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
-    if (last) h = remaining;
+    const bool last = LandOnLimit(t_limit, &h);
 
     EvalResult r = Stages(h);
     // A stage that lands (nearly) on a singular configuration can leave G v̇ + γ above the

@@ -418,10 +418,8 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
         h >= kKeepMatrixLow * h_matrix_ && h <= kKeepMatrixHigh * h_matrix_) {
       h = h_matrix_;
     }
-    const double remaining = t_limit - t_;
     const double h_wanted = h;
-    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
-    if (last) h = remaining;
+    const bool last = LandOnLimit(t_limit, &h);
 
     const Outcome outcome = Solve(h);
     if (outcome == Outcome::kNonFinite) return StepStatus::kNonFinite;

@@ -171,10 +171,8 @@ StepStatus HalfImplicit::DoStep(double t_limit) {
   const Eigen::VectorXd lambda_hat_start = lambda_hat_;
   const double h_start_guess = h_dense_ > 0 ? h_dense_ : 0.0;
   for (;;) {
-    const double remaining = t_limit - t_;
     const double h_wanted = h;
-    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
-    if (last) h = remaining;
+    const bool last = LandOnLimit(t_limit, &h);
     // Initial guess: the previous step's λ̂ = h² λ rescaled to this step.
     lambda_hat_ = lambda_hat_start;
     if (h_start_guess > 0) lambda_hat_ *= (h / h_start_guess) * (h / h_start_guess);

@@ -238,10 +238,8 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
   double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
   bool rejected = false;
   for (;;) {
-    const double remaining = t_limit - t_;
     const double h_wanted = h;
-    const bool last = adaptive ? t_ + 1.01 * h >= t_limit : remaining <= h * (1.0 + 1e-9);
-    if (last) h = remaining;
+    const bool last = LandOnLimit(t_limit, &h);
 
     failure_stage_ = 0;
     StageStatus s = Stages(h);

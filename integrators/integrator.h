@@ -279,6 +279,17 @@ class Integrator {
   // for a rejected step and for the first accepted step after one). err = 0 gives the upper
   // bound, NaN gives fac_min.
   double StepFactor(double err, int p, bool after_rejection) const;
+  // The step of an attempt from t_ toward t_limit, h the step wanted (the schemes' step loops).
+  // Adaptive: stretched by up to 1 % to land on t_limit rather than leave a sliver (Hairer's
+  // DOPRI5 does the same); fixed: lands on t_limit when the remainder is one step up to
+  // round-off. Returns whether the attempt is the last before t_limit (*h = t_limit − t_ then).
+  bool LandOnLimit(double t_limit, double* h) const {
+    const double remaining = t_limit - t_;
+    const bool last =
+        options_.adaptive ? t_ + 1.01 * *h >= t_limit : remaining <= *h * (1.0 + 1e-9);
+    if (last) *h = remaining;
+    return last;
+  }
   // The smallest step allowed at the current time: max(options().h_min, kTimeResolution · |t|)
   // (options().h_min resolved to AutomaticMinStep(rtol) when it was given as 0), never above
   // h_max (the schemes clamp steps to [MinStep(), h_max]).
