@@ -1,5 +1,6 @@
 #include "engine/sliding_friction.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -86,12 +87,7 @@ void SlidingFrictionView::SetSlidingContacts(std::vector<SlidingContact> contact
   }
   sliding_ = std::move(contacts);
   sliding_index_ = std::move(index);
-  // ForceDirections then does not allocate for the group row list.
-  std::size_t group_rows = 0;
-  for (const SlidingContact& c : sliding_) {
-    group_rows += GroupRows(*this, c.normal_row, c.group).size();
-  }
-  group_rows_.reserve(group_rows);
+  plan_valid_ = false;
 }
 
 void SlidingFrictionView::set_slip_speed_floor(double floor) {
@@ -140,37 +136,43 @@ void SlidingFrictionView::ForceDirectionsFromJacobian(double t, const Eigen::Vec
   SubtractFrictionTerms(t, q, v, rows, H);
 }
 
-void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd& q,
-                                                const Eigen::VectorXd& v, std::span<const int> rows,
-                                                Eigen::MatrixXd* H) const {
-  group_rows_.clear();
-  for (int row : rows) {
-    for (const int s : sliding_index_[static_cast<std::size_t>(row)]) {
-      if (s < 0) continue;
-      const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
-      if (c.mu == 0.0) continue;
-      for (int r : GroupRows(*this, row, c.group)) group_rows_.push_back(r);
-    }
+void SlidingFrictionView::PlanFrictionTerms(std::span<const int> rows) const {
+  if (plan_valid_ && std::equal(rows.begin(), rows.end(), plan_rows_.begin(), plan_rows_.end())) {
+    return;
   }
-  if (group_rows_.empty()) return;
-  ConstraintJacobian(t, q, group_rows_, &G_g_);
-  Eigen::Index next = 0;  // first row of the current entry's block of G_g_
+  plan_rows_.assign(rows.begin(), rows.end());
+  terms_.clear();
+  group_rows_.clear();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (const int s : sliding_index_[static_cast<std::size_t>(rows[i])]) {
       if (s < 0) continue;
       const SlidingContact& c = sliding_[static_cast<std::size_t>(s)];
       if (c.mu == 0.0) continue;
-      // H_n = G_n − μ_g d_g·G_g (header).
-      SlipDirectionAt(static_cast<std::size_t>(s), t, q, v, &d_);
-      const Eigen::Index k = d_.size();
-      if (k == 1) {
-        // One row (the plane, spinning): d = ±1, so μ d G_g is exact as a scaled row (axpy).
-        H->row(static_cast<Eigen::Index>(i)) -= (c.mu * d_[0]) * G_g_.row(next);
-      } else {
-        H->row(static_cast<Eigen::Index>(i)).noalias() -=
-            c.mu * (d_.transpose() * G_g_.middleRows(next, k));
-      }
-      next += k;
+      const std::span<const int> group = GroupRows(*this, rows[i], c.group);
+      terms_.push_back({static_cast<Eigen::Index>(i), static_cast<std::size_t>(s),
+                        static_cast<Eigen::Index>(group_rows_.size()),
+                        static_cast<Eigen::Index>(group.size())});
+      group_rows_.insert(group_rows_.end(), group.begin(), group.end());
+    }
+  }
+  plan_valid_ = true;
+}
+
+void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd& q,
+                                                const Eigen::VectorXd& v, std::span<const int> rows,
+                                                Eigen::MatrixXd* H) const {
+  PlanFrictionTerms(rows);
+  if (group_rows_.empty()) return;
+  ConstraintJacobian(t, q, group_rows_, &G_g_);
+  for (const FrictionTerm& term : terms_) {
+    // H_n = G_n − μ_g d_g·G_g (header).
+    const double mu = sliding_[term.entry].mu;
+    SlipDirectionAt(term.entry, t, q, v, &d_);
+    if (term.size == 1) {
+      // One row (the plane, spinning): d = ±1, so μ d G_g is exact as a scaled row (axpy).
+      H->row(term.row) -= (mu * d_[0]) * G_g_.row(term.first);
+    } else {
+      H->row(term.row).noalias() -= mu * (d_.transpose() * G_g_.middleRows(term.first, term.size));
     }
   }
 }

@@ -180,6 +180,17 @@ class SlidingFrictionView final : public MechanicalSystem {
   // the group Jacobians of all of them evaluated in one ConstraintJacobian call.
   void SubtractFrictionTerms(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                              std::span<const int> rows, Eigen::MatrixXd* H) const;
+  // Makes terms_ and group_rows_ the sliding entries of `rows`, unless they already are: within
+  // a phase every evaluation asks for the same rows, so the plan is made once per phase.
+  void PlanFrictionTerms(std::span<const int> rows) const;
+
+  // One sliding entry with μ_g > 0 among the rows of a ForceDirections call.
+  struct FrictionTerm {
+    Eigen::Index row;    // its row in H
+    std::size_t entry;   // its index in sliding_
+    Eigen::Index first;  // its first row in G_g_
+    Eigen::Index size;   // its number of group rows
+  };
 
   const MechanicalSystem& base_;
   std::vector<SlidingContact> sliding_;
@@ -190,7 +201,11 @@ class SlidingFrictionView final : public MechanicalSystem {
   // Workspace of ForceDirections (mutable: see the header on thread compatibility).
   mutable Eigen::MatrixXd G_g_;  // group Jacobians of the sliding entries, stacked
   mutable Eigen::VectorXd slip_, d_;
-  mutable std::vector<int> group_rows_;  // rows of G_g_: the sliding entries of `rows`, in order
+  // The plan of the last `rows` (PlanFrictionTerms); plan_valid_ is cleared with a new set.
+  mutable bool plan_valid_ = false;
+  mutable std::vector<int> plan_rows_;
+  mutable std::vector<FrictionTerm> terms_;
+  mutable std::vector<int> group_rows_;  // rows of G_g_: the group rows of terms_, in order
 };
 
 }  // namespace saltus::engine
