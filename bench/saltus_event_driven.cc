@@ -5,7 +5,8 @@
 // events::Simulation with the scene's options, except that nothing is written during the run:
 // output_step is set to 0 and the only observer records the events. The timed part, like the
 // Siconos driver's, covers building the system, setting up the simulation (SetState: initial
-// contact status) and running to t_end; not reading the scene nor writing the event file.
+// contact status) and running to t_end; not reading the scene, loading Siconos Numerics (which
+// the Siconos driver loads at start-up), nor writing the event file.
 //
 // Usage:
 //   saltus_event_driven SCENE.yaml [--integrator NAME] [--rtol R --atol A] [--t-end T]
@@ -24,9 +25,11 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "contact/siconos_loader.h"
 #include "events/simulation.h"
 #include "tools/scene.h"
 #include "tools/writers.h"
@@ -145,6 +148,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // Siconos Numerics, which Saltus loads on the first contact problem it solves
+  // (contact/siconos_loader.h), is loaded before the timed part: the Siconos driver has it loaded
+  // at start-up, so both time the same work.
+  try {
+    saltus::contact::LoadSiconosNumerics();
+  } catch (const std::runtime_error& e) {
+    std::cerr << "saltus_event_driven: " << e.what() << "\n";
+    return 2;
+  }
   EventRecorder recorder;
   std::string status = "finished", message;
   double t_reached = 0.0;

@@ -56,6 +56,8 @@ Function* Resolve(Function* /*declaration*/, const char* name) {
 
 bool SiconosNumericsLoaded() { return loaded; }
 
+void LoadSiconosNumerics() { Library(); }
+
 }  // namespace saltus::contact
 
 using saltus::contact::Resolve;

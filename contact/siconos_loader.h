@@ -16,4 +16,9 @@ namespace saltus::contact {
 // Whether Siconos Numerics has been loaded into this process (by a call through the loader).
 bool SiconosNumericsLoaded();
 
+// Loads Siconos Numerics now, as the first call through the loader would (a no-op once loaded):
+// for a program that must not pay the loading inside a timed region (bench/). Throws
+// std::runtime_error as that first call would.
+void LoadSiconosNumerics();
+
 }  // namespace saltus::contact
