@@ -1,15 +1,33 @@
 #include "tools/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 namespace saltus::tools {
 
+namespace {
+
+// Longest %.17g text: sign, 17 digits, point, "e-308" (25 characters).
+constexpr std::size_t kFormattedDoubleCapacity = 32;
+
+std::string_view Format(double x, char (&buffer)[kFormattedDoubleCapacity]) {
+  const std::to_chars_result r =
+      std::to_chars(buffer, buffer + kFormattedDoubleCapacity, x, std::chars_format::general, 17);
+  return {buffer, static_cast<std::size_t>(r.ptr - buffer)};
+}
+
+}  // namespace
+
 std::string FormatDouble(double x) {
-  char buffer[32];
-  const int n = std::snprintf(buffer, sizeof buffer, "%.17g", x);
-  return std::string(buffer, static_cast<std::size_t>(n));
+  char buffer[kFormattedDoubleCapacity];
+  return std::string(Format(x, buffer));
+}
+
+void AppendDouble(double x, std::string* out) {
+  char buffer[kFormattedDoubleCapacity];
+  out->append(Format(x, buffer));
 }
 
 void JsonWriter::Indent(std::size_t depth) {

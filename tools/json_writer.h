@@ -18,8 +18,12 @@
 
 namespace saltus::tools {
 
-// %.17g: shortest fixed width that round-trips every double.
+// %.17g: shortest fixed width that round-trips every double. Formatted by std::to_chars with
+// precision 17, which the standard defines as printf's %.17g in the C locale (the same text,
+// without printf's multi-precision digit generation).
 std::string FormatDouble(double x);
+// Appends FormatDouble(x) to *out without a temporary string (the writers' rows).
+void AppendDouble(double x, std::string* out);
 
 class JsonWriter {
  public:

@@ -16,9 +16,9 @@ constexpr events::EventKind kAllKinds[] = {
     events::EventKind::kTangentialImpact};
 static_assert(std::size(kAllKinds) == events::kNumEventKinds);
 
-void AppendDouble(double x, std::string* line) {
+void AppendField(double x, std::string* line) {
   line->push_back(',');
-  line->append(FormatDouble(x));
+  AppendDouble(x, line);
 }
 
 // summary.json's "topology" object (engine::TopologyReport, names from the model).
@@ -99,8 +99,8 @@ TrajectoryWriter::TrajectoryWriter(const engine::MechanicalSystem& system, std::
 
 void TrajectoryWriter::WriteRow(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   line_ = FormatDouble(t);
-  for (int i = 0; i < nq_; ++i) AppendDouble(i < q.size() ? q[i] : std::nan(""), &line_);
-  for (int i = 0; i < nv_; ++i) AppendDouble(i < v.size() ? v[i] : std::nan(""), &line_);
+  for (int i = 0; i < nq_; ++i) AppendField(i < q.size() ? q[i] : std::nan(""), &line_);
+  for (int i = 0; i < nv_; ++i) AppendField(i < v.size() ? v[i] : std::nan(""), &line_);
   line_.push_back('\n');
   out_ << line_;
   ++rows_;

@@ -4,11 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace saltus::tools {
 namespace {
@@ -58,6 +63,41 @@ TEST(JsonWriterTest, NumbersRoundTripExactly) {
   }
   EXPECT_EQ(FormatDouble(0.1), "0.10000000000000001");
   EXPECT_EQ(FormatDouble(2.0), "2");
+}
+
+// FormatDouble is std::to_chars with precision 17, which the standard defines as printf's %.17g
+// (C locale): the same text on random bit patterns (every exponent, subnormals, NaN payloads),
+// round numbers, and the values at the edges of the format (the shortest and longest texts, the
+// switch between fixed and exponent notation at 1e-5 and 1e17).
+TEST(JsonWriterTest, FormatDoubleIsPrintfPercent17g) {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0,
+                                -1.0,
+                                0.1,
+                                1e-5,
+                                9.9999999999999991e-6,
+                                1e16,
+                                1e17,
+                                123456789012345678.0,
+                                -2.5e-300,
+                                std::numeric_limits<double>::min(),
+                                std::numeric_limits<double>::denorm_min(),
+                                -std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 random(20261128);
+  for (int k = 0; k < 20000; ++k) values.push_back(std::bit_cast<double>(random()));
+  for (int k = -30; k <= 30; ++k) values.push_back(std::ldexp(1.0, k) / 3.0);
+  for (const double x : values) {
+    char expected[40];
+    std::snprintf(expected, sizeof expected, "%.17g", x);
+    ASSERT_EQ(FormatDouble(x), expected) << std::bit_cast<std::uint64_t>(x);
+    std::string appended = "t=";
+    AppendDouble(x, &appended);
+    ASSERT_EQ(appended, std::string("t=") + expected);
+  }
 }
 
 TEST(JsonWriterTest, NonFiniteNumbersAreNull) {
