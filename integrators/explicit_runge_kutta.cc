@@ -97,6 +97,7 @@ void ExplicitRungeKutta::DoReset() {
   reset_status_ = StepStatus::kAccepted;
   step_end_residual_ = -1.0;
   min_pivot_ratio_ = 1.0;
+  previous_filtered_err_ = -1.0;
   const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
   reference_pivot_ratio_ = min_pivot_ratio_;
   if (r != EvalResult::kOk) {
@@ -302,6 +303,14 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
 
     if (adaptive) {
       double h_next = h * StepFactor(err, tableau_.estimate_order, rejected);
+      // A near-singular step's filtered estimate can sit on a floor that does not shrink with h
+      // (header, "Near singular configurations"): when it did not fall although the step did not
+      // grow since the last accepted filtered step, the next step is not shrunk.
+      const bool on_floor = filtered_ && previous_filtered_err_ >= 0.0 &&
+                            h <= previous_filtered_h_ && err >= previous_filtered_err_;
+      if (on_floor && !rejected) h_next = std::max(h_next, h);
+      previous_filtered_err_ = filtered_ ? err : -1.0;
+      previous_filtered_h_ = h;
       // A step shortened only to meet t_limit says nothing against the step wanted before.
       if (last && !rejected) h_next = std::max(h_next, h_wanted);
       h_ = std::min(h_next, options_.h_max);

@@ -89,6 +89,15 @@
 // 1e-9, atol 1e-9/100: one step at t = 10.42693 s, 3.4e-7 J; not analysed further, presumably
 // the multipliers' errors ~ 1/σ² of stages next to it, leaking into the motion along the
 // manifold through the change of G within the step).
+// The filtered estimate can still sit on a floor that does not shrink with h (DOP853, rtol =
+// atol = 1e-10, t ≈ 18.711 s: scaled err 1e-4 … 1e-3 for every h from 3.5e-7 s to 3e-13 s).
+// Below err = 1 the controller keeps h only when err ≤ safety^(p+1) (0.3⁸ = 6.6e-5 for DOP853's
+// order-7 estimate, 0.3⁵ = 2.4e-3 for DOPRI5's): DOP853's accepted steps shrank by ~5 % each
+// until stages failed at h_min (linear_solve_failure after 9,440 steps). So when an accepted
+// filtered step follows an accepted filtered step at least as long and its err did not fall
+// (the estimate does not follow h^(p+1): a floor), the next step is not shrunk. Where the
+// estimate does fall with h (loose tolerances) nothing changes. DOP853, 20 s at rtol 1e-10:
+// 1,062 steps (bench/singular_positions.py, docs/benchmarks.md).
 //
 // KKT-solve accounting (stats().rhs_evaluations): 1 per Reset (the first stage), +1 per Reset
 // when h_init = 0 (the automatic initial step's probe), 6 per attempted step (accepted or
@@ -274,6 +283,8 @@ class ExplicitRungeKutta : public Integrator {
   std::vector<int> all_rows_;  // the active rows given to Reset (rows_ and dropped_rows_)
   Eigen::VectorXd filter_;     // error part in null(G) near a singular configuration
   bool filtered_ = false;      // the last LocalError left out the constrained part
+  // err and h of the last accepted step if its estimate was filtered, else err = −1 (DoStep).
+  double previous_filtered_err_ = -1.0, previous_filtered_h_ = 0.0;
   // The current step attempt saw a singular configuration (header).
   bool NearSingular() const {
     return min_pivot_ratio_ < kNearSingularPivotDrop * reference_pivot_ratio_;
