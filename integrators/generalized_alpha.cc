@@ -77,6 +77,7 @@ void GeneralizedAlpha::DoReset() {
   jacobians_stale_ = true;
   S_lu_.Invalidate();
   P_lu_.Invalidate();
+  reference_s_pivot_ratio_ = 0.0;
   U_.setZero(nv);
   nu_.setZero(m);
   if (reset_status_ != StepStatus::kAccepted) return;
@@ -149,6 +150,7 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
   ++stats_.factorizations;
   h_matrix_ = h;
   if (!S_lu_.Factorize(S_)) return false;
+  reference_s_pivot_ratio_ = std::max(reference_s_pivot_ratio_, S_lu_.pivot_ratio());
   if (options_.formulation == Formulation::kStabilizedIndex2) {
     // Position correction (eq. 24) on the position-level rows; ν = 0 on the velocity-level rows.
     P_ = S_;
@@ -235,6 +237,12 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
     NewtonMonitor monitor(mo);
     monitor.Start();
     NewtonProgress progress = NewtonProgress::kContinue;
+    // Near a rank drop of G (header, "Near singular configurations"): consecutive updates that
+    // stopped contracting with residuals and position updates converged.
+    const bool near_singular =
+        ggl && m > 0 && S_lu_.pivot_ratio() < kNearSingularPivotDrop * reference_s_pivot_ratio_;
+    double previous_increment = 0.0;
+    int stalls = 0;
     while (progress == NewtonProgress::kContinue) {
       // Second attempt: full Newton (matrices at every iterate). Simplified Newton with
       // matrices from the start of the step contracts too slowly when the constraint normals
@@ -279,7 +287,8 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
       const double q_scale = 1.0 + q_new_.lpNorm<Eigen::Infinity>();
       const double v_scale = 1.0 + v_new_.lpNorm<Eigen::Infinity>();
       const double dv_norm = x_.head(nv).lpNorm<Eigen::Infinity>();
-      double increment = std::max(beta2 * dv_norm / q_scale, gamma2 * dv_norm / v_scale);
+      double position_increment = beta2 * dv_norm / q_scale;
+      double increment = std::max(position_increment, gamma2 * dv_norm / v_scale);
       if (options_.adaptive) {
         // Also below kNewtonErrorFraction of the error tolerance, so that tight rtol are met.
         e_ = gamma2 * x_.head(nv);
@@ -299,11 +308,19 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
         P_lu_.Solve(-r_, &x_);
         U_ += x_.head(nv);
         nu_ += x_.tail(m);
-        increment = std::max(increment, x_.head(nv).lpNorm<Eigen::Infinity>() / q_scale);
+        position_increment =
+            std::max(position_increment, x_.head(nv).lpNorm<Eigen::Infinity>() / q_scale);
+        increment = std::max(increment, position_increment);
         UpdateState(h);
       }
       ++stats_.newton_iterations;
-      progress = monitor.Update(std::max({increment, residual_c, residual_g}));
+      const double tol = options_.newton_tol;
+      const bool floor_reached = near_singular && monitor.iterations() > 0 &&
+                                 std::max({residual_c, residual_g, position_increment}) <= tol;
+      stalls = floor_reached && increment >= 0.5 * previous_increment ? stalls + 1 : 0;
+      previous_increment = increment;
+      progress = stalls >= 2 ? NewtonProgress::kConverged
+                             : monitor.Update(std::max({increment, residual_c, residual_g}));
       if (progress == NewtonProgress::kConverged && m > 0 &&
           monitor.iterations() < options_.max_newton_iterations) {
         // The accepted state must meet its constraint levels to newton_tol: check it.
