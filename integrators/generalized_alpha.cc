@@ -321,6 +321,12 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
       previous_increment = increment;
       progress = stalls >= 2 ? NewtonProgress::kConverged
                              : monitor.Update(std::max({increment, residual_c, residual_g}));
+      // On the floor the monitor's divergence test sees the alternation, not a divergence: the
+      // iteration goes on (within the budget) until the stall test decides.
+      if (progress == NewtonProgress::kDiverging && stalls == 1 &&
+          monitor.iterations() < options_.max_newton_iterations) {
+        progress = NewtonProgress::kContinue;
+      }
       if (progress == NewtonProgress::kConverged && m > 0 &&
           monitor.iterations() < options_.max_newton_iterations) {
         // The accepted state must meet its constraint levels to newton_tol: check it.
