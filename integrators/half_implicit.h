@@ -25,7 +25,16 @@
 // divided by h, so tiny steps — the last one before an event or t_limit — need a residual
 // O(h)), or when the increment reaches round-off (then ‖g‖∞ ≤ 64 ε (1 + ‖q‖∞) is accepted). Its
 // contraction rate is O(h) (the mismatch between G_n and G(q_{n+1})), so two or three iterations
-// suffice. Only M, F, g and G are needed: no force, mass-matrix or constraint-force Jacobian (the
+// suffice. Near a rank drop of G (N's pivot ratio, IterationMatrix::pivot_ratio, below
+// kNearSingularPivotDrop = 1e-3 times the largest since Reset; the double four-bar with all bars
+// on the ground line) the increment does not reach that round-off level: with g at 4e-16 the
+// updates stalled at 5e-14 … 2e-13 (round-off divided by σ_min), just above 64 ε (1 + ‖q‖∞) =
+// 5e-14, and every step failed down to h_min (newton_failure at t = 0.7135 s for rtol 1e-9 and
+// 1e-10). There an increment that stopped contracting (≥ ½ the previous) twice in a row with
+// ‖g‖∞ ≤ 64 ε (1 + ‖q‖∞) counts as having reached round-off (the null-space Newmark rule,
+// nullspace_newmark.h). Measured, 20 s: rtol 1e-9 now stops at t = 5.114 s
+// (linear_solve_failure), 1e-10 at 2.657 s (newton_failure), not analysed further.
+// Only M, F, g and G are needed: no force, mass-matrix or constraint-force Jacobian (the
 // point of the scheme). M_n, F_n and G_n of the next step are evaluated at the end of each accepted
 // step; a non-finite F there rejects the step with kNonFinite (the state stays at t_n).
 //
@@ -118,6 +127,10 @@ class HalfImplicit final : public Integrator {
 
   StepStatus reset_status_ = StepStatus::kAccepted;
   IterationMatrix N_lu_;
+  // Near a rank drop of G (header): N_lu_'s pivot ratio below kNearSingularPivotDrop times the
+  // largest since Reset (as bdf.h).
+  static constexpr double kNearSingularPivotDrop = 1e-3;
+  double reference_pivot_ratio_ = 0.0;
   // At t_n.
   Eigen::MatrixXd M_, G_, H_, N_, G_new_;  // H_: force directions (non-ideal forces only)
   Eigen::VectorXd F_;
