@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
 #include "engine/block_sparse.h"
@@ -343,9 +344,11 @@ void ForceWitness::BeginStep(const StepSamples& samples) {
   if (samples.t0() == phase_start_ && shift_.size() == 0 && !rows_.empty()) {
     // φ at the phase start: a contact kept with φ ≤ 0 is watched from there (see the header).
     const double margin = std::max(ctx_.opt.thresholds.tau3, kMinimumMargin);
-    Values(forces_.At(0), &shift_);
+    const VectorXd& lambda = forces_.At(0);
+    Values(lambda, &shift_);
     for (Eigen::Index k = 0; k < shift_.size(); ++k) {
-      const bool watch = shift_[k] <= 0 && WatchFromStart(static_cast<std::size_t>(k));
+      const bool watch =
+          shift_[k] <= 0 && WatchFromStart(static_cast<std::size_t>(k), lambda, shift_[k]);
       shift_[k] = watch ? margin - shift_[k] : 0.0;
     }
   }
@@ -396,7 +399,8 @@ void NormalForceWitness::Prepare() {
   for (std::size_t k = 0; k < rows_.size(); ++k) normal_[k] = ActivePosition(rows_[k]);
 }
 
-bool NormalForceWitness::WatchFromStart(std::size_t k) const {
+bool NormalForceWitness::WatchFromStart(std::size_t k, const VectorXd& /*lambda_start*/,
+                                        double /*phi_start*/) const {
   const ContactState* s = modes_.state(rows_[k]);
   return s != nullptr && s->mode == ContactMode::kSlip;
 }
@@ -428,6 +432,7 @@ void NormalForceWitness::Values(const VectorXd& lambda_active, VectorXd* phi) co
 }
 
 void StickWitness::StartPhase(double t, const VectorXd& q) {
+  NewPhase(t);
   groups_.clear();
   const std::vector<int>& sticking = modes_.sticking();
   if (sticking.empty()) return;
@@ -520,16 +525,28 @@ Eigen::Vector2d StickWitness::TangentialSum(const VectorXd& lambda_active, std::
   return sum;
 }
 
+double StickWitness::Capacity(const VectorXd& lambda_active, std::size_t k) const {
+  double capacity = 0.0;
+  for (std::size_t m = member_start_[k]; m < member_start_[k + 1]; ++m) {
+    capacity += mu_[m] * lambda_active[normal_[m]];
+  }
+  return capacity;
+}
+
 void StickWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
   phi->resize(static_cast<Eigen::Index>(groups_.size()));
   for (std::size_t k = 0; k < groups_.size(); ++k) {
-    double capacity = 0.0;
-    for (std::size_t m = member_start_[k]; m < member_start_[k + 1]; ++m) {
-      capacity += mu_[m] * lambda_active[normal_[m]];
-    }
-    (*phi)[static_cast<Eigen::Index>(k)] =
-        capacity - TangentialSum(lambda_active, k).norm() + ctx_.opt.thresholds.tau3;
+    (*phi)[static_cast<Eigen::Index>(k)] = Capacity(lambda_active, k) -
+                                           TangentialSum(lambda_active, k).norm() +
+                                           ctx_.opt.thresholds.tau3;
   }
+}
+
+bool StickWitness::WatchFromStart(std::size_t k, const VectorXd& lambda_start,
+                                  double phi_start) const {
+  // |Σλ_T| − μλ_N = τ₃ − φ: how far outside its cone the group starts.
+  const double outside = ctx_.opt.thresholds.tau3 - phi_start;
+  return outside <= std::sqrt(std::numeric_limits<double>::epsilon()) * Capacity(lambda_start, k);
 }
 
 void StickWitness::Fired(double t_event, std::vector<int>* rows) {

@@ -198,12 +198,17 @@ class GapWitness final : public WitnessSet {
 // (the contact pulls, or the friction leaves the cone, for the whole phase). Such a contact is
 // watched through φ_k − φ_k(t_phase) + max(τ₃, kMinimumMargin): its event fires once the force
 // has fallen by the hysteresis from its value at the phase start, and the switch decides again.
-// This applies to the normal force of sliding contacts only (WatchFromStart). A frictionless
+// This applies (WatchFromStart) to the normal force of sliding contacts, and to a sticking group
+// whose force starts outside its cone by at most √ε of its capacity μλ_N: its force sits on the
+// cone's boundary to the accuracy of the contact problem (tolerance 1e-10 relative), as after a
+// slip → stick decision at the instant the friction reaches its limit (a friction oscillator on
+// its limit cycle), and if the required force keeps growing the stick must end. A frictionless
 // closed contact below −τ₃ at the start is one of redundant rows whose minimum-norm share the
-// contact problem did not choose, and a sticking contact at the cone's boundary may be one of
-// near-redundant stick rows whose split is ill-conditioned: watching those from their start
-// value repeats the same decision (a 50-sphere pile: 46,368 take-offs instead of 817 in 1.4 s; a
-// flexible beam sticking at both ends: 2000 stick decisions at one instant).
+// contact problem did not choose, and a sticking group further outside its cone holds one share
+// of near-redundant stick rows whose split is ill-conditioned (the sum over them is inside):
+// watching those from their start value repeats the same decision (a 50-sphere pile: 46,368
+// take-offs instead of 817 in 1.4 s; a flexible beam sticking at both ends, 5 % outside at each
+// end: 2000 stick decisions at one instant).
 class ForceWitness : public WitnessSet {
  public:
   // The margin of a contact that starts its phase at φ ≤ 0 when τ₃ = 0 (N).
@@ -228,8 +233,12 @@ class ForceWitness : public WitnessSet {
   Eigen::Index ActivePosition(int row) const;
   // λ of the active rows at time t of the dense output.
   const Eigen::VectorXd& ForceAtTime(double t);
-  // Whether contact k may be watched from its phase-start value (see above).
-  virtual bool WatchFromStart(std::size_t /*k*/) const { return false; }
+  // Whether contact k, whose function starts at phi_start ≤ 0 with the active rows' forces
+  // lambda_start, is watched from its phase-start value (see above).
+  virtual bool WatchFromStart(std::size_t /*k*/, const Eigen::VectorXd& /*lambda_start*/,
+                              double /*phi_start*/) const {
+    return false;
+  }
   // Values plus the phase-start shift of the contacts that started at φ ≤ 0.
   void ShiftedValues(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const;
 
@@ -264,7 +273,9 @@ class NormalForceWitness final : public ForceWitness {
  private:
   void Prepare() override;
   void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const override;
-  bool WatchFromStart(std::size_t k) const override;  // sliding contacts only
+  // Sliding contacts only.
+  bool WatchFromStart(std::size_t k, const Eigen::VectorXd& lambda_start,
+                      double phi_start) const override;
   std::vector<Eigen::Index> normal_;  // position of each contact's λ_N in the active rows
   std::vector<int> unloaded_;         // set by Fired
 };
@@ -294,6 +305,11 @@ class StickWitness final : public ForceWitness {
  private:
   void Prepare() override;
   void Values(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const override;
+  // Groups on the cone's boundary to √ε of their capacity (header of ForceWitness).
+  bool WatchFromStart(std::size_t k, const Eigen::VectorXd& lambda_start,
+                      double phi_start) const override;
+  // Σ μ λ_N of group k.
+  double Capacity(const Eigen::VectorXd& lambda_active, std::size_t k) const;
   // Σ λ_T of group k.
   Eigen::Vector2d TangentialSum(const Eigen::VectorXd& lambda_active, std::size_t k) const;
 
