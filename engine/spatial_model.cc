@@ -748,7 +748,7 @@ int SpatialModel::FindJoint(const std::string& name) const {
 }
 
 Eigen::VectorXd SpatialModel::InitialPositions() const {
-  Eigen::VectorXd q(num_q());
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(num_q());  // η = 0
   for (int i = 0; i < num_bodies(); ++i) {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
     q.segment<3>(QOffset(i)) = body.position;
@@ -758,7 +758,7 @@ Eigen::VectorXd SpatialModel::InitialPositions() const {
 }
 
 Eigen::VectorXd SpatialModel::InitialVelocities() const {
-  Eigen::VectorXd v(num_v());
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(num_v());  // η̇ = 0
   for (int i = 0; i < num_bodies(); ++i) {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
     v.segment<3>(VOffset(i)) = body.velocity;
