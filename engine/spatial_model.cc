@@ -753,6 +753,9 @@ Eigen::VectorXd SpatialModel::InitialPositions() const {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
     q.segment<3>(QOffset(i)) = body.position;
     q.segment<4>(QOffset(i) + 3) = body.quaternion;
+    if (body.modal_position.size() > 0) {
+      q.segment(QOffset(i) + 7, body.modal_position.size()) = body.modal_position;
+    }
   }
   return q;
 }
@@ -763,6 +766,9 @@ Eigen::VectorXd SpatialModel::InitialVelocities() const {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
     v.segment<3>(VOffset(i)) = body.velocity;
     v.segment<3>(VOffset(i) + 3) = body.angular_velocity;
+    if (body.modal_velocity.size() > 0) {
+      v.segment(VOffset(i) + 6, body.modal_velocity.size()) = body.modal_velocity;
+    }
   }
   return v;
 }
@@ -778,6 +784,14 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
   if (body.beam) {
     // Throws std::invalid_argument naming the body (E, ρ, sizes, I_xz, the mode count).
     beam = std::make_shared<const SpatialFlexibleBeam>(*body.beam, body.second_moment_xz, label);
+    for (const auto& [field, x] : {std::pair("modal_position", &body.modal_position),
+                                   std::pair("modal_velocity", &body.modal_velocity)}) {
+      if (x->size() != 0 && x->size() != beam->num_modes()) {
+        Fail(label, std::string(field) + " has " + std::to_string(x->size()) +
+                        " entries, the body " + std::to_string(beam->num_modes()) + " modes");
+      }
+      if (!x->allFinite()) Fail(label, std::string(field) + " must be finite");
+    }
   } else {
     RequireFinite(label, "mass", body.mass);
     if (!(body.mass > 0.0)) Fail(label, "mass must be > 0, got " + Num(body.mass));

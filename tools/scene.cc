@@ -1490,7 +1490,9 @@ class SceneParser {
                       "position",
                       "quaternion",
                       "velocity",
-                      "angular_velocity"}));
+                      "angular_velocity",
+                      "modal_position",
+                      "modal_velocity"}));
     engine::BeamProperties beam;
     beam.length = r.RequiredNumber("length", Range::kPositive);
     beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
@@ -1539,6 +1541,14 @@ class SceneParser {
     beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
     beam.modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
     body.beam = beam;
+    if (r.Has("modal_position")) {
+      body.modal_position = r.Vector("modal_position", beam.modes, "[eta1, ..., eta_m] (m = modes)",
+                                     Eigen::VectorXd());
+    }
+    if (r.Has("modal_velocity")) {
+      body.modal_velocity = r.Vector("modal_velocity", beam.modes,
+                                     "[veta1, ..., veta_m] (m = modes)", Eigen::VectorXd());
+    }
     ParseSpatialPose(r, &body, scene);
   }
 

@@ -466,6 +466,59 @@ namespace {
 // frame origin; about the world origin L = R L̄_o + r × p). Bound: DOPRI5's local error is below
 // rtol relative to the state per accepted step, and these quantities are quadratic in it, so
 // their drift is at most 2 N rtol over N steps (as in tests/engine/spatial_flexible_tumbling_test).
+// A spatial flexible body pinned at node 0 (the keys of examples/flexible/pinned_beam_3d.yaml).
+constexpr const char* kSpatialScene = R"(scene: s
+dimension: 3
+flexible_bodies:
+  - name: beam
+    length: 1.0
+    E: 7.0e10
+    density: 2700
+    area: 2.0e-4
+    second_moment: 1.7e-9
+    second_moment_xz: 6.7e-9
+    elements: 4
+    modes: 4
+joints:
+  - name: pivot
+    type: spherical
+    body_a: ground
+    body_b: beam
+    node_b: 0
+simulation:
+  t_end: 0.1
+)";
+
+std::string EditSpatial(const std::string& from, const std::string& to) {
+  std::string yaml = kSpatialScene;
+  const std::size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in the scene";
+  if (at != std::string::npos) yaml.replace(at, from.size(), to);
+  return yaml;
+}
+
+TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
+  using test_support::ExpectSceneErrorAt;
+  ExpectSceneErrorAt(EditSpatial("    E: 7.0e10\n", "    E: -1\n"), "    E: -1",
+                     {"flexible body 'beam'", "E must be > 0"});
+  ExpectSceneErrorAt(EditSpatial("    density: 2700\n", "    density: 0\n"), "    density: 0",
+                     {"density must be > 0"});
+  ExpectSceneErrorAt(EditSpatial("    second_moment_xz: 6.7e-9\n", "    second_moment_xz: -2\n"),
+                     "    second_moment_xz: -2", {"second_moment_xz must be > 0"});
+  ExpectSceneErrorAt(EditSpatial("    length: 1.0\n", "    length: 0\n"), "    length: 0",
+                     {"length must be > 0"});
+  ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 21\n"), "    modes: 21",
+                     {"flexible body 'beam'", "modes must be at most 20"});
+  ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 4\n    reduction: craig_bampton\n"),
+                     "    reduction: craig_bampton", {"reduction"});
+  ExpectSceneErrorAt(EditSpatial("    node_b: 0\n", "    node_b: 5\n"), "    node_b: 5",
+                     {"joint 'pivot'", "node_b 5 does not exist", "nodes 0..4"});
+  ExpectSceneErrorAt(EditSpatial("    node_b: 0\n", "    node_b: 0\n    point_b: [0, 0, 0]\n"),
+                     "    node_b: 0", {"node_b and point_b are exclusive"});
+  ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 4\n    modal_position: [1, 2]\n"),
+                     "    modal_position: [1, 2]", {"modal_position must be a list of 4 numbers"});
+}
+
 TEST(SpatialFlexibleScene, ExamplesConserveEnergyAndMomentaThroughTheCli) {
   namespace fs = std::filesystem;
   const fs::path examples = fs::path(SALTUS_EXAMPLES_DIR) / "flexible";
