@@ -106,7 +106,8 @@ struct SpatialBody {
   std::optional<BeamProperties> beam = std::nullopt;
   double second_moment_xz = 0.0;  // m⁴, > 0 for a flexible body
   // Initial η and η̇ of a flexible body: empty (zero) or m entries.
-  Eigen::VectorXd modal_position, modal_velocity;
+  Eigen::VectorXd modal_position = Eigen::VectorXd();
+  Eigen::VectorXd modal_velocity = Eigen::VectorXd();
 };
 
 enum class SpatialJointType {

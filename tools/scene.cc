@@ -661,14 +661,14 @@ class SceneParser {
     }
   }
 
-  // `key` (node_a, node_b, node): a node index of the flexible body `body`, exclusive with
-  // `point_key`; −1 when absent.
+  // `key` (node_a, node_b, node): a node index of the flexible body `body` of `bodies` (planar
+  // or spatial), exclusive with `point_key`; −1 when absent.
+  template <class Body>
   int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
-              const Scene& scene) const {
+              const std::vector<Body>& bodies) const {
     const YAML::Node* value = r.Find(key);
     if (value == nullptr) return -1;
-    const engine::PlanarBody* b =
-        body >= 0 ? &scene.bodies[static_cast<std::size_t>(body)] : nullptr;
+    const Body* b = body >= 0 ? &bodies[static_cast<std::size_t>(body)] : nullptr;
     if (b == nullptr || !b->beam) {
       r.Fail(*value, std::string(key) + " needs a flexible body, but '" +
                          (b ? b->name : std::string(kGroundName)) + "' is not one");
@@ -683,6 +683,10 @@ class SceneParser {
                          b->name + "' has nodes 0.." + std::to_string(b->beam->elements));
     }
     return node;
+  }
+  int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
+              const Scene& scene) const {
+    return NodeRef(r, key, point_key, body, scene.bodies);
   }
 
   void ParseJoint(const YAML::Node& node, Scene* scene) {
@@ -1552,29 +1556,6 @@ class SceneParser {
     ParseSpatialPose(r, &body, scene);
   }
 
-  // `key` (node_a, node_b) of a spatial joint: a node of the flexible `body`, exclusive with
-  // `point_key`; −1 when absent.
-  int SpatialNodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
-                     const SpatialScene& sp) const {
-    const YAML::Node* value = r.Find(key);
-    if (value == nullptr) return -1;
-    const engine::SpatialBody* b = body >= 0 ? &sp.bodies[static_cast<std::size_t>(body)] : nullptr;
-    if (b == nullptr || !b->beam) {
-      r.Fail(*value, std::string(key) + " needs a flexible body, but '" +
-                         (b ? b->name : std::string(kGroundName)) + "' is not one");
-    }
-    if (r.Has(point_key)) {
-      r.Fail(*value, std::string(key) + " and " + std::string(point_key) +
-                         " are exclusive (a node is its own point)");
-    }
-    const int node = r.Integer(key, 0, 0);
-    if (node > b->beam->elements) {
-      r.Fail(*value, std::string(key) + " " + std::to_string(node) + " does not exist: '" +
-                         b->name + "' has nodes 0.." + std::to_string(b->beam->elements));
-    }
-    return node;
-  }
-
   // Initial pose of a body (ground: identity).
   static Eigen::Matrix3d InitialRotation(const SpatialScene& sp, int body) {
     if (body == engine::kGround) return Eigen::Matrix3d::Identity();
@@ -1626,8 +1607,8 @@ class SceneParser {
     joint.body_a = BodyRef(r, "body_a");
     joint.body_b = BodyRef(r, "body_b");
     RequireDistinct(r, joint.body_a, joint.body_b);
-    joint.node_a = SpatialNodeRef(r, "node_a", "point_a", joint.body_a, sp);
-    joint.node_b = SpatialNodeRef(r, "node_b", "point_b", joint.body_b, sp);
+    joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, sp.bodies);
+    joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, sp.bodies);
     joint.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
     // A node's undeformed place in its body frame: (X_k, 0, 0).
     const auto node_point = [&](int beam_body, int k) {
