@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -171,6 +172,61 @@ void AddVectorJacobian(const BodyKin& k, const Eigen::Vector3d& u, const Eigen::
   row.template segment<3>(k.v0 + 3) += u.cross(k.R.transpose() * c).transpose();
 }
 
+// A joint point: a point s̄ of a body frame, p = r + R s̄, or a node of a flexible body, where
+// s̄ = ū(X_k, η) moves in the body frame (engine/flexible_beam_spatial.h): ṡ = B η̇, and the
+// v̇-free part of s̈ is −(η̇ᵀ H η̇) e_x, so that
+//   ṗ = ṙ + R (ω × s̄ + B η̇),   p̈_free = R (ω × (ω × s̄) + 2 ω × B η̇ − (η̇ᵀ H η̇) e_x),
+// and ∂(c·ṗ)/∂v = (c, s̄ × Rᵀ c, Bᵀ Rᵀ c) on (ṙ, ω, η̇). A rigid point evaluates the BodyKin
+// expressions unchanged.
+struct JointPoint {
+  const BodyKin* k = nullptr;
+  Eigen::Vector3d s = Eigen::Vector3d::Zero();
+  bool node = false;
+  Eigen::Vector3d s_rate = Eigen::Vector3d::Zero();  // B η̇
+  Eigen::Vector3d s_acc = Eigen::Vector3d::Zero();   // −(η̇ᵀ H η̇) e_x
+  Eigen::Matrix<double, 3, Eigen::Dynamic> B;
+
+  Eigen::Vector3d Point() const { return k->Point(s); }
+  Eigen::Vector3d Rate() const {
+    return node ? Eigen::Vector3d(k->r_dot + k->R * (k->omega.cross(s) + s_rate)) : k->PointRate(s);
+  }
+  Eigen::Vector3d AccFree() const {
+    return node ? Eigen::Vector3d(k->R * (k->omega.cross(k->omega.cross(s)) +
+                                          2.0 * k->omega.cross(s_rate) + s_acc))
+                : k->PointAccFree(s);
+  }
+  template <class Row>
+  void AddJacobian(const Eigen::Vector3d& c, Row&& row) const {
+    AddPointJacobian(*k, s, c, row);
+    if (node)
+      row.segment(k->v0 + 6, B.cols()) += (B.transpose() * (k->R.transpose() * c)).transpose();
+  }
+};
+
+// The joint point of body kinematics `k` at body point `s`, or at `node` (a beam point of the
+// flexible body of k) when it is non-null; `v` null: positions only.
+JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eigen::Vector3d& s,
+                          const SpatialBeamPoint* node, const Eigen::VectorXd& q,
+                          const Eigen::VectorXd* v) {
+  JointPoint p;
+  p.k = &k;
+  if (node == nullptr) {
+    p.s = s;
+    return p;
+  }
+  const SpatialFlexibleBeam& beam = *model.beam(k.body);
+  const int m = beam.num_modes();
+  const auto eta = q.segment(model.QOffset(k.body) + 7, m);
+  const SpatialBeamMotion motion = v ? beam.Motion(*node, eta, v->segment(k.v0 + 6, m))
+                                     : beam.Motion(*node, eta, Eigen::VectorXd());
+  p.node = true;
+  p.s = motion.u;
+  p.s_rate = motion.u_dot;
+  p.s_acc = Eigen::Vector3d(-motion.hdot, 0.0, 0.0);
+  p.B = motion.B;
+  return p;
+}
+
 // Generalized force of a world force f at body point s̄ and a world torque n.
 void AddWrench(const BodyKin& k, const Eigen::Vector3d& s, const Eigen::Vector3d& f,
                const Eigen::Vector3d& n, Eigen::VectorXd* F) {
@@ -212,10 +268,11 @@ struct Row {
   int joint = 0;
   int component = 0;  // kPoint: x, y or z
   int body_a = kGround, body_b = kGround;
-  Eigen::Vector3d s_a, s_b;  // joint points (body frames)
-  Eigen::Vector3d u_a;       // dot1, dot2: vector on a (body-a frame)
-  Eigen::Vector3d w_b;       // dot1: vector on b (body-b frame)
-  double length = 0.0;       // distance
+  int node_a = -1, node_b = -1;  // nodes of flexible bodies (SpatialJoint::node_a, node_b)
+  Eigen::Vector3d s_a, s_b;      // joint points (body frames)
+  Eigen::Vector3d u_a;           // dot1, dot2: vector on a (body-a frame)
+  Eigen::Vector3d w_b;           // dot1: vector on b (body-b frame)
+  double length = 0.0;           // distance
   // Drivers: angle (dot1 with ū_a(t) = cos φ y_a − sin φ x_a) or displacement (dot2 − s(t)).
   const SpatialDriver* driver = nullptr;
   // Angle driver: the joint frames (x̄_a, ȳ_a are axes_a's columns 0, 1). A pointer rather than
@@ -340,7 +397,7 @@ class SpatialJointBlock : public ConstraintBlock {
     Eigen::Vector3d point_d = Eigen::Vector3d::Zero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const RowHead& head = heads_[static_cast<std::size_t>(rows[k])];
-      if (head.type == RowType::kPoint) {
+      if (head.type == RowType::kPoint && !AtNode(rows[k])) {
         if (head.joint != point_joint) {
           const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
           point_d = KinOf(*model_, head.body_b, q, cache).Point(p.s_b) -
@@ -353,7 +410,8 @@ class SpatialJointBlock : public ConstraintBlock {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const BodyKin a = KinOf(*model_, row.body_a, q, cache);
       const BodyKin b = KinOf(*model_, row.body_b, q, cache);
-      const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
+      const JointPoint pa = PointA(row, a, q, nullptr), pb = PointB(row, b, q, nullptr);
+      const Eigen::Vector3d d = pb.Point() - pa.Point();
       double value = 0.0;
       switch (row.type) {
         case RowType::kPoint:
@@ -382,8 +440,10 @@ class SpatialJointBlock : public ConstraintBlock {
     G.setZero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      JacobianRow(row, t, KinOf(*model_, row.body_a, q, cache),
-                  KinOf(*model_, row.body_b, q, cache), G.row(static_cast<Eigen::Index>(k)));
+      const BodyKin a = KinOf(*model_, row.body_a, q, cache);
+      const BodyKin b = KinOf(*model_, row.body_b, q, cache);
+      JacobianRow(row, t, PointA(row, a, q, nullptr), PointB(row, b, q, nullptr),
+                  G.row(static_cast<Eigen::Index>(k)));
     }
   }
 
@@ -433,14 +493,22 @@ class SpatialJointBlock : public ConstraintBlock {
     a.v0 = 0;  // columns of the 12-wide row: a's 6-block, then b's
     b.v0 = 6;
     blocks->setZero();
-    JacobianRow(row, t, a, b, *blocks);
+    JacobianRow(row, t, PointA(row, a, q, nullptr), PointB(row, b, q, nullptr), *blocks);
   }
 
-  // G row += ∂ġ/∂v of `row`, with the bodies' columns at a.v0 and b.v0.
+  // G row += ∂ġ/∂v of `row`, with the bodies' columns at a.v0 and b.v0 (pa.k, pb.k).
   template <class GRow>
-  static void JacobianRow(const Row& row, double t, const BodyKin& a, const BodyKin& b,
+  static void JacobianRow(const Row& row, double t, const JointPoint& pa, const JointPoint& pb,
                           GRow&& G_row) {
+    const BodyKin& a = *pa.k;
+    const BodyKin& b = *pb.k;
     {
+      if (row.type == RowType::kPoint && (pa.node || pb.node)) {
+        const Eigen::Vector3d e = Eigen::Vector3d::Unit(row.component);
+        if (a.body != kGround) pa.AddJacobian(e, G_row);
+        if (b.body != kGround) pb.AddJacobian(-e, G_row);
+        return;
+      }
       if (row.type == RowType::kPoint) {
         // g = (p_a − p_b)_c: ∂ġ/∂v = (e_c, s̄_a × Rₐᵀ e_c) on a, the opposite with s̄_b on b
         // (Rᵀ e_c is row c of R; AddPointJacobian without its matrix-vector product).
@@ -455,7 +523,7 @@ class SpatialJointBlock : public ConstraintBlock {
         }
         return;
       }
-      const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
+      const Eigen::Vector3d d = pb.Point() - pa.Point();
       switch (row.type) {
         case RowType::kPoint:
           break;
@@ -472,15 +540,15 @@ class SpatialJointBlock : public ConstraintBlock {
           // ġ = u̇_a · d + u_a · (ṗ_b − ṗ_a) − ṡ.
           const Eigen::Vector3d u = a.Vector(row.u_a);
           AddVectorJacobian(a, row.u_a, d, G_row);
-          AddPointJacobian(b, row.s_b, u, G_row);
-          AddPointJacobian(a, row.s_a, -u, G_row);
+          if (b.body != kGround) pb.AddJacobian(u, G_row);
+          if (a.body != kGround) pa.AddJacobian(-u, G_row);
           break;
         }
         case RowType::kDistance: {
           // ġ = d · ḋ / L.
           const Eigen::Vector3d c = d / row.length;
-          AddPointJacobian(b, row.s_b, c, G_row);
-          AddPointJacobian(a, row.s_a, -c, G_row);
+          if (b.body != kGround) pb.AddJacobian(c, G_row);
+          if (a.body != kGround) pa.AddJacobian(-c, G_row);
           break;
         }
       }
@@ -497,7 +565,7 @@ class SpatialJointBlock : public ConstraintBlock {
     Eigen::Vector3d point_acc = Eigen::Vector3d::Zero();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const RowHead& head = heads_[static_cast<std::size_t>(rows[k])];
-      if (head.type == RowType::kPoint) {
+      if (head.type == RowType::kPoint && !AtNode(rows[k])) {
         if (head.joint != point_joint) {
           const JointPoints& p = points_[static_cast<std::size_t>(head.joint)];
           const BodyKin a = KinOf(*model_, head.body_a, q, v, cache);
@@ -511,9 +579,10 @@ class SpatialJointBlock : public ConstraintBlock {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const BodyKin a = KinOf(*model_, row.body_a, q, v, cache);
       const BodyKin b = KinOf(*model_, row.body_b, q, v, cache);
-      const Eigen::Vector3d d = b.Point(row.s_b) - a.Point(row.s_a);
-      const Eigen::Vector3d d_dot = b.PointRate(row.s_b) - a.PointRate(row.s_a);
-      const Eigen::Vector3d d_acc = b.PointAccFree(row.s_b) - a.PointAccFree(row.s_a);
+      const JointPoint pa = PointA(row, a, q, &v), pb = PointB(row, b, q, &v);
+      const Eigen::Vector3d d = pb.Point() - pa.Point();
+      const Eigen::Vector3d d_dot = pb.Rate() - pa.Rate();
+      const Eigen::Vector3d d_acc = pb.AccFree() - pa.AccFree();
       double value = 0.0;
       switch (row.type) {
         case RowType::kPoint:
@@ -579,6 +648,8 @@ class SpatialJointBlock : public ConstraintBlock {
     row.joint = joint_index;
     row.body_a = joint.body_a;
     row.body_b = joint.body_b;
+    row.node_a = joint.node_a;
+    row.node_b = joint.node_b;
     row.s_a = f.point_a;
     row.s_b = f.point_b;
     row.u_a = Eigen::Vector3d::Zero();
@@ -587,6 +658,13 @@ class SpatialJointBlock : public ConstraintBlock {
   }
   void Add(const Row& row, std::string name) {
     rows_.push_back(row);
+    const bool at_node = row.node_a >= 0 || row.node_b >= 0;
+    at_node_.push_back(at_node ? 1 : 0);
+    has_nodes_ = has_nodes_ || at_node;
+    const auto j = static_cast<std::size_t>(row.joint);
+    if (at_node && node_points_.size() <= j) node_points_.resize(j + 1);
+    if (row.node_a >= 0) node_points_[j].a = NodePoint(row.body_a, row.node_a);
+    if (row.node_b >= 0) node_points_[j].b = NodePoint(row.body_b, row.node_b);
     heads_.push_back(RowHead{row.type, row.component, row.joint, row.body_a, row.body_b});
     const auto joint = static_cast<std::size_t>(row.joint);
     if (points_.size() <= joint) points_.resize(joint + 1);
@@ -617,11 +695,36 @@ class SpatialJointBlock : public ConstraintBlock {
   void CheckQ(const Eigen::VectorXd& q) const {
     CheckSize(q, model_->num_q(), "q", "spatial joint constraints");
   }
+  // Whether local row r has a side at a node of a flexible body.
+  bool AtNode(int r) const { return has_nodes_ && at_node_[static_cast<std::size_t>(r)] != 0; }
+  SpatialBeamPoint NodePoint(int body, int node) const {
+    const SpatialFlexibleBeam& beam = *model_->beam(body);
+    return beam.PointAt(beam.NodeX(node));
+  }
+  // The joint points of a row's two sides (v null: positions only).
+  JointPoint PointA(const Row& row, const BodyKin& a, const Eigen::VectorXd& q,
+                    const Eigen::VectorXd* v) const {
+    const SpatialBeamPoint* node =
+        row.node_a >= 0 ? &node_points_[static_cast<std::size_t>(row.joint)].a : nullptr;
+    return MakeJointPoint(*model_, a, row.s_a, node, q, v);
+  }
+  JointPoint PointB(const Row& row, const BodyKin& b, const Eigen::VectorXd& q,
+                    const Eigen::VectorXd* v) const {
+    const SpatialBeamPoint* node =
+        row.node_b >= 0 ? &node_points_[static_cast<std::size_t>(row.joint)].b : nullptr;
+    return MakeJointPoint(*model_, b, row.s_b, node, q, v);
+  }
 
   std::shared_ptr<const SpatialModel> model_;
   std::vector<Row> rows_;
   std::vector<RowHead> heads_;       // rows_[r]'s type, component, joint and bodies
   std::vector<JointPoints> points_;  // per joint: s̄_a, s̄_b (those of all its rows)
+  struct NodePoints {
+    SpatialBeamPoint a, b;  // the beam points of node_a, node_b (when set)
+  };
+  std::vector<NodePoints> node_points_;  // per joint with a node (indexed by joint)
+  std::vector<char> at_node_;            // per row: a side at a node
+  bool has_nodes_ = false;
   std::vector<ConstraintRowInfo> infos_;
 };
 
@@ -645,21 +748,27 @@ int SpatialModel::FindJoint(const std::string& name) const {
 }
 
 Eigen::VectorXd SpatialModel::InitialPositions() const {
-  Eigen::VectorXd q(num_q());
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(num_q());  // η = 0
   for (int i = 0; i < num_bodies(); ++i) {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
     q.segment<3>(QOffset(i)) = body.position;
     q.segment<4>(QOffset(i) + 3) = body.quaternion;
+    if (body.modal_position.size() > 0) {
+      q.segment(QOffset(i) + 7, body.modal_position.size()) = body.modal_position;
+    }
   }
   return q;
 }
 
 Eigen::VectorXd SpatialModel::InitialVelocities() const {
-  Eigen::VectorXd v(num_v());
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(num_v());  // η̇ = 0
   for (int i = 0; i < num_bodies(); ++i) {
     const SpatialBody& body = bodies_[static_cast<std::size_t>(i)];
     v.segment<3>(VOffset(i)) = body.velocity;
     v.segment<3>(VOffset(i) + 3) = body.angular_velocity;
+    if (body.modal_velocity.size() > 0) {
+      v.segment(VOffset(i) + 6, body.modal_velocity.size()) = body.modal_velocity;
+    }
   }
   return v;
 }
@@ -671,17 +780,32 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
   const std::string label = Label("body", body.name);
   if (body.name == "ground") Fail(label, "the name 'ground' is reserved for the fixed frame");
   RequireUniqueName(label, body.name, model_.bodies_);
-  RequireFinite(label, "mass", body.mass);
-  if (!(body.mass > 0.0)) Fail(label, "mass must be > 0, got " + Num(body.mass));
-  const Eigen::Matrix3d& J = body.inertia;
-  if (!J.allFinite()) Fail(label, "inertia must be finite");
-  if (!((J - J.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * J.cwiseAbs().maxCoeff())) {
-    Fail(label, "inertia must be symmetric, got rows " + Vec(J.row(0)) + ", " + Vec(J.row(1)) +
-                    ", " + Vec(J.row(2)));
-  }
-  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(J);
-  if (!(eig.eigenvalues().minCoeff() > 0.0)) {
-    Fail(label, "inertia must be positive definite, its eigenvalues are " + Vec(eig.eigenvalues()));
+  std::shared_ptr<const SpatialFlexibleBeam> beam;
+  if (body.beam) {
+    // Throws std::invalid_argument naming the body (E, ρ, sizes, I_xz, the mode count).
+    beam = std::make_shared<const SpatialFlexibleBeam>(*body.beam, body.second_moment_xz, label);
+    for (const auto& [field, x] : {std::pair("modal_position", &body.modal_position),
+                                   std::pair("modal_velocity", &body.modal_velocity)}) {
+      if (x->size() != 0 && x->size() != beam->num_modes()) {
+        Fail(label, std::string(field) + " has " + std::to_string(x->size()) +
+                        " entries, the body " + std::to_string(beam->num_modes()) + " modes");
+      }
+      if (!x->allFinite()) Fail(label, std::string(field) + " must be finite");
+    }
+  } else {
+    RequireFinite(label, "mass", body.mass);
+    if (!(body.mass > 0.0)) Fail(label, "mass must be > 0, got " + Num(body.mass));
+    const Eigen::Matrix3d& J = body.inertia;
+    if (!J.allFinite()) Fail(label, "inertia must be finite");
+    if (!((J - J.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * J.cwiseAbs().maxCoeff())) {
+      Fail(label, "inertia must be symmetric, got rows " + Vec(J.row(0)) + ", " + Vec(J.row(1)) +
+                      ", " + Vec(J.row(2)));
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(J);
+    if (!(eig.eigenvalues().minCoeff() > 0.0)) {
+      Fail(label,
+           "inertia must be positive definite, its eigenvalues are " + Vec(eig.eigenvalues()));
+    }
   }
   RequireFiniteVec(label, "com", body.com);
   RequireFiniteVec(label, "position", body.position);
@@ -689,7 +813,11 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
   RequireFiniteVec(label, "velocity", body.velocity);
   RequireFiniteVec(label, "angular_velocity", body.angular_velocity);
   SpatialBody stored = body;
-  stored.inertia = 0.5 * (J + J.transpose());
+  stored.inertia = 0.5 * (body.inertia + body.inertia.transpose());
+  if (beam) {  // the beam's mass; inertia and com are not used for a flexible body
+    stored.mass = beam->mass();
+    stored.com.setZero();
+  }
   const double norm = body.quaternion.norm();
   if (std::abs(norm - 1.0) > 1e-6) {
     Fail(label, "quaternion must be unit, got " + Vec(body.quaternion) + " of norm " + Num(norm));
@@ -703,8 +831,11 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
   model_.bodies_.push_back(std::move(stored));
   model_.q_offset_.push_back(model_.num_q_);
   model_.v_offset_.push_back(model_.num_v_);
-  model_.num_q_ += SpatialModel::kRigidNq;
-  model_.num_v_ += SpatialModel::kRigidNv;
+  const int modes = beam ? beam->num_modes() : 0;
+  model_.num_q_ += SpatialModel::kRigidNq + modes;
+  model_.num_v_ += SpatialModel::kRigidNv + modes;
+  model_.has_flexible_ = model_.has_flexible_ || beam != nullptr;
+  model_.beams_.push_back(std::move(beam));
   return model_.num_bodies() - 1;
 }
 
@@ -717,6 +848,24 @@ int SpatialModelBuilder::AddJoint(const SpatialJoint& joint) {
   RequireFiniteVec(label, "ref_a", joint.ref_a);
   RequireFiniteVec(label, "ref_b", joint.ref_b);
   RequireFinite(label, "length", joint.length);
+  for (const auto& [node, body, point, side] :
+       {std::tuple(joint.node_a, joint.body_a, joint.point_a, "a"),
+        std::tuple(joint.node_b, joint.body_b, joint.point_b, "b")}) {
+    if (node == -1) continue;
+    const SpatialFlexibleBeam* beam =
+        body == kGround ? nullptr : model_.beams_[static_cast<std::size_t>(body)].get();
+    const std::string field = std::string("node_") + side;
+    if (beam == nullptr) Fail(label, field + " needs a flexible body_" + side);
+    const int elements = beam->properties().elements;
+    if (node < 0 || node > elements) {
+      Fail(label, field + " " + std::to_string(node) + " is not a node of the beam (0.." +
+                      std::to_string(elements) + ")");
+    }
+    if (point != Eigen::Vector3d::Zero()) {
+      Fail(label,
+           std::string("point_") + side + " must be zero with " + field + ", got " + Vec(point));
+    }
+  }
   if (joint.type == SpatialJointType::kDistance && !(joint.length > 0.0)) {
     Fail(label, "distance joint length must be > 0, got " + Num(joint.length));
   }
@@ -827,6 +976,7 @@ SpatialMultibodySystem::SpatialMultibodySystem(std::shared_ptr<const SpatialMode
     : model_(std::move(model)) {
   if (!model_) throw std::invalid_argument("SpatialMultibodySystem: null model");
   friction_normal_.assign(model_->prismatic_frictions().size(), 0.0);
+  if (model_->has_flexible_bodies()) constant_mass_ = false;
   for (const SpatialBody& body : model_->bodies()) {
     if (body.com != Eigen::Vector3d::Zero()) constant_mass_ = false;
     const Eigen::Vector3d& c = body.com;
@@ -851,6 +1001,7 @@ bool SpatialMultibodySystem::BlockSparseMatrices(double t, const Eigen::VectorXd
                                                  std::span<const int> rows, MassBlocks* M,
                                                  BlockSparseRows* G) const {
   CheckSize(q, nq(), "q", "SpatialMultibodySystem::BlockSparseMatrices");
+  if (model_->has_flexible_bodies()) return false;  // blocks of 6 + m: the dense path
   // Rigid only: one 6-block per body, block i at columns VOffset(i) = 6 i (BlockSparseRows
   // addresses block b at columns 6 b). A flexible body would need blocks of its own width
   // (6 + m), i.e. variable block sizes in MassBlocks and BlockSparseRows.
@@ -900,6 +1051,13 @@ void SpatialMultibodySystem::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixX
     const double m = body.mass;
     const Eigen::Vector3d& c = body.com;
     const int v0 = model_->VOffset(i);
+    if (const SpatialFlexibleBeam* beam = model_->beam(i)) {
+      const int n = 6 + beam->num_modes();
+      beam->MassMatrix(QuaternionToRotation(q.segment<4>(model_->QOffset(i) + 3)),
+                       q.segment(model_->QOffset(i) + 7, beam->num_modes()),
+                       M->block(v0, v0, n, n));
+      continue;
+    }
     M->block<3, 3>(v0, v0).diagonal().setConstant(m);
     M->block<3, 3>(v0 + 3, v0 + 3) =
         body.inertia + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
@@ -923,6 +1081,12 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   for (int i = 0; i < model_->num_bodies(); ++i) {
     const BodyInertia& body = inertia_[static_cast<std::size_t>(i)];
     const BodyKin k = KinOf(*model_, i, q, v, cache);
+    if (const SpatialFlexibleBeam* beam = model_->beam(i)) {
+      const int m = beam->num_modes();
+      beam->AddForces(k.R, q.segment(model_->QOffset(i) + 7, m), k.omega, v.segment(k.v0 + 6, m),
+                      gravity, F->segment(k.v0, 6 + m));
+      continue;
+    }
     const Eigen::Vector3d& c = body.com;
     // Gravity at the centre of mass, gyroscopic and centripetal terms.
     AddWrench(k, c, body.mass * gravity, Eigen::Vector3d::Zero(), F);
@@ -995,6 +1159,10 @@ void SpatialMultibodySystem::IntegratePosition(const Eigen::VectorXd& q, const E
     q_next->segment<3>(q0) += h * v.segment<3>(v0);
     const Eigen::Vector4d Q = q_next->segment<4>(q0 + 3);
     q_next->segment<4>(q0 + 3) = QuaternionMultiply(Q, QuaternionExp(h * v.segment<3>(v0 + 3)));
+    if (const SpatialFlexibleBeam* beam = model_->beam(i)) {
+      const int m = beam->num_modes();
+      q_next->segment(q0 + 7, m) += h * v.segment(v0 + 6, m);
+    }
   }
 }
 
@@ -1011,6 +1179,10 @@ bool SpatialMultibodySystem::PositionDifference(const Eigen::VectorXd& q,
     const Eigen::Vector4d Qb = q_base.segment<4>(q0 + 3);
     const Eigen::Vector4d Qb_conj(Qb(0), -Qb(1), -Qb(2), -Qb(3));
     theta->segment<3>(v0 + 3) = QuaternionLog(QuaternionMultiply(Qb_conj, q.segment<4>(q0 + 3)));
+    if (const SpatialFlexibleBeam* beam = model_->beam(i)) {
+      const int m = beam->num_modes();
+      theta->segment(v0 + 6, m) = q.segment(q0 + 7, m) - q_base.segment(q0 + 7, m);
+    }
   }
   return true;
 }
@@ -1039,6 +1211,12 @@ double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::Vector
   double V = 0.0;
   for (int i = 0; i < model_->num_bodies(); ++i) {
     const SpatialBody& body = model_->bodies()[static_cast<std::size_t>(i)];
+    if (const SpatialFlexibleBeam* beam = model_->beam(i)) {
+      const BodyKin k = KinOf(*model_, i, q);
+      V += beam->PotentialEnergy(k.r, k.R, q.segment(model_->QOffset(i) + 7, beam->num_modes()),
+                                 model_->gravity());
+      continue;
+    }
     V -= body.mass * model_->gravity().dot(KinOf(*model_, i, q).Point(body.com));
   }
   for (const SpatialLoad& load : model_->loads()) {
@@ -1081,8 +1259,6 @@ int BodyHolding(int i, int num_bodies, Offset offset) {
 
 }  // namespace
 
-// The suffixes are those of a rigid body's 7 / 6 coordinates; a flexible body's modal entries
-// would need names of their own (e.g. "<body>.eta1").
 std::string SpatialMultibodySystem::PositionName(int i) const {
   static constexpr const char* kSuffix[7] = {".x", ".y", ".z", ".qw", ".qx", ".qy", ".qz"};
   if (i < 0 || i >= nq()) {
@@ -1090,7 +1266,10 @@ std::string SpatialMultibodySystem::PositionName(int i) const {
                             " outside [0, " + std::to_string(nq()) + ")");
   }
   const int body = BodyHolding(i, model_->num_bodies(), [&](int b) { return model_->QOffset(b); });
-  return model_->bodies()[static_cast<std::size_t>(body)].name + kSuffix[i - model_->QOffset(body)];
+  const int local = i - model_->QOffset(body);
+  const std::string& name = model_->bodies()[static_cast<std::size_t>(body)].name;
+  return local < SpatialModel::kRigidNq ? name + kSuffix[local]
+                                        : name + ".eta" + std::to_string(local - 6);
 }
 
 std::string SpatialMultibodySystem::VelocityName(int i) const {
@@ -1100,7 +1279,10 @@ std::string SpatialMultibodySystem::VelocityName(int i) const {
                             " outside [0, " + std::to_string(nv()) + ")");
   }
   const int body = BodyHolding(i, model_->num_bodies(), [&](int b) { return model_->VOffset(b); });
-  return model_->bodies()[static_cast<std::size_t>(body)].name + kSuffix[i - model_->VOffset(body)];
+  const int local = i - model_->VOffset(body);
+  const std::string& name = model_->bodies()[static_cast<std::size_t>(body)].name;
+  return local < SpatialModel::kRigidNv ? name + kSuffix[local]
+                                        : name + ".veta" + std::to_string(local - 5);
 }
 
 std::vector<JointReaction> SpatialMultibodySystem::JointReactions(

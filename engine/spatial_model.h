@@ -1,4 +1,11 @@
-// Spatial rigid multibody model in absolute coordinates.
+// Spatial multibody model in absolute coordinates: rigid bodies and flexible beams.
+//
+// A flexible body (SpatialBody::beam; engine/flexible_beam_spatial.h, docs/flexible-bodies.md)
+// has the frame coordinates of a rigid body followed by its m modal amplitudes η: q_i = (r, Q, η)
+// (7 + m), v_i = (ṙ, ω, η̇) (6 + m). Its mass block M_b(Q, η) and forces F_b (quadratic velocity,
+// gravity, elastic, damping) are the beam's; q ⊕ h v adds h η̇ to η. Joints attach to a node k of
+// its centreline: the point p = r + R ū(X_k, η), ṗ = ṙ − R [ū]× ω + R B η̇ (G gains Bᵀ Rᵀ c on
+// the η̇ columns of a row ∂(c·ṗ)/∂v), v̇-free acceleration R â (â of the beam header).
 //
 // Body i has q_i = (r, Q) (7): r (3) the world position of its body-frame origin and Q (4) the
 // unit quaternion (w, x, y, z) of its orientation R = R(Q); v_i = (ṙ, ω) (6): ṙ in the world
@@ -75,6 +82,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/flexible_beam_spatial.h"
 #include "engine/mechanical_system.h"
 #include "engine/planar_model.h"  // kGround
 #include "engine/time_profile.h"
@@ -91,6 +99,15 @@ struct SpatialBody {
   Eigen::Vector4d quaternion = Eigen::Vector4d(1, 0, 0, 0);    // initial Q = (w, x, y, z)
   Eigen::Vector3d velocity = Eigen::Vector3d::Zero();          // initial ṙ (world)
   Eigen::Vector3d angular_velocity = Eigen::Vector3d::Zero();  // initial ω (body frame)
+  // Set: a flexible body, a SpatialFlexibleBeam (engine/flexible_beam_spatial.h) with I_xy =
+  // beam->second_moment and I_xz = second_moment_xz. Its frame is (r, Q) above, its modal
+  // amplitudes η (initially 0) follow in q and v; mass, inertia and com are then the beam's (the
+  // fields above are ignored).
+  std::optional<BeamProperties> beam = std::nullopt;
+  double second_moment_xz = 0.0;  // m⁴, > 0 for a flexible body
+  // Initial η and η̇ of a flexible body: empty (zero) or m entries.
+  Eigen::VectorXd modal_position = Eigen::VectorXd();
+  Eigen::VectorXd modal_velocity = Eigen::VectorXd();
 };
 
 enum class SpatialJointType {
@@ -118,6 +135,12 @@ struct SpatialJoint {
   Eigen::Vector3d ref_a = Eigen::Vector3d::Zero();  // joint-frame x hint (0: automatic)
   Eigen::Vector3d ref_b = Eigen::Vector3d::Zero();
   double length = 0.0;  // distance joint: L > 0
+  // A node k ∈ [0, n] of flexible body_a / body_b (−1: the point is point_a / point_b of the body
+  // frame). With a node the joint point is the node of the deformed centreline, r + R ū(X_k, η),
+  // point_a / point_b must be zero, and the joint axes stay in the floating frame (the sections
+  // turn with the frame in this beam model, engine/flexible_beam_spatial.h).
+  int node_a = -1;
+  int node_b = -1;
 };
 
 struct SpatialDriver {
@@ -196,6 +219,12 @@ class SpatialModel {
   int num_q() const { return num_q_; }
   int num_v() const { return num_v_; }
   const std::vector<SpatialBody>& bodies() const { return bodies_; }
+  // The beam of a flexible body, nullptr for a rigid one; its m modal amplitudes are
+  // q[QOffset(i) + 7, + m) and v[VOffset(i) + 6, + m).
+  const SpatialFlexibleBeam* beam(int body) const {
+    return beams_[static_cast<std::size_t>(body)].get();
+  }
+  bool has_flexible_bodies() const { return has_flexible_; }
   const std::vector<SpatialJoint>& joints() const { return joints_; }
   const std::vector<JointFrames>& joint_frames() const { return frames_; }
   const std::vector<SpatialDriver>& drivers() const { return drivers_; }
@@ -215,6 +244,8 @@ class SpatialModel {
  private:
   friend class SpatialModelBuilder;
   std::vector<SpatialBody> bodies_;
+  std::vector<std::shared_ptr<const SpatialFlexibleBeam>> beams_;  // null for rigid bodies
+  bool has_flexible_ = false;
   std::vector<int> q_offset_, v_offset_;  // per body (QOffset, VOffset)
   int num_q_ = 0, num_v_ = 0;
   std::vector<SpatialJoint> joints_;
@@ -289,10 +320,12 @@ class SpatialMultibodySystem : public MechanicalSystem {
   double PotentialEnergy(double t, const Eigen::VectorXd& q) const override;
   // 6 × 6 mass blocks (one per body) and block-sparse G: a joint or driver row has the 6-blocks of
   // its two bodies (one when the other is the ground); rows of other blocks (contacts) are
-  // evaluated densely and their non-zero body blocks kept.
+  // evaluated densely and their non-zero body blocks kept. Rigid models only: with a flexible body
+  // (blocks of 6 + m) it returns false and the callers take the dense path.
   bool BlockSparseMatrices(double t, const Eigen::VectorXd& q, std::span<const int> rows,
                            MassBlocks* M, BlockSparseRows* G) const override;
-  // "<body>.x .y .z .qw .qx .qy .qz" and "<body>.vx .vy .vz .wx .wy .wz".
+  // "<body>.x .y .z .qw .qx .qy .qz" and "<body>.vx .vy .vz .wx .wy .wz", then for a flexible
+  // body "<body>.eta<i>" and "<body>.veta<i>" (i = 1..m).
   std::string PositionName(int i) const override;
   std::string VelocityName(int i) const override;
   // Prismatic friction: stores each friction joint's normal force N from λ (see

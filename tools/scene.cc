@@ -661,14 +661,14 @@ class SceneParser {
     }
   }
 
-  // `key` (node_a, node_b, node): a node index of the flexible body `body`, exclusive with
-  // `point_key`; −1 when absent.
+  // `key` (node_a, node_b, node): a node index of the flexible body `body` of `bodies` (planar
+  // or spatial), exclusive with `point_key`; −1 when absent.
+  template <class Body>
   int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
-              const Scene& scene) const {
+              const std::vector<Body>& bodies) const {
     const YAML::Node* value = r.Find(key);
     if (value == nullptr) return -1;
-    const engine::PlanarBody* b =
-        body >= 0 ? &scene.bodies[static_cast<std::size_t>(body)] : nullptr;
+    const Body* b = body >= 0 ? &bodies[static_cast<std::size_t>(body)] : nullptr;
     if (b == nullptr || !b->beam) {
       r.Fail(*value, std::string(key) + " needs a flexible body, but '" +
                          (b ? b->name : std::string(kGroundName)) + "' is not one");
@@ -683,6 +683,10 @@ class SceneParser {
                          b->name + "' has nodes 0.." + std::to_string(b->beam->elements));
     }
     return node;
+  }
+  int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
+              const Scene& scene) const {
+    return NodeRef(r, key, point_key, body, scene.bodies);
   }
 
   void ParseJoint(const YAML::Node& node, Scene* scene) {
@@ -975,12 +979,9 @@ class SceneParser {
   // ---- Spatial scenes (dimension: 3) ----------------------------------------------------------
 
   Scene ParseSpatial(const MapReader& top, Scene scene) {
-    if (const YAML::Node* flexible = top.Find("flexible_bodies")) {
-      top.Fail(*flexible, "flexible_bodies are planar only for now (dimension: 2)");
-    }
-    top.CheckKeys(
-        Keys({"scene", "dimension", "description", "gravity", "include", "bodies", "joints",
-              "drivers", "forces", "shapes", "contacts", "simulation", "reference"}));
+    top.CheckKeys(Keys({"scene", "dimension", "description", "gravity", "include", "bodies",
+                        "flexible_bodies", "joints", "drivers", "forces", "shapes", "contacts",
+                        "simulation", "reference"}));
     scene.name = top.RequiredString("scene");
     if (!IsValidName(scene.name)) {
       top.Fail(top.Require("scene"), "scene name '" + scene.name + "' " + kNameRule);
@@ -989,13 +990,19 @@ class SceneParser {
     SpatialScene& sp = scene.spatial;
     sp.gravity = top.Vec3("gravity", sp.gravity, "[gx, gy, gz]");
     for (const YAML::Node& n : IncludeList(top)) IncludeUrdf(n, &scene);
-    if (sp.bodies.empty() || top.Has("bodies")) {  // an included robot may be all the bodies
+    // Rigid bodies, then flexible bodies (engine::SpatialBody::beam), in one body numbering.
+    const std::vector<YAML::Node> flexible = ListSection(top, "flexible_bodies");
+    // An included robot or the flexible bodies may be all the bodies.
+    if ((sp.bodies.empty() && flexible.empty()) || top.Has("bodies")) {
       const YAML::Node& bodies = top.Require("bodies");
-      if (!bodies.IsSequence() || bodies.size() == 0) {
+      if (!bodies.IsSequence() || (bodies.size() == 0 && flexible.empty())) {
         top.Fail(bodies, "bodies must be a non-empty list ('- name: ...' entries), got " +
                              Describe(bodies));
       }
       for (std::size_t i = 0; i < bodies.size(); ++i) ParseSpatialBody(bodies[i], &scene);
+    }
+    for (std::size_t i = 0; i < flexible.size(); ++i) {
+      ParseSpatialFlexibleBody(flexible[i], i, &scene);
     }
     for (const YAML::Node& n : ListSection(top, "joints")) ParseSpatialJoint(n, &scene);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
@@ -1154,6 +1161,10 @@ class SceneParser {
     r.CheckKeys(allowed, all, "a " + type + " shape");
 
     const int body = BodyRef(r, "body");
+    if (body != engine::kGround && sp.bodies[static_cast<std::size_t>(body)].beam) {
+      r.Fail(r.Require("body"), "shapes on a flexible body are not supported yet ('" +
+                                    sp.bodies[static_cast<std::size_t>(body)].name + "')");
+    }
     Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
     pose.translation() = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
     if (const YAML::Node* qn = r.Find("quaternion")) {
@@ -1424,7 +1435,13 @@ class SceneParser {
     body.mass = r.RequiredNumber("mass", Range::kPositive);
     body.inertia = SpatialInertia(r);
     body.com = r.Vec3("com", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
-    body.position = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, z]");
+    ParseSpatialPose(r, &body, scene);
+  }
+
+  // The initial pose and velocity of a spatial body (rigid or flexible), then the body is added.
+  void ParseSpatialPose(const MapReader& r, engine::SpatialBody* body, Scene* scene) {
+    SpatialScene& sp = scene->spatial;
+    body->position = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, z]");
     if (const YAML::Node* qn = r.Find("quaternion")) {
       const Eigen::Vector4d Q =
           r.Vector("quaternion", 4, "[w, x, y, z]", Eigen::Vector4d(1, 0, 0, 0));
@@ -1439,15 +1456,104 @@ class SceneParser {
             file_, LineOf(*qn),
             r.item() + ": quaternion normalized (its norm was " + FormatNumber(norm) + ")"));
       }
-      body.quaternion = Q / norm;
+      body->quaternion = Q / norm;
     }
-    body.velocity = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, vz] (world frame)");
-    body.angular_velocity =
+    body->velocity = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, vz] (world frame)");
+    body->angular_velocity =
         r.Vec3("angular_velocity", Eigen::Vector3d::Zero(), "[wx, wy, wz] (body frame)");
-    body_index_[body.name] = static_cast<int>(sp.bodies.size());
-    body_names_.push_back(body.name);
-    sp.bodies.push_back(body);
+    body_index_[body->name] = static_cast<int>(sp.bodies.size());
+    body_names_.push_back(body->name);
+    sp.bodies.push_back(*body);
     sp.body_lines.push_back(r.line());
+  }
+
+  // A spatial flexible beam (engine/flexible_beam_spatial.h): the keys of the planar one without
+  // the Craig–Bampton reduction, with the second moment of the x–z plane (`second_moment_xz`;
+  // or width along z and height along y of a rectangle: I_xy = w h³/12, I_xz = h w³/12) and the
+  // spatial pose.
+  void ParseSpatialFlexibleBody(const YAML::Node& node, std::size_t index, Scene* scene) {
+    MapReader r(file_, node, "flexible body #" + std::to_string(index + 1));
+    engine::SpatialBody body;
+    body.name = ClaimName(r, "flexible body");
+    r.CheckKeys(Keys({"name",
+                      "length",
+                      "E",
+                      "density",
+                      "area",
+                      "second_moment",
+                      "second_moment_xz",
+                      "width",
+                      "height",
+                      "elements",
+                      "modes",
+                      "reference",
+                      "geometric_stiffening",
+                      "rayleigh_alpha",
+                      "rayleigh_beta",
+                      "modal_damping",
+                      "position",
+                      "quaternion",
+                      "velocity",
+                      "angular_velocity",
+                      "modal_position",
+                      "modal_velocity"}));
+    engine::BeamProperties beam;
+    beam.length = r.RequiredNumber("length", Range::kPositive);
+    beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
+    beam.density = r.RequiredNumber("density", Range::kPositive);
+    if (r.Has("width") || r.Has("height")) {
+      for (const char* key : {"area", "second_moment", "second_moment_xz"}) {
+        if (r.Has(key)) {
+          r.Fail(*r.Find(key), std::string("give either width and height or area, "
+                                           "second_moment and second_moment_xz, not both (") +
+                                   key + ")");
+        }
+      }
+      const double w = r.RequiredNumber("width", Range::kPositive);
+      const double h = r.RequiredNumber("height", Range::kPositive);
+      beam.area = w * h;
+      beam.second_moment = w * h * h * h / 12.0;  // bending in x–y: height along y
+      body.second_moment_xz = h * w * w * w / 12.0;
+    } else {
+      beam.area = r.RequiredNumber("area", Range::kPositive);
+      beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
+      body.second_moment_xz = r.RequiredNumber("second_moment_xz", Range::kPositive);
+    }
+    beam.elements = r.Integer("elements", 1, 4, 500);
+    const std::string reference = r.String("reference", "clamped");
+    if (reference == "clamped") {
+      beam.reference = engine::BeamReference::kClamped;
+    } else if (reference == "pinned") {
+      beam.reference = engine::BeamReference::kPinned;
+    } else if (reference == "free") {
+      beam.reference = engine::BeamReference::kFree;
+    } else {
+      r.Fail(*r.Find("reference"), "reference '" + reference + "' is unknown" +
+                                       Suggestion(reference, Keys({"clamped", "pinned", "free"})) +
+                                       " (use clamped, pinned or free)");
+    }
+    beam.modes = r.Integer("modes", 1, 2);
+    const int available = engine::AvailableSpatialModes(beam.elements);
+    if (beam.modes > available) {
+      r.Fail(*r.Find("modes"), "modes must be at most " + std::to_string(available) +
+                                   " (the axial and two-plane bending modes of " +
+                                   std::to_string(beam.elements) + " elements), got " +
+                                   std::to_string(beam.modes));
+    }
+    beam.geometric_stiffening = r.Bool("geometric_stiffening", true);
+    beam.rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
+    beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
+    beam.modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
+    body.beam = beam;
+    if (r.Has("modal_position")) {
+      body.modal_position = r.Vector("modal_position", beam.modes, "[eta1, ..., eta_m] (m = modes)",
+                                     Eigen::VectorXd());
+    }
+    if (r.Has("modal_velocity")) {
+      body.modal_velocity = r.Vector("modal_velocity", beam.modes,
+                                     "[veta1, ..., veta_m] (m = modes)", Eigen::VectorXd());
+    }
+    ParseSpatialPose(r, &body, scene);
   }
 
   // Initial pose of a body (ground: identity).
@@ -1479,29 +1585,42 @@ class SceneParser {
     const std::string type = Type(r, SpatialJointTypes(), &joint.type);
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
-              "ref_b", "length", "limits"});
+              "ref_b", "length", "limits", "node_a", "node_b"});
     const bool has_axes = joint.type != T::kSpherical && joint.type != T::kDistance;
     if (joint.type == T::kSpherical) {
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b"}), all,
-                  "a spherical joint");
+      r.CheckKeys(
+          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b"}), all,
+          "a spherical joint");
     } else if (joint.type == T::kDistance) {
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "length"}), all,
-                  "a distance joint");
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
+                        "node_b", "length"}),
+                  all, "a distance joint");
     } else if (joint.type == T::kRevolute || joint.type == T::kPrismatic) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
-                        "axis_b", "ref_a", "ref_b", "limits"}),
+                        "axis_b", "ref_a", "ref_b", "limits", "node_a", "node_b"}),
                   all, "a " + type + " joint");
     } else {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
-                        "axis_b", "ref_a", "ref_b"}),
+                        "axis_b", "ref_a", "ref_b", "node_a", "node_b"}),
                   all, "a " + type + " joint");
     }
     joint.body_a = BodyRef(r, "body_a");
     joint.body_b = BodyRef(r, "body_b");
     RequireDistinct(r, joint.body_a, joint.body_b);
+    joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, sp.bodies);
+    joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, sp.bodies);
     joint.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
-    joint.point_b = r.Vec3("point_b", PointInB(sp, joint.body_a, joint.body_b, joint.point_a),
-                           "[x, y, z] (body_b frame)");
+    // A node's undeformed place in its body frame: (X_k, 0, 0).
+    const auto node_point = [&](int beam_body, int k) {
+      const engine::BeamProperties& beam = *sp.bodies[static_cast<std::size_t>(beam_body)].beam;
+      return Eigen::Vector3d(beam.length * k / beam.elements, 0.0, 0.0);
+    };
+    const Eigen::Vector3d s_a =
+        joint.node_a >= 0 ? node_point(joint.body_a, joint.node_a) : joint.point_a;
+    joint.point_b = joint.node_b >= 0
+                        ? Eigen::Vector3d::Zero().eval()
+                        : r.Vec3("point_b", PointInB(sp, joint.body_a, joint.body_b, s_a),
+                                 "[x, y, z] (body_b frame)");
     if (has_axes) {
       joint.axis_a = NonZero3(r, "axis_a", Eigen::Vector3d::UnitZ());
       if (joint.type == T::kUniversal && !r.Has("axis_b")) {

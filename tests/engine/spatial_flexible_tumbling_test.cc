@@ -1,8 +1,7 @@
 // Issue 22 §3: a free spatial flexible body (engine/flexible_beam_spatial.h) tumbling without
 // gravity or damping conserves its total energy T + V and its linear and angular momenta.
-// The body runs here as a one-body MechanicalSystem assembled from the beam's blocks (the
-// SpatialModel does not take flexible bodies yet); its frame coordinates (r, Q) use the rigid
-// spatial system's position update, increments and dexp⁻¹, so DOPRI5 keeps its order on them.
+// The body is the one flexible body of a SpatialModel (engine/spatial_model.h), so the test runs
+// the model's assembly, position update (r, Q, η), increments and dexp⁻¹.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,83 +18,25 @@
 namespace saltus::engine {
 namespace {
 
-class FreeSpatialBeamSystem : public MechanicalSystem {
- public:
-  explicit FreeSpatialBeamSystem(const SpatialFlexibleBeam& beam)
-      : beam_(beam), m_(beam.num_modes()), frame_(OneRigidBody()) {}
-
-  int nq() const override { return 7 + m_; }
-  int nv() const override { return 6 + m_; }
-  void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const override {
-    M->resize(nv(), nv());
-    beam_.MassMatrix(Rotation(q), q.tail(m_), *M);
+// Linear momentum Σ w ṗ and angular momentum about the world origin Σ w p × ṗ + R J_sec ω of
+// the flexible body `body` of `model` (quadrature of the beam's mass integrals).
+void Momenta(const SpatialModel& model, int body, const Eigen::VectorXd& q,
+             const Eigen::VectorXd& v, Eigen::Vector3d* linear, Eigen::Vector3d* angular) {
+  const SpatialFlexibleBeam& beam = *model.beam(body);
+  const int m = beam.num_modes(), q0 = model.QOffset(body), v0 = model.VOffset(body);
+  const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(q0 + 3));
+  const Eigen::Vector3d omega = v.segment<3>(v0 + 3);
+  linear->setZero();
+  *angular = R * beam.section_inertia().cwiseProduct(omega);
+  for (std::size_t g = 0; g < beam.quadrature_points().size(); ++g) {
+    const SpatialBeamMotion k =
+        beam.Motion(beam.quadrature_points()[g], q.segment(q0 + 7, m), v.segment(v0 + 6, m));
+    const Eigen::Vector3d p = q.segment<3>(q0) + R * k.u;
+    const Eigen::Vector3d p_dot = v.segment<3>(v0) + R * (omega.cross(k.u) + k.u_dot);
+    *linear += beam.quadrature_weights()[g] * p_dot;
+    *angular += beam.quadrature_weights()[g] * p.cross(p_dot);
   }
-  void Forces(double, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-              Eigen::VectorXd* F) const override {
-    F->setZero(nv());
-    beam_.AddForces(Rotation(q), q.tail(m_), v.segment<3>(3), v.tail(m_), Eigen::Vector3d::Zero(),
-                    *F);
-  }
-  void IntegratePosition(const Eigen::VectorXd& q, const Eigen::VectorXd& v, double h,
-                         Eigen::VectorXd* q_next) const override {
-    Eigen::VectorXd frame;
-    frame_.IntegratePosition(q.head<7>(), v.head<6>(), h, &frame);
-    const Eigen::VectorXd eta = q.tail(m_) + h * v.tail(m_);
-    q_next->resize(nq());
-    *q_next << frame, eta;
-  }
-  bool PositionDifference(const Eigen::VectorXd& q, const Eigen::VectorXd& q_base,
-                          Eigen::VectorXd* theta) const override {
-    Eigen::VectorXd frame;
-    if (!frame_.PositionDifference(q.head<7>(), q_base.head<7>(), &frame)) return false;
-    theta->resize(nv());
-    *theta << frame, q.tail(m_) - q_base.tail(m_);
-    return true;
-  }
-  void DexpInv(const Eigen::VectorXd& theta, const Eigen::VectorXd& v,
-               Eigen::VectorXd* theta_dot) const override {
-    Eigen::VectorXd frame;
-    frame_.DexpInv(theta.head<6>(), v.head<6>(), &frame);
-    theta_dot->resize(nv());
-    *theta_dot << frame, v.tail(m_);
-  }
-  double PotentialEnergy(double, const Eigen::VectorXd& q) const override {
-    return beam_.PotentialEnergy(q.head<3>(), Rotation(q), q.tail(m_), Eigen::Vector3d::Zero());
-  }
-
-  // Linear momentum Σ w ṗ and angular momentum about the world origin Σ w p × ṗ + R J_sec ω.
-  void Momenta(const Eigen::VectorXd& q, const Eigen::VectorXd& v, Eigen::Vector3d* linear,
-               Eigen::Vector3d* angular) const {
-    const Eigen::Matrix3d R = Rotation(q);
-    const Eigen::Vector3d omega = v.segment<3>(3);
-    linear->setZero();
-    *angular = R * beam_.section_inertia().cwiseProduct(omega);
-    for (std::size_t g = 0; g < beam_.quadrature_points().size(); ++g) {
-      const SpatialBeamMotion k =
-          beam_.Motion(beam_.quadrature_points()[g], q.tail(m_), v.tail(m_));
-      const Eigen::Vector3d p = q.head<3>() + R * k.u;
-      const Eigen::Vector3d p_dot = v.head<3>() + R * (omega.cross(k.u) + k.u_dot);
-      *linear += beam_.quadrature_weights()[g] * p_dot;
-      *angular += beam_.quadrature_weights()[g] * p.cross(p_dot);
-    }
-  }
-
- private:
-  static std::shared_ptr<const SpatialModel> OneRigidBody() {
-    SpatialModelBuilder builder;
-    SpatialBody body;
-    body.name = "frame";
-    builder.AddBody(body);
-    return builder.Build();
-  }
-  static Eigen::Matrix3d Rotation(const Eigen::VectorXd& q) {
-    return QuaternionToRotation(q.segment<4>(3));
-  }
-
-  const SpatialFlexibleBeam& beam_;
-  int m_;
-  SpatialMultibodySystem frame_;  // the rigid body whose frame update (r, Q) is reused
-};
+}
 
 TEST(SpatialFlexible, FreeBodyTumblingConservesEnergyAndMomenta) {
   // The soft free–free beam of the planar tumbling test (L = 2 m, E = 7e7 Pa) with
@@ -104,9 +45,17 @@ TEST(SpatialFlexible, FreeBodyTumblingConservesEnergyAndMomenta) {
   // deflections of a few % of L (the foreshortening terms matter), for 8 s (3 turns).
   BeamProperties p = testing::KaneBeam(4, 6, BeamReference::kFree, 2.0);
   p.youngs_modulus = 7e7;
-  const SpatialFlexibleBeam beam(p, 4.5e-7);
-  ASSERT_EQ(beam.num_modes(), 6);
-  auto system = std::make_shared<FreeSpatialBeamSystem>(beam);
+  SpatialBody body;
+  body.name = "beam";
+  body.beam = p;
+  body.second_moment_xz = 4.5e-7;
+  SpatialModelBuilder builder;
+  builder.AddBody(body);
+  const auto model = builder.Build();
+  ASSERT_EQ(model->beam(0)->num_modes(), 6);
+  ASSERT_EQ(model->num_q(), 13);
+  ASSERT_EQ(model->num_v(), 12);
+  auto system = std::make_shared<SpatialMultibodySystem>(model);
   Eigen::VectorXd q(13), v(12);
   q << 0.1, -0.2, 0.3, Eigen::Vector4d(0.9, 0.1, -0.3, 0.2).normalized(), 0.05, -0.04, 0.03, -0.02,
       0.02, 0.01;
@@ -116,7 +65,7 @@ TEST(SpatialFlexible, FreeBodyTumblingConservesEnergyAndMomenta) {
   };
   const double e0 = energy(q, v);
   Eigen::Vector3d p0, l0;
-  system->Momenta(q, v, &p0, &l0);
+  Momenta(*model, 0, q, v, &p0, &l0);
   events::SimulationOptions options;
   options.integrator = "dopri5";
   const double rtol = 1e-8;
@@ -128,7 +77,7 @@ TEST(SpatialFlexible, FreeBodyTumblingConservesEnergyAndMomenta) {
   for (int k = 1; k <= 16; ++k) {
     ASSERT_EQ(sim.AdvanceTo(0.5 * k).status, events::RunStatus::kFinished);
     Eigen::Vector3d pk, lk;
-    system->Momenta(sim.q(), sim.v(), &pk, &lk);
+    Momenta(*model, 0, sim.q(), sim.v(), &pk, &lk);
     drift_e = std::max(drift_e, std::abs(energy(sim.q(), sim.v()) - e0) / e0);
     drift_p = std::max(drift_p, (pk - p0).norm() / p0.norm());
     drift_l = std::max(drift_l, (lk - l0).norm() / l0.norm());

@@ -1,0 +1,287 @@
+// Issue 22 §1, §3: a spatial flexible body as a body of SpatialModel (engine/spatial_model.h):
+// its blocks of M and F are the beam's (engine/flexible_beam_spatial.h), joint rows at its nodes
+// agree with finite differences of the constraint values, and a beam pinned at one end swings with
+// the compound pendulum's frequency and conserves its energy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numbers>
+#include <random>
+#include <vector>
+
+#include "engine/block_sparse.h"
+#include "engine/flexible_beam_spatial.h"
+#include "engine/rotation.h"
+#include "engine/spatial_model.h"
+#include "events/simulation.h"
+#include "flexible_test_models.h"
+
+namespace saltus::engine {
+namespace {
+
+// The soft free–free beam of the tumbling test (L = 2 m, E = 7e7 Pa, I_xz = 2.25 I_xy), 3
+// elements, 6 modes, and a rigid link.
+std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints) {
+  BeamProperties p = testing::KaneBeam(3, 6, BeamReference::kFree, 2.0);
+  p.youngs_modulus = 7e7;
+  SpatialModelBuilder builder;
+  SpatialBody link;
+  link.name = "link";
+  link.mass = 0.7;
+  link.inertia = Eigen::Vector3d(0.02, 0.03, 0.04).asDiagonal();
+  link.com = Eigen::Vector3d(0.1, 0.0, -0.05);
+  builder.AddBody(link);
+  SpatialBody beam;
+  beam.name = "beam";
+  beam.beam = p;
+  beam.second_moment_xz = 4.5e-7;
+  builder.AddBody(beam);
+  builder.SetGravity(Eigen::Vector3d(0.3, -1.0, -9.81));
+  if (!with_joints) return builder.Build();
+  // Every row type with a node on side a and on side b (the rows need not be satisfied).
+  auto joint = [&](const char* name, SpatialJointType type, int a, int node_a, int b, int node_b) {
+    SpatialJoint j;
+    j.name = name;
+    j.type = type;
+    j.body_a = a;
+    j.body_b = b;
+    j.node_a = node_a;
+    j.node_b = node_b;
+    j.axis_a = Eigen::Vector3d(0.2, 0.3, 1.0);
+    j.axis_b = Eigen::Vector3d(0.1, -0.4, 1.0);
+    if (node_a < 0 && a != kGround) j.point_a = Eigen::Vector3d(0.2, 0.1, 0.0);
+    if (node_b < 0 && b != kGround) j.point_b = Eigen::Vector3d(-0.1, 0.05, 0.1);
+    j.length = 1.3;
+    builder.AddJoint(j);
+  };
+  joint("pin", SpatialJointType::kSpherical, kGround, -1, 1, 0);
+  joint("hinge", SpatialJointType::kRevolute, 1, 3, 0, -1);
+  joint("plane", SpatialJointType::kPointOnPlane, 0, -1, 1, 2);
+  joint("slide", SpatialJointType::kCylindrical, 1, 1, 0, -1);
+  joint("rod", SpatialJointType::kDistance, 1, 2, kGround, -1);
+  return builder.Build();
+}
+
+// A state with every modal amplitude deflected and moving.
+void RandomState(const SpatialModel& model, Eigen::VectorXd* q, Eigen::VectorXd* v) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  *q = model.InitialPositions();
+  *v = Eigen::VectorXd::NullaryExpr(model.num_v(), [&] { return u(rng); });
+  for (int b = 0; b < model.num_bodies(); ++b) {
+    const int q0 = model.QOffset(b);
+    q->segment<3>(q0) = Eigen::Vector3d(u(rng), u(rng), u(rng));
+    q->segment<4>(q0 + 3) = Eigen::Vector4d(u(rng), u(rng), u(rng), u(rng)).normalized();
+    if (const SpatialFlexibleBeam* beam = model.beam(b)) {
+      for (int i = 0; i < beam->num_modes(); ++i) (*q)(q0 + 7 + i) = 0.05 * u(rng);
+    }
+  }
+}
+
+TEST(SpatialFlexibleModel, BlocksAreTheBeamsAndTheNamesIncludeTheModes) {
+  const auto model = BeamAndLink(false);
+  const SpatialMultibodySystem system(model);
+  const SpatialFlexibleBeam& beam = *model->beam(1);
+  const int m = beam.num_modes();
+  ASSERT_EQ(model->beam(0), nullptr);
+  EXPECT_EQ(model->QOffset(1), 7);
+  EXPECT_EQ(model->VOffset(1), 6);
+  EXPECT_EQ(model->num_q(), 14 + m);
+  EXPECT_EQ(model->num_v(), 12 + m);
+  EXPECT_FALSE(system.HasConstantMassMatrix());
+  Eigen::VectorXd q, v;
+  RandomState(*model, &q, &v);
+  Eigen::MatrixXd M;
+  system.MassMatrix(q, &M);
+  Eigen::VectorXd F;
+  system.Forces(0.0, q, v, &F);
+  // The beam's own evaluation of its blocks (same code, so equal to round-off: 1e-12 relative).
+  const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(10));
+  Eigen::MatrixXd M_b(6 + m, 6 + m);
+  beam.MassMatrix(R, q.segment(14, m), M_b);
+  Eigen::VectorXd F_b = Eigen::VectorXd::Zero(6 + m);
+  beam.AddForces(R, q.segment(14, m), v.segment<3>(9), v.segment(12, m), model->gravity(), F_b);
+  EXPECT_LT((M.block(6, 6, 6 + m, 6 + m) - M_b).cwiseAbs().maxCoeff(),
+            1e-12 * M_b.cwiseAbs().maxCoeff());
+  EXPECT_EQ(M.block(0, 6, 6, 6 + m).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_LT((F.tail(6 + m) - F_b).cwiseAbs().maxCoeff(), 1e-12 * F_b.cwiseAbs().maxCoeff());
+  // The rigid link's block is the rigid body's: m I₃ on ṙ.
+  EXPECT_DOUBLE_EQ(M(0, 0), 0.7);
+  // Gravity and elastic forces derive from the potential: F(v = 0) = −∂V/∂θ along q ⊕ h e_i,
+  // central differences (h = 1e-6: truncation ~1e-12 V''', round-off ~1e-10 V; bound 1e-6).
+  system.Forces(0.0, q, Eigen::VectorXd::Zero(model->num_v()), &F);
+  for (int i = 0; i < model->num_v(); ++i) {
+    const double h = 1e-6;
+    Eigen::VectorXd qp, qm;
+    system.IntegratePosition(q, Eigen::VectorXd::Unit(model->num_v(), i), h, &qp);
+    system.IntegratePosition(q, Eigen::VectorXd::Unit(model->num_v(), i), -h, &qm);
+    const double dV = (system.PotentialEnergy(0.0, qp) - system.PotentialEnergy(0.0, qm)) / (2 * h);
+    EXPECT_NEAR(F(i), -dV, 1e-6 * std::max(1.0, std::abs(dV))) << system.VelocityName(i);
+  }
+  // PositionDifference inverts IntegratePosition on every entry, the modal ones included.
+  Eigen::VectorXd q1, theta;
+  system.IntegratePosition(q, v, 0.3, &q1);
+  ASSERT_TRUE(system.PositionDifference(q1, q, &theta));
+  EXPECT_LT((theta - 0.3 * v).cwiseAbs().maxCoeff(), 1e-13);
+  EXPECT_EQ(system.PositionName(14), "beam.eta1");
+  EXPECT_EQ(system.PositionName(13 + m), "beam.eta" + std::to_string(m));
+  EXPECT_EQ(system.PositionName(7), "beam.x");
+  EXPECT_EQ(system.VelocityName(12), "beam.veta1");
+  EXPECT_EQ(system.VelocityName(11), "beam.wz");
+  // Block-sparse paths are for rigid models only: the dense path is taken.
+  MassBlocks blocks;
+  EXPECT_FALSE(system.BlockSparseMatrices(0.0, q, {}, &blocks, nullptr));
+}
+
+TEST(SpatialFlexibleModel, JointRowsAtNodesMatchFiniteDifferences) {
+  const auto model = BeamAndLink(true);
+  const SpatialMultibodySystem system(model);
+  const int nv = model->num_v();
+  ASSERT_EQ(system.num_joint_rows(), 3 + 5 + 1 + 4 + 1);
+  std::vector<int> rows(static_cast<std::size_t>(system.num_joint_rows()));
+  for (int r = 0; r < system.num_joint_rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
+  Eigen::VectorXd q, v;
+  RandomState(*model, &q, &v);
+  Eigen::MatrixXd G;
+  system.ConstraintJacobian(0.0, q, rows, &G);
+  auto g_at = [&](const Eigen::VectorXd& direction, double h) {
+    Eigen::VectorXd qh, g;
+    system.IntegratePosition(q, direction, h, &qh);
+    system.ConstraintValues(0.0, qh, rows, &g);
+    return g;
+  };
+  // Column i of G is ∂g/∂θ_i along q ⊕ h e_i: central differences, h = 1e-6 (truncation
+  // ~1e-12 g''', round-off ~1e-10 g for g = O(1)); bound 1e-7.
+  for (int i = 0; i < nv; ++i) {
+    const Eigen::VectorXd e = Eigen::VectorXd::Unit(nv, i);
+    const Eigen::VectorXd fd = (g_at(e, 1e-6) - g_at(e, -1e-6)) / 2e-6;
+    EXPECT_LT((G.col(i) - fd).cwiseAbs().maxCoeff(), 1e-7) << system.VelocityName(i);
+  }
+  // The modal columns are not zero: the rows see the deformation.
+  EXPECT_GT(G.rightCols(model->beam(1)->num_modes()).cwiseAbs().maxCoeff(), 0.1);
+  // γ = g̈ − G v̇ is g̈ along q ⊕ t v, where v is constant (body-frame ω, η̇): second differences,
+  // h = 1e-4 (truncation ~1e-8 g'''', round-off ~1e-8 g); bound 1e-5.
+  Eigen::VectorXd gamma, g0;
+  system.ConstraintGamma(0.0, q, v, rows, &gamma);
+  system.ConstraintValues(0.0, q, rows, &g0);
+  const double h = 1e-4;
+  const Eigen::VectorXd fd = (g_at(v, h) - 2.0 * g0 + g_at(v, -h)) / (h * h);
+  for (int r = 0; r < system.num_joint_rows(); ++r) {
+    EXPECT_NEAR(gamma(r), fd(r), 1e-5 * std::max(1.0, std::abs(fd(r))))
+        << system.constraint_info(r).name;
+  }
+}
+
+TEST(SpatialFlexibleModel, BadNodesAreRejectedNamingTheJoint) {
+  SpatialModelBuilder builder;
+  SpatialBody rigid;
+  rigid.name = "rigid";
+  builder.AddBody(rigid);
+  SpatialBody beam;
+  beam.name = "beam";
+  beam.beam = testing::KaneBeam(3, 4, BeamReference::kClamped, 1.0);
+  beam.second_moment_xz = 2e-7;
+  builder.AddBody(beam);
+  SpatialJoint j;
+  j.name = "j";
+  j.type = SpatialJointType::kSpherical;
+  j.body_a = kGround;
+  j.body_b = 1;
+  j.node_b = 4;  // nodes 0..3
+  EXPECT_THROW(
+      {
+        try {
+          builder.AddJoint(j);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("'j'"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("node_b 4"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+  j.node_b = -1;
+  j.body_b = 0;
+  j.node_a = 0;  // the ground has no nodes
+  EXPECT_THROW(builder.AddJoint(j), std::invalid_argument);
+  j.body_a = 0;  // a rigid body has none either
+  j.body_b = 1;
+  EXPECT_THROW(builder.AddJoint(j), std::invalid_argument);
+  j.body_a = kGround;
+  j.node_a = -1;
+  j.node_b = 3;
+  j.point_b = Eigen::Vector3d(0.1, 0, 0);  // a node is the point
+  EXPECT_THROW(builder.AddJoint(j), std::invalid_argument);
+  beam.name = "beam2";
+  beam.second_moment_xz = -1.0;
+  EXPECT_THROW(builder.AddBody(beam), std::invalid_argument);
+}
+
+TEST(SpatialFlexibleModel, BeamPinnedAtOneEndSwingsAsTheCompoundPendulum) {
+  // The Kane beam (ρA = 1.2 kg/m, EI = 14 000 N m²) 1 m long, clamped reference, 4 elements and
+  // 2 modes (the first bending mode of each plane; the axial one, 7 600 rad/s, would set DOPRI5's
+  // step), hanging from a spherical joint at node 0 under g = 9.81 m/s², released from 0.02 rad
+  // about y. Rigid, it is the compound pendulum ω₀² = (m g L/2)/(m L²/3 + ρ I_xz L) (the
+  // sections' J_sec about y adds ρ I_xz L). Its first bending frequency is 3.516 √(EI/ρA)/L² =
+  // 380 rad/s against ω₀ = 3.8 rad/s, so the elastic correction to ω₀ is of order (ω₀/ω₁)² = 1e-4
+  // and the amplitude correction θ₀²/16 = 2.5e-5: bound 5e-4.
+  BeamProperties p = testing::KaneBeam(4, 2, BeamReference::kClamped, 1.0);
+  const double I_xz = 3e-7, g = 9.81;
+  SpatialBody body;
+  body.name = "beam";
+  body.beam = p;
+  body.second_moment_xz = I_xz;
+  const double theta0 = 0.02;
+  // Hanging: x along −z is R_y(π/2); released at θ₀ further about y.
+  const double angle = std::numbers::pi / 2 + theta0;
+  body.quaternion = Eigen::Vector4d(std::cos(angle / 2), 0.0, std::sin(angle / 2), 0.0);
+  SpatialModelBuilder builder;
+  builder.AddBody(body);
+  SpatialJoint pin;
+  pin.name = "pin";
+  pin.type = SpatialJointType::kSpherical;
+  pin.body_a = kGround;
+  pin.body_b = 0;
+  pin.node_b = 0;
+  builder.AddJoint(pin);
+  builder.SetGravity(Eigen::Vector3d(0.0, 0.0, -g));
+  const auto model = builder.Build();
+  auto system = std::make_shared<SpatialMultibodySystem>(model);
+  const double m = p.density * p.area * p.length, L = p.length;
+  const double omega0 = std::sqrt(m * g * L / 2 / (m * L * L / 3 + p.density * I_xz * L));
+  events::SimulationOptions options;
+  options.integrator = "dopri5";
+  options.integrator_options.rtol = 1e-8;
+  options.integrator_options.atol = 1e-8;
+  events::Simulation sim(system, options);
+  sim.SetState(0.0, model->InitialPositions(), model->InitialVelocities());
+  const double e0 = system->KineticEnergy(sim.q(), sim.v()) + system->PotentialEnergy(0.0, sim.q());
+  // Upward zero crossings of ω_y (body y = world y for this planar swing), linearly interpolated.
+  std::vector<double> crossings;
+  double previous = sim.v()(4), drift = 0.0, t_end = 4.0 * 2.0 * std::numbers::pi / omega0;
+  const double dt = 1e-2;
+  for (int k = 1; k * dt <= t_end; ++k) {
+    ASSERT_EQ(sim.AdvanceTo(k * dt).status, events::RunStatus::kFinished);
+    const double w = sim.v()(4);
+    if (previous < 0.0 && w >= 0.0) crossings.push_back(k * dt - dt * w / (w - previous));
+    previous = w;
+    const double e =
+        system->KineticEnergy(sim.q(), sim.v()) + system->PotentialEnergy(0.0, sim.q());
+    drift = std::max(drift, std::abs(e - e0));
+  }
+  ASSERT_GE(crossings.size(), 3u);
+  const double period = (crossings.back() - crossings.front()) / double(crossings.size() - 1);
+  const double omega = 2.0 * std::numbers::pi / period;
+  // Energy scale: the swing's m g (L/2) (1 − cos θ₀).
+  const double swing = m * g * L / 2 * (1.0 - std::cos(theta0));
+  std::cout << "pinned spatial beam: omega " << omega << " rad/s, compound pendulum " << omega0
+            << " (relative " << omega / omega0 - 1.0 << "); |E - E0| max " << drift
+            << " J = " << drift / swing << " of the swing energy; "
+            << sim.stats().integrator.accepted_steps << " steps\n";
+  EXPECT_NEAR(omega / omega0, 1.0, 5e-4);
+  EXPECT_LT(drift / swing, 1e-4);
+}
+
+}  // namespace
+}  // namespace saltus::engine
