@@ -370,6 +370,61 @@ std::vector<YAML::Node> ListSection(const MapReader& top, std::string_view key) 
   return items;
 }
 
+// Length, material, section, discretisation and reference frame of a flexible beam body
+// (engine/flexible_beam.h), the keys planar and spatial scenes share: the section as area and
+// second_moment, or width and height of a rectangle (height in the bending plane x–y).
+// second_moment_xz, when not null (spatial beams: bending in x–z), is read or derived with them.
+engine::BeamProperties ReadBeamGeometry(const MapReader& r, double* second_moment_xz) {
+  engine::BeamProperties beam;
+  beam.length = r.RequiredNumber("length", Range::kPositive);
+  beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
+  beam.density = r.RequiredNumber("density", Range::kPositive);
+  if (r.Has("width") || r.Has("height")) {
+    const bool spatial = second_moment_xz != nullptr;
+    for (const char* key : {"area", "second_moment", "second_moment_xz"}) {
+      if (r.Has(key)) {
+        r.Fail(*r.Find(key), std::string("give either width and height or ") +
+                                 (spatial ? "area, second_moment and second_moment_xz"
+                                          : "area and second_moment") +
+                                 ", not both (" + key + ")");
+      }
+    }
+    const double w = r.RequiredNumber("width", Range::kPositive);
+    const double h = r.RequiredNumber("height", Range::kPositive);
+    beam.area = w * h;
+    beam.second_moment = w * h * h * h / 12.0;
+    if (spatial) *second_moment_xz = h * w * w * w / 12.0;
+  } else {
+    beam.area = r.RequiredNumber("area", Range::kPositive);
+    beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
+    if (second_moment_xz != nullptr) {
+      *second_moment_xz = r.RequiredNumber("second_moment_xz", Range::kPositive);
+    }
+  }
+  beam.elements = r.Integer("elements", 1, 4, 500);  // 500: a 1503-DOF dense FE eigenproblem
+  const std::string reference = r.String("reference", "clamped");
+  if (reference == "clamped") {
+    beam.reference = engine::BeamReference::kClamped;
+  } else if (reference == "pinned") {
+    beam.reference = engine::BeamReference::kPinned;
+  } else if (reference == "free") {
+    beam.reference = engine::BeamReference::kFree;
+  } else {
+    r.Fail(*r.Find("reference"), "reference '" + reference + "' is unknown" +
+                                     Suggestion(reference, Keys({"clamped", "pinned", "free"})) +
+                                     " (use clamped, pinned or free)");
+  }
+  return beam;
+}
+
+// Geometric stiffening and damping of a flexible beam body (planar and spatial scenes).
+void ReadBeamStiffeningAndDamping(const MapReader& r, engine::BeamProperties* beam) {
+  beam->geometric_stiffening = r.Bool("geometric_stiffening", true);
+  beam->rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
+  beam->rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
+  beam->modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
+}
+
 class SceneParser {
  public:
   explicit SceneParser(std::string file) : file_(std::move(file)) {}
@@ -516,40 +571,8 @@ class SceneParser {
                       "elements", "modes", "reference", "reduction", "boundary_nodes",
                       "geometric_stiffening", "rayleigh_alpha", "rayleigh_beta", "modal_damping",
                       "position", "velocity"}));
-    engine::BeamProperties beam;
-    beam.length = r.RequiredNumber("length", Range::kPositive);
-    beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
-    beam.density = r.RequiredNumber("density", Range::kPositive);
-    if (r.Has("width") || r.Has("height")) {
-      for (const char* key : {"area", "second_moment"}) {
-        if (r.Has(key)) {
-          r.Fail(*r.Find(key), std::string("give either width and height or area and "
-                                           "second_moment, not both (") +
-                                   key + ")");
-        }
-      }
-      const double w = r.RequiredNumber("width", Range::kPositive);
-      const double h = r.RequiredNumber("height", Range::kPositive);
-      beam.area = w * h;
-      beam.second_moment = w * h * h * h / 12.0;  // bending in the plane: height in the plane
-    } else {
-      beam.area = r.RequiredNumber("area", Range::kPositive);
-      beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
-    }
-    beam.elements = r.Integer("elements", 1, 4, 500);  // 500: a 1503-DOF dense FE eigenproblem
+    engine::BeamProperties beam = ReadBeamGeometry(r, nullptr);
     const std::string reference = r.String("reference", "clamped");
-    const std::vector<std::string> references = Keys({"clamped", "pinned", "free"});
-    if (reference == "clamped") {
-      beam.reference = engine::BeamReference::kClamped;
-    } else if (reference == "pinned") {
-      beam.reference = engine::BeamReference::kPinned;
-    } else if (reference == "free") {
-      beam.reference = engine::BeamReference::kFree;
-    } else {
-      r.Fail(*r.Find("reference"), "reference '" + reference + "' is unknown" +
-                                       Suggestion(reference, references) +
-                                       " (use clamped, pinned or free)");
-    }
     beam.modes = r.Integer("modes", 1, 2);
     const int available = engine::AvailableModes(beam.elements, beam.reference);
     if (beam.modes > available) {
@@ -563,10 +586,7 @@ class SceneParser {
     } else {
       pending_boundaries_.emplace_back(static_cast<int>(scene->bodies.size()), node);
     }
-    beam.geometric_stiffening = r.Bool("geometric_stiffening", true);
-    beam.rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
-    beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
-    beam.modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
+    ReadBeamStiffeningAndDamping(r, &beam);
     body.beam = beam;
     body.q0 = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, theta]");
     body.v0 = r.Vec3("velocity", Eigen::Vector3d::Zero(), "[vx, vy, omega]");
@@ -1497,41 +1517,7 @@ class SceneParser {
                       "angular_velocity",
                       "modal_position",
                       "modal_velocity"}));
-    engine::BeamProperties beam;
-    beam.length = r.RequiredNumber("length", Range::kPositive);
-    beam.youngs_modulus = r.RequiredNumber("E", Range::kPositive);
-    beam.density = r.RequiredNumber("density", Range::kPositive);
-    if (r.Has("width") || r.Has("height")) {
-      for (const char* key : {"area", "second_moment", "second_moment_xz"}) {
-        if (r.Has(key)) {
-          r.Fail(*r.Find(key), std::string("give either width and height or area, "
-                                           "second_moment and second_moment_xz, not both (") +
-                                   key + ")");
-        }
-      }
-      const double w = r.RequiredNumber("width", Range::kPositive);
-      const double h = r.RequiredNumber("height", Range::kPositive);
-      beam.area = w * h;
-      beam.second_moment = w * h * h * h / 12.0;  // bending in x–y: height along y
-      body.second_moment_xz = h * w * w * w / 12.0;
-    } else {
-      beam.area = r.RequiredNumber("area", Range::kPositive);
-      beam.second_moment = r.RequiredNumber("second_moment", Range::kPositive);
-      body.second_moment_xz = r.RequiredNumber("second_moment_xz", Range::kPositive);
-    }
-    beam.elements = r.Integer("elements", 1, 4, 500);
-    const std::string reference = r.String("reference", "clamped");
-    if (reference == "clamped") {
-      beam.reference = engine::BeamReference::kClamped;
-    } else if (reference == "pinned") {
-      beam.reference = engine::BeamReference::kPinned;
-    } else if (reference == "free") {
-      beam.reference = engine::BeamReference::kFree;
-    } else {
-      r.Fail(*r.Find("reference"), "reference '" + reference + "' is unknown" +
-                                       Suggestion(reference, Keys({"clamped", "pinned", "free"})) +
-                                       " (use clamped, pinned or free)");
-    }
+    engine::BeamProperties beam = ReadBeamGeometry(r, &body.second_moment_xz);
     beam.modes = r.Integer("modes", 1, 2);
     const int available = engine::AvailableSpatialModes(beam.elements);
     if (beam.modes > available) {
@@ -1540,10 +1526,7 @@ class SceneParser {
                                    std::to_string(beam.elements) + " elements), got " +
                                    std::to_string(beam.modes));
     }
-    beam.geometric_stiffening = r.Bool("geometric_stiffening", true);
-    beam.rayleigh_alpha = r.Number("rayleigh_alpha", Range::kNonNegative, 0.0);
-    beam.rayleigh_beta = r.Number("rayleigh_beta", Range::kNonNegative, 0.0);
-    beam.modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
+    ReadBeamStiffeningAndDamping(r, &beam);
     body.beam = beam;
     if (r.Has("modal_position")) {
       body.modal_position = r.Vector("modal_position", beam.modes, "[eta1, ..., eta_m] (m = modes)",
