@@ -112,7 +112,8 @@ class Extendible {
   std::vector<T> buffer_;
 };
 
-// A variable-length UTF-8 string array attribute.
+// A variable-length UTF-8 string array attribute (of no elements for an empty list: a system
+// without constraint rows has no row names, and HDF5 refuses to write from no buffer).
 bool WriteNames(hid_t object, const char* attribute, const std::vector<std::string>& names) {
   const hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, H5T_VARIABLE);
@@ -122,7 +123,7 @@ bool WriteNames(hid_t object, const char* attribute, const std::vector<std::stri
   const hid_t attr = H5Acreate2(object, attribute, type, space, H5P_DEFAULT, H5P_DEFAULT);
   std::vector<const char*> pointers;
   for (const std::string& s : names) pointers.push_back(s.c_str());
-  const bool ok = attr >= 0 && H5Awrite(attr, type, pointers.data()) >= 0;
+  const bool ok = attr >= 0 && (names.empty() || H5Awrite(attr, type, pointers.data()) >= 0);
   if (attr >= 0) H5Aclose(attr);
   H5Sclose(space);
   H5Tclose(type);
