@@ -207,7 +207,7 @@ class GapWitness final : public WitnessSet {
 // contact problem did not choose, and a sticking group further outside its cone holds one share
 // of near-redundant stick rows whose split is ill-conditioned (the sum over them is inside):
 // watching those from their start value repeats the same decision (a 50-sphere pile: 46,368
-// take-offs instead of 817 in 1.4 s; a flexible beam sticking at both ends, 5 % outside at each
+// take-offs instead of 817 in 1.4 s; a flexible beam sticking at both ends, 1 % outside at each
 // end: 2000 stick decisions at one instant).
 class ForceWitness : public WitnessSet {
  public:
