@@ -80,7 +80,7 @@ void Bdf::DoReset() {
   dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
   reset_status_ = StepStatus::kAccepted;
   if (m > 0) ConsistentStart();
-  reference_pivot_ratio_ = 0.0;
+  rank_drop_.Reset();
   vdot0_.resize(nv);
   lambda_.resize(m);
   ++stats_.rhs_evaluations;
@@ -514,7 +514,7 @@ StepStatus Bdf::DoStep(double t_limit) {
     last_order_ = k_;
     ++steps_per_order_[static_cast<std::size_t>(k_ - 1)];
     consecutive_rejections_ = 0;
-    reference_pivot_ratio_ = std::max(reference_pivot_ratio_, J_lu_.pivot_ratio());
+    rank_drop_.Record(J_lu_.pivot_ratio());
 
     if (adaptive && bdf_.variable_order) {
       // DASSL's step-size rule for the chosen order (Brenan, Campbell & Petzold, Sec. 5.2.2):

@@ -53,7 +53,7 @@
 // constraint residual divided by σ, an h-independent floor (the DOPRI5 case, explicit_runge_
 // kutta.h): on the planar double four-bar at rtol 1e-10 the steps collapsed to h_min = 1e-13 s at
 // t = 0.714113 s. So when the iteration matrix's pivot ratio (IterationMatrix::pivot_ratio, ~ σ²
-// of G relative) is below kNearSingularPivotDrop = 1e-3 times the largest ratio of the accepted
+// of G relative) is below RankDropMonitor::kDrop = 1e-3 times the largest ratio of the accepted
 // steps since Reset, both parts of the estimate (θ and v) are replaced by their part along the
 // manifold, e ← (I − M⁻¹Gᵀ W⁺ G) e at q_{n+1} (Integrator::RemoveConstrainedPartAt; θ is a
 // tangent increment, so both are velocity-space vectors): the corrector resets the constrained
@@ -309,13 +309,10 @@ class Bdf final : public Integrator {
   Eigen::VectorXd theta_pred_, v_pred_, lambda_pred_, sum_theta_, sum_v_;
   Eigen::VectorXd theta_new_, v_new_, lambda_new_, mu_new_, q_new_;
 
-  // Near singular configurations (header): J_lu_'s pivot ratio below kNearSingularPivotDrop
+  // Near singular configurations (header): J_lu_'s pivot ratio below RankDropMonitor::kDrop
   // times the largest ratio of the accepted steps since Reset.
-  static constexpr double kNearSingularPivotDrop = 1e-3;
-  bool NearSingular() const {
-    return !rows_.empty() && J_lu_.pivot_ratio() < kNearSingularPivotDrop * reference_pivot_ratio_;
-  }
-  double reference_pivot_ratio_ = 0.0;
+  bool NearSingular() const { return !rows_.empty() && rank_drop_.Near(J_lu_.pivot_ratio()); }
+  RankDropMonitor rank_drop_;
 
   // Iteration matrix and its blocks.
   IterationMatrix J_lu_;

@@ -77,7 +77,7 @@ void GeneralizedAlpha::DoReset() {
   jacobians_stale_ = true;
   S_lu_.Invalidate();
   P_lu_.Invalidate();
-  reference_s_pivot_ratio_ = 0.0;
+  rank_drop_.Reset();
   U_.setZero(nv);
   nu_.setZero(m);
   if (reset_status_ != StepStatus::kAccepted) return;
@@ -150,7 +150,7 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
   ++stats_.factorizations;
   h_matrix_ = h;
   if (!S_lu_.Factorize(S_)) return false;
-  reference_s_pivot_ratio_ = std::max(reference_s_pivot_ratio_, S_lu_.pivot_ratio());
+  rank_drop_.Record(S_lu_.pivot_ratio());
   if (options_.formulation == Formulation::kStabilizedIndex2) {
     // Position correction (eq. 24) on the position-level rows; ν = 0 on the velocity-level rows.
     P_ = S_;
@@ -239,10 +239,8 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
     NewtonProgress progress = NewtonProgress::kContinue;
     // Near a rank drop of G (header, "Near singular configurations"): consecutive updates that
     // stopped contracting with residuals and position updates converged.
-    const bool near_singular =
-        ggl && m > 0 && S_lu_.pivot_ratio() < kNearSingularPivotDrop * reference_s_pivot_ratio_;
-    double previous_increment = 0.0;
-    int stalls = 0;
+    const bool near_singular = ggl && m > 0 && rank_drop_.Near(S_lu_.pivot_ratio());
+    NewtonStall stall;
     while (progress == NewtonProgress::kContinue) {
       // Second attempt: full Newton (matrices at every iterate). Simplified Newton with
       // matrices from the start of the step contracts too slowly when the constraint normals
@@ -317,13 +315,12 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
       const double tol = options_.newton_tol;
       const bool floor_reached = near_singular && monitor.iterations() > 0 &&
                                  std::max({residual_c, residual_g, position_increment}) <= tol;
-      stalls = floor_reached && increment >= 0.5 * previous_increment ? stalls + 1 : 0;
-      previous_increment = increment;
-      progress = stalls >= 2 ? NewtonProgress::kConverged
-                             : monitor.Update(std::max({increment, residual_c, residual_g}));
+      stall.Update(floor_reached, increment);
+      progress = stall.stalled() ? NewtonProgress::kConverged
+                                 : monitor.Update(std::max({increment, residual_c, residual_g}));
       // On the floor the monitor's divergence test sees the alternation, not a divergence: the
       // iteration goes on (within the budget) until the stall test decides.
-      if (progress == NewtonProgress::kDiverging && stalls == 1 &&
+      if (progress == NewtonProgress::kDiverging && stall.count() == 1 &&
           monitor.iterations() < options_.max_newton_iterations) {
         progress = NewtonProgress::kContinue;
       }

@@ -39,7 +39,7 @@
 //
 // Near singular configurations (GGL; the double four-bar with all bars on the ground line). When
 // S's pivot ratio (IterationMatrix::pivot_ratio, ~ σ² of G relative) is below
-// kNearSingularPivotDrop = 1e-3 times the largest since Reset, the velocity constraint's residual
+// RankDropMonitor::kDrop = 1e-3 times the largest since Reset, the velocity constraint's residual
 // sits on a floor (1e-12 at rtol 1e-10, t = 0.71438 s) that the solve turns into velocity updates
 // γ''Δv̇ ~ 1e-8 along the soft direction, alternating instead of contracting; the position
 // correction's updates stay at 1e-12 (measured with a rank-truncated correction: same failure).
@@ -206,10 +206,8 @@ class GeneralizedAlpha final : public Integrator {
       Eigen::MatrixXd* MiHt,
       Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>* delassus) const;
 
-  // Near a rank drop of G (header): S_lu_'s pivot ratio below kNearSingularPivotDrop times the
-  // largest since Reset (as bdf.h).
-  static constexpr double kNearSingularPivotDrop = 1e-3;
-  double reference_s_pivot_ratio_ = 0.0;
+  // Near a rank drop of G (header): S_lu_'s pivot ratios since Reset.
+  RankDropMonitor rank_drop_;
 
   GeneralizedAlphaParameters par_;
   bool correct_variable_step_ = true;

@@ -65,7 +65,7 @@ void HalfImplicit::DoReset() {
   const auto m = static_cast<Eigen::Index>(rows_.size());
   reset_status_ = StepStatus::kAccepted;
   h_dense_ = 0.0;
-  reference_pivot_ratio_ = 0.0;
+  rank_drop_.Reset();
   lambda_hat_.setZero(m);
   zero_.setZero(nv);
   N_lu_.Invalidate();
@@ -106,11 +106,9 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
   ++stats_.jacobian_evaluations;
   ++stats_.factorizations;
   if (!N_lu_.Factorize(N_)) return Outcome::kLinearSolveFailure;
-  reference_pivot_ratio_ = std::max(reference_pivot_ratio_, N_lu_.pivot_ratio());
-  const bool near_singular =
-      m > 0 && N_lu_.pivot_ratio() < kNearSingularPivotDrop * reference_pivot_ratio_;
-  double previous_x = 0.0;
-  int stalls = 0;
+  rank_drop_.Record(N_lu_.pivot_ratio());
+  const bool near_singular = m > 0 && rank_drop_.Near(N_lu_.pivot_ratio());
+  NewtonStall stall;
 
   b_ = h * (M_ * v_) + (h * h) * F_;
   // Predictor θ = h v_n; the first iteration solves the (linear) e₁ exactly with the λ̂ guess.
@@ -159,12 +157,8 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
     // Near a rank drop of G (header): with g on its round-off floor the update stalls at the
     // round-off divided by σ_min; two non-contracting updates in a row count as reaching it.
     const double x_norm = x_.head(nv).lpNorm<Eigen::Infinity>();
-    stalls =
-        near_singular && it > 0 && residual_g <= kRoundOff * q_scale && x_norm >= 0.5 * previous_x
-            ? stalls + 1
-            : 0;
-    previous_x = x_norm;
-    if (it > 0 && (x_norm <= kRoundOff * q_scale || stalls >= 2)) {
+    stall.Update(near_singular && it > 0 && residual_g <= kRoundOff * q_scale, x_norm);
+    if (it > 0 && (x_norm <= kRoundOff * q_scale || stall.stalled())) {
       // Round-off reached: accept if g is as small as it can get.
       system_->IntegratePosition(q_, theta_, 1.0, &q_new_);
       ConstraintResidual(t_new, h);

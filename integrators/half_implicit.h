@@ -26,7 +26,7 @@
 // O(h)), or when the increment reaches round-off (then ‖g‖∞ ≤ 64 ε (1 + ‖q‖∞) is accepted). Its
 // contraction rate is O(h) (the mismatch between G_n and G(q_{n+1})), so two or three iterations
 // suffice. Near a rank drop of G (N's pivot ratio, IterationMatrix::pivot_ratio, below
-// kNearSingularPivotDrop = 1e-3 times the largest since Reset; the double four-bar with all bars
+// RankDropMonitor::kDrop = 1e-3 times the largest since Reset; the double four-bar with all bars
 // on the ground line) the increment does not reach that round-off level: with g at 4e-16 the
 // updates stalled at 5e-14 … 2e-13 (round-off divided by σ_min), just above 64 ε (1 + ‖q‖∞) =
 // 5e-14, and every step failed down to h_min (newton_failure at t = 0.7135 s for rtol 1e-9 and
@@ -127,10 +127,8 @@ class HalfImplicit final : public Integrator {
 
   StepStatus reset_status_ = StepStatus::kAccepted;
   IterationMatrix N_lu_;
-  // Near a rank drop of G (header): N_lu_'s pivot ratio below kNearSingularPivotDrop times the
-  // largest since Reset (as bdf.h).
-  static constexpr double kNearSingularPivotDrop = 1e-3;
-  double reference_pivot_ratio_ = 0.0;
+  // Near a rank drop of G (header): N_lu_'s pivot ratios since Reset.
+  RankDropMonitor rank_drop_;
   // At t_n.
   Eigen::MatrixXd M_, G_, H_, N_, G_new_;  // H_: force directions (non-ideal forces only)
   Eigen::VectorXd F_;

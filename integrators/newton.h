@@ -31,6 +31,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <limits>
 
 namespace saltus::integrators {
 
@@ -89,6 +91,46 @@ class NewtonMonitor {
   double previous_ = 0.0;
   double rate_ = 0.0;
   double last_theta_ = 0.0;
+};
+
+// Near singular configurations (a rank drop of G, e.g. the double four-bar with all its bars on
+// the ground line; docs/benchmarks.md, "Every integrator through the singular positions"). A
+// scheme records the pivot ratio of its matrix (IterationMatrix::pivot_ratio, or the KKT solve's,
+// ~ σ² of G relative) at the points it chooses since Reset, and is near a rank drop while the
+// current ratio is below kDrop times the largest recorded.
+class RankDropMonitor {
+ public:
+  static constexpr double kDrop = 1e-3;
+  void Reset() { reference_ = 0.0; }
+  void Record(double pivot_ratio) { reference_ = std::max(reference_, pivot_ratio); }
+  bool Near(double pivot_ratio) const { return pivot_ratio < kDrop * reference_; }
+
+ private:
+  double reference_ = 0.0;
+};
+
+// Newton updates that stopped contracting on a round-off floor: near a rank drop the residuals
+// converge while the updates stall at round-off divided by σ_min, alternating instead of
+// shrinking. Counts consecutive updates of at least half the previous one while the iterate is
+// otherwise converged (`on_floor`); kStalls of them in a row count as convergence (null-space
+// Newmark, generalized-α GGL, half-implicit). One per Newton solve.
+class NewtonStall {
+ public:
+  static constexpr int kStalls = 2;
+  // Counts `update` (a norm) and returns the number of consecutive stalls it ends.
+  int Update(bool on_floor, double update) {
+    count_ = on_floor && update >= 0.5 * previous_ ? count_ + 1 : 0;
+    previous_ = update;
+    return count_;
+  }
+  int count() const { return count_; }
+  bool stalled() const { return count_ >= kStalls; }
+  // The last update counted (∞ before the first).
+  double previous() const { return previous_; }
+
+ private:
+  int count_ = 0;
+  double previous_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace saltus::integrators

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/projection.h"
+#include "integrators/newton.h"
 
 namespace saltus::integrators {
 
@@ -164,8 +165,7 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
   }
 
   bool update_small = false;
-  int stalls = 0;  // consecutive non-contracting updates with positions converged (header)
-  double previous_update = std::numeric_limits<double>::infinity();
+  NewtonStall stall;  // non-contracting updates with positions converged (header)
   Eigen::VectorXd dp, vp, ap, alpha_pred, w_pred, D0, V0, A0, b, z, Dd, Dv, Da;
   Eigen::MatrixXd Xp, X1, X2, Dz, Vz, Az, S;
   for (int it = 0;; ++it) {
@@ -190,7 +190,7 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
       residual_a = InfNorm(r_a_) / std::max(1.0, InfNorm(a_new_));
     }
     const bool residual_ok = residual_g <= tol && residual_v <= tol && residual_a <= tol;
-    if (it > 0 && (update_small || stalls >= 2) && residual_ok) return SolveResult::kConverged;
+    if (it > 0 && (update_small || stall.stalled()) && residual_ok) return SolveResult::kConverged;
     if (it >= options_.max_newton_iterations) return SolveResult::kNotConverged;
     ++stats_.newton_iterations;
 
@@ -262,12 +262,11 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
                                     InfNorm(Da) / std::max(1.0, InfNorm(a_new_))});
     update_small = update <= tol;
     const bool positions_converged = InfNorm(Dd) / std::max(1.0, InfNorm(q_)) <= tol;
-    stalls = positions_converged && update >= 0.5 * previous_update ? stalls + 1 : 0;
     // Divergence: a growing update after the first iterations.
-    if (it >= 2 && update > 2.0 * previous_update && update > 1e-3) {
+    if (it >= 2 && update > 2.0 * stall.previous() && update > 1e-3) {
       return SolveResult::kNotConverged;
     }
-    previous_update = update;
+    stall.Update(positions_converged, update);
   }
 }
 
