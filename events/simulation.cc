@@ -429,11 +429,13 @@ void Simulation::Impl::AcceptStep(bool time_event) {
   Switch({}, {te}, v);
 }
 
-// An event at t_event: outputs before it, the witnesses that fired there, the switch.
+// An event at t_event: outputs before it, the state on the phase's manifold, the witnesses that
+// fired there, the switch.
 void Simulation::Impl::SwitchAt(double t_event, double t_end) {
   EmitOutputs(t_event, false, t_end);
   VectorXd q_ev, v_ev;
   integrator->Interpolate(t_event, &q_ev, &v_ev);
+  switcher.OntoPhaseManifold(t_event, q_ev, v_ev, modes.active());
   FiredWitnesses fired;
   gaps.Fired(t_event, &fired.impacting);
   normal_forces.Fired(t_event, &fired.forced_open);

@@ -72,6 +72,28 @@ void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& mod
   }
 }
 
+void SwitchHandler::OntoPhaseManifold(double t, VectorXd& q, VectorXd& v,
+                                      const std::vector<int>& phase_rows) {
+  if (phase_rows.empty()) return;
+  VectorXd g, rate;
+  ctx_.sys.ConstraintValues(t, q, phase_rows, &g);
+  engine::ConstraintRate(ctx_.sys, t, q, v, phase_rows, &rate);
+  ctx_.stats.rows_evaluated_switches += 2 * static_cast<long>(phase_rows.size());
+  const Thresholds& th = ctx_.opt.thresholds;
+  if (g.lpNorm<Eigen::Infinity>() <= kPhaseResidualFraction * th.tau0 &&
+      rate.lpNorm<Eigen::Infinity>() <= kPhaseResidualFraction * th.tau1) {
+    return;
+  }
+  VectorXd q_on = q, v_on = v;
+  if (!engine::ProjectPositions(ctx_.sys, t, phase_rows, ctx_.opt.projection, &q_on).converged ||
+      !engine::ProjectVelocities(ctx_.sys, t, q_on, phase_rows, VelocityProjection(), &v_on)
+           .converged) {
+    return;
+  }
+  q = std::move(q_on);
+  v = std::move(v_on);
+}
+
 void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>& before,
                                       const std::vector<ContactState>& after, double energy_before,
                                       double energy_after, std::vector<Event>* events) const {

@@ -79,6 +79,12 @@ inline constexpr double kRedundancyTolerance = 1e-10;
 // W's near-null space).
 inline constexpr double kVelocityStallFraction = 1e-3;
 
+// A dense-output state whose phase rows are violated by at most this fraction of τ₀ (positions)
+// and τ₁ (velocities) is not projected before the switch (SwitchHandler::OntoPhaseManifold):
+// spread over other rows, such an error leaves gaps that I₁'s threshold τ₀ still takes as
+// closed together, and rates that τ₁ takes as zero.
+inline constexpr double kPhaseResidualFraction = 0.1;
+
 // The witnesses that fired at a switching time (rows ascending).
 struct FiredWitnesses {
   std::vector<int> impacting;    // impact function located at t*: the contact belongs to I₁
@@ -97,6 +103,19 @@ class SwitchHandler {
   // its contacts after the switch). Throws RunFailure (lcp_failure, projection_failure, painleve).
   void Handle(double t, Eigen::VectorXd& q, Eigen::VectorXd& v, ContactModes& modes,
               const FiredWitnesses& fired, std::vector<Event>* events);
+
+  // The state (q, v) at t* from the dense output, moved onto the manifold of the phase that
+  // ends there: positions onto g_A = 0 (eq. 35) and velocities onto G_A v + ∂g_A/∂t = 0
+  // (eq. 36), A the phase's active rows. The integrators project their step ends, not their
+  // interpolants, so the dense output meets the phase's constraints only to its interpolation
+  // error, while the exact solution at t* is on that manifold, rows leaving at t* (a take-off:
+  // g = ġ = 0 there) included. Projected after the switch onto other rows instead, the error
+  // becomes motion that no row holds (a slider whose two corners leave a guide wall together
+  // is tilted, and they reach the opposite wall at different times). A state within
+  // kPhaseResidualFraction of τ₀ and τ₁ is left as it is (see there). So is one whose projection
+  // does not converge (the projection after the switch reports it).
+  void OntoPhaseManifold(double t, Eigen::VectorXd& q, Eigen::VectorXd& v,
+                         const std::vector<int>& phase_rows);
 
   // The gaps of the unilateral candidates within τ₀ after the last Handle (GapWitness reuses
   // them at the phase start that follows).

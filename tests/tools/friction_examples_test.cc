@@ -41,12 +41,16 @@ struct FrictionRun : SceneRun {
 };
 
 // No impact adds energy beyond round-off of states of ~1 J (1e-9 J), no gap below −τ₀ after a
-// projection (issue 17 §7).
-void ExpectPhysical(const SceneRun& run, const std::string& label) {
+// projection (issue 17 §7). A system with a driver (the clearance slider-crank's crank turns at a
+// prescribed rate) takes the driver's impulsive effort at an impact, which works on it: there only
+// the contacts' work is checked (the energy_gain flag, contact/friction_problem.h).
+void ExpectPhysical(const SceneRun& run, const std::string& label, bool driven = false) {
   for (const events::Event& e : run.rec.events) {
     if (e.kind == EventKind::kImpact) {
-      EXPECT_LE(e.energy_after - e.energy_before, 1e-9) << label << " impact at t = " << e.t;
-      EXPECT_FALSE(e.energy_gain) << label;
+      if (!driven) {
+        EXPECT_LE(e.energy_after - e.energy_before, 1e-9) << label << " impact at t = " << e.t;
+      }
+      EXPECT_FALSE(e.energy_gain) << label << " impact at t = " << e.t;
     }
   }
   EXPECT_GE(run.sim->stats().min_gap_after_projection, -run.scene.options.thresholds.tau0) << label;
@@ -389,10 +393,27 @@ bool StickUndoneAtOnce(const std::vector<events::Event>& events, std::size_t k) 
          events[k + 1].t - events[k].t <= kEventTimeTolerance;
 }
 
+// Whether event k is an impact of an accumulation that the Zeno rule ends within the comparison's
+// time resolution: only impacts of the same contacts follow it up to a contact_closed of them
+// within kEventTimeTolerance. Its impulses shrink geometrically (by e per impact), so which of
+// them stays above Significant's floor depends on each scheme's errors (the clearance
+// slider-crank's top corners at 3.186 ms: the last significant impulse is 0.94e-6 N s with
+// DOPRI5, 1.05e-6 N s with half_implicit); the closing is compared.
+bool ImpactOfAccumulation(const std::vector<events::Event>& events, std::size_t k) {
+  if (events[k].kind != EventKind::kImpact) return false;
+  for (std::size_t j = k + 1; j < events.size(); ++j) {
+    const events::Event& e = events[j];
+    if (e.t - events[k].t > kEventTimeTolerance || e.rows != events[k].rows) return false;
+    if (e.kind == EventKind::kContactClosed) return true;
+    if (e.kind != EventKind::kImpact) return false;
+  }
+  return false;
+}
+
 // The events compared between schemes: their significant contacts (above), without sticks undone
-// within the time resolution (above); in the rocking-block scene only those of the rocker (the
-// slider's corners rock and slide with micro-impacts whose number depends on each scheme's
-// errors, the first-order half_implicit's most).
+// and impacts of accumulations closed within the time resolution (above); in the rocking-block
+// scene only those of the rocker (the slider's corners rock and slide with micro-impacts whose
+// number depends on each scheme's errors, the first-order half_implicit's most).
 std::vector<events::Event> Compared(const SceneRun& run, const std::string& file) {
   std::vector<int> rocker;
   if (file == "rocking_block_friction.yaml")
@@ -404,6 +425,7 @@ std::vector<events::Event> Compared(const SceneRun& run, const std::string& file
       ++k;
       continue;
     }
+    if (ImpactOfAccumulation(events, k)) continue;
     events::Event e = events[k];
     std::vector<int> rows = Significant(e);
     if (!rocker.empty()) {
@@ -424,9 +446,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
   const std::vector<std::string> files = {
       "sliding_block.yaml", "incline_stick.yaml",          "incline_slide.yaml",
       "rolling_disk.yaml",  "rocking_block_friction.yaml", "painleve_rod.yaml",
-      "kane_pendulum.yaml", "friction_oscillator.yaml"};
-  // (The clearance slider-crank is not in the list yet: dop853 finds 66 significant events where
-  // DOPRI5 finds 75 over 0.05 s, not analysed.)
+      "kane_pendulum.yaml", "friction_oscillator.yaml", "slider_crank_clearance.yaml"};
   for (const std::string& file : files) {
     auto tighten = [](Scene& s) {
       s.options.integrator_options.rtol = 1e-7;
@@ -436,11 +456,13 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
     FrictionRun reference(file, tighten);
     // The rocking blocks' impacts accumulate as they come to rest (after ~0.4 s), where the
     // number of impacts below τ₁ depends on each scheme's errors: compared before that.
-    // The friction oscillator: its first stick and slip and the slide after (0.8 s).
+    // The friction oscillator: its first stick and slip and the slide after (0.8 s). The
+    // clearance slider-crank: its first 2.4 crank turns (0.1 s: 60 events compared of 182).
     const double t_end =
-        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml" ? 0.3
-                                        : file == "friction_oscillator.yaml"  ? 0.8
-                                                                              : 1.0);
+        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml"  ? 0.3
+                                        : file == "friction_oscillator.yaml"    ? 0.8
+                                        : file == "slider_crank_clearance.yaml" ? 0.1
+                                                                                : 1.0);
     ASSERT_EQ(reference.Advance(t_end).status, events::RunStatus::kFinished) << file;
     for (const integrators::IntegratorEntry& entry : integrators::IntegratorTable()) {
       for (integrators::Formulation f : entry.formulations) {
@@ -467,7 +489,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
         // Kane's pendulum gains energy at its impact by Newton's law with friction (Kane &
         // Levinson's example): every scheme must report the gain where DOPRI5 does.
         const bool gains = file == "kane_pendulum.yaml";
-        if (!gains) ExpectPhysical(run, label);
+        if (!gains) ExpectPhysical(run, label, file == "slider_crank_clearance.yaml");
         const std::vector<events::Event> got = Compared(run, file);
         const std::vector<events::Event> want = Compared(reference, file);
         ASSERT_EQ(got.size(), want.size()) << label;
