@@ -446,7 +446,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
   const std::vector<std::string> files = {
       "sliding_block.yaml", "incline_stick.yaml",          "incline_slide.yaml",
       "rolling_disk.yaml",  "rocking_block_friction.yaml", "painleve_rod.yaml",
-      "kane_pendulum.yaml", "friction_oscillator.yaml", "slider_crank_clearance.yaml"};
+      "kane_pendulum.yaml", "friction_oscillator.yaml",    "slider_crank_clearance.yaml"};
   for (const std::string& file : files) {
     auto tighten = [](Scene& s) {
       s.options.integrator_options.rtol = 1e-7;
@@ -459,7 +459,7 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
     // The friction oscillator: its first stick and slip and the slide after (0.8 s). The
     // clearance slider-crank: its first 2.4 crank turns (0.1 s: 60 events compared of 182).
     const double t_end =
-        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml"  ? 0.3
+        std::min(reference.scene.t_end, file == "rocking_block_friction.yaml"   ? 0.3
                                         : file == "friction_oscillator.yaml"    ? 0.8
                                         : file == "slider_crank_clearance.yaml" ? 0.1
                                                                                 : 1.0);
