@@ -555,21 +555,23 @@ void Classify(const LocalProblem& p, const FacetedLcp& lcp, const LocalOptions& 
     set(PolishOnSupport(lcp, x));
     if (!(r->residual < vertex_residual)) set(x);
   };
+  // A chosen vertex whose residual stays above the tolerance after the correction (a
+  // Frank–Wolfe point inside a polyhedron, to the LP's tolerance) gives way to the solver's
+  // answer when that one meets it, and the message says so.
+  const auto prefer = [&](const Eigen::VectorXd& x, const std::string& which) {
+    const LocalResult solver = *r;
+    use(x);
+    r->message += "; " + which;
+    if (!r->ok && solver.ok) {
+      *r = solver;
+      r->message += "; " + which + " missed the tolerance, the solver's kept";
+    }
+  };
   const bool several = e.solutions.size() > 1 || e.continuum;
   if (options.prefer_impulsive && e.most_impulsive.size() > 0) {
-    use(e.most_impulsive);
-    r->message += "; the enumerated solution with the largest normal impulse";
+    prefer(e.most_impulsive, "the enumerated solution with the largest normal impulse");
   } else if (several && e.least_energy.size() > 0) {
-    const LocalResult solver = *r;
-    use(e.least_energy);
-    r->message += "; the solution of least kinetic energy";
-    if (!r->ok && solver.ok) {
-      // Its residual stays above the tolerance after the correction (a Frank–Wolfe point inside
-      // a polyhedron, to the LP's tolerance): the solver's answer is kept, and said so.
-      *r = solver;
-      r->message +=
-          "; the solution of least kinetic energy missed the tolerance, the solver's kept";
-    }
+    prefer(e.least_energy, "the solution of least kinetic energy");
   } else if (!r->ok && !e.solutions.empty()) {
     use(e.solutions.front());
     r->message += "; solution taken from the enumeration";

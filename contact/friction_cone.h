@@ -173,7 +173,9 @@ struct LocalOptions {
   int max_iterations = 10000;  // Lemke pivots; fc3d: Newton iterations min(this, 200)
   bool diagnose = true;        // enumerate when at most max_combinations combinations
   long max_combinations = 4096;
-  bool prefer_impulsive = false;  // return the enumerated solution with the largest Σ z_N
+  // Return the enumerated solution with the largest Σ z_N (the solver's answer instead when
+  // that vertex misses the tolerance and the solver's meets it).
+  bool prefer_impulsive = false;
   const Eigen::VectorXd* warm_start = nullptr;  // exact cone: z of a previous solve (m)
 };
 

@@ -197,6 +197,38 @@ TEST(FrictionConeEnumeration, MostImpulsiveSolutionWithRedundantRowsAtNoiseScale
   }
 }
 
+// The woodpecker's sleeve jammed at two diagonal corners (examples/friction/woodpecker.yaml with
+// generalized_alpha index3, rtol 1e-7, at t = 0.167106 s; W and b as the tangential impact posed
+// them): the normal rows are the same function of the sleeve's angle (W's rows 0 and 2 agree to
+// 1e-15 relative) and both separate at 2e-8 m/s, so z = 0 solves the law exactly. The most
+// impulsive vertex of the enumeration misses the tolerance; the solver's z = 0 is kept (before,
+// the vertex replaced it and the run stopped with "tangential impact failed").
+TEST(FrictionConeEnumeration, MostImpulsiveVertexMissingTheToleranceLeavesTheSolversAnswer) {
+  LocalProblem p;
+  p.W.resize(4, 4);
+  p.W << 1090.3824558747087, -1058.6047201865058, 1090.3824558747081, 1954.8935777931142,
+      -1058.6047201865058, 1480.7997107472984, -1058.6047201865049, -2350.9674305239187,
+      1090.3824558747081, -1058.6047201865049, 1090.3824558747074, 1954.8935777931129,
+      1954.8935777931142, -2350.9674305239187, 1954.8935777931129, 3957.8800529185128;
+  p.b.resize(4);
+  p.b << 1.982016281563913e-08, -4.7692223656882868e-08, 1.9820162790151353e-08,
+      6.3984297121998517e-08;
+  for (int i = 0; i < 2; ++i) {
+    LocalContact lc;
+    lc.normal = 2 * i;
+    lc.tangents = {2 * i + 1, -1};
+    lc.num_tangents = 1;
+    lc.mu = 0.3;
+    p.contacts.push_back(lc);
+  }
+  LocalOptions options;
+  options.prefer_impulsive = true;
+  const LocalResult r = SolveLocal(p, options);
+  ASSERT_TRUE(r.ok) << r.message << " residual " << r.residual;
+  EXPECT_EQ(r.z, Eigen::VectorXd::Zero(4));
+  EXPECT_NE(r.message.find("the solver's kept"), std::string::npos) << r.message;
+}
+
 // The faceted LCP of one planar contact, written out: x = (z_N, β₊, β₋, σ),
 // M = [[W_NN, W_NT, −W_NT, 0], [W_TN, W_TT, −W_TT, 1], [−W_TN, −W_TT, W_TT, 1], [μ, −1, −1, 0]].
 TEST(FacetedLcp, PlanarContactMatrixWrittenOut) {
