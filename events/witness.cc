@@ -342,13 +342,15 @@ void ForceWitness::BeginStep(const StepSamples& samples) {
   samples_ = &samples;
   Prepare();
   if (samples.t0() == phase_start_ && shift_.size() == 0 && !rows_.empty()) {
-    // φ at the phase start: a contact kept with φ ≤ 0 is watched from there (see the header).
-    const double margin = std::max(ctx_.opt.thresholds.tau3, kMinimumMargin);
+    // φ at the phase start: a contact kept with φ ≤ its band is watched from there (see the
+    // header).
     const VectorXd& lambda = forces_.At(0);
     Values(lambda, &shift_);
     for (Eigen::Index k = 0; k < shift_.size(); ++k) {
-      const bool watch =
-          shift_[k] <= 0 && WatchFromStart(static_cast<std::size_t>(k), lambda, shift_[k]);
+      const auto kk = static_cast<std::size_t>(k);
+      const double band = StartBand(kk, lambda);
+      const bool watch = shift_[k] <= band && WatchFromStart(kk, lambda, shift_[k]);
+      const double margin = std::max({ctx_.opt.thresholds.tau3, kMinimumMargin, band});
       shift_[k] = watch ? margin - shift_[k] : 0.0;
     }
   }
@@ -540,6 +542,10 @@ void StickWitness::Values(const VectorXd& lambda_active, VectorXd* phi) const {
                                            TangentialSum(lambda_active, k).norm() +
                                            ctx_.opt.thresholds.tau3;
   }
+}
+
+double StickWitness::StartBand(std::size_t k, const VectorXd& lambda_start) const {
+  return std::sqrt(std::numeric_limits<double>::epsilon()) * Capacity(lambda_start, k);
 }
 
 bool StickWitness::WatchFromStart(std::size_t k, const VectorXd& lambda_start,

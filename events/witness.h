@@ -202,10 +202,14 @@ class GapWitness final : public WitnessSet {
 // whose force starts outside its cone by at most √ε of its capacity μλ_N: its force sits on the
 // cone's boundary to the accuracy of the contact problem (tolerance 1e-10 relative), as after a
 // slip → stick decision at the instant the friction reaches its limit (a friction oscillator on
-// its limit cycle), and if the required force keeps growing the stick must end. A frictionless
-// closed contact below −τ₃ at the start is one of redundant rows whose minimum-norm share the
-// contact problem did not choose, and a sticking group further outside its cone holds one share
-// of near-redundant stick rows whose split is ill-conditioned (the sum over them is inside):
+// its limit cycle), and if the required force keeps growing the stick must end. For such a group
+// the band of the boundary is ±√ε μλ_N (StartBand): a group starting within it is watched from
+// its start value with that margin, not τ₃: its multipliers are no more accurate when its stick
+// rows are nearly dependent (the solve's λ_T varies by ε κ(W) |λ|, 4e-8 N of a 4.6 N capacity at
+// the two ends of a sagging beam, whose rows differ by 1e-3 relative; docs/friction.md). A
+// frictionless closed contact below −τ₃ at the start is one of redundant rows whose minimum-norm
+// share the contact problem did not choose, and a sticking group further outside its cone holds one
+// share of near-redundant stick rows whose split is ill-conditioned (the sum over them is inside):
 // watching those from their start value repeats the same decision (a 50-sphere pile: 46,368
 // take-offs instead of 817 in 1.4 s; a flexible beam sticking at both ends, 1 % outside at each
 // end: 2000 stick decisions at one instant).
@@ -239,7 +243,11 @@ class ForceWitness : public WitnessSet {
                               double /*phi_start*/) const {
     return false;
   }
-  // Values plus the phase-start shift of the contacts that started at φ ≤ 0.
+  // The band of start values of contact k taken as on the boundary (see above): 0 (φ ≤ 0).
+  virtual double StartBand(std::size_t /*k*/, const Eigen::VectorXd& /*lambda_start*/) const {
+    return 0.0;
+  }
+  // Values plus the phase-start shift of the contacts that started at φ ≤ their band.
   void ShiftedValues(const Eigen::VectorXd& lambda_active, Eigen::VectorXd* phi) const;
 
   EventContext& ctx_;
@@ -308,6 +316,7 @@ class StickWitness final : public ForceWitness {
   // Groups on the cone's boundary to √ε of their capacity (header of ForceWitness).
   bool WatchFromStart(std::size_t k, const Eigen::VectorXd& lambda_start,
                       double phi_start) const override;
+  double StartBand(std::size_t k, const Eigen::VectorXd& lambda_start) const override;
   // Σ μ λ_N of group k.
   double Capacity(const Eigen::VectorXd& lambda_active, std::size_t k) const;
   // Σ λ_T of group k.
