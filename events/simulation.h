@@ -40,6 +40,9 @@
 // (or, for a take-off, only the multipliers), and at t* only the multipliers are recomputed, so
 // an event costs O(iterations) row evaluations instead of O(iterations × watched rows)
 // (SimulationStats counts the rows evaluated by site). At t*:
+//   0. the state from the dense output is projected onto the ending phase's active rows
+//      (positions, eq. 35; velocities, eq. 36) unless it is within 0.1 τ₀ and 0.1 τ₁ of them
+//      (SwitchHandler::OntoPhaseManifold): the interpolant meets them only to its error;
 //   1. I₁ ← {g ≤ τ₀} ∪ closed ∪ rows whose impact function fired; if a row of I₁ approaches
 //      (G^α v + ∂g^α/∂t < −τ₁), solve the impact LCP (eq. 4) with Newton restitution on the
 //      rows of I₁ with u ≤ τ₁ and the bilateral rows as equalities. Separating rows are left
