@@ -17,9 +17,6 @@ namespace {
 // Relative threshold on singular values of G below which a direction counts as redundant (as
 // the rank tolerance of engine::ConstrainedDynamics).
 constexpr double kRankTolerance = 1e-10;
-// σ_min/σ_max of G₀ below which the particular solutions skip the coupling of round-off
-// increments (SolveStep; header).
-constexpr double kNearSingular = 1e-3;
 
 // Central-difference step for coordinates of size |x|∞: ∛ε·max(1, |x|∞) balances truncation
 // O(δ²) against round-off O(ε/δ) (the same rule as engine::MechanicalSystem's tangent matrices).
@@ -197,7 +194,6 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
     if (it >= options_.max_newton_iterations) return SolveResult::kNotConverged;
     ++stats_.newton_iterations;
 
-    bool near_singular = false;  // σ_min/σ_max of G₀ below kNearSingular
     // Null space N and pseudo-inverse G⁺ of G₀ from its SVD (minimum-norm particular solutions).
     if (m > 0) {
       Eigen::JacobiSVD<Eigen::MatrixXd> svd(G_, Eigen::ComputeThinU | Eigen::ComputeFullV);
@@ -207,7 +203,6 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
       while (rank < s.size() && s(rank) > kRankTolerance * s_max) ++rank;
       const Eigen::MatrixXd& V = svd.matrixV();
       N_ = V.rightCols(nv - rank);
-      near_singular = rank > 0 && s(rank - 1) < kNearSingular * s_max;
       Gpinv_ = V.leftCols(rank) * s.head(rank).cwiseInverse().asDiagonal() *
                svd.matrixU().leftCols(rank).transpose();
     } else {
@@ -218,17 +213,10 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
 
     // Particular solutions and the α-dependent terms (eq. 34, 38–40, 45–49), in update form.
     if (m > 0) {
-      // Simplified Newton (header): near a rank drop a particular solution at the round-off
-      // floor (below newton_tol relative) does not feed the next level's right-hand side.
       dp = -(Gpinv_ * g_);
-      const bool dp_floor = near_singular && InfNorm(dp) <= tol * std::max(1.0, InfNorm(q_));
-      vp = Gpinv_ * (dp_floor ? Eigen::VectorXd(-r_v_) : Eigen::VectorXd(-r_v_ - Hd_ * dp));
-      const bool vp_floor = near_singular && InfNorm(vp) <= tol * std::max(1.0, InfNorm(v_new_));
+      vp = Gpinv_ * (-r_v_ - Hd_ * dp);
       Xp = -(Gpinv_ * (Hd_ * N_));
-      r_rhs_ = -r_a_;
-      if (!dp_floor) r_rhs_ -= Hdd_ * dp;
-      if (!vp_floor) r_rhs_ -= Gv_mat_ * vp;
-      ap = Gpinv_ * r_rhs_;
+      ap = Gpinv_ * (-r_a_ - Hdd_ * dp - Gv_mat_ * vp);
       X1 = -(Gpinv_ * (Hdd_ * N_ + Gv_mat_ * Xp));
       X2 = -(Gpinv_ * (Gv_mat_ * N_));
     } else {

@@ -56,18 +56,6 @@
 // position update is below it, and the update stopped contracting (‖Δ_k‖ ≥ ½ ‖Δ_{k−1}‖) twice in a
 // row: Newton sits on the round-off floor that the conditioning of G allows, and the velocity
 // constraint holds to newton_tol.
-// Closer to the rank drop (rtol 1e-8, the crossing at t = 2.657 s; rtol 1e-9, t = 0.71435 s with
-// σ_min/σ_max down to 3e-6) the chain itself is the trouble: d_p ~ ε/σ enters v_p through Ḣ d_p
-// and v_p enters a_p through Γ_v v_p, each divided by σ again, so that the acceleration updates
-// reached 2 … 17 % of |a| and alternated (ratios 2, ½, …) while every residual sat at round-off;
-// the stall rule rarely saw two stalls in a row and the divergence test ended the iteration. So
-// while σ_min/σ_max of G₀ is below 1e-3 (kNearSingular), a particular solution below newton_tol
-// relative does not enter the next level's right-hand side (d_p for v_p and a_p, v_p for a_p).
-// The matrices Ḣ, Ḧ, Γ_v only shape the iteration (simplified Newton above): the converged step
-// solves the same equations. Measured, 20 s: rtol 1e-8 finishes (58,583 steps; main stops at
-// 2.657 s); 1e-9 and 1e-10 still stop at t = 0.71435 s, where the remaining amplification is
-// G⁺ of the residuals themselves (docs/benchmarks.md). Away from the rank drop nothing changes
-// (the Andrews residuals stay at round-off).
 //
 // Error estimate (step-size control, eq. 30 of Haddouni et al. with p = 2): the local error of
 // Newmark's positions is h² (β − 1/6) (a_{n+1} − a_n) + O(h⁴) (Zienkiewicz & Xie 1991); the
@@ -173,7 +161,6 @@ class NullspaceNewmark final : public Integrator {
   Eigen::MatrixXd M_, G_, K_t_, C_t_, K_tmp_, Hd_, Hdd_, Gv_mat_;
   Eigen::VectorXd F_, g_, g_t_, gamma_, r_v_, r_a_;
   Eigen::MatrixXd N_, Gpinv_;
-  Eigen::VectorXd r_rhs_;  // right-hand side of the acceleration's particular solution
   Eigen::MatrixXd G_plus_, G_minus_;
   Eigen::VectorXd y_plus_, y_minus_;
   Eigen::VectorXd err_, y_old_, y_new_;
