@@ -68,6 +68,7 @@ void Dop853::BuildDenseOutput(double h) {
 }
 
 void Dop853::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
+  if (InterpolateNearSingular(s, q, v)) return;
   const double th = (s - t_prev_) / h_dense_;
   const double th1 = 1.0 - th;
   // y(θ) − y_n of the header, from the innermost bracket out (coefficient-wise, so *out may

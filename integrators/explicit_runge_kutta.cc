@@ -98,6 +98,7 @@ void ExplicitRungeKutta::DoReset() {
   step_end_residual_ = -1.0;
   min_pivot_ratio_ = 1.0;
   previous_filtered_err_ = -1.0;
+  hermite_dense_ = false;
   const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
   reference_pivot_ratio_ = min_pivot_ratio_;
   if (r != EvalResult::kOk) {
@@ -233,6 +234,38 @@ bool ExplicitRungeKutta::ProjectIfNeeded(double t, bool* projected) {
   return true;
 }
 
+bool ExplicitRungeKutta::InterpolateNearSingular(double s, Eigen::VectorXd* q,
+                                                 Eigen::VectorXd* v) const {
+  if (!hermite_dense_) return false;
+  const double h = hermite_h_;
+  const double t = (s - t_prev_) / h;
+  const double t2 = t * t, t3 = t2 * t, t4 = t3 * t, t5 = t4 * t;
+  if (q_prev_.size() == v_prev_.size()) {
+    // Vector-space coordinates (as in EstimatorNorm): the quintic Hermite interpolant of
+    // (q, v, v̇) at both ends, the velocity its derivative. Basis P_i on [0, 1] and P_i'.
+    const double p1 = t - 6 * t3 + 8 * t4 - 3 * t5, p2 = 0.5 * t2 - 1.5 * t3 + 1.5 * t4 - 0.5 * t5;
+    const double p3 = 10 * t3 - 15 * t4 + 6 * t5, p4 = -4 * t3 + 7 * t4 - 3 * t5;
+    const double p5 = 0.5 * t3 - t4 + 0.5 * t5;
+    const double d1 = 1 - 18 * t2 + 32 * t3 - 15 * t4, d2 = t - 4.5 * t2 + 6 * t3 - 2.5 * t4;
+    const double d3 = 30 * t2 - 60 * t3 + 30 * t4, d4 = -12 * t2 + 28 * t3 - 15 * t4;
+    const double d5 = 1.5 * t2 - 4 * t3 + 2.5 * t4;
+    *v = (p1 * h) * v_prev_ + (p2 * h * h) * hermite_a0_ + p3 * hermite_delta_ +
+         (p4 * h) * hermite_k1_ + (p5 * h * h) * hermite_a1_;
+    system_->IntegratePosition(q_prev_, *v, 1.0, q);
+    *v = d1 * v_prev_ + (d2 * h) * hermite_a0_ + (d3 / h) * hermite_delta_ + d4 * hermite_k1_ +
+         (d5 * h) * hermite_a1_;
+    return true;
+  }
+  // Rotations: the cubic Hermite interpolant of the tangent increment (rate v at 0,
+  // dexp⁻¹_Δ(v) at 1; its second derivative at 1 is not v̇) and of v (rates v̇).
+  const double h00 = 2 * t3 - 3 * t2 + 1, h10 = t3 - 2 * t2 + t;
+  const double h01 = -2 * t3 + 3 * t2, h11 = t3 - t2;
+  *v = (h10 * h) * v_prev_ + h01 * hermite_delta_ + (h11 * h) * hermite_k1_;
+  system_->IntegratePosition(q_prev_, *v, 1.0, q);
+  *v = h00 * v_prev_ + (h10 * h) * hermite_a0_ + h01 * v_ + (h11 * h) * hermite_a1_;
+  return true;
+}
+
 StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
   if (reset_status_ != StepStatus::kAccepted) return reset_status_;
   const bool adaptive = options_.adaptive;
@@ -291,6 +324,17 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
 
     reference_pivot_ratio_ = std::max(reference_pivot_ratio_, min_pivot_ratio_);
     BuildDenseOutput(h);
+    // A near-singular step of a scheme with dense-output stages (header): those stages are
+    // outside the error estimate and its filter, so the step's interpolant becomes the Hermite
+    // one of the projected ends.
+    hermite_dense_ = projected && NearSingular() && tableau_.dense_stages > tableau_.stages &&
+                     system_->PositionDifference(q_new_, q_, &hermite_delta_);
+    if (hermite_dense_) {
+      hermite_a0_ = A_[0];
+      hermite_a1_ = a_projected_;
+      system_->DexpInv(hermite_delta_, v_new_, &hermite_k1_);
+      hermite_h_ = h;
+    }
     t_prev_ = t_;
     t_ = t_new;
     q_prev_.swap(q_);

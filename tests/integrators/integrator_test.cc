@@ -32,6 +32,14 @@ class FreeParticle final : public engine::MechanicalSystem {
   }
 };
 
+// 4 · denorm_min (a subnormal, 2e-323) times 1 through volatile operands, so that the product is
+// computed at run time under the thread's floating-point mode, not folded by the compiler.
+double SubnormalProduct() {
+  volatile double tiny = 4.0 * std::numeric_limits<double>::denorm_min();
+  volatile double one = 1.0;
+  return tiny * one;
+}
+
 // Stand-in scheme: exact steps of the free particle with the fixed step h_init, optionally
 // producing a NaN position, so that the base class's bookkeeping can be checked in isolation.
 class StubIntegrator final : public Integrator {
@@ -46,6 +54,7 @@ class StubIntegrator final : public Integrator {
   using Integrator::StepFactor;
   bool produce_nan = false;
   int resets = 0;
+  double in_step_product = -1.0;  // 4 · denorm_min · 1 computed inside DoStep
 
  private:
   void DoReset() override { ++resets; }
@@ -57,6 +66,7 @@ class StubIntegrator final : public Integrator {
     system_->IntegratePosition(q_, v_, h, &q_);
     t_ += h;
     if (produce_nan) q_(0) = kNaN;
+    in_step_product = SubnormalProduct();
     return StepStatus::kAccepted;
   }
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override {
@@ -79,6 +89,22 @@ void ExpectInvalidArgument(const std::function<void()>& fn, const std::string& n
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
+}
+
+// Integrator::Step runs the scheme's step with subnormals flushed to zero (flush_subnormals.h) and
+// gives the caller back its own mode: the same product is 0 inside the step and 2e-323 after it.
+TEST(Integrator, StepFlushesSubnormalsAndRestoresTheCallersMode) {
+#if defined(__SSE2__) || defined(_M_X64) || defined(__aarch64__)
+  FreeParticle particle;
+  StubIntegrator integrator(StubOptions());
+  integrator.Reset(particle, {}, 0.0, Eigen::VectorXd::Zero(1), Eigen::VectorXd::Ones(1));
+  ASSERT_GT(SubnormalProduct(), 0.0);  // the default mode keeps subnormals
+  ASSERT_EQ(integrator.Step(1.0), StepStatus::kAccepted);
+  EXPECT_EQ(integrator.in_step_product, 0.0);
+  EXPECT_EQ(SubnormalProduct(), 4.0 * std::numeric_limits<double>::denorm_min());
+#else
+  GTEST_SKIP() << "no flush-to-zero control on this architecture";
+#endif
 }
 
 TEST(Formulation, NamesRoundTrip) {

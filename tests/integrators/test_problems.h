@@ -91,9 +91,11 @@ std::shared_ptr<const engine::PlanarModel> PlanarDoubleFourBar();
 // A run of the planar double four-bar to t_end with *integrator (Reset here on all 14 rows):
 // the largest energy error max |E − E0| and the largest departure from the parallelogram branch
 // (crank angles unequal, couplers rotated) over the accepted steps; status is the first
-// non-accepted step's (the run stops there, at t_stop) or kAccepted.
+// non-accepted step's (the run stops there, at t_stop) or kAccepted. dense_drift is max |E − E0|
+// of the dense output at θ = 1/4, 1/2, 3/4 of every accepted step.
 struct FourBarRun {
   double drift = 0.0;
+  double dense_drift = 0.0;
   double branch = 0.0;
   long steps = 0;
   integrators::StepStatus status = integrators::StepStatus::kAccepted;
