@@ -60,9 +60,11 @@ TEST(Fc3dNewton, TwoCoincidentContactsShareTheLoad) {
   }
 }
 
-// The Jacobian of Φ with respect to (r, u) (3 × 6) by central differences of step h.
+// The Jacobian of Φ_ε with respect to (r, u) (3 × 6) by central differences of step h; ε = 0 is
+// the Alart–Curnier function Φ.
 Eigen::Matrix<double, 3, 6> CentralDifferences(const Eigen::Vector3d& r, const Eigen::Vector3d& u,
-                                               double mu, double rho_n, double rho_t, double h) {
+                                               double mu, double rho_n, double rho_t, double h,
+                                               double eps = 0.0) {
   Eigen::Matrix<double, 6, 1> x;
   x << r, u;
   Eigen::Matrix<double, 3, 6> J;
@@ -71,7 +73,9 @@ Eigen::Matrix<double, 3, 6> CentralDifferences(const Eigen::Vector3d& r, const E
     xp[j] += h;
     xm[j] -= h;
     const auto at = [&](const Eigen::Matrix<double, 6, 1>& y) {
-      return fc3d_internal::AlartCurnier(y.head<3>(), y.tail<3>(), mu, rho_n, rho_t).phi;
+      const Eigen::Vector3d ry = y.head<3>(), uy = y.tail<3>();
+      return eps > 0.0 ? fc3d_internal::SmoothedAlartCurnier(ry, uy, mu, rho_n, rho_t, eps).phi
+                       : fc3d_internal::AlartCurnier(ry, uy, mu, rho_n, rho_t).phi;
     };
     J.col(j) = (at(xp) - at(xm)) / (2.0 * h);
   }
@@ -161,20 +165,8 @@ TEST(Fc3dNewton, SmoothedJacobianMatchesFiniteDifferencesOnTheKinks) {
       {"open", {0.2, 0.3, -0.1}, {1.0, 0.4, 0.2}, 0.7, 1.3},
   };
   for (const Point& p : points) {
-    Eigen::Matrix<double, 6, 1> x;
-    x << p.r, p.u;
-    Eigen::Matrix<double, 3, 6> fd;
-    for (int j = 0; j < 6; ++j) {
-      Eigen::Matrix<double, 6, 1> xp = x, xm = x;
-      xp[j] += h;
-      xm[j] -= h;
-      const auto at = [&](const Eigen::Matrix<double, 6, 1>& y) {
-        return fc3d_internal::SmoothedAlartCurnier(y.head<3>(), y.tail<3>(), mu, p.rho_n, p.rho_t,
-                                                   eps)
-            .phi;
-      };
-      fd.col(j) = (at(xp) - at(xm)) / (2.0 * h);
-    }
+    const Eigen::Matrix<double, 3, 6> fd =
+        CentralDifferences(p.r, p.u, mu, p.rho_n, p.rho_t, h, eps);
     const fc3d_internal::AcBlock k =
         fc3d_internal::SmoothedAlartCurnier(p.r, p.u, mu, p.rho_n, p.rho_t, eps);
     Eigen::Matrix<double, 3, 6> J;
