@@ -2,8 +2,9 @@
 // component problems (contact/lcp_capture.h, version 2; SALTUS_LCP_CAPTURE=DIR on a
 // `--integrator moreau_jean` run), the way SolveFrictionComponent (contact/sparse_friction_step.h)
 // reaches it: Siconos NSGS from r = 0 for --nsgs sweeps, then our Newton from the NSGS iterate.
-// Per file one line (contacts, NSGS residual and CPU, Newton residual, LU steps, proximal
-// iterations and CPU), then the count solved / stalled at the chain's tolerance 1e-10
+// Per file one line (contacts, NSGS residual and CPU; then side by side the Newton stage without
+// its smoothing path (Fc3dNewtonOptions::smoothing = false) and with it: residual, LU steps,
+// proximal iterations and CPU), then the counts solved / stalled at the chain's tolerance 1e-10
 // (FrictionChainOptions::tolerance) and the CPU per stage. With --chain, where Newton stalls, the
 // rest of the chain without the dense PROX stage (SolveFrictionComponent with
 // proximal_max_contacts = 0 from Newton's best iterate: ADMM, NSGS polish, accepted bound τ₀/h =
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
   constexpr double kTolerance = 1e-10;
   int solved_by_nsgs = 0, solved = 0, stalled = 0;
   double nsgs_cpu = 0.0, newton_cpu = 0.0, worst = 0.0, rest_cpu = 0.0;
+  int plain_solved = 0, plain_stalled = 0, smoothed = 0;
+  double plain_cpu = 0.0, plain_worst = 0.0;
   std::array<int, kFrictionStages> rest_stage{};
   for (const std::string& f : files) {
     CapturedLcp p;
@@ -86,15 +89,28 @@ int main(int argc, char** argv) {
                   e_nsgs, t_nsgs);
       continue;
     }
+    Fc3dNewtonOptions plain;
+    plain.smoothing = false;
+    t0 = CpuSeconds();
+    const Fc3dNewtonResult pr = SolveFc3dNewton(p.W, p.b, p.mu, plain, r0);
+    const double t_plain = CpuSeconds() - t0;
+    plain_cpu += t_plain;
+    (pr.ok ? plain_solved : plain_stalled) += 1;
+    if (!pr.ok) plain_worst = std::max(plain_worst, pr.residual);
     t0 = CpuSeconds();
     const Fc3dNewtonResult nr = SolveFc3dNewton(p.W, p.b, p.mu, Fc3dNewtonOptions{}, r0);
     const double t_newton = CpuSeconds() - t0;
     newton_cpu += t_newton;
     (nr.ok ? solved : stalled) += 1;
     if (!nr.ok) worst = std::max(worst, nr.residual);
-    std::printf("%s %lld nsgs %.3g %.3f s newton %s %.3g steps %d outer %d %.3f s", f.c_str(),
-                static_cast<long long>(p.mu.size()), e_nsgs, t_nsgs, nr.ok ? "solved" : "STALLED",
-                nr.residual, nr.iterations, nr.outer, t_newton);
+    if (nr.smoothed) ++smoothed;
+    std::printf(
+        "%s %lld nsgs %.3g %.3f s | unsmoothed %s %.3g steps %d outer %d %.3f s | newton %s%s "
+        "%.3g steps %d outer %d %.3f s",
+        f.c_str(), static_cast<long long>(p.mu.size()), e_nsgs, t_nsgs,
+        pr.ok ? "solved" : "STALLED", pr.residual, pr.iterations, pr.outer, t_plain,
+        nr.ok ? "solved" : "STALLED", nr.smoothed ? " (smoothed)" : "", nr.residual, nr.iterations,
+        nr.outer, t_newton);
     if (chain && !nr.ok) {
       FrictionChainOptions co;
       co.newton_iterations = 0;  // done above
@@ -112,9 +128,10 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   std::printf(
-      "files %zu: nsgs %d, newton solved %d, stalled %d (worst %.3g); CPU nsgs %.2f s, newton "
-      "%.2f s\n",
-      files.size(), solved_by_nsgs, solved, stalled, worst, nsgs_cpu, newton_cpu);
+      "files %zu: nsgs %d; unsmoothed newton solved %d, stalled %d (worst %.3g), CPU %.2f s; "
+      "newton solved %d (%d smoothed), stalled %d (worst %.3g), CPU %.2f s; CPU nsgs %.2f s\n",
+      files.size(), solved_by_nsgs, plain_solved, plain_stalled, plain_worst, plain_cpu, solved,
+      smoothed, stalled, worst, newton_cpu, nsgs_cpu);
   if (chain) {
     std::printf("after the stalls, without PROX (%.2f s):", rest_cpu);
     for (int k = 0; k < kFrictionStages; ++k) {

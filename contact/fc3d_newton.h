@@ -33,7 +33,32 @@
 // residual e_k (below), σ_k = σ_ref · clamp(κ e_k, 10⁻¹⁰, 1) with σ_ref the largest diagonal
 // entry of W (the regularized-Newton rule σ ∝ ‖F‖ of Li, Fukushima, Qi & Yamashita, Comput.
 // Optim. Appl. 28 (2004) 131–147, which keeps superlinear convergence on singular problems);
-// an outer iteration that does not lower e is undone and κ (initially 1) grows tenfold.
+// an outer iteration that does not lower e is undone and κ (initially 1) grows tenfold; once
+// σ = σ_ref a failed outer iteration would repeat itself and the iteration ends.
+//
+// Smoothing. On pile steps an iterate's contact can sit on the stick/slide kink ‖x_T‖ = R, where
+// the Newton direction of the one-sided element is a descent direction for θ_σ only over steps
+// t ≲ 10⁻⁴ (measured by finite differences on a captured N = 100 step: ∇θ·d = −2θ at h = 10⁻⁷,
+// −1.6θ at 10⁻⁴, no decrease at t = 1/1024): the Armijo search ends, the outer iteration fails and
+// κ grows until σ = σ_ref. When an outer iteration fails at σ = σ_ref we therefore follow, from
+// the best iterate and with κ = 1 again, a path of smoothed functions Φ_ε, ε → 0, with the
+// Chen–Harker–Kanzow–Smale smoothing of max(0, ·)
+// (Chen & Harker, SIAM J. Matrix Anal. Appl. 14 (1993) 1168–1190; Kanzow, ibid. 17 (1996)
+// 851–868), φ_ε(a) = ½(a + √(a² + 4ε²)) ≥ max(0, a), φ_ε − max(0, ·) ≤ ε:
+//   R_ε = μ φ_ε(x_N),   Φ_N = r_N − φ_ε(x_N),
+//   Φ_T = r_T − R_ε x_T / M_ε,   M_ε = ½(‖x_T‖ + R_ε + √((‖x_T‖ − R_ε)² + 4ε²)) ≥ max(‖x_T‖, R_ε),
+// (M_ε is the smoothed max(‖x_T‖, R), so R x_T / max(‖x_T‖, R) = P_D(R)(x_T) at ε = 0). Φ_ε is C¹
+// for ε > 0 (M_ε ≥ ε > 0), its Jacobian is exact (fc3d_internal::SmoothedAlartCurnier, checked
+// against finite differences), so the Newton direction is a descent direction of ½‖Φ_ε‖² for
+// every regular Newton matrix. The outer iterations go on with ε_k = s ‖r_k‖∞: ε must be of the
+// size of the Newton step, which on these steps is far larger than ‖Φ‖ (|d| ≈ 3·10⁻³ with
+// ‖Φ‖∞ ≈ 10⁻⁵), so ε ∝ ‖Φ‖ keeps the kink as sharp as it was. The inner target is ¼ ‖Φ_ε(r_k)‖∞; s
+// shrinks ×0.3 after an inner solve that met it and grows ×3 (up to 0.1) after one that did not;
+// the iterate is kept whether or not it lowers e, the answer is the best iterate by e; at s < 10⁻⁹
+// the iterations go back to Φ from the best iterate. Where the unsmoothed iteration converges, the
+// path is never taken and the iterates are those without it. Φ_ε = 0 only approximates the law, so
+// the path ends only when e ≤ tolerance. Captured N = 100 steps where the unsmoothed iteration
+// stalls: docs/time-stepping.md.
 //
 // Each Newton step costs one sparse LU (Eigen::SparseLU, COLAMD ordering) of a matrix with W's
 // pattern, against O(m³) for a dense factorization (m = 3 n_c). The answer is judged by our own
@@ -56,14 +81,16 @@ struct Fc3dNewtonOptions {
   double tolerance = 1e-10;  // on Fc3dResidual, > 0
   int max_iterations = 200;  // Newton steps (sparse LU factorizations) in all, > 0
   int max_outer = 60;        // proximal iterations, > 0
+  bool smoothing = true;  // follow Φ_ε after a proximal iteration failed at σ = σ_ref (above)
 };
 
 struct Fc3dNewtonResult {
   bool ok = false;    // residual ≤ tolerance
   Eigen::VectorXd r;  // the best iterate by Fc3dResidual (3 n_c)
   double residual = 0.0;
-  int iterations = 0;  // Newton steps
-  int outer = 0;       // proximal iterations
+  int iterations = 0;     // Newton steps
+  int outer = 0;          // proximal iterations
+  bool smoothed = false;  // the smoothing path was taken
   std::string message;
 };
 

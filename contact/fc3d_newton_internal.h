@@ -18,4 +18,9 @@ struct AcBlock {
 AcBlock AlartCurnier(const Eigen::Vector3d& r, const Eigen::Vector3d& u, double mu, double rho_n,
                      double rho_t);
 
+// The smoothed function Φ_ε of contact/fc3d_newton.h ("Smoothing") and its Jacobian (A, B), for
+// ε > 0: C^1 in (r, u), so (A, B) is its derivative everywhere, kinks included.
+AcBlock SmoothedAlartCurnier(const Eigen::Vector3d& r, const Eigen::Vector3d& u, double mu,
+                             double rho_n, double rho_t, double eps);
+
 }  // namespace saltus::contact::fc3d_internal

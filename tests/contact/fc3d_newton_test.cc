@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "contact/fc3d_newton_internal.h"
@@ -59,9 +60,11 @@ TEST(Fc3dNewton, TwoCoincidentContactsShareTheLoad) {
   }
 }
 
-// The Jacobian of Φ with respect to (r, u) (3 × 6) by central differences of step h.
+// The Jacobian of Φ_ε with respect to (r, u) (3 × 6) by central differences of step h; ε = 0 is
+// the Alart–Curnier function Φ.
 Eigen::Matrix<double, 3, 6> CentralDifferences(const Eigen::Vector3d& r, const Eigen::Vector3d& u,
-                                               double mu, double rho_n, double rho_t, double h) {
+                                               double mu, double rho_n, double rho_t, double h,
+                                               double eps = 0.0) {
   Eigen::Matrix<double, 6, 1> x;
   x << r, u;
   Eigen::Matrix<double, 3, 6> J;
@@ -70,7 +73,9 @@ Eigen::Matrix<double, 3, 6> CentralDifferences(const Eigen::Vector3d& r, const E
     xp[j] += h;
     xm[j] -= h;
     const auto at = [&](const Eigen::Matrix<double, 6, 1>& y) {
-      return fc3d_internal::AlartCurnier(y.head<3>(), y.tail<3>(), mu, rho_n, rho_t).phi;
+      const Eigen::Vector3d ry = y.head<3>(), uy = y.tail<3>();
+      return eps > 0.0 ? fc3d_internal::SmoothedAlartCurnier(ry, uy, mu, rho_n, rho_t, eps).phi
+                       : fc3d_internal::AlartCurnier(ry, uy, mu, rho_n, rho_t).phi;
     };
     J.col(j) = (at(xp) - at(xm)) / (2.0 * h);
   }
@@ -137,6 +142,57 @@ TEST(Fc3dNewton, AlartCurnierJacobianOnAKinkIsAOneSidedLimit) {
     const double to_minus = (J - minus).cwiseAbs().maxCoeff();
     const double to_plus = (J - plus).cwiseAbs().maxCoeff();
     EXPECT_LT(std::min(to_minus, to_plus), tol) << k.name << ": " << to_minus << ", " << to_plus;
+  }
+}
+
+// The smoothed function Φ_ε (contact/fc3d_newton.h, "Smoothing") is C¹ for ε > 0, so its
+// (A, B) must be its Jacobian on the kinks of Φ as well. With ε = 10⁻² the curvature of Φ_ε is of
+// order 1/ε, its third derivatives of order 1/ε²: central differences with h = 10⁻⁶ err by
+// h²/ε² ≈ 10⁻⁸ plus round-off 10⁻¹⁶/h = 10⁻¹⁰, so 10⁻⁶.
+TEST(Fc3dNewton, SmoothedJacobianMatchesFiniteDifferencesOnTheKinks) {
+  const double mu = 0.5, eps = 1e-2, h = 1e-6;
+  struct Point {
+    const char* name;
+    Eigen::Vector3d r, u;
+    double rho_n, rho_t;
+  };
+  const Point points[] = {
+      {"open|pressed", {1.0, 0.3, 0.0}, {0.5, 0.1, 0.0}, 2.0, 1.0},  // x_N = 0
+      {"stick|slide", {2.0, 1.0, 0.0}, {0.0, 0.0, 0.0}, 1.0, 1.0},   // ‖x_T‖ = R = 1
+      {"stick|slide, oblique", {2.0, 0.6, 0.8}, {0.0, 0.0, 0.0}, 1.0, 1.0},
+      {"x_T = 0", {2.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 1.0, 1.0},
+      {"slide", {1.3, 0.9, -0.4}, {-0.5, -1.0, 1.2}, 0.7, 1.3},
+      {"open", {0.2, 0.3, -0.1}, {1.0, 0.4, 0.2}, 0.7, 1.3},
+  };
+  for (const Point& p : points) {
+    const Eigen::Matrix<double, 3, 6> fd =
+        CentralDifferences(p.r, p.u, mu, p.rho_n, p.rho_t, h, eps);
+    const fc3d_internal::AcBlock k =
+        fc3d_internal::SmoothedAlartCurnier(p.r, p.u, mu, p.rho_n, p.rho_t, eps);
+    Eigen::Matrix<double, 3, 6> J;
+    J << k.A, k.B;
+    EXPECT_LT((J - fd).cwiseAbs().maxCoeff(), 1e-6) << p.name;
+  }
+}
+
+// Φ_ε − Φ: φ_ε(x_N) − max(0, x_N) ∈ [0, ε], so |Φ_N,ε − Φ_N| ≤ ε; P_ε and P are both along x_T,
+// and their lengths differ by at most max(μ ε, ε) (R_ε − R ∈ [0, μ ε], and M_ε exceeds
+// max(‖x_T‖, R_ε) by at most ε), so ‖Φ_T,ε − Φ_T‖ ≤ (1 + μ) ε. Checked at ε = 10⁻³ and 10⁻⁸, on
+// and off the kinks, with 10⁻¹⁴ for round-off on data of order 1.
+TEST(Fc3dNewton, SmoothedFunctionTendsToTheAlartCurnierFunction) {
+  const double mu = 0.5;
+  const Eigen::Vector3d rs[] = {{1.0, 0.3, 0.0},  {2.0, 1.0, 0.0},  {2.0, 0.0, 0.0},
+                                {1.3, 0.9, -0.4}, {0.2, 0.3, -0.1}, {2.0, 0.3, -0.1}};
+  const Eigen::Vector3d us[] = {{0.5, 0.1, 0.0},   {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0},
+                                {-0.5, -1.0, 1.2}, {1.0, 0.4, 0.2}, {-0.1, 0.1, 0.2}};
+  for (const double eps : {1e-3, 1e-8}) {
+    for (int i = 0; i < 6; ++i) {
+      const Eigen::Vector3d phi = fc3d_internal::AlartCurnier(rs[i], us[i], mu, 1.0, 1.0).phi;
+      const Eigen::Vector3d phi_eps =
+          fc3d_internal::SmoothedAlartCurnier(rs[i], us[i], mu, 1.0, 1.0, eps).phi;
+      EXPECT_LE(std::abs(phi_eps[0] - phi[0]), eps + 1e-14) << i;
+      EXPECT_LE((phi_eps - phi).tail<2>().norm(), (1.0 + mu) * eps + 1e-14) << i;
+    }
   }
 }
 
