@@ -152,6 +152,29 @@ TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
       "    body_b: link  # rigid", {"must be a flexible body", "'link' is not one"});
 }
 
+// Writes `yaml` to <dir>/bad.yaml and runs `saltus run` on it: expects exit 2, "<file>:<line>" of
+// the first line equal to `line` in stderr, one of `names` (the refused item), `message`, and no
+// output directory.
+void ExpectCliRefusesAtLine(const std::filesystem::path& dir, const std::string& yaml,
+                            const std::string& line, const std::vector<std::string>& names,
+                            const std::string& message) {
+  namespace fs = std::filesystem;
+  const fs::path scene = dir / "bad.yaml";
+  std::ofstream(scene) << yaml;
+  std::ostringstream out, err;
+  const fs::path written = dir / "out";
+  const std::vector<std::string> args = {"run", scene.string(), "--out", written.string()};
+  EXPECT_EQ(RunCli(args, out, err), kExitBadInput);
+  const std::string where = scene.string() + ":" + std::to_string(LineOf(yaml, line));
+  EXPECT_NE(err.str().find(where), std::string::npos) << err.str();
+  const bool named = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+    return err.str().find(name) != std::string::npos;
+  });
+  EXPECT_TRUE(named) << err.str();
+  EXPECT_NE(err.str().find(message), std::string::npos) << err.str();
+  EXPECT_FALSE(fs::exists(written));
+}
+
 // Issue 22 §4 through the CLI: each bad item exits 2 naming the item, the file and the line,
 // and writes nothing; the unedited scene runs.
 TEST(FlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
@@ -185,20 +208,8 @@ TEST(FlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.to);
-    const std::string yaml = Edit(c.from, c.to);
-    const fs::path scene = dir / "bad.yaml";
-    std::ofstream(scene) << yaml;
-    std::ostringstream out, err;
-    const fs::path written = dir / "out";
-    const std::vector<std::string> args = {"run", scene.string(), "--out", written.string()};
-    EXPECT_EQ(RunCli(args, out, err), kExitBadInput);
-    const std::string where = scene.string() + ":" + std::to_string(LineOf(yaml, c.line));
-    EXPECT_NE(err.str().find(where), std::string::npos) << err.str();
-    const bool named = err.str().find("flexible body 'beam'") != std::string::npos ||
-                       err.str().find("joint 'tip_pin'") != std::string::npos;
-    EXPECT_TRUE(named) << err.str();
-    EXPECT_NE(err.str().find(c.message), std::string::npos) << err.str();
-    EXPECT_FALSE(fs::exists(written));
+    ExpectCliRefusesAtLine(dir, Edit(c.from, c.to), c.line,
+                           {"flexible body 'beam'", "joint 'tip_pin'"}, c.message);
   }
   std::ofstream(dir / "good.yaml") << kScene;
   std::ostringstream out, err;
@@ -559,6 +570,41 @@ TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
                      "    node_b: 0", {"node_b and point_b are exclusive"});
   ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 4\n    modal_position: [1, 2]\n"),
                      "    modal_position: [1, 2]", {"modal_position must be a list of 4 numbers"});
+}
+
+// Issue 22 §4 for `dimension: 3` scenes through the CLI: each bad item of a spatial flexible body
+// (or of a joint at one of its nodes) exits 2 with the file and line, names the item and writes
+// nothing; the unedited scene runs.
+TEST(SpatialFlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("saltus_spatial_flexible_cli_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const struct {
+    std::string from, to, line, message;
+  } cases[] = {
+      {"    E: 7.0e10\n", "    E: -1\n", "    E: -1", "E must be > 0"},
+      {"    density: 2700\n", "    density: 0\n", "    density: 0", "density must be > 0"},
+      {"    second_moment_xz: 6.7e-9\n", "    second_moment_xz: -2\n", "    second_moment_xz: -2",
+       "second_moment_xz must be > 0"},
+      {"    modes: 4\n", "    modes: 21\n", "    modes: 21", "modes must be at most 20"},
+      {"    node_b: 0\n", "    node_b: 5\n", "    node_b: 5", "node_b 5 does not exist"},
+      {"    modes: 4\n", "    modes: 4\n    modal_position: [1, 2]\n", "    modal_position: [1, 2]",
+       "modal_position must be a list of 4 numbers"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.to);
+    ExpectCliRefusesAtLine(dir, EditSpatial(c.from, c.to), c.line,
+                           {"flexible body 'beam'", "joint 'pivot'"}, c.message);
+  }
+  std::ofstream(dir / "good.yaml") << kSpatialScene;
+  std::ostringstream out, err;
+  const std::vector<std::string> good = {"run", (dir / "good.yaml").string(), "--out",
+                                         (dir / "good").string()};
+  EXPECT_EQ(RunCli(good, out, err), kExitOk) << err.str();
+  EXPECT_TRUE(fs::exists(dir / "good" / "trajectory.csv"));
+  fs::remove_all(dir);
 }
 
 TEST(SpatialFlexibleScene, ExamplesConserveEnergyAndMomentaThroughTheCli) {
