@@ -152,61 +152,88 @@ TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
       "    body_b: link  # rigid", {"must be a flexible body", "'link' is not one"});
 }
 
+// Writes `yaml` to <dir>/bad.yaml and runs `saltus run` on it: expects exit 2, "<file>:<line>" of
+// the first line equal to `line` in stderr, one of `names` (the refused item), `message`, and no
+// output directory.
+void ExpectCliRefusesAtLine(const std::filesystem::path& dir, const std::string& yaml,
+                            const std::string& line, const std::vector<std::string>& names,
+                            const std::string& message) {
+  namespace fs = std::filesystem;
+  const fs::path scene = dir / "bad.yaml";
+  std::ofstream(scene) << yaml;
+  std::ostringstream out, err;
+  const fs::path written = dir / "out";
+  const std::vector<std::string> args = {"run", scene.string(), "--out", written.string()};
+  EXPECT_EQ(RunCli(args, out, err), kExitBadInput);
+  const std::string where = scene.string() + ":" + std::to_string(LineOf(yaml, line));
+  EXPECT_NE(err.str().find(where), std::string::npos) << err.str();
+  const bool named = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+    return err.str().find(name) != std::string::npos;
+  });
+  EXPECT_TRUE(named) << err.str();
+  EXPECT_NE(err.str().find(message), std::string::npos) << err.str();
+  EXPECT_FALSE(fs::exists(written));
+}
+
+// One bad-input case of a CLI test: `from` replaced by `to` in the scene, refused at the first
+// line equal to `line` with `message`.
+struct CliCase {
+  std::string from, to, line, message;
+};
+
+// Runs every case through `saltus run` in a fresh temporary directory (ExpectCliRefusesAtLine,
+// naming one of `names`), then the unedited scene, which must exit 0 and write its trajectory.
+void ExpectCliRefusesEachEdit(const std::string& prefix, const std::string& scene,
+                              const std::vector<std::string>& names,
+                              const std::vector<CliCase>& cases) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / (prefix + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const CliCase& c : cases) {
+    SCOPED_TRACE(c.to);
+    std::string yaml = scene;
+    const std::size_t at = yaml.find(c.from);
+    ASSERT_NE(at, std::string::npos) << "test bug: '" << c.from << "' not in the scene";
+    yaml.replace(at, c.from.size(), c.to);
+    ExpectCliRefusesAtLine(dir, yaml, c.line, names, c.message);
+  }
+  std::ofstream(dir / "good.yaml") << scene;
+  std::ostringstream out, err;
+  const std::vector<std::string> args = {"run", (dir / "good.yaml").string(), "--out",
+                                         (dir / "good").string()};
+  EXPECT_EQ(RunCli(args, out, err), kExitOk) << err.str();
+  EXPECT_TRUE(fs::exists(dir / "good" / "trajectory.csv"));
+  fs::remove_all(dir);
+}
+
 // Issue 22 §4 through the CLI: each bad item exits 2 naming the item, the file and the line,
 // and writes nothing; the unedited scene runs.
 TEST(FlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("saltus_flexible_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
   const std::string section = "    width: 0.02\n    height: 0.01\n";
-  const struct {
-    std::string from, to, line, message;
-  } cases[] = {
-      {"    E: 7.0e10\n", "    E: 0\n", "    E: 0", "E must be > 0"},
-      {"    E: 7.0e10\n", "    E: -2.0e11\n", "    E: -2.0e11", "E must be > 0"},
-      {"    density: 2700\n", "    density: 0\n", "    density: 0", "density must be > 0"},
-      {"    length: 1.0\n", "    length: -1.0\n", "    length: -1.0", "length must be > 0"},
-      {"    width: 0.02\n", "    width: 0\n", "    width: 0", "width must be > 0"},
-      {"    height: 0.01\n", "    height: -0.01\n", "    height: -0.01", "height must be > 0"},
-      {section, "    area: 0\n    second_moment: 1.0e-9\n", "    area: 0", "area must be > 0"},
-      {section, "    area: 2.0e-4\n    second_moment: -1.0e-9\n", "    second_moment: -1.0e-9",
-       "second_moment must be > 0"},
-      {"    modes: 3\n", "    modes: 40\n", "    modes: 40", "modes must be at most 12"},
-      {"    node_a: 4\n", "    node_a: 5\n", "    node_a: 5", "node_a 5 does not exist"},
-      {"    reference: clamped\n", "    reference: clamped\n    reduction: craig_bamton\n",
-       "    reduction: craig_bamton", "reduction 'craig_bamton' is unknown"},
-      {"    reference: clamped\n",
-       "    reference: clamped\n    reduction: craig_bampton\n    boundary_nodes: [2, 7]\n",
-       "    boundary_nodes: [2, 7]", "boundary node 7 does not exist"},
-      // The default boundary: node 4, where tip_pin attaches (3 coordinates > 2 modes).
-      {"    modes: 3\n", "    modes: 2\n    reduction: craig_bampton\n", "    modes: 2",
-       "modes must be at least 3 with the craig_bampton reduction"},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.to);
-    const std::string yaml = Edit(c.from, c.to);
-    const fs::path scene = dir / "bad.yaml";
-    std::ofstream(scene) << yaml;
-    std::ostringstream out, err;
-    const fs::path written = dir / "out";
-    const std::vector<std::string> args = {"run", scene.string(), "--out", written.string()};
-    EXPECT_EQ(RunCli(args, out, err), kExitBadInput);
-    const std::string where = scene.string() + ":" + std::to_string(LineOf(yaml, c.line));
-    EXPECT_NE(err.str().find(where), std::string::npos) << err.str();
-    const bool named = err.str().find("flexible body 'beam'") != std::string::npos ||
-                       err.str().find("joint 'tip_pin'") != std::string::npos;
-    EXPECT_TRUE(named) << err.str();
-    EXPECT_NE(err.str().find(c.message), std::string::npos) << err.str();
-    EXPECT_FALSE(fs::exists(written));
-  }
-  std::ofstream(dir / "good.yaml") << kScene;
-  std::ostringstream out, err;
-  const std::vector<std::string> good = {"run", (dir / "good.yaml").string(), "--out",
-                                         (dir / "good").string()};
-  EXPECT_EQ(RunCli(good, out, err), 0) << err.str();
-  EXPECT_TRUE(fs::exists(dir / "good" / "trajectory.csv"));
-  fs::remove_all(dir);
+  ExpectCliRefusesEachEdit(
+      "saltus_flexible_", kScene, {"flexible body 'beam'", "joint 'tip_pin'"},
+      {
+          {"    E: 7.0e10\n", "    E: 0\n", "    E: 0", "E must be > 0"},
+          {"    E: 7.0e10\n", "    E: -2.0e11\n", "    E: -2.0e11", "E must be > 0"},
+          {"    density: 2700\n", "    density: 0\n", "    density: 0", "density must be > 0"},
+          {"    length: 1.0\n", "    length: -1.0\n", "    length: -1.0", "length must be > 0"},
+          {"    width: 0.02\n", "    width: 0\n", "    width: 0", "width must be > 0"},
+          {"    height: 0.01\n", "    height: -0.01\n", "    height: -0.01", "height must be > 0"},
+          {section, "    area: 0\n    second_moment: 1.0e-9\n", "    area: 0", "area must be > 0"},
+          {section, "    area: 2.0e-4\n    second_moment: -1.0e-9\n", "    second_moment: -1.0e-9",
+           "second_moment must be > 0"},
+          {"    modes: 3\n", "    modes: 40\n", "    modes: 40", "modes must be at most 12"},
+          {"    node_a: 4\n", "    node_a: 5\n", "    node_a: 5", "node_a 5 does not exist"},
+          {"    reference: clamped\n", "    reference: clamped\n    reduction: craig_bamton\n",
+           "    reduction: craig_bamton", "reduction 'craig_bamton' is unknown"},
+          {"    reference: clamped\n",
+           "    reference: clamped\n    reduction: craig_bampton\n    boundary_nodes: [2, 7]\n",
+           "    boundary_nodes: [2, 7]", "boundary node 7 does not exist"},
+          // The default boundary: node 4, where tip_pin attaches (3 coordinates > 2 modes).
+          {"    modes: 3\n", "    modes: 2\n    reduction: craig_bampton\n", "    modes: 2",
+           "modes must be at least 3 with the craig_bampton reduction"},
+      });
 }
 
 // reduction: craig_bampton in a scene: without boundary_nodes the boundary is the nodes where
@@ -559,6 +586,24 @@ TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
                      "    node_b: 0", {"node_b and point_b are exclusive"});
   ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 4\n    modal_position: [1, 2]\n"),
                      "    modal_position: [1, 2]", {"modal_position must be a list of 4 numbers"});
+}
+
+// Issue 22 §4 for `dimension: 3` scenes through the CLI: each bad item of a spatial flexible body
+// (or of a joint at one of its nodes) exits 2 with the file and line, names the item and writes
+// nothing; the unedited scene runs.
+TEST(SpatialFlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
+  ExpectCliRefusesEachEdit(
+      "saltus_spatial_flexible_cli_", kSpatialScene, {"flexible body 'beam'", "joint 'pivot'"},
+      {
+          {"    E: 7.0e10\n", "    E: -1\n", "    E: -1", "E must be > 0"},
+          {"    density: 2700\n", "    density: 0\n", "    density: 0", "density must be > 0"},
+          {"    second_moment_xz: 6.7e-9\n", "    second_moment_xz: -2\n",
+           "    second_moment_xz: -2", "second_moment_xz must be > 0"},
+          {"    modes: 4\n", "    modes: 21\n", "    modes: 21", "modes must be at most 20"},
+          {"    node_b: 0\n", "    node_b: 5\n", "    node_b: 5", "node_b 5 does not exist"},
+          {"    modes: 4\n", "    modes: 4\n    modal_position: [1, 2]\n",
+           "    modal_position: [1, 2]", "modal_position must be a list of 4 numbers"},
+      });
 }
 
 TEST(SpatialFlexibleScene, ExamplesConserveEnergyAndMomentaThroughTheCli) {
