@@ -141,7 +141,7 @@ struct Simulation::Impl {
     return frictional ? static_cast<const engine::MechanicalSystem&>(view) : ctx.sys;
   }
 
-  void SetState(double t0, const VectorXd& q0, const VectorXd& v0);
+  void SetState(double t0, const VectorXd& q0, const VectorXd& v0, StateOrigin origin);
   RunResult Advance(double t_end, std::atomic<bool>& stop_requested);
 
   // The steps of the loop (Fig. 2).
@@ -284,7 +284,8 @@ std::vector<Simulation::ContactForce> Simulation::ContactForces() const {
   return out;
 }
 
-void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                          StateOrigin origin) {
   const auto& sys = *system_;
   Require(std::isfinite(t), "initial time must be finite");
   Require(q.size() == sys.nq(), "initial q has size " + std::to_string(q.size()) +
@@ -293,7 +294,7 @@ void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::Vecto
                                     ", the system has nv = " + std::to_string(sys.nv()));
   Require(q.allFinite(), "initial q contains NaN or Inf");
   Require(v.allFinite(), "initial v contains NaN or Inf");
-  impl_->SetState(t, q, v);
+  impl_->SetState(t, q, v, origin);
 }
 
 RunResult Simulation::AdvanceTo(double t_end) {
@@ -540,7 +541,8 @@ void Simulation::Impl::EmitOutputs(double t_hi, bool inclusive, double t_end) {
 
 // Consistent initialization: bilateral constraints at position and velocity level, a check for
 // penetration, then the switch at t₀ (initial impacts, closed contacts) and the first phase.
-void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v0) {
+void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v0,
+                                StateOrigin origin) {
   const auto& sys = ctx.sys;
   const auto& opt = ctx.opt;
   t = t0;
@@ -557,9 +559,11 @@ void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v
     const auto rv = engine::ProjectVelocities(sys, t, q, bilateral, opt.projection, &v);
     Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
   }
-  // Initial penetration is an input error, not something to resolve silently.
+  // Initial penetration is an input error, not something to resolve silently (a resumed state's
+  // is resolved by the switch below: see the header).
   std::vector<int> near;
-  ctx.candidates.Find(q, ctx.zero_speed, 0.0, 0.0, nullptr, &near);
+  if (origin == StateOrigin::kInitial)
+    ctx.candidates.Find(q, ctx.zero_speed, 0.0, 0.0, nullptr, &near);
   if (!near.empty()) {
     sys.ConstraintValues(t, q, near, &g_buf);
     for (std::size_t k = 0; k < near.size(); ++k) {

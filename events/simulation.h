@@ -148,6 +148,9 @@ struct ContactState {
   Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();
 };
 
+// Where a state given to SetState comes from: the start of a run, or a state a stopped run saved.
+enum class StateOrigin { kInitial, kResumed };
+
 struct Thresholds {
   double tau0 = 1e-9;   // gap (m): g ≤ τ₀ counts as closed in position
   double tau1 = 1e-6;   // normal velocity (m/s): |G v| ≤ τ₁ counts as zero
@@ -301,8 +304,13 @@ class Simulation {
 
   // Sets the initial state: projects onto the bilateral constraints, finds the closed
   // contacts (I₁, I₂) and resolves an initial impact if contacts approach. Throws
-  // std::invalid_argument on wrong sizes or non-finite values.
-  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  // std::invalid_argument on wrong sizes or non-finite values, and on a contact penetrating by
+  // more than τ₀ in an initial state. A resumed state (StateOrigin::kResumed: one a stopped run
+  // saved, `saltus run --resume`) may penetrate, as a run stopped by a failure or a
+  // time-stepping run leaves it: its penetrating contacts are in I₁ and the switch projects them
+  // to g = 0 (step 4).
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                StateOrigin origin = StateOrigin::kInitial);
 
   // Advances to t_end (or until failure). May be called repeatedly with increasing t_end.
   // Stops early with RunStatus::kInterrupted when a stop is requested (below): the state is then

@@ -528,7 +528,7 @@ struct Simulation::Impl : public events::Observer {
         s->AddObserver(this);
         return s;
       });
-      Translate([&] { sim->SetState(t, q, v); });
+      Translate([&] { sim->SetState(t, q, v, events::StateOrigin::kInitial); });
     } catch (...) {
       sim = std::move(previous);
       skip_restart_output = previous_skip;

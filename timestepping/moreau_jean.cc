@@ -236,7 +236,8 @@ double MoreauJean::Energy(double t, const VectorXd& q, const VectorXd& v) const 
   return T + sys.PotentialEnergy(t, q);
 }
 
-void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v) {
+void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v,
+                          events::StateOrigin origin) {
   const engine::MechanicalSystem& sys = *system_;
   Require(std::isfinite(t), "initial time must be finite");
   Require(q.size() == sys.nq(), "initial q has size " + std::to_string(q.size()) +
@@ -252,7 +253,7 @@ void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v) {
     Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
   }
   IndexSet(t, q0, v0);  // rows with g ≤ 0 at q0
-  for (std::size_t k = 0; k < active_.size(); ++k) {
+  for (std::size_t k = 0; k < active_.size() && origin == events::StateOrigin::kInitial; ++k) {
     const double g = gaps_[static_cast<Eigen::Index>(k)];
     if (g < -options_.tau0) {
       std::ostringstream msg;

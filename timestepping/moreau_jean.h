@@ -200,8 +200,12 @@ class MoreauJean {
 
   // Sets the state: projects onto the joints (positions and velocities). Throws
   // std::invalid_argument on wrong sizes, non-finite values, joints that cannot be closed, or a
-  // contact penetrating by more than τ₀ (naming it).
-  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  // contact penetrating by more than τ₀ in an initial state (naming it). A resumed state
+  // (events::StateOrigin::kResumed, `saltus run --resume`) may penetrate: the scheme keeps
+  // penetrations of order h times the approach velocity in its own steps (the contacts of g ≤ 0
+  // are in its index set from the next step on).
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                events::StateOrigin origin = events::StateOrigin::kInitial);
   // Steps of h up to t_end (the last one shortened to land on t_end); may be called again with
   // a larger t_end. Stops early on a failed contact problem (kLcpFailure), a failed joint
   // projection (kProjectionFailure), a non-finite state (kNonFinite) or a stop request

@@ -701,6 +701,7 @@ int WriteResults(const Scene& scene, const std::filesystem::path& dir, const Sch
 struct InitialState {
   double t = 0;
   Eigen::VectorXd q, v;
+  events::StateOrigin origin = events::StateOrigin::kInitial;
 };
 
 // The scene's initial state at t = 0, or with --resume the saved state (tools/resume.h), which
@@ -718,7 +719,7 @@ InitialState StartingState(const RunArgs& run, const Scene& scene, const SceneSy
     err << "warning: " << *run.resume << " was saved from another version of " << run.scene
         << " (its SHA-256 differs); the coordinates match by name\n";
   }
-  return {saved.t, saved.q, saved.v};
+  return {saved.t, saved.q, saved.v, events::StateOrigin::kResumed};
 }
 
 // --out, else out/<scene name>; with --resume, else <the saved state's folder>/resumed, so that
@@ -789,7 +790,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   CheckOutputBytes(scene, scene.t_end - start.t, 1 + system->nq() + system->nv());
   try {
     // A dry set-up: the options and the initial state must be accepted by the scheme.
-    MakeScheme(system, scene.options, scene.theta)->SetState(start.t, q0, v0);
+    MakeScheme(system, scene.options, scene.theta)->SetState(start.t, q0, v0, start.origin);
   } catch (const SceneError&) {
     throw;
   } catch (const std::invalid_argument& e) {
@@ -894,7 +895,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   info.topology = built.topology;  // spatial scenes: at the assembled q0
   bool finished = false;
   try {
-    simulation.SetState(start.t, q0, v0);
+    simulation.SetState(start.t, q0, v0, start.origin);
     trajectory.OnOutput(simulation.t(), simulation.q(), simulation.v());
     for (events::Observer* o :
          {static_cast<events::Observer*>(hdf5.get()), static_cast<events::Observer*>(vtk.get()),

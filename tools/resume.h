@@ -6,7 +6,9 @@
 // from the gaps and velocities at t, resolving an impact if contacts approach, and projects onto
 // the bilateral constraints, a no-op up to round-off for a saved state), the integrator's step
 // size and history (it restarts, as after an event), statistics (counted from zero) and time
-// events at or before t (skipped). A run resumed from a state saved by an interruption therefore
+// events at or before t (skipped). A saved state may penetrate a contact (a run stopped by a
+// failure; time-stepping's own penetrations): unlike an initial state it is accepted
+// (events::StateOrigin::kResumed). A run resumed from a state saved by an interruption therefore
 // follows the uninterrupted run to the integration tolerance, not bit for bit
 // (tests/tools/resume_test.cc).
 #pragma once

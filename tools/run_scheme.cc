@@ -14,8 +14,9 @@ class EventDrivenScheme : public Scheme {
                     const events::SimulationOptions& options)
       : simulation_(std::move(system), options) {}
   void AddObserver(events::Observer* o) override { simulation_.AddObserver(o); }
-  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
-    simulation_.SetState(t, q, v);
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                events::StateOrigin origin) override {
+    simulation_.SetState(t, q, v, origin);
   }
   events::RunResult AdvanceTo(double t_end) override { return simulation_.AdvanceTo(t_end); }
   void RequestStop() override { simulation_.RequestStop(); }
@@ -47,8 +48,9 @@ class TimeSteppingScheme : public Scheme {
                      const events::SimulationOptions& options, double theta)
       : options_(options), scheme_(std::move(system), Options(options, theta)) {}
   void AddObserver(events::Observer* o) override { scheme_.AddObserver(o); }
-  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) override {
-    scheme_.SetState(t, q, v);
+  void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                events::StateOrigin origin) override {
+    scheme_.SetState(t, q, v, origin);
   }
   events::RunResult AdvanceTo(double t_end) override { return scheme_.AdvanceTo(t_end); }
   void RequestStop() override { scheme_.RequestStop(); }

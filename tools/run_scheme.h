@@ -24,7 +24,8 @@ class Scheme {
   virtual ~Scheme() = default;
   virtual void AddObserver(events::Observer* observer) = 0;
   // As events::Simulation::SetState / MoreauJean::SetState (std::invalid_argument on bad input).
-  virtual void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) = 0;
+  virtual void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                        events::StateOrigin origin) = 0;
   virtual events::RunResult AdvanceTo(double t_end) = 0;
   // Stops AdvanceTo at the next step boundary (RunStatus::kInterrupted).
   virtual void RequestStop() = 0;

@@ -14,6 +14,7 @@
 
 #include "tests/tools/numeric_csv.h"
 #include "tools/cli.h"
+#include "tools/json_writer.h"
 #include "tools/metadata.h"
 #include "tools/scene.h"
 #include "tools/writers.h"
@@ -154,6 +155,67 @@ TEST_F(ResumeTest, SprungPendulumMatchesToTheIntegrationTolerance) {
   }
   EXPECT_LT(largest, 1e-7);
   std::cout << "sprung pendulum: largest difference after resuming " << largest << '\n';
+}
+
+// A saved state may penetrate: a run stopped by a failure, or a time-stepping run (Moreau–Jean
+// keeps penetrations of order h times the approach velocity; the 100-sphere pile's state at its
+// stop penetrated by 6.8e-6 m and could not be resumed). The bouncing ball's state saved in
+// flight, moved 1e-6 m into the floor (10³ τ₀) and falling at 1 m/s: refused as an initial state,
+// it resumes with the event loop (the switch at t takes the penetrating contact into I₁, resolves
+// the impact, v_y = +0.9 m/s with e = 0.9, and projects the gap to 0 to the projection
+// tolerance) and with Moreau–Jean (h = 1 ms).
+TEST_F(ResumeTest, PenetratingSavedStatesResume) {
+  const std::string ball = kExamples + "/bouncing_ball.yaml";
+  const fs::path saved = Interrupt(ball, 1.0);
+  std::string json = [&] {
+    std::ifstream in(saved);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }();
+  const auto set = [&json](const std::string& name, double value) {
+    const std::string key = "\"" + name + "\": ";
+    const std::size_t at = json.find(key);
+    ASSERT_NE(at, std::string::npos) << name;
+    const std::size_t from = at + key.size(), to = json.find_first_of(",}\n", from);
+    json.replace(from, to - from, FormatDouble(value));
+  };
+  set("ball.y", 0.1 - 1e-6);
+  set("ball.vy", -1.0);
+  const fs::path penetrating = scratch_ / "penetrating.json";
+  std::ofstream(penetrating) << json;
+
+  std::string err;
+  const fs::path initial = scratch_ / "initial.yaml";
+  {
+    std::ifstream in(ball);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string scene = text.str();
+    scene.replace(scene.find("position: [0, 1, 0]"), 19, "position: [0, 0.099999, 0]");
+    std::ofstream(initial) << scene;
+  }
+  EXPECT_EQ(Cli({"run", initial.string(), "--out", (scratch_ / "refused").string()}, &err),
+            kExitBadInput);
+  EXPECT_NE(err.find("penetrates"), std::string::npos) << err;
+
+  const fs::path event_driven = scratch_ / "event_driven";
+  ASSERT_EQ(Cli({"run", ball, "--t-end", "1.5", "--resume", penetrating.string(), "--out",
+                 event_driven.string()},
+                &err),
+            0)
+      << err;
+  const NumericCsv rows = ReadNumericCsv(event_driven / "trajectory.csv");
+  const auto y = rows.Column("ball.y"), vy = rows.Column("ball.vy");
+  // The event rows of the switch at the saved time (before, after): after it the ball is on the
+  // floor (the projection's tolerance, 1e-12) and leaves it at e × 1 m/s.
+  EXPECT_NEAR(rows.rows[1][y], 0.1, 1e-12);
+  EXPECT_NEAR(rows.rows[1][vy], 0.9, 1e-12);
+  ASSERT_EQ(Cli({"run", ball, "--t-end", "1.5", "--integrator", "moreau_jean", "--step", "1e-3",
+                 "--resume", penetrating.string(), "--out", (scratch_ / "moreau_jean").string()},
+                &err),
+            0)
+      << err;
 }
 
 TEST_F(ResumeTest, BadSavedStatesAreBadInput) {
