@@ -75,23 +75,23 @@ void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& mod
 void SwitchHandler::OntoPhaseManifold(double t, VectorXd& q, VectorXd& v,
                                       const std::vector<int>& phase_rows) {
   if (phase_rows.empty()) return;
-  VectorXd g, rate;
-  ctx_.sys.ConstraintValues(t, q, phase_rows, &g);
-  engine::ConstraintRate(ctx_.sys, t, q, v, phase_rows, &rate);
-  ctx_.stats.rows_evaluated_switches += 2 * static_cast<long>(phase_rows.size());
+  ctx_.sys.ConstraintValuesAndRates(t, q, v, phase_rows, &g_phase_, &rate_phase_);
+  ctx_.stats.rows_evaluated_switches += static_cast<long>(phase_rows.size());
   const Thresholds& th = ctx_.opt.thresholds;
-  if (g.lpNorm<Eigen::Infinity>() <= kPhaseResidualFraction * th.tau0 &&
-      rate.lpNorm<Eigen::Infinity>() <= kPhaseResidualFraction * th.tau1) {
+  if (g_phase_.lpNorm<Eigen::Infinity>() <= kPhaseResidualFraction * th.tau0 &&
+      rate_phase_.lpNorm<Eigen::Infinity>() <= kPhaseResidualFraction * th.tau1) {
     return;
   }
-  VectorXd q_on = q, v_on = v;
-  if (!engine::ProjectPositions(ctx_.sys, t, phase_rows, ctx_.opt.projection, &q_on).converged ||
-      !engine::ProjectVelocities(ctx_.sys, t, q_on, phase_rows, VelocityProjection(), &v_on)
+  q_phase_ = q;
+  v_phase_ = v;
+  if (!engine::ProjectPositions(ctx_.sys, t, phase_rows, ctx_.opt.projection, &q_phase_)
+           .converged ||
+      !engine::ProjectVelocities(ctx_.sys, t, q_phase_, phase_rows, VelocityProjection(), &v_phase_)
            .converged) {
     return;
   }
-  q = std::move(q_on);
-  v = std::move(v_on);
+  q.swap(q_phase_);
+  v.swap(v_phase_);
 }
 
 void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>& before,

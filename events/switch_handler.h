@@ -191,6 +191,8 @@ class SwitchHandler {
   bool frictional_ = false;        // some contact of the system has μ > 0
   bool offered_solution_ = false;  // the last DecideFrictional was indeterminate with a solution
   Eigen::VectorXd u_;              // ġ of the rows of I₁
+  // OntoPhaseManifold's workspace: the phase rows' g and ġ, the projected state.
+  Eigen::VectorXd g_phase_, rate_phase_, q_phase_, v_phase_;
   std::vector<int> near_;
   Eigen::VectorXd g_near_;
   bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the final q

@@ -252,15 +252,17 @@ void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v,
     const auto rv = engine::ProjectVelocities(sys, t, q0, bilateral_, options_.projection, &v0);
     Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
   }
-  IndexSet(t, q0, v0);  // rows with g ≤ 0 at q0
-  for (std::size_t k = 0; k < active_.size() && origin == events::StateOrigin::kInitial; ++k) {
-    const double g = gaps_[static_cast<Eigen::Index>(k)];
-    if (g < -options_.tau0) {
-      std::ostringstream msg;
-      msg << "contact '" << sys.constraint_info(active_[k]).name
-          << "': the initial state penetrates by " << -g << " (gap threshold " << options_.tau0
-          << ")";
-      throw std::invalid_argument(msg.str());
+  if (origin == events::StateOrigin::kInitial) {
+    IndexSet(t, q0, v0);  // rows with g ≤ 0 at q0
+    for (std::size_t k = 0; k < active_.size(); ++k) {
+      const double g = gaps_[static_cast<Eigen::Index>(k)];
+      if (g < -options_.tau0) {
+        std::ostringstream msg;
+        msg << "contact '" << sys.constraint_info(active_[k]).name
+            << "': the initial state penetrates by " << -g << " (gap threshold " << options_.tau0
+            << ")";
+        throw std::invalid_argument(msg.str());
+      }
     }
   }
   t_ = t_base_ = next_output_ = t;
