@@ -360,10 +360,8 @@ void ConstrainedDynamics::FactorDelassus(std::span<const int> rows, DynamicsStat
 }
 
 double ConstrainedDynamics::FactorDelassusLu() {
-  w_lu_.compute(W_);
-  const auto u = w_lu_.matrixLU().diagonal().cwiseAbs();
-  const double largest = u.maxCoeff();
-  return largest > 0.0 ? u.minCoeff() / largest : 0.0;
+  w_lu_.Compute(W_);
+  return w_lu_.PivotRatio();
 }
 
 void ConstrainedDynamics::FactorNonSymmetricDelassus(std::span<const int> rows,
@@ -406,7 +404,7 @@ void ConstrainedDynamics::SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorX
     *x = b;
     w_ldlt_.solveInPlace(*x);
   } else if (w_by_lu_) {
-    x->noalias() = w_lu_.solve(b);
+    w_lu_.Solve(b, x);
   } else {
     w_solver_.Solve(b, x);
   }

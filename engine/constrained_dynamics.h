@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "engine/block_sparse.h"
+#include "engine/dense_lu.h"
 #include "engine/mechanical_system.h"
 
 namespace saltus::engine {
@@ -205,12 +206,12 @@ class ConstrainedDynamics {
   bool mass_factored_ = false;  // llt_ (or minv_diagonal_) holds M (reused when M is constant)
   bool mass_diagonal_ = false;  // M diagonal: M⁻¹ is minv_diagonal_ (llt_ unused)
   Eigen::VectorXd minv_diagonal_;
-  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;        // W when well conditioned
-  bool w_by_ldlt_ = false;                     // the last dense factorization of W is w_ldlt_
-  Eigen::PartialPivLU<Eigen::MatrixXd> w_lu_;  // non-symmetric W when well conditioned
-  bool w_by_lu_ = false;                       // the last dense factorization of W is w_lu_
-  MinNormSolver w_solver_;                     // W with redundant rows or near a rank drop
-  std::vector<int> redundant_rows_;            // row set on which W was rank-deficient
+  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;  // W when well conditioned
+  bool w_by_ldlt_ = false;               // the last dense factorization of W is w_ldlt_
+  DenseLu w_lu_;                         // non-symmetric W when well conditioned
+  bool w_by_lu_ = false;                 // the last dense factorization of W is w_lu_
+  MinNormSolver w_solver_;               // W with redundant rows or near a rank drop
+  std::vector<int> redundant_rows_;      // row set on which W was rank-deficient
   bool redundant_rows_valid_ = false;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
   Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;
