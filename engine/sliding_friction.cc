@@ -100,14 +100,22 @@ void SlidingFrictionView::set_slip_speed_floor(double floor) {
 void SlidingFrictionView::SlipDirectionAt(std::size_t index, double t, const Eigen::VectorXd& q,
                                           const Eigen::VectorXd& v, Eigen::VectorXd* d) const {
   const SlidingContact& c = sliding_.at(index);
-  *d = c.direction;
-  if (c.mode == SlipDirection::kFixed) return;
-  // Current slip velocity ġ_g = G_g v + ∂g_g/∂t of the group (header).
-  ConstraintRate(*this, t, q, v, GroupRows(*this, c.normal_row, c.group), &slip_);
-  const double speed = slip_.norm();
-  if (speed > slip_speed_floor_ && (!anchor_gate_ || slip_.dot(c.direction) > 0.0)) {
-    *d = slip_ / speed;
+  if (c.mode == SlipDirection::kCurrent) {
+    // Current slip velocity ġ_g = G_g v + ∂g_g/∂t of the group (header).
+    ConstraintRate(*this, t, q, v, GroupRows(*this, c.normal_row, c.group), &slip_);
   }
+  *d = Direction(c, slip_);
+}
+
+Eigen::Ref<const Eigen::VectorXd> SlidingFrictionView::Direction(
+    const SlidingContact& c, Eigen::Ref<const Eigen::VectorXd> slip) const {
+  if (c.mode == SlipDirection::kFixed) return c.direction;
+  const double speed = slip.norm();
+  if (speed > slip_speed_floor_ && (!anchor_gate_ || slip.dot(c.direction) > 0.0)) {
+    d_ = slip / speed;
+    return d_;
+  }
+  return c.direction;
 }
 
 void SlidingFrictionView::ReanchorSlipDirections(double t, const Eigen::VectorXd& q,
@@ -141,6 +149,7 @@ void SlidingFrictionView::PlanFrictionTerms(std::span<const int> rows) const {
     return;
   }
   plan_rows_.assign(rows.begin(), rows.end());
+  plan_current_ = false;
   terms_.clear();
   group_rows_.clear();
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -153,6 +162,7 @@ void SlidingFrictionView::PlanFrictionTerms(std::span<const int> rows) const {
                         static_cast<Eigen::Index>(group_rows_.size()),
                         static_cast<Eigen::Index>(group.size())});
       group_rows_.insert(group_rows_.end(), group.begin(), group.end());
+      plan_current_ = plan_current_ || c.mode == SlipDirection::kCurrent;
     }
   }
   plan_valid_ = true;
@@ -164,15 +174,21 @@ void SlidingFrictionView::SubtractFrictionTerms(double t, const Eigen::VectorXd&
   PlanFrictionTerms(rows);
   if (group_rows_.empty()) return;
   ConstraintJacobian(t, q, group_rows_, &G_g_);
+  if (plan_current_) {  // ġ_g = G_g v + ∂g_g/∂t of every group row, from the Jacobian above
+    ConstraintTimeDerivative(t, q, group_rows_, &slip_);
+    slip_.noalias() += G_g_ * v;
+  }
   for (const FrictionTerm& term : terms_) {
     // H_n = G_n − μ_g d_g·G_g (header).
-    const double mu = sliding_[term.entry].mu;
-    SlipDirectionAt(term.entry, t, q, v, &d_);
+    const SlidingContact& c = sliding_[term.entry];
+    const Eigen::Ref<const Eigen::VectorXd> d =
+        c.mode == SlipDirection::kFixed ? Eigen::Ref<const Eigen::VectorXd>(c.direction)
+                                        : Direction(c, slip_.segment(term.first, term.size));
     if (term.size == 1) {
       // One row (the plane, spinning): d = ±1, so μ d G_g is exact as a scaled row (axpy).
-      H->row(term.row) -= (mu * d_[0]) * G_g_.row(term.first);
+      H->row(term.row) -= (c.mu * d[0]) * G_g_.row(term.first);
     } else {
-      H->row(term.row).noalias() -= mu * (d_.transpose() * G_g_.middleRows(term.first, term.size));
+      H->row(term.row).noalias() -= c.mu * (d.transpose() * G_g_.middleRows(term.first, term.size));
     }
   }
 }

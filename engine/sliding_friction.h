@@ -176,8 +176,13 @@ class SlidingFrictionView final : public MechanicalSystem {
   // Checks one entry of a new sliding set against the rows of the system (see the setter).
   void Validate(const SlidingContact& c,
                 const std::vector<std::array<int, kNumFrictionGroups>>& index) const;
+  // The slip direction d of entry c given its group's slip velocity ġ_g (kCurrent; ignored for
+  // kFixed): a reference to c.direction or to the workspace d_, valid until the next call.
+  Eigen::Ref<const Eigen::VectorXd> Direction(const SlidingContact& c,
+                                              Eigen::Ref<const Eigen::VectorXd> slip) const;
   // H ← H − Σ_g μ_g d_g·G_g on the rows of sliding entries with μ_g > 0 (H = G on entry), with
-  // the group Jacobians of all of them evaluated in one ConstraintJacobian call.
+  // the group Jacobians of all of them evaluated in one ConstraintJacobian call, which also gives
+  // the slip velocities ġ_g = G_g v + ∂g_g/∂t of the kCurrent entries.
   void SubtractFrictionTerms(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                              std::span<const int> rows, Eigen::MatrixXd* H) const;
   // Makes terms_ and group_rows_ the sliding entries of `rows`, unless they already are: within
@@ -206,6 +211,7 @@ class SlidingFrictionView final : public MechanicalSystem {
   mutable std::vector<int> plan_rows_;
   mutable std::vector<FrictionTerm> terms_;
   mutable std::vector<int> group_rows_;  // rows of G_g_: the group rows of terms_, in order
+  mutable bool plan_current_ = false;    // some entry of terms_ is kCurrent
 };
 
 }  // namespace saltus::engine
