@@ -378,6 +378,20 @@ double MovingPointGamma(const engine::PlanarModel& model, const PlanarContact& c
   return (t.dot(w) * t.dot(p_x) / geo.distance + geo.n.dot(p_x_dot)) * x_dot;
 }
 
+// The gap of a normal row from its contact's geometry (header).
+double Gap(const PlanarContact& c, const Geometry& geo) {
+  switch (c.type) {
+    case PlanarContactType::kPointLine:
+      return geo.n.dot(geo.p_b - geo.p_a);
+    case PlanarContactType::kDiskLine:
+      return geo.n.dot(geo.p_b - geo.p_a) - c.radius_b;
+    case PlanarContactType::kDiskDisk:
+    case PlanarContactType::kDiskBeam:
+      return geo.distance - c.radius_a - c.radius_b;
+  }
+  return 0.0;
+}
+
 }  // namespace
 
 void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
@@ -390,21 +404,8 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
       g(i) = 0.0;
       continue;
     }
-    const PlanarContact& c = contacts_[rows[k]];
-    const Geometry& geo =
-        memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(rows[k]));
-    switch (c.type) {
-      case PlanarContactType::kPointLine:
-        g(i) = geo.n.dot(geo.p_b - geo.p_a);
-        break;
-      case PlanarContactType::kDiskLine:
-        g(i) = geo.n.dot(geo.p_b - geo.p_a) - c.radius_b;
-        break;
-      case PlanarContactType::kDiskDisk:
-      case PlanarContactType::kDiskBeam:
-        g(i) = geo.distance - c.radius_a - c.radius_b;
-        break;
-    }
+    const auto contact = static_cast<std::size_t>(rows[k]);
+    g(i) = Gap(contacts_[contact], memo.Get(memo_id_, *model_, contacts_, q, contact));
   }
 }
 
@@ -430,6 +431,37 @@ ContactSite PlanarContacts::Site(const Eigen::VectorXd& q, int i) const {
   return site;
 }
 
+namespace {
+
+// The rigid part of a row: G = [dir_bᵀ, ang_b] at side b's columns plus [dir_aᵀ, ang_a] at side
+// a's (the header's normal and tangential rows; a node's modal columns come on top).
+struct RowCoefficients {
+  Eigen::Vector2d dir_b, dir_a;
+  double ang_b = 0.0, ang_a = 0.0;
+};
+
+// ġ_T = t·(v_B(x_b) − v_A(x_a)), t·J y = n·y.
+RowCoefficients TangentialRow(const PlanarContact& c, const Geometry& geo) {
+  const TangentPoints w = Witnesses(c, geo);
+  return {w.t, -w.t, geo.n.dot(w.x_b - geo.b.r), -geo.n.dot(w.x_a - geo.a.r)};
+}
+
+inline RowCoefficients RigidRow(const PlanarContact& c, const Geometry& geo, bool tangential) {
+  const Eigen::Vector2d& n = geo.n;
+  if (tangential) return TangentialRow(c, geo);
+  if (DiskPair(c.type)) return {n, -n, n.dot(Perp(geo.rho_b)), -n.dot(Perp(geo.rho_a))};
+  return {n, -n, n.dot(Perp(geo.rho_b)), Perp(n).dot(geo.p_b - geo.a.r)};
+}
+
+// [dirᵀ, angular] times a frame's velocity columns of v (0 for the ground).
+double SideRate(const BodyFrame& f, const Eigen::Vector2d& dir, double angular,
+                const Eigen::VectorXd& v) {
+  if (f.column < 0) return 0.0;
+  return dir.dot(v.segment<2>(f.column)) + angular * v[f.column + 2];
+}
+
+}  // namespace
+
 void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
                               Eigen::Ref<Eigen::MatrixXd> G) const {
   CheckSize("q", q, *model_);
@@ -441,29 +473,45 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
     const Geometry& geo =
         memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
     const auto i = static_cast<Eigen::Index>(k);
-    const Eigen::Vector2d& n = geo.n;
-    if (rows[k] >= n_contacts) {  // ġ_T = t·(v_B(x_b) − v_A(x_a)), t·J y = n·y
+    const bool tangential = rows[k] >= n_contacts;
+    const RowCoefficients row = RigidRow(c, geo, tangential);
+    AddBlock(geo.b, row.dir_b, row.ang_b, G, i);
+    AddBlock(geo.a, row.dir_a, row.ang_a, G, i);
+    if (!geo.node.elastic()) continue;
+    auto modal = G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols());
+    if (tangential) {  // ∂/∂η̇ of t·(ṗ_b + Ω J (x_b − p_b)), Ω = ω + ψ η̇
       const TangentPoints w = Witnesses(c, geo);
-      AddBlock(geo.b, w.t, n.dot(w.x_b - geo.b.r), G, i);
-      AddBlock(geo.a, -w.t, -n.dot(w.x_a - geo.a.r), G, i);
-      if (geo.node.elastic()) {  // ∂/∂η̇ of t·(ṗ_b + Ω J (x_b − p_b)), Ω = ω + ψ η̇
-        G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols()) +=
-            w.t.transpose() * geo.node.jac_eta + n.dot(w.x_b - geo.p_b) * geo.node.slope;
-      }
-      continue;
-    }
-    if (DiskPair(c.type)) {
-      AddBlock(geo.b, n, n.dot(Perp(geo.rho_b)), G, i);
-      AddBlock(geo.a, -n, -n.dot(Perp(geo.rho_a)), G, i);
+      modal += w.t.transpose() * geo.node.jac_eta + geo.n.dot(w.x_b - geo.p_b) * geo.node.slope;
     } else {
-      AddBlock(geo.b, n, n.dot(Perp(geo.rho_b)), G, i);
-      AddBlock(geo.a, -n, Perp(n).dot(geo.p_b - geo.a.r), G, i);
-    }
-    if (geo.node.elastic()) {
-      G.block(i, geo.node.column + 3, 1, geo.node.jac_eta.cols()) +=
-          n.transpose() * geo.node.jac_eta;
+      modal += geo.n.transpose() * geo.node.jac_eta;
     }
   }
+}
+
+bool PlanarContacts::ValuesAndRates(double /*t*/, const Eigen::VectorXd& q,
+                                    const Eigen::VectorXd& v, std::span<const int> rows,
+                                    Eigen::Ref<Eigen::VectorXd> g,
+                                    Eigen::Ref<Eigen::VectorXd> g_dot) const {
+  CheckSize("q", q, *model_);
+  CheckSize("v", v, *model_);
+  for (const int row : rows) {
+    if (VelocityDependentGeometry(contacts_[static_cast<std::size_t>(RowContact(row))])) {
+      return false;  // nodes and beam points: their modal columns (through the Jacobian)
+    }
+  }
+  const auto n_contacts = static_cast<int>(contacts_.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const int contact = RowContact(rows[k]);
+    const PlanarContact& c = contacts_[static_cast<std::size_t>(contact)];
+    const Geometry& geo =
+        memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
+    const bool tangential = rows[k] >= n_contacts;
+    const RowCoefficients row = RigidRow(c, geo, tangential);
+    const auto i = static_cast<Eigen::Index>(k);
+    g[i] = tangential ? 0.0 : Gap(c, geo);
+    g_dot[i] = SideRate(geo.b, row.dir_b, row.ang_b, v) + SideRate(geo.a, row.dir_a, row.ang_a, v);
+  }
+  return true;
 }
 
 void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::VectorXd& v,

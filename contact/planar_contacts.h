@@ -134,6 +134,11 @@ class PlanarContacts : public engine::ConstraintBlock {
                 Eigen::Ref<Eigen::MatrixXd> G) const override;
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override;
+  // g and ġ = G v from each row's geometry, without forming G (the event loop's gap and slip
+  // samples); false for rows at nodes or beam points (their rates need the modal columns).
+  bool ValuesAndRates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                      std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> g,
+                      Eigen::Ref<Eigen::VectorXd> g_dot) const override;
   // The contact point and normal of contact `i` at q (contact/contact_site.h): witness points
   // p_b and its foot on the line (point–line), p_b − r_b n and its foot (disk–line),
   // p_a + r_a n and p_b − r_b n (disk–disk). Throws std::out_of_range for a bad index.

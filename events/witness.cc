@@ -584,7 +584,7 @@ SlipWitness::SlipWitness(EventContext& ctx, const integrators::Integrator& integ
     : ctx_(ctx), integrator_(integrator), modes_(modes) {}
 
 void SlipWitness::Rates(double s, const VectorXd& q, const VectorXd& v, VectorXd* rates) {
-  engine::ConstraintRate(ctx_.sys, s, q, v, tangent_rows_, rates);
+  ctx_.sys.ConstraintValuesAndRates(s, q, v, tangent_rows_, &values_, rates);
   ctx_.stats.rows_evaluated_samples += static_cast<long>(tangent_rows_.size());
 }
 

@@ -371,6 +371,7 @@ class SlipWitness final : public WitnessSet {
   double phase_start_ = 0;
   bool first_step_ = false;
   int sample_ = 0;
+  Eigen::VectorXd values_;  // g of tangent_rows_ beside their rates (0: velocity-level rows)
   Eigen::VectorXd rates_, phi_prev_, phi_next_, phi_mid_, qs_, vs_;
 };
 

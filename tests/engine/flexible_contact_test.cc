@@ -153,6 +153,22 @@ TEST(FlexibleContact, DiskBeamNeedsAFlexibleBodyAndNoFriction) {
   EXPECT_THROW(contact::PlanarContacts(model, {no_radius}), std::invalid_argument);
 }
 
+TEST(FlexibleContact, OnePassRatesAreLeftToTheJacobianOnBeamPoints) {
+  // A point moving along the beam has rates with the modal columns: the block declines the
+  // one-pass g and ġ (engine::MechanicalSystem::ConstraintValuesAndRates then takes G v).
+  Eigen::VectorXd q, v;
+  const auto model = PlateAndFreeBeam(&q, &v);
+  contact::PlanarContact c;
+  c.name = "cylinder";
+  c.type = contact::PlanarContactType::kDiskBeam;
+  c.body_a = kGround;
+  c.body_b = 1;
+  c.radius_a = 0.1;
+  const contact::PlanarContacts contacts(model, {c});
+  Eigen::VectorXd g(1), g_dot(1);
+  EXPECT_FALSE(contacts.ValuesAndRates(0.0, q, v, std::vector<int>{0}, g, g_dot));
+}
+
 // A cantilever of length L, weight per length w, propped at X = a by a support: the prop
 // reaction. The cantilever's deflection at a under w is w a²(6L² − 4La + a²)/(24 EI) and its
 // flexibility at a is a³/(3 EI) (Roark's Formulas, 7th ed., Table 8.1, cases 1a and 2a); the
