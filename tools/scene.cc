@@ -1329,6 +1329,12 @@ class SceneParser {
     std::set<std::pair<int, int>> excluded;
     std::map<std::pair<int, int>, ContactPairChoice::Listed> listed;
     if (const YAML::Node* section = top.Find("contacts"); section && !section->IsNull()) {
+      if (section->IsSequence()) {  // the planar form, a list of contacts
+        top.Fail(*section,
+                 "contacts: a dimension: 3 scene selects pairs of shapes (a mapping with "
+                 "default, exclude, pairs), not a list of planar contacts; a contact at a node of "
+                 "a flexible body is a sphere shape with body and node: k");
+      }
       MapReader r(file_, *section, "contacts");
       r.CheckKeys(Keys({"default", "exclude", "pairs"}));
       if (const YAML::Node* d = r.Find("default")) {

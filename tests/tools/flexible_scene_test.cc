@@ -572,7 +572,8 @@ TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
 // nothing; the unedited scene runs.
 TEST(SpatialFlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
   ExpectCliRefusesEachEdit(
-      "saltus_spatial_flexible_cli_", kSpatialScene, {"flexible body 'beam'", "joint 'pivot'"},
+      "saltus_spatial_flexible_cli_", kSpatialScene,
+      {"flexible body 'beam'", "joint 'pivot'", "shape 'tip'"},
       {
           {"    E: 7.0e10\n", "    E: -1\n", "    E: -1", "E must be > 0"},
           {"    density: 2700\n", "    density: 0\n", "    density: 0", "density must be > 0"},
@@ -582,6 +583,16 @@ TEST(SpatialFlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
           {"    node_b: 0\n", "    node_b: 5\n", "    node_b: 5", "node_b 5 does not exist"},
           {"    modes: 4\n", "    modes: 4\n    modal_position: [1, 2]\n",
            "    modal_position: [1, 2]", "modal_position must be a list of 4 numbers"},
+          {"simulation:\n",
+           "shapes:\n  - {name: tip, body: beam, node: 7, type: sphere, radius: 0.01}\n"
+           "simulation:\n",
+           "  - {name: tip, body: beam, node: 7, type: sphere, radius: 0.01}",
+           "node 7 does not exist"},
+          {"simulation:\n",
+           "shapes:\n  - {name: tip, body: beam, node: 4, type: capsule, radius: 0.01, "
+           "length: 0.1}\nsimulation:\n",
+           "  - {name: tip, body: beam, node: 4, type: capsule, radius: 0.01, length: 0.1}",
+           "must be a sphere"},
       });
 }
 
@@ -645,6 +656,47 @@ TEST(SpatialFlexibleScene, ExamplesConserveEnergyAndMomentaThroughTheCli) {
     }
   }
   fs::remove_all(dir);
+}
+
+// Issue 22 §1, §4: a sphere at a node of a spatial flexible body (`node` on a shape) and each
+// bad use of the key, reported at its line naming the shape.
+std::string SpatialWithShapes(const std::string& tip) {
+  return EditSpatial("simulation:\n",
+                     "shapes:\n  - {name: floor, body: ground, type: plane, "
+                     "offset: -0.3}\n" +
+                         tip + "simulation:\n");
+}
+
+TEST(SpatialFlexibleScene, ShapesAtNodesAreSpheresOfFlexibleBodies) {
+  using test_support::ExpectSceneErrorAt;
+  const std::string good = "  - {name: tip, body: beam, node: 4, type: sphere, radius: 0.01}\n";
+  const Scene scene = ParseScene(SpatialWithShapes(good), "s.yaml");
+  ASSERT_EQ(scene.spatial.contact_pairs.size(), 1u);
+  EXPECT_EQ(scene.spatial.contact_pairs[0].name, "floor-tip");
+  EXPECT_EQ(scene.spatial.contact_pairs[0].node_a, -1);
+  EXPECT_EQ(scene.spatial.contact_pairs[0].node_b, 4);
+  const auto bad = [&](const std::string& tip, const std::vector<std::string>& what) {
+    ExpectSceneErrorAt(SpatialWithShapes(tip), tip.substr(0, tip.size() - 1), what);
+  };
+  bad("  - {name: tip, body: beam, node: 5, type: sphere, radius: 0.01}\n",
+      {"shape 'tip'", "node 5 does not exist", "nodes 0..4"});
+  bad("  - {name: tip, body: beam, node: -1, type: sphere, radius: 0.01}\n", {"node"});
+  bad("  - {name: tip, body: ground, node: 1, type: sphere, radius: 0.01}\n",
+      {"node needs a flexible body"});
+  bad("  - {name: tip, body: beam, node: 4, type: box, half_size: [0.1, 0.1, 0.1]}\n",
+      {"shape 'tip'", "must be a sphere"});
+  bad("  - {name: tip, body: beam, type: sphere, radius: 0.01}\n",
+      {"shape 'tip'", "needs `node: k`"});
+  bad("  - {name: tip, body: beam, node: 4, position: [0, 0, 0], type: sphere, radius: 0.01}\n",
+      {"node and position are exclusive"});
+  bad("  - {name: tip, body: beam, node: 4, quaternion: [1, 0, 0, 0], type: sphere, radius: "
+      "0.01}\n",
+      {"node and quaternion are exclusive"});
+  // The planar form of a contact at a node in a dimension: 3 scene.
+  ExpectSceneErrorAt(EditSpatial("simulation:\n",
+                                 "contacts:\n  - {name: stop, type: point_line, body_a: ground, "
+                                 "body_b: beam, node_b: 4}\nsimulation:\n"),
+                     "  - {name: stop", {"not a list of planar contacts", "node: k"});
 }
 
 // Issue 22 §2: examples/flexible/beam_tip_stop_3d.yaml, the tip sphere (node 4) of a spatial
