@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "contact/spatial_contacts.h"
+#include "contact_test_shapes.h"
 #include "engine/flexible_beam_spatial.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
@@ -23,10 +24,10 @@
 namespace saltus::contact {
 namespace {
 
-using Eigen::Isometry3d;
 using Eigen::Matrix3d;
 using Eigen::Vector3d;
 using Eigen::VectorXd;
+using testing::Pose;
 
 // The soft free–free beam of the spatial tumbling test (L = 2 m, E = 7e7 Pa, 3 elements, 6
 // modes, I_xz = 2.25 I_xy): body 1; a rigid link: body 0.
@@ -52,12 +53,6 @@ std::shared_ptr<const engine::SpatialModel> LinkAndBeam() {
   beam.second_moment_xz = 4.5e-7;
   builder.AddBody(beam);
   return builder.Build();
-}
-
-Isometry3d Pose(const Vector3d& t) {
-  Isometry3d X = Isometry3d::Identity();
-  X.translation() = t;
-  return X;
 }
 
 // One pair of every path with a node: plane–sphere (fixed plane, with friction and rolling
