@@ -699,6 +699,26 @@ TEST(SpatialFlexibleScene, ShapesAtNodesAreSpheresOfFlexibleBodies) {
                      "  - {name: stop", {"not a list of planar contacts", "node: k"});
 }
 
+// --vtk draws shapes at their body frame's pose, which a sphere at a node is not: refused at
+// the shape's line (exit 2, nothing written).
+TEST(SpatialFlexibleScene, VtkIsRefusedForShapesAtNodes) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(SALTUS_EXAMPLES_DIR) / "flexible" / "beam_tip_stop_3d.yaml";
+  const fs::path dir =
+      fs::temp_directory_path() / ("saltus_beam_tip_stop_vtk_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  std::ostringstream out, err;
+  const std::vector<std::string> args = {"run", file.string(), "--out", dir.string(), "--vtk"};
+  EXPECT_EQ(RunCli(args, out, err), kExitBadInput);
+  std::ifstream in(file);
+  const std::string yaml((std::istreambuf_iterator<char>(in)), {});
+  const int line = test_support::LineOf(yaml, "  - {name: tip, body: beam, node: 4");
+  EXPECT_NE(err.str().find(file.string() + ":" + std::to_string(line) + ":"), std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("shape 'tip' sits at a node"), std::string::npos) << err.str();
+  EXPECT_FALSE(fs::exists(dir));
+}
+
 // Issue 22 §2: examples/flexible/beam_tip_stop_3d.yaml, the tip sphere (node 4) of a spatial
 // beam on a spherical joint bouncing on a sloped floor, through `saltus run`. At an impact of the
 // single contact with the joint rows J kept (Newton's law on the contact row c, J v⁺ = 0), the
