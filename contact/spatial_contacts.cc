@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -18,6 +19,32 @@ using Eigen::Isometry3d;
 using Eigen::Matrix3d;
 using Eigen::Vector3d;
 using Eigen::VectorXd;
+
+// On the side of a sphere at a node of a flexible body (header, "Contacts at nodes") the
+// material points of the sphere also move with the node's elastic velocity e_v = R B η̇ and
+// v̇-free acceleration e_a = R (2 ω × B η̇ − (η̇ᵀ H η̇) e_x), the same at every point of it.
+struct ContactBodyMotion {
+  Vector3d r = Vector3d::Zero();
+  Vector3d r_dot = Vector3d::Zero();
+  Vector3d omega = Vector3d::Zero();  // world frame
+  bool elastic = false;               // a node side: e_v, e_a below apply
+  Vector3d e_v = Vector3d::Zero(), e_a = Vector3d::Zero();
+  Vector3d Velocity(const Vector3d& x) const {
+    return elastic ? Vector3d(r_dot + omega.cross(x - r) + e_v)
+                   : Vector3d(r_dot + omega.cross(x - r));
+  }
+  // v̇-free acceleration of the material point at x.
+  Vector3d Acceleration(const Vector3d& x) const {
+    return elastic ? Vector3d(omega.cross(omega.cross(x - r)) + e_a)
+                   : Vector3d(omega.cross(omega.cross(x - r)));
+  }
+  // The v̇-free rate of v_B(x) = ṙ + ω × (x − r) + e_v at a geometric point x moving at x_dot:
+  // ω × (ẋ − ṙ) + ω × e_v + R Ḃ η̇ = ω × (ẋ − ṙ − e_v) + e_a.
+  Vector3d MovingPointRate(const Vector3d& x_dot) const {
+    return elastic ? Vector3d(omega.cross(x_dot - r_dot - e_v) + e_a)
+                   : Vector3d(omega.cross(x_dot - r_dot));
+  }
+};
 
 namespace {
 
@@ -115,14 +142,7 @@ Vector3d ShapeOrigin(const engine::SpatialModel& model, const VectorXd& q, int b
 }
 
 // World-frame kinematics of one body (all zero for the ground).
-struct BodyMotion {
-  Vector3d r = Vector3d::Zero();
-  Vector3d r_dot = Vector3d::Zero();
-  Vector3d omega = Vector3d::Zero();  // world frame
-  Vector3d Velocity(const Vector3d& x) const { return r_dot + omega.cross(x - r); }
-  // v̇-free acceleration of the material point at x.
-  Vector3d Acceleration(const Vector3d& x) const { return omega.cross(omega.cross(x - r)); }
-};
+using BodyMotion = ContactBodyMotion;
 
 BodyMotion MotionOf(const engine::SpatialModel& model, const VectorXd& q, const VectorXd& v,
                     int body) {
@@ -265,9 +285,40 @@ void CheckPairExceptShapes(int nb, const SpatialContactPair& pair, std::size_t i
 
 }  // namespace
 
+namespace {
+
+// A side at a node (header, "Contacts at nodes"): a flexible body, a node of its beam, and a
+// sphere centred on its own origin.
+void CheckNodes(const engine::SpatialModel& model, const SpatialContactPair& pair) {
+  for (const auto& [node, body, shape, side] :
+       {std::tuple(pair.node_a, pair.body_a, &pair.shape_a, "a"),
+        std::tuple(pair.node_b, pair.body_b, &pair.shape_b, "b")}) {
+    if (node == -1) continue;
+    const std::string field = std::string("node_") + side;
+    const engine::SpatialFlexibleBeam* beam = body == engine::kGround ? nullptr : model.beam(body);
+    if (beam == nullptr) {
+      throw std::invalid_argument(PairLabel(pair) + ": " + field + " needs a flexible body_" +
+                                  side);
+    }
+    const int elements = beam->properties().elements;
+    if (node < 0 || node > elements) {
+      throw std::invalid_argument(PairLabel(pair) + ": " + field + " " + std::to_string(node) +
+                                  " is not a node of the beam (0.." + std::to_string(elements) +
+                                  ")");
+    }
+    if (shape->type() != ShapeType::kSphere || !shape->centred()) {
+      throw std::invalid_argument(PairLabel(pair) + ": the shape at " + field +
+                                  " must be a sphere centred on the node (identity pose)");
+    }
+  }
+}
+
+}  // namespace
+
 void SpatialContacts::CheckPair(const engine::SpatialModel& model, const SpatialContactPair& pair,
                                 std::size_t index, const DistanceOptions& options) {
   CheckPairExceptShapes(model.num_bodies(), pair, index);
+  CheckNodes(model, pair);
   try {
     const ContactManifold manifold(pair.shape_a, pair.shape_b, options);
   } catch (const std::invalid_argument& e) {
@@ -286,6 +337,17 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     const SpatialContactPair& pair = pairs_[p];
     CheckPairExceptShapes(nb, pair, p);
+    CheckNodes(*model_, pair);
+    if (pair.node_a >= 0 || pair.node_b >= 0) {
+      if (pair_nodes_.size() <= p) pair_nodes_.resize(p + 1);
+      const auto point = [&](int body, int node) {
+        const engine::SpatialFlexibleBeam& beam = *model_->beam(body);
+        return beam.PointAt(beam.NodeX(node));
+      };
+      if (pair.node_a >= 0) pair_nodes_[p].a = point(pair.body_a, pair.node_a);
+      if (pair.node_b >= 0) pair_nodes_[p].b = point(pair.body_b, pair.node_b);
+      has_nodes_ = true;
+    }
     std::optional<ContactManifold> manifold;
     try {
       manifold.emplace(pair.shape_a, pair.shape_b, options);
@@ -427,9 +489,11 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
   std::vector<std::pair<unsigned long long, int>> pairs_of_proxies;
   pairs_of_proxies.reserve(pairs_.size());
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
-    // A plane carried by a moving body sweeps unboundedly far when it turns: always a candidate.
+    // A plane carried by a moving body sweeps unboundedly far when it turns, and a sphere at a
+    // node moves with the elastic coordinates too: always a candidate.
     if ((IsPlane(pairs_[p].shape_a) && pairs_[p].body_a != engine::kGround) ||
-        (IsPlane(pairs_[p].shape_b) && pairs_[p].body_b != engine::kGround)) {
+        (IsPlane(pairs_[p].shape_b) && pairs_[p].body_b != engine::kGround) ||
+        pairs_[p].node_a >= 0 || pairs_[p].node_b >= 0) {
       always_pairs_.push_back(static_cast<int>(p));
       continue;
     }
@@ -606,6 +670,62 @@ Isometry3d SpatialContacts::BodyPose(const VectorXd& q, int body) const {
   return X;
 }
 
+SpatialContacts::NodeState SpatialContacts::Node(const VectorXd& q, const VectorXd* v, int pair,
+                                                 int side) const {
+  const SpatialContactPair& pr = pairs_[static_cast<std::size_t>(pair)];
+  const int body = side == 0 ? pr.body_a : pr.body_b;
+  const PairNodes& nodes = pair_nodes_[static_cast<std::size_t>(pair)];
+  const engine::SpatialBeamPoint& point = side == 0 ? nodes.a : nodes.b;
+  const engine::SpatialFlexibleBeam& beam = *model_->beam(body);
+  const int m = beam.num_modes();
+  const int q0 = model_->QOffset(body), v0 = model_->VOffset(body);
+  const engine::SpatialBeamMotion motion =
+      v != nullptr ? beam.Motion(point, q.segment(q0 + 7, m), v->segment(v0 + 6, m))
+                   : beam.Motion(point, q.segment(q0 + 7, m), VectorXd());
+  const Matrix3d& R = CachedBodyRotation(*model_, q, body);
+  NodeState s;
+  s.point = q.segment<3>(q0) + R * motion.u;
+  s.RB = R * motion.B;
+  if (v != nullptr) {
+    const Vector3d omega = v->segment<3>(v0 + 3);
+    s.e_v = R * motion.u_dot;
+    s.e_a = R * (2.0 * omega.cross(motion.u_dot) - Vector3d(motion.hdot, 0.0, 0.0));
+  }
+  return s;
+}
+
+bool SpatialContacts::AtNode(int pair, int side) const {
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  return (side == 0 ? p.node_a : p.node_b) >= 0;
+}
+
+Isometry3d SpatialContacts::SidePose(const VectorXd& q, int pair, int side) const {
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  Isometry3d X = BodyPose(q, side == 0 ? p.body_a : p.body_b);
+  if (AtNode(pair, side)) X.translation() = Node(q, nullptr, pair, side).point;
+  return X;
+}
+
+Vector3d SpatialContacts::SideOrigin(const VectorXd& q, int pair, int side) const {
+  if (AtNode(pair, side)) return Node(q, nullptr, pair, side).point;
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  return side == 0 ? ShapeOrigin(*model_, q, p.body_a, p.shape_a)
+                   : ShapeOrigin(*model_, q, p.body_b, p.shape_b);
+}
+
+ContactBodyMotion SpatialContacts::SideMotion(const VectorXd& q, const VectorXd& v, int pair,
+                                              int side) const {
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  BodyMotion m = MotionOf(*model_, q, v, side == 0 ? p.body_a : p.body_b);
+  if (AtNode(pair, side)) {
+    const NodeState s = Node(q, &v, pair, side);
+    m.elastic = true;
+    m.e_v = s.e_v;
+    m.e_a = s.e_a;
+  }
+  return m;
+}
+
 ContactSite SpatialContacts::Site(const VectorXd& q, int row) const {
   if (row < 0 || row >= num_rows()) {
     throw std::out_of_range("SpatialContacts::Site: row " + std::to_string(row) + " of " +
@@ -638,8 +758,8 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
   switch (row_path_[static_cast<std::size_t>(row)]) {
     case RowPath::kSphereSphere: {
       // geometry3d.cc (Inflated): n = (c_b − c_a)/‖c_b − c_a‖ (e_z if the centres coincide).
-      const Vector3d c_a = ShapeOrigin(*model_, q, pair.body_a, pair.shape_a);
-      const Vector3d c_b = ShapeOrigin(*model_, q, pair.body_b, pair.shape_b);
+      const Vector3d c_a = SideOrigin(q, static_cast<int>(p), 0);
+      const Vector3d c_b = SideOrigin(q, static_cast<int>(p), 1);
       const Vector3d delta = c_b - c_a;
       const double dist = delta.norm();
       d.normal = dist > 0.0 ? Vector3d(delta / dist) : Vector3d(Vector3d::UnitZ());
@@ -665,7 +785,7 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
         n = CachedBodyRotation(*model_, q, plane_body) * n;
         offset += n.dot(q.segment<3>(model_->QOffset(plane_body)));
       }
-      const Vector3d c = ShapeOrigin(*model_, q, sphere_body, sphere);
+      const Vector3d c = SideOrigin(q, static_cast<int>(p), plane_is_a ? 1 : 0);
       const double height = n.dot(c) - offset;  // of the centre above the plane
       const Vector3d on_plane = c - height * n, on_sphere = c - sphere.radius() * n;
       const Vector3d lever_plane = on_plane - body_origin(plane_body);
@@ -690,7 +810,8 @@ SpatialContacts::RowGeometry SpatialContacts::Geometry(const VectorXd& q, int ro
       break;
   }
   d = manifolds_[static_cast<std::size_t>(pair_manifold_[p])].Evaluate(
-      RowFeature(row), BodyPose(q, pair.body_a), BodyPose(q, pair.body_b), &out.turn);
+      RowFeature(row), SidePose(q, static_cast<int>(p), 0), SidePose(q, static_cast<int>(p), 1),
+      &out.turn);
   out.lever_a = d.point_a - body_origin(pair.body_a);
   out.lever_b = d.point_b - body_origin(pair.body_b);
   if (!out.turn.w.isZero(0.0)) {
@@ -795,9 +916,7 @@ double SpatialContacts::Gap(const VectorXd& q, int row) const {
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(row))];
   switch (row_path_[static_cast<std::size_t>(row)]) {
     case RowPath::kSphereSphere:
-      return (ShapeOrigin(*model_, q, pair.body_b, pair.shape_b) -
-              ShapeOrigin(*model_, q, pair.body_a, pair.shape_a))
-                 .norm() -
+      return (SideOrigin(q, RowPair(row), 1) - SideOrigin(q, RowPair(row), 0)).norm() -
              pair.shape_a.radius() - pair.shape_b.radius();
     case RowPath::kPlaneSphere:
     case RowPath::kSpherePlane:
@@ -868,12 +987,25 @@ void SpatialContacts::JacobianRow(
   };
   add(pair.body_a, -1.0);
   add(pair.body_b, 1.0);
+  if (geo.angular || !has_nodes_) return;
+  // A side at a node: ±(R B)ᵀ (n + w) on the body's η̇ columns (header, "Contacts at nodes"; the
+  // normal-turn point c of a support row is a point of the same sphere).
+  const int p = RowPair(row);
+  for (int side = 0; side < 2; ++side) {
+    if (!AtNode(p, side)) continue;
+    const int body = side == 0 ? pair.body_a : pair.body_b;
+    const NodeState node = Node(q, nullptr, p, side);
+    Vector3d direction = geo.d.normal;
+    if (!geo.turn.w.isZero(0.0)) direction += geo.turn.w;
+    out.segment(model_->VOffset(body) + 6, node.RB.cols()) +=
+        (side == 0 ? -1.0 : 1.0) * (node.RB.transpose() * direction).transpose();
+  }
 }
 
 bool SpatialContacts::AppendJacobianBlocks(double t, const VectorXd& q, int local_row,
                                            engine::BlockSparseRows* G) const {
   (void)t;
-  if (G->block_size != 6) return false;
+  if (G->block_size != 6 || has_nodes_) return false;  // nodes: 6 + m columns on their body
   CheckSizes(q, nullptr, "AppendJacobianBlocks");
   const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(local_row))];
   const RowGeometry geo = Geometry(q, local_row);
@@ -895,6 +1027,7 @@ bool SpatialContacts::ValuesAndRates(double t, const VectorXd& q, const VectorXd
                                      std::span<const int> rows, Eigen::Ref<VectorXd> g,
                                      Eigen::Ref<VectorXd> g_dot) const {
   (void)t;
+  if (has_nodes_) return false;  // the caller's dense G v holds the elastic columns
   CheckSizes(q, &v, "ValuesAndRates");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SpatialContactPair& pair = pairs_[static_cast<std::size_t>(RowPair(rows[i]))];
@@ -972,8 +1105,7 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
       d.point_a -= rho * d.normal;
     }
   }
-  const BodyMotion a = MotionOf(*model_, q, v, pair.body_a),
-                   b = MotionOf(*model_, q, v, pair.body_b);
+  const BodyMotion a = SideMotion(q, v, RowPair(row), 0), b = SideMotion(q, v, RowPair(row), 1);
   const GammaForm form = FormOf(pair, Feature(row));
   // wd: relative position of the two material witness points and its v̇-free derivatives.
   const Vector3d wd = d.point_b - d.point_a;
@@ -987,7 +1119,6 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     //   vertex: g = s‖d‖ − ρ: the point–point form (s = ±1, MeshPointSide).
     const bool mesh_is_a = pair.shape_a.type() == ShapeType::kTriangleMesh;
     const Shape& mesh = mesh_is_a ? pair.shape_a : pair.shape_b;
-    const Shape& sphere = mesh_is_a ? pair.shape_b : pair.shape_a;
     const int mesh_body = mesh_is_a ? pair.body_a : pair.body_b;
     const BodyMotion& mm = mesh_is_a ? a : b;
     const BodyMotion& sm = mesh_is_a ? b : a;
@@ -997,7 +1128,7 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
     // (geometry3d.h, MeshPointDistance): g = s·(distance) − ρ with s = MeshPointSide; over a
     // face g = n_f·d − ρ whatever the sign.
     const Vector3d c = feature.kind == FeatureKind::kSignedDistance
-                           ? ShapeOrigin(*model_, q, mesh_is_a ? pair.body_b : pair.body_a, sphere)
+                           ? SideOrigin(q, RowPair(row), mesh_is_a ? 1 : 0)
                            : Vector3d(mesh_is_a ? d.point_b : d.point_a);
     const MeshRegion region = MeshRegionOf(mesh, X_m, c);
     const MeshClosest& closest = region.closest;
@@ -1088,8 +1219,8 @@ double SpatialContacts::AnalyticGamma(const VectorXd& q, const VectorXd& v, int 
            cylinder.radius() * s_ddot;
   }
   if (form == GammaForm::kSphereSphere) {
-    const Vector3d c_a = ShapeOrigin(*model_, q, pair.body_a, pair.shape_a);
-    const Vector3d c_b = ShapeOrigin(*model_, q, pair.body_b, pair.shape_b);
+    const Vector3d c_a = SideOrigin(q, RowPair(row), 0);
+    const Vector3d c_b = SideOrigin(q, RowPair(row), 1);
     const Vector3d dist = c_b - c_a;
     const double len = dist.norm();
     const Vector3d n = dist / len;
@@ -1126,8 +1257,8 @@ double SpatialContacts::DifferenceGamma(const VectorXd& q, const VectorXd& v, in
       speed = std::max(speed, v.segment<6>(model_->VOffset(body)).lpNorm<Eigen::Infinity>());
   }
   const double eps = std::cbrt(std::numeric_limits<double>::epsilon()) / speed;
-  // q ⊕ ε v on the two bodies only (the row depends on nothing else), as IntegratePosition does for
-  // a rigid body (a flexible body would also shift its modal coordinates).
+  // q ⊕ ε v on the two bodies only (the row depends on nothing else), as IntegratePosition does:
+  // a flexible body's modal coordinates move by ε η̇ too.
   const auto shifted = [&](double h) {
     VectorXd q_h = q;
     for (int body : {pair.body_a, pair.body_b}) {
@@ -1136,6 +1267,10 @@ double SpatialContacts::DifferenceGamma(const VectorXd& q, const VectorXd& v, in
       q_h.segment<3>(q0) += h * v.segment<3>(v0);
       q_h.segment<4>(q0 + 3) = engine::QuaternionMultiply(
           q.segment<4>(q0 + 3), engine::QuaternionExp(h * v.segment<3>(v0 + 3)));
+      if (const engine::SpatialFlexibleBeam* beam = model_->beam(body)) {
+        const int m = beam->num_modes();
+        q_h.segment(q0 + 7, m) += h * v.segment(v0 + 6, m);
+      }
     }
     return q_h;
   };
@@ -1155,8 +1290,8 @@ bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v,
   if (form == GammaForm::kDifference) return false;
   const PairDistance d = Evaluate(q, normal);
   const Vector3d& n = d.normal;
-  const BodyMotion a = MotionOf(*model_, q, v, pair.body_a),
-                   b = MotionOf(*model_, q, v, pair.body_b);
+  const int p = RowPair(normal);
+  const BodyMotion a = SideMotion(q, v, p, 0), b = SideMotion(q, v, p, 1);
   // C: the side of the body-fixed point c (c_is_b: B), radius ρ; S the other side.
   bool c_is_b = true;
   double rho = 0.0;
@@ -1183,8 +1318,8 @@ bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v,
     }
     case GammaForm::kSphereSphere: {
       rho = pair.shape_b.radius();
-      const Vector3d c_a = ShapeOrigin(*model_, q, pair.body_a, pair.shape_a);
-      const Vector3d c_b = ShapeOrigin(*model_, q, pair.body_b, pair.shape_b);
+      const Vector3d c_a = SideOrigin(q, p, 0);
+      const Vector3d c_b = SideOrigin(q, p, 1);
       n_dot = TurningNormalRate(n, c_b - c_a, b.Velocity(c_b) - a.Velocity(c_a), Vector3d::Zero(),
                                 Vector3d::Zero());
       break;
@@ -1276,8 +1411,7 @@ bool SpatialContacts::AnalyticTangentGamma(const VectorXd& q, const VectorXd& v,
     return true;
   }
   const Vector3d dv = b.Velocity(d.point_b) - a.Velocity(d.point_a);
-  *gamma =
-      t_dot.dot(dv) + t.dot(b.omega.cross(x_dot_b - b.r_dot) - a.omega.cross(x_dot_a - a.r_dot));
+  *gamma = t_dot.dot(dv) + t.dot(b.MovingPointRate(x_dot_b) - a.MovingPointRate(x_dot_a));
   return true;
 }
 

@@ -154,6 +154,29 @@
 // P planes and O(S) expected for a rebuild of the grid; independent of the number of declared
 // pairs. CandidateRows serializes concurrent callers (its workspace is mutable state).
 //
+// Contacts at nodes of flexible bodies (issue 22 §1; SpatialContactPair::node_a, node_b). A side
+// may be a sphere (radius ρ: a point contact rounded by ρ) centred at node k of a flexible body
+// (engine/flexible_beam_spatial.h): its centre is the node of the deformed centreline,
+// p = r + R ū(X_k, η), and it is carried by the node's cross-section, which in this beam model
+// turns with the floating frame (no torsion, no section slopes). A material point x of the
+// sphere therefore moves as a point of the frame with lever x − r plus the node's elastic motion,
+// the same at every point of the sphere (B = ∂ū/∂η at X_k, ω^w = R ω):
+//
+//   ẋ = ṙ + ω^w × (x − r) + e_v,            e_v = R B η̇,
+//   ẍ_free = ω^w × (ω^w × (x − r)) + e_a,    e_a = R (2 ω × B η̇ − (η̇ᵀ H η̇) e_x)
+//
+// (the node terms of the spatial joints at nodes, engine/spatial_model.h). Every row above keeps
+// its form with these kinematics. G gains ±(R B)ᵀ u on the body's η̇ columns, u the row's
+// direction (the normal plus a normal-turn w, or the tangent t_k; resistance rows involve ω
+// only and gain nothing): a sphere at a node on a plane has
+//   G_b = (nᵀ, (ū × Rᵀ n)ᵀ, nᵀ R B) = n·[I, −R [ū]×, R B]
+// on (ṙ, ω, η̇). The analytic γ take ẍ_free for the sphere's material points; in γ_T the term
+// t·(ω × (ẋ − ṙ)) becomes t·(ω × (ẋ − ṙ − e_v) + e_a), the rate of v_B(x) = ṙ + ω × (x − r) +
+// e_v at a moving point x (ω × (ẋ − ṙ) + ω × e_v + R Ḃ η̇); the difference γ moves η by ε η̇
+// with q ⊕ ε v. A pair with a node is always a candidate (its sphere moves with η̇, beyond the
+// bounds of a rigid body's points), and ValuesAndRates and AppendJacobianBlocks return false
+// when a pair has a node: the callers' dense path (a flexible model has no block-sparse one).
+//
 // Storage: a Shape is a shared handle (shapes.h), so a pair holds two handles to the shapes of
 // the scene, its name and restitution; a row its info, pair, feature and path; only the pairs
 // evaluated through a ContactManifold keep one. About 180 bytes per single-row pair (names of
@@ -181,6 +204,9 @@ namespace saltus::contact {
 const Shape& DefaultPairPlane();   // Shape::Plane(e_z, 0)
 const Shape& DefaultPairSphere();  // Shape::Sphere(0.1)
 
+// World-frame kinematics of one side of a row (spatial_contacts.cc).
+struct ContactBodyMotion;
+
 struct SpatialContactPair {
   std::string name;
   int body_a = engine::kGround;  // carries shape_a (engine::kGround: fixed in the world)
@@ -193,6 +219,11 @@ struct SpatialContactPair {
   // a pair with a sphere on one side: two rolling rows, resp. one spinning row, per normal row.
   double rolling_friction = 0.0;
   double spinning_friction = 0.0;
+  // A node k ∈ [0, n] of the flexible body_a / body_b (−1: the shape is fixed in the body frame;
+  // header, "Contacts at nodes"). With a node that side's shape must be a sphere centred on its
+  // own origin (identity pose): its centre is the node of the deformed centreline.
+  int node_a = -1;
+  int node_b = -1;
 };
 
 class SpatialContacts : public engine::ConstraintBlock {
@@ -298,6 +329,20 @@ class SpatialContacts : public engine::ConstraintBlock {
   // The manifold feature of a row ({kSignedDistance, 0} on the direct paths).
   ContactFeature Feature(int row) const;
   Eigen::Isometry3d BodyPose(const Eigen::VectorXd& q, int body) const;
+  // A side at a node (header, "Contacts at nodes"): the node's world position p, R B (3 × m) and,
+  // with v, the elastic velocity e_v and v̇-free acceleration e_a of the sphere's points.
+  struct NodeState {
+    Eigen::Vector3d point, e_v = Eigen::Vector3d::Zero(), e_a = Eigen::Vector3d::Zero();
+    Eigen::Matrix<double, 3, Eigen::Dynamic> RB;
+  };
+  NodeState Node(const Eigen::VectorXd& q, const Eigen::VectorXd* v, int pair, int side) const;
+  bool AtNode(int pair, int side) const;  // side 0: a, 1: b
+  // The pose of side `side`'s body with, at a node, the node as origin; the world origin of the
+  // side's shape (a node sphere: the node); the world kinematics of the side's material points.
+  Eigen::Isometry3d SidePose(const Eigen::VectorXd& q, int pair, int side) const;
+  Eigen::Vector3d SideOrigin(const Eigen::VectorXd& q, int pair, int side) const;
+  ContactBodyMotion SideMotion(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int pair,
+                               int side) const;
   // G row (1 × nv) of a local row at q, added into `out` (already zeroed).
   void JacobianRow(const Eigen::VectorXd& q, int row,
                    Eigen::Ref<Eigen::RowVectorXd, 0, Eigen::InnerStride<>> out) const;
@@ -333,6 +378,12 @@ class SpatialContacts : public engine::ConstraintBlock {
   std::vector<int> row_pair_;
   std::vector<int> row_feature_;
   std::vector<RowPath> row_path_;
+  // The beam points of the pairs' nodes (indexed by pair, up to the last pair with a node).
+  struct PairNodes {
+    engine::SpatialBeamPoint a, b;
+  };
+  std::vector<PairNodes> pair_nodes_;
+  bool has_nodes_ = false;
   // Tangential rows: num_normal_rows() + 2 k and + 2 k + 1 (t1, t2) belong to normal row
   // tangent_normal_[k].
   std::vector<int> tangent_normal_;

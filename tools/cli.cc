@@ -761,6 +761,15 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
                      "--vtk draws rigid planar bodies only, and this scene has flexible bodies "
                      "(use the CSV or --hdf5 output)");
   }
+  if (run.vtk && spatial_system) {
+    for (std::size_t k = 0; k < scene.spatial.shape_nodes.size(); ++k) {
+      if (scene.spatial.shape_nodes[k] < 0) continue;
+      throw SceneError(scene.file, scene.spatial.shape_lines[k],
+                       "--vtk draws shapes fixed in their body's frame, and shape '" +
+                           scene.spatial.shapes[k].name() +
+                           "' sits at a node of a flexible body (use the CSV or --hdf5 output)");
+    }
+  }
   // The initial state: the scene's, or with --resume a saved one (tools/resume.h).
   const InitialState start = StartingState(run, scene, built, err);
   const Eigen::VectorXd& q0 = start.q;

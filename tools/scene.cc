@@ -1169,7 +1169,7 @@ class SceneParser {
     std::vector<std::string> parameters;
     const std::string type = Type(r, ShapeTypeParameters(), &parameters);
     const std::vector<std::string> common =
-        Keys({"name", "body", "type", "position", "quaternion", "group", "mask"});
+        Keys({"name", "body", "type", "position", "quaternion", "node", "group", "mask"});
     std::vector<std::string> all = common;
     for (const char* k :
          {"radius", "length", "half_size", "radii", "normal", "offset", "file", "per_triangle"}) {
@@ -1181,9 +1181,26 @@ class SceneParser {
     r.CheckKeys(allowed, all, "a " + type + " shape");
 
     const int body = BodyRef(r, "body");
+    // A shape on a flexible body is a sphere at one of its nodes (`node`, exclusive with the
+    // pose: contact/spatial_contacts.h, "Contacts at nodes").
+    const int at_node = NodeRef(r, "node", "position", body, sp.bodies);
+    if (at_node >= 0 && r.Has("quaternion")) {
+      r.Fail(
+          *r.Find("quaternion"),
+          "node and quaternion are exclusive (the sphere at a node turns with the body's frame)");
+    }
     if (body != engine::kGround && sp.bodies[static_cast<std::size_t>(body)].beam) {
-      r.Fail(r.Require("body"), "shapes on a flexible body are not supported yet ('" +
-                                    sp.bodies[static_cast<std::size_t>(body)].name + "')");
+      if (at_node < 0) {
+        r.Fail(r.Require("body"), "a shape on the flexible body '" +
+                                      sp.bodies[static_cast<std::size_t>(body)].name +
+                                      "' needs `node: k` (a sphere at node k of its centreline)");
+      }
+      if (type != "sphere") {
+        r.Fail(r.Require("type"),
+               "a shape at a node of a flexible body must be a sphere (a point "
+               "contact of that radius), got " +
+                   type);
+      }
     }
     Eigen::Isometry3d pose = Eigen::Isometry3d::Identity();
     pose.translation() = r.Vec3("position", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
@@ -1260,6 +1277,8 @@ class SceneParser {
     shape_index_[name] = static_cast<int>(sp.shapes.size());
     for (Shape& part : parts) {
       sp.shapes.push_back(std::move(part));
+      sp.shape_nodes.resize(sp.shapes.size() - 1, -1);
+      sp.shape_nodes.push_back(at_node);
       sp.shape_bodies.push_back(body);
       sp.shape_lines.push_back(r.line());
       sp.shape_filters.push_back(filter);
@@ -1310,6 +1329,12 @@ class SceneParser {
     std::set<std::pair<int, int>> excluded;
     std::map<std::pair<int, int>, ContactPairChoice::Listed> listed;
     if (const YAML::Node* section = top.Find("contacts"); section && !section->IsNull()) {
+      if (section->IsSequence()) {  // the planar form, a list of contacts
+        top.Fail(*section,
+                 "contacts: a dimension: 3 scene selects pairs of shapes (a mapping with "
+                 "default, exclude, pairs), not a list of planar contacts; a contact at a node of "
+                 "a flexible body is a sphere shape with body and node: k");
+      }
       MapReader r(file_, *section, "contacts");
       r.CheckKeys(Keys({"default", "exclude", "pairs"}));
       if (const YAML::Node* d = r.Find("default")) {

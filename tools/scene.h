@@ -91,6 +91,9 @@ struct SpatialScene {
   // contact::SpatialContacts block, after the joint and driver rows).
   std::vector<contact::Shape> shapes;
   std::vector<int> shape_bodies, shape_lines;
+  // Per shape: the node of its flexible body (a sphere at a node), −1 otherwise; may be shorter
+  // than shapes (the missing entries are −1: shapes of URDF robots and of the Python builder).
+  std::vector<int> shape_nodes;
   std::vector<contact::CollisionFilter> shape_filters;
   std::vector<contact::SpatialContactPair> contact_pairs;
   std::vector<int> contact_pair_lines;  // the explicit pair's line, else the shape_b's line

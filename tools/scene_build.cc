@@ -216,6 +216,8 @@ void SelectContactPairs(const ContactPairChoice& choice, const std::vector<int>&
     pair.shape_a = sp->shapes[a];
     pair.body_b = sp->shape_bodies[b];
     pair.shape_b = sp->shapes[b];
+    pair.node_a = a < sp->shape_nodes.size() ? sp->shape_nodes[a] : -1;
+    pair.node_b = b < sp->shape_nodes.size() ? sp->shape_nodes[b] : -1;
     pair.restitution = given.restitution;
     pair.friction = given.friction < 0.0 ? choice.friction : given.friction;
     // The simulation-wide resistance applies where the pair has resistance rows (a sphere).
