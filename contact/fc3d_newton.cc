@@ -106,27 +106,23 @@ void Validate(const SparseMatrix& W, const VectorXd& b, const VectorXd& mu,
   if (!finite || (mu.size() > 0 && mu.minCoeff() < 0.0)) {
     throw std::invalid_argument("SolveFc3dNewton: non-finite entries or mu < 0");
   }
-  if (!(o.tolerance > 0.0) || o.max_iterations <= 0 || o.max_outer <= 0) {
+  if (!(o.tolerance > 0.0) || o.max_iterations <= 0 || o.max_outer <= 0 || !(o.rho_scale > 0.0) ||
+      !std::isfinite(o.rho_scale)) {
     throw std::invalid_argument(
-        "SolveFc3dNewton: tolerance, max_iterations, max_outer must be > 0");
+        "SolveFc3dNewton: tolerance, max_iterations, max_outer, rho_scale must be > 0");
   }
 }
-
-// ρ = kRhoScale / W_ii (header). With ρ W_ii ≫ 1 the Alart–Curnier function weighs the
-// velocities u more than the impulses r; on the captured pile steps (tests/contact/data/friction)
-// ρ W_ii = 1 stalls on one of three problems and 10³ solves all three in 6–9 Newton steps.
-constexpr double kRhoScale = 1e3;
 
 // The problem with its per-contact scalings and the state of one Newton evaluation.
 class AcNewton {
  public:
-  AcNewton(const SparseMatrix& W, const VectorXd& b, const VectorXd& mu)
+  AcNewton(const SparseMatrix& W, const VectorXd& b, const VectorXd& mu, double rho_scale)
       : W_(W), b_(b), mu_(mu), rho_(mu.size(), 2) {
     const VectorXd d = W.diagonal();
     for (Eigen::Index i = 0; i < mu.size(); ++i) {
       const double dn = d[3 * i], dt = std::max(d[3 * i + 1], d[3 * i + 2]);
-      rho_(i, 0) = kRhoScale / (dn > 0.0 ? dn : 1.0);
-      rho_(i, 1) = kRhoScale / (dt > 0.0 ? dt : 1.0);
+      rho_(i, 0) = rho_scale / (dn > 0.0 ? dn : 1.0);
+      rho_(i, 1) = rho_scale / (dt > 0.0 ? dt : 1.0);
     }
     sigma_ref_ = d.size() > 0 ? std::max(d.maxCoeff(), 1e-300) : 1.0;
   }
@@ -248,7 +244,7 @@ double Fc3dResidual(const SparseMatrix& W, const VectorXd& b, const VectorXd& mu
 Fc3dNewtonResult SolveFc3dNewton(const SparseMatrix& W, const VectorXd& b, const VectorXd& mu,
                                  const Fc3dNewtonOptions& options, const VectorXd& r0) {
   Validate(W, b, mu, options, r0);
-  AcNewton p(W, b, mu);
+  AcNewton p(W, b, mu, options.rho_scale);
   Fc3dNewtonResult out;
   out.r = r0;
   out.residual = p.Residual(r0);

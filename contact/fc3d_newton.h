@@ -19,7 +19,10 @@
 //   else ‖x_T‖ ≤ R: A_TT = 0, B_TT = ρ_T I;    else A_TT = I − R Γ, B_TT = ρ_T R Γ,
 //             A_TN = −μ ê, B_TN = μ ρ_N ê.
 // So the Newton matrix has the block pattern of W. ρ_N = c/W_NN,i and ρ_T = c/max(W_TT,i) make Φ
-// independent of the scale of W; c = 10³ (fc3d_newton.cc: c = 1 stalls on a captured pile step).
+// independent of the scale of W; c = 10³ by default (Fc3dNewtonOptions::rho_scale). With
+// ρ W_ii ≫ 1 the function weighs the velocities u more than the impulses r; on captured pile steps
+// c = 1 stalls where 10³ solves, and some steps where 10³ stalls are solved with c = 10², so the
+// solver chain retries with it (contact/sparse_friction_step.h; docs/time-stepping.md).
 //
 // Proximal regularization. In a pile W = G M⁻¹ Gᵀ is rank-deficient (more contact rows than
 // body velocities) and, for sticking contacts, A + B W has the rows ρ W_i: singular. Each outer
@@ -81,7 +84,8 @@ struct Fc3dNewtonOptions {
   double tolerance = 1e-10;  // on Fc3dResidual, > 0
   int max_iterations = 200;  // Newton steps (sparse LU factorizations) in all, > 0
   int max_outer = 60;        // proximal iterations, > 0
-  bool smoothing = true;  // follow Φ_ε after a proximal iteration failed at σ = σ_ref (above)
+  bool smoothing = true;   // follow Φ_ε after a proximal iteration failed at σ = σ_ref (above)
+  double rho_scale = 1e3;  // c in ρ_N = c / W_NN,i and ρ_T = c / max(W_TT,i) (above), > 0
 };
 
 struct Fc3dNewtonResult {

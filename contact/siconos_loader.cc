@@ -24,6 +24,21 @@ namespace {
 
 std::atomic<bool> loaded{false};
 
+// Siconos' dense stages (fc3d PROX: an LU of W + σI, m = 3 n_c ≤ 900, per Newton iteration) call
+// LAPACK through the BLAS it was linked with; Debian's default is OpenBLAS built with pthreads,
+// which runs dgetrf on as many threads as there are cores and has its idle workers spin in
+// sched_yield. At these sizes the threads do not pay, and on a loaded machine the spinning is
+// system time: on the frictional 100-sphere pile (Moreau–Jean, 0 → 0.6 s) perf put 57 % of the
+// samples in OpenBLAS and 15 % in the kernel's sched_yield (docs/time-stepping.md). So one BLAS
+// thread, set through OpenBLAS' own call when the loaded BLAS is OpenBLAS (a reference BLAS or
+// another implementation has no such symbol and is left as it is). The setting is per process:
+// it also applies to other users of OpenBLAS in it (e.g. numpy in the Python module).
+void SingleThreadedBlas(void* handle) {
+  using SetThreads = void(int);
+  void* symbol = dlsym(handle, "openblas_set_num_threads");
+  if (symbol != nullptr) reinterpret_cast<SetThreads*>(symbol)(1);
+}
+
 void* Library() {
   static std::once_flag once;
   static void* handle = nullptr;
@@ -36,6 +51,7 @@ void* Library() {
               ") could not be loaded: " + (message != nullptr ? message : "unknown error");
     }
     loaded = handle != nullptr;
+    if (handle != nullptr) SingleThreadedBlas(handle);
   });
   if (handle == nullptr) throw std::runtime_error(error);
   return handle;

@@ -225,19 +225,34 @@ FrictionalContactResult ContactOf(const FrictionalContact& c, int first, const V
 bool TryNewton(const Eigen::SparseMatrix<double>& W, const VectorXd& b, const VectorXd& mu,
                const FrictionChainOptions& options, FrictionChainResult* out) {
   if (options.newton_iterations == 0) return false;
-  Fc3dNewtonOptions no;
-  no.tolerance = options.tolerance;
-  no.max_iterations = options.newton_iterations;
-  const Fc3dNewtonResult nr = SolveFc3dNewton(W, b, mu, no, out->r);
-  out->message += "; " + nr.message;
-  if (nr.residual < out->residual) {
-    out->r = nr.r;
-    out->residual = nr.residual;
+  struct Attempt {
+    double rho_scale;
+    int iterations;
+  };
+  const Attempt attempts[] = {{Fc3dNewtonOptions{}.rho_scale, options.newton_iterations},
+                              {options.newton_retry_rho_scale, options.newton_retry_iterations}};
+  for (const Attempt& a : attempts) {
+    if (a.rho_scale == 0.0) continue;
+    const double c = a.rho_scale;
+    Fc3dNewtonOptions no;
+    no.tolerance = options.tolerance;
+    no.max_iterations = a.iterations;
+    no.rho_scale = c;
+    const Fc3dNewtonResult nr = SolveFc3dNewton(W, b, mu, no, out->r);
+    char scale[32];
+    std::snprintf(scale, sizeof scale, " [c = %g]", c);
+    out->message += "; " + nr.message + scale;
+    if (nr.residual < out->residual) {
+      out->r = nr.r;
+      out->residual = nr.residual;
+    }
+    if (out->residual <= options.tolerance) {
+      out->stage = FrictionStage::kNewton;
+      out->ok = true;
+      return true;
+    }
   }
-  if (out->residual > options.tolerance) return false;
-  out->stage = FrictionStage::kNewton;
-  out->ok = true;
-  return true;
+  return false;
 }
 
 }  // namespace
@@ -266,12 +281,15 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
                                            const VectorXd& mu, const FrictionChainOptions& options,
                                            const VectorXd& r0) {
   if (!(options.tolerance > 0.0) || !(options.accepted_residual >= 0.0) ||
-      options.nsgs_sweeps <= 0 || options.newton_iterations < 0 ||
-      options.proximal_iterations <= 0 || options.proximal_max_contacts < 0 ||
-      options.admm_iterations <= 0 || options.polish_sweeps <= 0) {
+      !(options.newton_retry_rho_scale >= 0.0) || !std::isfinite(options.newton_retry_rho_scale) ||
+      options.newton_retry_iterations <= 0 || options.nsgs_sweeps <= 0 ||
+      options.newton_iterations < 0 || options.proximal_iterations <= 0 ||
+      options.proximal_max_contacts < 0 || options.admm_iterations <= 0 ||
+      options.polish_sweeps <= 0) {
     throw std::invalid_argument(
-        "SolveFrictionComponent: tolerance must be > 0, accepted_residual >= 0, the iteration "
-        "counts > 0 (newton_iterations >= 0) and proximal_max_contacts >= 0");
+        "SolveFrictionComponent: tolerance must be > 0, accepted_residual >= 0, "
+        "newton_retry_rho_scale finite and >= 0, the iteration counts > 0 (newton_iterations >= "
+        "0) and proximal_max_contacts >= 0");
   }
   FrictionChainResult out;
   out.r = r0;

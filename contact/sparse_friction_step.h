@@ -71,7 +71,11 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 //   kNewton   our semismooth Newton on the Alart–Curnier function over the sparse W with a
 //             proximal regularization W + σI (contact/fc3d_newton.h), at most newton_iterations
 //             sparse LU factorizations (0 skips the stage), for components of any size; the σI
-//             term keeps its Jacobian regular on the rank-deficient W of redundant contacts;
+//             term keeps its Jacobian regular on the rank-deficient W of redundant contacts.
+//             Where it stalls, once more from its best iterate with the smaller scaling
+//             ρ = newton_retry_rho_scale / W_ii (Fc3dNewtonOptions::rho_scale): the function
+//             Φ, and so the kinks met along the path, depend on ρ, and on captured pile steps
+//             the two scalings stall on different problems (docs/time-stepping.md);
 //   kAdmm     Siconos fc3d ADMM, admm_iterations iterations, from Newton's best iterate (figures
 //             in docs/time-stepping.md);
 //   kPolish   NSGS again, polish_sweeps sweeps, from the best answer so far with Siconos'
@@ -99,10 +103,15 @@ inline constexpr int kFrictionStages = 7;
 std::string_view FrictionStageName(FrictionStage stage);
 
 struct FrictionChainOptions {
-  double tolerance = 1e-10;         // > 0
-  double accepted_residual = 0.0;   // ≥ 0; 0: no answer is accepted above `tolerance`
-  int nsgs_sweeps = 2000;           // > 0
-  int newton_iterations = 200;      // ≥ 0; 0 skips kNewton
+  double tolerance = 1e-10;        // > 0
+  double accepted_residual = 0.0;  // ≥ 0; 0: no answer is accepted above `tolerance`
+  int nsgs_sweeps = 2000;          // > 0
+  int newton_iterations = 200;     // ≥ 0; 0 skips kNewton
+  // Where Newton with ρ = 10³ / W_ii stalls, Newton again from its best iterate with
+  // ρ = newton_retry_rho_scale / W_ii (≥ 0; 0: no retry) and at most newton_retry_iterations
+  // sparse LU factorizations (> 0); kNewton above.
+  double newton_retry_rho_scale = 1e2;
+  int newton_retry_iterations = 400;
   int proximal_iterations = 50;     // > 0
   int proximal_max_contacts = 300;  // ≥ 0; larger components skip kProximal
   int admm_iterations = 5000;       // > 0

@@ -207,6 +207,11 @@ TEST(Fc3dNewton, BadInputThrows) {
   Fc3dNewtonOptions o;
   o.max_iterations = 0;
   EXPECT_THROW(SolveFc3dNewton(W, b, mu, o, b), std::invalid_argument);
+  o = Fc3dNewtonOptions{};
+  o.rho_scale = 0.0;
+  EXPECT_THROW(SolveFc3dNewton(W, b, mu, o, b), std::invalid_argument);
+  o.rho_scale = NAN;
+  EXPECT_THROW(SolveFc3dNewton(W, b, mu, o, b), std::invalid_argument);
   EXPECT_THROW(SolveFc3dNewton(W, Eigen::Vector3d(NAN, 0.0, 0.0), mu, {}, b),
                std::invalid_argument);
 }
