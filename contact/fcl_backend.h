@@ -17,14 +17,9 @@
 #include <utility>
 #include <vector>
 
-namespace fcl {
-template <typename S>
-class CollisionGeometry;
-}  // namespace fcl
+#include "contact/shapes.h"  // TriangleMesh and the declaration of fcl::CollisionGeometry
 
 namespace saltus::contact {
-
-struct TriangleMesh;
 
 using FclGeometry = std::shared_ptr<fcl::CollisionGeometry<double>>;
 
