@@ -1,13 +1,12 @@
 #include "contact/broadphase.h"
 
-#include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
-#include <fcl/geometry/shape/box.h>
-#include <fcl/narrowphase/collision_object.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+
+#include "contact/fcl_backend.h"
 
 namespace saltus::contact {
 
@@ -19,33 +18,14 @@ struct Broadphase::Entry {
   Eigen::Vector3d aabb_centre = Eigen::Vector3d::Zero();  // of the local AABB, in the shape frame
   Eigen::Vector3d aabb_size = Eigen::Vector3d::Zero();    // of the local AABB
   double inflation = 0.0;
-  std::shared_ptr<fcl::Boxd> box;                 // the object's geometry (null for planes)
-  std::unique_ptr<fcl::CollisionObjectd> object;  // null for planes
+  int box = -1;  // the handle of its box in the tree (−1 for planes)
 };
 
 struct Broadphase::Tree {
-  fcl::DynamicAABBTreeCollisionManagerd manager;
+  std::unique_ptr<FclBoxTree> boxes = Fcl().NewBoxTree();
 };
 
-namespace {
-
-struct CollectData {
-  std::vector<std::pair<int, int>>* pairs;
-};
-
-int IdOf(const fcl::CollisionObjectd* o) {
-  return static_cast<int>(reinterpret_cast<std::intptr_t>(o->getUserData()));
-}
-
-bool Collect(fcl::CollisionObjectd* o1, fcl::CollisionObjectd* o2, void* data) {
-  const int a = IdOf(o1), b = IdOf(o2);
-  static_cast<CollectData*>(data)->pairs->emplace_back(std::min(a, b), std::max(a, b));
-  return false;  // keep going
-}
-
-}  // namespace
-
-Broadphase::Broadphase(double margin) : margin_(margin), tree_(std::make_unique<Tree>()) {
+Broadphase::Broadphase(double margin) : margin_(margin) {
   if (!std::isfinite(margin) || margin < 0.0) {
     throw std::invalid_argument("Broadphase: margin must be finite and >= 0 (got " +
                                 std::to_string(margin) + ")");
@@ -72,8 +52,8 @@ int Broadphase::Add(const Shape& shape, int body, const Eigen::Isometry3d& X_WB,
     throw std::invalid_argument("Broadphase::Add: " + shape.Label() + ": pose is not finite");
   }
   const int id = num_shapes();
-  auto entry = std::make_unique<Entry>(Entry{shape, body, filter, X_WB, Eigen::Vector3d::Zero(),
-                                             Eigen::Vector3d::Zero(), 0.0, nullptr, nullptr});
+  auto entry = std::make_unique<Entry>(
+      Entry{shape, body, filter, X_WB, Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero(), 0.0, -1});
   if (shape.type() == ShapeType::kPlane) {
     planes_.push_back(id);
   } else {
@@ -81,13 +61,11 @@ int Broadphase::Add(const Shape& shape, int body, const Eigen::Isometry3d& X_WB,
     entry->aabb_centre = box.center();
     entry->aabb_size = box.sizes();
     const Eigen::Vector3d size = box.sizes() + Eigen::Vector3d::Constant(margin_);
-    entry->box = std::make_shared<fcl::Boxd>(size);
-    entry->object = std::make_unique<fcl::CollisionObjectd>(entry->box);
-    entry->object->setUserData(reinterpret_cast<void*>(static_cast<std::intptr_t>(id)));
+    // The tree is made with the first box (a scene of planes alone never loads FCL).
+    if (!tree_) tree_ = std::make_unique<Tree>();
+    entry->box = tree_->boxes->Add(size, BoxPose(*entry), id);
   }
   entries_.push_back(std::move(entry));
-  SetBodyPose(id, X_WB);
-  if (entries_.back()->object) tree_->manager.registerObject(entries_.back()->object.get());
   dirty_ = true;
   return id;
 }
@@ -119,19 +97,21 @@ void Broadphase::SetBodyPose(int id, const Eigen::Isometry3d& X_WB, double infla
   Entry& e = *entries_[static_cast<std::size_t>(id)];
   e.X_WB = X_WB;
   dirty_ = true;
-  if (!e.object) {
+  if (e.box < 0) {
     e.inflation = inflation;
     return;
   }
   if (inflation != e.inflation) {
     e.inflation = inflation;
-    e.box->side = e.aabb_size + Eigen::Vector3d::Constant(margin_ + 2.0 * inflation);
-    e.box->computeLocalAABB();
+    tree_->boxes->Resize(e.box, e.aabb_size + Eigen::Vector3d::Constant(margin_ + 2.0 * inflation));
   }
-  Eigen::Isometry3d X_box = X_WB * e.shape.pose();
+  tree_->boxes->SetPose(e.box, BoxPose(e));
+}
+
+Eigen::Isometry3d Broadphase::BoxPose(const Entry& e) {
+  Eigen::Isometry3d X_box = e.X_WB * e.shape.pose();
   X_box.translation() = X_box * e.aabb_centre;
-  e.object->setTransform(X_box);
-  e.object->computeAABB();
+  return X_box;
 }
 
 bool Broadphase::MayTouch(int a, int b) const {
@@ -146,13 +126,11 @@ bool Broadphase::MayTouch(int a, int b) const {
 
 std::vector<std::pair<int, int>> Broadphase::CandidatePairs() {
   std::vector<std::pair<int, int>> raw;
-  if (dirty_) {
-    tree_->manager.setup();  // rebuilds (or refits) the tree with the new AABBs
-    tree_->manager.update();
-    dirty_ = false;
+  if (tree_) {
+    if (dirty_) tree_->boxes->Refit();
+    tree_->boxes->OverlappingPairs(&raw);
   }
-  CollectData data{&raw};
-  tree_->manager.collide(&data, &Collect);
+  dirty_ = false;
   for (int p : planes_) {
     const Entry& plane = *entries_[static_cast<std::size_t>(p)];
     const Eigen::Isometry3d X_p = plane.X_WB * plane.shape.pose();

@@ -77,6 +77,8 @@ class Broadphase {
  private:
   struct Entry;
   bool MayTouch(int a, int b) const;
+  // Pose in the world of the box about entry e's local AABB.
+  static Eigen::Isometry3d BoxPose(const Entry& e);
 
   double margin_;
   std::vector<std::unique_ptr<Entry>> entries_;

@@ -1,7 +1,5 @@
 #include "contact/geometry3d.h"
 
-#include <fcl/narrowphase/collision.h>
-#include <fcl/narrowphase/distance.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 #include <vector>
+
+#include "contact/fcl_backend.h"
 
 namespace saltus::contact {
 namespace {
@@ -712,31 +712,23 @@ namespace {
 
 PairDistance FclQuery(const Shape& a, const Isometry3d& X_WSa, const Shape& b,
                       const Isometry3d& X_WSb, double tolerance, bool indep, bool signed_distance) {
-  fcl::DistanceRequestd request;
-  request.enable_nearest_points = true;
-  request.enable_signed_distance = signed_distance;
-  request.distance_tolerance = tolerance;
-  request.gjk_solver_type = indep ? fcl::GST_INDEP : fcl::GST_LIBCCD;
-  fcl::DistanceResultd result;
-  fcl::distance(a.fcl_geometry().get(), X_WSa, b.fcl_geometry().get(), X_WSb, request, result);
+  const FclBackend& fcl = Fcl();
+  const FclBackend::Distance result = fcl.Query(a.fcl_geometry(), X_WSa, b.fcl_geometry(), X_WSb,
+                                                tolerance, indep, signed_distance);
   PairDistance d;
-  d.gap = result.min_distance;
-  d.point_a = result.nearest_points[0];
-  d.point_b = result.nearest_points[1];
+  d.gap = result.distance;
+  d.point_a = result.point_a;
+  d.point_b = result.point_b;
   const Vector3d delta = d.point_b - d.point_a;
   // Below 1e-12 the witness points coincide to round-off and their difference has no direction.
   if (std::abs(d.gap) > 1e-12 && delta.norm() > 1e-12) {
     d.normal = delta / d.gap;
     d.normal.normalize();
   } else {
-    fcl::CollisionRequestd collision_request;
-    collision_request.enable_contact = true;
-    collision_request.gjk_solver_type = request.gjk_solver_type;
-    fcl::CollisionResultd collision_result;
-    fcl::collide(a.fcl_geometry().get(), X_WSa, b.fcl_geometry().get(), X_WSb, collision_request,
-                 collision_result);
-    if (collision_result.numContacts() > 0) {
-      d.normal = collision_result.getContact(0).normal.normalized();  // FCL: from o1 to o2
+    const FclBackend::Contact contact =
+        fcl.Collide(a.fcl_geometry(), X_WSa, b.fcl_geometry(), X_WSb, indep);
+    if (contact.found) {
+      d.normal = contact.normal.normalized();  // FCL: from o1 to o2
     } else {
       // Touching without overlap: the direction between the shape centres is the best guess.
       const Vector3d centres = X_WSb.translation() - X_WSa.translation();
@@ -774,20 +766,17 @@ PairDistance FclSignedDistance(const Shape& a, const Isometry3d& X_WSa, const Sh
     // its asserts). FCL's collision query (libccd MPR) gives the penetration depth, normal
     // (from A to B) and a contact position midway between the surfaces instead; it is
     // approximate (MPR), adequate for the small penetrations (≥ −τ0) the event loop allows.
-    fcl::CollisionRequestd request;
-    request.enable_contact = true;
-    fcl::CollisionResultd result;
-    fcl::collide(a.fcl_geometry().get(), X_WSa, b.fcl_geometry().get(), X_WSb, request, result);
+    const FclBackend::Contact c =
+        Fcl().Collide(a.fcl_geometry(), X_WSa, b.fcl_geometry(), X_WSb, /*indep_solver=*/false);
     PairDistance p;
     const double size = std::min(a.BoundingRadius(), b.BoundingRadius());
     // Below 1e-9 of the size MPR's normal is meaningless (measured: arbitrary directions at a
     // depth of 6e-16 for a cylinder end face touching a box): treated as touching.
-    if (result.numContacts() > 0 && result.getContact(0).penetration_depth > 1e-9 * size) {
-      const fcl::Contactd& c = result.getContact(0);
-      p.gap = -c.penetration_depth;
+    if (c.found && c.depth > 1e-9 * size) {
+      p.gap = -c.depth;
       p.normal = c.normal.normalized();
-      p.point_a = c.pos - 0.5 * p.gap * p.normal;
-      p.point_b = c.pos + 0.5 * p.gap * p.normal;
+      p.point_a = c.position - 0.5 * p.gap * p.normal;
+      p.point_b = c.position + 0.5 * p.gap * p.normal;
     } else {
       // Touching (neither query sees a positive distance nor an overlap): take the witness
       // points and normal of B moved away from A by 1e-4 of the shapes' size along the line of

@@ -1,14 +1,5 @@
 #include "contact/shapes.h"
 
-#include <fcl/geometry/bvh/BVH_model.h>
-#include <fcl/geometry/shape/box.h>
-#include <fcl/geometry/shape/capsule.h>
-#include <fcl/geometry/shape/convex.h>
-#include <fcl/geometry/shape/cylinder.h>
-#include <fcl/geometry/shape/ellipsoid.h>
-#include <fcl/geometry/shape/halfspace.h>
-#include <fcl/geometry/shape/sphere.h>
-#include <fcl/math/bv/OBBRSS.h>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -20,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "contact/fcl_backend.h"
 #include "contact/geometry3d.h"
 
 namespace saltus::contact {
@@ -298,7 +290,7 @@ Shape Shape::Sphere(double radius, const Eigen::Isometry3d& pose, std::string na
   Shape s(ShapeType::kSphere, pose, std::move(name));
   CheckPositive(radius, s.Label(), "radius");
   s.data_->radius = radius;
-  s.data_->fcl = std::make_shared<fcl::Sphered>(radius);
+  s.data_->fcl = Fcl().Sphere(radius);
   return s;
 }
 
@@ -307,7 +299,7 @@ Shape Shape::Box(const Eigen::Vector3d& half_size, const Eigen::Isometry3d& pose
   Shape s(ShapeType::kBox, pose, std::move(name));
   for (int i = 0; i < 3; ++i) CheckPositive(half_size(i), s.Label(), "half size");
   s.data_->size = half_size;
-  s.data_->fcl = std::make_shared<fcl::Boxd>(2.0 * half_size);
+  s.data_->fcl = Fcl().Box(2.0 * half_size);
   return s;
 }
 
@@ -318,7 +310,7 @@ Shape Shape::Cylinder(double radius, double length, const Eigen::Isometry3d& pos
   CheckPositive(length, s.Label(), "length");
   s.data_->radius = radius;
   s.data_->length = length;
-  s.data_->fcl = std::make_shared<fcl::Cylinderd>(radius, length);
+  s.data_->fcl = Fcl().Cylinder(radius, length);
   return s;
 }
 
@@ -329,7 +321,7 @@ Shape Shape::Capsule(double radius, double length, const Eigen::Isometry3d& pose
   if (!std::isfinite(length) || length < 0.0) Fail(s.Label(), "length must be finite and >= 0");
   s.data_->radius = radius;
   s.data_->length = length;
-  s.data_->fcl = std::make_shared<fcl::Capsuled>(radius, length);
+  s.data_->fcl = Fcl().Capsule(radius, length);
   return s;
 }
 
@@ -338,7 +330,7 @@ Shape Shape::Ellipsoid(const Eigen::Vector3d& radii, const Eigen::Isometry3d& po
   Shape s(ShapeType::kEllipsoid, pose, std::move(name));
   for (int i = 0; i < 3; ++i) CheckPositive(radii(i), s.Label(), "radius");
   s.data_->size = radii;
-  s.data_->fcl = std::make_shared<fcl::Ellipsoidd>(radii);
+  s.data_->fcl = Fcl().Ellipsoid(radii);
   return s;
 }
 
@@ -350,7 +342,7 @@ Shape Shape::Plane(const Eigen::Vector3d& normal, double offset, const Eigen::Is
   if (!std::isfinite(offset)) Fail(s.Label(), "offset must be finite");
   s.data_->size = normal / norm;
   s.data_->radius = offset / norm;
-  s.data_->fcl = std::make_shared<fcl::Halfspaced>(s.data_->size, s.data_->radius);
+  s.data_->fcl = Fcl().Halfspace(s.data_->size, s.data_->radius);
   s.data_->normal_in_body = pose.linear() * s.data_->size;
   s.data_->offset_in_body = s.data_->radius + s.data_->normal_in_body.dot(pose.translation());
   return s;
@@ -404,15 +396,7 @@ Shape Shape::ConvexMesh(TriangleMesh mesh, const Eigen::Isometry3d& pose, std::s
                       " triangle(s)");
     }
   }
-  auto vertices = std::make_shared<std::vector<Eigen::Vector3d>>(mesh.vertices);
-  auto faces = std::make_shared<std::vector<int>>();
-  faces->reserve(4 * mesh.triangles.size());
-  for (const auto& t : mesh.triangles) {
-    faces->push_back(3);
-    faces->insert(faces->end(), t.begin(), t.end());
-  }
-  s.data_->fcl =
-      std::make_shared<fcl::Convexd>(vertices, static_cast<int>(mesh.triangles.size()), faces);
+  s.data_->fcl = Fcl().Convex(mesh);
   s.data_->mesh = std::make_shared<const TriangleMesh>(std::move(mesh));
   return s;
 }
@@ -439,18 +423,7 @@ Shape Shape::TriangleMeshSurface(TriangleMesh mesh, const Eigen::Isometry3d& pos
       Fail(label, "triangle " + std::to_string(f) + " has zero area");
     }
   }
-  auto bvh = std::make_shared<fcl::BVHModel<fcl::OBBRSSd>>();
-  std::vector<fcl::Triangle> triangles;
-  triangles.reserve(mesh.triangles.size());
-  for (const auto& t : mesh.triangles) {
-    triangles.emplace_back(static_cast<std::size_t>(t[0]), static_cast<std::size_t>(t[1]),
-                           static_cast<std::size_t>(t[2]));
-  }
-  bvh->beginModel();
-  bvh->addSubModel(mesh.vertices, triangles);
-  bvh->endModel();
-  bvh->computeLocalAABB();
-  s.data_->fcl = bvh;
+  s.data_->fcl = Fcl().TriangleSoup(mesh);
   // The point-query index (geometry3d.h) refers to the vectors' buffers, which the move keeps.
   mesh.index = BuildMeshIndex(mesh);
   s.data_->mesh = std::make_shared<const TriangleMesh>(std::move(mesh));

@@ -17,6 +17,8 @@ namespace {
 // Relative threshold on singular values of G below which a direction counts as redundant (as
 // the rank tolerance of engine::ConstrainedDynamics).
 constexpr double kRankTolerance = 1e-10;
+// σ_min/σ_max of G₀ below which a failed step is solved again on the round-off floor (header).
+constexpr double kNearSingular = 1e-3;
 
 // Central-difference step for coordinates of size |x|∞: ∛ε·max(1, |x|∞) balances truncation
 // O(δ²) against round-off O(ε/δ) (the same rule as engine::MechanicalSystem's tangent matrices).
@@ -144,7 +146,7 @@ void NullspaceNewmark::TangentMatrices(double t1, const Eigen::VectorXd& x0) {
   }
 }
 
-NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
+NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h, bool round_off_floor) {
   const int nv = system_->nv();
   const int m = static_cast<int>(rows_.size());
   const double t1 = t_ + h;
@@ -190,6 +192,7 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
       residual_a = InfNorm(r_a_) / std::max(1.0, InfNorm(a_new_));
     }
     const bool residual_ok = residual_g <= tol && residual_v <= tol && residual_a <= tol;
+    residuals_at_tol_ = residual_ok;
     if (it > 0 && (update_small || stall.stalled()) && residual_ok) return SolveResult::kConverged;
     if (it >= options_.max_newton_iterations) return SolveResult::kNotConverged;
     ++stats_.newton_iterations;
@@ -201,6 +204,7 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
       int rank = 0;
       const double s_max = s.size() > 0 ? s(0) : 0.0;
       while (rank < s.size() && s(rank) > kRankTolerance * s_max) ++rank;
+      sigma_ratio_ = rank > 0 ? s(rank - 1) / s_max : 1.0;
       const Eigen::MatrixXd& V = svd.matrixV();
       N_ = V.rightCols(nv - rank);
       Gpinv_ = V.leftCols(rank) * s.head(rank).cwiseInverse().asDiagonal() *
@@ -211,10 +215,16 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
     }
     const Eigen::Index r = N_.cols();
 
-    // Particular solutions and the α-dependent terms (eq. 34, 38–40, 45–49), in update form.
+    // Particular solutions and the α-dependent terms (eq. 34, 38–40, 45–49), in update form. On
+    // the round-off floor retry (header), a particular solution below newton_tol relative is not
+    // applied.
     if (m > 0) {
       dp = -(Gpinv_ * g_);
+      const bool dp_floor = round_off_floor && InfNorm(dp) <= tol * std::max(1.0, InfNorm(q_));
+      if (dp_floor) dp.setZero();
       vp = Gpinv_ * (-r_v_ - Hd_ * dp);
+      const bool vp_floor = round_off_floor && InfNorm(vp) <= tol * std::max(1.0, InfNorm(v_new_));
+      if (vp_floor) vp.setZero();
       Xp = -(Gpinv_ * (Hd_ * N_));
       ap = Gpinv_ * (-r_a_ - Hdd_ * dp - Gv_mat_ * vp);
       X1 = -(Gpinv_ * (Hdd_ * N_ + Gv_mat_ * Xp));
@@ -257,10 +267,12 @@ NullspaceNewmark::SolveResult NullspaceNewmark::SolveStep(double h) {
     v_new_ += Dv;
     a_new_ += Da;
 
-    const double update = std::max({InfNorm(Dd) / std::max(1.0, InfNorm(q_)),
-                                    InfNorm(Dv) / std::max(1.0, InfNorm(v_new_)),
-                                    InfNorm(Da) / std::max(1.0, InfNorm(a_new_))});
-    update_small = update <= tol;
+    const double update_dv = std::max(InfNorm(Dd) / std::max(1.0, InfNorm(q_)),
+                                      InfNorm(Dv) / std::max(1.0, InfNorm(v_new_)));
+    const double update = std::max(update_dv, InfNorm(Da) / std::max(1.0, InfNorm(a_new_)));
+    // On the round-off floor the acceleration is determined only to ε/σ² (header): positions and
+    // velocities decide.
+    update_small = (round_off_floor ? update_dv : update) <= tol;
     const bool positions_converged = InfNorm(Dd) / std::max(1.0, InfNorm(q_)) <= tol;
     // Divergence: a growing update after the first iterations.
     if (it >= 2 && update > 2.0 * stall.previous() && update > 1e-3) {
@@ -290,6 +302,12 @@ double NullspaceNewmark::LocalError(double h) {
     err_.tail(nv) += add;
   } else {
     err_.tail(nv) += (h / 12.0) * da;
+  }
+  if (floor_step_) {
+    // Solved on the round-off floor: a_{n+1} is known only to ε/σ² in the directions G nearly
+    // loses (header), and Δa with it; the estimate keeps its part along the manifold.
+    system_->IntegratePosition(q_, d_, 1.0, &x_);
+    RemoveConstrainedPartOfError(t_ + h, x_, &err_);
   }
   y_old_.resize(2 * nv);
   y_new_.resize(2 * nv);
@@ -352,7 +370,19 @@ StepStatus NullspaceNewmark::DoStep(double t_limit) {
     const double h_wanted = h;
     const bool last = LandOnLimit(t_limit, &h);
 
-    const SolveResult result = SolveStep(h);
+    floor_step_ = false;
+    SolveResult result = SolveStep(h, /*round_off_floor=*/false);
+    double err = 0;
+    if (result == SolveResult::kConverged && adaptive) err = LocalError(h);
+    // Near a rank drop, a step that fails (Newton, or the error test) with every constraint
+    // residual at newton_tol is solved again on the round-off floor (header).
+    const bool failed = result == SolveResult::kNotConverged || err > 1.0;
+    if (failed && !rows_.empty() && residuals_at_tol_ && sigma_ratio_ < kNearSingular) {
+      ++round_off_retries_;
+      floor_step_ = true;
+      result = SolveStep(h, /*round_off_floor=*/true);
+      err = result == SolveResult::kConverged && adaptive ? LocalError(h) : 0.0;
+    }
     if (result == SolveResult::kNonFinite) return StepStatus::kNonFinite;
     if (result == SolveResult::kNotConverged) {
       ++stats_.rejected_steps;
@@ -361,10 +391,7 @@ StepStatus NullspaceNewmark::DoStep(double t_limit) {
       rejected = true;
       continue;
     }
-
-    double err = 0;
     if (adaptive) {
-      err = LocalError(h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;

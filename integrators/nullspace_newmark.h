@@ -57,6 +57,28 @@
 // row: Newton sits on the round-off floor that the conditioning of G allows, and the velocity
 // constraint holds to newton_tol.
 //
+// Round-off floor retry. Closer to the rank drop (σ_min/σ_max of G₀ down to 1e-6 … 1e-7: the
+// double four-bar at rtol 1e-8, t = 2.657 s, and at 1e-9/1e-10, t = 0.71435 s) the iteration
+// itself amplifies round-off: a position update d_p = −G⁺g of the round-off of g (ε/σ, 1e-11 …
+// 1e-10) moves G, so that the next velocity residual is of order σ |d_p| |v| and v_p = −G⁺ r_v
+// of order 1e-5; v_p enters a_p through Γ_v v_p and is divided by σ once more. The updates then
+// alternated (accelerations changing by 2 … 17 % of |a|) with every constraint residual at
+// newton_tol, and every step failed down to h_min. So a step that fails — Newton, or the error
+// test — while σ_min/σ_max < 1e-3 (kNearSingular) and every constraint residual of its last
+// iterate is below newton_tol is solved once more from the predictor with three changes:
+//   - a particular solution d_p or v_p below newton_tol relative (the round-off floor) is not
+//     applied, so positions and velocities do not move by amplified noise;
+//   - Newton stops on the position and velocity updates (below newton_tol) with the residuals:
+//     the accelerations are determined only to ε/σ² there;
+//   - the error estimate keeps its part along the manifold, (I − M⁻¹Gᵀ W⁺ G) e
+//     (Integrator::RemoveConstrainedPartOfError), since Δa carries that noise along range(Gᵀ).
+// The converged step satisfies the same constraints to newton_tol; only which iterate is accepted
+// differs. The gate leaves Bricard's mechanism untouched: its failed steps have σ ratios 0.12 …
+// 0.13 (1.05e-10 for its redundant row), and its steps and trajectories are byte-identical at
+// every rtol 1e-3 … 1e-10 (docs/benchmarks.md). Measured on the double four-bar over 20 s:
+// rtol 1e-8, 1e-9, 1e-10 finish (58,564, 126,189 and 285,712 steps; main stops at 2.657 s and
+// 0.714 s).
+//
 // Error estimate (step-size control, eq. 30 of Haddouni et al. with p = 2): the local error of
 // Newmark's positions is h² (β − 1/6) (a_{n+1} − a_n) + O(h⁴) (Zienkiewicz & Xie 1991); the
 // velocities (trapezoidal in a when γ_N = ½) have local error −h³/12 ä, estimated from the second
@@ -129,6 +151,8 @@ class NullspaceNewmark final : public Integrator {
   // The multipliers λ (rows) and accelerations a (nv) of the last accepted step.
   const Eigen::VectorXd& lambda() const { return lambda_; }
   const Eigen::VectorXd& acceleration() const { return a_; }
+  // Steps solved again on the round-off floor (header) since construction.
+  long round_off_retries() const { return round_off_retries_; }
 
  private:
   enum class SolveResult { kConverged, kNotConverged, kNonFinite };
@@ -138,7 +162,7 @@ class NullspaceNewmark final : public Integrator {
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
 
   // Newton iteration of one step of size h; on success d_, v_new_, a_new_ hold the solution.
-  SolveResult SolveStep(double h);
+  SolveResult SolveStep(double h, bool round_off_floor);
   // Central-difference derivative matrices at the predictor (see the header comment).
   void TangentMatrices(double t1, const Eigen::VectorXd& x0);
   double LocalError(double h);
@@ -155,12 +179,19 @@ class NullspaceNewmark final : public Integrator {
   Eigen::VectorXd da_prev_;              // a_n − a_{n−1} of the previous step (error estimate)
   double h_prev_ = 0;                    // size of the previous step (0: none since Reset)
   bool have_da_prev_ = false;
+  long round_off_retries_ = 0;
+  bool floor_step_ = false;  // the step being tried is solved on the round-off floor
+  // Of the last Newton iteration: σ_min/σ_max of the kept singular values of G₀ (1 without
+  // rows), and whether every constraint residual was below newton_tol.
+  double sigma_ratio_ = 1.0;
+  bool residuals_at_tol_ = false;
 
   // Newton state and workspace.
   Eigen::VectorXd d_, v_new_, a_new_, x_, q_new_;
   Eigen::MatrixXd M_, G_, K_t_, C_t_, K_tmp_, Hd_, Hdd_, Gv_mat_;
   Eigen::VectorXd F_, g_, g_t_, gamma_, r_v_, r_a_;
   Eigen::MatrixXd N_, Gpinv_;
+  Eigen::VectorXd r_rhs_;  // right-hand sides of the velocity and acceleration particular solutions
   Eigen::MatrixXd G_plus_, G_minus_;
   Eigen::VectorXd y_plus_, y_minus_;
   Eigen::VectorXd err_, y_old_, y_new_;

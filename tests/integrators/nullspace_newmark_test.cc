@@ -510,13 +510,17 @@ TEST(NullspaceNewmark, StartingStepFollowsAForceRisingFromZero) {
 // The planar double four-bar (test_problems.h) with the trapezoidal scheme at rtol = atol to
 // t_end, on the parallelogram branch within the IFToMM criterion (A02 double four-bar: energy drift
 // < 1e-3 J); off the branch crank angles differ by O(1).
-void ExpectFourBarPasses(double rtol, double t_end) {
+// With on_the_floor, the run must have used the round-off floor retry (nullspace_newmark.h).
+void ExpectFourBarPasses(double rtol, double t_end, bool on_the_floor = false) {
   IntegratorOptions options;
   options.rtol = options.atol = rtol;
   options.formulation = Formulation::kStabilizedIndex2;
   NullspaceNewmark newmark(options);
   const test_problems::FourBarRun run = test_problems::RunPlanarDoubleFourBar(&newmark, t_end);
   ASSERT_EQ(run.status, StepStatus::kAccepted) << "stopped at t = " << run.t_stop;
+  if (on_the_floor) {
+    EXPECT_GT(newmark.round_off_retries(), 0);
+  }
   EXPECT_LT(run.drift, 1e-3);
   EXPECT_LT(run.branch, 1e-6);
 }
@@ -526,6 +530,19 @@ void ExpectFourBarPasses(double rtol, double t_end) {
 // (newton_failure: Δa stalled at 1.5e-8 … 9e-8 relative with every residual at 1e-16).
 TEST(NullspaceNewmarkSingular, PlanarDoubleFourBarPassesItsFirstSingularConfiguration) {
   ExpectFourBarPasses(1e-7, 1.0);
+}
+
+// Closer to the rank drop (σ_min/σ_max of G down to 1e-6 … 1e-7) every step failed down to h_min on
+// main: newton_failure at t = 0.71435 s (rtol 1e-9 and 1e-10) and 2.65687 s (rtol 1e-8), with every
+// constraint residual at newton_tol. Such a step is now solved again on the round-off floor
+// (nullspace_newmark.h); without that retry these runs stop where main does.
+TEST(NullspaceNewmarkSingular, PassesTheFirstSingularConfigurationAtRtol1e9And1e10) {
+  ExpectFourBarPasses(1e-9, 0.75, /*on_the_floor=*/true);
+  ExpectFourBarPasses(1e-10, 0.75, /*on_the_floor=*/true);
+}
+
+TEST(NullspaceNewmarkSingular, PassesTheThirdSingularConfigurationAtRtol1e8) {
+  ExpectFourBarPasses(1e-8, 2.7, /*on_the_floor=*/true);
 }
 
 }  // namespace

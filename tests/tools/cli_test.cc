@@ -457,21 +457,57 @@ TEST_F(CliTest, TwoRunsGiveByteIdenticalResults) {
 }
 
 // The command line loads Siconos Numerics only when a run solves a contact problem with it
-// (contact/siconos_loader.h) and links HDF5 without its network drivers (tools/CMakeLists.txt):
-// the bouncing ball with HDF5 output loads neither Siconos nor libcurl, and its results.h5 is an
-// HDF5 file. The dynamic loader lists every library it opens under LD_DEBUG=files (glibc).
-TEST_F(CliTest, BouncingBallLoadsNeitherSiconosNorHdf5NetworkLibraries) {
+// (contact/siconos_loader.h), FCL only with the first 3D shape (contact/fcl_backend.h), links
+// HDF5 without its network drivers and yaml-cpp, zlib, libsz statically (tools/CMakeLists.txt):
+// the bouncing ball with HDF5 output loads none of Siconos, FCL, libcurl, yaml-cpp, and its
+// results.h5 is an HDF5 file. The dynamic loader lists every library it opens under
+// LD_DEBUG=files (glibc).
+TEST_F(CliTest, BouncingBallLoadsNeitherSiconosNorFclNorHdf5NetworkLibraries) {
   const fs::path out = scratch_ / "ball";
   const CliResult p = Process("LD_DEBUG=files '" + std::string(SALTUS_CLI_PATH) + "' run '" +
                                   kBouncingBall + "' --t-end 1 --hdf5 --out '" + out.string() + "'",
                               scratch_ / "err");
   ASSERT_EQ(p.code, kExitOk) << p.err;
-  ASSERT_NE(p.err.find("file=libyaml-cpp"), std::string::npos) << "no LD_DEBUG output:\n" << p.err;
-  EXPECT_EQ(p.err.find("libsiconos_numerics"), std::string::npos) << p.err;
-  EXPECT_EQ(p.err.find("libcurl"), std::string::npos) << p.err;
+  ASSERT_NE(p.err.find("file=libc.so"), std::string::npos) << "no LD_DEBUG output:\n" << p.err;
+  for (const char* library : {"libsiconos_numerics", "libfcl", "libsaltus_fcl", "libcurl",
+                              "libyaml-cpp", "libz.so", "libsz.so"}) {
+    EXPECT_EQ(p.err.find(library), std::string::npos) << library << " loaded:\n" << p.err;
+  }
   const std::string h5 = ReadFile(out / "results.h5");
   ASSERT_GE(h5.size(), 8u);
   EXPECT_EQ(h5.substr(0, 8), std::string("\x89HDF\r\n\x1a\n", 8));  // HDF5 format signature
+}
+
+// A scene with 3D shapes loads the FCL module on demand and runs: the ball on the table (a
+// sphere above a box) hits it at the closed-form time of its free fall.
+TEST_F(CliTest, SpatialSceneLoadsTheFclModule) {
+  const fs::path out = scratch_ / "table";
+  const CliResult p =
+      Process("LD_DEBUG=files '" + std::string(SALTUS_CLI_PATH) + "' run '" + kExamples +
+                  "/spatial/ball_on_table.yaml' --t-end 0.5 --out '" + out.string() + "'",
+              scratch_ / "err");
+  ASSERT_EQ(p.code, kExitOk) << p.err;
+  EXPECT_NE(p.err.find("libsaltus_fcl.so"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("libfcl"), std::string::npos) << p.err;
+  const std::vector<std::string> events = Lines(ReadFile(out / "events.csv"));
+  ASSERT_GT(events.size(), 1u);
+  // Free fall of the sphere's lowest point from 1.22 m onto the table top at 0.72 m:
+  // t = √(2 · 0.5 / 9.81); event location at rtol 1e-8 is far inside 1e-6 s.
+  EXPECT_NEAR(std::stod(events[1].substr(0, events[1].find(','))), std::sqrt(1.0 / 9.81), 1e-6);
+}
+
+// A module that cannot be opened is an error naming it, not a crash (SALTUS_FCL_MODULE points at
+// a file that is not a shared object).
+TEST_F(CliTest, MissingFclModuleIsAnError) {
+  const fs::path bogus = WriteScene("not_a_module.so", "not a shared object\n");
+  const fs::path out = scratch_ / "bogus";
+  const CliResult p = Process(
+      "SALTUS_FCL_MODULE='" + bogus.string() + "' '" + std::string(SALTUS_CLI_PATH) + "' run '" +
+          kExamples + "/spatial/ball_on_table.yaml' --t-end 0.1 --out '" + out.string() + "'",
+      scratch_ / "err");
+  EXPECT_NE(p.code, kExitOk);
+  EXPECT_NE(p.err.find("FCL module"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("not_a_module.so"), std::string::npos) << p.err;
 }
 
 TEST_F(CliTest, RunFailureExitsThreeAndSavesTheLastState) {
