@@ -129,15 +129,21 @@ TEST(FlexibleContact, DiskBeamRowsMatchFiniteDifferencesBetweenNodes) {
   EXPECT_GT(std::abs(x1 - x0), 1e-3);
 }
 
-TEST(FlexibleContact, DiskBeamNeedsAFlexibleBodyAndNoFriction) {
-  Eigen::VectorXd q, v;
-  const auto model = PlateAndFreeBeam(&q, &v);
+// A ground cylinder of radius 0.1 against the free beam (body 1) of PlateAndFreeBeam.
+contact::PlanarContact GroundCylinderOnTheBeam() {
   contact::PlanarContact c;
   c.name = "cylinder";
   c.type = contact::PlanarContactType::kDiskBeam;
   c.body_a = kGround;
   c.body_b = 1;
   c.radius_a = 0.1;
+  return c;
+}
+
+TEST(FlexibleContact, DiskBeamNeedsAFlexibleBodyAndNoFriction) {
+  Eigen::VectorXd q, v;
+  const auto model = PlateAndFreeBeam(&q, &v);
+  const contact::PlanarContact c = GroundCylinderOnTheBeam();
   EXPECT_NO_THROW(contact::PlanarContacts(model, {c}));
   contact::PlanarContact rigid = c;
   rigid.body_b = 0;
@@ -158,13 +164,7 @@ TEST(FlexibleContact, OnePassRatesAreLeftToTheJacobianOnBeamPoints) {
   // one-pass g and ġ (engine::MechanicalSystem::ConstraintValuesAndRates then takes G v).
   Eigen::VectorXd q, v;
   const auto model = PlateAndFreeBeam(&q, &v);
-  contact::PlanarContact c;
-  c.name = "cylinder";
-  c.type = contact::PlanarContactType::kDiskBeam;
-  c.body_a = kGround;
-  c.body_b = 1;
-  c.radius_a = 0.1;
-  const contact::PlanarContacts contacts(model, {c});
+  const contact::PlanarContacts contacts(model, {GroundCylinderOnTheBeam()});
   Eigen::VectorXd g(1), g_dot(1);
   EXPECT_FALSE(contacts.ValuesAndRates(0.0, q, v, std::vector<int>{0}, g, g_dot));
 }
