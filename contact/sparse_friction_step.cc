@@ -400,7 +400,14 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
             options.warm_start->segment<3>(3 * static_cast<Eigen::Index>(c.contacts[k]));
       }
     }
-    const FrictionChainResult s = SolveFrictionComponent(c.W, c.b, c.mu, chain, r0);
+    FrictionChainResult s = SolveFrictionComponent(c.W, c.b, c.mu, chain, r0);
+    if (!s.ok && !r0.isZero(0.0)) {
+      // The warm start can lead every stage to the same stall (header): the chain once more
+      // from P = 0, kept when it ends better.
+      FrictionChainResult cold =
+          SolveFrictionComponent(c.W, c.b, c.mu, chain, VectorXd::Zero(r0.size()));
+      if (cold.ok || cold.residual < s.residual) s = std::move(cold);
+    }
     MaybeCapture(t, *rows, c, s);
     if (stats != nullptr) {
       ++stats->components[static_cast<std::size_t>(s.stage)];
