@@ -201,7 +201,7 @@ class ExplicitRungeKutta : public Integrator {
   int order() const override { return tableau_.order; }
   bool Supports(Formulation f) const override { return f == Formulation::kIndex1; }
   // After an accepted step: the residual of the solve at its end (the FSAL stage, or the
-  // evaluation after a projection; DOP853's dense-output stages come later and are not it).
+  // evaluation after a projection; not DOP853's dense-output stages, solved later if at all).
   double StepEndResidual() const override { return step_end_residual_; }
 
  protected:
