@@ -23,10 +23,19 @@
 // Output: CSV on stdout, one row per (solver, tol): solver,tol,error,cpu_ms,steps,rhs,max_g.
 // bench/compare_sundials.py runs this and picks each solver's cheapest run at equal error.
 //
-// Usage: andrews_sundials [--repeats N] [--tols 1e-4,1e-5,...] [--saltus dopri5,phem56,...]
+// The event loop scans witness functions at `event_samples` interior points of every step
+// (events/simulation.h), each an interpolation; the scene has no contact, so nothing watches
+// them. `--saltus dop853@0` runs DOP853 with event_samples = 0: the loop then interpolates only at
+// the step ends, which needs none of DOP853's three dense-output stages (explicit_runge_kutta.h,
+// "Lazy dense-output stages"); the step sequence and the result are the same.
+//
+// Usage: andrews_sundials [--repeats N] [--tols 1e-4,1e-5,...] [--saltus
+// dopri5,phem56,dop853@0,...]
 //                         [--sundials cvode_adams,cvode_bdf,ida] [--projection-tol 1e-10]
+//                         [--safety S]
 // (--saltus none or --sundials none runs only the other side; --projection-tol sets Saltus's
-// projection threshold, IntegratorOptions::projection_tol, default the library's 1e-4.)
+// projection threshold, IntegratorOptions::projection_tol, default the library's 1e-4; --safety
+// the step-size controller's safety factor of Saltus's integrators, default theirs.)
 #include <cvode/cvode.h>
 #include <ida/ida.h>
 #include <nvector/nvector_serial.h>
@@ -135,9 +144,13 @@ struct Model {
   }
 };
 
-Result RunSaltus(Model& model, const std::string& integrator, double tol, double projection_tol) {
+// `event_samples` < 0 keeps the scene's (the library default, 4); `safety` ≤ 0 the integrator's.
+Result RunSaltus(Model& model, const std::string& integrator, double tol, double projection_tol,
+                 int event_samples, double safety) {
   tools::Scene scene = model.scene;
+  if (safety > 0) scene.options.integrator_options.safety = safety;
   scene.options.output_step = 0.0;
+  if (event_samples >= 0) scene.options.event_samples = event_samples;
   scene.options.integrator = integrator;
   // The first formulation the integrator table lists: index1 for dopri5 and dop853, index2 for
   // hem5 and phem56.
@@ -317,6 +330,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> saltus = Split("dopri5,dop853,hem5,phem56");
   std::vector<std::string> sundials = Split("cvode_adams,cvode_bdf,ida");
   double projection_tol = integrators::IntegratorOptions{}.projection_tol;
+  double safety = 0;  // the integrators' own (IntegratorOptions::safety)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--repeats") {
@@ -329,6 +343,8 @@ int Main(int argc, char** argv) {
       sundials = value == "none" ? std::vector<std::string>{} : Split(value);
     } else if (key == "--projection-tol") {
       projection_tol = std::stod(value);
+    } else if (key == "--safety") {
+      safety = std::stod(value);
     } else {
       std::fprintf(stderr, "andrews_sundials: unknown option '%s'\n", key.c_str());
       return 2;
@@ -339,9 +355,14 @@ int Main(int argc, char** argv) {
   std::vector<Config> configs;
   for (const std::string& text : tols) {
     const double tol = std::stod(text);
-    for (const std::string& name : saltus) {
-      configs.push_back({"saltus_" + name, tol,
-                         [&, name, tol] { return RunSaltus(model, name, tol, projection_tol); }});
+    for (const std::string& entry : saltus) {
+      // name@N: the event loop with event_samples = N.
+      const std::size_t at = entry.find('@');
+      const std::string name = entry.substr(0, at);
+      const int samples = at == std::string::npos ? -1 : std::stoi(entry.substr(at + 1));
+      configs.push_back({"saltus_" + entry, tol, [&, name, tol, samples] {
+                           return RunSaltus(model, name, tol, projection_tol, samples, safety);
+                         }});
     }
     for (const std::string& name : sundials) {
       std::function<Result()> run;

@@ -10,7 +10,13 @@ the machine hits both alike, and prints for each scene:
   - the median CPU time (std::clock, same region): steadier than wall time on a shared machine;
   - the wall-time ratio Siconos / Saltus of the medians, and the CPU-time ratio;
   - the largest impact-time error max_k |t_k − t_k*| against an exact reference, over the
-    impacts before the first accumulation (Zeno) time t∞.
+    impacts before the first accumulation (Zeno) time t∞;
+  - whole processes, start-up included: the `saltus` command line (BUILD_DIR/tools/saltus, `run
+    SCENE --out DIR`, writing its result files) against siconos_event_driven on the same scene,
+    alternated --process-repetitions times, medians of the CPU time (user + system of the child)
+    and of the wall time. (saltus_event_driven is not used for this: it loads Siconos Numerics
+    before its timed region.) A `saltus` copied out of the build tree needs SALTUS_FCL_MODULE
+    for 3D scenes only; both scenes here are planar.
 
 References (exact up to round-off):
   bouncing ball  closed form: t₁ = √(2 (y₀ − r)/g), v₁ = g t₁, t_{k+1} = t_k + 2 eᵏ v₁/g,
@@ -33,7 +39,8 @@ closed and ends an accumulation) = 1e-10, with LSODAR at Siconos' default tolera
 TOL_ED (≈ 2.2e-12), whose outcome is reported (it can stall near t∞, hence --timeout).
 
 Usage: bench/compare_siconos.py [--build-dir build-bench] [--saltus-build-dir DIR]
-                                [--repetitions 7] [--timeout 60] [--json FILE]
+                                [--repetitions 7] [--process-repetitions 30] [--timeout 60]
+                                [--json FILE]
 Both drivers run with OPENBLAS_NUM_THREADS=1 unless it is set. Only /usr/bin/python3 and numpy.
 """
 
@@ -142,6 +149,47 @@ def run_driver(command, timeout):
     return out
 
 
+def run_process(command, timeout):
+    """Runs one command to its end; (exit code, wall seconds, CPU seconds = user + system of the
+    child from wait4, what `perf stat` calls task-clock up to the accounting granularity)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=ENV)
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        proc.kill()
+        raise
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if wall > timeout:
+        print("warning: %s took %.1f s" % (" ".join(command), wall))
+    return proc.returncode, wall, usage.ru_utime + usage.ru_stime
+
+
+def whole_process(saltus_cli, siconos, path, tmp, args):
+    """Whole processes, start-up included, alternated: the `saltus` command line as a user runs
+    it (`saltus run SCENE --out DIR`: parses the scene, simulates, writes trajectory.csv,
+    events.csv and summary.json) against Siconos' driver on the same scene (TOL_ED = 1e-10,
+    LSODAR default tolerances; it builds its model from the scene file and writes nothing).
+    Medians of the CPU and wall times."""
+    commands = {"saltus": [saltus_cli, "run", path, "--out", os.path.join(tmp, "cli")],
+                "siconos": [siconos, path, "--tol-ed", "1e-10", "--quiet"]}
+    times = {k: ([], []) for k in commands}
+    for _ in range(args.process_repetitions):
+        for key, command in commands.items():
+            code, wall, cpu = run_process(command, args.timeout)
+            if code != 0:
+                sys.exit("compare_siconos: %s exited %d" % (" ".join(command), code))
+            times[key][0].append(cpu)
+            times[key][1].append(wall)
+    out = {k: {"command": " ".join(commands[k]), "cpu_median": float(np.median(c)),
+               "wall_median": float(np.median(w))} for k, (c, w) in times.items()}
+    out["cpu_ratio"] = out["siconos"]["cpu_median"] / out["saltus"]["cpu_median"]
+    out["wall_ratio"] = out["siconos"]["wall_median"] / out["saltus"]["wall_median"]
+    return out
+
+
 def read_events(path):
     """Impacts of an events CSV (t,kind,contacts,impulse,...): [(t, contacts)]."""
     impacts = []
@@ -219,11 +267,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build-dir", default=os.path.join(SOURCE_DIR, "build-bench"))
     parser.add_argument("--saltus-build-dir",
-                        help="take saltus_event_driven from this build instead (e.g. a branch)")
+                        help="take saltus_event_driven and tools/saltus from this build instead "
+                        "(e.g. a branch)")
     parser.add_argument("--repetitions", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds before a Siconos run is declared stalled")
     parser.add_argument("--json", help="also write every figure to this file")
+    parser.add_argument("--process-repetitions", type=int, default=30,
+                        help="repetitions of the whole-process comparison (default 30)")
     parser.add_argument("--sweep", action="store_true",
                         help="also run both engines at rtol = 1e-4 ... 1e-12 (atol = rtol/100): "
                         "a work-precision table")
@@ -232,7 +283,8 @@ def main():
     saltus = os.path.join(args.saltus_build_dir or args.build_dir, "bench",
                           "saltus_event_driven")
     siconos = os.path.join(args.build_dir, "bench", "siconos_event_driven")
-    for exe in (saltus, siconos):
+    saltus_cli = os.path.join(args.saltus_build_dir or args.build_dir, "tools", "saltus")
+    for exe in (saltus, siconos, saltus_cli):
         if not os.access(exe, os.X_OK):
             sys.exit("compare_siconos: %s not found: configure with -DSALTUS_BUILD_BENCHMARKS=ON, "
                      "install libsiconos-kernel-dev (scripts/install-bench-deps.sh) and build "
@@ -283,7 +335,11 @@ def main():
                 "wall_min": float(walls.min()) if len(walls) else float("nan"),
                 "cpu_median": float(np.median([float(r["cpu_seconds"]) for r in finished]))
                 if finished else float("nan"),
-                "process_median": float(np.median([r["process_seconds"] for r in runs[i]])),
+                # Wall time of the driver's process; saltus_event_driven loads Siconos
+                # Numerics (for its LCPs) before its timed region, so this is not the cost of
+                # a Saltus process: see whole_process for that.
+                "driver_process_median": float(np.median([r["process_seconds"]
+                                                          for r in runs[i]])),
                 "max_impact_time_error": err, "impacts_compared": compared,
                 "first_contact_mismatch": mismatch,
                 "first_impact": impacts[0][0] if impacts else float("nan"),
@@ -333,6 +389,15 @@ def main():
                 ev[0] >= t_inf for ev in impacts_of[1]):
             print("after t∞: Saltus and Siconos (default tol) agree on the contacts of %d impacts, "
                   "largest time difference %.2e s" % (n_after, worst_after))
+
+        wp = whole_process(saltus_cli, siconos, path, tmp, args)
+        report["scenes"][scene]["whole_process"] = wp
+        print("whole process (%d alternated runs, medians): `%s` %s CPU (%s wall); `%s` %s CPU "
+              "(%s wall); Siconos / Saltus %.2f CPU, %.2f wall"
+              % (args.process_repetitions, wp["saltus"]["command"], ms(wp["saltus"]["cpu_median"]),
+                 ms(wp["saltus"]["wall_median"]), wp["siconos"]["command"],
+                 ms(wp["siconos"]["cpu_median"]), ms(wp["siconos"]["wall_median"]),
+                 wp["cpu_ratio"], wp["wall_ratio"]))
 
         if args.sweep:
             report["scenes"][scene]["sweep"] = sweep(saltus, siconos, path, scene, reference,

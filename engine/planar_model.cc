@@ -121,6 +121,21 @@ enum class JointRow {
 
 // The rows of all joints of a model, in joint order, then one row per driver; G, γ and ∂g/∂t are
 // analytic (derivations next to each row type below and in the header).
+// The two points of a joint at (q, v), kept from one row to the next: the rows of a joint are
+// consecutive in a row list (a revolute joint's x and y rows), and each point costs a sin/cos.
+// Within one Values/Jacobian/Gamma call (q and v fixed), so the values are those of Point.
+struct JointPoints {
+  int joint = -1;
+  PlanarPointState a, b;
+  void At(const PlanarModel& model, int j, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+    if (j == joint) return;
+    const PlanarJoint& pj = model.joints()[static_cast<std::size_t>(j)];
+    a = model.Point(pj.body_a, pj.node_a, pj.point_a, q, v);
+    b = model.Point(pj.body_b, pj.node_b, pj.point_b, q, v);
+    joint = j;
+  }
+};
+
 class PlanarJointBlock : public ConstraintBlock {
  public:
   explicit PlanarJointBlock(std::shared_ptr<const PlanarModel> model) : model_(std::move(model)) {
@@ -174,11 +189,13 @@ class PlanarJointBlock : public ConstraintBlock {
               Eigen::Ref<Eigen::VectorXd> g) const override {
     CheckQ(q);
     const Eigen::VectorXd no_v;
+    JointPoints points;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      const PlanarPointState pa = model_->Point(joint.body_a, joint.node_a, joint.point_a, q, no_v);
-      const PlanarPointState pb = model_->Point(joint.body_b, joint.node_b, joint.point_b, q, no_v);
+      points.At(*model_, row.joint, q, no_v);
+      const PlanarPointState& pa = points.a;
+      const PlanarPointState& pb = points.b;
       const double theta_a = StateOf(*model_, joint.body_a, q).theta;  // frame angle (axes)
       const Eigen::Vector2d d = pb.p - pa.p;
       double value = 0.0;
@@ -215,12 +232,14 @@ class PlanarJointBlock : public ConstraintBlock {
     CheckQ(q);
     G.setZero();
     const Eigen::VectorXd no_v;
+    JointPoints points;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto i = static_cast<Eigen::Index>(k);
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      const PlanarPointState pa = model_->Point(joint.body_a, joint.node_a, joint.point_a, q, no_v);
-      const PlanarPointState pb = model_->Point(joint.body_b, joint.node_b, joint.point_b, q, no_v);
+      points.At(*model_, row.joint, q, no_v);
+      const PlanarPointState& pa = points.a;
+      const PlanarPointState& pb = points.b;
       const double theta_a = StateOf(*model_, joint.body_a, q).theta;
       const int ca = pa.column;  // column of body a's x (−1 for the ground)
       const Eigen::Vector2d d = pb.p - pa.p;
@@ -268,13 +287,15 @@ class PlanarJointBlock : public ConstraintBlock {
   void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
              std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const override {
     CheckQ(q);
+    JointPoints points;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
       const BodyState a = StateOf(*model_, joint.body_a, q, v);
       const BodyState b = StateOf(*model_, joint.body_b, q, v);
-      const PlanarPointState pa = model_->Point(joint.body_a, joint.node_a, joint.point_a, q, v);
-      const PlanarPointState pb = model_->Point(joint.body_b, joint.node_b, joint.point_b, q, v);
+      points.At(*model_, row.joint, q, v);
+      const PlanarPointState& pa = points.a;
+      const PlanarPointState& pb = points.b;
       const Eigen::Vector2d d = pb.p - pa.p;
       const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
       const double wa2 = a.omega * a.omega;

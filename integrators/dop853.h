@@ -10,7 +10,9 @@
 // a_12,j = b_j) is the solution
 //   y_{n+1} = y_n + h Σ_{j=0}^{11} b_j k_j          (order 8; b_1 = … = b_4 = 0)
 // and the first stage of the next step (FSAL), so an accepted step costs 12 KKT solves; stages
-// 13..15 (c = 0.1, 0.2, 7/9) serve only the dense output: 3 more KKT solves per accepted step.
+// 13..15 (c = 0.1, 0.2, 7/9) serve only the dense output: 3 more KKT solves for an accepted step
+// that is interpolated strictly inside (explicit_runge_kutta.h, "Lazy dense-output stages"); the
+// dense output at the step's ends (θ = 0, 1) does not need them.
 //
 // Error estimate (ibid., Sec. II.10, the combination of a 5th- and a 3rd-order estimator that
 // DOP853 uses): with e⁽⁵⁾ = h Σ (b_j − b̂⁽⁵⁾_j) k_j and e⁽³⁾ = h Σ (b_j − b̂⁽³⁾_j) k_j and their
@@ -26,7 +28,10 @@
 //   r₀ = h Σ b_j k_j,  r₁ = h k_0 − r₀,  r₂ = r₀ − h k_12 − r₁,  r_{3+m} = h Σ_j d_mj k_j (m =
 //   0..3), y(θ) = y_n + θ (r₀ + θ₁ (r₁ + θ (r₂ + θ₁ (r₃ + θ (r₄ + θ₁ (r₅ + θ r₆)))))),
 // q(s) = q_n ⊕ Δ(θ) for positions. It reproduces y_n at θ = 0 and the unprojected y_{n+1} at
-// θ = 1, with the slopes k_0 and k_12 there.
+// θ = 1, with the slopes k_0 and k_12 there. With r₃ … r₆ = 0 (before the dense-output stages are
+// computed, or when one of their solves fails) it is the cubic Hermite interpolant of y_n,
+// y_{n+1} and those slopes (order 3), and its values at θ = 0 and θ = 1 are the same to the bit
+// (the terms of r₃ … r₆ carry a factor θ θ₁).
 //
 // Coefficients: the published tables of DOP853 (E. Hairer and G. Wanner's Fortran code dop853.f,
 // coefficients c_i, a_ij, b_i, the estimator weights ER and BHH and the dense-output weights D,
@@ -192,6 +197,7 @@ class Dop853 final : public ExplicitRungeKutta {
  private:
   double CombineErrors(std::span<const double> norms) const override;
   void BuildDenseOutput(double h) override;
+  void CompleteDenseOutput() override;
   void DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const override;
 
   // Dense output of [t_prev_, t_]: r₀..r₆ of the header, tangent increments for q and values

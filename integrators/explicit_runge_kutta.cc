@@ -99,6 +99,7 @@ void ExplicitRungeKutta::DoReset() {
   min_pivot_ratio_ = 1.0;
   previous_filtered_err_ = -1.0;
   hermite_dense_ = false;
+  dense_pending_ = dense_ready_ = false;
   const EvalResult r = Acceleration(t_, q_, v_, &A_[0]);
   reference_pivot_ratio_ = min_pivot_ratio_;
   if (r != EvalResult::kOk) {
@@ -117,21 +118,47 @@ double ExplicitRungeKutta::InitialStep() {
       });
 }
 
-ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Stage(int i, double h, Eigen::VectorXd* Q) {
+ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Stage(int i, double h, double t0,
+                                                         const Eigen::VectorXd& q0,
+                                                         const Eigen::VectorXd& v0,
+                                                         const Eigen::VectorXd& a0,
+                                                         Eigen::VectorXd* Q) {
   const auto s = static_cast<std::size_t>(i);
-  sum_v_ = tableau_.a_at(i, 0) * K_[0];
-  sum_a_ = tableau_.a_at(i, 0) * A_[0];
+  sum_v_ = tableau_.a_at(i, 0) * v0;  // K_0 = V_0 = v0
+  sum_a_ = tableau_.a_at(i, 0) * a0;
   for (int j = 1; j < i; ++j) {
     const double a = tableau_.a_at(i, j);
     if (a == 0.0) continue;  // DOP853's tableau is sparse
     sum_v_ += a * K_[static_cast<std::size_t>(j)];
     sum_a_ += a * A_[static_cast<std::size_t>(j)];
   }
-  system_->IntegratePosition(q_, sum_v_, h, Q);
-  V_[s] = v_ + h * sum_a_;
+  system_->IntegratePosition(q0, sum_v_, h, Q);
+  V_[s] = v0 + h * sum_a_;
   theta_ = h * sum_v_;
   system_->DexpInv(theta_, V_[s], &K_[s]);
-  return Acceleration(t_ + tableau_.c[s] * h, *Q, V_[s], &A_[s]);
+  return Acceleration(t0 + tableau_.c[s] * h, *Q, V_[s], &A_[s]);
+}
+
+bool ExplicitRungeKutta::EnsureDenseStages() const {
+  if (!dense_pending_) return dense_ready_;
+  // A cache of the accepted step (header, "Lazy dense-output stages"): computing it changes
+  // nothing the caller can observe besides stats().rhs_evaluations.
+  return const_cast<ExplicitRungeKutta*>(this)->ComputeDenseStages();
+}
+
+bool ExplicitRungeKutta::ComputeDenseStages() {
+  dense_pending_ = false;
+  const double pivot_ratio = min_pivot_ratio_;
+  const double residual = last_residual_;
+  bool ok = true;
+  for (int i = tableau_.stages; i < tableau_.dense_stages && ok; ++i) {
+    ok = Stage(i, dense_h_, t_prev_, q_prev_, v_prev_, dense_a0_, &Q_) == EvalResult::kOk;
+  }
+  min_pivot_ratio_ = pivot_ratio;
+  last_residual_ = residual;
+  if (ok) CompleteDenseOutput();
+  dense_ready_ = ok;
+  return ok;
 }
 
 ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Stages(double h) {
@@ -139,11 +166,11 @@ ExplicitRungeKutta::EvalResult ExplicitRungeKutta::Stages(double h) {
   filtered_ = false;
   const int last = tableau_.stages - 1;
   for (int i = 1; i < last; ++i) {
-    const EvalResult r = Stage(i, h, &Q_);
+    const EvalResult r = Stage(i, h, t_, q_, v_, A_[0], &Q_);
     if (r != EvalResult::kOk) return r;
   }
   // The last stage is the solution (a_sj = b_j) and the next step's first stage (FSAL).
-  const EvalResult r = Stage(last, h, &q_new_);
+  const EvalResult r = Stage(last, h, t_, q_, v_, A_[0], &q_new_);
   v_new_ = V_[static_cast<std::size_t>(last)];
   return r;
 }
@@ -268,6 +295,8 @@ bool ExplicitRungeKutta::InterpolateNearSingular(double s, Eigen::VectorXd* q,
 
 StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
   if (reset_status_ != StepStatus::kAccepted) return reset_status_;
+  // The attempts below overwrite the stages of the last accepted step.
+  dense_pending_ = false;
   const bool adaptive = options_.adaptive;
   const auto fsal = static_cast<std::size_t>(tableau_.stages - 1);
   double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
@@ -308,10 +337,6 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
     const bool projection_ok = ProjectIfNeeded(t_new, &projected);
     if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
     step_end_residual_ = last_residual_;  // the FSAL stage's or the projected state's solve
-    // The dense-output stages (from q_n, v_n and the unprojected stages).
-    for (int i = tableau_.stages; i < tableau_.dense_stages && r == EvalResult::kOk; ++i) {
-      r = Stage(i, h, &Q_);
-    }
     // Same as a stage failure: the step end sits (nearly) on a singular configuration.
     if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive && h > MinStep()) {
       ++stats_.rejected_steps;
@@ -341,7 +366,17 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
     q_.swap(q_new_);
     v_prev_.swap(v_);
     v_.swap(v_new_);
-    A_[0].swap(projected ? a_projected_ : A_[fsal]);
+    if (tableau_.dense_stages > tableau_.stages) {
+      // The dense-output stages are computed when an interpolation first needs them (header,
+      // "Lazy dense-output stages"): keep v̇ at the step start and every stage.
+      dense_a0_.swap(A_[0]);
+      A_[0] = projected ? a_projected_ : A_[fsal];
+      dense_h_ = h;
+      dense_pending_ = !hermite_dense_;
+      dense_ready_ = false;
+    } else {
+      A_[0].swap(projected ? a_projected_ : A_[fsal]);
+    }
     V_[0] = v_;
     K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I
 

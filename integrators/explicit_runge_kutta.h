@@ -116,32 +116,22 @@
 // dense-output stages and keeps its interpolant (its 1e-10 run: 6e-10 J on the same grid).
 //
 // KKT-solve accounting (stats().rhs_evaluations): 1 per Reset (the first stage), +1 per Reset
-// when h_init = 0 (the automatic initial step's probe), 6 per attempted step (accepted or
-// rejected), +1 per projected step.
-//
-// Failures (the state stays at the last accepted step): a KKT solve that fails (DynamicsStatus
-// not ok) in a stage or at the projected step end, or a projection that does not converge, is
-// treated as a rejected step (adaptive mode): h is halved and the step retried, because a stage
-// that lands almost exactly on a singular configuration (the double four-bar with all bars on
-// the ground line) leaves G v̇ + γ just above the consistency bound while the state is
-// consistent; the retried step's stages lie elsewhere. Only when h has reached h_min (the stages
-// then approach the accepted state) is it reported: kLinearSolveFailure or kNewtonFailure. So a
-// genuinely inconsistent state is still reported, after ~log2(h / h_min) retries. A NaN or Inf
-// in a stage → kNonFinite (not retried with a smaller step: non-finite forces are a modelling
-// error more often than a step-size one); an error test that fails with h ≤ h_min →
-// kStepSizeUnderflow.
-//
-// Friction (integrator.h, "Friction"): the index-1 solve takes the non-ideal forces (W = G M⁻¹Hᵀ,
-// engine/constrained_dynamics.h); velocity-level rows are index-1 rows like any other, and the
-// position projection skips them (engine/projection.h). Near-singular filtering of the error
-// estimate needs a symmetric W and is not done for non-ideal forces (the usual projection applies).
-//
-// KKT-solve accounting (stats().rhs_evaluations): 1 per Reset (the first stage), +1 per Reset
 // when h_init = 0 (the automatic initial step's probe), s − 1 per attempted step (accepted or
-// rejected), s_dense − s per accepted step (dense-output stages), +1 per projected step.
+// rejected), +1 per projected step, and s_dense − s per accepted step whose dense output is
+// asked strictly inside the step (below).
+//
+// Lazy dense-output stages: a scheme whose continuous extension needs stages beyond the solution
+// (DOP853: 3 of them) computes them when an interpolation strictly inside the accepted step first
+// asks for it, not with the step; they depend only on the step's start and its stages, which stay
+// until the next Step. The values are those of the stages computed with the step, to the bit. A
+// run that interpolates only at the step ends (the event loop with event_samples = 0 and no
+// output grid inside the step) pays 12 KKT solves per DOP853 step instead of 15. Their solves
+// are outside the step: their pivot ratios do not enter the near-singular test, and a failed one
+// (or a Step attempt that has since overwritten the stages, after a failed Step) leaves the
+// interpolant without their terms, the cubic Hermite interpolant of the step's ends (dop853.h).
 //
 // Failures (the state stays at the last accepted step): a KKT solve that fails (DynamicsStatus
-// not ok) in a stage, a dense-output stage or at the projected step end, or a projection that
+// not ok) in a stage or at the projected step end, or a projection that
 // does not converge, is treated as a rejected step (adaptive mode): h is halved and the step
 // retried, because a stage that lands almost exactly on a singular configuration (the double
 // four-bar with all bars on the ground line) leaves G v̇ + γ just above the consistency bound
@@ -211,7 +201,7 @@ class ExplicitRungeKutta : public Integrator {
   int order() const override { return tableau_.order; }
   bool Supports(Formulation f) const override { return f == Formulation::kIndex1; }
   // After an accepted step: the residual of the solve at its end (the FSAL stage, or the
-  // evaluation after a projection; DOP853's dense-output stages come later and are not it).
+  // evaluation after a projection; not DOP853's dense-output stages, solved later if at all).
   double StepEndResidual() const override { return step_end_residual_; }
 
  protected:
@@ -223,8 +213,23 @@ class ExplicitRungeKutta : public Integrator {
   // err from the ErrorNorm of each estimator (same order as tableau.b_hat).
   virtual double CombineErrors(std::span<const double> norms) const { return norms[0]; }
   // Dense-output coefficients of the step of size h just computed, from the stages below and
-  // q_, v_ (still the step's start; the step end is not yet swapped in).
+  // q_, v_ (still the step's start; the step end is not yet swapped in). A scheme with
+  // dense-output stages builds here only the part that needs stages 0 … s − 1, with the part of
+  // stages s … s_dense − 1 zero, and the rest in CompleteDenseOutput.
   virtual void BuildDenseOutput(double h) = 0;
+  // The part of the dense output of the last accepted step that needs its dense-output stages
+  // (header, "Lazy dense-output stages"), once they are in V_, K_, A_ (stage 0: v_prev_ in
+  // V_[0], K_[0] and the step start's acceleration in A_[0] are those of the next step by then:
+  // use v_prev_ and DenseStartAcceleration()).
+  virtual void CompleteDenseOutput() {}
+  // The dense-output stages s … s_dense − 1 of the last accepted step, computed on the first
+  // call after the step (a cache: const for the scheme's DoInterpolate), then
+  // CompleteDenseOutput. False when they are not available: a stage solve failed, or a Step
+  // attempt has since overwritten the stages; the scheme's interpolant then keeps the part of
+  // the dense-output stages zero (header).
+  bool EnsureDenseStages() const;
+  // v̇ at the start of the last accepted step (valid for EnsureDenseStages/CompleteDenseOutput).
+  const Eigen::VectorXd& DenseStartAcceleration() const { return dense_a0_; }
   // The dense output of the last accepted step when it replaces the scheme's (header, "Dense
   // output of a near-singular step"): the cubic Hermite interpolants of the projected end states.
   // Returns false (and leaves *q, *v alone) when the scheme's own interpolant applies.
@@ -259,9 +264,13 @@ class ExplicitRungeKutta : public Integrator {
   // v̇ at (t, q, v) on the active rows (one KKT solve, counted in stats).
   EvalResult Acceleration(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                           Eigen::VectorXd* vdot);
-  // Stage i (0-based, ≥ 1) of a step of size h from the current state: its position into *Q,
-  // V_[i], K_[i], A_[i].
-  EvalResult Stage(int i, double h, Eigen::VectorXd* Q);
+  // Stage i (0-based, ≥ 1) of a step of size h from (t0, q0, v0) with v̇ = a0 there (stage 0:
+  // K_0 = V_0 = v0, A_0 = a0): its position into *Q, V_[i], K_[i], A_[i].
+  EvalResult Stage(int i, double h, double t0, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
+                   const Eigen::VectorXd& a0, Eigen::VectorXd* Q);
+  // The dense-output stages of the last accepted step and CompleteDenseOutput (EnsureDenseStages);
+  // leaves the step's statistics of pivots and residuals as they were.
+  bool ComputeDenseStages();
   // Stages 2..s of a step of size h from the current state; fills q_new_, v_new_, V_, K_, A_.
   EvalResult Stages(double h);
   // Hairer, Nørsett & Wanner, Sec. II.4 (their HINIT); uses A_[0].
@@ -309,6 +318,11 @@ class ExplicitRungeKutta : public Integrator {
   // step used it; the accelerations at its start and (projected) end, the tangent increment
   // Δ = q ⊖ q_prev and the end's rate dexp⁻¹_Δ(v), h of the step.
   bool hermite_dense_ = false;
+  // Lazy dense-output stages (header): the last accepted step's are still to be computed
+  // (dense_pending_), were computed (dense_ready_); its h and v̇ at its start.
+  bool dense_pending_ = false, dense_ready_ = false;
+  double dense_h_ = 0.0;
+  Eigen::VectorXd dense_a0_;
   Eigen::VectorXd hermite_a0_, hermite_a1_, hermite_delta_, hermite_k1_;
   double hermite_h_ = 0.0;
   // The current step attempt saw a singular configuration (header).
