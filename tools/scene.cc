@@ -940,14 +940,14 @@ class SceneParser {
   }
 
   // A disk (body_a or the ground) against any point of the beam of the flexible body_b, whose
-  // faces are radius_b (half its thickness, ≥ 0) from its centreline. Frictionless:
-  // simulation.friction does not apply to it (contact/planar_contacts.h).
+  // faces are radius_b (half its thickness, ≥ 0) from its centreline. Its own `friction` only
+  // (default 0): simulation.friction does not apply to it (contact/planar_contacts.h).
   void ParseDiskBeamContact(const MapReader& r, const std::vector<std::string>& all,
                             contact::PlanarContact c, Scene* scene) {
     c.type = contact::PlanarContactType::kDiskBeam;
     r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "radius_b",
-                      "restitution"}),
-                all, "a disk_beam contact (frictionless, its point on the beam is found)");
+                      "restitution", "friction"}),
+                all, "a disk_beam contact (its point on the beam is found)");
     c.body_a = BodyRef(r, "body_a");
     c.body_b = BodyRef(r, "body_b", /*allow_ground=*/false);
     RequireDistinct(r, c.body_a, c.body_b);
@@ -960,7 +960,7 @@ class SceneParser {
     c.radius_a = r.RequiredNumber("radius_a", Range::kPositive);
     c.radius_b = r.RequiredNumber("radius_b", Range::kNonNegative);
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
-    c.friction = 0.0;
+    c.friction = r.Number("friction", Range::kNonNegative, 0.0);
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
   }

@@ -133,7 +133,7 @@ TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
                      {"force 'push'", "node and point are exclusive"});
   ExpectSceneErrorAt(Edit("    node_b: 3\n", "    node_b: 9\n"), "    node_b: 9",
                      {"contact 'stop'", "node_b 9 does not exist"});
-  // disk_beam: body_b must be flexible; no node_b or friction (its point is found, frictionless).
+  // disk_beam: body_b must be flexible; no node_b (its point is found).
   const std::string disk_beam =
       "    type: disk_beam\n    body_a: ground\n    body_b: beam\n"
       "    point_a: [0.5, -0.5]\n    radius_a: 0.1\n"
@@ -144,8 +144,14 @@ TEST(FlexibleScene, BadInputIsReportedAtItsLine) {
   EXPECT_NO_THROW(ParseScene(Edit(stop, disk_beam), "test.yaml"));
   ExpectSceneErrorAt(Edit(stop, disk_beam + "    node_b: 2\n"), "    node_b: 2",
                      {"contact 'stop'", "does not apply to a disk_beam contact"});
-  ExpectSceneErrorAt(Edit(stop, disk_beam + "    friction: 0.3\n"), "    friction: 0.3",
-                     {"does not apply to a disk_beam contact"});
+  // Friction: its own key only, >= 0 (simulation.friction does not apply to it).
+  const Scene frictional = ParseScene(Edit(stop, disk_beam + "    friction: 0.3\n"), "test.yaml");
+  const auto it = std::find_if(frictional.contacts.begin(), frictional.contacts.end(),
+                               [](const contact::PlanarContact& c) { return c.name == "stop"; });
+  ASSERT_NE(it, frictional.contacts.end());
+  EXPECT_EQ(it->friction, 0.3);
+  ExpectSceneErrorAt(Edit(stop, disk_beam + "    friction: -0.3\n"), "    friction: -0.3",
+                     {"contact 'stop'", "friction"});
   ExpectSceneErrorAt(
       Edit(stop,
            "    type: disk_beam\n    body_a: ground\n    body_b: link  # rigid\n    radius_a: 0.1\n"
