@@ -1,5 +1,6 @@
 #include "contact/planar_contacts.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -134,7 +135,6 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
         if (c.node_b >= 0 || c.point_b != Eigen::Vector2d::Zero()) {
           fail("a disk_beam contact takes no node_b or point_b (the contact point is found)");
         }
-        if (c.friction > 0.0) fail("friction on a disk_beam contact is not implemented");
         if (!(c.radius_a > 0.0)) {
           fail("disk radius_a must be > 0, got " + std::to_string(c.radius_a));
         }
@@ -534,7 +534,8 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
     }
     const auto i = static_cast<Eigen::Index>(k);
     if (rows[k] >= n_contacts) {
-      gamma(i) = TangentGamma(c, geo);
+      gamma(i) = c.type == PlanarContactType::kDiskBeam ? DifferenceGamma(q, v, rows[k])
+                                                        : TangentGamma(c, geo);
       continue;
     }
     const double w_a = geo.a.omega, w_b = geo.b.omega;
@@ -560,6 +561,18 @@ void PlanarContacts::Gamma(double /*t*/, const Eigen::VectorXd& q, const Eigen::
       gamma(i) += MovingPointGamma(*model_, c, geo, q, v, pdot_b - pdot_a);
     }
   }
+}
+
+double PlanarContacts::DifferenceGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                       int row) const {
+  // q̇ = v for planar coordinates; the step balances truncation and round-off (header).
+  const double eps = std::cbrt(std::numeric_limits<double>::epsilon()) /
+                     std::max(1.0, v.lpNorm<Eigen::Infinity>());
+  const int rows[1] = {row};
+  Eigen::MatrixXd G_plus(1, q.size()), G_minus(1, q.size());
+  Jacobian(0.0, q + eps * v, rows, G_plus);
+  Jacobian(0.0, q - eps * v, rows, G_minus);
+  return (G_plus - G_minus).row(0).dot(v) / (2.0 * eps);
 }
 
 }  // namespace saltus::contact

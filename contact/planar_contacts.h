@@ -32,7 +32,11 @@
 //   Ẋ* = −(ṗ_X·d + p_X·w)/(p_X·p_X + p_XX·d)    (0 when X* is an end),
 // and g̈ = ṅ·w + n·(p̈_b + ṗ_X Ẋ* − p̈_a) with ṅ = (t·(w + p_X Ẋ*)/‖d‖) t, so γ is the disk–disk
 // γ (with the node terms of the material point) plus (t·w)(t·p_X) Ẋ*/‖d‖ + (n·ṗ_X) Ẋ*.
-// Frictional disk–beam contacts are not implemented (rejected).
+// A frictional disk–beam contact's tangential row is the slip of the material points at the
+// witness points, the beam's carried by the section at X* (the node rows below with the beam
+// point X*); its γ_T, which would need Ẋ* in the witness and section terms too, is the central
+// difference d/dε [G_T(q + ε v) v] at ε = 0 with ε = ∛(machine ε)/max(1, ‖v‖∞) (the step of
+// the spatial contacts' difference γ; q̇ = v here), which moves X* with q.
 //
 // At a node of a flexible body b (node_b), ρ_b = A ū(X_k, η) and p_b gain the elastic terms of
 // engine::PlanarPointState: G_b gets nᵀ ∂p_b/∂η on η and γ the term n·a_elastic.
@@ -145,6 +149,10 @@ class PlanarContacts : public engine::ConstraintBlock {
   ContactSite Site(const Eigen::VectorXd& q, int i) const;
 
  private:
+  // γ of the local row `row` as the central difference of its G v along q + ε v
+  // (header, disk–beam friction).
+  double DifferenceGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int row) const;
+
   std::shared_ptr<const engine::PlanarModel> model_;
   std::vector<PlanarContact> contacts_;
   std::vector<engine::ConstraintRowInfo> infos_;

@@ -301,14 +301,27 @@ void CheckNodes(const engine::SpatialModel& model, const SpatialContactPair& pai
                                   side);
     }
     const int elements = beam->properties().elements;
-    if (node < 0 || node > elements) {
+    if (node == kAlongCentreline) {
+      // The partner: a sphere or a plane, not itself at a node or the centreline.
+      const bool on_a = side[0] == 'a';
+      const Shape& partner = on_a ? pair.shape_b : pair.shape_a;
+      if ((on_a ? pair.node_b : pair.node_a) != -1 ||
+          (partner.type() != ShapeType::kSphere && partner.type() != ShapeType::kPlane)) {
+        throw std::invalid_argument(PairLabel(pair) + ": the centreline of " + field +
+                                    " touches a sphere or a plane (of a rigid body or the "
+                                    "ground) only");
+      }
+    } else if (node < 0 || node > elements) {
       throw std::invalid_argument(PairLabel(pair) + ": " + field + " " + std::to_string(node) +
                                   " is not a node of the beam (0.." + std::to_string(elements) +
                                   ")");
     }
     if (shape->type() != ShapeType::kSphere || !shape->centred()) {
       throw std::invalid_argument(PairLabel(pair) + ": the shape at " + field +
-                                  " must be a sphere centred on the node (identity pose)");
+                                  (node == kAlongCentreline
+                                       ? " must be a sphere with the identity pose (the section "
+                                         "swept along the centreline)"
+                                       : " must be a sphere centred on the node (identity pose)"));
     }
   }
 }
@@ -338,7 +351,7 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
     const SpatialContactPair& pair = pairs_[p];
     CheckPairExceptShapes(nb, pair, p);
     CheckNodes(*model_, pair);
-    if (pair.node_a >= 0 || pair.node_b >= 0) {
+    if (pair.node_a != -1 || pair.node_b != -1) {
       if (pair_nodes_.size() <= p) pair_nodes_.resize(p + 1);
       const auto point = [&](int body, int node) {
         const engine::SpatialFlexibleBeam& beam = *model_->beam(body);
@@ -493,7 +506,7 @@ SpatialContacts::SpatialContacts(std::shared_ptr<const engine::SpatialModel> mod
     // node moves with the elastic coordinates too: always a candidate.
     if ((IsPlane(pairs_[p].shape_a) && pairs_[p].body_a != engine::kGround) ||
         (IsPlane(pairs_[p].shape_b) && pairs_[p].body_b != engine::kGround) ||
-        pairs_[p].node_a >= 0 || pairs_[p].node_b >= 0) {
+        pairs_[p].node_a != -1 || pairs_[p].node_b != -1) {
       always_pairs_.push_back(static_cast<int>(p));
       continue;
     }
@@ -675,8 +688,14 @@ SpatialContacts::NodeState SpatialContacts::Node(const VectorXd& q, const Vector
   const SpatialContactPair& pr = pairs_[static_cast<std::size_t>(pair)];
   const int body = side == 0 ? pr.body_a : pr.body_b;
   const PairNodes& nodes = pair_nodes_[static_cast<std::size_t>(pair)];
-  const engine::SpatialBeamPoint& point = side == 0 ? nodes.a : nodes.b;
   const engine::SpatialFlexibleBeam& beam = *model_->beam(body);
+  const engine::SpatialBeamPoint* node_point = side == 0 ? &nodes.a : &nodes.b;
+  engine::SpatialBeamPoint nearest;  // along the centreline: the point X*
+  if (AlongCentreline(pair, side)) {
+    nearest = beam.PointAt(CentrelineX(q, pair, side));
+    node_point = &nearest;
+  }
+  const engine::SpatialBeamPoint& point = *node_point;
   const int m = beam.num_modes();
   const int q0 = model_->QOffset(body), v0 = model_->VOffset(body);
   const engine::SpatialBeamMotion motion =
@@ -696,7 +715,83 @@ SpatialContacts::NodeState SpatialContacts::Node(const VectorXd& q, const Vector
 
 bool SpatialContacts::AtNode(int pair, int side) const {
   const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
-  return (side == 0 ? p.node_a : p.node_b) >= 0;
+  return (side == 0 ? p.node_a : p.node_b) != -1;
+}
+
+bool SpatialContacts::AlongCentreline(int pair, int side) const {
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  return (side == 0 ? p.node_a : p.node_b) == kAlongCentreline;
+}
+
+namespace {
+
+// The world normal and offset of a plane shape on `body` (n·x = offset on the plane).
+std::pair<Vector3d, double> WorldPlane(const engine::SpatialModel& model, const VectorXd& q,
+                                       int body, const Shape& plane) {
+  Vector3d n = plane.plane_normal_in_body();
+  double offset = plane.plane_offset_in_body();
+  if (body != engine::kGround) {
+    n = CachedBodyRotation(model, q, body) * n;
+    offset += n.dot(q.segment<3>(model.QOffset(body)));
+  }
+  return {n, offset};
+}
+
+}  // namespace
+
+double SpatialContacts::CentrelineX(const VectorXd& q, int pair, int side) const {
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  const int body = side == 0 ? p.body_a : p.body_b;
+  const int other_body = side == 0 ? p.body_b : p.body_a;
+  const Shape& partner = side == 0 ? p.shape_b : p.shape_a;
+  const engine::SpatialFlexibleBeam& beam = *model_->beam(body);
+  const int q0 = model_->QOffset(body);
+  const Matrix3d& R = CachedBodyRotation(*model_, q, body);
+  const auto eta = q.segment(q0 + 7, beam.num_modes());
+  if (IsPlane(partner)) {
+    return beam.LowestX(R.transpose() * WorldPlane(*model_, q, other_body, partner).first, eta);
+  }
+  const Vector3d c = SideOrigin(q, pair, 1 - side);  // the partner sphere's centre
+  return beam.NearestX(R.transpose() * (c - q.segment<3>(q0)), eta);
+}
+
+double SpatialContacts::CentrelineGamma(const VectorXd& q, const VectorXd& v, int pair,
+                                        int side) const {
+  const SpatialContactPair& p = pairs_[static_cast<std::size_t>(pair)];
+  const int body = side == 0 ? p.body_a : p.body_b;
+  const int other_body = side == 0 ? p.body_b : p.body_a;
+  const Shape& partner = side == 0 ? p.shape_b : p.shape_a;
+  const engine::SpatialFlexibleBeam& beam = *model_->beam(body);
+  const double X = CentrelineX(q, pair, side);
+  if (!(X > 0.0 && X < beam.length())) return 0.0;  // an end: X* fixed
+  const int m = beam.num_modes();
+  const int q0 = model_->QOffset(body), v0 = model_->VOffset(body);
+  const Matrix3d& R = CachedBodyRotation(*model_, q, body);
+  const engine::SpatialBeamPoint point = beam.PointAt(X);
+  const engine::SpatialBeamCurve curve = beam.Curve(point, q.segment(q0 + 7, m));
+  const BodyMotion own = SideMotion(q, v, pair, side);
+  const BodyMotion other = SideMotion(q, v, pair, 1 - side);
+  const Vector3d p_x = R * curve.u_x, p_xx = R * curve.u_xx;
+  const Vector3d p_x_dot = own.omega.cross(p_x) + R * (curve.B_x * v.segment(v0 + 6, m));
+  double f_xx = 0.0, f_x_dot = 0.0;
+  if (IsPlane(partner)) {
+    const Vector3d n = WorldPlane(*model_, q, other_body, partner).first;
+    f_xx = n.dot(p_xx);
+    f_x_dot = n.dot(p_x_dot) + other.omega.cross(n).dot(p_x);
+  } else {
+    const Vector3d point_w = Node(q, nullptr, pair, side).point;
+    const Vector3d c = SideOrigin(q, pair, 1 - side);
+    const Vector3d d = point_w - c;
+    const double len = d.norm();
+    if (!(len > 0.0)) return 0.0;  // the partner's centre on the centreline
+    const Vector3d n = d / len;
+    const Vector3d d_dot = own.Velocity(point_w) - other.Velocity(c);
+    const double n_px = n.dot(p_x);
+    f_xx = n.dot(p_xx) + (p_x.squaredNorm() - n_px * n_px) / len;
+    f_x_dot = n.dot(p_x_dot) + (d_dot.dot(p_x) - n.dot(d_dot) * n_px) / len;
+  }
+  if (!(f_xx > 0.0)) return 0.0;  // a line contact: X* is not a function of q
+  return -f_x_dot * f_x_dot / f_xx;
 }
 
 Isometry3d SpatialContacts::SidePose(const VectorXd& q, int pair, int side) const {
@@ -1422,11 +1517,17 @@ void SpatialContacts::Gamma(double t, const VectorXd& q, const VectorXd& v,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int row = rows[i];
     double& out = gamma[static_cast<Eigen::Index>(i)];
+    const int pair = RowPair(row);
+    const bool centreline = has_nodes_ && (AlongCentreline(pair, 0) || AlongCentreline(pair, 1));
     if (row >= num_normal_rows()) {
-      if (!AnalyticTangentGamma(q, v, row, &out)) out = DifferenceGamma(q, v, row);
+      // Along a centreline the witness moves along the beam: the difference (header).
+      if (centreline || !AnalyticTangentGamma(q, v, row, &out)) out = DifferenceGamma(q, v, row);
       continue;
     }
     out = HasAnalyticGamma(row) ? AnalyticGamma(q, v, row) : DifferenceGamma(q, v, row);
+    if (centreline && HasAnalyticGamma(row)) {
+      out += CentrelineGamma(q, v, pair, AlongCentreline(pair, 0) ? 0 : 1);
+    }
   }
 }
 

@@ -177,6 +177,30 @@
 // bounds of a rigid body's points), and ValuesAndRates and AppendJacobianBlocks return false
 // when a pair has a node: the callers' dense path (a flexible model has no block-sparse one).
 //
+// Contacts along the centreline of flexible bodies (issue 22 §1; node_a/node_b =
+// kAlongCentreline). A side may instead be the tube swept by a sphere (radius ρ) along the whole
+// deformed centreline: the contact is at the material point X* of the centreline nearest to the
+// partner, which must be a sphere (centre c: X* minimizes ‖p(X) − c‖,
+// SpatialFlexibleBeam::NearestX) or a plane (outward normal n: X* minimizes n·p(X), LowestX),
+// found again at every evaluation, between nodes too. With f(X, q) = ‖p(X) − c‖ (sphere) or
+// n·p(X) (plane), the gap is g(q) = f(X*(q), q) − const, and at an interior X* f_X = 0, so
+//   ġ = ∂f/∂q q̇ at fixed X = X*:
+// the row is that of the sphere centred at the material point X* (the node rows above, with B
+// and H of the point X*: the shape functions at X* enter G), and every row form above is kept.
+// Differentiating once more, X* moves along the beam at Ẋ* = −ḟ_X/f_XX (ḟ_X the rate of f_X at
+// fixed X), which adds to the fixed-point γ of the normal row
+//   γ = γ(X fixed) − ḟ_X² / f_XX,
+//   sphere: f_XX = m·p_XX + (‖p_X‖² − (m·p_X)²)/‖d‖,  ḟ_X = m·ṗ_X + (ḋ·p_X − (m·ḋ)(m·p_X))/‖d‖,
+//   plane:  f_XX = n·p_XX,                            ḟ_X = n·ṗ_X + ṅ·p_X,
+// with d = p − c, m = d/‖d‖, ḋ = ṗ − ċ (material points), p_X = R ū_X, p_XX = R ū_XX,
+// ṗ_X = ω^w × p_X + R B_X η̇ (SpatialBeamCurve), ṅ = ω_P^w × n (the planar disk_beam's Ẋ*,
+// contact/planar_contacts.h, in space). At an end (X* = 0 or L with f_X pushing outwards) X*
+// is fixed and the term is 0; where f_XX ≤ 0 (a straight centreline parallel to the plane: a
+// line contact, X* not a function of q) it is left out. The tangential rows are the slip of the
+// material points at the witness points (as at nodes); their γ_T and the resistance rows' γ_R
+// are the central difference of G v along q ⊕ ε v (which moves X* with q), not a closed form.
+// The partner may not be a centreline or node side, nor on the same body.
+//
 // Storage: a Shape is a shared handle (shapes.h), so a pair holds two handles to the shapes of
 // the scene, its name and restitution; a row its info, pair, feature and path; only the pairs
 // evaluated through a ContactManifold keep one. About 180 bytes per single-row pair (names of
@@ -220,11 +244,15 @@ struct SpatialContactPair {
   double rolling_friction = 0.0;
   double spinning_friction = 0.0;
   // A node k ∈ [0, n] of the flexible body_a / body_b (−1: the shape is fixed in the body frame;
-  // header, "Contacts at nodes"). With a node that side's shape must be a sphere centred on its
-  // own origin (identity pose): its centre is the node of the deformed centreline.
+  // header, "Contacts at nodes"), or kAlongCentreline (header, "Contacts along the centreline").
+  // With a node that side's shape must be a sphere centred on its own origin (identity pose): its
+  // centre is the node of the deformed centreline (or the centreline point nearest the partner).
   int node_a = -1;
   int node_b = -1;
 };
+
+// SpatialContactPair::node_a/node_b: the side's sphere is swept along the whole centreline.
+inline constexpr int kAlongCentreline = -2;
 
 class SpatialContacts : public engine::ConstraintBlock {
  public:
@@ -336,7 +364,13 @@ class SpatialContacts : public engine::ConstraintBlock {
     Eigen::Matrix<double, 3, Eigen::Dynamic> RB;
   };
   NodeState Node(const Eigen::VectorXd& q, const Eigen::VectorXd* v, int pair, int side) const;
-  bool AtNode(int pair, int side) const;  // side 0: a, 1: b
+  bool AtNode(int pair, int side) const;  // side 0: a, 1: b (a node or the centreline)
+  bool AlongCentreline(int pair, int side) const;
+  // X* of a centreline side at q, and the term −ḟ_X²/f_XX of its normal row's γ (header,
+  // "Contacts along the centreline").
+  double CentrelineX(const Eigen::VectorXd& q, int pair, int side) const;
+  double CentrelineGamma(const Eigen::VectorXd& q, const Eigen::VectorXd& v, int pair,
+                         int side) const;
   // The pose of side `side`'s body with, at a node, the node as origin; the world origin of the
   // side's shape (a node sphere: the node); the world kinematics of the side's material points.
   Eigen::Isometry3d SidePose(const Eigen::VectorXd& q, int pair, int side) const;

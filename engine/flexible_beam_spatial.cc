@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -98,17 +99,23 @@ SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
   const int m = num_modes();
   SpatialBeamPoint s;
   s.X = p.X;
-  for (Eigen::RowVectorXd* row : {&s.su, &s.sv, &s.sw, &s.slope_v, &s.slope_w}) row->setZero(m);
+  for (Eigen::RowVectorXd* row :
+       {&s.su, &s.sv, &s.sw, &s.slope_v, &s.slope_w, &s.dsu, &s.dslope_v, &s.dslope_w}) {
+    row->setZero(m);
+  }
   s.H.setZero(m, m);
   for (int j = 0; j < m; ++j) {
     const int c = column_[static_cast<std::size_t>(j)];
     if (kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ) {
       s.sw(j) = p.sw(c);
       s.slope_w(j) = p.slope(c);
+      s.dslope_w(j) = p.dslope(c);
     } else {  // a planar mode (its bending part is 0 for an axial one, its axial part for bending)
       s.su(j) = p.su(c);
       s.sv(j) = p.sw(c);
       s.slope_v(j) = p.slope(c);
+      s.dsu(j) = p.dsu(c);
+      s.dslope_v(j) = p.dslope(c);
     }
   }
   // H = ∫ (s_v'ᵀ s_v' + s_w'ᵀ s_w'): the planar ∫ ψᵀψ between modes of the same plane.
@@ -126,6 +133,89 @@ SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
 
 SpatialBeamPoint SpatialFlexibleBeam::PointAt(double X) const {
   return FromPlanar(planar_.PointAt(X));
+}
+
+SpatialBeamCurve SpatialFlexibleBeam::Curve(const SpatialBeamPoint& point,
+                                            const Eigen::Ref<const Eigen::VectorXd>& eta) const {
+  const double a = point.slope_v.dot(eta), b = point.slope_w.dot(eta);
+  const double da = point.dslope_v.dot(eta), db = point.dslope_w.dot(eta);
+  const double stiff = properties().geometric_stiffening ? 1.0 : 0.0;
+  SpatialBeamCurve curve;
+  curve.u_x << 1.0 + point.dsu.dot(eta) - 0.5 * stiff * (a * a + b * b), a, b;
+  curve.u_xx << -stiff * (a * da + b * db), da, db;
+  curve.B_x.resize(3, num_modes());
+  curve.B_x.row(0) = point.dsu - stiff * (a * point.slope_v + b * point.slope_w);
+  curve.B_x.row(1) = point.slope_v;
+  curve.B_x.row(2) = point.slope_w;
+  return curve;
+}
+
+namespace {
+
+// φ(X) and its first two X-derivatives.
+struct Objective {
+  double value, slope, curvature;
+};
+
+// The minimizer of φ over [0, L] (SpatialFlexibleBeam::NearestX, LowestX).
+template <class Phi>
+double MinimizeAlongBeam(double L, int elements, const Phi& phi) {
+  const int samples = 2 * elements;
+  const auto at = [&](int j) { return L * j / samples; };
+  int best = 0;
+  double best_value = std::numeric_limits<double>::infinity();
+  for (int j = 0; j <= samples; ++j) {
+    const double value = phi(at(j)).value;
+    if (value < best_value) {
+      best_value = value;
+      best = j;
+    }
+  }
+  const double slope = phi(at(best)).slope;
+  if (slope == 0.0) return at(best);
+  // φ descends towards lo < best (slope > 0) or towards hi > best (slope < 0).
+  double lo = slope > 0.0 ? at(std::max(best - 1, 0)) : at(best);
+  double hi = slope > 0.0 ? at(best) : at(std::min(best + 1, samples));
+  if (slope > 0.0 && (best == 0 || phi(lo).slope >= 0.0)) return lo;
+  if (slope < 0.0 && (best == samples || phi(hi).slope <= 0.0)) return hi;
+  double X = at(best);
+  for (int iteration = 0; iteration < 40; ++iteration) {
+    const Objective o = phi(X);
+    if (o.slope == 0.0) return X;
+    (o.slope < 0.0 ? lo : hi) = X;
+    const double newton = o.curvature > 0.0 ? X - o.slope / o.curvature : 0.5 * (lo + hi);
+    // Converged: the Newton step itself is below the tolerance. (Testing the step taken instead
+    // would let a Newton step that rounds onto X, now an end of the bracket, fall back to
+    // bisection and restart the convergence, up to the iteration limit.)
+    if (o.curvature > 0.0 && std::abs(newton - X) <= 1e-14 * L) {
+      return newton >= lo && newton <= hi ? newton : X;
+    }
+    X = newton > lo && newton < hi ? newton : 0.5 * (lo + hi);  // bisect if Newton left it
+  }
+  return X;
+}
+
+}  // namespace
+
+double SpatialFlexibleBeam::NearestX(const Eigen::Vector3d& c,
+                                     const Eigen::Ref<const Eigen::VectorXd>& eta) const {
+  return MinimizeAlongBeam(length(), properties().elements, [&](double X) {
+    const SpatialBeamPoint point = PointAt(X);
+    const Eigen::Vector3d d = Motion(point, eta, Eigen::VectorXd()).u - c;
+    const SpatialBeamCurve curve = Curve(point, eta);
+    return Objective{0.5 * d.squaredNorm(), curve.u_x.dot(d),
+                     curve.u_x.squaredNorm() + curve.u_xx.dot(d)};
+  });
+}
+
+double SpatialFlexibleBeam::LowestX(const Eigen::Vector3d& n,
+                                    const Eigen::Ref<const Eigen::VectorXd>& eta) const {
+  return MinimizeAlongBeam(length(), properties().elements, [&](double X) {
+    const SpatialBeamPoint point = PointAt(X);
+    const SpatialBeamCurve curve = Curve(point, eta);
+    return Objective{n.dot(Motion(point, eta, Eigen::VectorXd()).u), n.dot(curve.u_x),
+                     n.dot(curve.u_xx)};
+  });
 }
 
 SpatialBeamMotion SpatialFlexibleBeam::Motion(

@@ -63,10 +63,13 @@ namespace saltus::engine {
 // The bending plane or axial family of a spatial mode (see above).
 enum class SpatialModeKind { kAxial, kBendingXY, kBendingXZ };
 
-// Modal rows of one centreline point: s_u, s_v, s_w and the slopes s_v', s_w' (1 × m), and H.
+// Modal rows of one centreline point: s_u, s_v, s_w, the slopes s_v', s_w', their X-derivatives
+// s_u', s_v'', s_w'' (1 × m; within the element that holds X, the one to its right at a node),
+// and H.
 struct SpatialBeamPoint {
   double X = 0;
   Eigen::RowVectorXd su, sv, sw, slope_v, slope_w;
+  Eigen::RowVectorXd dsu, dslope_v, dslope_w;
   Eigen::MatrixXd H;
 };
 
@@ -76,6 +79,17 @@ struct SpatialBeamMotion {
   Eigen::Matrix<double, 3, Eigen::Dynamic> B;
   Eigen::Vector3d u_dot;
   double hdot = 0;
+};
+
+// The shape of the deformed centreline at one point for given η (body frame): the tangent
+// ū_X = ∂ū/∂X, ū_XX and B_X = ∂B/∂X = ∂ū_X/∂η. With the slopes a = s_v'η, b = s_w'η,
+// H'(X) = s_v'ᵀs_v' + s_w'ᵀs_w' and s_u'' = 0 (the axial shape is linear within an element):
+//   ū_X = (1 + s_u'η − ½ (a² + b²),  a,  b),   ū_XX = (−(a a' + b b'),  a',  b'),
+//   B_X = [s_u' − a s_v' − b s_w';  s_v';  s_w'],
+// without the a, b terms of the first row when geometric stiffening is off (H = 0).
+struct SpatialBeamCurve {
+  Eigen::Vector3d u_x, u_xx;
+  Eigen::Matrix<double, 3, Eigen::Dynamic> B_x;  // 3 × m
 };
 
 // The number of modes a spatial beam of n elements has: 5n.
@@ -109,6 +123,19 @@ class SpatialFlexibleBeam {
   SpatialBeamMotion Motion(const SpatialBeamPoint& point,
                            const Eigen::Ref<const Eigen::VectorXd>& eta,
                            const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const;
+  // ū_X, ū_XX and B_X of a point for given η (SpatialBeamCurve).
+  SpatialBeamCurve Curve(const SpatialBeamPoint& point,
+                         const Eigen::Ref<const Eigen::VectorXd>& eta) const;
+  // The X ∈ [0, L] of the centreline point ū(X, η) nearest to the body-frame point c (minimum of
+  // φ = ½‖ū − c‖², φ_X = ū_X·(ū − c), φ_XX = ū_X·ū_X + ū_XX·(ū − c)), and the X of the point
+  // lowest along the body-frame direction n (minimum of φ = n·ū, φ_X = n·ū_X, φ_XX = n·ū_XX).
+  // Both: the lowest of the 2n + 1 samples of φ at the nodes and element midpoints, then on the
+  // side of it where φ_X descends, Newton on φ_X = 0 safeguarded by bisection within the
+  // neighbouring sample, or that sample's end of the beam (X = 0 with φ_X(0) ≥ 0, X = L with
+  // φ_X(L) ≤ 0). The global minimum when the samples resolve the centreline's shape (as the planar
+  // FlexibleBeam::NearestX); |ΔX| ≤ 1e-14 L after at most 40 iterations.
+  double NearestX(const Eigen::Vector3d& c, const Eigen::Ref<const Eigen::VectorXd>& eta) const;
+  double LowestX(const Eigen::Vector3d& n, const Eigen::Ref<const Eigen::VectorXd>& eta) const;
   // The quadrature points of the mass integrals and their weights (those of the planar beam).
   const std::vector<SpatialBeamPoint>& quadrature_points() const { return gauss_; }
   const std::vector<double>& quadrature_weights() const { return planar_.quadrature_weights(); }

@@ -763,11 +763,12 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
   if (run.vtk && spatial_system) {
     for (std::size_t k = 0; k < scene.spatial.shape_nodes.size(); ++k) {
-      if (scene.spatial.shape_nodes[k] < 0) continue;
+      if (scene.spatial.shape_nodes[k] == -1) continue;
       throw SceneError(scene.file, scene.spatial.shape_lines[k],
                        "--vtk draws shapes fixed in their body's frame, and shape '" +
                            scene.spatial.shapes[k].name() +
-                           "' sits at a node of a flexible body (use the CSV or --hdf5 output)");
+                           "' sits at a node or along the centreline of a flexible body (use the "
+                           "CSV or --hdf5 output)");
     }
   }
   // The initial state: the scene's, or with --resume a saved one (tools/resume.h).

@@ -684,8 +684,10 @@ class SceneParser {
   // `key` (node_a, node_b, node): a node index of the flexible body `body` of `bodies` (planar
   // or spatial), exclusive with `point_key`; −1 when absent.
   template <class Body>
+  // `centreline`: the value `centreline` is allowed too (a shape swept along the centreline,
+  // contact::kAlongCentreline).
   int NodeRef(const MapReader& r, std::string_view key, std::string_view point_key, int body,
-              const std::vector<Body>& bodies) const {
+              const std::vector<Body>& bodies, bool centreline = false) const {
     const YAML::Node* value = r.Find(key);
     if (value == nullptr) return -1;
     const Body* b = body >= 0 ? &bodies[static_cast<std::size_t>(body)] : nullptr;
@@ -696,6 +698,9 @@ class SceneParser {
     if (r.Has(point_key)) {
       r.Fail(*value, std::string(key) + " and " + std::string(point_key) +
                          " are exclusive (a node is its own point)");
+    }
+    if (centreline && value->IsScalar() && value->Scalar() == "centreline") {
+      return contact::kAlongCentreline;
     }
     const int node = r.Integer(key, 0, 0);
     if (node > b->beam->elements) {
@@ -935,14 +940,14 @@ class SceneParser {
   }
 
   // A disk (body_a or the ground) against any point of the beam of the flexible body_b, whose
-  // faces are radius_b (half its thickness, ≥ 0) from its centreline. Frictionless:
-  // simulation.friction does not apply to it (contact/planar_contacts.h).
+  // faces are radius_b (half its thickness, ≥ 0) from its centreline. Its own `friction` only
+  // (default 0): simulation.friction does not apply to it (contact/planar_contacts.h).
   void ParseDiskBeamContact(const MapReader& r, const std::vector<std::string>& all,
                             contact::PlanarContact c, Scene* scene) {
     c.type = contact::PlanarContactType::kDiskBeam;
     r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "radius_a", "radius_b",
-                      "restitution"}),
-                all, "a disk_beam contact (frictionless, its point on the beam is found)");
+                      "restitution", "friction"}),
+                all, "a disk_beam contact (its point on the beam is found)");
     c.body_a = BodyRef(r, "body_a");
     c.body_b = BodyRef(r, "body_b", /*allow_ground=*/false);
     RequireDistinct(r, c.body_a, c.body_b);
@@ -955,7 +960,7 @@ class SceneParser {
     c.radius_a = r.RequiredNumber("radius_a", Range::kPositive);
     c.radius_b = r.RequiredNumber("radius_b", Range::kNonNegative);
     c.restitution = r.Number("restitution", Range::kUnitInterval, -1.0);
-    c.friction = 0.0;
+    c.friction = r.Number("friction", Range::kNonNegative, 0.0);
     scene->contacts.push_back(c);
     scene->lines.contacts.push_back(r.line());
   }
@@ -1182,18 +1187,20 @@ class SceneParser {
 
     const int body = BodyRef(r, "body");
     // A shape on a flexible body is a sphere at one of its nodes (`node`, exclusive with the
-    // pose: contact/spatial_contacts.h, "Contacts at nodes").
-    const int at_node = NodeRef(r, "node", "position", body, sp.bodies);
-    if (at_node >= 0 && r.Has("quaternion")) {
+    // pose: contact/spatial_contacts.h, "Contacts at nodes"), or swept along its whole centreline
+    // (`node: centreline`; "Contacts along the centreline").
+    const int at_node = NodeRef(r, "node", "position", body, sp.bodies, true);
+    if (at_node != -1 && r.Has("quaternion")) {
       r.Fail(
           *r.Find("quaternion"),
           "node and quaternion are exclusive (the sphere at a node turns with the body's frame)");
     }
     if (body != engine::kGround && sp.bodies[static_cast<std::size_t>(body)].beam) {
-      if (at_node < 0) {
+      if (at_node == -1) {
         r.Fail(r.Require("body"), "a shape on the flexible body '" +
                                       sp.bodies[static_cast<std::size_t>(body)].name +
-                                      "' needs `node: k` (a sphere at node k of its centreline)");
+                                      "' needs `node: k` (a sphere at node k of its centreline) "
+                                      "or `node: centreline` (a sphere swept along it)");
       }
       if (type != "sphere") {
         r.Fail(r.Require("type"),

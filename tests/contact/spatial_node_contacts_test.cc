@@ -19,6 +19,7 @@
 #include "engine/flexible_beam_spatial.h"
 #include "engine/rotation.h"
 #include "engine/spatial_model.h"
+#include "flexible_contact_checks.h"
 #include "spatial_row_checks.h"
 
 namespace saltus::contact {
@@ -27,33 +28,8 @@ namespace {
 using Eigen::Matrix3d;
 using Eigen::Vector3d;
 using Eigen::VectorXd;
+using testing::LinkAndBeam;
 using testing::Pose;
-
-// The soft free–free beam of the spatial tumbling test (L = 2 m, E = 7e7 Pa, 3 elements, 6
-// modes, I_xz = 2.25 I_xy): body 1; a rigid link: body 0.
-std::shared_ptr<const engine::SpatialModel> LinkAndBeam() {
-  engine::BeamProperties p;
-  p.length = 2.0;
-  p.area = 4e-4;
-  p.second_moment = 2e-7;
-  p.density = 3000.0;
-  p.youngs_modulus = 7e7;
-  p.elements = 3;
-  p.modes = 6;
-  p.reference = engine::BeamReference::kFree;
-  engine::SpatialModelBuilder builder;
-  engine::SpatialBody link;
-  link.name = "link";
-  link.mass = 0.7;
-  link.inertia = Vector3d(0.02, 0.03, 0.04).asDiagonal();
-  builder.AddBody(link);
-  engine::SpatialBody beam;
-  beam.name = "beam";
-  beam.beam = p;
-  beam.second_moment_xz = 4.5e-7;
-  builder.AddBody(beam);
-  return builder.Build();
-}
 
 // One pair of every path with a node: plane–sphere (fixed plane, with friction and rolling
 // resistance), moving plane–sphere, sphere–sphere with the node on side a, and box–sphere (the
@@ -92,89 +68,25 @@ std::vector<SpatialContactPair> NodePairs() {
   return pairs;
 }
 
-// The link near the origin; the beam's frame such that its nodes 1 and 2 lie within ~0.5 m of
-// the link (its nodes are 2/3 m apart); every modal amplitude deflected and moving.
+// The beam's frame tilted by ≲ 0.4 rad, such that its nodes 1 and 2 lie within ~0.5 m of the link
+// (its nodes are 2/3 m apart); every modal amplitude deflected and moving.
 void RandomState(std::mt19937& rng, VectorXd* q, VectorXd* v) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  q->resize(7 + 7 + 6);
-  q->segment<3>(0) = 0.05 * Vector3d(u(rng), u(rng), u(rng));
-  q->segment<4>(3) =
-      Eigen::Vector4d(1.0 + 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng), 0.3 * u(rng)).normalized();
-  q->segment<3>(7) = Vector3d(-1.0 + 0.2 * u(rng), 0.3 * u(rng), 0.35 + 0.1 * u(rng));
-  q->segment<4>(10) =
-      Eigen::Vector4d(1.0 + 0.2 * u(rng), 0.2 * u(rng), 0.2 * u(rng), 0.2 * u(rng)).normalized();
-  for (int i = 0; i < 6; ++i) (*q)[14 + i] = 0.05 * u(rng);
-  v->resize(6 + 6 + 6);
-  for (int k = 0; k < v->size(); ++k) (*v)[k] = 2.0 * u(rng);
+  testing::RandomLinkAndBeamState(rng, Eigen::Vector4d(0.2, 0.2, 0.2, 0.2), q, v);
 }
 
-struct Fixture {
-  std::shared_ptr<const engine::SpatialModel> model = LinkAndBeam();
-  std::shared_ptr<const SpatialContacts> contacts =
-      std::make_shared<SpatialContacts>(model, NodePairs());
-  std::shared_ptr<engine::SpatialMultibodySystem> system =
-      std::make_shared<engine::SpatialMultibodySystem>(model);
-  std::vector<int> rows;  // global rows of the contact block
-  Fixture() {
-    const int first = system->num_constraints();
-    system->AddConstraintBlock(contacts);
-    for (int r = 0; r < contacts->num_rows(); ++r) rows.push_back(first + r);
-  }
+struct Fixture : testing::LinkAndBeamContacts {
+  Fixture() : LinkAndBeamContacts(NodePairs()) {}
 };
-
-// World position of the material point of `body` that is at x (world) at q, carried to q_new:
-// a point of the node-k sphere (node ≥ 0) moves with the node and turns with the frame, a point
-// of a rigid body with the body; the ground's stay.
-Vector3d Carried(const engine::SpatialModel& model, int body, int node, const VectorXd& q,
-                 const VectorXd& q_new, const Vector3d& x) {
-  if (body == engine::kGround) return x;
-  const auto origin = [&](const VectorXd& qq) {
-    const int q0 = model.QOffset(body);
-    Vector3d o = qq.segment<3>(q0);
-    if (node >= 0) {
-      const engine::SpatialFlexibleBeam& beam = *model.beam(body);
-      const engine::SpatialBeamPoint point = beam.PointAt(beam.NodeX(node));
-      o += engine::QuaternionToRotation(qq.segment<4>(q0 + 3)) *
-           beam.Motion(point, qq.segment(q0 + 7, beam.num_modes()), VectorXd()).u;
-    }
-    return o;
-  };
-  const auto R = [&](const VectorXd& qq) {
-    return engine::QuaternionToRotation(qq.segment<4>(model.QOffset(body) + 3));
-  };
-  const Vector3d s = R(q).transpose() * (x - origin(q));
-  return origin(q_new) + R(q_new) * s;
-}
 
 TEST(SpatialNodeContacts, NormalRowsMatchDifferencesOfTheGapIncludingTheElasticColumns) {
   Fixture f;
   std::mt19937 rng(11);
-  const int nv = f.model->num_v();
-  const int normal = f.contacts->num_normal_rows();
-  std::vector<int> normal_rows(f.rows.begin(), f.rows.begin() + normal);
   double largest_elastic = 0.0;
   for (int draw = 0; draw < 20; ++draw) {
     VectorXd q, v;
     RandomState(rng, &q, &v);
-    Eigen::MatrixXd G;
-    f.system->ConstraintJacobian(0.0, q, normal_rows, &G);
-    // Central differences along q ⊕ h e_i; truncation ~h² g''' ≲ 1e-10 and round-off ~1e-16/h
-    // ≈ 1e-10 at h = 1e-6: 1e-7 leaves a margin of 1000.
-    const double h = 1e-6;
-    for (int i = 0; i < nv; ++i) {
-      const VectorXd e = VectorXd::Unit(nv, i);
-      VectorXd qp, qm, gp, gm;
-      f.system->IntegratePosition(q, e, h, &qp);
-      f.system->IntegratePosition(q, e, -h, &qm);
-      f.system->ConstraintValues(0.0, qp, normal_rows, &gp);
-      f.system->ConstraintValues(0.0, qm, normal_rows, &gm);
-      const VectorXd fd = (gp - gm) / (2 * h);
-      for (int r = 0; r < normal; ++r) {
-        EXPECT_NEAR(G(r, i), fd[r], 1e-7 * (1.0 + std::abs(fd[r])))
-            << f.contacts->row_info(r).name << " column " << i << " draw " << draw;
-      }
-    }
-    largest_elastic = std::max(largest_elastic, G.rightCols(6).cwiseAbs().maxCoeff());
+    largest_elastic =
+        std::max(largest_elastic, testing::ExpectNormalRowsMatchGapDifferences(f, q, draw));
   }
   // The elastic columns carry the beam's flexibility (mode shapes of ~0.6 m/√kg at the nodes).
   EXPECT_GT(largest_elastic, 0.1);
@@ -207,36 +119,18 @@ TEST(SpatialNodeContacts, PlaneRowIsTheClosedFormOfTheNode) {
 }
 
 TEST(SpatialNodeContacts, TangentialRowsAreTheSlipOfTheMaterialPoints) {
-  // G_T v = t·(ẋ_b − ẋ_a) with x_a, x_b the material points at the witness points: central
-  // differences of their positions along q ⊕ h v (h = 1e-6: error ≲ 1e-10 · |v|³).
+  // The material points of the node spheres are those of the node's section.
   Fixture f;
   std::mt19937 rng(3);
-  const int normal = f.contacts->num_normal_rows();
-  const int first_resistance = f.contacts->first_resistance_row();
+  const auto node_x = [&](int p, int side) {
+    const SpatialContactPair& pair = f.contacts->pairs()[static_cast<std::size_t>(p)];
+    const int node = side == 0 ? pair.node_a : pair.node_b;
+    return node >= 0 ? f.model->beam(1)->NodeX(node) : 0.0;
+  };
   for (int draw = 0; draw < 20; ++draw) {
     VectorXd q, v;
     RandomState(rng, &q, &v);
-    for (int r = normal; r < first_resistance; ++r) {
-      Eigen::MatrixXd G;
-      f.system->ConstraintJacobian(0.0, q, std::vector<int>{f.rows[static_cast<std::size_t>(r)]},
-                                   &G);
-      const PairDistance d = f.contacts->Evaluate(q, r);
-      const auto [t1, t2] = f.contacts->Tangents(q, r);
-      const Vector3d t = (r - normal) % 2 == 0 ? t1 : t2;
-      const SpatialContactPair& pair =
-          f.contacts->pairs()[static_cast<std::size_t>(f.contacts->RowPair(r))];
-      const double h = 1e-6;
-      VectorXd qp, qm;
-      f.system->IntegratePosition(q, v, h, &qp);
-      f.system->IntegratePosition(q, v, -h, &qm);
-      const auto slip = [&](const VectorXd& qq) {
-        return t.dot(Carried(*f.model, pair.body_b, pair.node_b, q, qq, d.point_b) -
-                     Carried(*f.model, pair.body_a, pair.node_a, q, qq, d.point_a));
-      };
-      const double expected = (slip(qp) - slip(qm)) / (2 * h);
-      EXPECT_NEAR(G.row(0).dot(v), expected, 1e-7 * (1.0 + std::abs(expected)))
-          << f.contacts->row_info(r).name << " draw " << draw;
-    }
+    testing::ExpectTangentialRowsAreTheSlip(f, q, v, draw, node_x);
   }
 }
 
@@ -248,38 +142,26 @@ TEST(SpatialNodeContacts, GammaOfEveryRowMatchesDifferencesOfGv) {
   for (int draw = 0; draw < 20; ++draw) {
     VectorXd q, v;
     RandomState(rng, &q, &v);
-    const testing::GammaReference ref(*f.system, q, v, f.rows, 1e-3);
-    for (std::size_t k = 0; k < f.rows.size(); ++k) {
-      const int r = static_cast<int>(k);
-      const auto i = static_cast<Eigen::Index>(k);
-      const bool difference = !f.contacts->HasAnalyticGamma(f.contacts->NormalRowOf(r));
-      EXPECT_LE(ref.Error(i), ref.Tolerance(i, difference))
-          << f.contacts->row_info(r).name << " draw " << draw << " gamma " << ref.gamma[i]
-          << " reference " << ref.r2[i];
-    }
+    testing::ExpectGammaMatchesDifferences(f, q, v, draw, [&](int r) {
+      return !f.contacts->HasAnalyticGamma(f.contacts->NormalRowOf(r));
+    });
   }
 }
 
 TEST(SpatialNodeContacts, BadNodesAreRefusedNamingThePair) {
   const auto model = LinkAndBeam();
-  const auto refused = [&](SpatialContactPair pair, const std::string& what) {
-    try {
-      SpatialContacts::CheckPair(*model, pair);
-      ADD_FAILURE() << "accepted: " << what;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("contact pair 'p'"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
-    EXPECT_THROW(SpatialContacts(model, {pair}), std::invalid_argument);
+  const auto refused = [&](const SpatialContactPair& pair, const std::string& what) {
+    testing::ExpectRefused(model, pair, what);
   };
+
   SpatialContactPair pair;
   pair.name = "p";
   pair.body_b = 1;
   pair.shape_b = Shape::Sphere(0.02);
   pair.node_b = 4;
   refused(pair, "node_b 4 is not a node of the beam (0..3)");
-  pair.node_b = -2;
-  refused(pair, "node_b -2 is not a node");
+  pair.node_b = -3;  // (−2 is kAlongCentreline)
+  refused(pair, "node_b -3 is not a node");
   pair.node_b = 1;
   pair.shape_b = Shape::Box(Vector3d(0.1, 0.1, 0.1));
   refused(pair, "must be a sphere centred on the node");

@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -290,6 +292,68 @@ TEST(SpatialFlexibleBeam, PlanarMotionIsThePlanarBeam) {
       EXPECT_NEAR(F_s(6 + j), 0.0, 1e-12 * f_scale) << "x-z mode " << j;
     }
   }
+}
+
+TEST(SpatialFlexibleBeam, CurveIsTheXDerivativeOfThePoint) {
+  // ū_X, ū_XX and B_X = ∂B/∂X against central differences in X of ū and B (h = 1e-5 inside an
+  // element: truncation h² ū''' ≲ 1e-9 for a tip deflection of a few 0.1 m, round-off 1e-16/h²
+  // ≈ 1e-6 for the second difference), with and without stiffening.
+  for (const bool stiffening : {true, false}) {
+    BeamProperties p = KaneBeam(4, 12);
+    p.geometric_stiffening = stiffening;
+    const SpatialFlexibleBeam beam(p, kSecondMomentXZ);
+    const Eigen::VectorXd eta = SampleState(12).eta;
+    const Eigen::VectorXd none;
+    for (const double X : {0.7, 3.1, 5.55, 8.4}) {
+      const double h = 1e-5;
+      const SpatialBeamCurve curve = beam.Curve(beam.PointAt(X), eta);
+      const SpatialBeamMotion plus = beam.Motion(beam.PointAt(X + h), eta, none);
+      const SpatialBeamMotion minus = beam.Motion(beam.PointAt(X - h), eta, none);
+      const SpatialBeamMotion at = beam.Motion(beam.PointAt(X), eta, none);
+      EXPECT_LT((curve.u_x - (plus.u - minus.u) / (2 * h)).norm(), 1e-8) << X;
+      EXPECT_LT((curve.u_xx - (plus.u - 2 * at.u + minus.u) / (h * h)).norm(), 1e-4) << X;
+      EXPECT_LT((curve.B_x - (plus.B - minus.B) / (2 * h)).cwiseAbs().maxCoeff(), 1e-8) << X;
+    }
+  }
+}
+
+TEST(SpatialFlexibleBeam, NearestAndLowestPointsAreTheMinimaAlongTheBeam) {
+  // NearestX(c) and LowestX(n) against the best of 20001 samples of ‖ū − c‖ and n·ū (spacing
+  // 5e-4 m: the sampled minimum is above the true one by at most ~(spacing)² · curvature), and
+  // stationary where inside: φ_X = 0 to round-off.
+  const SpatialFlexibleBeam beam(KaneBeam(4, 12), kSecondMomentXZ);
+  const Eigen::VectorXd eta = SampleState(12).eta;
+  const Eigen::VectorXd none;
+  const double L = beam.length();
+  const auto u = [&](double X) { return beam.Motion(beam.PointAt(X), eta, none).u; };
+  int interior = 0;
+  for (const Eigen::Vector3d& c :
+       {Eigen::Vector3d(3.0, 0.5, -0.2), Eigen::Vector3d(7.5, -1.0, 1.0),
+        Eigen::Vector3d(-1.0, 0.2, 0.1), Eigen::Vector3d(5.0, 0.1, 0.3)}) {
+    const double X = beam.NearestX(c, eta);
+    double best = std::numeric_limits<double>::infinity();
+    for (int k = 0; k <= 20000; ++k) best = std::min(best, (u(L * k / 20000) - c).norm());
+    EXPECT_LE((u(X) - c).norm(), best + 1e-12) << c.transpose();
+    EXPECT_GT((u(X) - c).norm(), best - 1e-5) << c.transpose();
+    if (X > 0.0 && X < L) {
+      ++interior;
+      const SpatialBeamCurve curve = beam.Curve(beam.PointAt(X), eta);
+      EXPECT_LT(std::abs(curve.u_x.dot(u(X) - c)), 1e-14) << c.transpose();
+    }
+  }
+  for (const Eigen::Vector3d& n : {Eigen::Vector3d(0.0, 1.0, 0.0), Eigen::Vector3d(0.0, 0.0, -1.0),
+                                   Eigen::Vector3d(0.05, -0.3, 1.0).normalized()}) {
+    const double X = beam.LowestX(n, eta);
+    double best = std::numeric_limits<double>::infinity();
+    for (int k = 0; k <= 20000; ++k) best = std::min(best, n.dot(u(L * k / 20000)));
+    EXPECT_LE(n.dot(u(X)), best + 1e-12) << n.transpose();
+    EXPECT_GT(n.dot(u(X)), best - 1e-5) << n.transpose();
+    if (X > 0.0 && X < L) {
+      ++interior;
+      EXPECT_LT(std::abs(n.dot(beam.Curve(beam.PointAt(X), eta).u_x)), 1e-14) << n.transpose();
+    }
+  }
+  EXPECT_GE(interior, 3);
 }
 
 TEST(SpatialFlexibleBeam, InputIsValidated) {

@@ -140,7 +140,83 @@ contact::PlanarContact GroundCylinderOnTheBeam() {
   return c;
 }
 
-TEST(FlexibleContact, DiskBeamNeedsAFlexibleBodyAndNoFriction) {
+TEST(FlexibleContact, FrictionalDiskBeamRowsAreTheSlipOfTheSectionAtTheContactPoint) {
+  // The two disks of DiskBeamRowsMatchFiniteDifferencesBetweenNodes with friction: each adds a
+  // tangential row t·(v_B(x_b) − v_A(x_a)) at the witness points, x_b carried by the beam's
+  // section at X* (centre p(X*), angle θ + ψ(X*) η), x_a by the plate or the ground. G_T v against
+  // central differences of the slip of those material points along q + s v (h = 1e-6: truncation
+  // ~h² ≲ 1e-11, round-off ~ε/h ≈ 1e-10), and γ_T (a central difference of G_T v itself, header)
+  // against GammaByDifference at h = 1e-5 (truncation ~1e-10 each).
+  Eigen::VectorXd q, v;
+  const auto model = PlateAndFreeBeam(&q, &v);
+  const int i_plate = 0, i_beam = 1;
+  const FlexibleBeam& beam = *model->beam(i_beam);
+  const int m = beam.num_modes(), column = model->Offset(i_beam);
+  contact::PlanarContact ground;
+  ground.name = "cylinder";
+  ground.type = contact::PlanarContactType::kDiskBeam;
+  ground.body_a = kGround;
+  ground.body_b = i_beam;
+  ground.point_a = BesideBeam(*model, i_beam, 0.62, -0.3, q);
+  ground.radius_a = 0.25;
+  ground.radius_b = 0.01;
+  ground.friction = 0.4;
+  contact::PlanarContact plate = ground;
+  plate.name = "knob";
+  plate.body_a = i_plate;
+  const Eigen::Vector2d world = BesideBeam(*model, i_beam, 1.38, 0.2, q);
+  plate.point_a = Eigen::Rotation2Dd(q(2)).toRotationMatrix().transpose() * (world - q.head<2>());
+  plate.radius_a = 0.1;
+  plate.friction = 0.3;
+  auto system = std::make_shared<PlanarMultibodySystem>(model);
+  system->AddConstraintBlock(std::make_shared<const contact::PlanarContacts>(
+      model, std::vector<contact::PlanarContact>{ground, plate}));
+  const std::vector<int> tangential = {2, 3};
+  ASSERT_EQ(system->num_constraints(), 4);
+  Eigen::MatrixXd G;
+  system->ConstraintJacobian(0.0, q, tangential, &G);
+  const auto rotation = [](double a) { return Eigen::Rotation2Dd(a).toRotationMatrix(); };
+  for (int k = 0; k < 2; ++k) {
+    const contact::PlanarContact& c = k == 0 ? ground : plate;
+    // The disk centre, X*, the centreline point and the witness points at q.
+    const auto disk_centre = [&](const Eigen::VectorXd& qq) {
+      return c.body_a == kGround ? c.point_a
+                                 : Eigen::Vector2d(qq.head<2>() + rotation(qq(2)) * c.point_a);
+    };
+    const Eigen::Vector2d p_a = disk_centre(q);
+    const double X =
+        beam.NearestX(rotation(q(column + 2)).transpose() * (p_a - q.segment<2>(column)),
+                      q.segment(column + 3, m));
+    ASSERT_GT(X, 0.0);
+    const BeamPoint point = beam.PointAt(X);
+    const auto centre = [&](const Eigen::VectorXd& qq) {
+      return model->BeamPointState(i_beam, point, qq, {}).p;
+    };
+    const auto section_angle = [&](const Eigen::VectorXd& qq) {
+      return qq(column + 2) + point.slope.dot(qq.segment(column + 3, m));
+    };
+    const Eigen::Vector2d p_b = centre(q);
+    const Eigen::Vector2d n = (p_b - p_a).normalized(), t(-n.y(), n.x());
+    const Eigen::Vector2d x_b = p_b - c.radius_b * n, x_a = p_a + c.radius_a * n;
+    const auto slip = [&](const Eigen::VectorXd& qq) {
+      const Eigen::Vector2d b =
+          centre(qq) + rotation(section_angle(qq) - section_angle(q)) * (x_b - p_b);
+      const Eigen::Vector2d a = disk_centre(qq) + rotation(qq(2) - q(2)) * (x_a - p_a);
+      return t.dot(b - (c.body_a == kGround ? x_a : a));
+    };
+    const double h = 1e-6;
+    const double expected = (slip(q + h * v) - slip(q - h * v)) / (2 * h);
+    EXPECT_NEAR(G.row(k).dot(v), expected, 1e-8 * (1.0 + std::abs(expected))) << c.name;
+    EXPECT_GT(G.row(k).tail(m).norm(), 0.1) << c.name;  // the elastic columns are there
+  }
+  Eigen::VectorXd gamma;
+  system->ConstraintGamma(0.0, q, v, tangential, &gamma);
+  const Eigen::VectorXd gamma_fd = GammaByDifference(*system, 0.0, q, v, tangential, 1e-5);
+  std::cout << "gamma_T " << gamma.transpose() << " (differences " << gamma_fd.transpose() << ")\n";
+  EXPECT_LT((gamma - gamma_fd).cwiseAbs().maxCoeff(), 1e-6);
+}
+
+TEST(FlexibleContact, DiskBeamNeedsAFlexibleBody) {
   Eigen::VectorXd q, v;
   const auto model = PlateAndFreeBeam(&q, &v);
   const contact::PlanarContact c = GroundCylinderOnTheBeam();
@@ -153,6 +229,8 @@ TEST(FlexibleContact, DiskBeamNeedsAFlexibleBodyAndNoFriction) {
   EXPECT_THROW(contact::PlanarContacts(model, {node}), std::invalid_argument);
   contact::PlanarContact friction = c;
   friction.friction = 0.3;
+  EXPECT_NO_THROW(contact::PlanarContacts(model, {friction}));
+  friction.friction = -0.3;
   EXPECT_THROW(contact::PlanarContacts(model, {friction}), std::invalid_argument);
   contact::PlanarContact no_radius = c;
   no_radius.radius_a = 0.0;
