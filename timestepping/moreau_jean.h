@@ -278,7 +278,8 @@ class MoreauJean {
   double t() const { return t_; }
   const Eigen::VectorXd& q() const { return q_; }
   const Eigen::VectorXd& v() const { return v_; }
-  // Unilateral rows of the index set I of the last step (ascending) and their impulses P.
+  // Unilateral rows of the index set I of the last step (ascending; with speculative contacts
+  // also the open rows within the margin, with P = 0 unless they closed) and their impulses P.
   const std::vector<int>& active_rows() const { return active_; }
   const Eigen::VectorXd& impulses() const { return impulses_; }
   double last_step() const { return last_step_; }  // h of the last step (0 before the first)
