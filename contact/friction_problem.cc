@@ -115,6 +115,10 @@ void ValidateContact(const char* who, const engine::MechanicalSystem& system,
     throw std::invalid_argument(w + ": " + label + ": restitution must be in [0, 1], got " +
                                 std::to_string(c.restitution));
   }
+  if (!std::isfinite(c.gap_rate)) {
+    throw std::invalid_argument(w + ": " + label + ": the gap rate must be finite, got " +
+                                std::to_string(c.gap_rate));
+  }
   if (!c.sliding) return;
   if (level == Level::kImpact) {
     throw std::invalid_argument(w + ": " + label +
@@ -422,14 +426,15 @@ FrictionalImpactResult FrictionlessImpact(const engine::MechanicalSystem& system
                                           std::span<const FrictionalContact> contacts,
                                           const ContactRows& rows, const FrictionOptions& options) {
   std::vector<int> normal_rows;
-  std::vector<double> e;
+  std::vector<double> e, s;
   for (const FrictionalContact& c : contacts) {
     normal_rows.push_back(c.normal_row);
     e.push_back(c.restitution);
+    s.push_back(c.gap_rate);
   }
   const ImpactResult ir =
       f ? SolveVelocityStep(system, t, q, v_minus, *f, bilateral_rows, normal_rows, e,
-                            ToLcpOptions(options))
+                            ToLcpOptions(options), s)
         : SolveImpact(system, t, q, v_minus, bilateral_rows, normal_rows, e, ToLcpOptions(options));
   FrictionalImpactResult r;
   r.v_plus = ir.v_plus;
@@ -486,7 +491,7 @@ FrictionalImpactResult Impact(const char* who, const engine::MechanicalSystem& s
   Eigen::VectorXd d = gt_u;  // + e u_N⁻ on the normal rows
   for (std::size_t i = 0; i < contacts.size(); ++i) {
     const int n = rows.local[i].normal;
-    if (!tangential) d[n] += contacts[i].restitution * u_minus[n];
+    if (!tangential) d[n] += contacts[i].restitution * u_minus[n] + contacts[i].gap_rate;
   }
   // Lᵀ v⁻, and for a step Lᵀ (v⁻ + M⁻¹ f) = Lᵀ v⁻ + L⁻¹ f (M = L Lᵀ).
   Eigen::VectorXd y0 = a.llt.matrixU() * v_minus;

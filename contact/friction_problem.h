@@ -75,7 +75,10 @@ struct FrictionalContact {
   int num_tangent_rows = 0;                 // 0, 1 (plane) or 2 (space)
   double friction = 0.0;                    // μ ≥ 0
   double restitution = 0.0;                 // e ∈ [0, 1] (impacts)
-  bool sliding = false;                     // acceleration level: slip direction given
+  // s ≥ 0 of a time step's law u_N⁺ + e u_N⁻ + s ≥ 0 (SolveFrictionalVelocityStep): an open
+  // contact's speculative gap rate g/(θ h) (timestepping/moreau_jean.h); 0 for impacts.
+  double gap_rate = 0.0;
+  bool sliding = false;  // acceleration level: slip direction given
   Eigen::Vector2d slip_direction = Eigen::Vector2d::Zero();  // d, unit (plane: ±1)
 
   // The contact of `normal_row` with the system's tangential rows (MechanicalSystem::TangentRows)
@@ -172,7 +175,10 @@ FrictionalImpactResult SolveTangentialImpact(const engine::MechanicalSystem& sys
 // The contact problem of one step of Moreau–Jean time-stepping (timestepping/moreau_jean.h) with
 // Coulomb friction on the impulses (Acary & Brogliato 2008, Sec. 10.1; Jean 1999):
 //   v⁺ = v + M⁻¹ (f + G_Bᵀ P_B + G_Nᵀ P_N + G_Tᵀ P_T),   u_B⁺ = 0,
-//   0 ≤ u_N⁺ + e u_N⁻ ⊥ P_N ≥ 0,   ‖P_T‖ ≤ μ P_N, and u_T⁺ = 0 or P_T = −μ P_N u_T⁺/‖u_T⁺‖,
+//   0 ≤ u_N⁺ + e u_N⁻ + s ⊥ P_N ≥ 0,   ‖P_T‖ ≤ μ P_N, and u_T⁺ = 0 or P_T = −μ P_N u_T⁺/‖u_T⁺‖,
+// (s = FrictionalContact::gap_rate; with s > 0 the cone's normal velocity is u_N⁺ + s, De
+// Saxcé's form with the shifted normal velocity: a contact with P_N > 0 ends at u_N⁺ = −s, i.e.
+// closed at the step's end, and sticks or slides there; one with P_N = 0 has no friction)
 // with u⁻ = G v + ∂g/∂t at the given v (the velocity at the start of the step) and f (nv) the
 // impulse of the forces over the step (h F): SolveFrictionalImpact on the free velocity
 // v + M⁻¹ f with Newton's law on the start velocity (contact::SolveVelocityStep is the

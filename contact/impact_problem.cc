@@ -124,7 +124,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
                                 const Eigen::VectorXd* f, std::span<const int> bilateral_rows,
                                 std::span<const int> unilateral_rows,
                                 std::span<const double> restitution, const LcpOptions& options,
-                                const char* kind) {
+                                const char* kind, std::span<const double> gap_rate = {}) {
   const std::string w(who);
   ValidateState(who, system, t, q, v, f ? "v" : "v_minus");
   ValidateRows(who, system, bilateral_rows, unilateral_rows);
@@ -144,9 +144,24 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
                                   std::to_string(restitution[i]));
     }
   }
+  if (!gap_rate.empty() && gap_rate.size() != unilateral_rows.size()) {
+    throw std::invalid_argument(w + ": " + std::to_string(gap_rate.size()) + " gap rates for " +
+                                std::to_string(unilateral_rows.size()) + " unilateral rows");
+  }
+  for (std::size_t i = 0; i < gap_rate.size(); ++i) {
+    if (!std::isfinite(gap_rate[i])) {
+      throw std::invalid_argument(w + ": " + RowLabel(system, unilateral_rows[i]) +
+                                  ": the gap rate must be finite, got " +
+                                  std::to_string(gap_rate[i]));
+    }
+  }
   const auto n_b = static_cast<Eigen::Index>(bilateral_rows.size());
   const auto n_u = static_cast<Eigen::Index>(unilateral_rows.size());
   const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
+  // s of the step's law (SolveVelocityStep), zero when not given.
+  const Eigen::VectorXd s =
+      gap_rate.empty() ? Eigen::VectorXd::Zero(n_u)
+                       : Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(gap_rate.data(), n_u));
   const Origin origin{kind, t, unilateral_rows};
 
   ImpactResult result;
@@ -155,10 +170,10 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
   result.impulse_u = Eigen::VectorXd::Zero(n_u);
 
   if (UseSparse(system, bilateral_rows)) {
-    SparseAssembled s = AssembleSparse(system, t, q, unilateral_rows, f != nullptr);
-    if (s.available) {
-      if (!s.error.empty()) {
-        result.message = s.error;
+    SparseAssembled sa = AssembleSparse(system, t, q, unilateral_rows, f != nullptr);
+    if (sa.available) {
+      if (!sa.error.empty()) {
+        result.message = sa.error;
         return result;
       }
       Eigen::VectorXd gt_u;
@@ -167,18 +182,18 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
         result.message = "a constraint's time derivative has a non-finite entry";
         return result;
       }
-      s.G.Multiply(v, &result.u_minus_u);
+      sa.G.Multiply(v, &result.u_minus_u);
       result.u_minus_u += gt_u;
-      if (f != nullptr) result.v_plus += MinvTimes(s, *f);  // the free velocity
-      // b = G v_free + ∂g/∂t + e u⁻ (the reduced problem below with no bilateral rows).
+      if (f != nullptr) result.v_plus += MinvTimes(sa, *f);  // the free velocity
+      // b = G v_free + ∂g/∂t + e u⁻ + s (the reduced problem below with no bilateral rows).
       Eigen::VectorXd b;
-      s.G.Multiply(result.v_plus, &b);
-      b += gt_u + e.cwiseProduct(result.u_minus_u);
-      result.lcp = SolveSparse(s, b, options, origin);
+      sa.G.Multiply(result.v_plus, &b);
+      b += gt_u + e.cwiseProduct(result.u_minus_u) + s;
+      result.lcp = SolveSparse(sa, b, options, origin);
       result.largest_lcp = result.lcp.largest_component;
       result.impulse_u = result.lcp.z;
-      if (result.impulse_u.size() == n_u) AddMinvGtz(s, result.impulse_u, &result.v_plus);
-      s.G.Multiply(result.v_plus, &result.u_plus_u);
+      if (result.impulse_u.size() == n_u) AddMinvGtz(sa, result.impulse_u, &result.v_plus);
+      sa.G.Multiply(result.v_plus, &result.u_plus_u);
       result.u_plus_u += gt_u;
       if (!result.lcp.ok) {
         result.message =
@@ -213,7 +228,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
     // A velocity step: the free velocity v + M⁻¹ f, the restitution term from u at v.
     result.u_minus_u = a.G_u * v + gt_u;
     y0 += a.llt.matrixL().solve(*f);  // + L⁻¹ f = Lᵀ M⁻¹ f
-    const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u);
+    const Eigen::VectorXd d_u = gt_u + e.cwiseProduct(result.u_minus_u) + s;
     r = SolveReduced(a.A_b, a.A_u, y0, gt_b, d_u, nullptr, options, origin);
   }
   result.lcp = r.lcp;
@@ -247,9 +262,10 @@ ImpactResult SolveVelocityStep(const engine::MechanicalSystem& system, double t,
                                const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                                const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
                                std::span<const int> unilateral_rows,
-                               std::span<const double> restitution, const LcpOptions& options) {
+                               std::span<const double> restitution, const LcpOptions& options,
+                               std::span<const double> gap_rate) {
   return SolveVelocityLevel("SolveVelocityStep", system, t, q, v, &f, bilateral_rows,
-                            unilateral_rows, restitution, options, "step");
+                            unilateral_rows, restitution, options, "step", gap_rate);
 }
 
 ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSystem& system,

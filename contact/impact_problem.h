@@ -109,16 +109,20 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
                          const LcpOptions& options);
 
 // The contact problem of one step of a time-stepping scheme (Moreau–Jean, timestepping/):
-//   v⁺ = v + M⁻¹ (f + Gᵀ P),   G_B v⁺ + ∂g_B/∂t = 0,   0 ≤ u_U⁺ + e u_U⁻ ⊥ P_U ≥ 0,
+//   v⁺ = v + M⁻¹ (f + Gᵀ P),   G_B v⁺ + ∂g_B/∂t = 0,   0 ≤ u_U⁺ + e u_U⁻ + s_U ⊥ P_U ≥ 0,
 // with u = G v + ∂g/∂t, u⁻ that of the given v (the velocity at the start of the step) and f (nv)
-// the impulse of the forces over the step (h F). SolveImpact is the case f = 0. The LCP's b is
-// G v_free + ∂g/∂t + e u⁻ with v_free = v + M⁻¹ f; u_minus_u reports u⁻, u_plus_u u⁺. Same
-// validation as SolveImpact, and f must have nv finite entries (std::invalid_argument).
+// the impulse of the forces over the step (h F). SolveImpact is the case f = 0, s = 0. The LCP's
+// b is G v_free + ∂g/∂t + e u⁻ + s with v_free = v + M⁻¹ f; u_minus_u reports u⁻, u_plus_u u⁺.
+// `gap_rate` (s, one per unilateral row, ≥ 0; empty: all 0) lets an open row approach at up to
+// s: the speculative rows of timestepping/moreau_jean.h, s = g/(θ h), which may close to g = 0
+// by the step's end and not further. Same validation as SolveImpact, and f must have nv finite
+// entries, gap_rate be empty or one finite s ≥ 0 per unilateral row (std::invalid_argument).
 ImpactResult SolveVelocityStep(const engine::MechanicalSystem& system, double t,
                                const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                                const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
                                std::span<const int> unilateral_rows,
-                               std::span<const double> restitution, const LcpOptions& options);
+                               std::span<const double> restitution, const LcpOptions& options,
+                               std::span<const double> gap_rate = {});
 
 struct ContactAccelerationResult {
   bool ok = false;

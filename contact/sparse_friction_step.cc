@@ -357,6 +357,17 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
   if (options.cone != FrictionCone::kExact || system.nv() < engine::kSparseMinimumNv) {
     return std::nullopt;
   }
+  if (!sparse.gap_rate.empty() && sparse.gap_rate.size() != normal_rows.size()) {
+    throw std::invalid_argument(std::string(kWho) + ": " + std::to_string(sparse.gap_rate.size()) +
+                                " gap rates for " + std::to_string(normal_rows.size()) +
+                                " contacts");
+  }
+  for (std::size_t k = 0; k < sparse.gap_rate.size(); ++k) {
+    if (!std::isfinite(sparse.gap_rate[k])) {
+      throw std::invalid_argument(std::string(kWho) + ": " + RowLabel(system, normal_rows[k]) +
+                                  ": the gap rate must be finite");
+    }
+  }
   const std::optional<Rows> rows = CollectRows(system, normal_rows, restitution);
   if (!rows) return std::nullopt;
   SparseAssembled a = AssembleSparse(system, t, q, rows->rows, true);
@@ -383,6 +394,7 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
   for (std::size_t i = 0; i < rows->contacts.size(); ++i) {
     const int n = rows->first[i];
     b[n] += rows->contacts[i].restitution * u_minus[n];
+    if (!sparse.gap_rate.empty()) b[n] += sparse.gap_rate[i];
   }
 
   VectorXd z = VectorXd::Zero(b.size());

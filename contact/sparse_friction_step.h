@@ -57,6 +57,9 @@ struct SparseFrictionStats;
 struct SparseStepOptions {
   double accepted_residual = 0.0;        // FrictionChainOptions::accepted_residual, finite, ≥ 0
   SparseFrictionStats* stats = nullptr;  // when set, every solved component is counted there
+  // Per contact, the s ≥ 0 of the law u_N⁺ + e u_N⁻ + s (FrictionalContact::gap_rate; the
+  // speculative contacts of timestepping/moreau_jean.h); empty: all 0. Finite, one per row.
+  std::span<const double> gap_rate;
 };
 std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -34,12 +35,14 @@ contact::FrictionalImpactResult DenseSolve(const engine::MechanicalSystem& syste
                                            std::span<const int> bilateral_rows,
                                            std::span<const int> unilateral_rows,
                                            std::span<const double> restitution,
+                                           std::span<const double> gap_rate,
                                            const contact::FrictionOptions& fo) {
   std::vector<contact::FrictionalContact> contacts;
   contacts.reserve(unilateral_rows.size());
   for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
     contacts.push_back(
         contact::FrictionalContact::FromSystem(system, unilateral_rows[k], restitution[k]));
+    if (!gap_rate.empty()) contacts.back().gap_rate = gap_rate[k];
   }
   return contact::SolveFrictionalVelocityStep(system, t, q, v, f, bilateral_rows, contacts, fo);
 }
@@ -65,9 +68,10 @@ MoreauJeanOptions FromSimulationOptions(const events::SimulationOptions& o) {
 contact::ImpactResult FrictionlessStepSolver::Solve(
     const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
     const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
-    std::span<const double> restitution, const contact::LcpOptions& options) const {
+    std::span<const double> restitution, std::span<const double> gap_rate,
+    const contact::LcpOptions& options) const {
   return contact::SolveVelocityStep(system, t, q, v, f, bilateral_rows, unilateral_rows,
-                                    restitution, options);
+                                    restitution, options, gap_rate);
 }
 
 namespace {
@@ -99,7 +103,8 @@ contact::ImpactResult AsImpactResult(const contact::FrictionalImpactResult& r, i
 contact::ImpactResult FrictionalStepSolver::Solve(
     const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
     const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
-    std::span<const double> restitution, const contact::LcpOptions& options) const {
+    std::span<const double> restitution, std::span<const double> gap_rate,
+    const contact::LcpOptions& options) const {
   contact::FrictionOptions fo;
   fo.cone = cone_;
   fo.facets = facets_;
@@ -114,18 +119,19 @@ contact::ImpactResult FrictionalStepSolver::Solve(
   }
   std::optional<contact::FrictionalImpactResult> sparse;
   if (sparse_ && friction && bilateral_rows.empty()) {
-    sparse = SolveSparse(system, t, q, v, f, unilateral_rows, restitution, fo);
+    sparse = SolveSparse(system, t, q, v, f, unilateral_rows, restitution, gap_rate, fo);
   }
   const contact::FrictionalImpactResult r =
       sparse ? *std::move(sparse)
-             : DenseSolve(system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
+             : DenseSolve(system, t, q, v, f, bilateral_rows, unilateral_rows, restitution,
+                          gap_rate, fo);
   return AsImpactResult(r, rows);
 }
 
 std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse(
     const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
     const VectorXd& f, std::span<const int> unilateral_rows, std::span<const double> restitution,
-    contact::FrictionOptions fo) const {
+    std::span<const double> gap_rate, contact::FrictionOptions fo) const {
   VectorXd start = VectorXd::Zero(3 * static_cast<Eigen::Index>(unilateral_rows.size()));
   for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
     const auto it = previous_.find(unilateral_rows[k]);
@@ -135,6 +141,7 @@ std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse
   contact::SparseStepOptions so;
   so.accepted_residual = accepted_residual_;
   so.stats = &stats_;
+  so.gap_rate = gap_rate;
   std::optional<contact::FrictionalImpactResult> r = contact::SolveFrictionalVelocityStepSparse(
       system, t, q, v, f, unilateral_rows, restitution, fo, so);
   if (r && r->ok) {
@@ -150,7 +157,12 @@ std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse
 contact::ImpactResult RollingFrictionStepSolver::Solve(
     const engine::MechanicalSystem& system, double t, const VectorXd& q, const VectorXd& v,
     const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
-    std::span<const double> restitution, const contact::LcpOptions& options) const {
+    std::span<const double> restitution, std::span<const double> gap_rate,
+    const contact::LcpOptions& options) const {
+  if (std::any_of(gap_rate.begin(), gap_rate.end(), [](double s) { return s != 0.0; })) {
+    throw std::invalid_argument(
+        "RollingFrictionStepSolver: the rolling friction step takes no gap rates");
+  }
   contact::FrictionOptions fo;
   fo.tolerance = options.tolerance;
   fo.max_iterations = options.max_iterations;
@@ -253,7 +265,7 @@ void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v,
     Require(rv.converged, "the initial velocities cannot be made consistent with the joints");
   }
   if (origin == events::StateOrigin::kInitial) {
-    IndexSet(t, q0, v0);  // rows with g ≤ 0 at q0
+    IndexSet(t, q0, v0, 0.0, 0.0, 0.0);  // rows with g ≤ 0 at q0
     for (std::size_t k = 0; k < active_.size(); ++k) {
       const double g = gaps_[static_cast<Eigen::Index>(k)];
       if (g < -options_.tau0) {
@@ -276,17 +288,25 @@ void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v,
   initialized_ = true;
 }
 
-void MoreauJean::IndexSet(double t, const VectorXd& q, const VectorXd& v) {
+void MoreauJean::IndexSet(double t, const VectorXd& q, const VectorXd& v, double margin,
+                          double horizon, double speed) {
   const engine::MechanicalSystem& sys = *system_;
-  // Rows that may have g ≤ 0 at q (horizon 0, margin 0), then their exact gaps.
-  sys.CandidateRows(q, VectorXd::Zero(sys.nv()), 0.0, 0.0, &candidates_);
+  // Rows that may come within `margin` (horizon 0) or within τ₀ over the horizon, then their
+  // exact gaps.
+  sys.CandidateRows(q, VectorXd::Constant(sys.nv(), speed), horizon,
+                    margin > 0.0 ? options_.tau0 : 0.0, &candidates_);
   std::erase_if(candidates_, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
   VectorXd g, g_dot;
   sys.ConstraintValuesAndRates(t, q, v, candidates_, &g, &g_dot);
   active_.clear();
   std::vector<Eigen::Index> keep;
   for (std::size_t k = 0; k < candidates_.size(); ++k) {
-    if (g[static_cast<Eigen::Index>(k)] <= 0.0) {
+    // Per row: its own approach over two steps, v_e h and τ₀ (header, "Speculative contacts").
+    const double own = margin > 0.0
+                           ? 2.0 * h_ * std::max(-g_dot[static_cast<Eigen::Index>(k)], 0.0) +
+                                 h_ * options_.restitution_threshold + options_.tau0
+                           : 0.0;
+    if (g[static_cast<Eigen::Index>(k)] <= std::min(margin, own)) {
       active_.push_back(candidates_[k]);
       keep.push_back(static_cast<Eigen::Index>(k));
     }
@@ -299,6 +319,86 @@ void MoreauJean::IndexSet(double t, const VectorXd& q, const VectorXd& v) {
   }
 }
 
+bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const VectorXd& f, double h,
+                               contact::ImpactResult* step, events::RunResult* result) {
+  const engine::MechanicalSystem& sys = *system_;
+  const MoreauJeanOptions& o = options_;
+  const double th = o.theta * h;
+  // The laws of the header, "Speculative contacts", as e and s of 0 ≤ U + e U_k + s ⊥ P ≥ 0.
+  const std::size_t n = active_.size();
+  std::vector<double> e(n, 0.0), s(n, 0.0), e_row(n, 0.0), gap_law(n, 0.0);
+  std::vector<char> open_at_start(n, 0), newton(n, 0);
+  VectorXd g_starts;
+  if (speculative_step_) sys.ConstraintValues(t_, q_, active_, &g_starts);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto i = static_cast<Eigen::Index>(k);
+    const double u = rates_[i];
+    const bool plastic = u > -o.restitution_threshold;
+    e_row[k] = plastic ? 0.0 : restitution_of_row_[static_cast<std::size_t>(active_[k])];
+    // The gap law's s, which leaves g ≥ min(g_k, 0) at the step's end (g_k at the step's start):
+    // no new penetration, and an old one is not pushed out.
+    if (!speculative_step_) {
+      e[k] = e_row[k];
+      continue;
+    }
+    const double g_start = g_starts[i];
+    gap_law[k] = (gaps_[i] - std::min(g_start, 0.0)) / th;
+    open_at_start[k] = g_start > -o.tau0;
+    if (!open_at_start[k]) {
+      e[k] = e_row[k];  // the classical law
+    } else if (gaps_[i] > 0.0 && !(e_row[k] > 0.0 && gaps_[i] + h * u <= 0.0)) {
+      s[k] = gap_law[k];  // may close to g = 0 by the step's end, and not further
+    } else if (e_row[k] > 0.0) {
+      // At U_k < −v_e within one step h |U_k| of contact (the next step's prediction would
+      // cross it) or crossed by this one: Newton's law now, and no penetration.
+      newton[k] = 1;
+      if (e_row[k] * u <= gap_law[k]) {
+        e[k] = e_row[k];
+      } else {
+        s[k] = gap_law[k];
+      }
+    }  // else e = 0 or slow: the classical plastic law (header, "Penetration that is left")
+  }
+  const Clock::time_point lcp_start = Clock::now();
+  *step = contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, active_, e, s, o.lcp);
+  // Restitution passes: rows open at the step's start with e > 0, approaching faster than v_e at
+  // the start, that receive an impulse impact within the step: Newton's law on U_k, and no
+  // penetration (a row driven in by another row's impulse keeps the gap law: Newton's law on a
+  // velocity other than U_k could return more than |U_k|, header "Energy").
+  for (int pass = 0; pass < kMaxRestitutionPasses && step->ok; ++pass) {
+    bool again = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto i = static_cast<Eigen::Index>(k);
+      if (!open_at_start[k] || newton[k] || !(e_row[k] > 0.0) || !(step->impulse_u[i] > 0.0)) {
+        continue;
+      }
+      newton[k] = 1;
+      again = true;
+      if (e_row[k] * rates_[i] <= gap_law[k]) {
+        e[k] = e_row[k];
+        s[k] = 0.0;
+      } else {
+        e[k] = 0.0;
+        s[k] = gap_law[k];
+      }
+    }
+    if (!again) break;
+    ++restitution_passes_;
+    *step = contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, active_, e, s, o.lcp);
+  }
+  stats_.lcp_seconds += Seconds(lcp_start);
+  if (!active_.empty()) ++stats_.lcp_solves;
+  stats_.largest_lcp = std::max<long>(stats_.largest_lcp, step->largest_lcp);
+  if (!step->ok) {
+    *result = {events::RunStatus::kLcpFailure,
+               "contact problem failed at t = " + std::to_string(t_) + " on " +
+                   std::to_string(active_.size()) + " contact(s): " + step->message,
+               t_};
+    return false;
+  }
+  return true;
+}
+
 bool MoreauJean::Step(double t_next, events::RunResult* result) {
   const engine::MechanicalSystem& sys = *system_;
   const MoreauJeanOptions& o = options_;
@@ -306,13 +406,12 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
   const double t_pred = t_ + (1.0 - o.theta) * h;
   VectorXd q_pred;
   sys.IntegratePosition(q_, v_, (1.0 - o.theta) * h, &q_pred);
-  IndexSet(t_pred, q_pred, v_);
-  // Newton's law over the step: e = 0 for approaches slower than v_e.
-  std::vector<double> e(active_.size());
-  for (std::size_t k = 0; k < active_.size(); ++k) {
-    const bool plastic = rates_[static_cast<Eigen::Index>(k)] > -o.restitution_threshold;
-    e[k] = plastic ? 0.0 : restitution_of_row_[static_cast<std::size_t>(active_[k])];
-  }
+  const bool speculative = o.speculative && contact_solver_->TakesGapRates();
+  speculative_step_ = speculative;
+  const double speed = speculative ? v_.lpNorm<Eigen::Infinity>() : 0.0;
+  const double margin = speculative ? 2.0 * std::sqrt(3.0) * h * speed + o.tau0 : 0.0;
+  h_ = h;
+  IndexSet(t_pred, q_pred, v_, margin, speculative ? h : 0.0, speed);
   VectorXd f;
   sys.Forces(t_pred, q_pred, v_, &f);
   ++stats_.integrator.rhs_evaluations;
@@ -322,21 +421,37 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     return false;
   }
   f *= h;
-  const Clock::time_point lcp_start = Clock::now();
-  const contact::ImpactResult step =
-      contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, active_, e, o.lcp);
-  stats_.lcp_seconds += Seconds(lcp_start);
-  if (!active_.empty()) ++stats_.lcp_solves;
-  stats_.largest_lcp = std::max<long>(stats_.largest_lcp, step.largest_lcp);
-  if (!step.ok) {
-    *result = {events::RunStatus::kLcpFailure,
-               "contact problem failed at t = " + std::to_string(t_) + " on " +
-                   std::to_string(active_.size()) + " contact(s): " + step.message,
-               t_};
-    return false;
-  }
+  contact::ImpactResult step;
   VectorXd q_next;
-  sys.IntegratePosition(q_pred, step.v_plus, o.theta * h, &q_next);
+  for (int round = 0;; ++round) {
+    if (!SolveContacts(t_pred, q_pred, f, h, &step, result)) return false;
+    sys.IntegratePosition(q_pred, step.v_plus, o.theta * h, &q_next);
+    if (!speculative || round == kMaxSpeculativeRounds || !q_next.allFinite()) break;
+    // Rows outside I that the step's impulses drove below −τ₀ (header, "Speculative contacts"):
+    // into I with their gaps at q̃, and the step once more.
+    sys.CandidateRows(q_next, VectorXd::Zero(sys.nv()), 0.0, 0.0, &candidates_);
+    std::vector<int> missed;
+    for (int r : candidates_) {
+      if (is_unilateral_[static_cast<std::size_t>(r)] &&
+          !std::binary_search(active_.begin(), active_.end(), r)) {
+        missed.push_back(r);
+      }
+    }
+    if (missed.empty()) break;
+    VectorXd g_end;
+    sys.ConstraintValues(t_next, q_next, missed, &g_end);
+    std::vector<int> add;
+    for (std::size_t k = 0; k < missed.size(); ++k) {
+      if (g_end[static_cast<Eigen::Index>(k)] < -o.tau0) add.push_back(missed[k]);
+    }
+    if (add.empty()) break;
+    ++speculative_rounds_;
+    std::vector<int> merged;
+    std::merge(active_.begin(), active_.end(), add.begin(), add.end(), std::back_inserter(merged));
+    active_ = std::move(merged);
+    sys.ConstraintValuesAndRates(t_pred, q_pred, v_, active_, &gaps_, &rates_);
+  }
+
   if (!bilateral_.empty()) {
     VectorXd g_b;
     sys.ConstraintValues(t_next, q_next, bilateral_, &g_b);
