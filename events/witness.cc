@@ -144,6 +144,16 @@ double GapWitness::PhiAndRateOne(double s, std::size_t k, double* rate) {
 Bracket GapWitness::LocateRow(std::size_t r) {
   const auto kr = static_cast<Eigen::Index>(r);
   const int row = open_rows_[r];
+  if (monitor_[static_cast<std::size_t>(row)] == kDeparting && s_prev_ <= phase_start_) {
+    // The interval that starts at the phase start: a departing row's φ = (g − g_phase)/(s −
+    // t_phase) is 0/0 there and its rate (ġ − φ)/(s − t_phase) is round-off, so a root within a
+    // few root tolerances of t_phase is noise that Newton may place anywhere in it; Illinois
+    // (as before) keeps such a root at the start, where the round-off departure rule of
+    // LocateCrossings recognises it (a clearance slider-crank re-closed a contact 5.4e-12 s after
+    // its take-off otherwise).
+    return LocateRoot(s_prev_, s_, PhiAt(s_prev_, gaps_prev_, r), PhiAt(s_, gaps_next_, r),
+                      ctx_.opt.root_tolerance, [&](double s) { return PhiOne(s, r); });
+  }
   double d_prev = 0, d_next = 0;
   const double a = PhiAndRate(s_prev_, gaps_prev_[kr], rates_prev_[kr], row, &d_prev);
   const double b = PhiAndRate(s_, gaps_next_[kr], rates_next_[kr], row, &d_next);

@@ -170,7 +170,8 @@ class GapWitness final : public WitnessSet {
   // φ and φ' of watched row k alone at time s on the dense output (root finding).
   double PhiAndRateOne(double s, std::size_t k, double* rate);
   // The root bracket of watched row k in the current interval (φ falls through 0 in it), by
-  // LocateRootWithRates from the sampled gaps and rates at its ends.
+  // LocateRootWithRates from the sampled gaps and rates at its ends (by LocateRoot for a
+  // departing row in the interval that starts at the phase start).
   Bracket LocateRow(std::size_t k);
   // The earliest located root in the interval of the rows crossing it (the old scan order:
   // by secant estimate, screened once an event time is known).
