@@ -117,6 +117,54 @@ bool UseSparse(const engine::MechanicalSystem& system, std::span<const int> bila
   return bilateral_rows.empty() && system.nv() >= engine::kSparseMinimumNv;
 }
 
+// One unilateral row and no bilateral row (a single bouncing body, the usual impact): the
+// Delassus "matrix" is the number W = G M⁻¹ Gᵀ = ‖a‖², a = L⁻¹ Gᵀ the one column of A_U, and
+// the LCP 0 ≤ W z + b ⊥ z ≥ 0 has the closed form z = max(0, −b/W) (W > 0). For the impact
+// (f null) b = (1 + e) u⁻ with u⁻ = aᵀ y0 + ∂g/∂t (eq. 4 with one row): P = max(0, −(1 + e) u⁻/W)
+// and u⁺ = −e u⁻ when P > 0. For a velocity step b = aᵀ (y0 + L⁻¹ f) + ∂g/∂t + e u⁻. This is
+// what SolveReduced computes for n_B = 0, n_U = 1 (C = A_U, y_free = y0, one component),
+// without the elimination object, the component search and the solver dispatch; the result
+// carries the same fields and the same residual test (SolveLcp's natural-map residual against
+// options.tolerance). Returns false (result untouched) when W is not positive or the residual
+// fails: the caller then takes the general path, which reports or falls back.
+bool SolveOneRow(const DenseAssembly& a, const Eigen::VectorXd& v, const Eigen::VectorXd* f,
+                 double gt_u, double e, const LcpOptions& options, const Eigen::VectorXd& y0,
+                 ImpactResult* result) {
+  const auto col = a.A_u.col(0);
+  const double W = col.squaredNorm();
+  if (!(W > 0.0) || !std::isfinite(W)) return false;
+  Eigen::VectorXd y = y0;
+  double u_minus = 0.0, b = 0.0;
+  if (f == nullptr) {
+    u_minus = col.dot(y) + gt_u;
+    b = u_minus + e * u_minus;
+  } else {
+    u_minus = a.G_u.row(0).dot(v) + gt_u;
+    y += a.llt.matrixL().solve(*f);  // + L⁻¹ f = Lᵀ M⁻¹ f
+    b = col.dot(y) + (gt_u + e * u_minus);
+  }
+  const double z = b < 0.0 ? -b / W : 0.0;
+  const double w = W * z + b;
+  const double scale = std::max(1.0, std::abs(b));
+  LcpResult& lcp = result->lcp;
+  lcp.residual = std::abs(std::min(w, z)) / scale;
+  if (!(lcp.residual <= options.tolerance)) return false;
+  lcp.ok = true;
+  lcp.z.setConstant(1, z);
+  lcp.w.setConstant(1, w);
+  lcp.components = 1;
+  lcp.components_solved = b < 0.0 ? 1 : 0;
+  lcp.largest_component = lcp.components_solved;
+  result->largest_lcp = lcp.largest_component;
+  result->u_minus_u.setConstant(1, u_minus);
+  result->impulse_u.setConstant(1, z);
+  y += z * col;                               // y = y_free + A_U z
+  result->v_plus = a.llt.matrixU().solve(y);  // L⁻ᵀ y
+  result->u_plus_u.setConstant(1, a.G_u.row(0).dot(result->v_plus) + gt_u);
+  result->ok = true;
+  return true;
+}
+
 // SolveImpact and SolveVelocityStep: v⁺ = v + M⁻¹ (f + Gᵀ P) with u⁻ = G v + ∂g/∂t and
 // 0 ≤ G v⁺ + ∂g/∂t + e u⁻ ⊥ P_U ≥ 0 (f null: no free impulse).
 ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem& system, double t,
@@ -217,6 +265,9 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
     return result;
   }
   Eigen::VectorXd y0 = a.llt.matrixU() * v;  // Lᵀ v
+  if (n_b == 0 && n_u == 1 && SolveOneRow(a, v, f, gt_u[0], e[0], options, y0, &result)) {
+    return result;
+  }
   Reduced r;
   if (f == nullptr) {
     // The impact: Newton's law on the approach velocity without the joints' drift (the e term

@@ -212,10 +212,12 @@ void EvaluateBeamSide(const engine::PlanarModel& model, const PlanarContact& c,
   geo->node = model.BeamPointState(c.body_b, geo->beam_point, q, v);
 }
 
-// The geometry at q (and v, which may be empty) of contact c.
-Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
-                  const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  Geometry geo;
+// The geometry at q (and v, which may be empty) of contact c, written into *out (every field
+// that contact c's type sets; the others keep their values: the default ones when *out was
+// default-constructed or last written for a contact of the same type).
+void EvaluateInto(const engine::PlanarModel& model, const PlanarContact& c,
+                  const Eigen::VectorXd& q, const Eigen::VectorXd& v, Geometry* out) {
+  Geometry& geo = *out;
   geo.a = Frame(model, c.body_a, q);
   geo.b = Frame(model, c.body_b, q);
   if (v.size() > 0) {
@@ -247,6 +249,12 @@ Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
   } else {
     geo.n = a.R * c.normal_a;
   }
+}
+
+Geometry Evaluate(const engine::PlanarModel& model, const PlanarContact& c,
+                  const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  Geometry geo;
+  EvaluateInto(model, c, q, v, &geo);
   return geo;
 }
 
@@ -269,20 +277,26 @@ class GeometryMemo {
   const Geometry& Get(std::uint64_t owner, const engine::PlanarModel& model,
                       const std::vector<PlanarContact>& contacts, const Eigen::VectorXd& q,
                       std::size_t i) {
-    if (owner != owner_ || q.size() != q_.size() || q != q_) {
+    if (owner != owner_ || geo_.size() != contacts.size()) {
+      // Another contact set: fresh entries (an entry is rewritten in place below, which keeps
+      // only the fields of its own contact's type).
       owner_ = owner;
+      geo_.assign(contacts.size(), Geometry());
+      q_.resize(0);
+    }
+    if (q.size() != q_.size() || q != q_) {
       q_ = q;
-      geo_.resize(contacts.size());
       valid_.assign(contacts.size(), 0);
     }
     if (!valid_[i]) {
-      geo_[i] = Evaluate(model, contacts[i], q, Eigen::VectorXd());
+      EvaluateInto(model, contacts[i], q, kNoVelocity, &geo_[i]);  // slot i: always contact i
       valid_[i] = 1;
     }
     return geo_[i];
   }
 
  private:
+  static inline const Eigen::VectorXd kNoVelocity;
   std::uint64_t owner_ = 0;
   Eigen::VectorXd q_;
   std::vector<Geometry> geo_;

@@ -8,7 +8,8 @@
 //                            I₂ and the active rows A are derived
 //   events/witness.h         the witness families on the dense output (impact, take-off), the
 //                            step samples and the scan for the earliest event
-//   events/root_finding.h    Illinois root location and the tunnelling guard
+//   events/root_finding.h    root location (Newton with a bracket for gaps, Illinois for forces)
+//                            and the tunnelling guard
 //   events/switch_handler.h  impact → modes → projection at a switching time
 //   events/simulation.cc     the loop below
 // docs/event-loop.md has the measurements behind the rules.
@@ -33,8 +34,10 @@
 //              (engine::ConstrainedDynamics) at the interpolated state, so integrators of any
 //              index give smooth multipliers (τ₃ is a hysteresis against chattering);
 //   time       user time events.
-// The earliest root is located by the Illinois method to |Δt| ≤ root_tolerance·max(1, |t|)
-// (impacts at the side of the bracket where the gap is still ≥ 0); rows whose roots coincide
+// The earliest root is located to |Δt| ≤ root_tolerance·max(1, |t|) (impacts at the side of the
+// bracket where the gap is still ≥ 0): gaps by Newton's method inside the bracket from the cubic
+// Hermite point of the sampled gaps and rates (LocateRootWithRates, ~2 evaluations per impact),
+// forces by the Illinois method (their rates are not sampled); rows whose roots coincide
 // within that tolerance are handled together. Only the sampled values are computed for all
 // watched rows: the iterations of a root search evaluate the gap of the one row being located
 // (or, for a take-off, only the multipliers), and at t* only the multipliers are recomputed, so

@@ -167,16 +167,23 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   const double tau1 = opt.thresholds.tau1;
   bool approaching = AnyBelow(u_, -tau1);
   if (!approaching) return;
-  VectorXd total_impulse = VectorXd::Zero(static_cast<Eigen::Index>(i1.size()));
-  std::vector<Eigen::Vector2d> total_tangential(i1.size(), Eigen::Vector2d::Zero());
+  // Workspaces of the switch handler (sized once, reused by every impact).
+  VectorXd& total_impulse = total_impulse_;
+  std::vector<Eigen::Vector2d>& total_tangential = total_tangential_;
+  std::vector<int>& rows = stage_rows_;
+  std::vector<Eigen::Index>& index = stage_index_;  // position of each row in i1
+  std::vector<double>& e = stage_restitution_;
+  VectorXd& normal = stage_normal_;
+  std::vector<Eigen::Vector2d>& tangential = stage_tangential_;
+  total_impulse.setZero(static_cast<Eigen::Index>(i1.size()));
+  total_tangential.assign(i1.size(), Eigen::Vector2d::Zero());
   bool energy_gain = false, indeterminate = false;
-  const VectorXd u_initial = u_;
-  VectorXd normal;
-  std::vector<Eigen::Vector2d> tangential;
+  u_initial_ = u_;
+  const VectorXd& u_initial = u_initial_;
   for (int stage = 0; stage < kMaxImpactStages && approaching; ++stage) {
-    std::vector<int> rows;
-    std::vector<Eigen::Index> index;  // position of each row in i1
-    std::vector<double> e;
+    rows.clear();
+    index.clear();
+    e.clear();
     for (std::size_t k = 0; k < i1.size(); ++k) {
       const double uk = u_[static_cast<Eigen::Index>(k)];
       if (uk > tau1) continue;

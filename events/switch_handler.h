@@ -197,6 +197,12 @@ class SwitchHandler {
   Eigen::VectorXd g_near_;
   bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the final q
   GapSnapshot snapshot_;
+  // ResolveImpacts' workspace: the total impulses, the rows of a stage and their results.
+  Eigen::VectorXd total_impulse_, u_initial_, stage_normal_;
+  std::vector<Eigen::Vector2d> total_tangential_, stage_tangential_;
+  std::vector<int> stage_rows_;
+  std::vector<Eigen::Index> stage_index_;
+  std::vector<double> stage_restitution_;
 };
 
 }  // namespace saltus::events

@@ -121,6 +121,46 @@ double GapWitness::GapOne(double s, std::size_t k) {
 
 double GapWitness::PhiOne(double s, std::size_t k) { return Phi(s, GapOne(s, k), open_rows_[k]); }
 
+double GapWitness::PhiAndRate(double s, double g, double g_dot, int row, double* rate) const {
+  const double phi = Phi(s, g, row);
+  *rate = g_dot;
+  if (monitor_[static_cast<std::size_t>(row)] == kDeparting) {
+    // φ = (g − g_phase)/(s − t_phase): φ' = (ġ − φ)/(s − t_phase); at the phase start itself φ
+    // is the departing rate and φ' is not known (NaN: the root finder starts without it).
+    *rate = s > phase_start_ ? (g_dot - phi) / (s - phase_start_)
+                             : std::numeric_limits<double>::quiet_NaN();
+  }
+  return phi;
+}
+
+double GapWitness::PhiAndRateOne(double s, std::size_t k, double* rate) {
+  const int row = open_rows_[k];
+  integrator_.Interpolate(s, &qs_, &vs_);
+  ctx_.sys.ConstraintValuesAndRates(s, qs_, vs_, std::span<const int>(&row, 1), &gap1_, &rate1_);
+  ++ctx_.stats.rows_evaluated_roots;
+  return PhiAndRate(s, gap1_[0], rate1_[0], row, rate);
+}
+
+Bracket GapWitness::LocateRow(std::size_t r) {
+  const auto kr = static_cast<Eigen::Index>(r);
+  const int row = open_rows_[r];
+  if (monitor_[static_cast<std::size_t>(row)] == kDeparting && s_prev_ <= phase_start_) {
+    // The interval that starts at the phase start: a departing row's φ = (g − g_phase)/(s −
+    // t_phase) is 0/0 there and its rate (ġ − φ)/(s − t_phase) is round-off, so a root within a
+    // few root tolerances of t_phase is noise that Newton may place anywhere in it; Illinois
+    // (as before) keeps such a root at the start, where the round-off departure rule of
+    // LocateCrossings recognises it (a clearance slider-crank re-closed a contact 5.4e-12 s after
+    // its take-off otherwise).
+    return LocateRoot(s_prev_, s_, PhiAt(s_prev_, gaps_prev_, r), PhiAt(s_, gaps_next_, r),
+                      ctx_.opt.root_tolerance, [&](double s) { return PhiOne(s, r); });
+  }
+  double d_prev = 0, d_next = 0;
+  const double a = PhiAndRate(s_prev_, gaps_prev_[kr], rates_prev_[kr], row, &d_prev);
+  const double b = PhiAndRate(s_, gaps_next_[kr], rates_next_[kr], row, &d_next);
+  return LocateRootWithRates(s_prev_, s_, a, b, d_prev, d_next, ctx_.opt.root_tolerance,
+                             [&](double s, double* rate) { return PhiAndRateOne(s, r, rate); });
+}
+
 void GapWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v,
                             const std::vector<int>& closed, const GapSnapshot* snapshot) {
   // Every row armed (only rows given another form since the last phase start can differ: no pass
@@ -285,19 +325,16 @@ void GapWitness::LocateCrossings(double* t_event) {
       }
       if (crossing_later_[c]) continue;
     }
-    auto phi = [&](double s) { return PhiOne(s, r); };
-    double a = PhiAt(s_prev_, gaps_prev_, r), b = PhiAt(s_, gaps_next_, r);
-    Bracket root = LocateRoot(s_prev_, s_, a, b, tol, phi);
+    Bracket root = LocateRow(r);
     auto& monitor = monitor_[static_cast<std::size_t>(open_rows_[r])];
     if (monitor == kDeparting && root.lo - phase_start_ <= root_tol_start_) {
       // A departing row "returning" at the phase start itself: its rate ġ(t_phase) > 0 is
       // round-off (events/simulation.h); watched through g + τ₀ for the rest of the phase.
       monitor = kUnarmed;
       ++ctx_.stats.round_off_departures;
-      a = PhiAt(s_prev_, gaps_prev_, r);
-      b = PhiAt(s_, gaps_next_, r);
+      const double a = PhiAt(s_prev_, gaps_prev_, r), b = PhiAt(s_, gaps_next_, r);
       if (!(a > 0 && b <= 0)) continue;
-      root = LocateRoot(s_prev_, s_, a, b, tol, phi);
+      root = LocateRow(r);
     }
     // The left end: the gap is still ≥ 0 there, so the row bounces off cleanly.
     *t_event = std::min(*t_event, root.lo);

@@ -29,6 +29,7 @@
 #include "events/contact_modes.h"
 #include "events/event_context.h"
 #include "events/force_split.h"
+#include "events/root_finding.h"
 #include "integrators/integrator.h"
 
 namespace saltus::events {
@@ -163,6 +164,15 @@ class GapWitness final : public WitnessSet {
   // φ of watched row k alone at time s on the dense output (root finding).
   double PhiOne(double s, std::size_t k);
   double GapOne(double s, std::size_t k);
+  // φ of global row `row` with gap g and rate ġ at time s, and its rate φ' in *rate (ġ for
+  // the armed and unarmed forms; (ġ − φ)/(s − t_phase) for the departing form).
+  double PhiAndRate(double s, double g, double g_dot, int row, double* rate) const;
+  // φ and φ' of watched row k alone at time s on the dense output (root finding).
+  double PhiAndRateOne(double s, std::size_t k, double* rate);
+  // The root bracket of watched row k in the current interval (φ falls through 0 in it), by
+  // LocateRootWithRates from the sampled gaps and rates at its ends (by LocateRoot for a
+  // departing row in the interval that starts at the phase start).
+  Bracket LocateRow(std::size_t k);
   // The earliest located root in the interval of the rows crossing it (the old scan order:
   // by secant estimate, screened once an event time is known).
   void LocateCrossings(double* t_event);
@@ -183,7 +193,7 @@ class GapWitness final : public WitnessSet {
   std::vector<std::pair<double, std::size_t>> crossing_;  // (secant estimate, watched index)
   std::vector<char> crossing_later_;
   std::vector<int> screen_rows_, touching_, missing_;
-  Eigen::VectorXd screen_gaps_, gap1_, g_, gdot_;
+  Eigen::VectorXd screen_gaps_, gap1_, rate1_, g_, gdot_;
   Eigen::VectorXd qs_, vs_;
 };
 

@@ -140,6 +140,48 @@ TEST(SolveImpact, BallOnGroundNewtonRestitution) {
   }
 }
 
+// The closed form of one row (no bilateral rows, impact_problem.cc "SolveOneRow") against the
+// LCP path: a block hit at an off-centre corner (W = 1/m + (r × n)²/J couples translation and
+// rotation), solved alone and together with a separating contact of a second body (another
+// component, b > 0: z = 0 there, so the block's problem is the same). Impulses, v⁺ and u±
+// agree to round-off (1e-13 relative: a few operations in different order), for the impact and
+// for a Moreau–Jean velocity step with a free impulse f.
+TEST(SolveImpact, OneRowClosedFormAgreesWithTheLcpPath) {
+  engine::PlanarModelBuilder builder;
+  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
+  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
+  Scene s = MakeScene(builder,
+                      {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+  const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.4, -2.0, 0.7, 0.1, 0.5, 0.0).finished();
+  const Eigen::VectorXd f = (Eigen::VectorXd(6) << 0.01, -0.02, 0.005, 0.0, -0.01, 0.0).finished();
+  const std::vector<int> one = {s.contact_rows[0]};
+  const std::vector<int> both = {s.contact_rows[0], s.contact_rows[1]};
+  const std::vector<double> e1 = {0.6}, e2 = {0.6, 0.6};
+  for (const bool step : {false, true}) {
+    const ImpactResult a =
+        step ? SolveVelocityStep(*s.system, 0.0, s.q, v, f, {}, one, e1, LcpOptions{})
+             : SolveImpact(*s.system, 0.0, s.q, v, {}, one, e1, LcpOptions{});
+    const ImpactResult b =
+        step ? SolveVelocityStep(*s.system, 0.0, s.q, v, f, {}, both, e2, LcpOptions{})
+             : SolveImpact(*s.system, 0.0, s.q, v, {}, both, e2, LcpOptions{});
+    ASSERT_TRUE(a.ok) << a.message;
+    ASSERT_TRUE(b.ok) << b.message;
+    ASSERT_GT(a.impulse_u(0), 0.1);  // the corner approaches: an impulse
+    EXPECT_EQ(b.impulse_u(1), 0.0);  // the ball separates
+    EXPECT_EQ(a.lcp.components_solved, 1);
+    EXPECT_EQ(a.largest_lcp, 1);
+    const double tol = 1e-13 * (1.0 + a.impulse_u(0));
+    EXPECT_NEAR(a.impulse_u(0), b.impulse_u(0), tol) << "step " << step;
+    EXPECT_NEAR(a.u_minus_u(0), b.u_minus_u(0), 1e-13) << "step " << step;
+    EXPECT_NEAR(a.u_plus_u(0), b.u_plus_u(0), 1e-13) << "step " << step;
+    EXPECT_LE((a.v_plus - b.v_plus).lpNorm<Eigen::Infinity>(), 1e-13) << "step " << step;
+    if (!step) {
+      EXPECT_NEAR(a.u_plus_u(0), -0.6 * a.u_minus_u(0), 1e-13);  // Newton's law, eq. 4
+      ExpectMomentumBalance(s, v, {}, one, a);
+    }
+  }
+}
+
 TEST(SolveImpact, RowOfEqualDisksMovesAsOneBlock) {
   // Disk 0 (speed V) hits a row of n = 3 equal disks at rest, all touching. The LCP is on a
   // positive definite W (independent rows), so its answer is unique: every contact of the row

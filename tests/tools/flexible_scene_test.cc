@@ -868,7 +868,11 @@ void CheckImpactsLoseTheClosedForm(const std::string& example, const std::string
     const double vn_minus = G.row(nj).dot(v_minus), vn_plus = G.row(nj).dot(v_plus);
     const double e = modes[k] == "open" ? 0.5 : 0.0;
     if (e > 0.0) ++r.opening;
-    EXPECT_NEAR(vn_plus, -e * vn_minus, 1e-9 * std::abs(vn_minus)) << "t = " << t;
+    // Relative 1e-9, plus the round-off of the dot products G v themselves (~nv ε |G| ‖v‖∞ on
+    // the written state, 1e-13 · ‖v‖∞): the tip's last impacts before it rests approach at
+    // ~1e-6 m/s, where 1e-9 of vn is below that round-off (2e-15 measured).
+    const double v_scale = std::max(1.0, v_minus.lpNorm<Eigen::Infinity>());
+    EXPECT_NEAR(vn_plus, -e * vn_minus, 1e-9 * std::abs(vn_minus) + 1e-13 * v_scale) << "t = " << t;
     const double loss = before - after;
     const double closed_form = 0.5 * (1.0 - e * e) * vn_minus * vn_minus / W;
     EXPECT_NEAR(loss, closed_form, 1e-10 * closed_form + 5e-14) << "t = " << t << " W = " << W;
