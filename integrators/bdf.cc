@@ -448,7 +448,7 @@ StepStatus Bdf::DoStep(double t_limit) {
       e_ = error_factor_ * (v_new_ - v_pred_);
       if (filter) RemoveConstrainedPartAt(t_ + h, q_new_, &e_);
       const double err_v = ErrorNorm(e_, v_, v_new_);
-      err = std::sqrt(0.5 * (err_q * err_q + err_v * err_v));
+      err = ControlledError(std::sqrt(0.5 * (err_q * err_q + err_v * err_v)), h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
@@ -524,7 +524,7 @@ StepStatus Bdf::DoStep(double t_limit) {
       // phase right after a Reset): the step's own estimate decides the new step then.
       double est = SelectOrder(h, err);
       if (est < 0) est = err;
-      double r = std::pow(2.0 * est + 1e-4, -1.0 / (k_next_ + 1));
+      double r = std::pow(2.0 * est + 1e-4, -1.0 / ControlOrder(k_next_));
       if (r >= kMaxStepRatio) {
         r = kMaxStepRatio;
       } else if (r <= 1.0) {
@@ -618,7 +618,7 @@ double Bdf::SelectOrder(double h, double err) {
   k_next_ = k_new;
   // Estimated local error at the new order: the BDF error constant 1/(k+1) times T(k).
   if (k_new == k) return err;
-  return T(k_new) / (k_new + 1);
+  return ControlledError(T(k_new) / (k_new + 1), h);
 }
 
 void Bdf::FixVelocityLevelMultipliers(const Eigen::VectorXd& mu, Eigen::VectorXd* r) const {

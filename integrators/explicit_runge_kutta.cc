@@ -320,7 +320,7 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
 
     double err = 0;
     if (adaptive) {
-      err = LocalError(h);
+      err = ControlledError(LocalError(h), h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;

@@ -22,6 +22,9 @@ constexpr double kNewtonFailureShrink = 0.25;
 // that the iteration error stays well below the local error (Hairer & Wanner II, Sec. IV.8 use
 // κ ∈ [0.01, 0.1]).
 constexpr double kNewtonErrorFraction = 0.03;
+// Lowest Newton tolerance NewtonTolerance asks for: 100 ε, the round-off of the residuals and
+// relative increments of positions of order 1.
+constexpr double kNewtonToleranceFloor = 100 * std::numeric_limits<double>::epsilon();
 // Round-off level of the position constraints, in units of ε (1 + ‖q‖∞): g is a difference of
 // coordinates of size ‖q‖ (a few roundings each), so |g| below this is treated as 0 by the
 // index-3 Newton iteration. 16 ε ‖q‖ covers the few operations of the contact and joint gaps
@@ -50,6 +53,12 @@ GeneralizedAlpha::GeneralizedAlpha(const IntegratorOptions& options)
     throw std::invalid_argument("integrator 'generalized_alpha' does not support formulation '" +
                                 std::string(ToString(options.formulation)) +
                                 "'; supported: index3, index2, ggl");
+  }
+  if (options.error_control == ErrorControl::kPerUnitStep &&
+      options.formulation == Formulation::kIndex3) {
+    throw std::invalid_argument(
+        "integrator 'generalized_alpha' with formulation 'index3' does not support error_control "
+        "per_unit_step (its positions carry Newton's tolerance in every step; use index2 or ggl)");
   }
   resync_algebraic_ = options.formulation == Formulation::kIndex3;
 }
@@ -232,7 +241,8 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
       }
     }
     NewtonMonitorOptions mo;
-    mo.tol = options_.newton_tol;
+    const double tol = NewtonTolerance(h);
+    mo.tol = tol;
     mo.max_iterations = options_.max_newton_iterations;
     NewtonMonitor monitor(mo);
     monitor.Start();
@@ -290,8 +300,8 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
       if (options_.adaptive) {
         // Also below kNewtonErrorFraction of the error tolerance, so that tight rtol are met.
         e_ = gamma2 * x_.head(nv);
-        increment = std::max(
-            increment, options_.newton_tol * ErrorNorm(e_, v_, v_new_) / kNewtonErrorFraction);
+        increment = std::max(increment, tol * ErrorNorm(e_, v_, v_new_) /
+                                            (kNewtonErrorFraction * ToleranceShare(h)));
       }
       UpdateState(h);
       if (ggl && m > 0) {
@@ -312,7 +322,6 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
         UpdateState(h);
       }
       ++stats_.newton_iterations;
-      const double tol = options_.newton_tol;
       const bool floor_reached = near_singular && monitor.iterations() > 0 &&
                                  std::max({residual_c, residual_g, position_increment}) <= tol;
       stall.Update(floor_reached, increment);
@@ -340,7 +349,7 @@ GeneralizedAlpha::Outcome GeneralizedAlpha::Solve(double h) {
           system_->ConstraintJacobian(t, q_new_, rows_, &G_);
           final_residual = std::max(final_residual, VelocityLevelResidual(t, nullptr, 1.0));
         }
-        if (final_residual > options_.newton_tol) progress = NewtonProgress::kContinue;
+        if (final_residual > tol) progress = NewtonProgress::kContinue;
       }
     }
     if (progress == NewtonProgress::kConverged) {
@@ -416,6 +425,13 @@ bool GeneralizedAlpha::ResyncAlgebraic() {
   return true;
 }
 
+double GeneralizedAlpha::NewtonTolerance(double h) const {
+  if (options_.error_control != ErrorControl::kPerUnitStep) return options_.newton_tol;
+  // Header, "Error per unit step": a fraction of the step's share of rtol, above round-off.
+  return std::clamp(kNewtonErrorFraction * options_.rtol * ToleranceShare(h), kNewtonToleranceFloor,
+                    options_.newton_tol);
+}
+
 double GeneralizedAlpha::ErrorEstimate(double h) {
   const int nq = system_->nq();
   const int nv = system_->nv();
@@ -453,7 +469,7 @@ StepStatus GeneralizedAlpha::DoStep(double t_limit) {
     }
     double err = 0.0;
     if (adaptive) {
-      err = ErrorEstimate(h);
+      err = ControlledError(ErrorEstimate(h), h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;

@@ -204,6 +204,7 @@ StepStatus HalfImplicit::DoStep(double t_limit) {
       } else {
         err = ErrorNorm(e_, zero_, zero_);  // no componentwise size for non-vector coordinates
       }
+      err = ControlledError(err, h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;

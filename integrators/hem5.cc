@@ -256,7 +256,7 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
 
     double err = 0;
     if (adaptive) {
-      err = LocalError(h);
+      err = ControlledError(LocalError(h), h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;

@@ -54,6 +54,9 @@ void ValidateOptions(const IntegratorOptions& o) {
   Require(o.max_newton_iterations >= 1,
           "IntegratorOptions.max_newton_iterations must be >= 1, got " +
               std::to_string(o.max_newton_iterations));
+  Require(
+      o.error_time_scale > 0 && std::isfinite(o.error_time_scale),
+      "IntegratorOptions.error_time_scale must be finite and > 0, got " + Num(o.error_time_scale));
   Require(o.projection_tol > 0,
           "IntegratorOptions.projection_tol must be > 0, got " + Num(o.projection_tol));
 }
@@ -101,6 +104,17 @@ std::optional<Formulation> ParseFormulation(std::string_view name) {
   for (Formulation f : {Formulation::kIndex1, Formulation::kIndex2, Formulation::kIndex3,
                         Formulation::kStabilizedIndex2}) {
     if (name == ToString(f)) return f;
+  }
+  return std::nullopt;
+}
+
+std::string_view ToString(ErrorControl c) {
+  return c == ErrorControl::kPerUnitStep ? "per_unit_step" : "per_step";
+}
+
+std::optional<ErrorControl> ParseErrorControl(std::string_view name) {
+  for (ErrorControl c : {ErrorControl::kPerStep, ErrorControl::kPerUnitStep}) {
+    if (name == ToString(c)) return c;
   }
   return std::nullopt;
 }
@@ -481,7 +495,8 @@ double Integrator::StepFactor(double err, int p, bool after_rejection) const {
   const double upper = after_rejection ? 1.0 : options_.fac_max;
   if (std::isnan(err)) return options_.fac_min;
   if (err <= 0.0) return upper;
-  const double factor = options_.safety * std::pow(1.0 / err, 1.0 / static_cast<double>(p + 1));
+  const double factor =
+      options_.safety * std::pow(1.0 / err, 1.0 / static_cast<double>(ControlOrder(p)));
   return std::clamp(factor, options_.fac_min, upper);
 }
 

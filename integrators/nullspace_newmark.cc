@@ -373,7 +373,7 @@ StepStatus NullspaceNewmark::DoStep(double t_limit) {
     floor_step_ = false;
     SolveResult result = SolveStep(h, /*round_off_floor=*/false);
     double err = 0;
-    if (result == SolveResult::kConverged && adaptive) err = LocalError(h);
+    if (result == SolveResult::kConverged && adaptive) err = ControlledError(LocalError(h), h);
     // Near a rank drop, a step that fails (Newton, or the error test) with every constraint
     // residual at newton_tol is solved again on the round-off floor (header).
     const bool failed = result == SolveResult::kNotConverged || err > 1.0;
@@ -381,7 +381,7 @@ StepStatus NullspaceNewmark::DoStep(double t_limit) {
       ++round_off_retries_;
       floor_step_ = true;
       result = SolveStep(h, /*round_off_floor=*/true);
-      err = result == SolveResult::kConverged && adaptive ? LocalError(h) : 0.0;
+      err = result == SolveResult::kConverged && adaptive ? ControlledError(LocalError(h), h) : 0.0;
     }
     if (result == SolveResult::kNonFinite) return StepStatus::kNonFinite;
     if (result == SolveResult::kNotConverged) {

@@ -72,6 +72,8 @@ constexpr std::string_view kRunHelp =
     "  --rtol R               relative integration tolerance (> 0)\n"
     "  --atol A               absolute integration tolerance (> 0)\n"
     "  --t-end T              final time in seconds (> 0)\n"
+    "  --error-control C      per_step (default) or per_unit_step: what rtol and atol bound\n"
+    "                         (docs/scene-format.md, simulation.error_control)\n"
     "  --step H               fixed step in seconds (> 0); required by moreau_jean\n"
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
@@ -120,7 +122,7 @@ struct UsageError : std::invalid_argument {
 
 struct RunArgs {
   std::string scene;
-  std::optional<std::string> integrator, formulation, out_dir;
+  std::optional<std::string> integrator, formulation, out_dir, error_control;
   std::optional<double> rtol, atol, t_end, step;
   std::optional<double> max_output_bytes;   // --max-output-bytes (tools/limits.h)
   bool hdf5 = false, vtk = false;           // --hdf5, --vtk (docs/output-formats.md)
@@ -183,8 +185,9 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       value = arg.substr(eq + 1);
     }
     static const std::vector<std::string> kFlags = {
-        "--integrator", "--formulation", "--rtol",       "--atol",   "--t-end",
-        "--step",       "--out",         "--event-rows", "--resume", "--max-output-bytes"};
+        "--integrator",   "--formulation", "--rtol",       "--atol",   "--t-end",
+        "--step",         "--out",         "--event-rows", "--resume", "--max-output-bytes",
+        "--error-control"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       std::vector<std::string> known = kFlags;
       known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});
@@ -207,6 +210,8 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       run.t_end = PositiveNumber(flag, *value);
     } else if (flag == "--step") {
       run.step = PositiveNumber(flag, *value);
+    } else if (flag == "--error-control") {
+      run.error_control = *value;
     } else if (flag == "--max-output-bytes") {
       run.max_output_bytes = PositiveNumber(flag, *value);
     } else if (flag == "--resume") {
@@ -254,6 +259,15 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
                        "' is unknown (use index1, index2, index3 or ggl)");
     }
     io.formulation = *f;
+  }
+  if (run.error_control) {
+    const std::optional<integrators::ErrorControl> c =
+        integrators::ParseErrorControl(*run.error_control);
+    if (!c) {
+      throw UsageError("--error-control: '" + *run.error_control +
+                       "' is unknown (use per_step or per_unit_step)");
+    }
+    io.error_control = *c;
   }
   if (run.rtol) io.rtol = *run.rtol;
   if (run.atol) io.atol = *run.atol;
@@ -773,6 +787,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   }
   // The initial state: the scene's, or with --resume a saved one (tools/resume.h).
   const InitialState start = StartingState(run, scene, built, err);
+  // The span the global error accumulates over (integrators::ErrorControl::kPerUnitStep).
+  scene.options.integrator_options.error_time_scale = scene.t_end - start.t;
   const Eigen::VectorXd& q0 = start.q;
   const Eigen::VectorXd& v0 = start.v;
   for (const std::string& warning : scene.warnings) err << "warning: " << warning << '\n';

@@ -65,6 +65,8 @@ std::string_view CompareHelp() {
          "  --repeat N                  repeat each simulation up to N times while under 1 s\n"
          "                              and keep the median wall and CPU times (default 3)\n"
          "  --t-end T                   overrides every scene's final time\n"
+         "  --error-control C           per_step or per_unit_step for the compared runs\n"
+         "                              (default: each scene's; docs/compare.md)\n"
          "  --reference-integrator N    reference runs for scenes without a reference\n"
          "  --reference-rtol R          (default dopri5 at 1e-10, atol = rtol/100)\n"
          "  --no-plots                  write results.csv only\n"
@@ -129,7 +131,8 @@ struct Options {
   std::string reference_integrator = "dopri5";
   double reference_rtol = 1e-10;
   bool plots = true;
-  std::optional<double> t_end;  // overrides every scene's t_end
+  std::optional<double> t_end;                             // overrides every scene's t_end
+  std::optional<integrators::ErrorControl> error_control;  // --error-control
 };
 
 struct SceneEntry {
@@ -147,6 +150,8 @@ struct Job {
   double rtol = 0, atol = 0;
   bool is_reference = false;  // a reference run: writes the reference CSV
   bool emitted = false;       // an emitted job (--emit-jobs): writes its positions, no error
+  // --error-control for the compared runs; unset: the scene's (references always use theirs).
+  std::optional<integrators::ErrorControl> error_control;
 };
 
 double ParsePositive(const std::string& flag, const std::string& text) {
@@ -184,8 +189,9 @@ Options ParseArgs(std::span<const std::string> args) {
   static const std::vector<std::string> kListFlags = {"--scenes", "--set", "--integrators",
                                                       "--formulations"};
   static const std::vector<std::string> kValueFlags = {
-      "--rtol",  "--out",  "--time-limit",           "--jobs",           "--repeat",
-      "--t-end", "--cost", "--reference-integrator", "--reference-rtol", "--emit-jobs"};
+      "--rtol",           "--out",       "--time-limit",   "--jobs",
+      "--repeat",         "--t-end",     "--cost",         "--reference-integrator",
+      "--reference-rtol", "--emit-jobs", "--error-control"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::optional<std::string> inline_value;
@@ -263,6 +269,12 @@ Options ParseArgs(std::span<const std::string> args) {
                                     "'");
       }
       o.cost = items[0];
+    } else if (flag == "--error-control") {
+      o.error_control = integrators::ParseErrorControl(items[0]);
+      if (!o.error_control) {
+        throw std::invalid_argument("--error-control: expected per_step or per_unit_step, got '" +
+                                    items[0] + "'");
+      }
     } else if (flag == "--emit-jobs") {
       o.emit_dir = items[0];
     } else {
@@ -340,6 +352,8 @@ ResultRow SimulateJob(const SceneEntry& entry, const Job& job, int repeat,
   options.integrator_options.formulation = job.formulation;
   options.integrator_options.rtol = job.rtol;
   options.integrator_options.atol = job.atol;
+  if (job.error_control) options.integrator_options.error_control = *job.error_control;
+  options.integrator_options.error_time_scale = scene.t_end;  // the runs start at t = 0
 
   // Planar or spatial; a spatial scene's initial state is its consistent initialization.
   const SceneSystem built = BuildSceneSystem(scene);
@@ -813,7 +827,9 @@ Study PrepareStudy(std::span<const std::string> args) {
             std::find(formulations.begin(), formulations.end(), f) == formulations.end()) {
           continue;
         }
-        for (double rtol : o.rtols) study.jobs.push_back({s, name, f, rtol, rtol, false, false});
+        for (double rtol : o.rtols) {
+          study.jobs.push_back({s, name, f, rtol, rtol, false, false, o.error_control});
+        }
       }
     }
   }

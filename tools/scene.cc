@@ -1916,6 +1916,17 @@ class SceneParser {
       if (scene->theta < 0.5 || scene->theta > 1.0) r.Fail(*theta, "theta must be in [0.5, 1]");
     }
     io.safety = r.Number("safety", Range::kPositive, io.safety);
+    if (const YAML::Node* c = r.Find("error_control")) {
+      const std::string value = r.ToString(*c, "error_control");
+      const std::optional<integrators::ErrorControl> control =
+          integrators::ParseErrorControl(value);
+      if (!control) {
+        r.Fail(*c, "error_control '" + value + "' is unknown" +
+                       Suggestion(value, Keys({"per_step", "per_unit_step"})) +
+                       " (use per_step or per_unit_step)");
+      }
+      io.error_control = *control;
+    }
     if (io.safety > 1) r.Fail(*r.Find("safety"), "safety must be in (0, 1]");
     // Spectral radius at infinity of the generalized-α schemes (Haddouni et al. 2017, after
     // eq. 16); ignored by the other integrators.
@@ -2170,6 +2181,7 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "step",
                                                 "theta",
                                                 "safety",
+                                                "error_control",
                                                 "fac_min",
                                                 "fac_max",
                                                 "newton_tol",
