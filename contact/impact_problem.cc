@@ -121,15 +121,16 @@ bool UseSparse(const engine::MechanicalSystem& system, std::span<const int> bila
 // Delassus "matrix" is the number W = G M⁻¹ Gᵀ = ‖a‖², a = L⁻¹ Gᵀ the one column of A_U, and
 // the LCP 0 ≤ W z + b ⊥ z ≥ 0 has the closed form z = max(0, −b/W) (W > 0). For the impact
 // (f null) b = (1 + e) u⁻ with u⁻ = aᵀ y0 + ∂g/∂t (eq. 4 with one row): P = max(0, −(1 + e) u⁻/W)
-// and u⁺ = −e u⁻ when P > 0. For a velocity step b = aᵀ (y0 + L⁻¹ f) + ∂g/∂t + e u⁻. This is
-// what SolveReduced computes for n_B = 0, n_U = 1 (C = A_U, y_free = y0, one component),
-// without the elimination object, the component search and the solver dispatch; the result
-// carries the same fields and the same residual test (SolveLcp's natural-map residual against
-// options.tolerance). Returns false (result untouched) when W is not positive or the residual
-// fails: the caller then takes the general path, which reports or falls back.
+// and u⁺ = −e u⁻ when P > 0. For a velocity step b = aᵀ (y0 + L⁻¹ f) + ∂g/∂t + e u⁻ + s (s the
+// step's gap rate, SolveVelocityStep). This is what SolveReduced computes for n_B = 0, n_U = 1
+// (C = A_U, y_free = y0, one component), without the elimination object, the component search
+// and the solver dispatch; the result carries the same fields and the same residual test
+// (SolveLcp's natural-map residual against options.tolerance). Returns false (result untouched)
+// when W is not positive or the residual fails: the caller then takes the general path, which
+// reports or falls back.
 bool SolveOneRow(const DenseAssembly& a, const Eigen::VectorXd& v, const Eigen::VectorXd* f,
-                 double gt_u, double e, const LcpOptions& options, const Eigen::VectorXd& y0,
-                 ImpactResult* result) {
+                 double gt_u, double e, double s, const LcpOptions& options,
+                 const Eigen::VectorXd& y0, ImpactResult* result) {
   const auto col = a.A_u.col(0);
   const double W = col.squaredNorm();
   if (!(W > 0.0) || !std::isfinite(W)) return false;
@@ -141,7 +142,7 @@ bool SolveOneRow(const DenseAssembly& a, const Eigen::VectorXd& v, const Eigen::
   } else {
     u_minus = a.G_u.row(0).dot(v) + gt_u;
     y += a.llt.matrixL().solve(*f);  // + L⁻¹ f = Lᵀ M⁻¹ f
-    b = col.dot(y) + (gt_u + e * u_minus);
+    b = col.dot(y) + (gt_u + e * u_minus + s);
   }
   const double z = b < 0.0 ? -b / W : 0.0;
   const double w = W * z + b;
@@ -206,10 +207,12 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
   const auto n_b = static_cast<Eigen::Index>(bilateral_rows.size());
   const auto n_u = static_cast<Eigen::Index>(unilateral_rows.size());
   const Eigen::Map<const Eigen::VectorXd> e(restitution.data(), n_u);
-  // s of the step's law (SolveVelocityStep), zero when not given.
-  const Eigen::VectorXd s =
-      gap_rate.empty() ? Eigen::VectorXd::Zero(n_u)
-                       : Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(gap_rate.data(), n_u));
+  // s of the step's law (SolveVelocityStep), zero when not given (a map of zeros then: no
+  // allocation on the impact path).
+  static constexpr double kNoGapRate = 0.0;
+  const Eigen::Map<const Eigen::VectorXd, 0, Eigen::InnerStride<>> s(
+      gap_rate.empty() ? &kNoGapRate : gap_rate.data(), n_u,
+      Eigen::InnerStride<>(gap_rate.empty() ? 0 : 1));
   const Origin origin{kind, t, unilateral_rows};
 
   ImpactResult result;
@@ -265,7 +268,7 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
     return result;
   }
   Eigen::VectorXd y0 = a.llt.matrixU() * v;  // Lᵀ v
-  if (n_b == 0 && n_u == 1 && SolveOneRow(a, v, f, gt_u[0], e[0], options, y0, &result)) {
+  if (n_b == 0 && n_u == 1 && SolveOneRow(a, v, f, gt_u[0], e[0], s[0], options, y0, &result)) {
     return result;
   }
   Reduced r;

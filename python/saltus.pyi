@@ -65,6 +65,8 @@ class Options:
     step: float
     theta: float
     safety: float
+    error_control: str
+    error_time_scale: float
     fac_min: float
     fac_max: float
     newton_tol: float

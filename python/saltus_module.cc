@@ -367,7 +367,7 @@ void BindOptions(py::module_& m) {
                   "Simulation options under the names of a scene's `simulation:` section "
                   "(docs/scene-format.md); keys() lists them. Values are checked when a "
                   "Simulation is made, enumerations (formulation, lcp_solver, "
-                  "projection_metric, painleve, friction_cone) when set.");
+                  "projection_metric, error_control, painleve, friction_cone) when set.");
   c.def(py::init<>(), "The defaults (those of a scene's `simulation:` without keys).");
   c.def(py::init<const O&>(), py::arg("other"),
         "A copy of other, to change (e.g. of the read-only Simulation.options).");
@@ -454,6 +454,24 @@ void BindOptions(py::module_& m) {
       "Fixed step (s), the scene key simulation.step: sets h_init = step and adaptive = False "
       "(needed by integrator moreau_jean); 0 while adaptive.");
   Option<double>(c, "safety", io(&IO::safety), "Safety factor of the step-size rule, in (0, 1].");
+  c.def_property(
+      "error_control",
+      [](const O& o) {
+        return std::string(saltus::integrators::ToString(o.integrator_options.error_control));
+      },
+      [](O& o, const std::string& name) {
+        const auto control = saltus::integrators::ParseErrorControl(name);
+        if (!control) {
+          throw saltus::InvalidArgument("error_control '" + name +
+                                        "' is unknown (use per_step or per_unit_step)");
+        }
+        o.integrator_options.error_control = *control;
+      },
+      "per_step or per_unit_step: what rtol and atol bound (docs/scene-format.md); per unit "
+      "step over the span error_time_scale.");
+  Option<double>(c, "error_time_scale", io(&IO::error_time_scale),
+                 "The span T (s) of error_control per_unit_step (saltus run: t_end - t_start; "
+                 "default 1).");
   Option<double>(c, "fac_min", io(&IO::fac_min), "Smallest step ratio, in (0, 1].");
   Option<double>(c, "fac_max", io(&IO::fac_max), "Largest step ratio (>= 1).");
   Option<double>(c, "newton_tol", io(&IO::newton_tol), "Newton tolerance of implicit schemes.");

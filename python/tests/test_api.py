@@ -80,7 +80,7 @@ VALUES = {
     "event_projection_tolerance": 1e-13, "projection_max_iterations": 7, "lcp_solver": "pgs",
     "lcp_tolerance": 1e-11, "lcp_max_iterations": 500, "event_samples": 6,
     "root_tolerance": 1e-11, "zeno": {"max_events": 100, "window": 1e-5},
-    "time_events": [0.25, 0.5], "painleve": "impact",
+    "time_events": [0.25, 0.5], "painleve": "impact", "error_control": "per_unit_step",
 }
 
 
@@ -154,6 +154,8 @@ def test_moreau_jean_keys_and_friction_read_as_in_a_scene():
         assert getattr(by_hand, k) == v, k
     with pytest.raises(saltus.InvalidArgument):
         by_hand.lcp_solver = "simplex"
+    with pytest.raises(saltus.InvalidArgument, match="error_control"):
+        by_hand.error_control = "per_second"
     with pytest.raises(saltus.InvalidArgument):
         by_hand.thresholds = {"gpa": 1e-9}
 
