@@ -214,34 +214,22 @@ TEST(FrictionBank, BadOptionsAndSizesThrow) {
   W.setIdentity();
   const Eigen::Vector3d b(-1.0, 0.0, 0.0);
   const Eigen::VectorXd mu = Eigen::VectorXd::Constant(1, 0.5);
-  FrictionChainOptions o;
-  o.accepted_residual = -1.0;
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
-  o = FrictionChainOptions{};
-  o.proximal_iterations = 0;
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
-  o = FrictionChainOptions{};
-  o.newton_iterations = -1;
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
-  o = FrictionChainOptions{};
-  o.proximal_max_contacts = -1;
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
-  o = FrictionChainOptions{};
-  o.newton_retry_rho_scale = -1.0;
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
-  o = FrictionChainOptions{};
-  o.newton_retry_rho_scale = std::numeric_limits<double>::infinity();
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
-  o = FrictionChainOptions{};
-  o.newton_retry_iterations = 0;
-  EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
-               std::invalid_argument);
+  // Each bad option alone, on the defaults.
+  const auto refused = [&](auto&& spoil) {
+    FrictionChainOptions o;
+    spoil(o);
+    EXPECT_THROW(SolveFrictionComponent(W, b, mu, o, Eigen::VectorXd::Zero(3)),
+                 std::invalid_argument);
+  };
+  refused([](FrictionChainOptions& o) { o.accepted_residual = -1.0; });
+  refused([](FrictionChainOptions& o) { o.proximal_iterations = 0; });
+  refused([](FrictionChainOptions& o) { o.newton_iterations = -1; });
+  refused([](FrictionChainOptions& o) { o.proximal_max_contacts = -1; });
+  refused([](FrictionChainOptions& o) { o.newton_retry_rho_scale = -1.0; });
+  refused([](FrictionChainOptions& o) {
+    o.newton_retry_rho_scale = std::numeric_limits<double>::infinity();
+  });
+  refused([](FrictionChainOptions& o) { o.newton_retry_iterations = 0; });
   EXPECT_THROW(SolveFrictionComponent(W, b, Eigen::VectorXd::Constant(2, 0.5),
                                       FrictionChainOptions{}, Eigen::VectorXd::Zero(3)),
                std::invalid_argument);
