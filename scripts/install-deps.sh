@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(cmake g++ make libeigen3-dev libsiconos-numerics-dev libfcl-dev libboost-graph-dev
           libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev python3 python3-numpy
           python3-matplotlib python3-yaml libhdf5-dev
-          python3-dev pybind11-dev python3-pytest doxygen zlib1g-dev liburdfdom-dev
+          python3-dev pybind11-dev python3-pytest doxygen zlib1g-dev
           parallel python3-pip python3-setuptools
           clang   # clang: the sanitizer build of scripts/sanitize.sh
           munge slurmd slurmctld slurm-client)  # a local Slurm for tests/tools/slurm_test.sh

@@ -1,5 +1,5 @@
-// URDF robot descriptions (the ROS Unified Robot Description Format, read with Debian's
-// liburdfdom) as items of a spatial scene (tools/scene.h, engine/spatial_model.h), for
+// URDF robot descriptions (the ROS Unified Robot Description Format, version 1.0, read by
+// tools/xml_reader.h) as items of a spatial scene (tools/scene.h, engine/spatial_model.h), for
 // `saltus run robot.urdf` and `include:` in a scene file (docs/scene-format.md, "URDF").
 //
 //   root link                      the ground: fixed in the world, its frame the world frame
@@ -20,12 +20,24 @@
 //   <collision> sphere, box, cylinder (axis z, as in URDF), mesh (OBJ or STL, scaled; convex on
 //                                  moving links, any surface on the root): shapes named
 //                                  "<link>" (first) or "<link>.<k>"
-// Joints may not close loops (URDF is a tree). floating and planar joints, a moving joint to a
-// link without mass and mimic joints are errors. The initial configuration is the forward
+// What is read of each element, with liburdfdom's conventions (so that a file gives the model
+// it gave when Saltus read URDF with liburdfdom): <origin xyz rpy> (default 0; the rotation is
+// the quaternion of the fixed-axis roll–pitch–yaw angles, R = Rz(yaw) Ry(pitch) Rx(roll));
+// <inertial> needs <mass value> and <inertia> with all six of ixx ixy ixz iyy iyz izz; a joint's
+// <axis xyz> defaults to (1, 0, 0); revolute and prismatic joints need a <limit> with effort and
+// velocity (lower, upper default 0); <dynamics> needs damping or friction; a link's children are
+// visited in the order of their joints' names. <visual>, <material>, <transmission>, <gazebo>
+// and every other element are ignored. Numbers are decimal (leading sign, fraction, exponent),
+// finite, and vectors are three numbers separated by whitespace.
+// The joints must form one tree: one root link, each other link the child of exactly one joint
+// and reachable from the root (no loop). floating and planar joints, a moving joint to a link
+// without mass and mimic joints are errors. The initial configuration is the forward
 // kinematics at the given joint positions (default 0) with zero velocities. Shapes of two links
 // joined by a joint are listed in adjacent_shapes (they touch at the joint by construction;
 // scenes exclude them from contact pairs).
-// Errors are SceneError naming the URDF file and the element ("joint 'elbow': ...").
+// Errors are SceneError naming the URDF file, the line of the element and the element
+// ("robot.urdf:12: joint 'elbow': ..."); malformed XML is "malformed URDF: ..." at the line
+// where the XML reader stopped.
 #pragma once
 
 #include <map>

@@ -1,7 +1,8 @@
 // URDF import (tools/urdf.h): a double pendulum and a small arm with a stop, a damper, a merged
 // tool link and collision shapes give exactly the trajectories of their YAML equivalents
 // (tests/tools/data/urdf/); `saltus run robot.urdf`; the inertial frame rotation and the initial
-// joint positions; errors naming the URDF element.
+// joint positions; a rotated tree gives the model liburdfdom gave; errors naming the URDF element
+// and its line.
 #include "tools/urdf.h"
 
 #include <gtest/gtest.h>
@@ -181,6 +182,97 @@ TEST_F(UrdfTest, ErrorsNameTheUrdfElement) {
       "<robot name=\"x\"><link name=\"base\"><collision><geometry><mesh "
       "filename=\"package://x/meshes/none.obj\"/></geometry></collision></link></robot>",
       "link 'base': <collision> 1: mesh 'package://x/meshes/none.obj' not found");
+}
+
+// rotated_tree.urdf (rpy on every origin, children out of name order, a merged tool link, stops,
+// a damper, contacts with the base) with joint positions, over 1 ms: the positions and
+// quaternions of its three bodies are those printed by Saltus at main d8c48d6, which read URDF
+// with liburdfdom (the full runs to 1 s, trajectory.csv and events.csv with its 4 events, were
+// byte-identical too). Bodies come in the depth-first order of joint names (a_hinge's arm,
+// z_slide's slider, then b_pin's pendulum), as liburdfdom orders a link's child joints.
+TEST_F(UrdfTest, RotatedTreeGivesTheModelLiburdfdomGave) {
+  const fs::path scene = scratch_ / "tree.yaml";
+  fs::copy_file(kData / "rotated_tree.urdf", scratch_ / "rotated_tree.urdf");
+  std::ofstream(scene) << "scene: tree\ndimension: 3\ninclude: {file: rotated_tree.urdf, "
+                          "joint_positions: {a_hinge: 0.3, z_slide: 0.1, b_pin: -0.7}}\n"
+                          "simulation: {t_end: 0.001}\n";
+  std::string err;
+  ASSERT_EQ(Run({"run", scene.string(), "--out", (scratch_ / "o").string()}, &err), 0) << err;
+  std::istringstream rows(ReadFile(scratch_ / "o" / "trajectory.csv"));
+  std::string header, row, last;
+  std::getline(rows, header);
+  EXPECT_EQ(header.substr(0, 36), "t,arm.x,arm.y,arm.z,arm.qw,arm.qx,ar");
+  while (std::getline(rows, row)) last = row;
+  // t and the 3 × 7 positions and quaternions.
+  std::size_t end = 0;
+  for (int field = 0; field < 22; ++field) end = last.find(',', end) + 1;
+  EXPECT_EQ(last.substr(0, end - 1),
+            "0.001,-0.5,0.20000000000000001,0.59999999999999998,0.8616499205958843,"
+            "-0.14321355804652203,0.11683367432714606,0.47265122836186529,0.81896890114587961,"
+            "-0.0059024509252702875,0.59800194100242077,0.98185617286608096,"
+            "0.064071347706071174,0.091157549342990724,-0.1534393020242226,0.78709988528428398,"
+            "0.024855948672522561,0.4029678755620576,0.98334744325635581,-0.03427079855048195,"
+            "0.10602051106179565,-0.14357217502739195")
+      << last;
+}
+
+// Malformed XML and URDF: the message names the file, the line of the element and the element.
+TEST_F(UrdfTest, ErrorsNameTheLine) {
+  const auto expect_error = [&](const std::string& text, const std::string& message) {
+    const fs::path file = scratch_ / "bad.urdf";
+    std::ofstream(file) << text;
+    try {
+      ReadUrdf(file.string());
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const SceneError& e) {
+      EXPECT_NE(std::string(e.what()).find(file.string() + ":" + message), std::string::npos)
+          << e.what();
+    }
+  };
+  const std::string bar =
+      "<link name=\"bar\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" "
+      "iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial></link>\n";
+  const std::string hinge =
+      "<joint name=\"j\" type=\"continuous\"><parent link=\"base\"/><child "
+      "link=\"bar\"/></joint>\n";
+  expect_error("<robot name=\"x\">\n<link name=\"a\">\n</robot>",
+               "3: malformed URDF: end tag </robot> does not match <link> (line 2)");
+  expect_error("<robot name=\"x\">\n<link name=\"a\" name=\"b\"/></robot>",
+               "2: malformed URDF: attribute 'name' repeated in <link>");
+  expect_error("<robot name=\"x\">\n\n<link name=\"a&foo;\"/></robot>",
+               "3: malformed URDF: unknown entity '&foo;'");
+  expect_error("<robot name=\"x\"/>\n<robot name=\"y\"/>",
+               "2: malformed URDF: a second element after the root element <robot>");
+  expect_error(
+      "<robot name=\"x\"><link name=\"base\"/>\n<link name=\"bar\">\n<inertial>"
+      "<mass value=\"1x\"/></inertial></link></robot>",
+      "3: link 'bar': <inertial>: <mass>: value: '1x' is not a finite number");
+  expect_error("<robot name=\"x\"><link name=\"base\"/>\n" + bar + hinge +
+                   "<joint name=\"k\" type=\"fixed\"><parent link=\"base\"/><child "
+                   "link=\"bar\"/></joint></robot>",
+               "4: joint 'k': link 'bar' is already the child of joint 'j'");
+  expect_error("<robot name=\"x\"><link name=\"base\"/>\n" + bar + "<link name=\"c\"/></robot>",
+               "2: two root links, 'base' and 'bar'");
+  // bar and c joined in a loop: one root (base), but neither is reachable from it.
+  expect_error("<robot name=\"x\"><link name=\"base\"/>\n" + bar +
+                   "<link name=\"c\"/>\n<joint name=\"p\" type=\"fixed\"><parent link=\"bar\"/>"
+                   "<child link=\"c\"/></joint>\n<joint name=\"q\" type=\"fixed\"><parent "
+                   "link=\"c\"/><child link=\"bar\"/></joint></robot>",
+               "2: link 'bar' is not connected to the root link 'base' (its joints form a loop)");
+  expect_error("<robot name=\"x\"><link name=\"base\"/>\n" + bar +
+                   "<joint name=\"j\" type=\"revolute\"><parent link=\"base\"/><child "
+                   "link=\"bar\"/></joint></robot>",
+               "3: joint 'j': a revolute joint needs a <limit>");
+  expect_error(
+      "<robot name=\"x\"><link name=\"base\">\n<collision><geometry>\n<capsule "
+      "radius=\"1\" length=\"2\"/></geometry></collision></link></robot>",
+      "3: link 'base': <collision> 1: geometry <capsule> is not supported");
+  expect_error(
+      "<robot name=\"x\"><link name=\"base\">\n<collision><origin xyz=\"1 2\"/>"
+      "<geometry><sphere radius=\"1\"/></geometry></collision></link></robot>",
+      "2: link 'base': <collision> 1: <origin>: xyz '1 2' has 2 numbers, not 3");
+  expect_error("<robot name=\"x\" version=\"2.0\"><link name=\"base\"/></robot>",
+               "1: robot 'x': version '2.0' (only 1.0 is read)");
 }
 
 // A scene that includes the arm at an initial pose and adds a floor; the include's line is the
