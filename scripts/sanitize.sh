@@ -7,7 +7,8 @@
 #      the Siconos wrapper with its failure paths — what no scene file reaches;
 #   2. every example scene through `saltus run` over 0.05 s with --reactions --hdf5 and --vtk
 #      (the scene loader, assembly, first events and phases, every writer), two at a time;
-#   3. the scene fuzzer (tests/fuzz/scene_fuzzer.cc) on the examples: SALTUS_FUZZ_CASES cases
+#   3. the scene fuzzer (tests/fuzz/scene_fuzzer.cc) on the examples and the URDF robots of
+#      tests/tools/data/urdf: SALTUS_FUZZ_CASES cases
 #      (default 200, seeds 1 and 2 in parallel: the same cases on every run), or
 #      SALTUS_FUZZ_SECONDS per seed when set.
 # The numeric unit suites (engine/, integrators/, contact/, events/ units, writers, scene loader)
@@ -77,7 +78,7 @@ fuzz() {  # one shard: seed $1
   local budget=(--cases "${SALTUS_FUZZ_CASES:-200}")
   [ -n "${SALTUS_FUZZ_SECONDS:-}" ] && budget=(--seconds "$SALTUS_FUZZ_SECONDS")
   "$build/tests/fuzz/scene_fuzzer" --work "$build/fuzz$1" "${budget[@]}" --seed "$1" \
-    --case-timeout 5 "$root/examples"
+    --case-timeout 5 "$root/examples" "$root/tests/tools/data/urdf"
 }
 fuzz 1 & first=$!
 status=0

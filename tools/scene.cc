@@ -1086,7 +1086,15 @@ class SceneParser {
     if (std::filesystem::path(file).is_relative()) {
       file = (std::filesystem::path(file_).parent_path() / file).string();
     }
-    const UrdfRobot robot = ReadUrdf(file, positions);
+    // Errors without a line in the URDF (the file cannot be read, an unknown joint in
+    // joint_positions) are about the include: they name the scene's line.
+    UrdfRobot robot;
+    try {
+      robot = ReadUrdf(file, positions);
+    } catch (const SceneError& e) {
+      if (e.line() > 0) throw;
+      throw SceneError(file_, line, "include: " + std::string(e.what()));
+    }
     const auto fail = [&](const std::string& what) { throw SceneError(file_, line, what); };
     const int body0 = static_cast<int>(sp.bodies.size());
     const int joint0 = static_cast<int>(sp.joints.size());

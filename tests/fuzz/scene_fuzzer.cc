@@ -1,7 +1,7 @@
-// A seeded mutation fuzzer of `saltus run` on scene files (issue 20 §6).
+// A seeded mutation fuzzer of `saltus run` on scene files (issue 20 §6) and URDF robots.
 //
 //   scene_fuzzer --work DIR [--seconds S | --cases N] [--seed K] [--case-timeout T]
-//                CORPUS.yaml...
+//                CORPUS.yaml|CORPUS.urdf|DIR...
 //
 // Each case takes a corpus scene (the examples), applies 1–4 random mutations — a YAML-aware
 // one (a scalar replaced by an extreme or malformed value, a number scaled by 10^k, a key
@@ -18,7 +18,13 @@
 //               no other exit code, no signal death, no sanitizer report ("runtime error",
 //               "AddressSanitizer") on stderr, and no internal function name ("Solve...:") in a
 //               message.
-// A failing case is kept as DIR/failures/<n>.yaml with <n>.txt (the invariant and stderr).
+// A URDF corpus file (.urdf) gets XML-aware mutations instead of the YAML-aware ones (a tag
+// deleted, a line duplicated, an attribute value replaced, deleted or swapped, the text cut
+// short, a markup fragment inserted: the XML reader's and the URDF reader's error paths) and is
+// run as DIR/case.urdf under the same invariants. Directories contribute their .yaml and .urdf
+// files; the .urdf, .obj, .stl and .csv files beside a corpus file are copied beside the case.
+// A failing case is kept as DIR/failures/<n>.yaml (or .urdf) with <n>.txt (the invariant and
+// stderr).
 // Exit status: 0 when no case failed, 1 otherwise. Same seed and corpus: same cases.
 #include <fcntl.h>
 #include <signal.h>
@@ -172,11 +178,105 @@ bool MutateTree(YAML::Node& root, Rng& rng) {
   }
 }
 
-std::string Mutate(const std::string& text, Rng& rng) {
+// A mutation of URDF text that keeps most of it XML: the reader's error paths past the first
+// element.
+const std::vector<std::string> kXmlFragments = {
+    "<!--",
+    "-->",
+    "]]>",
+    "<![CDATA[x]]>",
+    "&amp;",
+    "&bogus;",
+    "&#0;",
+    "&#x110000;",
+    "</robot>",
+    "<link/>",
+    "<",
+    ">",
+    "\"",
+    "'",
+    "=",
+    "<?pi?>",
+    "<link name=\"x\"/>",
+    "<joint name=\"j\" type=\"fixed\"><parent link=\"base\"/><child link=\"x\"/></joint>",
+    "<mimic joint=\"a\"/>",
+    "<axis xyz=\"0 0 0\"/>",
+    "<limit/>",
+    "<geometry/>"};
+
+std::string MutateXml(std::string out, Rng& rng) {
+  const auto pick = [&](std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  };
+  // [begin, end) of every attribute value (between its quotes).
+  std::vector<std::pair<std::size_t, std::size_t>> values;
+  for (std::size_t at = out.find("=\""); at != std::string::npos; at = out.find("=\"", at + 1)) {
+    const std::size_t end = out.find('"', at + 2);
+    if (end == std::string::npos) break;
+    values.emplace_back(at + 2, end);
+  }
+  switch (std::uniform_int_distribution<int>(0, 6)(rng)) {
+    case 0: {  // a tag deleted
+      const std::size_t lt = out.find('<', pick(out.size()));
+      const std::size_t gt = lt == std::string::npos ? lt : out.find('>', lt);
+      if (gt != std::string::npos) out.erase(lt, gt - lt + 1);
+      break;
+    }
+    case 1: {  // a line duplicated
+      const std::size_t at = pick(out.size());
+      const std::size_t begin =
+          out.rfind('\n', at) == std::string::npos ? 0 : out.rfind('\n', at) + 1;
+      const std::size_t end = out.find('\n', at);
+      if (end != std::string::npos) out.insert(begin, out.substr(begin, end - begin + 1));
+      break;
+    }
+    case 2: {  // an attribute value replaced
+      if (values.empty()) break;
+      const auto [begin, end] = values[pick(values.size())];
+      std::string v = std::uniform_int_distribution<int>(0, 1)(rng)
+                          ? kInteresting[pick(kInteresting.size())]
+                          : RandomNumber(rng);
+      if (std::uniform_int_distribution<int>(0, 3)(rng) == 0) v = v + " " + v + " " + v;
+      out.replace(begin, end - begin, v);
+      break;
+    }
+    case 3: {  // an attribute deleted (name="value" with the space before it)
+      if (values.empty()) break;
+      const auto [begin, end] = values[pick(values.size())];
+      const std::size_t space = out.rfind(' ', begin);
+      if (space != std::string::npos && space < begin) out.erase(space, end + 1 - space);
+      break;
+    }
+    case 4: {  // two attribute values swapped
+      if (values.size() < 2) break;
+      auto a = values[pick(values.size())], b = values[pick(values.size())];
+      if (a.first > b.first) std::swap(a, b);
+      if (a.second >= b.first) break;
+      const std::string va = out.substr(a.first, a.second - a.first);
+      const std::string vb = out.substr(b.first, b.second - b.first);
+      out.replace(b.first, vb.size(), va);
+      out.replace(a.first, va.size(), vb);
+      break;
+    }
+    case 5:  // cut short
+      out.resize(pick(out.size() + 1));
+      break;
+    default:  // a fragment inserted
+      out.insert(pick(out.size() + 1), kXmlFragments[pick(kXmlFragments.size())]);
+      break;
+  }
+  return out;
+}
+
+std::string Mutate(const std::string& text, bool urdf, Rng& rng) {
   std::string out = text;
   const int count = std::uniform_int_distribution<int>(1, 4)(rng);
   for (int m = 0; m < count; ++m) {
     const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+    if (kind < 7 && urdf) {
+      if (!out.empty()) out = MutateXml(std::move(out), rng);
+      continue;
+    }
     if (kind < 7) {  // YAML-aware
       try {
         YAML::Node root = YAML::Load(out);
@@ -294,8 +394,8 @@ bool CompleteJson(const fs::path& p) {
          text[text.find_last_not_of(" \n")] == '}';
 }
 
-// A word like "SolveLcpByComponents:" (capitalized, another capital inside, then ": ") at the
-// start of a message part: an internal function's name.
+// A word like "SolveLcpByComponents:" (capitalized, another capital and two lower-case letters
+// inside, then ": ") at the start of a message part: an internal function's name.
 bool NamesInternalFunction(const std::string& text) {
   const auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
   const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
@@ -315,7 +415,8 @@ bool NamesInternalFunction(const std::string& text) {
         break;
       }
     }
-    if (capitals >= 2 && lowers > 0 && text.compare(j, 2, ": ") == 0) return true;
+    // At least two lower-case letters: "NaN: " (the advice after a non-finite state) is no name.
+    if (capitals >= 2 && lowers > 1 && text.compare(j, 2, ": ") == 0) return true;
   }
   return false;
 }
@@ -382,7 +483,8 @@ Options ParseArgs(int argc, char** argv) {
       o.case_timeout = std::stod(value());
     } else if (fs::is_directory(a)) {
       for (const auto& e : fs::recursive_directory_iterator(a)) {
-        if (e.path().extension() == ".yaml") o.corpus.push_back(e.path());
+        const std::string ext = e.path().extension().string();
+        if (ext == ".yaml" || ext == ".urdf") o.corpus.push_back(e.path());
       }
     } else {
       o.corpus.emplace_back(a);
@@ -412,7 +514,7 @@ int main(int argc, char** argv) {
   for (const fs::path& p : opt.corpus) {
     for (const auto& e : fs::directory_iterator(p.parent_path().empty() ? "." : p.parent_path())) {
       const std::string ext = e.path().extension().string();
-      if (ext == ".obj" || ext == ".stl" || ext == ".csv") {
+      if (ext == ".obj" || ext == ".stl" || ext == ".csv" || ext == ".urdf") {
         fs::copy_file(e.path(), opt.work / e.path().filename(),
                       fs::copy_options::overwrite_existing);
       }
@@ -424,7 +526,7 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   long cases = 0, failures = 0;
   long by_code[256] = {};
-  const fs::path scene = opt.work / "case.yaml", out_dir = opt.work / "out";
+  const fs::path out_dir = opt.work / "out";
   for (;; ++cases) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -432,7 +534,9 @@ int main(int argc, char** argv) {
       break;
     }
     const std::size_t which = std::uniform_int_distribution<std::size_t>(0, corpus.size() - 1)(rng);
-    const std::string text = Mutate(corpus[which], rng);
+    const std::string extension = opt.corpus[which].extension() == ".urdf" ? ".urdf" : ".yaml";
+    const fs::path scene = opt.work / ("case" + extension);
+    const std::string text = Mutate(corpus[which], extension == ".urdf", rng);
     const bool short_run = std::uniform_int_distribution<int>(0, 3)(rng) != 0;
     WriteText(scene, text);
     std::error_code ec;
@@ -443,13 +547,13 @@ int main(int argc, char** argv) {
     if (problem.empty()) continue;
     ++failures;
     const fs::path base = opt.work / "failures" / std::to_string(failures);
-    WriteText(base.string() + ".yaml", text);
+    WriteText(base.string() + extension, text);
     WriteText(base.string() + ".txt", "case " + std::to_string(cases) + " (from " +
                                           opt.corpus[which].string() +
                                           (short_run ? ", --t-end 0.05" : "") + "): " + problem +
                                           "\n--- stderr ---\n" + o.err);
     std::cerr << "scene_fuzzer: case " << cases << ": " << problem << " (kept as " << base
-              << ".yaml)\n";
+              << extension << ")\n";
   }
   std::cout << "scene_fuzzer: " << cases << " cases, " << failures << " failures; exit codes:";
   for (int c = 0; c < 256; ++c) {

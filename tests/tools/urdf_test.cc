@@ -296,6 +296,13 @@ TEST_F(UrdfTest, SceneIncludeWithJointPositionsAndAFloor) {
                           "joint_positions: {knee: 1}}\nsimulation: {t_end: 0.2}\n";
   EXPECT_EQ(Run({"run", scene.string(), "--out", (scratch_ / "p").string()}, &err), kExitBadInput);
   EXPECT_NE(err.find("'knee' is not a moving joint"), std::string::npos) << err;
+  // Errors that are the include's (no line of the URDF) name the scene's line.
+  EXPECT_NE(err.find(scene.string() + ":3: include: "), std::string::npos) << err;
+  std::ofstream(scene) << "scene: arm\ndimension: 3\ninclude: {file: no_arm.urdf}\n"
+                          "simulation: {t_end: 0.2}\n";
+  EXPECT_EQ(Run({"run", scene.string(), "--out", (scratch_ / "q").string()}, &err), kExitBadInput);
+  EXPECT_NE(err.find(scene.string() + ":3: include: "), std::string::npos) << err;
+  EXPECT_NE(err.find("no_arm.urdf: cannot read the URDF file"), std::string::npos) << err;
 }
 
 }  // namespace
