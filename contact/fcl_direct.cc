@@ -1,11 +1,9 @@
-// contact::Fcl() for programs that link FCL (fcl_backend.h): the backend built into them.
+// contact::FclApi() for programs that link FCL (fcl_backend.h): the functions built into them.
 #include "contact/fcl_backend.h"
-
-extern "C" const saltus::contact::FclBackend* saltus_fcl_backend();
 
 namespace saltus::contact {
 
-const FclBackend& Fcl() { return *saltus_fcl_backend(); }
+const SaltusFclApi& FclApi() { return *saltus_fcl_api(); }
 
 bool FclLoaded() { return true; }
 

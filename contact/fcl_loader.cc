@@ -1,5 +1,6 @@
-// contact::Fcl() for the command line (fcl_backend.h): the module libsaltus_fcl.so, opened on the
-// first call. It is looked for, in this order, at
+// contact::FclApi() for the command line (fcl_backend.h): the module libsaltus_fcl.so, opened on
+// the first call; its functions are found by the name saltus_fcl_api and must be of this
+// build's SALTUS_FCL_ABI_VERSION (fcl_module.h). It is looked for, in this order, at
 //   1. $SALTUS_FCL_MODULE, if set (then only there);
 //   2. for the program built in the build tree (tools/saltus), the module built there
 //      (contact/libsaltus_fcl.so: SALTUS_FCL_MODULE_BUILD_PATH); otherwise the install layout
@@ -46,9 +47,9 @@ std::vector<std::string> Candidates() {
   return paths;
 }
 
-const FclBackend* Load() {
+const SaltusFclApi* Load() {
   static std::once_flag once;
-  static const FclBackend* backend = nullptr;
+  static const SaltusFclApi* backend = nullptr;
   static std::string error;
   std::call_once(once, [] {
     std::string tried;
@@ -64,13 +65,20 @@ const FclBackend* Load() {
         tried += "\n  " + path + ": " + (message != nullptr ? message : "unknown error");
         continue;
       }
-      using Entry = const FclBackend* (*)();
-      auto entry = reinterpret_cast<Entry>(dlsym(handle, "saltus_fcl_backend"));
+      using Entry = const SaltusFclApi* (*)();
+      auto entry = reinterpret_cast<Entry>(dlsym(handle, "saltus_fcl_api"));
       if (entry == nullptr) {
-        tried += "\n  " + path + ": no function saltus_fcl_backend";
+        tried += "\n  " + path + ": no function saltus_fcl_api";
         continue;
       }
-      backend = entry();
+      const SaltusFclApi* api = entry();
+      if (api == nullptr || api->abi_version != SALTUS_FCL_ABI_VERSION) {
+        tried += "\n  " + path + ": interface version " +
+                 std::to_string(api ? api->abi_version : -1) + ", this program needs " +
+                 std::to_string(SALTUS_FCL_ABI_VERSION);
+        continue;
+      }
+      backend = api;
       break;
     }
     if (backend == nullptr)
@@ -83,7 +91,7 @@ const FclBackend* Load() {
 
 }  // namespace
 
-const FclBackend& Fcl() { return *Load(); }
+const SaltusFclApi& FclApi() { return *Load(); }
 
 bool FclLoaded() { return loaded; }
 

@@ -29,10 +29,7 @@
 #include <string>
 #include <vector>
 
-namespace fcl {
-template <typename S>
-class CollisionGeometry;
-}  // namespace fcl
+struct SaltusFclGeometry;  // contact/fcl_module.h
 
 namespace saltus::contact {
 
@@ -160,7 +157,7 @@ class Shape {
   Eigen::AlignedBox3d LocalAabb() const;
 
   // The FCL geometry in S (never null).
-  const std::shared_ptr<fcl::CollisionGeometry<double>>& fcl_geometry() const { return data_->fcl; }
+  const std::shared_ptr<const SaltusFclGeometry>& fcl_geometry() const { return data_->fcl; }
 
   // "shape 'name' (type)" for messages.
   std::string Label() const;
@@ -177,7 +174,7 @@ class Shape {
     double length = 0.0;
     Eigen::Vector3d size = Eigen::Vector3d::Zero();
     std::shared_ptr<const TriangleMesh> mesh;
-    std::shared_ptr<fcl::CollisionGeometry<double>> fcl;
+    std::shared_ptr<const SaltusFclGeometry> fcl;
     // Plane: unit normal and offset in the body frame B ({x_B : n_B·x_B ≤ d_B}).
     Eigen::Vector3d normal_in_body = Eigen::Vector3d::UnitZ();
     double offset_in_body = 0.0;
