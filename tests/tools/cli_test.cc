@@ -458,10 +458,11 @@ TEST_F(CliTest, TwoRunsGiveByteIdenticalResults) {
 
 // The command line loads Siconos Numerics only when a run solves a contact problem with it
 // (contact/siconos_loader.h), FCL only with the first 3D shape (contact/fcl_backend.h), links
-// HDF5 without its network drivers and yaml-cpp, zlib, libsz statically (tools/CMakeLists.txt):
-// the bouncing ball with HDF5 output loads none of Siconos, FCL, libcurl, yaml-cpp, and its
-// results.h5 is an HDF5 file. The dynamic loader lists every library it opens under
-// LD_DEBUG=files (glibc).
+// HDF5 without its network drivers and yaml-cpp, zlib, libsz statically, and (with
+// SALTUS_STATIC_CXX_RUNTIME) its C++ runtime statically (tools/CMakeLists.txt); URDF is read
+// without a library (tools/urdf.h): the bouncing ball with HDF5 output loads none of Siconos,
+// FCL, libcurl, yaml-cpp, urdfdom, libstdc++, and its results.h5 is an HDF5 file. The dynamic
+// loader lists every library it opens under LD_DEBUG=files (glibc).
 TEST_F(CliTest, BouncingBallLoadsNeitherSiconosNorFclNorHdf5NetworkLibraries) {
   const fs::path out = scratch_ / "ball";
   const CliResult p = Process("LD_DEBUG=files '" + std::string(SALTUS_CLI_PATH) + "' run '" +
@@ -469,8 +470,14 @@ TEST_F(CliTest, BouncingBallLoadsNeitherSiconosNorFclNorHdf5NetworkLibraries) {
                               scratch_ / "err");
   ASSERT_EQ(p.code, kExitOk) << p.err;
   ASSERT_NE(p.err.find("file=libc.so"), std::string::npos) << "no LD_DEBUG output:\n" << p.err;
-  for (const char* library : {"libsiconos_numerics", "libfcl", "libsaltus_fcl", "libcurl",
-                              "libyaml-cpp", "libz.so", "libsz.so"}) {
+  std::vector<std::string> absent = {
+      "libsiconos_numerics", "libfcl",           "libsaltus_fcl", "libcurl",
+      "libyaml-cpp",         "libz.so",          "libsz.so",      "liburdfdom",
+      "libtinyxml",          "libconsole_bridge"};
+#ifdef SALTUS_STATIC_CXX_RUNTIME
+  absent.insert(absent.end(), {"libstdc++", "libgcc_s"});
+#endif
+  for (const std::string& library : absent) {
     EXPECT_EQ(p.err.find(library), std::string::npos) << library << " loaded:\n" << p.err;
   }
   const std::string h5 = ReadFile(out / "results.h5");
