@@ -65,6 +65,7 @@ void Hem5::DoReset() {
   y_old_.resize(nq + nv);
   y_new_.resize(nq + nv);
   h_dense_ = 0;
+  dense_pending_ = dense_ready_ = false;
   factorizations_seen_ = 0;
   failure_message_.clear();
 
@@ -135,23 +136,36 @@ StageStatus Hem5::Stages(double h) {
   return StageStatus::kOk;
 }
 
-StageStatus Hem5::DenseStage(double h) {
-  // Stage 9 is the step's end (q_{n+1}, v_{n+1}); stage 10 at c = 1/20.
-  const double t_end = t_ + h;
+StageStatus Hem5::DenseStage() {
+  // Stage 9 is the step's end (q_{n+1}, v_{n+1}, unprojected: q_end_, v_end_); stage 10 at
+  // c = 1/20. The step's start is t_prev_, q_prev_, v_prev_; its stages K_, A_ are still those of
+  // the step (lazy: before the next Stages).
+  const double h = h_dense_;
   ++stats_.rhs_evaluations;
-  StageStatus s = stage_->Prepare(t_end, q_new_, v_new_, rows_);
+  StageStatus s = stage_->Prepare(t_prev_ + h, q_end_, v_end_, rows_);
   if (s != StageStatus::kOk) return s;
   // Θ₁₀ = h (a₁₀,₆ K_6 + a₁₀,₇ K_7 + a₁₀,₉ K_9), K_9 = dexp⁻¹ of the step's end (K_[kStages]).
   sum_v_ = tab::kA10_6 * K_[5] + tab::kA10_7 * K_[6] + tab::kA10_9 * K_[tab::kStages];
-  system_->IntegratePosition(q_, sum_v_, h, &Q10_);
+  system_->IntegratePosition(q_prev_, sum_v_, h, &Q10_);
   theta_ = h * sum_v_;
-  v_tilde_ = v_ + (h * tab::kA10_6) * A_[5] + (h * tab::kA10_7) * A_[6];
-  s = stage_->Solve(t_ + tab::kC10 * h, Q10_, rows_, v_tilde_, h * tab::kA10_9, &A9_, &V10_);
+  v_tilde_ = v_prev_ + (h * tab::kA10_6) * A_[5] + (h * tab::kA10_7) * A_[6];
+  s = stage_->Solve(t_prev_ + tab::kC10 * h, Q10_, rows_, v_tilde_, h * tab::kA10_9, &A9_, &V10_);
   if (s != StageStatus::kOk) return s;
   system_->DexpInv(theta_, V10_, &K10_);
   // M, F, G at stage 10, kept for the velocity interpolant, with the step's row selection.
   dense_stage_->CopySelection(*stage_);
-  return dense_stage_->Prepare(t_ + tab::kC10 * h, Q10_, V10_, rows_);
+  return dense_stage_->Prepare(t_prev_ + tab::kC10 * h, Q10_, V10_, rows_);
+}
+
+bool Hem5::EnsureDenseOutput() const {
+  if (!dense_pending_) return dense_ready_;
+  // A cache of the accepted step (header, "Lazy dense output"): computing it changes nothing the
+  // caller can observe besides stats().rhs_evaluations and stats().factorizations.
+  auto* self = const_cast<Hem5*>(this);
+  self->dense_pending_ = false;
+  self->dense_ready_ = self->DenseStage() == StageStatus::kOk;
+  self->BuildDenseOutput();
+  return dense_ready_;
 }
 
 double Hem5::LocalError(double h) {
@@ -197,9 +211,15 @@ bool Hem5::ProjectIfNeeded(double t, bool* projected) {
   return true;
 }
 
-void Hem5::BuildDenseOutput(double h) {
+void Hem5::BuildDenseOutput() {
+  const double h = h_dense_;
   for (int k = 0; k < 4; ++k) {
-    rq_[k] = tab::kD[k][tab::kDenseStages - 1] * K10_;
+    // Without stage 10 (its solve failed: header) the interpolant keeps the other terms.
+    if (dense_ready_) {
+      rq_[k] = tab::kD[k][tab::kDenseStages - 1] * K10_;
+    } else {
+      rq_[k].setZero();
+    }
     rv_[k].setZero();
     for (int c = 0; c < 5; ++c) {
       const int j = kDenseStageIndex[static_cast<std::size_t>(c)];
@@ -213,9 +233,6 @@ void Hem5::BuildDenseOutput(double h) {
   sum_v_ = tab::kA[tab::kStages][0] * K_[0];
   for (int j = 1; j < tab::kStages; ++j) sum_v_ += tab::kA[tab::kStages][j] * K_[j];
   rq_[0] += h * sum_v_ - (rq_[0] + rq_[1] + rq_[2] + rq_[3]);
-  q_end_ = q_new_;
-  v_end_ = v_new_;
-  h_dense_ = h;
 }
 
 StepStatus Hem5::StageFailure(StageStatus s, double h, int stage) {
@@ -234,6 +251,12 @@ StepStatus Hem5::DoStep(double t_limit) {
 StepStatus Hem5::AttemptSteps(double t_limit) {
   if (reset_status_ != StepStatus::kAccepted) return reset_status_;
   failure_message_.clear();
+  if (dense_pending_) {
+    // The stages below overwrite the last step's: should this Step fail, the last step's dense
+    // output is the one without stage 10 (header, "Lazy dense output").
+    dense_pending_ = dense_ready_ = false;
+    BuildDenseOutput();
+  }
   const bool adaptive = options_.adaptive;
   double h = std::min(adaptive ? h_ : options_.h_init, options_.h_max);
   bool rejected = false;
@@ -267,22 +290,19 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
       }
     }
 
-    s = DenseStage(h);
-    if (s == StageStatus::kInconsistent) {
-      ++stats_.rejected_steps;
-      ++stage_rejections_;
-      if (!adaptive || h <= MinStep()) return StageFailure(s, h, 9);
-      h = std::max(0.25 * h, MinStep());
-      rejected = true;
-      continue;
-    }
-    if (s != StageStatus::kOk) return StageFailure(s, h, 9);
-    BuildDenseOutput(h);
+    // The dense output's end points (unprojected) and step; its stage 10 waits for the first
+    // interpolation strictly inside the step (header, "Lazy dense output").
+    q_end_ = q_new_;
+    v_end_ = v_new_;
+    h_dense_ = h;
+    dense_pending_ = true;
+    dense_ready_ = false;
 
     const double t_new = last ? t_limit : t_ + h;
     bool projected = false;
     if (!ProjectIfNeeded(t_new, &projected)) {
       h_dense_ = 0;
+      dense_pending_ = false;
       failure_message_ =
           "hem5: position projection (eq. 35) did not converge at t = " + std::to_string(t_new);
       return StepStatus::kNewtonFailure;
@@ -307,7 +327,9 @@ StepStatus Hem5::AttemptSteps(double t_limit) {
 }
 
 void Hem5::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
-  const double theta = (s - t_prev_) / h_dense_;
+  // θ = 1 exactly at the step end ((t − t_prev)/h may be 1 − ulp when t = t_prev + h rounds), so
+  // that the step's ends never need stage 10.
+  const double theta = s == t_ ? 1.0 : (s - t_prev_) / h_dense_;
   if (theta <= 0.0) {
     *q = q_prev_;
     *v = v_prev_;
@@ -318,10 +340,15 @@ void Hem5::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const
     *v = v_end_;
     return;
   }
+  const bool stage10 = EnsureDenseOutput();
   // Position: q_n ⊕ θ (r₀ + θ (r₁ + θ (r₂ + θ r₃))).
   dq_ = theta * (rq_[0] + theta * (rq_[1] + theta * (rq_[2] + theta * rq_[3])));
   system_->IntegratePosition(q_prev_, dq_, 1.0, q);
   vpoly_ = v_prev_ + theta * (rv_[0] + theta * (rv_[1] + theta * (rv_[2] + theta * rv_[3])));
+  if (!stage10) {
+    *v = vpoly_;
+    return;
+  }
   // Stage-10 weight d₁₀(θ) and the half-explicit solve enforcing the velocity constraint at q(θ).
   const int last = tab::kDenseStages - 1;
   const double d10 =

@@ -34,7 +34,7 @@
 // Integrator::StepFactor, i.e. exponent 1/5 (HEM5's ALPHA = 1/5). The "p = 5" is the
 // order of the method; the estimate is O(h⁵), hence the exponent 1/5.
 //
-// Continuous extension (HEM5 code, dense output "CT4", order 4): one more stage after an
+// Continuous extension (HEM5 code, dense output "CT4", order 4): one more stage for an
 // accepted step, at c₁₀ = 1/20, with stage 9 = (q_{n+1}, v_{n+1}):
 //   Q₁₀ = q_n ⊕ h (a₁₀,₆ K_6 + a₁₀,₇ K_7 + a₁₀,₉ K_9),  V̇_9 from eq. (31) with M, F, G at
 //   (q_{n+1}, v_{n+1}) and the constraint at Q₁₀, V₁₀ = v_n + h (a₁₀,₆ V̇_6 + a₁₀,₇ V̇_7 + a₁₀,₉
@@ -46,6 +46,20 @@
 // at the interpolated point: the dense velocity satisfies the velocity constraint (one small
 // linear solve per Interpolate call, counted in interpolation_solves()). At θ = 0 and θ = 1 the
 // interpolant returns the step's end points exactly (before projection).
+//
+// Lazy dense output (as DOP853's dense stages, explicit_runge_kutta.h): stage 10 and the
+// interpolant's coefficients are computed when an interpolation strictly inside the accepted step
+// first asks for them, not with the step. They depend only on the step's start, its end before
+// projection and its stages, which stay until the next Step, so their values are those computed
+// with the step, to the bit, and the steps themselves do not change. A run that interpolates only
+// at the step ends (the event loop with event_samples = 0 and no output point inside the step)
+// pays 8 stage solves per accepted step instead of 9 (stage 10 costs a solve and two evaluations
+// of M, F and G: at the step's end and at c₁₀). Should the
+// stage-10 solve fail (a rank change between the step's end and c₁₀; computed with the step, it
+// used to reject the step), or a Step attempt overwrite the stages first (after a failed Step),
+// the interpolant drops the stage-10 terms: q(θ) = q_n ⊕ h Σ_{j=4..8} d_j(θ) K_j with the same
+// end-point correction, v(θ) = v_n + h Σ d_j(θ) V̇_j without the constraint solve (lower order;
+// the ends stay exact).
 //
 // Projection (eq. 35): after an accepted step, if options.project and ‖g_A(q_{n+1})‖∞ >
 // projection_tol, q is projected onto g_A = 0 and then v onto G_A v + ∂g_A/∂t = 0 (eq. 36; the
@@ -60,8 +74,9 @@
 // at once; NaN or Inf returns kNonFinite.
 //
 // Work accounting (stats().rhs_evaluations = linear stage solves): 8 per attempted step, 1 per
-// accepted step (the dense-output stage), 1 per Reset (index-1 acceleration for the initial step
-// estimate) + 1 when h_init = 0. factorizations counts Cholesky factorizations of M.
+// accepted step interpolated strictly inside (the dense-output stage), 1 per Reset (index-1
+// acceleration for the initial step estimate) + 1 when h_init = 0. factorizations counts
+// Cholesky factorizations of M.
 //
 // Friction (integrator.h, "Friction"): stage i uses the force directions H(Q_i, V_i) for
 // non-ideal forces (half_explicit_stage.h); velocity-level rows are index-2 rows like any other,
@@ -185,13 +200,18 @@ class Hem5 final : public Integrator {
 
   // Stages of a step of size h from the current state; fills Q_, V_, A_, q_new_, v_new_.
   StageStatus Stages(double h);
-  // The dense-output stage of the step of size h just computed.
-  StageStatus DenseStage(double h);
+  // The dense-output stage of the last accepted step (its h_dense_, start and unprojected end).
+  StageStatus DenseStage();
+  // Stage 10 and the interpolant of the last accepted step, on the first call after the step (a
+  // cache: const for DoInterpolate). False when stage 10 is not available (header).
+  bool EnsureDenseOutput() const;
   double InitialStep(const Eigen::VectorXd& a0);
   double LocalError(double h);
   bool ProjectIfNeeded(double t, bool* projected);
   StepStatus StageFailure(StageStatus s, double h, int stage);
-  void BuildDenseOutput(double h);
+  // The interpolant's coefficients rq_, rv_ of the last accepted step (without stage 10 unless
+  // dense_ready_).
+  void BuildDenseOutput();
 
   std::unique_ptr<HalfExplicitStage> stage_;
   std::unique_ptr<HalfExplicitStage> dense_stage_;  // keeps M, F, G of stage 10 for Interpolate
@@ -217,6 +237,9 @@ class Hem5 final : public Integrator {
 
   // Dense output of [t_prev_, t_]: tangent increments for q, velocity terms, end points.
   double h_dense_ = 0;
+  // Lazy dense output (header): stage 10 still to be computed (dense_pending_), computed
+  // (dense_ready_).
+  bool dense_pending_ = false, dense_ready_ = false;
   std::array<Eigen::VectorXd, 4> rq_, rv_;
   Eigen::VectorXd q_end_, v_end_;
   mutable Eigen::VectorXd dq_, vpoly_, vout_;

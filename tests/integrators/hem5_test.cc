@@ -106,6 +106,46 @@ TEST(Hem5, DenseVelocitySatisfiesTheVelocityConstraint) {
   }
 }
 
+// Lazy dense output (hem5.h): stage 10 computed only for steps interpolated strictly inside.
+// One run interpolates inside every step (stage 10 with every step, as before the change), one
+// only inside the last: the step ends agree to the bit, so do the last step's interpolants, and
+// the second run made one stage solve fewer per step not interpolated inside (8 per attempted
+// step, +1 for a step interpolated inside, the step ends need none).
+TEST(Hem5, LazyDenseOutputChangesNeitherTheStepsNorTheInterpolant) {
+  for (const std::string name : {"circle", "rod"}) {
+    const auto p = MakeProblem(name);
+    Hem5 eager(Index2(1e-7)), lazy(Index2(1e-7));
+    Eigen::VectorXd q0, v0, qe, ve, ql, vl;
+    p->Exact(p->t0(), &q0, &v0);
+    eager.Reset(p->system(), p->rows(), p->t0(), q0, v0);
+    lazy.Reset(p->system(), p->rows(), p->t0(), q0, v0);
+    long steps = 0;
+    while (eager.t() < p->t_end()) {
+      ASSERT_EQ(eager.Step(p->t_end()), StepStatus::kAccepted);
+      ASSERT_EQ(lazy.Step(p->t_end()), StepStatus::kAccepted);
+      ++steps;
+      const double t0 = eager.t_previous(), t1 = eager.t();
+      eager.Interpolate(t0 + 0.4 * (t1 - t0), &qe, &ve);
+      lazy.Interpolate(t0, &ql, &vl);  // the ends: no stage
+      lazy.Interpolate(t1, &ql, &vl);
+      ASSERT_EQ(lazy.t(), t1) << name;
+      ASSERT_TRUE(lazy.q() == eager.q() && lazy.v() == eager.v()) << name << " at t = " << t1;
+    }
+    for (const double theta : {0.0, 0.1, 0.5, 0.9, 1.0}) {
+      const double s = eager.t_previous() + theta * (eager.t() - eager.t_previous());
+      eager.Interpolate(s, &qe, &ve);
+      lazy.Interpolate(s, &ql, &vl);
+      EXPECT_TRUE(qe == ql && ve == vl) << name << " theta = " << theta;
+    }
+    EXPECT_GT(steps, 10) << name;
+    EXPECT_EQ(eager.stats().accepted_steps, lazy.stats().accepted_steps) << name;
+    EXPECT_EQ(eager.stats().rhs_evaluations - lazy.stats().rhs_evaluations, steps - 1) << name;
+    EXPECT_EQ(eager.stats().rhs_evaluations,
+              2 + 8 * (eager.stats().accepted_steps + eager.stats().rejected_steps) + steps)
+        << name;
+  }
+}
+
 // Velocity constraint at round-off over the whole run; position violation with and without
 // projection (eq. 35). With projection_tol below the natural drift, projections happen, are
 // counted, and keep ‖g‖∞ ≤ projection_tol at every step end.

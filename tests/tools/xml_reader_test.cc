@@ -34,7 +34,7 @@ TEST(XmlReader, ReadsElementsAttributesAndLines) {
   EXPECT_EQ(link.Attribute("missing"), nullptr);
   const XmlElement* joint = root.Child("joint");
   ASSERT_NE(joint, nullptr);
-  EXPECT_EQ(joint->line, 8);
+  EXPECT_EQ(joint->line, 9);  // after the newline inside link's name and the one after it
   ASSERT_NE(joint->Child("parent"), nullptr);
   EXPECT_EQ(*joint->Child("parent")->Attribute("link"), "a");
   EXPECT_EQ(root.Child("visual"), nullptr);
