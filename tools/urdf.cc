@@ -78,6 +78,7 @@ struct Joint {
   JointType type = JointType::kFixed;
   Pose origin;
   std::string parent, child;
+  int child_link = -1;  // index into the links, set with the tree
   Vector3d axis = Vector3d::UnitX();
   std::optional<Limits> limits;
   std::optional<Dynamics> dynamics;
@@ -111,7 +112,7 @@ class UrdfReader {
     ReadRobot(robot);
     const int root = Root(robot);
     visited_.assign(links_.size(), false);
-    Visit(root, Host{}, Isometry3d::Identity());
+    Walk(root);
     for (std::size_t i = 0; i < links_.size(); ++i) {
       if (!visited_[i]) {
         Fail(links_[i].line, "link '" + links_[i].name + "' is not connected to the root link '" +
@@ -253,6 +254,7 @@ class UrdfReader {
                              joints_[static_cast<std::size_t>(c.parent_joint)].name + "'");
       }
       c.parent_joint = j;
+      joints_[static_cast<std::size_t>(j)].child_link = child->second;
       links_[static_cast<std::size_t>(parent->second)].child_joints.push_back(j);
     }
   }
@@ -391,24 +393,47 @@ class UrdfReader {
 
   // ---- The model -----------------------------------------------------------------------------
 
-  // The link's shapes and its subtree. host: where the link frame is; X_W: its world pose.
-  void Visit(int index, const Host& host, const Isometry3d& X_W) {
-    visited_[static_cast<std::size_t>(index)] = true;
-    const Link& link = links_[static_cast<std::size_t>(index)];
-    AddShapes(link, host);
-    for (const int j : link.child_joints)
-      VisitJoint(joints_[static_cast<std::size_t>(j)], host, X_W);
+  // Where a joint leads: its child link, where the child's frame is and its world pose.
+  struct Placed {
+    int link = 0;
+    Host host;
+    Isometry3d X_W = Isometry3d::Identity();
+  };
+
+  // Every link reachable from the root, depth first with children in joint-name order (each
+  // link's shapes, then for each child joint its body and joint, then that child's subtree), as
+  // a recursive walk would go, with a stack of pending joints instead of the call stack: a chain
+  // as deep as a file makes it cannot exhaust the call stack.
+  void Walk(int root) {
+    struct Pending {
+      int joint = 0;
+      Host parent;
+      Isometry3d X_W_parent = Isometry3d::Identity();
+    };
+    std::vector<Pending> pending;
+    const auto visit = [&](const Placed& p) {
+      visited_[static_cast<std::size_t>(p.link)] = true;
+      const Link& link = links_[static_cast<std::size_t>(p.link)];
+      AddShapes(link, p.host);
+      for (auto j = link.child_joints.rbegin(); j != link.child_joints.rend(); ++j)
+        pending.push_back({*j, p.host, p.X_W});
+    };
+    visit(Placed{root, Host{}, Isometry3d::Identity()});
+    while (!pending.empty()) {
+      const Pending p = pending.back();
+      pending.pop_back();
+      visit(VisitJoint(joints_[static_cast<std::size_t>(p.joint)], p.parent, p.X_W_parent));
+    }
   }
 
-  void VisitJoint(const Joint& joint, const Host& parent, const Isometry3d& X_W_parent) {
+  Placed VisitJoint(const Joint& joint, const Host& parent, const Isometry3d& X_W_parent) {
     const std::string item = "joint '" + joint.name + "'";
-    const int child_index = LinkIndex(joint.child);
+    const int child_index = joint.child_link;
     const Link& child = links_[static_cast<std::size_t>(child_index)];
     const Isometry3d X_pj = ToIsometry(joint.origin);
     const Isometry3d X_bj = parent.X * X_pj;  // the joint frame in the parent's body
     if (joint.type == JointType::kFixed && !HasMass(child)) {
-      Visit(child_index, Host{parent.body, X_bj}, X_W_parent * X_pj);  // merged into the parent
-      return;
+      return {child_index, Host{parent.body, X_bj}, X_W_parent * X_pj};  // merged into the parent
     }
     const bool revolute =
         joint.type == JointType::kRevolute || joint.type == JointType::kContinuous;
@@ -457,13 +482,7 @@ class UrdfReader {
     joined_.insert(std::minmax(parent.body, body));
     AddLimits(joint, index);
     AddDynamics(joint, index, revolute);
-    Visit(child_index, Host{body, Isometry3d::Identity()}, X_W_child);
-  }
-
-  int LinkIndex(const std::string& name) const {
-    for (std::size_t i = 0; i < links_.size(); ++i)
-      if (links_[i].name == name) return static_cast<int>(i);
-    return -1;  // not reached: ReadRobot checked every joint's links
+    return {child_index, Host{body, Isometry3d::Identity()}, X_W_child};
   }
 
   int AddBody(const Link& link, const Isometry3d& X_W) {

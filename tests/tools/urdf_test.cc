@@ -275,6 +275,32 @@ TEST_F(UrdfTest, ErrorsNameTheLine) {
                "1: robot 'x': version '2.0' (only 1.0 is read)");
 }
 
+// A chain of 50,000 links (each fixed to the previous one, massless, so merged into the root):
+// the walk over the tree keeps its pending joints on a heap stack, not the call stack, so a file
+// cannot overflow it; the last link's sphere sits at the sum of the 50,000 offsets of 1 mm.
+TEST_F(UrdfTest, DeepChainDoesNotExhaustTheStack) {
+  constexpr int kLinks = 50'000;
+  std::ostringstream text;
+  text << "<robot name=\"chain\"><link name=\"l0\"/>\n";
+  for (int i = 1; i < kLinks; ++i) {
+    text << "<link name=\"l" << i << "\""
+         << (i + 1 == kLinks ? "><collision><geometry><sphere "
+                               "radius=\"0.1\"/></geometry>"
+                               "</collision></link>\n"
+                             : "/>\n")
+         << "<joint name=\"j" << i << "\" type=\"fixed\"><parent link=\"l" << i - 1
+         << "\"/><child link=\"l" << i << "\"/><origin xyz=\"0.001 0 0\"/></joint>\n";
+  }
+  text << "</robot>\n";
+  std::ofstream(scratch_ / "chain.urdf") << text.str();
+  const UrdfRobot r = ReadUrdf((scratch_ / "chain.urdf").string());
+  EXPECT_TRUE(r.bodies.empty());
+  ASSERT_EQ(r.shapes.size(), 1u);
+  EXPECT_EQ(r.shape_bodies[0], engine::kGround);
+  // 49,999 additions of 0.001: round-off ≤ 49,999 × ulp(50) / 2 ≈ 1.8e-10.
+  EXPECT_NEAR(r.shapes[0].pose().translation().x(), 49.999, 1e-9);
+}
+
 // A scene that includes the arm at an initial pose and adds a floor; the include's line is the
 // place of included items in messages.
 TEST_F(UrdfTest, SceneIncludeWithJointPositionsAndAFloor) {
