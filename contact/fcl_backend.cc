@@ -23,6 +23,18 @@ void Check(int status, const Error& error) {
   if (status != 0) throw std::runtime_error("FCL: " + std::string(error.data()));
 }
 
+// The mesh's vertices as x, y, z triples and its triangles as index triples, as the module takes
+// them (null for an empty vector: data() of an empty vector may be null).
+const double* VertexData(const TriangleMesh& mesh) {
+  static_assert(sizeof(Eigen::Vector3d) == 3 * sizeof(double));
+  return mesh.vertices.empty() ? nullptr : mesh.vertices.front().data();
+}
+
+const int* TriangleData(const TriangleMesh& mesh) {
+  static_assert(sizeof(std::array<int, 3>) == 3 * sizeof(int));
+  return mesh.triangles.empty() ? nullptr : mesh.triangles.front().data();
+}
+
 }  // namespace
 
 FclGeometry FclBackend::Wrap(SaltusFclGeometry* geometry, const char* error) const {
@@ -71,19 +83,15 @@ FclGeometry FclBackend::Halfspace(const Eigen::Vector3d& normal, double offset) 
 
 FclGeometry FclBackend::Convex(const TriangleMesh& mesh) const {
   Error error{};
-  static_assert(sizeof(Eigen::Vector3d) == 3 * sizeof(double));
-  static_assert(sizeof(std::array<int, 3>) == 3 * sizeof(int));
-  return Wrap(api_.new_mesh(1, mesh.vertices.data()->data(), mesh.vertices.size(),
-                            mesh.triangles.data()->data(), mesh.triangles.size(), error.data(),
-                            error.size()),
+  return Wrap(api_.new_mesh(1, VertexData(mesh), mesh.vertices.size(), TriangleData(mesh),
+                            mesh.triangles.size(), error.data(), error.size()),
               error.data());
 }
 
 FclGeometry FclBackend::TriangleSoup(const TriangleMesh& mesh) const {
   Error error{};
-  return Wrap(api_.new_mesh(0, mesh.vertices.data()->data(), mesh.vertices.size(),
-                            mesh.triangles.data()->data(), mesh.triangles.size(), error.data(),
-                            error.size()),
+  return Wrap(api_.new_mesh(0, VertexData(mesh), mesh.vertices.size(), TriangleData(mesh),
+                            mesh.triangles.size(), error.data(), error.size()),
               error.data());
 }
 
