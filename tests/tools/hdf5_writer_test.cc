@@ -376,12 +376,12 @@ TEST(Hdf5WriterTest, CliFrictionForcesFollowTheSlidingBlocksClosedForm) {
   H5Fclose(f);
 }
 
-// The woodpecker's jammed sleeve makes indeterminate impacts (docs/friction.md, "Indeterminate
-// impacts"; the first at t = 0.0708 s): /events/indeterminate of one `--hdf5` run flags the same
-// events as events.csv's last column, only impacts, as many as summary.json counts.
+// The four-corner woodpecker's jammed sleeve makes indeterminate impacts (docs/friction.md,
+// "Indeterminate impacts"; the first at t = 0.0708 s): /events/indeterminate of one `--hdf5` run
+// flags the same events as events.csv's last column, only impacts, as many as summary.json counts.
 TEST(Hdf5WriterTest, CliIndeterminateImpactsAreFlaggedAsInEventsCsv) {
   const fs::path dir = Scratch("indeterminate");
-  const std::string scene = std::string(SALTUS_EXAMPLES_DIR) + "/friction/woodpecker.yaml";
+  const std::string scene = std::string(SALTUS_TEST_SCENES_DIR) + "/woodpecker_four_corners.yaml";
   std::ostringstream out, err;
   ASSERT_EQ(RunCli(std::vector<std::string>{"run", scene, "--t-end", "0.2", "--hdf5", "--out",
                                             (dir / "out").string()},
