@@ -783,7 +783,8 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
   std::shared_ptr<const SpatialFlexibleBeam> beam;
   if (body.beam) {
     // Throws std::invalid_argument naming the body (E, ρ, sizes, I_xz, the mode count).
-    beam = std::make_shared<const SpatialFlexibleBeam>(*body.beam, body.second_moment_xz, label);
+    beam = std::make_shared<const SpatialFlexibleBeam>(*body.beam, body.second_moment_xz,
+                                                       body.torsion, label);
     for (const auto& [field, x] : {std::pair("modal_position", &body.modal_position),
                                    std::pair("modal_velocity", &body.modal_velocity)}) {
       if (x->size() != 0 && x->size() != beam->num_modes()) {

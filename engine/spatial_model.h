@@ -105,6 +105,8 @@ struct SpatialBody {
   // fields above are ignored).
   std::optional<BeamProperties> beam = std::nullopt;
   double second_moment_xz = 0.0;  // m⁴, > 0 for a flexible body
+  // Set: the sections of the flexible body twist (St Venant torsion, G and J; 6n modes).
+  std::optional<BeamTorsion> torsion = std::nullopt;
   // Initial η and η̇ of a flexible body: empty (zero) or m entries.
   Eigen::VectorXd modal_position = Eigen::VectorXd();
   Eigen::VectorXd modal_velocity = Eigen::VectorXd();
@@ -137,8 +139,9 @@ struct SpatialJoint {
   double length = 0.0;  // distance joint: L > 0
   // A node k ∈ [0, n] of flexible body_a / body_b (−1: the point is point_a / point_b of the body
   // frame). With a node the joint point is the node of the deformed centreline, r + R ū(X_k, η),
-  // point_a / point_b must be zero, and the joint axes stay in the floating frame (the sections
-  // turn with the frame in this beam model, engine/flexible_beam_spatial.h).
+  // point_a / point_b must be zero, and the joint axes stay in the floating frame (they turn
+  // neither with the bending slopes nor, on a beam with torsion, with the twist of the node's
+  // section: a joint at a node exerts no torque on the twist; engine/flexible_beam_spatial.h).
   int node_a = -1;
   int node_b = -1;
 };
