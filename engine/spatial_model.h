@@ -144,6 +144,12 @@ struct SpatialJoint {
   // section: a joint at a node exerts no torque on the twist; engine/flexible_beam_spatial.h).
   int node_a = -1;
   int node_b = -1;
+  // With node_a / node_b: a point of the node's section off the centreline (an arm), its offset
+  // in the section's axes, which are the frame's turned by the section's twist R_x(φ_k) (beams
+  // with torsion; the frame's otherwise). The joint point is then r + R (ū(X_k, η) + R_x(φ_k) d),
+  // and its rows put a torque on the twist. Zero: the node itself.
+  Eigen::Vector3d arm_a = Eigen::Vector3d::Zero();
+  Eigen::Vector3d arm_b = Eigen::Vector3d::Zero();
 };
 
 struct SpatialDriver {
