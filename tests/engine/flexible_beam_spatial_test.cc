@@ -136,13 +136,12 @@ TEST(SpatialFlexibleBeam, QuadraticVelocityVectorIsDAlembertsInertiaForce) {
   }
 }
 
-TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
-  // T = ½ vᵀ M v is conserved by M v̇ = F_qv (free body, no elastic or applied forces) only if
-  // vᵀ F_qv = −½ vᵀ Ṁ v; Ṁ by central differences along q ⊕ t v (h = 1e-5, truncation ~1e-10).
-  const SpatialFlexibleBeam beam = AllModesBeam();
+// vᵀ F_qv = −½ vᵀ Ṁ v at (q, v): T = ½ vᵀ M v is conserved by M v̇ = F_qv (free body, no elastic
+// or applied forces) only then; Ṁ by central differences along q ⊕ t v (h = 1e-5, truncation
+// ~1e-10).
+void ExpectQuadraticVelocityForcesDoNoWork(const SpatialFlexibleBeam& beam, const State& q,
+                                           const Eigen::VectorXd& v) {
   const int m = beam.num_modes(), nv = 6 + m;
-  const State q = SampleState(m);
-  const Eigen::VectorXd v = SampleVelocity(m);
   const double h = 1e-5;
   const Eigen::MatrixXd M_dot =
       (Mass(beam, q.Advance(v, h)) - Mass(beam, q.Advance(v, -h))) / (2 * h);
@@ -154,13 +153,11 @@ TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
   EXPECT_NEAR(power, expected, 1e-7 * std::abs(expected)) << "power " << power;
 }
 
-TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
-  // F_i = −dV/dt along q ⊕ t e_i by central differences, h = 1e-4: the elastic energy of the
-  // axial modes (ω up to 1e4 rad/s) reaches V ~ 1e7 J, so the round-off is ~1e-16 · 1e7 / h ~
-  // 1e-5; the truncation h²/6 · d³V/dt³ ~ 1e-7 (gravity's rotation terms, |g·R s| ~ 100 J).
-  const SpatialFlexibleBeam beam = AllModesBeam();
+// F_i = −dV/dt along q ⊕ t e_i by central differences, h = 1e-4: the elastic energy of the
+// axial modes (ω up to 1e4 rad/s) reaches V ~ 1e7 J, so the round-off is ~1e-16 · 1e7 / h ~
+// 1e-5; the truncation h²/6 · d³V/dt³ ~ 1e-7 (gravity's rotation terms, |g·R s| ~ 100 J).
+void ExpectPotentialForcesDerive(const SpatialFlexibleBeam& beam, const State& q) {
   const int m = beam.num_modes(), nv = 6 + m;
-  const State q = SampleState(m);
   const Eigen::Vector3d g(1.0, -9.81, 2.0);
   Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(m);
@@ -174,6 +171,17 @@ TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
     const double dV = (V(q.Advance(e, h)) - V(q.Advance(e, -h))) / (2 * h);
     EXPECT_NEAR(F(i), -dV, 1e-5 * std::max(1.0, std::abs(dV))) << "coordinate " << i;
   }
+}
+
+TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
+  const SpatialFlexibleBeam beam = AllModesBeam();
+  ExpectQuadraticVelocityForcesDoNoWork(beam, SampleState(beam.num_modes()),
+                                        SampleVelocity(beam.num_modes()));
+}
+
+TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
+  const SpatialFlexibleBeam beam = AllModesBeam();
+  ExpectPotentialForcesDerive(beam, SampleState(beam.num_modes()));
 }
 
 TEST(SpatialFlexibleBeam, StaticDeflectionsAreTheClosedFormsInBothPlanes) {
@@ -560,35 +568,10 @@ TEST(SpatialFlexibleTorsion, QuadraticVelocityVectorIsDAlembertsInertiaForce) {
 }
 
 TEST(SpatialFlexibleTorsion, QuadraticVelocityForcesDoNoWorkAndPotentialForcesDerive) {
-  // vᵀ F_qv = −½ vᵀ Ṁ v (Ṁ by central differences, h = 1e-5) and F = −∂V (h = 1e-4) as for
-  // bending (the tolerances of QuadraticVelocityForcesDoNoWork and
-  // GravityAndElasticForcesDeriveFromThePotential), now with twisted, twisting sections.
+  // As for bending (the same checks and tolerances), with twisted, twisting sections.
   const SpatialFlexibleBeam beam = TorsionBeam();
-  const int m = beam.num_modes(), nv = 6 + m;
-  const State q = TwistedState(beam);
-  const Eigen::VectorXd v = TwistingVelocity(beam);
-  const double h = 1e-5;
-  const Eigen::MatrixXd M_dot =
-      (Mass(beam, q.Advance(v, h)) - Mass(beam, q.Advance(v, -h))) / (2 * h);
-  Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
-  beam.AddForces(QuaternionToRotation(q.Q), q.eta, v.segment<3>(3), v.tail(m),
-                 Eigen::Vector3d::Zero(), F);
-  F.tail(m).array() += beam.frequencies().array().square() * q.eta.array();
-  const double power = v.dot(F), expected = -0.5 * v.dot(M_dot * v);
-  EXPECT_NEAR(power, expected, 1e-7 * std::abs(expected)) << "power " << power;
-
-  const Eigen::Vector3d g(1.0, -9.81, 2.0);
-  Eigen::VectorXd F_pot = Eigen::VectorXd::Zero(nv);
-  beam.AddForces(QuaternionToRotation(q.Q), q.eta, Eigen::Vector3d::Zero(),
-                 Eigen::VectorXd::Zero(m), g, F_pot);
-  const auto V = [&](const State& s) {
-    return beam.PotentialEnergy(s.r, QuaternionToRotation(s.Q), s.eta, g);
-  };
-  for (int i = 0; i < nv; ++i) {
-    const Eigen::VectorXd e = Eigen::VectorXd::Unit(nv, i);
-    const double dV = (V(q.Advance(e, 1e-4)) - V(q.Advance(e, -1e-4))) / 2e-4;
-    EXPECT_NEAR(F_pot(i), -dV, 1e-5 * std::max(1.0, std::abs(dV))) << "coordinate " << i;
-  }
+  ExpectQuadraticVelocityForcesDoNoWork(beam, TwistedState(beam), TwistingVelocity(beam));
+  ExpectPotentialForcesDerive(beam, TwistedState(beam));
 }
 
 TEST(SpatialFlexibleTorsion, StaticTwistUnderAnEndTorqueIsTheClosedForm) {
