@@ -5,7 +5,9 @@
 // (7 + m), v_i = (ṙ, ω, η̇) (6 + m). Its mass block M_b(Q, η) and forces F_b (quadratic velocity,
 // gravity, elastic, damping) are the beam's; q ⊕ h v adds h η̇ to η. Joints attach to a node k of
 // its centreline: the point p = r + R ū(X_k, η), ṗ = ṙ − R [ū]× ω + R B η̇ (G gains Bᵀ Rᵀ c on
-// the η̇ columns of a row ∂(c·ṗ)/∂v), v̇-free acceleration R â (â of the beam header).
+// the η̇ columns of a row ∂(c·ṗ)/∂v), v̇-free acceleration R â (â of the beam header); or to a
+// point of the node's section at an arm d, r + R (ū + R_x(φ_k) d), which follows the twist φ_k of
+// a beam with torsion (SpatialJoint::arm_a; the terms in spatial_model.cc, MakeJointPoint).
 //
 // Body i has q_i = (r, Q) (7): r (3) the world position of its body-frame origin and Q (4) the
 // unit quaternion (w, x, y, z) of its orientation R = R(Q); v_i = (ṙ, ω) (6): ṙ in the world
@@ -141,7 +143,7 @@ struct SpatialJoint {
   // frame). With a node the joint point is the node of the deformed centreline, r + R ū(X_k, η),
   // point_a / point_b must be zero, and the joint axes stay in the floating frame (they turn
   // neither with the bending slopes nor, on a beam with torsion, with the twist of the node's
-  // section: a joint at a node exerts no torque on the twist; engine/flexible_beam_spatial.h).
+  // section; engine/flexible_beam_spatial.h). Only through an arm does a joint load the twist.
   int node_a = -1;
   int node_b = -1;
   // With node_a / node_b: a point of the node's section off the centreline (an arm), its offset

@@ -1646,23 +1646,24 @@ class SceneParser {
     const std::string type = Type(r, SpatialJointTypes(), &joint.type);
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
-              "ref_b", "length", "limits", "node_a", "node_b"});
+              "ref_b", "length", "limits", "node_a", "node_b", "arm_a", "arm_b"});
     const bool has_axes = joint.type != T::kSpherical && joint.type != T::kDistance;
     if (joint.type == T::kSpherical) {
-      r.CheckKeys(
-          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b"}), all,
-          "a spherical joint");
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
+                        "node_b", "arm_a", "arm_b"}),
+                  all, "a spherical joint");
     } else if (joint.type == T::kDistance) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
-                        "node_b", "length"}),
+                        "node_b", "arm_a", "arm_b", "length"}),
                   all, "a distance joint");
     } else if (joint.type == T::kRevolute || joint.type == T::kPrismatic) {
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
-                        "axis_b", "ref_a", "ref_b", "limits", "node_a", "node_b"}),
-                  all, "a " + type + " joint");
+      r.CheckKeys(
+          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b",
+                "ref_a", "ref_b", "limits", "node_a", "node_b", "arm_a", "arm_b"}),
+          all, "a " + type + " joint");
     } else {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
-                        "axis_b", "ref_a", "ref_b", "node_a", "node_b"}),
+                        "axis_b", "ref_a", "ref_b", "node_a", "node_b", "arm_a", "arm_b"}),
                   all, "a " + type + " joint");
     }
     joint.body_a = BodyRef(r, "body_a");
@@ -1671,13 +1672,25 @@ class SceneParser {
     joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, sp.bodies);
     joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, sp.bodies);
     joint.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
+    // An arm of the node's section (engine::SpatialJoint::arm_a): only with the node.
+    for (const auto& [arm_key, node_key, node_index, arm] :
+         {std::tuple("arm_a", "node_a", joint.node_a, &joint.arm_a),
+          std::tuple("arm_b", "node_b", joint.node_b, &joint.arm_b)}) {
+      if (!r.Has(arm_key)) continue;
+      if (node_index < 0) {
+        r.Fail(*r.Find(arm_key), std::string(arm_key) + " needs " + node_key +
+                                     " (an arm is a point of a node's section)");
+      }
+      *arm = r.Vec3(arm_key, Eigen::Vector3d::Zero(), "[x, y, z] (the node's section axes)");
+    }
     // A node's undeformed place in its body frame: (X_k, 0, 0).
     const auto node_point = [&](int beam_body, int k) {
       const engine::BeamProperties& beam = *sp.bodies[static_cast<std::size_t>(beam_body)].beam;
       return Eigen::Vector3d(beam.length * k / beam.elements, 0.0, 0.0);
     };
     const Eigen::Vector3d s_a =
-        joint.node_a >= 0 ? node_point(joint.body_a, joint.node_a) : joint.point_a;
+        joint.node_a >= 0 ? Eigen::Vector3d(node_point(joint.body_a, joint.node_a) + joint.arm_a)
+                          : joint.point_a;
     joint.point_b = joint.node_b >= 0
                         ? Eigen::Vector3d::Zero().eval()
                         : r.Vec3("point_b", PointInB(sp, joint.body_a, joint.body_b, s_a),
