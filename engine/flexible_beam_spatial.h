@@ -30,15 +30,16 @@
 // body keeps the m lowest of these 5n modes (5n for every reference: clamped and pinned fix 5
 // nodal coordinates, free drops 5 rigid motions, the sixth, rotation about x, being torsion).
 //
-// Torsion (St Venant; Shabana, Ch. 6, the shaft element; Timoshenko & Goodier, Theory of
-// Elasticity, 3rd ed., §§ 101–109). With a BeamTorsion (shear modulus G, torsion constant J) the
-// section at X turns by the twist φ(X) about the frame's x axis, interpolated linearly between
-// the nodal twists φ_k (the C⁰ shaft element), with strain energy ½ ∫ G J φ'² and the sections'
-// kinetic energy below. Its FE block (stiffness G J/l [1 −1; −1 1], consistent mass
-// ρ I_p l/6 [2 1; 1 2]) decouples from the others; the reference conditions fix φ₀ = 0 (clamped
-// and pinned: the frame's roll is the section at X = 0) or drop the uniform twist (free: the
-// remaining modes are mass-orthogonal to it, the mean axis of roll). Its n modes, mass-
-// normalized, join the candidates: the body keeps the m lowest of the 6n. Clamped–free they
+// Torsion (St Venant: Timoshenko & Goodier, Theory of Elasticity, 3rd ed., §§ 101–109; the
+// torsion-bar element with consistent mass of Przemieniecki, Theory of Matrix Structural
+// Analysis, 1968; the floating frame's inertia as above). With a BeamTorsion (shear modulus G,
+// torsion constant J) the section at X turns by the twist φ(X) about the frame's x axis,
+// interpolated linearly between the nodal twists φ_k (the C⁰ shaft element), with strain energy
+// ½ ∫ G J φ'² and the sections' kinetic energy below. Its FE block (stiffness G J/l [1 −1; −1 1],
+// consistent mass ρ I_p l/6 [2 1; 1 2]) decouples from the others; the reference conditions
+// fix φ₀ = 0 (clamped and pinned: the frame's roll is the section at X = 0) or drop the uniform
+// twist (free: the remaining modes are mass-orthogonal to it, the mean axis of roll). Its n modes,
+// mass-normalized, join the candidates: the body keeps the m lowest of the 6n. Clamped–free they
 // tend to ω_k = (2k − 1) π/(2L) √(G J/(ρ I_p)) from above at order 2 in the element size (the
 // discrete frequencies are ω² = (6 G J/(ρ I_p l²)) (1 − cos κl)/(2 + cos κl), κ = (2k−1)π/(2L)).
 //
