@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,18 +20,24 @@ using namespace validation;  // NOLINT: shared builder checks (engine/validation
 // Validates what the planar beam does not (I_xz, the spatial mode count, the reduction) and
 // returns the planar properties with every planar mode.
 BeamProperties PlanarProperties(const BeamProperties& properties, double second_moment_xz,
+                                const std::optional<BeamTorsion>& torsion,
                                 const std::string& label) {
   BeamProperties planar = properties;
   planar.modes = 1;
   ValidateBeam(label, planar);
   RequirePositive(label, "second_moment_xz", second_moment_xz);
+  if (torsion) {
+    RequirePositive(label, "shear_modulus", torsion->shear_modulus);
+    RequirePositive(label, "torsion_constant", torsion->torsion_constant);
+  }
   if (properties.reduction != BeamReduction::kFreeInterface) {
     Fail(label, "a spatial beam has only the free-interface reduction");
   }
-  const int available = AvailableSpatialModes(properties.elements);
+  const int available = AvailableSpatialModes(properties.elements, torsion.has_value());
   if (properties.modes < 1 || properties.modes > available) {
     Fail(label, "modes must be in [1, " + std::to_string(available) + "] (" +
-                    std::to_string(properties.elements) + " elements, spatial), got " +
+                    std::to_string(properties.elements) + " elements, spatial" +
+                    (torsion ? ", with torsion" : "") + "), got " +
                     std::to_string(properties.modes));
   }
   planar.modes = AvailableModes(properties.elements, properties.reference);
@@ -48,12 +56,31 @@ Eigen::VectorXd AxialShares(const FlexibleBeam& planar) {
 
 }  // namespace
 
-int AvailableSpatialModes(int elements) { return 5 * elements; }
+int AvailableSpatialModes(int elements, bool torsion) { return (torsion ? 6 : 5) * elements; }
+
+double RectangleTorsionConstant(double width, double height) {
+  const double a = std::max(width, height), b = std::min(width, height);
+  const double pi = std::numbers::pi;
+  double sum = 0.0, first = 0.0;
+  for (int k = 1; k < 100; k += 2) {
+    const double term = std::tanh(k * pi * a / (2.0 * b)) / std::pow(k, 5);
+    if (k == 1) first = term;
+    sum += term;
+    if (term < 1e-17 * first) break;
+  }
+  return a * b * b * b / 3.0 * (1.0 - 192.0 / std::pow(pi, 5) * (b / a) * sum);
+}
 
 SpatialFlexibleBeam::SpatialFlexibleBeam(const BeamProperties& properties, double second_moment_xz,
                                          const std::string& label)
-    : planar_(PlanarProperties(properties, second_moment_xz, label), label),
-      second_moment_xz_(second_moment_xz) {
+    : SpatialFlexibleBeam(properties, second_moment_xz, std::nullopt, label) {}
+
+SpatialFlexibleBeam::SpatialFlexibleBeam(const BeamProperties& properties, double second_moment_xz,
+                                         const std::optional<BeamTorsion>& torsion,
+                                         const std::string& label)
+    : planar_(PlanarProperties(properties, second_moment_xz, torsion, label), label),
+      second_moment_xz_(second_moment_xz),
+      torsion_(torsion) {
   const double i_xy = properties.second_moment;
   section_inertia_ = properties.density * properties.length *
                      Eigen::Vector3d(i_xy + second_moment_xz, second_moment_xz, i_xy);
@@ -80,6 +107,12 @@ SpatialFlexibleBeam::SpatialFlexibleBeam(const BeamProperties& properties, doubl
                       "section or the number of elements");
     }
   }
+  if (torsion_) {
+    SolveTorsion();
+    for (int c = 0; c < torsion_omega_.size(); ++c) {
+      candidates.push_back({torsion_omega_(c), SpatialModeKind::kTorsion, c});
+    }
+  }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.omega < b.omega; });
   const int m = properties.modes;
@@ -104,9 +137,21 @@ SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
     row->setZero(m);
   }
   s.H.setZero(m, m);
+  s.twist.setZero(m);
+  s.dtwist.setZero(m);
+  // The element that holds X (the one to its right at an inner node) and ξ in it, for the
+  // linear twist.
+  const int n = properties().elements;
+  const double l = length() / n;
+  const int e = std::clamp(static_cast<int>(std::floor(p.X / l)), 0, n - 1);
+  const double xi = (p.X - e * l) / l;
   for (int j = 0; j < m; ++j) {
     const int c = column_[static_cast<std::size_t>(j)];
-    if (kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ) {
+    if (kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion) {
+      const double left = torsion_modes_(e, c), right = torsion_modes_(e + 1, c);
+      s.twist(j) = (1.0 - xi) * left + xi * right;
+      s.dtwist(j) = (right - left) / l;
+    } else if (kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ) {
       s.sw(j) = p.sw(c);
       s.slope_w(j) = p.slope(c);
       s.dslope_w(j) = p.dslope(c);
@@ -119,9 +164,14 @@ SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
     }
   }
   // H = ∫ (s_v'ᵀ s_v' + s_w'ᵀ s_w'): the planar ∫ ψᵀψ between modes of the same plane.
+  const auto torsional = [&](int j) {
+    return kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion;
+  };
   for (int j = 0; j < m; ++j) {
+    if (torsional(j)) continue;
     const bool xz_j = kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kBendingXZ;
     for (int k = 0; k < m; ++k) {
+      if (torsional(k)) continue;
       const bool xz_k = kind_[static_cast<std::size_t>(k)] == SpatialModeKind::kBendingXZ;
       if (xz_j == xz_k) {
         s.H(j, k) = p.H(column_[static_cast<std::size_t>(j)], column_[static_cast<std::size_t>(k)]);
@@ -129,6 +179,47 @@ SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
     }
   }
   return s;
+}
+
+void SpatialFlexibleBeam::SolveTorsion() {
+  // The shaft elements on the nodal twists φ_0..φ_n: stiffness G J/l [1 −1; −1 1], consistent
+  // mass ρ I_p l/6 [2 1; 1 2] (exact for the linear twist).
+  const BeamProperties& p = properties();
+  const int n = p.elements;
+  const double l = p.length / n;
+  const double gj = torsion_->shear_modulus * torsion_->torsion_constant;
+  const double rho_ip = p.density * (p.second_moment + second_moment_xz_);
+  Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n + 1, n + 1), M = K;
+  for (int e = 0; e < n; ++e) {
+    K.block<2, 2>(e, e) += gj / l * (Eigen::Matrix2d() << 1, -1, -1, 1).finished();
+    M.block<2, 2>(e, e) += rho_ip * l / 6.0 * (Eigen::Matrix2d() << 2, 1, 1, 2).finished();
+  }
+  // Clamped and pinned: φ_0 = 0 (solve on φ_1..φ_n). Free: every node, the uniform twist (the
+  // zero frequency) dropped.
+  const bool free = p.reference == BeamReference::kFree;
+  const int first = free ? 0 : 1, size = n + 1 - first;
+  Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> solver(K.bottomRightCorner(size, size),
+                                                                   M.bottomRightCorner(size, size));
+  if (solver.info() != Eigen::Success) {
+    throw std::runtime_error("torsion eigenproblem failed");  // LCOV_EXCL_LINE (SPD matrices)
+  }
+  const int skip = free ? 1 : 0;
+  torsion_modes_ = Eigen::MatrixXd::Zero(n + 1, n);
+  torsion_modes_.bottomRows(size) = solver.eigenvectors().rightCols(size - skip);
+  torsion_omega_ = solver.eigenvalues().tail(size - skip).cwiseMax(0.0).cwiseSqrt();
+}
+
+Eigen::Matrix3d SpatialFlexibleBeam::SectionInertia(std::size_t g, double phi) const {
+  // w_g/A = ρ × (the point's share of the length); J(φ) = R_x(φ) J' R_x(φ)ᵀ.
+  const double per_length = quadrature_weights()[g] / properties().area;
+  const double i_xy = properties().second_moment, i_xz = second_moment_xz_;
+  const double c = std::cos(phi), s = std::sin(phi);
+  Eigen::Matrix3d J = Eigen::Matrix3d::Zero();
+  J(0, 0) = i_xy + i_xz;
+  J(1, 1) = c * c * i_xz + s * s * i_xy;
+  J(2, 2) = s * s * i_xz + c * c * i_xy;
+  J(1, 2) = J(2, 1) = c * s * (i_xz - i_xy);
+  return per_length * J;
 }
 
 SpatialBeamPoint SpatialFlexibleBeam::PointAt(double X) const {
@@ -229,12 +320,14 @@ SpatialBeamMotion SpatialFlexibleBeam::Motion(
   motion.B.row(2) = point.sw;
   motion.u << point.X + point.su.dot(eta) - 0.5 * eta.dot(h_eta), point.sv.dot(eta),
       point.sw.dot(eta);
+  if (torsion_) motion.twist = point.twist.dot(eta);
   if (eta_dot.size() == 0) {
     motion.u_dot.setZero();
     return motion;
   }
   motion.u_dot = motion.B * eta_dot;
   motion.hdot = eta_dot.dot(point.H * eta_dot);
+  if (torsion_) motion.twist_rate = point.twist.dot(eta_dot);
   return motion;
 }
 
@@ -262,7 +355,20 @@ void SpatialFlexibleBeam::MassMatrix(const Eigen::Matrix3d& R,
   M.topLeftCorner<3, 3>() = mass() * Eigen::Matrix3d::Identity();
   M.block<3, 3>(0, 3) = -R * Skew(s);
   M.block(0, 6, 3, m) = R * S;
-  M.block<3, 3>(3, 3) = j_o + Eigen::Matrix3d(section_inertia_.asDiagonal());
+  if (torsion_) {
+    // The twisted sections: ∫ J(φ), e_x ∫ ρ I_p s_φ, ∫ ρ I_p s_φᵀ s_φ (J(φ) e_x = ρ I_p e_x).
+    Eigen::Matrix3d j_sec = Eigen::Matrix3d::Zero();
+    for (std::size_t g = 0; g < gauss_.size(); ++g) {
+      const Eigen::RowVectorXd& twist = gauss_[g].twist;
+      const Eigen::Matrix3d J = SectionInertia(g, twist.dot(eta));
+      j_sec += J;
+      m_omega_eta.row(0) += J(0, 0) * twist;
+      m_eta.noalias() += J(0, 0) * twist.transpose() * twist;
+    }
+    M.block<3, 3>(3, 3) = j_o + j_sec;
+  } else {
+    M.block<3, 3>(3, 3) = j_o + Eigen::Matrix3d(section_inertia_.asDiagonal());
+  }
   M.block(3, 6, 3, m) = m_omega_eta;
   M.block(6, 6, m, m) = m_eta;
   M.block(3, 0, 3 + m, 3) = M.block(0, 3, 3, 3 + m).transpose();
@@ -290,8 +396,24 @@ void SpatialFlexibleBeam::AddForces(const Eigen::Matrix3d& R,
     f_omega += p.u.cross(f);
     f_eta.noalias() += p.B.transpose() * f;
   }
+  if (torsion_) {
+    // The sections' d'Alembert moment φ̇ J (e_x × Ω) − Ω × J Ω, Ω = ω + φ̇ e_x, on ω and on
+    // the twist (its x component through s_φᵀ).
+    for (std::size_t g = 0; g < gauss_.size(); ++g) {
+      const Eigen::RowVectorXd& twist = gauss_[g].twist;
+      const double rate = twist.dot(eta_dot);
+      const Eigen::Matrix3d J = SectionInertia(g, twist.dot(eta));
+      const Eigen::Vector3d Omega = omega + rate * Eigen::Vector3d::UnitX();
+      const Eigen::Vector3d moment =
+          rate * (J * Eigen::Vector3d::UnitX().cross(Omega)) - Omega.cross(J * Omega);
+      f_omega += moment;
+      f_eta += moment.x() * twist.transpose();
+    }
+  } else {
+    f_omega -= omega.cross(section_inertia_.cwiseProduct(omega));
+  }
   F.head<3>() += R * f_sum;
-  F.segment<3>(3) += f_omega - omega.cross(section_inertia_.cwiseProduct(omega));
+  F.segment<3>(3) += f_omega;
   F.tail(m) += f_eta;
   F.tail(m).array() -= omega_.array().square() * eta.array() + damping_.array() * eta_dot.array();
 }

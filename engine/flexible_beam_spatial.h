@@ -5,27 +5,43 @@
 //
 // Deformations modelled. The centreline of a straight beam along the frame's x axis, X ∈ [0, L],
 // stretches axially (u) and bends in two planes: in x–y (deflection v along y, second moment
-// I_xy = BeamProperties::second_moment) and in x–z (deflection w along z, I_xz). NOT modelled:
-// torsion and the rotary inertia of the sections (Euler–Bernoulli, as in the planar beam: the
-// mass sits on the centreline, so a twist of the sections carries neither kinetic nor strain
-// energy in this model), shear deformation (Timoshenko), and the coupling of the two bending
-// planes through a product of inertia I_yz (the section's principal axes are the frame's y and z).
-// The sections' rotary inertia is kept for the rigid motion only: each section turns with the
-// frame (not with the elastic slopes), which adds the constant body-frame inertia
+// I_xy = BeamProperties::second_moment) and in x–z (deflection w along z, I_xz). With a
+// BeamTorsion the sections also twist (St Venant torsion, below). NOT modelled: the rotary
+// inertia of the sections in bending (Euler–Bernoulli, as in the planar beam: the sections do
+// not tilt with the bending slopes), shear deformation (Timoshenko), warping (free warping, no
+// Vlasov warping stiffness or inertia), and the coupling of the two bending planes through a
+// product of inertia I_yz (the section's principal axes are the frame's y and z; the shear centre
+// is the centroid, as for doubly symmetric sections).
+// The sections' rotary inertia is kept for the rigid motion: each section turns with the frame
+// (and, with torsion, by its twist about the frame's x axis), which adds per unit length the
+// section inertia J' = ρ diag(I_p, I_xz, I_xy), I_p = I_xy + I_xz (the polar moment ρ I_p about
+// x, ρ ∫z² dA = ρ I_xz about y, ρ ∫y² dA = ρ I_xy about z), in all
 //   J_sec = ρ L diag(I_xy + I_xz, I_xz, I_xy)
-// (per unit length the section's polar moment ρ(I_xy + I_xz) about x, ρ ∫z² dA = ρ I_xz about y,
-// ρ ∫y² dA = ρ I_xy about z). Without it the spin about the beam's own axis would have no
-// inertia and M_b would be singular for a straight beam.
+// for the untwisted beam. Without it the spin about the beam's own axis would have no inertia
+// and M_b would be singular for a straight beam.
 //
 // Modes. The FE model (n Euler–Bernoulli elements, nodal (u, v, θ_z, w, θ_y)) decouples into the
 // axial block and two bending blocks with the same consistent mass and stiffnesses E I_xy and
 // E I_xz. Its modes are therefore those of the planar beam (axial and x–y bending, frequencies
 // ω) and copies of the planar bending modes in x–z, with the same mass-normalized shapes and
-// frequencies ω √(I_xz / I_xy). The body keeps the m lowest of these 5n modes (5n for every
-// reference: clamped and pinned fix 5 nodal coordinates, free drops 5 rigid motions, the sixth,
-// rotation about x, being torsion). A planar mode is classified axial or bending by its axial
-// share of the modal mass; a mode mixing both (an axial and a bending frequency equal to
-// ~1e-6) cannot be copied and is rejected. Only the free-interface reduction is available.
+// frequencies ω √(I_xz / I_xy). A planar mode is classified axial or bending by its axial share
+// of the modal mass; a mode mixing both (an axial and a bending frequency equal to ~1e-6) cannot
+// be copied and is rejected. Only the free-interface reduction is available. Without torsion the
+// body keeps the m lowest of these 5n modes (5n for every reference: clamped and pinned fix 5
+// nodal coordinates, free drops 5 rigid motions, the sixth, rotation about x, being torsion).
+//
+// Torsion (St Venant: Timoshenko & Goodier, Theory of Elasticity, 3rd ed., §§ 101–109; the
+// torsion-bar element with consistent mass of Przemieniecki, Theory of Matrix Structural
+// Analysis, 1968; the floating frame's inertia as above). With a BeamTorsion (shear modulus G,
+// torsion constant J) the section at X turns by the twist φ(X) about the frame's x axis,
+// interpolated linearly between the nodal twists φ_k (the C⁰ shaft element), with strain energy
+// ½ ∫ G J φ'² and the sections' kinetic energy below. Its FE block (stiffness G J/l [1 −1; −1 1],
+// consistent mass ρ I_p l/6 [2 1; 1 2]) decouples from the others; the reference conditions
+// fix φ₀ = 0 (clamped and pinned: the frame's roll is the section at X = 0) or drop the uniform
+// twist (free: the remaining modes are mass-orthogonal to it, the mean axis of roll). Its n modes,
+// mass-normalized, join the candidates: the body keeps the m lowest of the 6n. Clamped–free they
+// tend to ω_k = (2k − 1) π/(2L) √(G J/(ρ I_p)) from above at order 2 in the element size (the
+// discrete frequencies are ω² = (6 G J/(ρ I_p l²)) (1 − cos κl)/(2 + cos κl), κ = (2k−1)π/(2L)).
 //
 // Kinematics. With the modal rows s_u, s_v, s_w (1 × m; a mode contributes to s_u and s_v if
 // planar, to s_w if an x–z copy) and the foreshortening of both bending planes,
@@ -35,17 +51,34 @@
 // and the velocities v_b = (ṙ, ω, η̇) (ω in the body frame, as for the rigid spatial bodies),
 //   ṗ = P v_b,   P = [I₃,  −R [ū]×,  R B],
 //   p̈ = P v̇_b + R â,   â = ω × (ω × ū) + 2 ω × (B η̇) − (η̇ᵀ H η̇) e_x.
+// The twist has its own modal row s_φ (torsion modes only): φ = s_φ η. The section at X has the
+// orientation R R_x(φ), R_x the rotation about x, and (in the frame's basis) the angular velocity
+//   Ω = ω + φ̇ e_x = P_φ v_b,   P_φ = [0, I₃, e_x s_φ],   Ω̇ = P_φ v̇_b (exactly: e_x is fixed).
+// Kept: the exact rotational kinetic energy of rigid sections with this orientation, including
+// the turn of a non-circular section's inertia with φ, J(φ) = R_x(φ) J' R_x(φ)ᵀ (its gyroscopic
+// and "propeller" moments: a flat section spinning about y or z is twisted towards its flat
+// position). Neglected: the tilt of the sections and of the twist axis with the bending slopes
+// (the twist is about the frame's x, not the deformed tangent; the lateral–torsional couplings
+// are of second order in the deformation), the axial-load (Wagner) term of torsion, and the
+// displacement of the centreline by the twist (shear centre = centroid).
 //
-// Dynamics (d'Alembert with the virtual velocities P δv_b, exact for these kinematics; with
-// ∫ρ the quadrature of engine/flexible_beam.h):
-//   M_b = ∫ρ Pᵀ P:  M_rr = m I₃,  M_rω = −R [s]×,  M_rη = R S,
-//                   M_ωω = ∫ρ (ū·ū I₃ − ū ūᵀ) + J_sec,  M_ωη = ∫ρ [ū]× B,  M_ηη = ∫ρ Bᵀ B,
-//   F_b = ∫ρ Pᵀ (R (ĝ − â)) − [0; ω × J_sec ω; K η + C η̇],  ĝ = Rᵀ g:
-//         F_r = R ∫ρ (ĝ − â),  F_ω = ∫ρ ū × (ĝ − â) − ω × J_sec ω,
-//         F_η = ∫ρ Bᵀ (ĝ − â) − K η − C η̇,
+// Dynamics (d'Alembert with the virtual velocities P δv_b and, for the sections, P_φ δv_b, exact
+// for these kinematics; with ∫ρ the quadrature of engine/flexible_beam.h and ∫ the same
+// quadrature per unit length):
+//   M_b = ∫ρ Pᵀ P + ∫ P_φᵀ J(φ) P_φ:
+//                   M_rr = m I₃,  M_rω = −R [s]×,  M_rη = R S,
+//                   M_ωω = ∫ρ (ū·ū I₃ − ū ūᵀ) + ∫ J(φ),  M_ωη = ∫ρ [ū]× B + e_x ∫ ρ I_p s_φ,
+//                   M_ηη = ∫ρ Bᵀ B + ∫ ρ I_p s_φᵀ s_φ,
+//   F_b = ∫ρ Pᵀ (R (ĝ − â)) + ∫ P_φᵀ (φ̇ J(φ) (e_x × Ω) − Ω × J(φ) Ω) − [0; 0; K η + C η̇],
+// (J(φ) e_x = ρ I_p e_x; the section's d'Alembert term: J'Ω̇' + Ω' × J'Ω' in section axes, with
+// Ω' = R_x(φ)ᵀ Ω and the velocity part of Ω̇' = −φ̇ e_x × Ω'), ĝ = Rᵀ g:
+//         F_r = R ∫ρ (ĝ − â),  F_ω = ∫ρ ū × (ĝ − â) + ∫ (φ̇ J (e_x × Ω) − Ω × J Ω),
+//         F_η = ∫ρ Bᵀ (ĝ − â) + ∫ s_φᵀ e_x·(φ̇ J (e_x × Ω) − Ω × J Ω) − K η − C η̇,
 // with s = ∫ρ ū, S = ∫ρ B (Shabana's inertia shape integrals, evaluated at
 // the current η because the foreshortening makes them quadratic in η), K = diag ω_i², C = α I + β K
-// + diag 2 ζ ω_i. For a rigid body (B = 0) F_ω = −ω × J_o ω, the rigid spatial model's term.
+// + diag 2 ζ ω_i. For a rigid body (B = 0, φ = 0) F_ω = −ω × J_o ω, the rigid spatial model's
+// term. Without torsion φ ≡ 0 and ∫ J(φ) = J_sec (evaluated as that constant, so that the beam
+// without torsion is the one of earlier versions bit for bit).
 // Energies: T = ½ v_bᵀ M_b v_b, V = ½ ηᵀ K η − g·(m r + R s); T + V is conserved without damping.
 //
 // Geometric stiffening off sets H = 0 (the linear FFR model). Evaluation costs
@@ -53,6 +86,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,24 +95,42 @@
 namespace saltus::engine {
 
 // The bending plane or axial family of a spatial mode (see above).
-enum class SpatialModeKind { kAxial, kBendingXY, kBendingXZ };
+enum class SpatialModeKind { kAxial, kBendingXY, kBendingXZ, kTorsion };
+
+// St Venant torsion of a spatial beam (see above): shear modulus G (Pa, > 0) and torsion
+// constant J (m⁴, > 0; the polar moment I_xy + I_xz for circular sections and tubes,
+// RectangleTorsionConstant for rectangles).
+struct BeamTorsion {
+  double shear_modulus = 0;
+  double torsion_constant = 0;
+};
+
+// The St Venant torsion constant of a w × h rectangle (Timoshenko & Goodier, Theory of
+// Elasticity, 3rd ed., §109, eq. (169)): with a ≥ b the longer and shorter sides,
+//   J = (a b³/3) (1 − (192/π⁵) (b/a) Σ_{k odd} tanh(k π a/(2 b))/k⁵),
+// summed until the terms fall below 1e-17 of the first (at most k = 99; they decay as k⁻⁵).
+// A square: 0.1406 a⁴ (against the polar moment 0.1667 a⁴).
+double RectangleTorsionConstant(double width, double height);
 
 // Modal rows of one centreline point: s_u, s_v, s_w, the slopes s_v', s_w', their X-derivatives
 // s_u', s_v'', s_w'' (1 × m; within the element that holds X, the one to its right at a node),
-// and H.
+// H, and the twist row s_φ and its X-derivative s_φ' (zero without torsion).
 struct SpatialBeamPoint {
   double X = 0;
   Eigen::RowVectorXd su, sv, sw, slope_v, slope_w;
   Eigen::RowVectorXd dsu, dslope_v, dslope_w;
   Eigen::MatrixXd H;
+  Eigen::RowVectorXd twist, dtwist;
 };
 
-// ū, B = ∂ū/∂η, B η̇ and η̇ᵀ H η̇ of a point for given η, η̇ (body frame).
+// ū, B = ∂ū/∂η, B η̇ and η̇ᵀ H η̇ of a point for given η, η̇ (body frame), and the section's
+// twist φ = s_φ η and its rate φ̇ = s_φ η̇ (0 without torsion).
 struct SpatialBeamMotion {
   Eigen::Vector3d u;
   Eigen::Matrix<double, 3, Eigen::Dynamic> B;
   Eigen::Vector3d u_dot;
   double hdot = 0;
+  double twist = 0, twist_rate = 0;
 };
 
 // The shape of the deformed centreline at one point for given η (body frame): the tangent
@@ -92,22 +144,30 @@ struct SpatialBeamCurve {
   Eigen::Matrix<double, 3, Eigen::Dynamic> B_x;  // 3 × m
 };
 
-// The number of modes a spatial beam of n elements has: 5n.
-int AvailableSpatialModes(int elements);
+// The number of modes a spatial beam of n elements has: 5n, 6n with torsion.
+int AvailableSpatialModes(int elements, bool torsion = false);
 
 class SpatialFlexibleBeam {
  public:
   // `properties.second_moment` is I_xy, `second_moment_xz` is I_xz (> 0); `properties.modes` is
-  // m ∈ [1, 5n]. Throws std::invalid_argument naming `label` on invalid input (ValidateBeam's
-  // checks, I_xz, the mode count, the Craig–Bampton reduction) and for mixed modes.
+  // m ∈ [1, 5n] (6n with torsion). Throws std::invalid_argument naming `label` on invalid input
+  // (ValidateBeam's checks, I_xz, G and J, the mode count, the Craig–Bampton reduction) and for
+  // mixed modes. Without `torsion` the sections do not twist (5n modes).
   SpatialFlexibleBeam(const BeamProperties& properties, double second_moment_xz,
                       const std::string& label = "beam");
+  SpatialFlexibleBeam(const BeamProperties& properties, double second_moment_xz,
+                      const std::optional<BeamTorsion>& torsion, const std::string& label = "beam");
 
   int num_modes() const { return static_cast<int>(kind_.size()); }
   double length() const { return planar_.length(); }
   double mass() const { return planar_.mass(); }
   const BeamProperties& properties() const { return planar_.properties(); }
   double second_moment_xz() const { return second_moment_xz_; }
+  // G and J when the sections twist (nullopt: no torsion modes).
+  const std::optional<BeamTorsion>& torsion() const { return torsion_; }
+  // Every torsional frequency of the FE model under the reference conditions (n; rad/s,
+  // ascending; empty without torsion), kept or not.
+  const Eigen::VectorXd& TorsionFeFrequencies() const { return torsion_omega_; }
   // ω_i (rad/s, ascending) and the family of each mode.
   const Eigen::VectorXd& frequencies() const { return omega_; }
   const std::vector<SpatialModeKind>& mode_kinds() const { return kind_; }
@@ -154,14 +214,21 @@ class SpatialFlexibleBeam {
 
  private:
   SpatialBeamPoint FromPlanar(const BeamPoint& p) const;
+  // The torsion FE model: modes of the nodal twists (n + 1 rows) and frequencies.
+  void SolveTorsion();
+  // The body-frame section inertia ∫ J(φ) over quadrature point g (w_g/A · J'), turned by φ.
+  Eigen::Matrix3d SectionInertia(std::size_t g, double phi) const;
 
   FlexibleBeam planar_;
   double second_moment_xz_ = 0;
   Eigen::Vector3d section_inertia_;
   std::vector<SpatialModeKind> kind_;  // per spatial mode
-  std::vector<int> column_;            // per spatial mode: its planar mode
+  std::vector<int> column_;            // per spatial mode: its planar (or torsion) mode
   Eigen::VectorXd omega_, damping_;    // ω_i and the diagonal of C
   std::vector<SpatialBeamPoint> gauss_;
+  std::optional<BeamTorsion> torsion_;
+  Eigen::MatrixXd torsion_modes_;  // nodal twists (n + 1) × n of the torsion modes, mass-normalized
+  Eigen::VectorXd torsion_omega_;
 };
 
 }  // namespace saltus::engine

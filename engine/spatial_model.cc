@@ -176,8 +176,11 @@ void AddVectorJacobian(const BodyKin& k, const Eigen::Vector3d& u, const Eigen::
 // s̄ = ū(X_k, η) moves in the body frame (engine/flexible_beam_spatial.h): ṡ = B η̇, and the
 // v̇-free part of s̈ is −(η̇ᵀ H η̇) e_x, so that
 //   ṗ = ṙ + R (ω × s̄ + B η̇),   p̈_free = R (ω × (ω × s̄) + 2 ω × B η̇ − (η̇ᵀ H η̇) e_x),
-// and ∂(c·ṗ)/∂v = (c, s̄ × Rᵀ c, Bᵀ Rᵀ c) on (ṙ, ω, η̇). A rigid point evaluates the BodyKin
-// expressions unchanged.
+// and ∂(c·ṗ)/∂v = (c, s̄ × Rᵀ c, Bᵀ Rᵀ c) on (ṙ, ω, η̇). A point of the node's section at the arm
+// d (SpatialJoint::arm_a) is s̄ = ū + d_φ, d_φ = R_x(φ) d, φ = s_φ η the node's twist: with
+// t = e_x × d_φ, ∂s̄/∂η = B + t s_φ, ṡ = B η̇ + φ̇ t and the v̇-free part of s̈ gains
+// φ̇² e_x × t (the twist's centripetal term); B, s_rate and s_acc below hold these. A rigid point
+// evaluates the BodyKin expressions unchanged.
 struct JointPoint {
   const BodyKin* k = nullptr;
   Eigen::Vector3d s = Eigen::Vector3d::Zero();
@@ -203,8 +206,9 @@ struct JointPoint {
   }
 };
 
-// The joint point of body kinematics `k` at body point `s`, or at `node` (a beam point of the
-// flexible body of k) when it is non-null; `v` null: positions only.
+// The joint point of body kinematics `k` at body point `s`, or when `node` (a beam point of the
+// flexible body of k) is non-null at the point of the node's section with arm `s`; `v` null:
+// positions only.
 JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eigen::Vector3d& s,
                           const SpatialBeamPoint* node, const Eigen::VectorXd& q,
                           const Eigen::VectorXd* v) {
@@ -224,6 +228,15 @@ JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eig
   p.s_rate = motion.u_dot;
   p.s_acc = Eigen::Vector3d(-motion.hdot, 0.0, 0.0);
   p.B = motion.B;
+  if (s != Eigen::Vector3d::Zero()) {  // the arm d = s of the node's section
+    const double c = std::cos(motion.twist), sn = std::sin(motion.twist);
+    const Eigen::Vector3d d(s.x(), c * s.y() - sn * s.z(), sn * s.y() + c * s.z());  // R_x(φ) d
+    const Eigen::Vector3d t(0.0, -d.z(), d.y());                                     // e_x × d_φ
+    p.s += d;
+    p.B += t * node->twist;
+    p.s_rate += motion.twist_rate * t;
+    p.s_acc += motion.twist_rate * motion.twist_rate * Eigen::Vector3d(0.0, -d.y(), -d.z());
+  }
   return p;
 }
 
@@ -650,8 +663,8 @@ class SpatialJointBlock : public ConstraintBlock {
     row.body_b = joint.body_b;
     row.node_a = joint.node_a;
     row.node_b = joint.node_b;
-    row.s_a = f.point_a;
-    row.s_b = f.point_b;
+    row.s_a = joint.node_a >= 0 ? joint.arm_a : f.point_a;  // at a node: its arm (MakeJointPoint)
+    row.s_b = joint.node_b >= 0 ? joint.arm_b : f.point_b;
     row.u_a = Eigen::Vector3d::Zero();
     row.w_b = Eigen::Vector3d::Zero();
     return row;
@@ -783,7 +796,8 @@ int SpatialModelBuilder::AddBody(const SpatialBody& body) {
   std::shared_ptr<const SpatialFlexibleBeam> beam;
   if (body.beam) {
     // Throws std::invalid_argument naming the body (E, ρ, sizes, I_xz, the mode count).
-    beam = std::make_shared<const SpatialFlexibleBeam>(*body.beam, body.second_moment_xz, label);
+    beam = std::make_shared<const SpatialFlexibleBeam>(*body.beam, body.second_moment_xz,
+                                                       body.torsion, label);
     for (const auto& [field, x] : {std::pair("modal_position", &body.modal_position),
                                    std::pair("modal_velocity", &body.modal_velocity)}) {
       if (x->size() != 0 && x->size() != beam->num_modes()) {
@@ -848,10 +862,17 @@ int SpatialModelBuilder::AddJoint(const SpatialJoint& joint) {
   RequireFiniteVec(label, "ref_a", joint.ref_a);
   RequireFiniteVec(label, "ref_b", joint.ref_b);
   RequireFinite(label, "length", joint.length);
-  for (const auto& [node, body, point, side] :
-       {std::tuple(joint.node_a, joint.body_a, joint.point_a, "a"),
-        std::tuple(joint.node_b, joint.body_b, joint.point_b, "b")}) {
-    if (node == -1) continue;
+  RequireFiniteVec(label, "arm_a", joint.arm_a);
+  RequireFiniteVec(label, "arm_b", joint.arm_b);
+  for (const auto& [node, body, point, arm, side] :
+       {std::tuple(joint.node_a, joint.body_a, joint.point_a, joint.arm_a, "a"),
+        std::tuple(joint.node_b, joint.body_b, joint.point_b, joint.arm_b, "b")}) {
+    if (node == -1) {
+      if (arm != Eigen::Vector3d::Zero()) {
+        Fail(label, std::string("arm_") + side + " needs node_" + side + ", got " + Vec(arm));
+      }
+      continue;
+    }
     const SpatialFlexibleBeam* beam =
         body == kGround ? nullptr : model_.beams_[static_cast<std::size_t>(body)].get();
     const std::string field = std::string("node_") + side;

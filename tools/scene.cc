@@ -425,6 +425,46 @@ void ReadBeamStiffeningAndDamping(const MapReader& r, engine::BeamProperties* be
   beam->modal_damping = r.Number("modal_damping", Range::kNonNegative, 0.0);
 }
 
+// St Venant torsion of a spatial beam (engine/flexible_beam_spatial.h), present when the scene
+// gives the shear modulus `shear_modulus` (G) or the Poisson ratio `poisson_ratio` (ν ∈ (−1, 0.5],
+// G = E/(2(1 + ν))), not both; `torsion_constant` (J) defaults to the rectangle's St Venant
+// constant for width and height (engine::RectangleTorsionConstant) and to the polar moment
+// I_xy + I_xz otherwise (exact for circular sections and tubes).
+std::optional<engine::BeamTorsion> ReadBeamTorsion(const MapReader& r,
+                                                   const engine::BeamProperties& beam,
+                                                   double second_moment_xz) {
+  const bool g = r.Has("shear_modulus"), nu = r.Has("poisson_ratio");
+  if (!g && !nu) {
+    if (r.Has("torsion_constant")) {
+      r.Fail(*r.Find("torsion_constant"),
+             "torsion_constant needs shear_modulus or poisson_ratio (the sections twist only "
+             "with them)");
+    }
+    return std::nullopt;
+  }
+  if (g && nu) {
+    r.Fail(*r.Find("poisson_ratio"),
+           "give either shear_modulus or poisson_ratio, not both (poisson_ratio)");
+  }
+  engine::BeamTorsion torsion;
+  if (g) {
+    torsion.shear_modulus = r.RequiredNumber("shear_modulus", Range::kPositive);
+  } else {
+    const double ratio = r.RequiredNumber("poisson_ratio", Range::kAny);
+    if (!(ratio > -1.0 && ratio <= 0.5)) {
+      r.Fail(*r.Find("poisson_ratio"),
+             "poisson_ratio must be in (-1, 0.5], got " + r.Find("poisson_ratio")->Scalar());
+    }
+    torsion.shear_modulus = beam.youngs_modulus / (2.0 * (1.0 + ratio));
+  }
+  const double fallback = r.Has("width") ? engine::RectangleTorsionConstant(
+                                               r.RequiredNumber("width", Range::kPositive),
+                                               r.RequiredNumber("height", Range::kPositive))
+                                         : beam.second_moment + second_moment_xz;
+  torsion.torsion_constant = r.Number("torsion_constant", Range::kPositive, fallback);
+  return torsion;
+}
+
 class SceneParser {
  public:
   explicit SceneParser(std::string file) : file_(std::move(file)) {}
@@ -1529,7 +1569,8 @@ class SceneParser {
 
   // A spatial flexible beam (engine/flexible_beam_spatial.h): the keys of the planar one without
   // the Craig–Bampton reduction, with the second moment of the x–z plane (`second_moment_xz`;
-  // or width along z and height along y of a rectangle: I_xy = w h³/12, I_xz = h w³/12) and the
+  // or width along z and height along y of a rectangle: I_xy = w h³/12, I_xz = h w³/12), the
+  // optional St Venant torsion (ReadBeamTorsion: the torsion modes count in `modes`) and the
   // spatial pose.
   void ParseSpatialFlexibleBody(const YAML::Node& node, std::size_t index, Scene* scene) {
     MapReader r(file_, node, "flexible body #" + std::to_string(index + 1));
@@ -1544,6 +1585,9 @@ class SceneParser {
                       "second_moment_xz",
                       "width",
                       "height",
+                      "shear_modulus",
+                      "poisson_ratio",
+                      "torsion_constant",
                       "elements",
                       "modes",
                       "reference",
@@ -1558,13 +1602,15 @@ class SceneParser {
                       "modal_position",
                       "modal_velocity"}));
     engine::BeamProperties beam = ReadBeamGeometry(r, &body.second_moment_xz);
+    body.torsion = ReadBeamTorsion(r, beam, body.second_moment_xz);
     beam.modes = r.Integer("modes", 1, 2);
-    const int available = engine::AvailableSpatialModes(beam.elements);
+    const int available = engine::AvailableSpatialModes(beam.elements, body.torsion.has_value());
     if (beam.modes > available) {
       r.Fail(*r.Find("modes"), "modes must be at most " + std::to_string(available) +
-                                   " (the axial and two-plane bending modes of " +
-                                   std::to_string(beam.elements) + " elements), got " +
-                                   std::to_string(beam.modes));
+                                   (body.torsion ? " (the axial, two-plane bending and torsion "
+                                                 : " (the axial and two-plane bending ") +
+                                   "modes of " + std::to_string(beam.elements) +
+                                   " elements), got " + std::to_string(beam.modes));
     }
     ReadBeamStiffeningAndDamping(r, &beam);
     body.beam = beam;
@@ -1608,23 +1654,24 @@ class SceneParser {
     const std::string type = Type(r, SpatialJointTypes(), &joint.type);
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b", "ref_a",
-              "ref_b", "length", "limits", "node_a", "node_b"});
+              "ref_b", "length", "limits", "node_a", "node_b", "arm_a", "arm_b"});
     const bool has_axes = joint.type != T::kSpherical && joint.type != T::kDistance;
     if (joint.type == T::kSpherical) {
-      r.CheckKeys(
-          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b"}), all,
-          "a spherical joint");
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
+                        "node_b", "arm_a", "arm_b"}),
+                  all, "a spherical joint");
     } else if (joint.type == T::kDistance) {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
-                        "node_b", "length"}),
+                        "node_b", "arm_a", "arm_b", "length"}),
                   all, "a distance joint");
     } else if (joint.type == T::kRevolute || joint.type == T::kPrismatic) {
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
-                        "axis_b", "ref_a", "ref_b", "limits", "node_a", "node_b"}),
-                  all, "a " + type + " joint");
+      r.CheckKeys(
+          Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a", "axis_b",
+                "ref_a", "ref_b", "limits", "node_a", "node_b", "arm_a", "arm_b"}),
+          all, "a " + type + " joint");
     } else {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "axis_a",
-                        "axis_b", "ref_a", "ref_b", "node_a", "node_b"}),
+                        "axis_b", "ref_a", "ref_b", "node_a", "node_b", "arm_a", "arm_b"}),
                   all, "a " + type + " joint");
     }
     joint.body_a = BodyRef(r, "body_a");
@@ -1633,13 +1680,25 @@ class SceneParser {
     joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, sp.bodies);
     joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, sp.bodies);
     joint.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
+    // An arm of the node's section (engine::SpatialJoint::arm_a): only with the node.
+    for (const auto& [arm_key, node_key, node_index, arm] :
+         {std::tuple("arm_a", "node_a", joint.node_a, &joint.arm_a),
+          std::tuple("arm_b", "node_b", joint.node_b, &joint.arm_b)}) {
+      if (!r.Has(arm_key)) continue;
+      if (node_index < 0) {
+        r.Fail(*r.Find(arm_key), std::string(arm_key) + " needs " + node_key +
+                                     " (an arm is a point of a node's section)");
+      }
+      *arm = r.Vec3(arm_key, Eigen::Vector3d::Zero(), "[x, y, z] (the node's section axes)");
+    }
     // A node's undeformed place in its body frame: (X_k, 0, 0).
     const auto node_point = [&](int beam_body, int k) {
       const engine::BeamProperties& beam = *sp.bodies[static_cast<std::size_t>(beam_body)].beam;
       return Eigen::Vector3d(beam.length * k / beam.elements, 0.0, 0.0);
     };
     const Eigen::Vector3d s_a =
-        joint.node_a >= 0 ? node_point(joint.body_a, joint.node_a) : joint.point_a;
+        joint.node_a >= 0 ? Eigen::Vector3d(node_point(joint.body_a, joint.node_a) + joint.arm_a)
+                          : joint.point_a;
     joint.point_b = joint.node_b >= 0
                         ? Eigen::Vector3d::Zero().eval()
                         : r.Vec3("point_b", PointInB(sp, joint.body_a, joint.body_b, s_a),

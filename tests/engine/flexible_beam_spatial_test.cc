@@ -136,13 +136,12 @@ TEST(SpatialFlexibleBeam, QuadraticVelocityVectorIsDAlembertsInertiaForce) {
   }
 }
 
-TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
-  // T = ½ vᵀ M v is conserved by M v̇ = F_qv (free body, no elastic or applied forces) only if
-  // vᵀ F_qv = −½ vᵀ Ṁ v; Ṁ by central differences along q ⊕ t v (h = 1e-5, truncation ~1e-10).
-  const SpatialFlexibleBeam beam = AllModesBeam();
+// vᵀ F_qv = −½ vᵀ Ṁ v at (q, v): T = ½ vᵀ M v is conserved by M v̇ = F_qv (free body, no elastic
+// or applied forces) only then; Ṁ by central differences along q ⊕ t v (h = 1e-5, truncation
+// ~1e-10).
+void ExpectQuadraticVelocityForcesDoNoWork(const SpatialFlexibleBeam& beam, const State& q,
+                                           const Eigen::VectorXd& v) {
   const int m = beam.num_modes(), nv = 6 + m;
-  const State q = SampleState(m);
-  const Eigen::VectorXd v = SampleVelocity(m);
   const double h = 1e-5;
   const Eigen::MatrixXd M_dot =
       (Mass(beam, q.Advance(v, h)) - Mass(beam, q.Advance(v, -h))) / (2 * h);
@@ -154,13 +153,11 @@ TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
   EXPECT_NEAR(power, expected, 1e-7 * std::abs(expected)) << "power " << power;
 }
 
-TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
-  // F_i = −dV/dt along q ⊕ t e_i by central differences, h = 1e-4: the elastic energy of the
-  // axial modes (ω up to 1e4 rad/s) reaches V ~ 1e7 J, so the round-off is ~1e-16 · 1e7 / h ~
-  // 1e-5; the truncation h²/6 · d³V/dt³ ~ 1e-7 (gravity's rotation terms, |g·R s| ~ 100 J).
-  const SpatialFlexibleBeam beam = AllModesBeam();
+// F_i = −dV/dt along q ⊕ t e_i by central differences, h = 1e-4: the elastic energy of the
+// axial modes (ω up to 1e4 rad/s) reaches V ~ 1e7 J, so the round-off is ~1e-16 · 1e7 / h ~
+// 1e-5; the truncation h²/6 · d³V/dt³ ~ 1e-7 (gravity's rotation terms, |g·R s| ~ 100 J).
+void ExpectPotentialForcesDerive(const SpatialFlexibleBeam& beam, const State& q) {
   const int m = beam.num_modes(), nv = 6 + m;
-  const State q = SampleState(m);
   const Eigen::Vector3d g(1.0, -9.81, 2.0);
   Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(m);
@@ -174,6 +171,17 @@ TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
     const double dV = (V(q.Advance(e, h)) - V(q.Advance(e, -h))) / (2 * h);
     EXPECT_NEAR(F(i), -dV, 1e-5 * std::max(1.0, std::abs(dV))) << "coordinate " << i;
   }
+}
+
+TEST(SpatialFlexibleBeam, QuadraticVelocityForcesDoNoWork) {
+  const SpatialFlexibleBeam beam = AllModesBeam();
+  ExpectQuadraticVelocityForcesDoNoWork(beam, SampleState(beam.num_modes()),
+                                        SampleVelocity(beam.num_modes()));
+}
+
+TEST(SpatialFlexibleBeam, GravityAndElasticForcesDeriveFromThePotential) {
+  const SpatialFlexibleBeam beam = AllModesBeam();
+  ExpectPotentialForcesDerive(beam, SampleState(beam.num_modes()));
 }
 
 TEST(SpatialFlexibleBeam, StaticDeflectionsAreTheClosedFormsInBothPlanes) {
@@ -223,6 +231,9 @@ TEST(SpatialFlexibleBeam, ClampedFrequenciesAreEulerBernoulliInBothPlanes) {
         break;
       case SpatialModeKind::kAxial:
         axial.push_back(w);
+        break;
+      case SpatialModeKind::kTorsion:
+        ADD_FAILURE() << "a torsion mode in a beam without torsion";
         break;
     }
   }
@@ -374,6 +385,334 @@ TEST(SpatialFlexibleBeam, InputIsValidated) {
     EXPECT_NE(std::string(e.what()).find("beam b"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("[1, 20]"), std::string::npos) << e.what();
   }
+}
+
+// ---- Torsion (St Venant; engine/flexible_beam_spatial.h, "Torsion") ---------------------------
+
+// G and J of the torsion tests: aluminium-like G = E/(2(1 + 0.33)) of the Kane beam and
+// J = 0.8 I_p (a section that warps: J < I_p), so that the torsion frequencies
+// √(G J/(ρ I_p)) π/(2L) ≈ 4.2e2 rad/s lie among the bending ones of the 10 m beam.
+BeamTorsion TestTorsion() {
+  const BeamProperties p = KaneBeam(1, 1);
+  return BeamTorsion{p.youngs_modulus / 2.66, 0.8 * (p.second_moment + kSecondMomentXZ)};
+}
+
+// Every mode of 4 elements with torsion: 8 + 8 bending, 4 axial, 4 torsion. `thick` multiplies
+// the second moments (and J) by 1e3: the sections' inertia ρ I_p L is then 5 % of M_ωω instead of
+// 5e-5, so that an error in their terms shows above the centreline's in the ω rows.
+SpatialFlexibleBeam TorsionBeam(bool stiffening = true, bool thick = false) {
+  BeamProperties p = KaneBeam(4, 24);
+  p.geometric_stiffening = stiffening;
+  const double scale = thick ? 1e3 : 1.0;
+  p.second_moment *= scale;
+  BeamTorsion torsion = TestTorsion();
+  torsion.torsion_constant *= scale;
+  return SpatialFlexibleBeam(p, scale * kSecondMomentXZ, torsion);
+}
+
+// The largest |s_φ| of torsion mode j over the nodes (the twist per unit η).
+double TwistScale(const SpatialFlexibleBeam& beam, int j) {
+  double scale = 0.0;
+  for (int k = 0; k <= beam.properties().elements; ++k) {
+    scale = std::max(scale, std::abs(beam.PointAt(beam.NodeX(k)).twist(j)));
+  }
+  return scale;
+}
+
+// SampleState and SampleVelocity with the torsion modes' amplitudes scaled to twists of up to
+// 0.4 rad and rates of up to 0.6 rad/s (the unit η of a torsion mode is a twist of ~10 rad:
+// the shaft's ρ I_p L is 0.0195 kg m²).
+State TwistedState(const SpatialFlexibleBeam& beam) {
+  State q = SampleState(beam.num_modes());
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion) {
+      q.eta(j) /= TwistScale(beam, j);
+    }
+  }
+  return q;
+}
+Eigen::VectorXd TwistingVelocity(const SpatialFlexibleBeam& beam) {
+  Eigen::VectorXd v = SampleVelocity(beam.num_modes());
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion) {
+      v(6 + j) /= TwistScale(beam, j);
+    }
+  }
+  return v;
+}
+
+// The rows 6 + j of the torsion modes j (only the sections act on them: the centreline terms,
+// which dominate the other rows by 1e3, would hide an error of the sections' terms there).
+std::vector<int> TorsionRows(const SpatialFlexibleBeam& beam) {
+  std::vector<int> rows;
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion) {
+      rows.push_back(6 + j);
+    }
+  }
+  return rows;
+}
+
+// World orientation R(Q) R_x(φ) of the section at quadrature point g.
+Eigen::Matrix3d SectionOrientation(const SpatialFlexibleBeam& beam, std::size_t g, const State& q) {
+  const double phi = beam.Motion(beam.quadrature_points()[g], q.eta, Eigen::VectorXd()).twist;
+  return QuaternionToRotation(q.Q) *
+         Eigen::AngleAxisd(phi, Eigen::Vector3d::UnitX()).toRotationMatrix();
+}
+
+// The section's angular velocity in its own axes along q ⊕ t v at t = 0: the axial vector of
+// R_sᵀ Ṙ_s with Ṙ_s by central differences (step h; truncation O(h²)).
+Eigen::Vector3d SectionRate(const SpatialFlexibleBeam& beam, std::size_t g, const State& q,
+                            const Eigen::VectorXd& v, double h) {
+  const Eigen::Matrix3d W = SectionOrientation(beam, g, q).transpose() *
+                            (SectionOrientation(beam, g, q.Advance(v, h)) -
+                             SectionOrientation(beam, g, q.Advance(v, -h))) /
+                            (2 * h);
+  return Eigen::Vector3d(W(2, 1) - W(1, 2), W(0, 2) - W(2, 0), W(1, 0) - W(0, 1)) / 2;
+}
+
+// The section inertia J' = ρ diag(I_p, I_xz, I_xy) of quadrature point g (its share of the
+// length: weight / A), in section axes.
+Eigen::Matrix3d SectionInertiaInSectionAxes(const SpatialFlexibleBeam& beam, std::size_t g) {
+  const BeamProperties& p = beam.properties();
+  const double per_length = beam.quadrature_weights()[g] / p.area;
+  const double i_xz = beam.second_moment_xz();
+  return per_length * Eigen::Vector3d(p.second_moment + i_xz, i_xz, p.second_moment).asDiagonal();
+}
+
+TEST(SpatialFlexibleTorsion, MassMatrixIsTheKineticEnergyOfThePointsAndTheTwistedSections) {
+  // M = ∂²T/∂v², T = ½ Σ_g w_g |ṗ_g|² + ½ Σ_g Ω_gᵀ J'_g Ω_g with ṗ_g = P_g v from differences of
+  // the positions and Ω_g = P_Ω,g v (section axes) from differences of the sections'
+  // orientations R R_x(φ): an independent evaluation of the sections' kinetic energy (the code
+  // uses J(φ) = R_x J' R_xᵀ and Ω = ω + φ̇ e_x). Twists up to 0.4 rad, so that the turn of the
+  // non-circular section's inertia (I_xz = 2.25 I_xy) is in M_ωω. h = 1e-5 as for bending: 1e-7
+  // of the largest entry.
+  for (const bool thick : {false, true}) {
+    for (const bool stiffening : {true, false}) {
+      const SpatialFlexibleBeam beam = TorsionBeam(stiffening, thick);
+      const int nv = 6 + beam.num_modes();
+      const State q = TwistedState(beam);
+      Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(nv, nv);
+      for (std::size_t g = 0; g < beam.quadrature_points().size(); ++g) {
+        const Eigen::MatrixXd P = VelocityMatrixByDifferences(beam, g, q, 1e-5);
+        Eigen::MatrixXd P_omega(3, nv);
+        for (int i = 0; i < nv; ++i) {
+          P_omega.col(i) = SectionRate(beam, g, q, Eigen::VectorXd::Unit(nv, i), 1e-5);
+        }
+        expected += beam.quadrature_weights()[g] * P.transpose() * P +
+                    P_omega.transpose() * SectionInertiaInSectionAxes(beam, g) * P_omega;
+      }
+      const Eigen::MatrixXd M = Mass(beam, q);
+      EXPECT_LT((M - expected).cwiseAbs().maxCoeff(), 1e-7 * M.cwiseAbs().maxCoeff())
+          << "thick " << thick << ", stiffening " << stiffening;
+      // The torsion rows on their own scale (entries ≲ 1: mass-normalized modes).
+      const std::vector<int> rows = TorsionRows(beam);
+      ASSERT_EQ(rows.size(), 4u);
+      EXPECT_LT((M(rows, Eigen::all) - expected(rows, Eigen::all)).cwiseAbs().maxCoeff(), 1e-7)
+          << "thick " << thick << ", stiffening " << stiffening;
+      // The twist is in it: the sections' y–z product of inertia ∝ sin 2φ (I_xz − I_xy).
+      const Eigen::MatrixXd untwisted = Mass(beam, SampleState(beam.num_modes()));
+      EXPECT_GT(std::abs(M(4, 5)), 1e-3 * std::abs(M(4, 4)));
+      EXPECT_GT((M - untwisted).cwiseAbs().maxCoeff(), 1e-3);
+    }
+  }
+}
+
+TEST(SpatialFlexibleTorsion, QuadraticVelocityVectorIsDAlembertsInertiaForce) {
+  // Along q(t) = q ⊕ t v (v constant) the inertial force is −Σ_g w_g P_gᵀ p̈_g (the centreline,
+  // as for bending) − Σ_g P_Ω,gᵀ (J'_g Ω̇_g + Ω_g × J'_g Ω_g) (Euler's equations of each section,
+  // in section axes), with Ω_g by differences of the orientations (δ = 1e-6) and Ω̇_g by central
+  // differences of Ω_g along the path (h = 1e-4: truncation ~1e-8, round-off ~1e-16/(δ h) ~ 1e-6
+  // of Ω̇ ~ 1). 1e-5 of the largest entry bounds them.
+  for (const bool thick : {false, true}) {
+    for (const bool stiffening : {true, false}) {
+      const SpatialFlexibleBeam beam = TorsionBeam(stiffening, thick);
+      const int m = beam.num_modes(), nv = 6 + m;
+      const State q = TwistedState(beam);
+      const Eigen::VectorXd v = TwistingVelocity(beam);
+      Eigen::VectorXd expected = Eigen::VectorXd::Zero(nv);
+      const double h = 1e-4, delta = 1e-6;
+      for (std::size_t g = 0; g < beam.quadrature_points().size(); ++g) {
+        const Eigen::Vector3d a = (Position(beam, g, q.Advance(v, h)) - 2 * Position(beam, g, q) +
+                                   Position(beam, g, q.Advance(v, -h))) /
+                                  (h * h);
+        expected -= beam.quadrature_weights()[g] *
+                    VelocityMatrixByDifferences(beam, g, q, 1e-5).transpose() * a;
+        Eigen::MatrixXd P_omega(3, nv);
+        for (int i = 0; i < nv; ++i) {
+          P_omega.col(i) = SectionRate(beam, g, q, Eigen::VectorXd::Unit(nv, i), 1e-5);
+        }
+        const Eigen::Matrix3d J = SectionInertiaInSectionAxes(beam, g);
+        const Eigen::Vector3d Omega = SectionRate(beam, g, q, v, delta);
+        const Eigen::Vector3d Omega_dot = (SectionRate(beam, g, q.Advance(v, h), v, delta) -
+                                           SectionRate(beam, g, q.Advance(v, -h), v, delta)) /
+                                          (2 * h);
+        expected -= P_omega.transpose() * (J * Omega_dot + Omega.cross(J * Omega));
+      }
+      Eigen::VectorXd F = Eigen::VectorXd::Zero(nv);
+      beam.AddForces(QuaternionToRotation(q.Q), q.eta, v.segment<3>(3), v.tail(m),
+                     Eigen::Vector3d::Zero(), F);
+      F.tail(m).array() += beam.frequencies().array().square() * q.eta.array();
+      EXPECT_LT((F - expected).cwiseAbs().maxCoeff(), 1e-5 * expected.cwiseAbs().maxCoeff())
+          << "thick " << thick << ", stiffening " << stiffening << "\nF " << F.transpose()
+          << "\nexpected " << expected.transpose();
+      // The torsion rows on their own scale.
+      const std::vector<int> rows = TorsionRows(beam);
+      const double scale = expected(rows).cwiseAbs().maxCoeff();
+      EXPECT_GT(scale, 1e-3);
+      EXPECT_LT((F(rows) - expected(rows)).cwiseAbs().maxCoeff(), 1e-5 * scale)
+          << "thick " << thick << ", stiffening " << stiffening << "\nF " << F(rows).transpose()
+          << "\nexpected " << expected(rows).transpose();
+    }
+  }
+}
+
+TEST(SpatialFlexibleTorsion, QuadraticVelocityForcesDoNoWorkAndPotentialForcesDerive) {
+  // As for bending (the same checks and tolerances), with twisted, twisting sections.
+  const SpatialFlexibleBeam beam = TorsionBeam();
+  ExpectQuadraticVelocityForcesDoNoWork(beam, TwistedState(beam), TwistingVelocity(beam));
+  ExpectPotentialForcesDerive(beam, TwistedState(beam));
+}
+
+TEST(SpatialFlexibleTorsion, StaticTwistUnderAnEndTorqueIsTheClosedForm) {
+  // Clamped shaft, torque T about x at X = L: its virtual work T δφ(L) gives K η = s_φ(L)ᵀ T.
+  // With every mode this is the FE solution, and linear shaft elements give the exact nodal
+  // twists under nodal torques: φ(X_k) = T X_k/(G J) (to round-off: 1e-9), and no displacement
+  // of the centreline.
+  BeamProperties p = KaneBeam(8, 48);
+  const BeamTorsion torsion = TestTorsion();
+  const SpatialFlexibleBeam beam(p, kSecondMomentXZ, torsion);
+  const double T = 150.0, gj = torsion.shear_modulus * torsion.torsion_constant;
+  const SpatialBeamPoint tip = beam.PointAt(p.length);
+  const Eigen::VectorXd eta =
+      (T * tip.twist.transpose()).cwiseQuotient(beam.frequencies().cwiseAbs2());
+  for (int k = 0; k <= p.elements; ++k) {
+    const double X = beam.NodeX(k), closed = T * X / gj;
+    const SpatialBeamMotion at = beam.Motion(beam.PointAt(X), eta, Eigen::VectorXd());
+    EXPECT_NEAR(at.twist, closed, 1e-9 * T * p.length / gj) << "node " << k;
+    EXPECT_NEAR((at.u - Eigen::Vector3d(X, 0, 0)).norm(), 0.0, 1e-12) << "node " << k;
+  }
+  EXPECT_GT(T * p.length / gj, 0.1);  // a twist of 0.11 rad: not a vanishing check
+}
+
+TEST(SpatialFlexibleTorsion, ShaftFrequenciesConvergeAtOrderTwoToTheClosedForm) {
+  // Clamped–free shaft: ω_k = (2k − 1) π/(2L) √(G J/(ρ I_p)) (Blevins, Formulas for Natural
+  // Frequency and Mode Shape, Table 8-16, torsion of a fixed–free shaft); free–free:
+  // k π/L √(G J/(ρ I_p)). The FE model's frequencies are the discrete dispersion relation of
+  // linear elements with consistent mass on the sines (cosines) of the continuum modes,
+  //   ω² = (6 c²/l²) (1 − cos κl)/(2 + cos κl),  c² = G J/(ρ I_p),
+  // to round-off (1e-10), so they lie above the continuum by (κl)²/24 to leading order: the
+  // error falls at order 2 in the element size (observed order within 0.02 of 2 for the first
+  // three modes, n = 8 → 16 → 32 → 64).
+  const BeamTorsion torsion = TestTorsion();
+  for (const BeamReference reference : {BeamReference::kClamped, BeamReference::kFree}) {
+    std::vector<double> previous;
+    for (const int n : {8, 16, 32, 64}) {
+      BeamProperties p = KaneBeam(n, 1, reference);
+      const SpatialFlexibleBeam beam(p, kSecondMomentXZ, torsion, "shaft");
+      const Eigen::VectorXd& w = beam.TorsionFeFrequencies();
+      ASSERT_EQ(w.size(), n);
+      const double c = std::sqrt(torsion.shear_modulus * torsion.torsion_constant /
+                                 (p.density * (p.second_moment + kSecondMomentXZ)));
+      const double l = p.length / n;
+      std::vector<double> errors;
+      for (int k = 1; k <= 3; ++k) {
+        const double kappa = (reference == BeamReference::kClamped ? 2 * k - 1 : 2 * k) *
+                             std::numbers::pi / (2 * p.length);
+        const double discrete =
+            std::sqrt(6 * c * c / (l * l) * (1 - std::cos(kappa * l)) / (2 + std::cos(kappa * l)));
+        EXPECT_NEAR(w(k - 1), discrete, 1e-10 * discrete) << n << " elements, mode " << k;
+        errors.push_back(w(k - 1) / (c * kappa) - 1.0);
+        EXPECT_GT(errors.back(), 0.0);  // consistent mass: from above
+      }
+      if (!previous.empty()) {
+        for (int k = 0; k < 3; ++k) {
+          const double order = std::log2(previous[static_cast<std::size_t>(k)] /
+                                         errors[static_cast<std::size_t>(k)]);
+          EXPECT_NEAR(order, 2.0, 0.02) << n << " elements, mode " << k + 1;
+        }
+      }
+      previous = errors;
+    }
+  }
+}
+
+TEST(SpatialFlexibleTorsion, KeptTorsionModesAreTheShaftModes) {
+  // The m lowest of the 6n modes: each torsion mode kept has an FE torsion frequency, is
+  // mass-normalized (∫ ρ I_p s_φ² = 1: its diagonal of M_ηη, 1e-12), moves no centreline point,
+  // and with the clamped reference leaves the section at X = 0 untwisted.
+  const SpatialFlexibleBeam beam = TorsionBeam();
+  int torsion_modes = 0;
+  const Eigen::MatrixXd M = Mass(beam, SampleState(beam.num_modes()));
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] != SpatialModeKind::kTorsion) continue;
+    EXPECT_NEAR(beam.frequencies()(j), beam.TorsionFeFrequencies()(torsion_modes), 1e-12)
+        << "mode " << j;
+    ++torsion_modes;
+    EXPECT_NEAR(M(6 + j, 6 + j), 1.0, 1e-12) << "mode " << j;
+    EXPECT_EQ(beam.PointAt(0.0).twist(j), 0.0);
+    const SpatialBeamPoint mid = beam.PointAt(3.3);
+    EXPECT_EQ(mid.su(j), 0.0);
+    EXPECT_EQ(mid.sv(j), 0.0);
+    EXPECT_EQ(mid.sw(j), 0.0);
+  }
+  EXPECT_EQ(torsion_modes, 4);
+}
+
+TEST(SpatialFlexibleTorsion, WithoutTorsionModesTheBeamIsTheUntwistedOne) {
+  // G so stiff that no torsion mode is among the m = 8 lowest: M and F equal those of the beam
+  // without torsion to round-off (1e-12: the sections' inertia is then summed over the
+  // quadrature points instead of taken as ρ L diag(I_p, I_xz, I_xy)).
+  BeamProperties p = KaneBeam(4, 8);
+  const BeamTorsion stiff{1e3 * p.youngs_modulus, p.second_moment + kSecondMomentXZ};
+  const SpatialFlexibleBeam twisting(p, kSecondMomentXZ, stiff), plain(p, kSecondMomentXZ);
+  for (const SpatialModeKind kind : twisting.mode_kinds()) {
+    ASSERT_NE(kind, SpatialModeKind::kTorsion);
+  }
+  const State q = SampleState(8);
+  const Eigen::VectorXd v = SampleVelocity(8);
+  const Eigen::MatrixXd M_t = Mass(twisting, q), M_p = Mass(plain, q);
+  EXPECT_LT((M_t - M_p).cwiseAbs().maxCoeff(), 1e-12 * M_p.cwiseAbs().maxCoeff());
+  Eigen::VectorXd F_t = Eigen::VectorXd::Zero(14), F_p = F_t;
+  const Eigen::Matrix3d R = QuaternionToRotation(q.Q);
+  const Eigen::Vector3d g(0, 0, -9.81);
+  twisting.AddForces(R, q.eta, v.segment<3>(3), v.tail(8), g, F_t);
+  plain.AddForces(R, q.eta, v.segment<3>(3), v.tail(8), g, F_p);
+  EXPECT_LT((F_t - F_p).cwiseAbs().maxCoeff(), 1e-12 * F_p.cwiseAbs().maxCoeff());
+}
+
+TEST(SpatialFlexibleTorsion, InputIsValidated) {
+  // G, J > 0; modes up to 6n with torsion (5n without); the rectangle's torsion constant against
+  // Timoshenko & Goodier's table (§109: k₁ = 0.141, 0.196, 0.229, 0.263, 0.281, 0.291, 0.312 for
+  // a/b = 1, 1.5, 2, 3, 4, 5, 10, J = k₁ a b³, given to 3 digits) and its thin limit a b³/3.
+  BeamProperties p = KaneBeam(4, 24);
+  EXPECT_NO_THROW(SpatialFlexibleBeam(p, kSecondMomentXZ, TestTorsion(), "beam b"));
+  p.modes = 25;
+  try {
+    SpatialFlexibleBeam(p, kSecondMomentXZ, TestTorsion(), "beam b");
+    ADD_FAILURE() << "25 modes of 4 elements accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[1, 24]"), std::string::npos) << e.what();
+  }
+  p.modes = 4;
+  for (const BeamTorsion bad : {BeamTorsion{0.0, 1e-7}, BeamTorsion{-1.0, 1e-7},
+                                BeamTorsion{2e10, 0.0}, BeamTorsion{2e10, std::nan("")}}) {
+    try {
+      SpatialFlexibleBeam(p, kSecondMomentXZ, bad, "beam b");
+      ADD_FAILURE() << "G " << bad.shear_modulus << ", J " << bad.torsion_constant << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("beam b"), std::string::npos) << e.what();
+      const std::string field = bad.shear_modulus > 0 ? "torsion_constant" : "shear_modulus";
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+  const double ratio[7] = {1, 1.5, 2, 3, 4, 5, 10};
+  const double k1[7] = {0.141, 0.196, 0.229, 0.263, 0.281, 0.291, 0.312};
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_NEAR(RectangleTorsionConstant(ratio[i], 1.0) / ratio[i], k1[i], 0.0006) << ratio[i];
+    EXPECT_EQ(RectangleTorsionConstant(1.0, ratio[i]), RectangleTorsionConstant(ratio[i], 1.0));
+  }
+  EXPECT_NEAR(RectangleTorsionConstant(1000.0, 1.0) / (1000.0 / 3.0), 1.0, 1e-3);
 }
 
 }  // namespace

@@ -22,9 +22,10 @@ namespace saltus::engine {
 namespace {
 
 // The soft free–free beam of the tumbling test (L = 2 m, E = 7e7 Pa, I_xz = 2.25 I_xy), 3
-// elements, 6 modes, and a rigid link.
-std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints) {
-  BeamProperties p = testing::KaneBeam(3, 6, BeamReference::kFree, 2.0);
+// elements, 6 modes, and a rigid link. `twisting`: with torsion (G = E/260, J = I_p: the 8
+// lowest modes hold 3 torsion modes) and the joints at nodes at arms of their sections.
+std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints, bool twisting = false) {
+  BeamProperties p = testing::KaneBeam(3, twisting ? 8 : 6, BeamReference::kFree, 2.0);
   p.youngs_modulus = 7e7;
   SpatialModelBuilder builder;
   SpatialBody link;
@@ -37,6 +38,7 @@ std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints) {
   beam.name = "beam";
   beam.beam = p;
   beam.second_moment_xz = 4.5e-7;
+  if (twisting) beam.torsion = BeamTorsion{p.youngs_modulus / 260, 6.5e-7};
   builder.AddBody(beam);
   builder.SetGravity(Eigen::Vector3d(0.3, -1.0, -9.81));
   if (!with_joints) return builder.Build();
@@ -54,6 +56,8 @@ std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints) {
     if (node_a < 0 && a != kGround) j.point_a = Eigen::Vector3d(0.2, 0.1, 0.0);
     if (node_b < 0 && b != kGround) j.point_b = Eigen::Vector3d(-0.1, 0.05, 0.1);
     j.length = 1.3;
+    if (twisting && node_a >= 0) j.arm_a = Eigen::Vector3d(0.01, 0.08, -0.05);
+    if (twisting && node_b >= 0) j.arm_b = Eigen::Vector3d(-0.02, -0.06, 0.09);
     builder.AddJoint(j);
   };
   joint("pin", SpatialJointType::kSpherical, kGround, -1, 1, 0);
@@ -135,11 +139,12 @@ TEST(SpatialFlexibleModel, BlocksAreTheBeamsAndTheNamesIncludeTheModes) {
   EXPECT_FALSE(system.BlockSparseMatrices(0.0, q, {}, &blocks, nullptr));
 }
 
-TEST(SpatialFlexibleModel, JointRowsAtNodesMatchFiniteDifferences) {
-  const auto model = BeamAndLink(true);
+// G against central differences of g and γ against second differences along q ⊕ t v, for the
+// joint rows of `model` (BeamAndLink with joints) at RandomState; returns G.
+Eigen::MatrixXd ExpectJointRowsMatchDifferences(const std::shared_ptr<const SpatialModel>& model) {
   const SpatialMultibodySystem system(model);
   const int nv = model->num_v();
-  ASSERT_EQ(system.num_joint_rows(), 3 + 5 + 1 + 4 + 1);
+  EXPECT_EQ(system.num_joint_rows(), 3 + 5 + 1 + 4 + 1);
   std::vector<int> rows(static_cast<std::size_t>(system.num_joint_rows()));
   for (int r = 0; r < system.num_joint_rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
   Eigen::VectorXd q, v;
@@ -172,6 +177,32 @@ TEST(SpatialFlexibleModel, JointRowsAtNodesMatchFiniteDifferences) {
     EXPECT_NEAR(gamma(r), fd(r), 1e-5 * std::max(1.0, std::abs(fd(r))))
         << system.constraint_info(r).name;
   }
+  return G;
+}
+
+TEST(SpatialFlexibleModel, JointRowsAtNodesMatchFiniteDifferences) {
+  ExpectJointRowsMatchDifferences(BeamAndLink(true));
+}
+
+TEST(SpatialFlexibleModel, JointRowsAtArmsOfTwistingSectionsMatchFiniteDifferences) {
+  // The joints at nodes at arms of 5–11 cm on a beam with torsion, its 3 torsion modes twisted
+  // (η = 0.05 twists an end by ~1 rad: a unit η of the first is ~24 rad) and twisting: the arm's
+  // columns (e_x × R_x(φ) d) s_φ, its rate φ̇ e_x × R_x(φ) d and the twist's centripetal term φ̇² e_x
+  // × (e_x × R_x(φ) d) in γ, with the tolerances above. The twist columns are in G.
+  const auto model = BeamAndLink(true, true);
+  const SpatialFlexibleBeam& beam = *model->beam(1);
+  int twisting = 0;
+  for (const SpatialModeKind kind : beam.mode_kinds())
+    twisting += kind == SpatialModeKind::kTorsion;
+  ASSERT_EQ(twisting, 3);
+  const Eigen::MatrixXd G = ExpectJointRowsMatchDifferences(model);
+  double twist_columns = 0.0;
+  for (int j = 0; j < beam.num_modes(); ++j) {
+    if (beam.mode_kinds()[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion) {
+      twist_columns = std::max(twist_columns, G.col(12 + j).cwiseAbs().maxCoeff());
+    }
+  }
+  EXPECT_GT(twist_columns, 0.1);
 }
 
 TEST(SpatialFlexibleModel, BadNodesAreRejectedNamingTheJoint) {
