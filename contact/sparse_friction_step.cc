@@ -294,6 +294,15 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
   FrictionChainResult out;
   out.r = r0;
   out.residual = Fc3dResidual(W, b, mu, r0);  // SolveFrictionContact3d checks the sizes
+  if (out.residual <= options.tolerance && r0.size() == b.size()) {
+    // The start already solves it (a step solved again with the answer of its last round as
+    // warm start, timestepping/moreau_jean.h): Siconos' NSGS measures its error in another
+    // norm and could sweep on.
+    out.stage = FrictionStage::kNsgs;
+    out.ok = true;
+    out.message = "the start meets the tolerance";
+    return out;
+  }
   struct Attempt {
     FrictionStage stage;
     Fc3dSolver solver;

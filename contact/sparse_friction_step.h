@@ -71,7 +71,8 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 // tangent 2) and Coulomb's law with μ_i (μ_i = 0: frictionless) on each contact. Every stage
 // starts from the best answer so far (the caller's r0 first), and the chain stops at the first
 // answer whose natural-map residual (contact::CoulombResidual: per contact ‖r − P_K(r − ŵ)‖₂,
-// the largest, relative to max(1, ‖b‖∞)) meets `tolerance`:
+// the largest, relative to max(1, ‖b‖∞)) meets `tolerance` (r0 itself, when it does: stage kNsgs
+// without a sweep):
 //   kNsgs     Siconos fc3d NSGS (Gauss–Seidel over the contacts with an exact local solver: the
 //             solver of Siconos' own Moreau–Jean), nsgs_sweeps sweeps;
 //   kNewton   our semismooth Newton on the Alart–Curnier function over the sparse W with a
