@@ -142,6 +142,7 @@ std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse
   so.accepted_residual = accepted_residual_;
   so.stats = &stats_;
   so.gap_rate = gap_rate;
+  so.memo = &memo_;
   std::optional<contact::FrictionalImpactResult> r = contact::SolveFrictionalVelocityStepSparse(
       system, t, q, v, f, unilateral_rows, restitution, fo, so);
   if (r && r->ok) {
@@ -378,7 +379,8 @@ bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const Vect
       }
     }  // else e = 0 or slow: the classical plastic law (header, "Penetration that is left")
   }
-  // Deferred open rows (header): the gap-law rows that the free motion leaves open.
+  // Deferred open rows (header): the gap-law rows that the free motion leaves open and that it
+  // moves no faster than v_e towards contact.
   std::vector<char> deferred(n, 0);
   std::vector<int> watch;  // indices k of the deferred rows
   if (speculative_step_ && o.defer_open_rows && friction_) {
@@ -394,7 +396,8 @@ bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const Vect
       std::vector<int> still;
       for (std::size_t j = 0; j < watch.size(); ++j) {
         const auto k = static_cast<std::size_t>(watch[j]);
-        if (u_free[static_cast<Eigen::Index>(j)] + s[k] >= 0.0) {
+        const double u = u_free[static_cast<Eigen::Index>(j)];
+        if (u + s[k] >= 0.0 && u >= -o.restitution_threshold) {
           deferred[k] = 1;
           still.push_back(watch[j]);
         }

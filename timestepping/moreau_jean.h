@@ -76,8 +76,9 @@
 // (engine::ProjectPositions) when ‖g_B‖∞ exceeds MoreauJeanOptions::joint_drift.
 //
 // Deferred open rows (systems with friction; MoreauJeanOptions::defer_open_rows). An open row of
-// I that the free motion leaves open (U_free + s ≥ 0, U_free = G(q̃)(v_k + M⁻¹ h F)) is left out
-// of the first solve of the step. P = 0 satisfies its law whenever the answer has U_{k+1} + s ≥ 0
+// I that the free motion leaves open and approaches no faster than v_e (U_free + s ≥ 0 and U_free
+// ≥ −v_e, U_free = G(q̃)(v_k + M⁻¹ h F): the near contacts of a settling pile) is left out of the
+// first solve of the step. P = 0 satisfies its law whenever the answer has U_{k+1} + s ≥ 0
 // (for Coulomb's law too: with P = 0 the law asks ŵ = w + μ ‖w_T‖ e_N ∈ K_μ*, i.e. w_N ≥ 0), so
 // an answer of the problem without the deferred rows in which each of them has U_{k+1} + s ≥
 // −τ₀/(θ h) is an answer of the whole problem, the deferred rows ending within τ₀ of g ≥ 0 (their
@@ -85,7 +86,9 @@
 // joins and the step is solved again from the last answer (at most kMaxDeferredRounds rounds;
 // then every deferred row joins). Why: the open rows link the bodies of the body–contact graph, so
 // they merge frictional components (contact/sparse_friction_step.h) into larger and harder ones
-// although they carry no impulse (docs/time-stepping.md: the 200-sphere μ = 0.5 pile).
+// although they carry no impulse (docs/time-stepping.md: the 200-sphere μ = 0.5 pile). Off by
+// default: in the 100-sphere μ = 0.5 pile the neighbours' impulses push the near rows in, 3.7
+// rounds a step to t = 0.6 s, and the CPU rose from 28 s to 49–87 s (docs/time-stepping.md).
 //
 // Position projection (MoreauJeanOptions::project_contacts; with speculative contacts, for systems
 // without joints): after the step q_{k+1} is moved to the nearest point, in the metric of M, of
@@ -165,8 +168,9 @@ struct MoreauJeanOptions {
   // with the gap-aware law. Off: the classical index set g(q̃) ≤ 0 (for comparisons).
   bool speculative = true;
   // Deferred open rows (header): a speculative row that the free motion leaves open enters the
-  // problem only when the answer without it violates its law. Off: every row of I from the start.
-  bool defer_open_rows = true;
+  // problem only when the answer without it violates its law. Off (the default, measured slower):
+  // every row of I from the start.
+  bool defer_open_rows = false;
   // Position projection after the step onto g ≥ −τ₀ (header), with speculative contacts and
   // without joints. Off: the positions of the step are kept (penetration up to (1 − θ) h v_e).
   bool project_contacts = true;
@@ -245,8 +249,10 @@ class FrictionalStepSolver : public StepContactSolver {
                               std::span<const int> unilateral_rows,
                               std::span<const double> restitution, std::span<const double> gap_rate,
                               const contact::LcpOptions& options) const override;
-  // Components solved on the sparse path, per stage of the chain, since construction.
+  // Components solved on the sparse path, per stage of the chain, since construction (a
+  // component solved again unchanged within a step counts once: contact::ComponentMemo).
   const contact::SparseFrictionStats& stats() const { return stats_; }
+  long reused_components() const { return memo_.reused; }
 
  private:
   // The sparse path with the warm start (above); std::nullopt when it does not apply.
@@ -262,6 +268,7 @@ class FrictionalStepSolver : public StepContactSolver {
   double accepted_residual_;
   mutable contact::SparseFrictionStats stats_;
   mutable std::unordered_map<int, Eigen::Vector3d> previous_;  // normal row -> (P_N, P_T)
+  mutable contact::ComponentMemo memo_;  // the components of the step being solved
 };
 
 // Coulomb friction with rolling resistance, for systems with resistance rows (issue 18 §3):

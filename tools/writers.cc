@@ -73,6 +73,7 @@ void WriteFrictionStages(const timestepping::StepContactSolver& solver, JsonWrit
   }
   w->EndObject();
   w->Key("largest_accepted_residual").Number(s.largest_accepted_residual);
+  w->Key("reused_components").Integer(frictional->reused_components());
 }
 
 }  // namespace

@@ -228,6 +228,24 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
   }
 }
 
+// Deferred open rows (header; MoreauJeanOptions::defer_open_rows, off by default) on the μ = 0.5
+// pile of the test above: rows do join in later rounds, and the deepest penetration before the
+// projection stays within the slow landings' share (a deferred row left violated would end up to
+// θ h |U| inside), and none after it below −τ₀.
+TEST(MoreauJean, DeferredOpenRowsKeepTheBoundsOfTheWholeProblem) {
+  const double h = 1e-3, v_e = 0.01;
+  const double bound = 0.5 * h * (v_e + kG * h);
+  const Built b = Build(tools::SpherePileYaml(30, 0.6, 1) + "  friction: 0.5\n");
+  MoreauJeanOptions o = Options(b, h);
+  o.defer_open_rows = true;
+  MoreauJean mj(b.system, o);
+  mj.SetState(0.0, b.q0, b.v0);
+  ASSERT_EQ(mj.AdvanceTo(0.6).status, events::RunStatus::kFinished);
+  EXPECT_GT(mj.deferred_rounds(), 0);
+  EXPECT_LE(mj.deepest_before_projection(), bound);
+  EXPECT_LE(mj.stats().max_position_violation, o.tau0);
+}
+
 // Four spheres on the floor in a square of side 2r, held by four walls at ±2r, and one dropped
 // onto them: at rest the top one touches all four, so its centre is at
 // z = r + √((2r)² − 2 r²) = r (1 + √2).
@@ -360,6 +378,21 @@ class ComparingSolver : public StepContactSolver {
     const std::optional<contact::FrictionalImpactResult> sparse =
         contact::SolveFrictionalVelocityStepSparse(system, t, q, v, f, unilateral_rows, restitution,
                                                    fo, so);
+    // The same step twice through a contact::ComponentMemo: the second call answers every
+    // component from the memo, with the same v⁺ to the bit.
+    contact::ComponentMemo memo;
+    so.memo = &memo;
+    const auto first = contact::SolveFrictionalVelocityStepSparse(
+        system, t, q, v, f, unilateral_rows, restitution, fo, so);
+    const auto again = contact::SolveFrictionalVelocityStepSparse(
+        system, t, q, v, f, unilateral_rows, restitution, fo, so);
+    if (first && again && first->components > 0) {
+      ++memo_checks;
+      if (memo.reused != first->components || again->components != first->components ||
+          again->v_plus != first->v_plus) {
+        ++memo_mismatches;
+      }
+    }
     std::vector<contact::FrictionalContact> contacts;
     for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
       contacts.push_back(
@@ -380,7 +413,8 @@ class ComparingSolver : public StepContactSolver {
     return solver_.Solve(system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, gap_rate,
                          options);
   }
-  mutable int compared = 0, failures = 0, largest_contacts = 0;
+  mutable int compared = 0, failures = 0, largest_contacts = 0, memo_checks = 0,
+              memo_mismatches = 0;
   mutable double max_dv = 0.0, max_dE = 0.0;
 
  private:
@@ -405,6 +439,8 @@ TEST(MoreauJean, SparseFrictionalStepEqualsTheDenseOneOnAPile) {
   EXPECT_GE(solver->largest_contacts, 10);  // every sphere touches something by then
   EXPECT_LT(solver->max_dv, 1e-8);          // m/s
   EXPECT_LT(solver->max_dE, 1e-12);         // J; T ~ 0.1 kg (1 m/s)² at the landings
+  EXPECT_GT(solver->memo_checks, 100);
+  EXPECT_EQ(solver->memo_mismatches, 0);
 }
 
 TEST(MoreauJean, RunsAreBitIdentical) {
