@@ -514,6 +514,16 @@ TEST(MoreauJean, BadOptionsAndStatesThrowNamingTheItem) {
   EXPECT_THROW(mj.SetState(0.0, b.q0.head(3), b.v0), std::invalid_argument);
 }
 
+// The message of the SceneError that parsing `yaml` (as s.yaml) raises, or "no error".
+std::string SceneErrorOf(const std::string& yaml) {
+  try {
+    tools::ParseScene(yaml, "s.yaml");
+  } catch (const tools::SceneError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(MoreauJeanScene, StepAndThetaKeys) {
   const std::string base = SphereScene(1.0, 0.5);
   // `step` is h_init with adaptive: false; theta reaches the scene.
@@ -523,14 +533,7 @@ TEST(MoreauJeanScene, StepAndThetaKeys) {
   EXPECT_EQ(s.options.integrator_options.h_init, 2e-3);  // parsed exactly
   EXPECT_FALSE(s.options.integrator_options.adaptive);
   EXPECT_EQ(s.theta, 0.75);
-  const auto error = [&](const std::string& extra) {
-    try {
-      tools::ParseScene(base + extra, "s.yaml");
-    } catch (const tools::SceneError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
   // Lines: the simulation section is line 9 of SphereScene, t_end 10, restitution 11, so the
   // first extra key is line 12.
   EXPECT_NE(error("  integrator: moreau_jean\n")
@@ -577,14 +580,7 @@ TEST(MoreauJeanScene, SpeculativeKeySwitchesSpeculativeContacts) {
   EXPECT_GT(depth[0], 0.25 * h * kG * 0.3);
   EXPECT_LE(depth[1], 0.5 * h * (v_e + kG * h));
   const std::string base = SphereScene(1.0, e);
-  const auto error = [&](const std::string& extra) {
-    try {
-      tools::ParseScene(base + extra, "s.yaml");
-    } catch (const tools::SceneError& err) {
-      return std::string(err.what());
-    }
-    return std::string("no error");
-  };
+  const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
   // Lines: the first extra key is line 12 (StepAndThetaKeys).
   EXPECT_NE(
       error("  speculative: false\n")
