@@ -294,6 +294,15 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
   FrictionChainResult out;
   out.r = r0;
   out.residual = Fc3dResidual(W, b, mu, r0);  // SolveFrictionContact3d checks the sizes
+  if (out.residual <= options.tolerance && r0.size() == b.size()) {
+    // The start already solves it (a step solved again with the answer of its last round as
+    // warm start, timestepping/moreau_jean.h): Siconos' NSGS measures its error in another
+    // norm and could sweep on.
+    out.stage = FrictionStage::kNsgs;
+    out.ok = true;
+    out.message = "the start meets the tolerance";
+    return out;
+  }
   struct Attempt {
     FrictionStage stage;
     Fc3dSolver solver;
@@ -399,6 +408,12 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 
   VectorXd z = VectorXd::Zero(b.size());
   r.ok = true;
+  ComponentMemo* memo = sparse.memo;
+  if (memo != nullptr && !(memo->t == t && memo->q.size() == q.size() && memo->q == q)) {
+    memo->t = t;
+    memo->q = q;
+    memo->entries.clear();
+  }
   for (std::vector<int>& contacts : ContactsByComponent(a, *rows)) {
     const bool pushed = std::any_of(contacts.begin(), contacts.end(), [&](int i) {
       return b[rows->first[static_cast<std::size_t>(i)]] < 0.0;
@@ -412,16 +427,33 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
             options.warm_start->segment<3>(3 * static_cast<Eigen::Index>(c.contacts[k]));
       }
     }
-    FrictionChainResult s = SolveFrictionComponent(c.W, c.b, c.mu, chain, r0);
-    if (!s.ok && !r0.isZero(0.0)) {
-      // The warm start can lead every stage to the same stall (header): the chain once more
-      // from P = 0, kept when it ends better.
-      FrictionChainResult cold =
-          SolveFrictionComponent(c.W, c.b, c.mu, chain, VectorXd::Zero(r0.size()));
-      if (cold.ok || cold.residual < s.residual) s = std::move(cold);
+    std::vector<int> normals;
+    for (const int i : c.contacts) {
+      normals.push_back(rows->contacts[static_cast<std::size_t>(i)].normal_row);
     }
-    MaybeCapture(t, *rows, c, s);
-    if (stats != nullptr) {
+    const ComponentMemo::Entry* seen = nullptr;
+    if (memo != nullptr) {
+      for (const ComponentMemo::Entry& e : memo->entries) {
+        if (e.normal_rows == normals && e.b.size() == c.b.size() && e.b == c.b) seen = &e;
+      }
+    }
+    FrictionChainResult s;
+    if (seen != nullptr) {
+      s = seen->result;
+      ++memo->reused;
+    } else {
+      s = SolveFrictionComponent(c.W, c.b, c.mu, chain, r0);
+      if (!s.ok && !r0.isZero(0.0)) {
+        // The warm start can lead every stage to the same stall (header): the chain once more
+        // from P = 0, kept when it ends better.
+        FrictionChainResult cold =
+            SolveFrictionComponent(c.W, c.b, c.mu, chain, VectorXd::Zero(r0.size()));
+        if (cold.ok || cold.residual < s.residual) s = std::move(cold);
+      }
+      MaybeCapture(t, *rows, c, s);
+      if (memo != nullptr) memo->entries.push_back({std::move(normals), c.b, s});
+    }
+    if (stats != nullptr && seen == nullptr) {
       ++stats->components[static_cast<std::size_t>(s.stage)];
       if (s.stage == FrictionStage::kAccepted) {
         stats->largest_accepted_residual = std::max(stats->largest_accepted_residual, s.residual);

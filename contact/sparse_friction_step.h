@@ -54,12 +54,16 @@ namespace saltus::contact {
 // max_iterations ≤ 0) or a warm start other than 3 per contact.
 // `sparse`: the accepted bound of the chain and where to count its stages (below).
 struct SparseFrictionStats;
+struct ComponentMemo;
 struct SparseStepOptions {
   double accepted_residual = 0.0;        // FrictionChainOptions::accepted_residual, finite, ≥ 0
   SparseFrictionStats* stats = nullptr;  // when set, every solved component is counted there
   // Per contact, the s ≥ 0 of the law u_N⁺ + e u_N⁻ + s (FrictionalContact::gap_rate; the
   // speculative contacts of timestepping/moreau_jean.h); empty: all 0. Finite, one per row.
   std::span<const double> gap_rate;
+  // When set: the answers of the components of the last call at the same (t, q), reused for a
+  // component with the same contacts and the same b (ComponentMemo below).
+  ComponentMemo* memo = nullptr;
 };
 std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
@@ -71,7 +75,8 @@ std::optional<FrictionalImpactResult> SolveFrictionalVelocityStepSparse(
 // tangent 2) and Coulomb's law with μ_i (μ_i = 0: frictionless) on each contact. Every stage
 // starts from the best answer so far (the caller's r0 first), and the chain stops at the first
 // answer whose natural-map residual (contact::CoulombResidual: per contact ‖r − P_K(r − ŵ)‖₂,
-// the largest, relative to max(1, ‖b‖∞)) meets `tolerance`:
+// the largest, relative to max(1, ‖b‖∞)) meets `tolerance` (r0 itself, when it does: stage kNsgs
+// without a sweep):
 //   kNsgs     Siconos fc3d NSGS (Gauss–Seidel over the contacts with an exact local solver: the
 //             solver of Siconos' own Moreau–Jean), nsgs_sweeps sweeps;
 //   kNewton   our semismooth Newton on the Alart–Curnier function over the sparse W with a
@@ -138,6 +143,25 @@ FrictionChainResult SolveFrictionComponent(const Eigen::SparseMatrix<double>& W,
                                            const Eigen::VectorXd& b, const Eigen::VectorXd& mu,
                                            const FrictionChainOptions& options,
                                            const Eigen::VectorXd& r0);
+
+// The answers of one step's components, for the same step solved again (timestepping/
+// moreau_jean.h: restitution passes, speculative and deferred rounds add or change a few rows and
+// solve the step once more). A component's W is a function of (t, q) and its contacts, so a
+// component of a call at the same (t, q) with the same contacts (normal rows, in order) and a
+// bit-identical b is the same problem: its answer (stage, residual, impulses) is returned again
+// without a solve and without being counted in the stats a second time. A call at another (t, q)
+// empties the memo.
+struct ComponentMemo {
+  struct Entry {
+    std::vector<int> normal_rows;
+    Eigen::VectorXd b;
+    FrictionChainResult result;
+  };
+  double t = 0.0;
+  Eigen::VectorXd q;
+  std::vector<Entry> entries;
+  long reused = 0;  // components answered from the memo, since construction
+};
 
 // Components per stage that ended their chain, summed over the steps of a run.
 struct SparseFrictionStats {

@@ -64,6 +64,7 @@ class Options:
     adaptive: bool
     step: float
     theta: float
+    speculative: bool
     safety: float
     error_control: str
     error_time_scale: float

@@ -408,6 +408,10 @@ void BindOptions(py::module_& m) {
       c, "theta", [](O& o) -> double& { return o.theta; },
       "Theta in [0.5, 1] of integrator moreau_jean (Acary & Brogliato 2008, Sec. 10.1.2; "
       "timestepping/moreau_jean.h).");
+  Option<bool>(
+      c, "speculative", [](O& o) -> bool& { return o.speculative; },
+      "Speculative contacts of integrator moreau_jean (true) or the classical index set "
+      "(false); timestepping/moreau_jean.h.");
   c.def_property_readonly(
       "friction", [](const O& o) { return o.friction; },
       "The scene's simulation-wide Coulomb coefficient mu (read-only: part of the model; "

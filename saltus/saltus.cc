@@ -230,6 +230,7 @@ std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
   data->name = scene.name;
   static_cast<events::SimulationOptions&>(data->options) = scene.options;
   data->options.theta = scene.theta;
+  data->options.speculative = scene.speculative;
   data->options.friction = scene.friction.friction;
   data->options.rolling_friction = scene.friction.rolling_friction;
   data->options.spinning_friction = scene.friction.spinning_friction;
@@ -524,7 +525,7 @@ struct Simulation::Impl : public events::Observer {
     restart_t = t;
     try {
       sim = Translate([&] {
-        auto s = tools::MakeScheme(system, loop_options, options.theta);
+        auto s = tools::MakeScheme(system, loop_options, options.theta, options.speculative);
         s->AddObserver(this);
         return s;
       });

@@ -128,12 +128,15 @@ class StateError : public Error {
 // loop's (events::SimulationOptions) and those the facade reads itself:
 //   theta      θ ∈ [1/2, 1] of integrator moreau_jean (scene key simulation.theta; 1/2 for
 //              models built in code);
+//   speculative  speculative contacts of integrator moreau_jean on (the default) or off
+//              (scene key simulation.speculative; timestepping/moreau_jean.h);
 //   friction, rolling_friction, spinning_friction   the scene's simulation-wide coefficients
 //              (μ, μ_R, μ_S ≥ 0). They are part of the model (applied to its contacts when it is
 //              built), reported here; a Simulation refuses options whose coefficients differ
 //              from its model's (build the model with them instead).
 struct SimulationOptions : events::SimulationOptions {
   double theta = 0.5;
+  bool speculative = true;
   double friction = 0.0;
   double rolling_friction = 0.0;
   double spinning_friction = 0.0;

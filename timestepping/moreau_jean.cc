@@ -142,6 +142,7 @@ std::optional<contact::FrictionalImpactResult> FrictionalStepSolver::SolveSparse
   so.accepted_residual = accepted_residual_;
   so.stats = &stats_;
   so.gap_rate = gap_rate;
+  so.memo = &memo_;
   std::optional<contact::FrictionalImpactResult> r = contact::SolveFrictionalVelocityStepSparse(
       system, t, q, v, f, unilateral_rows, restitution, fo, so);
   if (r && r->ok) {
@@ -219,6 +220,7 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
       restitution_of_row_[static_cast<std::size_t>(r)] = e;
     }
   }
+  friction_ = friction;
   if (!contact_solver_ && !resistance.empty()) {
     contact_solver_ = std::make_shared<RollingFrictionStepSolver>();
   }
@@ -319,6 +321,24 @@ void MoreauJean::IndexSet(double t, const VectorXd& q, const VectorXd& v, double
   }
 }
 
+VectorXd MoreauJean::FreeVelocity(double t, const VectorXd& q, const VectorXd& f) const {
+  const engine::MechanicalSystem& sys = *system_;
+  engine::MassBlocks blocks;
+  VectorXd v_free = v_;
+  if (sys.BlockSparseMatrices(t, q, {}, &blocks, nullptr)) {
+    const int b = blocks.block_size;
+    for (int c = 0; c * b < sys.nv(); ++c) {
+      v_free.segment(c * b, b) +=
+          blocks.blocks.middleCols(c * b, b).ldlt().solve(f.segment(c * b, b));
+    }
+  } else {
+    Eigen::MatrixXd M;
+    sys.MassMatrix(q, &M);
+    v_free += M.ldlt().solve(f);
+  }
+  return v_free;
+}
+
 bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const VectorXd& f, double h,
                                contact::ImpactResult* step, events::RunResult* result) {
   const engine::MechanicalSystem& sys = *system_;
@@ -359,32 +379,111 @@ bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const Vect
       }
     }  // else e = 0 or slow: the classical plastic law (header, "Penetration that is left")
   }
-  const Clock::time_point lcp_start = Clock::now();
-  *step = contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, active_, e, s, o.lcp);
-  // Restitution passes: rows open at the step's start with e > 0, approaching faster than v_e at
-  // the start, that receive an impulse impact within the step: Newton's law on U_k, and no
-  // penetration (a row driven in by another row's impulse keeps the gap law: Newton's law on a
-  // velocity other than U_k could return more than |U_k|, header "Energy").
-  for (int pass = 0; pass < kMaxRestitutionPasses && step->ok; ++pass) {
-    bool again = false;
+  // Deferred open rows (header): the gap-law rows that the free motion leaves open and that it
+  // moves no faster than v_e towards contact.
+  std::vector<char> deferred(n, 0);
+  std::vector<int> watch;  // indices k of the deferred rows
+  if (speculative_step_ && o.defer_open_rows && friction_) {
     for (std::size_t k = 0; k < n; ++k) {
-      const auto i = static_cast<Eigen::Index>(k);
-      if (!open_at_start[k] || newton[k] || !(e_row[k] > 0.0) || !(step->impulse_u[i] > 0.0)) {
-        continue;
+      if (open_at_start[k] && !newton[k] && s[k] > 0.0) watch.push_back(static_cast<int>(k));
+    }
+    if (!watch.empty()) {
+      const VectorXd v_free = FreeVelocity(t_pred, q_pred, f);
+      std::vector<int> rows;
+      for (int k : watch) rows.push_back(active_[static_cast<std::size_t>(k)]);
+      VectorXd g, u_free;
+      sys.ConstraintValuesAndRates(t_pred, q_pred, v_free, rows, &g, &u_free);
+      std::vector<int> still;
+      for (std::size_t j = 0; j < watch.size(); ++j) {
+        const auto k = static_cast<std::size_t>(watch[j]);
+        const double u = u_free[static_cast<Eigen::Index>(j)];
+        if (u + s[k] >= 0.0 && u >= -o.restitution_threshold) {
+          deferred[k] = 1;
+          still.push_back(watch[j]);
+        }
       }
-      newton[k] = 1;
-      again = true;
-      if (e_row[k] * rates_[i] <= gap_law[k]) {
-        e[k] = e_row[k];
-        s[k] = 0.0;
+      watch = std::move(still);
+    }
+  }
+  // The problem on the rows that are not deferred, its answer spread over all of active_
+  // (P = 0 on the deferred rows).
+  std::vector<int> rows_in;
+  std::vector<double> e_in, s_in;
+  const auto solve = [&]() {
+    rows_in.clear();
+    e_in.clear();
+    s_in.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+      if (deferred[k]) continue;
+      rows_in.push_back(active_[k]);
+      e_in.push_back(e[k]);
+      s_in.push_back(s[k]);
+    }
+    contact::ImpactResult r =
+        contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, rows_in, e_in, s_in, o.lcp);
+    if (rows_in.size() == n) {
+      *step = std::move(r);
+      return;
+    }
+    const bool full = r.impulse_u.size() == static_cast<Eigen::Index>(rows_in.size());
+    VectorXd impulse = VectorXd::Zero(static_cast<Eigen::Index>(n));
+    for (std::size_t k = 0, j = 0; k < n && full; ++k) {
+      if (!deferred[k])
+        impulse[static_cast<Eigen::Index>(k)] = r.impulse_u[static_cast<Eigen::Index>(j++)];
+    }
+    *step = std::move(r);
+    step->impulse_u = std::move(impulse);
+    step->u_minus_u.resize(0);
+    step->u_plus_u.resize(0);
+  };
+  const Clock::time_point lcp_start = Clock::now();
+  for (int round = 0;; ++round) {
+    solve();
+    // Restitution passes: rows open at the step's start with e > 0, approaching faster than v_e
+    // at the start, that receive an impulse impact within the step: Newton's law on U_k, and no
+    // penetration (a row driven in by another row's impulse keeps the gap law: Newton's law on a
+    // velocity other than U_k could return more than |U_k|, header "Energy").
+    for (int pass = 0; pass < kMaxRestitutionPasses && step->ok; ++pass) {
+      bool again = false;
+      for (std::size_t k = 0; k < n; ++k) {
+        const auto i = static_cast<Eigen::Index>(k);
+        if (!open_at_start[k] || newton[k] || !(e_row[k] > 0.0) || !(step->impulse_u[i] > 0.0)) {
+          continue;
+        }
+        newton[k] = 1;
+        again = true;
+        if (e_row[k] * rates_[i] <= gap_law[k]) {
+          e[k] = e_row[k];
+          s[k] = 0.0;
+        } else {
+          e[k] = 0.0;
+          s[k] = gap_law[k];
+        }
+      }
+      if (!again) break;
+      ++restitution_passes_;
+      solve();
+    }
+    if (!step->ok || watch.empty()) break;
+    // A deferred row whose law the answer violates by more than τ₀/(θ h) (it would end the step
+    // below −τ₀) joins the problem; after kMaxDeferredRounds rounds all of them do.
+    std::vector<int> rows;
+    for (int k : watch) rows.push_back(active_[static_cast<std::size_t>(k)]);
+    VectorXd g, u_plus;
+    sys.ConstraintValuesAndRates(t_pred, q_pred, step->v_plus, rows, &g, &u_plus);
+    std::vector<int> still;
+    for (std::size_t j = 0; j < watch.size(); ++j) {
+      const auto k = static_cast<std::size_t>(watch[j]);
+      if (round < kMaxDeferredRounds &&
+          u_plus[static_cast<Eigen::Index>(j)] + s[k] >= -o.tau0 / th) {
+        still.push_back(watch[j]);
       } else {
-        e[k] = 0.0;
-        s[k] = gap_law[k];
+        deferred[k] = 0;
       }
     }
-    if (!again) break;
-    ++restitution_passes_;
-    *step = contact_solver_->Solve(sys, t_pred, q_pred, v_, f, bilateral_, active_, e, s, o.lcp);
+    if (still.size() == watch.size()) break;
+    watch = std::move(still);
+    ++deferred_rounds_;
   }
   stats_.lcp_seconds += Seconds(lcp_start);
   if (!active_.empty()) ++stats_.lcp_solves;
@@ -392,11 +491,47 @@ bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const Vect
   if (!step->ok) {
     *result = {events::RunStatus::kLcpFailure,
                "contact problem failed at t = " + std::to_string(t_) + " on " +
-                   std::to_string(active_.size()) + " contact(s): " + step->message,
+                   std::to_string(rows_in.size()) + " contact(s): " + step->message,
                t_};
     return false;
   }
   return true;
+}
+
+bool MoreauJean::ProjectContacts(double t, VectorXd* q) {
+  const engine::MechanicalSystem& sys = *system_;
+  const MoreauJeanOptions& o = options_;
+  const VectorXd zero = VectorXd::Zero(sys.nv());
+  std::vector<int> rows;
+  for (int pass = 0;; ++pass) {
+    // The deepest penetration d among the overlapping rows.
+    sys.CandidateRows(*q, zero, 0.0, 0.0, &candidates_);
+    std::erase_if(candidates_, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
+    VectorXd g;
+    sys.ConstraintValues(t, *q, candidates_, &g);
+    const double deepest = g.size() > 0 ? std::max(-g.minCoeff(), 0.0) : 0.0;
+    if (deepest <= o.tau0) return true;
+    if (pass == kMaxProjectionPasses) return false;
+    if (pass == 0) deepest_before_projection_ = std::max(deepest_before_projection_, deepest);
+    // Rows a correction of size ≤ 2 d can close join, with b = g: W λ + g ≥ 0 ⊥ λ ≥ 0.
+    sys.CandidateRows(*q, zero, 0.0, 2.0 * deepest + o.tau0, &rows);
+    std::erase_if(rows, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
+    VectorXd g_t;
+    sys.ConstraintValues(t, *q, rows, &g);
+    sys.ConstraintTimeDerivative(t, *q, rows, &g_t);
+    std::vector<double> e(rows.size(), 0.0), s(rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const auto i = static_cast<Eigen::Index>(k);
+      s[k] = g[i] - g_t[i];  // b = G·0 + ∂g/∂t + s = g
+    }
+    const contact::ImpactResult r =
+        contact::SolveVelocityStep(sys, t, *q, zero, zero, {}, rows, e, o.lcp, s);
+    if (!r.ok || !r.v_plus.allFinite()) return false;
+    VectorXd q_new;
+    sys.IntegratePosition(*q, r.v_plus, 1.0, &q_new);  // q ⊕ M⁻¹ Gᵀ λ
+    *q = std::move(q_new);
+    ++contact_projections_;
+  }
 }
 
 bool MoreauJean::Step(double t_next, events::RunResult* result) {
@@ -452,6 +587,16 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     sys.ConstraintValuesAndRates(t_pred, q_pred, v_, active_, &gaps_, &rates_);
   }
 
+  const Clock::time_point projection_start = Clock::now();
+  const bool projected =
+      !(speculative && o.project_contacts && bilateral_.empty() && q_next.allFinite()) ||
+      ProjectContacts(t_next, &q_next);
+  projection_seconds_ += Seconds(projection_start);
+  if (!projected) {
+    *result = {events::RunStatus::kProjectionFailure,
+               "the contact projection failed at t = " + std::to_string(t_next), t_};
+    return false;
+  }
   if (!bilateral_.empty()) {
     VectorXd g_b;
     sys.ConstraintValues(t_next, q_next, bilateral_, &g_b);

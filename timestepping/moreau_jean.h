@@ -60,20 +60,48 @@
 // approach U_k + h a of the free motion, and the next step's prediction moves it (1 − θ) h
 // |U_{k+1}| inside, where the closed row's law U ≥ 0 keeps it. With e > 0 only approaches slower
 // than v_e are captured so: |g| ≤ (1 − θ) h (v_e + h |a|), 10 µm for v_e = 0.01 m/s, |a| = 9.81
-// m/s², h = 1 ms (the event loop's τ₀ is 1e-9 m: Moreau–Jean does not project positions,
-// docs/time-stepping.md); with e = 0, (1 − θ) h (|U| + h |a|), half the h |U| of the classical
-// index set. The energy over a step with only gap-law impulses: ½ P (U_k + U_{k+1}) with U_{k+1} =
-// −s ≤ 0 on a row with P > 0, ≤ 0 when it approached (U_k ≤ 0). The forces are evaluated once per
-// step at (t̃, q̃, v_k): the iteration matrix is M, not the M + hθC + h²θ²K of the linearized
-// θ-method on F (Acary & Brogliato, Sec. 10.1.2); the two agree for gravity and constant loads, and
-// stiff or strongly damped force elements need h below their explicit stability limit. The scheme
-// is of order 1. Accuracy: impact times are within O(h). Positions are never corrected. Without
+// m/s², h = 1 ms, before the position projection below; with e = 0, (1 − θ) h (|U| + h |a|), half
+// the h |U| of the classical index set. The energy over a step with only gap-law impulses: ½ P (U_k
+// + U_{k+1}) with U_{k+1} = −s ≤ 0 on a row with P > 0, ≤ 0 when it approached (U_k ≤ 0). The
+// forces are evaluated once per step at (t̃, q̃, v_k): the iteration matrix is M, not the M + hθC +
+// h²θ²K of the linearized θ-method on F (Acary & Brogliato, Sec. 10.1.2); the two agree for gravity
+// and constant loads, and stiff or strongly damped force elements need h below their explicit
+// stability limit. The scheme is of order 1. Accuracy: impact times are within O(h). Without
 // speculative contacts the step before the capture may end up to θ h |U| inside, and the prediction
 // of the capturing step moves (1 − θ) h |U| further, so a contact penetrates by at most about h |U|
-// (O(h·v)); with them, by the (1 − θ) h (v_e + h |a|) above (e > 0). A resting contact (U_k ≈ 0, α
+// (O(h·v)) and positions are not corrected; with them, by the (1 − θ) h (v_e + h |a|) above (e >
+// 0) before the position projection, by τ₀ after it. A resting contact (U_k ≈ 0, α
 // ∈ I) has U_{k+1} ≥ 0 and does not sink further. Joints (bilateral rows) are enforced at velocity
 // level; the positions drift by O(h²) per step and are projected back onto g_B = 0
 // (engine::ProjectPositions) when ‖g_B‖∞ exceeds MoreauJeanOptions::joint_drift.
+//
+// Deferred open rows (systems with friction; MoreauJeanOptions::defer_open_rows). An open row of
+// I that the free motion leaves open and approaches no faster than v_e (U_free + s ≥ 0 and U_free
+// ≥ −v_e, U_free = G(q̃)(v_k + M⁻¹ h F): the near contacts of a settling pile) is left out of the
+// first solve of the step. P = 0 satisfies its law whenever the answer has U_{k+1} + s ≥ 0
+// (for Coulomb's law too: with P = 0 the law asks ŵ = w + μ ‖w_T‖ e_N ∈ K_μ*, i.e. w_N ≥ 0), so
+// an answer of the problem without the deferred rows in which each of them has U_{k+1} + s ≥
+// −τ₀/(θ h) is an answer of the whole problem, the deferred rows ending within τ₀ of g ≥ 0 (their
+// P = 0 changes neither v_{k+1} nor the other rows' laws). A deferred row that the answer violates
+// joins and the step is solved again from the last answer (at most kMaxDeferredRounds rounds;
+// then every deferred row joins). Why: the open rows link the bodies of the body–contact graph, so
+// they merge frictional components (contact/sparse_friction_step.h) into larger and harder ones
+// although they carry no impulse (docs/time-stepping.md: the 200-sphere μ = 0.5 pile). Off by
+// default: in the 100-sphere μ = 0.5 pile the neighbours' impulses push the near rows in, 3.7
+// rounds a step to t = 0.6 s, and the CPU rose from 28 s to 49–87 s (docs/time-stepping.md).
+//
+// Position projection (MoreauJeanOptions::project_contacts; with speculative contacts, for systems
+// without joints): after the step q_{k+1} is moved to the nearest point, in the metric of M, of
+// the linearized admissible set {g + G δ ≥ 0}: δ = M⁻¹ Gᵀ λ with 0 ≤ W λ + g ⊥ λ ≥ 0, W = G M⁻¹
+// Gᵀ at q_{k+1} (the projected Moreau–Jean scheme of V. Acary, "Projected event-capturing
+// time-stepping schemes for nonsmooth mechanical systems with unilateral contact and Coulomb's
+// friction", CMAME 256, 2013), solved as contact::SolveVelocityStep with v = 0, f = 0 and s = g −
+// ∂g/∂t, on the rows within 2 d + τ₀ of contact (d the deepest penetration: a correction of at most
+// d per row reaches no further), and repeated while a row is below −τ₀ (at most
+// kMaxProjectionPasses; then kProjectionFailure). Sphere–sphere and sphere–plane gaps are convex in
+// the centres, so g(q ⊕ δ) ≥ g + G δ ≥ 0 for translations. Velocities are kept. It runs only on
+// steps that end with a row below −τ₀; each moves the bodies by at most d ≤ (1 − θ) h (v_e + h |a|)
+// and raises the potential energy by at most m |g_grav| d per body.
 //
 // Outputs, through events::Observer (the same writers as the event loop):
 //   OnStep    every step, at t_{k+1};
@@ -85,8 +113,9 @@
 // Statistics reuse events::SimulationStats: integrator.accepted_steps (steps), smallest/largest
 // step, rhs_evaluations (force evaluations), events[kImpact] (steps with impacts), lcp_solves
 // (steps with a non-empty index set), lcp_seconds, largest_lcp, max_position_violation (deepest
-// penetration −g over the rows of I at the step ends), min_gap_after_projection (smallest gap
-// over those rows), max_velocity_violation (of the joints, before projection), wall_seconds.
+// penetration −g over the rows of I at the step ends, after the position projection),
+// min_gap_after_projection (smallest gap over those rows), max_velocity_violation (of the joints,
+// before projection), wall_seconds.
 #pragma once
 
 #include <Eigen/Dense>
@@ -120,6 +149,11 @@ constexpr std::string_view kMoreauJeanDescription =
 constexpr int kMaxSpeculativeRounds = 3;
 // Restitution passes per contact problem at most (header, "Speculative contacts").
 constexpr int kMaxRestitutionPasses = 8;
+// Rounds that add deferred open rows to a step's problem before all of them join (header,
+// "Deferred open rows").
+constexpr int kMaxDeferredRounds = 4;
+// Linear projections of the positions after a step at most (header, "Position projection").
+constexpr int kMaxProjectionPasses = 3;
 
 struct MoreauJeanOptions {
   double h = 1e-3;                     // fixed step (s), > 0
@@ -133,6 +167,13 @@ struct MoreauJeanOptions {
   // Speculative contacts (header): rows within the margin of contact enter every step's problem
   // with the gap-aware law. Off: the classical index set g(q̃) ≤ 0 (for comparisons).
   bool speculative = true;
+  // Deferred open rows (header): a speculative row that the free motion leaves open enters the
+  // problem only when the answer without it violates its law. Off (the default, measured slower):
+  // every row of I from the start.
+  bool defer_open_rows = false;
+  // Position projection after the step onto g ≥ −τ₀ (header), with speculative contacts and
+  // without joints. Off: the positions of the step are kept (penetration up to (1 − θ) h v_e).
+  bool project_contacts = true;
   contact::LcpOptions lcp;
   // Cone of the contacts with two tangential rows (friction > 0): exact, or friction_facets ≥ 3
   // facets (contact/friction_cone.h).
@@ -208,8 +249,10 @@ class FrictionalStepSolver : public StepContactSolver {
                               std::span<const int> unilateral_rows,
                               std::span<const double> restitution, std::span<const double> gap_rate,
                               const contact::LcpOptions& options) const override;
-  // Components solved on the sparse path, per stage of the chain, since construction.
+  // Components solved on the sparse path, per stage of the chain, since construction (a
+  // component solved again unchanged within a step counts once: contact::ComponentMemo).
   const contact::SparseFrictionStats& stats() const { return stats_; }
+  long reused_components() const { return memo_.reused; }
 
  private:
   // The sparse path with the warm start (above); std::nullopt when it does not apply.
@@ -225,6 +268,7 @@ class FrictionalStepSolver : public StepContactSolver {
   double accepted_residual_;
   mutable contact::SparseFrictionStats stats_;
   mutable std::unordered_map<int, Eigen::Vector3d> previous_;  // normal row -> (P_N, P_T)
+  mutable contact::ComponentMemo memo_;  // the components of the step being solved
 };
 
 // Coulomb friction with rolling resistance, for systems with resistance rows (issue 18 §3):
@@ -288,6 +332,13 @@ class MoreauJean {
   // Steps solved again because a row outside I ended below −τ₀, and restitution passes.
   long speculative_rounds() const { return speculative_rounds_; }
   long restitution_passes() const { return restitution_passes_; }
+  // Rounds in which deferred open rows joined a step's problem (header, "Deferred open rows").
+  long deferred_rounds() const { return deferred_rounds_; }
+  // Linear position projections applied (header, "Position projection"), and the deepest
+  // penetration they started from (m; 0 without projections).
+  long contact_projections() const { return contact_projections_; }
+  double deepest_before_projection() const { return deepest_before_projection_; }
+  double projection_seconds() const { return projection_seconds_; }  // wall time in them
   const engine::MechanicalSystem& system() const { return *system_; }
   const MoreauJeanOptions& options() const { return options_; }
   const StepContactSolver& contact_solver() const { return *contact_solver_; }
@@ -303,6 +354,11 @@ class MoreauJean {
                 double horizon, double speed);
   // The step's contact problem on active_ with the laws of the header (restitution pass
   // included); false with *result set when it fails.
+  // Projects q onto g ≥ −τ₀ for the unilateral rows (header, "Position projection"); false when
+  // a projection fails or kMaxProjectionPasses passes leave a row below −τ₀.
+  bool ProjectContacts(double t, Eigen::VectorXd* q);
+  // v_k + M(q)⁻¹ f (by the system's mass blocks when it has them).
+  Eigen::VectorXd FreeVelocity(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& f) const;
   bool SolveContacts(double t_pred, const Eigen::VectorXd& q_pred, const Eigen::VectorXd& f,
                      double h, contact::ImpactResult* step, events::RunResult* result);
 
@@ -320,8 +376,11 @@ class MoreauJean {
   Eigen::VectorXd q_, v_, impulses_;
   events::SimulationStats stats_;
   long contact_impacts_ = 0;
-  long speculative_rounds_ = 0, restitution_passes_ = 0;
+  long speculative_rounds_ = 0, restitution_passes_ = 0, deferred_rounds_ = 0;
+  long contact_projections_ = 0;
+  double deepest_before_projection_ = 0.0, projection_seconds_ = 0.0;
   bool speculative_step_ = false;
+  bool friction_ = false;  // some unilateral row has friction > 0
   double h_ = 0.0;  // the step being taken  // the laws of "Speculative contacts" in this step
   std::atomic<bool> stop_requested_{false};
 };

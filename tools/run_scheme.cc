@@ -45,8 +45,8 @@ class EventDrivenScheme : public Scheme {
 class TimeSteppingScheme : public Scheme {
  public:
   TimeSteppingScheme(std::shared_ptr<const engine::MechanicalSystem> system,
-                     const events::SimulationOptions& options, double theta)
-      : options_(options), scheme_(std::move(system), Options(options, theta)) {}
+                     const events::SimulationOptions& options, double theta, bool speculative)
+      : options_(options), scheme_(std::move(system), Options(options, theta, speculative)) {}
   void AddObserver(events::Observer* o) override { scheme_.AddObserver(o); }
   void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                 events::StateOrigin origin) override {
@@ -107,9 +107,10 @@ class TimeSteppingScheme : public Scheme {
     return note;
   }
   static timestepping::MoreauJeanOptions Options(const events::SimulationOptions& options,
-                                                 double theta) {
+                                                 double theta, bool speculative) {
     timestepping::MoreauJeanOptions o = timestepping::FromSimulationOptions(options);
     o.theta = theta;
+    o.speculative = speculative;
     return o;
   }
   events::SimulationOptions options_;
@@ -119,9 +120,10 @@ class TimeSteppingScheme : public Scheme {
 }  // namespace
 
 std::unique_ptr<Scheme> MakeScheme(std::shared_ptr<const engine::MechanicalSystem> system,
-                                   const events::SimulationOptions& options, double theta) {
+                                   const events::SimulationOptions& options, double theta,
+                                   bool speculative) {
   if (options.integrator == timestepping::kMoreauJeanName) {
-    return std::make_unique<TimeSteppingScheme>(std::move(system), options, theta);
+    return std::make_unique<TimeSteppingScheme>(std::move(system), options, theta, speculative);
   }
   return std::make_unique<EventDrivenScheme>(std::move(system), options);
 }

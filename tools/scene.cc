@@ -1982,6 +1982,12 @@ class SceneParser {
       scene->theta = r.Number("theta", Range::kPositive, scene->theta);
       if (scene->theta < 0.5 || scene->theta > 1.0) r.Fail(*theta, "theta must be in [0.5, 1]");
     }
+    if (const YAML::Node* speculative = r.Find("speculative")) {
+      if (!time_stepping) {
+        r.Fail(*speculative, "speculative is a parameter of integrator moreau_jean");
+      }
+      scene->speculative = r.Bool("speculative", scene->speculative);
+    }
     io.safety = r.Number("safety", Range::kPositive, io.safety);
     if (const YAML::Node* c = r.Find("error_control")) {
       const std::string value = r.ToString(*c, "error_control");
@@ -2247,6 +2253,7 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "adaptive",
                                                 "step",
                                                 "theta",
+                                                "speculative",
                                                 "safety",
                                                 "error_control",
                                                 "fac_min",

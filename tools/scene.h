@@ -133,7 +133,7 @@ struct Scene {
   std::vector<engine::PlanarLoad> loads;
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
-  // Everything under `simulation:` except t_end, theta and friction.
+  // Everything under `simulation:` except t_end, theta, speculative and friction.
   events::SimulationOptions options;
   // Whether `formulation` was given; without it options has the integrator's default
   // (DefaultFormulation), which a different integrator chosen later replaces by its own.
@@ -143,6 +143,9 @@ struct Scene {
   // `simulation.theta` of integrator moreau_jean (timestepping/moreau_jean.h), in [1/2, 1]; its
   // fixed step `simulation.step` is options.integrator_options.h_init with adaptive = false.
   double theta = 0.5;
+  // `simulation.speculative` of integrator moreau_jean: speculative contacts on (true, the
+  // default) or the classical index set g(q̃) ≤ 0 (false); timestepping/moreau_jean.h.
+  bool speculative = true;
   // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
   // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
   double max_output_rows = kDefaultMaxOutputRows;

@@ -73,6 +73,7 @@ void WriteFrictionStages(const timestepping::StepContactSolver& solver, JsonWrit
   }
   w->EndObject();
   w->Key("largest_accepted_residual").Number(s.largest_accepted_residual);
+  w->Key("reused_components").Integer(frictional->reused_components());
 }
 
 }  // namespace
@@ -279,7 +280,12 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("steps").Integer(s.integrator.accepted_steps);
     w.Key("steps_with_impacts").Integer(s.events[static_cast<int>(events::EventKind::kImpact)]);
     w.Key("contact_impacts").Integer(ts->contact_impacts());
+    w.Key("speculative").Bool(ts->options().speculative);
     w.Key("speculative_rounds").Integer(ts->speculative_rounds());
+    w.Key("deferred_rounds").Integer(ts->deferred_rounds());
+    w.Key("contact_projections").Integer(ts->contact_projections());
+    w.Key("deepest_before_projection").Number(ts->deepest_before_projection());
+    w.Key("projection_seconds").Number(ts->projection_seconds());
     w.Key("restitution_passes").Integer(ts->restitution_passes());
     w.Key("contact_problems").Integer(s.lcp_solves);
     w.Key("active_contacts_final").Integer(static_cast<long>(ts->active_rows().size()));

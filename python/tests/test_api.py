@@ -111,7 +111,8 @@ def test_options_hold_every_key_the_scene_loader_accepts():
     # The keys VALUES sets below, those of the Moreau-Jean, friction and spatial tests, and no
     # other: a new key needs a round-trip test.
     assert set(saltus.Options.keys()) == set(VALUES) | {
-        "friction_cone", "step", "theta", "friction", "rolling_friction", "spinning_friction"}
+        "friction_cone", "step", "theta", "speculative", "friction", "rolling_friction",
+        "spinning_friction"}
 
 
 def test_moreau_jean_keys_and_friction_read_as_in_a_scene():
@@ -121,6 +122,12 @@ def test_moreau_jean_keys_and_friction_read_as_in_a_scene():
     o = model.options
     assert (o.integrator, o.step, o.theta, o.friction) == ("moreau_jean", 1e-3, 0.75, 0.3)
     assert (o.rolling_friction, o.spinning_friction) == (0.0, 0.0)
+    assert o.speculative  # the default
+    off = saltus.Model.from_scene_text(
+        BALL + "simulation: {t_end: 1, integrator: moreau_jean, step: 1.0e-3, speculative: false}\n")
+    assert not off.options.speculative
+    with pytest.raises(saltus.SceneError, match="speculative is a parameter of integrator moreau_jean"):
+        saltus.Model.from_scene_text(BALL + "simulation: {t_end: 1, speculative: false}\n")
     # theta reaches the scheme: a Simulation with theta = 1 differs from theta = 1/2 on a
     # falling ball only through the velocity update, and both run.
     by_hand = saltus.Options()

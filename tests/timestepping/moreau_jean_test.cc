@@ -19,6 +19,7 @@
 #include "contact/sparse_friction_step.h"
 #include "events/simulation.h"
 #include "tools/generators_contact.h"
+#include "tools/run_scheme.h"
 #include "tools/scene.h"
 
 namespace saltus::timestepping {
@@ -118,14 +119,17 @@ TEST(MoreauJean, DroppedSphereComesToRestOnTheFloorWithBoundedPenetration) {
   // Impact speed U = √(2 g (z0 − r)), e = 0 (header, "Speculative contacts"): the step that
   // captures the floor row with the gap law ends at g = 0 with U_{k+1} = −g(q̃)/(θ h), no faster
   // than U + g h; the next step's prediction moves it (1 − θ) h |U_{k+1}| in, where the plastic
-  // law keeps it: at most (1 − θ) h (U + g h) = h (U + g h) / 2 below r (θ = 1/2).
+  // law keeps it: at most (1 − θ) h (U + g h) = h (U + g h) / 2 below r (θ = 1/2). The position
+  // projection (header) then lifts it to the floor: no step ends below −τ₀.
   const double speed = std::sqrt(2.0 * kG * (z0 - kR));
-  const double bound = 0.5 * h * (speed + kG * h);
-  EXPECT_LE(mj.stats().max_position_violation, bound);
-  EXPECT_GT(mj.stats().max_position_violation, 0.0);  // it does penetrate (e = 0: it stays)
-  // At rest: U_{k+1} = 0 on the active floor row, no sinking: z stays where the impact left it
-  // (a plastic impact) and v = 0 exactly (the LCP gives U⁺ = 0, the floor row is vertical).
-  EXPECT_NEAR(mj.q()[2], kR, bound);
+  const double bound = 0.5 * h * (speed + kG * h), tau0 = Options(b, h).tau0;
+  EXPECT_LE(mj.deepest_before_projection(), bound);
+  EXPECT_GT(mj.deepest_before_projection(), tau0);  // it does penetrate (e = 0: it stays)
+  EXPECT_GE(mj.contact_projections(), 1);
+  EXPECT_LE(mj.stats().max_position_violation, tau0);
+  // At rest: U_{k+1} = 0 on the active floor row, no sinking: z stays where the projection put it
+  // and v = 0 exactly (the LCP gives U⁺ = 0, the floor row is vertical).
+  EXPECT_NEAR(mj.q()[2], kR, tau0);
   EXPECT_LE(mj.v().norm(), 1e-12);
   // The impact is the capturing step and, when the row ends it still approaching, the next one.
   ASSERT_GE(rec.events.size(), 1u);
@@ -156,6 +160,7 @@ TEST(MoreauJean, DroppedSphereWithSpeculativeContactsPenetratesAtMostTheSlowLand
     for (const bool speculative : {false, true}) {
       MoreauJeanOptions o = Options(b, h);
       o.speculative = speculative;
+      o.project_contacts = false;  // the law's own bound (the projection: the next tests)
       MoreauJean mj(b.system, o);
       Recorder rec;
       mj.AddObserver(&rec);
@@ -184,9 +189,10 @@ TEST(MoreauJean, DroppedSphereWithSpeculativeContactsPenetratesAtMostTheSlowLand
 
 // A seeded 30-sphere pile (tools::SpherePileYaml, e = 0.5, v_e = 0.01 m/s) to 0.6 s, frictionless
 // and μ = 0.5 (the sparse frictional step): with speculative contacts no contact of a step's
-// problem ends below −(1 − θ) h (v_e + g h) (the slow landings' share, header), where the
-// classical index set let the landing go ~1 mm deep. The same bound for every pair at the output
-// points (the gaps recomputed from the centres: rows outside the problem are checked too).
+// problem ends below −(1 − θ) h (v_e + g h) (the slow landings' share, header) before the position
+// projection, and none below −τ₀ after it, where the classical index set let the landing go ~1 mm
+// deep. Every pair at the end is checked too (the gaps recomputed from the centres: rows outside
+// the problem count as well).
 TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) {
   const double h = 1e-3, r = 0.05, v_e = 0.01;
   const double bound = 0.5 * h * (v_e + kG * h);
@@ -203,7 +209,9 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
         classical = mj.stats().max_position_violation;
         continue;
       }
-      EXPECT_LE(mj.stats().max_position_violation, bound) << friction;
+      EXPECT_LE(mj.deepest_before_projection(), bound) << friction;
+      EXPECT_GT(mj.contact_projections(), 0) << friction;
+      EXPECT_LE(mj.stats().max_position_violation, o.tau0) << friction;
       // Every pair at the final state (spatial q: 7 per body, centre first).
       const int n = static_cast<int>(mj.q().size() / 7);
       double smallest = 1.0;
@@ -214,10 +222,28 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
         }
         smallest = std::min(smallest, mj.q()[7 * i + 2] - r);  // the floor
       }
-      EXPECT_GE(smallest, -bound) << friction;
+      EXPECT_GE(smallest, -o.tau0) << friction;
     }
     EXPECT_GT(classical, 10.0 * bound) << friction;  // the classical scheme went deeper
   }
+}
+
+// Deferred open rows (header; MoreauJeanOptions::defer_open_rows, off by default) on the μ = 0.5
+// pile of the test above: rows do join in later rounds, and the deepest penetration before the
+// projection stays within the slow landings' share (a deferred row left violated would end up to
+// θ h |U| inside), and none after it below −τ₀.
+TEST(MoreauJean, DeferredOpenRowsKeepTheBoundsOfTheWholeProblem) {
+  const double h = 1e-3, v_e = 0.01;
+  const double bound = 0.5 * h * (v_e + kG * h);
+  const Built b = Build(tools::SpherePileYaml(30, 0.6, 1) + "  friction: 0.5\n");
+  MoreauJeanOptions o = Options(b, h);
+  o.defer_open_rows = true;
+  MoreauJean mj(b.system, o);
+  mj.SetState(0.0, b.q0, b.v0);
+  ASSERT_EQ(mj.AdvanceTo(0.6).status, events::RunStatus::kFinished);
+  EXPECT_GT(mj.deferred_rounds(), 0);
+  EXPECT_LE(mj.deepest_before_projection(), bound);
+  EXPECT_LE(mj.stats().max_position_violation, o.tau0);
 }
 
 // Four spheres on the floor in a square of side 2r, held by four walls at ±2r, and one dropped
@@ -352,6 +378,21 @@ class ComparingSolver : public StepContactSolver {
     const std::optional<contact::FrictionalImpactResult> sparse =
         contact::SolveFrictionalVelocityStepSparse(system, t, q, v, f, unilateral_rows, restitution,
                                                    fo, so);
+    // The same step twice through a contact::ComponentMemo: the second call answers every
+    // component from the memo, with the same v⁺ to the bit.
+    contact::ComponentMemo memo;
+    so.memo = &memo;
+    const auto first = contact::SolveFrictionalVelocityStepSparse(
+        system, t, q, v, f, unilateral_rows, restitution, fo, so);
+    const auto again = contact::SolveFrictionalVelocityStepSparse(
+        system, t, q, v, f, unilateral_rows, restitution, fo, so);
+    if (first && again && first->components > 0) {
+      ++memo_checks;
+      if (memo.reused != first->components || again->components != first->components ||
+          again->v_plus != first->v_plus) {
+        ++memo_mismatches;
+      }
+    }
     std::vector<contact::FrictionalContact> contacts;
     for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
       contacts.push_back(
@@ -372,7 +413,8 @@ class ComparingSolver : public StepContactSolver {
     return solver_.Solve(system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, gap_rate,
                          options);
   }
-  mutable int compared = 0, failures = 0, largest_contacts = 0;
+  mutable int compared = 0, failures = 0, largest_contacts = 0, memo_checks = 0,
+              memo_mismatches = 0;
   mutable double max_dv = 0.0, max_dE = 0.0;
 
  private:
@@ -397,6 +439,8 @@ TEST(MoreauJean, SparseFrictionalStepEqualsTheDenseOneOnAPile) {
   EXPECT_GE(solver->largest_contacts, 10);  // every sphere touches something by then
   EXPECT_LT(solver->max_dv, 1e-8);          // m/s
   EXPECT_LT(solver->max_dE, 1e-12);         // J; T ~ 0.1 kg (1 m/s)² at the landings
+  EXPECT_GT(solver->memo_checks, 100);
+  EXPECT_EQ(solver->memo_mismatches, 0);
 }
 
 TEST(MoreauJean, RunsAreBitIdentical) {
@@ -470,6 +514,16 @@ TEST(MoreauJean, BadOptionsAndStatesThrowNamingTheItem) {
   EXPECT_THROW(mj.SetState(0.0, b.q0.head(3), b.v0), std::invalid_argument);
 }
 
+// The message of the SceneError that parsing `yaml` (as s.yaml) raises, or "no error".
+std::string SceneErrorOf(const std::string& yaml) {
+  try {
+    tools::ParseScene(yaml, "s.yaml");
+  } catch (const tools::SceneError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(MoreauJeanScene, StepAndThetaKeys) {
   const std::string base = SphereScene(1.0, 0.5);
   // `step` is h_init with adaptive: false; theta reaches the scene.
@@ -479,14 +533,7 @@ TEST(MoreauJeanScene, StepAndThetaKeys) {
   EXPECT_EQ(s.options.integrator_options.h_init, 2e-3);  // parsed exactly
   EXPECT_FALSE(s.options.integrator_options.adaptive);
   EXPECT_EQ(s.theta, 0.75);
-  const auto error = [&](const std::string& extra) {
-    try {
-      tools::ParseScene(base + extra, "s.yaml");
-    } catch (const tools::SceneError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
   // Lines: the simulation section is line 9 of SphereScene, t_end 10, restitution 11, so the
   // first extra key is line 12.
   EXPECT_NE(error("  integrator: moreau_jean\n")
@@ -501,6 +548,49 @@ TEST(MoreauJeanScene, StepAndThetaKeys) {
             std::string::npos);
   EXPECT_NE(error("  step: 1.0e-3\n  h_init: 1.0e-3\n").find("give either step or h_init"),
             std::string::npos);
+}
+
+// `simulation.speculative` (default true) reaches the scheme through tools::MakeScheme: with
+// false the dropped sphere of DroppedSphereWithSpeculativeContacts... goes h U / 4 deep again
+// (the classical index set), with true it stays within (1 − θ) h (v_e + g h). Bad values and the
+// key without moreau_jean fail at its line.
+TEST(MoreauJeanScene, SpeculativeKeySwitchesSpeculativeContacts) {
+  const double h = 1e-3, e = 0.5, v_e = 0.01;
+  const std::string mj =
+      "  restitution_threshold: 0.01\n  integrator: moreau_jean\n  step: 1.0e-3\n";
+  EXPECT_TRUE(tools::ParseScene(SphereScene(1.0, e) + mj).speculative);
+  // The floor at ten phases of a step, as in the test above; 0.5 s covers the first impact.
+  double depth[2] = {0.0, 0.0};
+  for (int k = 0; k < 10; ++k) {
+    const double fall = 0.3 + 0.1 * h * k;
+    const double z0 = kR + 0.5 * kG * fall * fall;
+    for (const bool speculative : {false, true}) {
+      const tools::Scene scene =
+          tools::ParseScene(SphereScene(z0, e) + mj +
+                            (speculative ? "  speculative: true\n" : "  speculative: false\n"));
+      ASSERT_EQ(scene.speculative, speculative);
+      const tools::SceneSystem s = tools::BuildSceneSystem(scene);
+      const std::unique_ptr<tools::Scheme> scheme =
+          tools::MakeScheme(s.system, scene.options, scene.theta, scene.speculative);
+      scheme->SetState(0.0, s.q0, s.v0, events::StateOrigin::kInitial);
+      ASSERT_EQ(scheme->AdvanceTo(0.5).status, events::RunStatus::kFinished);
+      depth[speculative] = std::max(depth[speculative], scheme->stats().max_position_violation);
+    }
+  }
+  EXPECT_GT(depth[0], 0.25 * h * kG * 0.3);
+  EXPECT_LE(depth[1], 0.5 * h * (v_e + kG * h));
+  const std::string base = SphereScene(1.0, e);
+  const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
+  // Lines: the first extra key is line 12 (StepAndThetaKeys).
+  EXPECT_NE(
+      error("  speculative: false\n")
+          .find("s.yaml:12: simulation: speculative is a parameter of integrator moreau_jean"),
+      std::string::npos)
+      << error("  speculative: false\n");
+  EXPECT_NE(error("  integrator: moreau_jean\n  step: 1.0e-3\n  speculative: maybe\n")
+                .find("s.yaml:14: simulation: speculative must be true or false"),
+            std::string::npos)
+      << error("  integrator: moreau_jean\n  step: 1.0e-3\n  speculative: maybe\n");
 }
 
 }  // namespace
