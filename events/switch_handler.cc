@@ -247,8 +247,8 @@ void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
   ++ctx_.stats.lcp_solves;
   tangential->clear();
   if (!frictional_) {
-    const contact::ImpactResult impact =
-        contact::SolveImpact(ctx_.sys, t, q, v, ctx_.rows.bilateral, rows, e, ctx_.opt.lcp);
+    const contact::ImpactResult& impact = contact::SolveImpact(
+        ctx_.sys, t, q, v, ctx_.rows.bilateral, rows, e, ctx_.opt.lcp, &impact_workspace_);
     ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
     ctx_.stats.largest_lcp =
         std::max(ctx_.stats.largest_lcp, static_cast<long>(impact.largest_lcp));

@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "contact/friction_problem.h"
+#include "contact/impact_problem.h"
 #include "events/contact_modes.h"
 #include "events/event_context.h"
 #include "events/witness.h"
@@ -203,6 +204,9 @@ class SwitchHandler {
   std::vector<int> stage_rows_;
   std::vector<Eigen::Index> stage_index_;
   std::vector<double> stage_restitution_;
+  // The frictionless impact problem's storage: M's factor once per run when M is constant, the
+  // result without allocation (contact::ImpactWorkspace).
+  contact::ImpactWorkspace impact_workspace_;
 };
 
 }  // namespace saltus::events

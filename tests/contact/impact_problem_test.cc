@@ -182,6 +182,58 @@ TEST(SolveImpact, OneRowClosedFormAgreesWithTheLcpPath) {
   }
 }
 
+// The workspace overload (ImpactWorkspace: M's factor kept across calls when M is constant, the
+// result's storage reused) gives the answers of the by-value SolveImpact over a sequence of
+// impacts at other positions and row sets: the one-row closed form, the two-row LCP path and a
+// one-row impact again (every field rewritten, none left from the previous call). The planar
+// mass matrix does not depend on q, so the kept factor is the one a new factorization gives, and
+// the arithmetic is the same: equal to round-off (1e-15 relative).
+TEST(SolveImpact, WorkspaceKeepsTheConstantMassFactorAndGivesTheSameAnswers) {
+  engine::PlanarModelBuilder builder;
+  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
+  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
+  Scene s = MakeScene(builder,
+                      {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+  ASSERT_TRUE(s.system->HasConstantMassMatrix());
+  const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.4, -2.0, 0.7, 0.1, -0.5, 0.0).finished();
+  const std::vector<int> one = {s.contact_rows[0]};
+  const std::vector<int> both = {s.contact_rows[0], s.contact_rows[1]};
+  const std::vector<double> e1 = {0.6}, e2 = {0.6, 0.3};
+  ImpactWorkspace ws;
+  for (int call = 0; call < 3; ++call) {
+    Eigen::VectorXd q = s.q;
+    q[2] += 0.2 * call;  // the block's angle: another G at every call
+    const std::vector<int>& rows = call == 1 ? both : one;
+    const std::vector<double>& e = call == 1 ? e2 : e1;
+    const ImpactResult fresh = SolveImpact(*s.system, 0.0, q, v, {}, rows, e, LcpOptions{});
+    const ImpactResult& kept = SolveImpact(*s.system, 0.0, q, v, {}, rows, e, LcpOptions{}, &ws);
+    ASSERT_TRUE(fresh.ok) << fresh.message;
+    ASSERT_TRUE(kept.ok) << kept.message;
+    EXPECT_TRUE(ws.assembly.mass_kept);
+    ASSERT_EQ(kept.impulse_u.size(), static_cast<Eigen::Index>(rows.size()));
+    ASSERT_EQ(kept.u_plus_u.size(), static_cast<Eigen::Index>(rows.size()));
+    const double scale = 1.0 + fresh.v_plus.lpNorm<Eigen::Infinity>();
+    EXPECT_LE((kept.v_plus - fresh.v_plus).lpNorm<Eigen::Infinity>(), 1e-15 * scale) << call;
+    EXPECT_LE((kept.impulse_u - fresh.impulse_u).lpNorm<Eigen::Infinity>(),
+              1e-15 * (1.0 + fresh.impulse_u.lpNorm<Eigen::Infinity>()))
+        << call;
+    EXPECT_LE((kept.u_plus_u - fresh.u_plus_u).lpNorm<Eigen::Infinity>(), 1e-15 * scale) << call;
+    EXPECT_EQ(kept.lcp.components_solved, fresh.lcp.components_solved) << call;
+    EXPECT_EQ(kept.largest_lcp, fresh.largest_lcp) << call;
+  }
+  // A workspace belongs to one system.
+  engine::PlanarModelBuilder other;
+  other.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
+  Scene t = MakeScene(other, {GroundDisk("ball_floor", 0, 0.25)});
+  const std::vector<int> row = {t.contact_rows[0]};
+  EXPECT_THROW(
+      SolveImpact(*t.system, 0.0, t.q, Eigen::VectorXd::Zero(3), {}, row, e1, LcpOptions{}, &ws),
+      std::invalid_argument);
+  EXPECT_THROW(SolveImpact(*t.system, 0.0, t.q, Eigen::VectorXd::Zero(3), {}, row, e1, LcpOptions{},
+                           nullptr),
+               std::invalid_argument);
+}
+
 TEST(SolveImpact, RowOfEqualDisksMovesAsOneBlock) {
   // Disk 0 (speed V) hits a row of n = 3 equal disks at rest, all touching. The LCP is on a
   // positive definite W (independent rows), so its answer is unique: every contact of the row
