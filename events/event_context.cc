@@ -17,6 +17,11 @@ std::vector<int> Union(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
+void UnionInto(const std::vector<int>& a, const std::vector<int>& b, std::vector<int>* out) {
+  out->clear();
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(*out));
+}
+
 std::vector<int> Difference(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
   std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));

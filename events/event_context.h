@@ -22,6 +22,8 @@ struct RunFailure {
 
 // Sorted union / difference of ascending index lists.
 std::vector<int> Union(const std::vector<int>& a, const std::vector<int>& b);
+// The same into *out (its storage reused); out must be neither a nor b.
+void UnionInto(const std::vector<int>& a, const std::vector<int>& b, std::vector<int>* out);
 std::vector<int> Difference(const std::vector<int>& a, const std::vector<int>& b);
 bool Contains(const std::vector<int>& sorted, int row);
 

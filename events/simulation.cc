@@ -192,6 +192,9 @@ struct Simulation::Impl {
   std::vector<int> phase_rows;
   bool phase_sliding = true;
   double ending_step = 0;
+  // SwitchAt's and Switch's buffers: the state at t*, the fired witnesses, v⁻.
+  VectorXd q_event, v_event, v_before;
+  FiredWitnesses fired_buffer;
 };
 
 Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
@@ -452,18 +455,21 @@ void Simulation::Impl::AcceptStep(bool time_event) {
 // fired there, the switch.
 void Simulation::Impl::SwitchAt(double t_event, double t_end) {
   EmitOutputs(t_event, false, t_end);
-  VectorXd q_ev, v_ev;
-  integrator->Interpolate(t_event, &q_ev, &v_ev);
-  switcher.OntoPhaseManifold(t_event, q_ev, v_ev, modes.active());
-  FiredWitnesses fired;
+  // (Buffers of the Impl: a switch of the same sizes as the last one allocates nothing here.)
+  integrator->Interpolate(t_event, &q_event, &v_event);
+  switcher.OntoPhaseManifold(t_event, q_event, v_event, modes.active());
+  FiredWitnesses& fired = fired_buffer;
+  fired.impacting.clear();
+  fired.forced_open.clear();
+  fired.slipping.clear();
   gaps.Fired(t_event, &fired.impacting);
   normal_forces.Fired(t_event, &fired.forced_open);
   fired.unloaded = normal_forces.unloaded();
   stick.Fired(t_event, &fired.slipping);
   fired.slip_directions = stick.fired_directions();
   t = t_event;
-  q = std::move(q_ev);
-  v = std::move(v_ev);
+  q.swap(q_event);
+  v.swap(v_event);
   ending_step = EndingStep();
   Switch(fired, {}, v);
 }
@@ -471,7 +477,7 @@ void Simulation::Impl::SwitchAt(double t_event, double t_end) {
 // The switch handler at (t, q, v), the observers, the Zeno guard and the new phase.
 void Simulation::Impl::Switch(const FiredWitnesses& fired, std::vector<Event> events,
                               const VectorXd& v_minus) {
-  const VectorXd v_before = v_minus;
+  v_before = v_minus;
   switcher.Handle(t, q, v, modes, fired, &events);
   for (const Event& e : events) {
     ++ctx.stats.events[static_cast<int>(e.kind)];

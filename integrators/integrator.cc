@@ -192,7 +192,8 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
   if (!(continue_step >= 0 && std::isfinite(continue_step)))
     throw std::invalid_argument("Integrator::Reset: continue_step must be finite and >= 0, got " +
                                 Num(continue_step));
-  std::vector<bool> seen(static_cast<std::size_t>(system.num_constraints()), false);
+  std::vector<char>& seen = seen_rows_;  // (a member: a restart allocates nothing here)
+  seen.assign(static_cast<std::size_t>(system.num_constraints()), 0);
   for (int row : active_rows) {
     if (!(row >= 0 && row < system.num_constraints()))
       throw std::invalid_argument("Integrator::Reset: active row " + std::to_string(row) +
@@ -200,7 +201,7 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
     if (!(!seen[static_cast<std::size_t>(row)]))
       throw std::invalid_argument("Integrator::Reset: active row " + std::to_string(row) +
                                   " listed twice");
-    seen[static_cast<std::size_t>(row)] = true;
+    seen[static_cast<std::size_t>(row)] = 1;
   }
 
   RequireSupportedPhase(system, active_rows);

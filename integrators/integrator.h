@@ -393,8 +393,9 @@ class Integrator {
   Eigen::VectorXd error_part_;                 // workspace of RemoveConstrainedPartOfError
   std::vector<int> dropped_rows_;              // active rows left out by NeedsIndependentRows
   std::string dropped_row_failure_;
-  double restart_t_ = 0;      // time of the last Reset
-  double continue_step_ = 0;  // the first step after Reset's continue_step (0: HINIT)
+  double restart_t_ = 0;         // time of the last Reset
+  double continue_step_ = 0;     // the first step after Reset's continue_step (0: HINIT)
+  std::vector<char> seen_rows_;  // Reset's check for rows listed twice
   double t_ = 0, t_prev_ = 0, h_ = 0;
   Eigen::VectorXd q_, v_, q_prev_, v_prev_;
   IntegratorStats stats_;
