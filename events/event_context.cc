@@ -79,7 +79,11 @@ double MassBlockCache::Energy(double t, const VectorXd& q, const VectorXd& v) {
       T += 0.5 * vc.dot(Mv_);
     }
   } else {
-    system_.MassMatrix(q, &M_);
+    // A constant M is evaluated once (dense_mass_valid_), as the blocks above are.
+    if (!dense_mass_valid_) {
+      system_.MassMatrix(q, &M_);
+      dense_mass_valid_ = system_.HasConstantMassMatrix();
+    }
     Mv_.noalias() = M_ * v;
     T = 0.5 * v.dot(Mv_);
   }
