@@ -557,11 +557,9 @@ void Simulation::Impl::StartPhase() {
 
 // The step the ending phase hands to the next one (StartPhase): the last step it accepted, or
 // the controller's proposal after it when that is smaller (the error of that step was close to
-// the tolerance). Integrator::Reset has the rule. Not capped by the phase's length: when events
-// come closer and closer (the bouncing ball's phases shrink by e), the next event then falls in
-// the first sample interval of a long step, which the scan reaches first; capping the step to
-// the phase's length put it in the last interval and cost more samples and root iterations
-// than it saved (docs/benchmarks.md, fourteenth session).
+// the tolerance). Integrator::Reset has the rule. It is not capped by the phase's length: when
+// events come closer and closer (phases shrinking by e), the next event then lies in the first
+// sample interval of a long step, which the scan reaches first, instead of in its last one.
 double Simulation::Impl::EndingStep() const {
   return std::min(integrator->t() - integrator->t_previous(), integrator->proposed_step());
 }

@@ -206,8 +206,8 @@ class Integrator {
   // with v⁻ the velocities of the integrator's last state (before this Reset), v⁺ the new ones,
   // in the scaled norm of the position rates of HINIT (‖v‖² = mean (v_i / (atol + rtol |q_i|))²,
   // Hairer, Nørsett & Wanner I, Sec. II.4), instead of HINIT's estimate, which costs one more
-  // evaluation of f per restart and starts every phase two to four steps below the step the
-  // controller had reached (the bouncing ball: 264 steps for 146 phases). Why this is safe:
+  // evaluation of f per restart and starts every phase a few factors fac_max below the step the
+  // controller had reached. Why this is safe:
   //  - the first step passes the same error test as every step and is rejected and shrunk when
   //    it fails, so the tolerance is kept whatever the guess; a guess too large costs rejected
   //    attempts (a factor fac_min each), one too small costs steps;
