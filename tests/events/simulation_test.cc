@@ -153,6 +153,31 @@ TEST(SimulationTest, PhasesOfTheSameVectorFieldContinueFromTheEndingStep) {
   EXPECT_EQ(sim.stats().integrator.rejected_steps, 0);
 }
 
+// A system without unilateral rows has no event function (events/simulation.h): the loop takes
+// no interior samples, so DOP853 never computes its three lazy dense-output stages. A falling
+// body without contact, DOP853 at the default event_samples = 4: 12 right-hand sides per step
+// attempt (12 stages, the last evaluated at the step end and reused: Dop853.CountsTwelveKkt...)
+// plus the two of the start (the state's acceleration and HINIT's Euler probe), none for dense
+// output; with interior samples every step would add 3.
+TEST(SimulationTest, NoUnilateralRowsMeansNoDenseOutputInsideTheSteps) {
+  engine::LagrangianCallbacks cb;
+  cb.n = 1;
+  cb.mass = [](const VectorXd&, MatrixXd* M) { *M = MatrixXd::Constant(1, 1, 2.0); };
+  cb.forces = [](double t, const VectorXd&, const VectorXd&, VectorXd* F) {
+    *F = VectorXd::Constant(1, -2.0 * kG + std::sin(7 * t));  // not a polynomial: many steps
+  };
+  auto sys = std::make_shared<engine::LagrangianSystem>(cb);
+  SimulationOptions o = TightOptions();
+  o.integrator = "dop853";
+  ASSERT_EQ(o.event_samples, 4);
+  Simulation sim(sys, o);
+  sim.SetState(0, VectorXd::Constant(1, 1.0), VectorXd::Zero(1));
+  ASSERT_EQ(sim.AdvanceTo(2.0).status, RunStatus::kFinished);
+  const auto& st = sim.stats().integrator;
+  ASSERT_GE(st.accepted_steps, 5);
+  EXPECT_EQ(st.rhs_evaluations, 12 * (st.accepted_steps + st.rejected_steps) + 2);
+}
+
 // Restitution velocity threshold v_e: the bouncing ball of the test above (e = 0.9, v₁ = g t₁
 // = 4.2 m/s) bounces while its rebound speed eᵏ v₁ ≥ v_e; an impact whose rebound would be
 // slower than v_e leaves the contact closed (one impact and one closing at the same time), and
