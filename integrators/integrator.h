@@ -217,8 +217,9 @@ class Integrator {
   //    (Hairer, Nørsett & Wanner I, Sec. II.6 on discontinuities: a restart is needed where f
   //    changes, not where only the state is reinitialised);
   //  - an impulse that speeds the system up (‖v⁺‖ > ‖v⁻‖: a kick, a body hit by a faster one)
-  //    moves it through its configuration faster, by that ratio, and the step shrinks with it;
-  //    one that slows it down (a bounce with e < 1) does not lengthen it.
+  //    moves it through its configuration faster, by that ratio, and the step shrinks with it
+  //    (a system set moving from rest, ‖v⁻‖ = 0, starts from HINIT); one that slows it down (a
+  //    bounce with e < 1) does not lengthen it.
   // What changes is the step sequence, hence the dense output the events are located on: events
   // move by the integration error. 0 (the default): HINIT. Schemes that do not use
   // InitialStepEstimate (BDF, generalized-α, half-implicit), runs with h_init > 0, and a Reset

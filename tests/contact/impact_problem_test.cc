@@ -140,6 +140,16 @@ TEST(SolveImpact, BallOnGroundNewtonRestitution) {
   }
 }
 
+// A block (2 kg, J = 0.7) whose corner touches the ground off its centre, and a ball (1 kg) on
+// the ground far from it: two contacts of two bodies.
+Scene BlockCornerAndBall() {
+  engine::PlanarModelBuilder builder;
+  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
+  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
+  return MakeScene(builder,
+                   {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+}
+
 // The closed form of one row (no bilateral rows, impact_problem.cc "SolveOneRow") against the
 // LCP path: a block hit at an off-centre corner (W = 1/m + (r × n)²/J couples translation and
 // rotation), solved alone and together with a separating contact of a second body (another
@@ -147,11 +157,7 @@ TEST(SolveImpact, BallOnGroundNewtonRestitution) {
 // agree to round-off (1e-13 relative: a few operations in different order), for the impact and
 // for a Moreau–Jean velocity step with a free impulse f.
 TEST(SolveImpact, OneRowClosedFormAgreesWithTheLcpPath) {
-  engine::PlanarModelBuilder builder;
-  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
-  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
-  Scene s = MakeScene(builder,
-                      {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+  Scene s = BlockCornerAndBall();
   const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.4, -2.0, 0.7, 0.1, 0.5, 0.0).finished();
   const Eigen::VectorXd f = (Eigen::VectorXd(6) << 0.01, -0.02, 0.005, 0.0, -0.01, 0.0).finished();
   const std::vector<int> one = {s.contact_rows[0]};
@@ -189,11 +195,7 @@ TEST(SolveImpact, OneRowClosedFormAgreesWithTheLcpPath) {
 // mass matrix does not depend on q, so the kept factor is the one a new factorization gives, and
 // the arithmetic is the same: equal to round-off (1e-15 relative).
 TEST(SolveImpact, WorkspaceKeepsTheConstantMassFactorAndGivesTheSameAnswers) {
-  engine::PlanarModelBuilder builder;
-  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
-  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
-  Scene s = MakeScene(builder,
-                      {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+  Scene s = BlockCornerAndBall();
   ASSERT_TRUE(s.system->HasConstantMassMatrix());
   const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.4, -2.0, 0.7, 0.1, -0.5, 0.0).finished();
   const std::vector<int> one = {s.contact_rows[0]};
