@@ -55,30 +55,48 @@ DenseAssembly AssembleDense(const engine::MechanicalSystem& system, double t,
                             const Eigen::VectorXd& q, std::span<const int> bilateral_rows,
                             std::span<const int> unilateral_rows) {
   DenseAssembly a;
-  Eigen::MatrixXd M;
-  system.MassMatrix(q, &M);
+  AssembleDenseInto(system, t, q, bilateral_rows, unilateral_rows, false, &a);
+  return a;
+}
+
+void AssembleDenseInto(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+                       std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
+                       bool keep_mass, DenseAssembly* out) {
+  DenseAssembly& a = *out;
+  a.error.clear();
   const int nv = system.nv();
-  if (M.rows() != nv || M.cols() != nv || !M.allFinite()) {
-    a.error = "mass matrix is not a finite nv x nv matrix";
-    return a;
-  }
-  a.llt.compute(M);
-  if (a.llt.info() != Eigen::Success) {
-    a.error = "mass matrix is not positive definite (Cholesky failed)";
-    return a;
+  const bool constant = keep_mass && system.HasConstantMassMatrix();
+  if (!(constant && a.mass_kept && a.llt.rows() == nv)) {
+    a.mass_kept = false;
+    system.MassMatrix(q, &a.M);
+    if (a.M.rows() != nv || a.M.cols() != nv || !a.M.allFinite()) {
+      a.error = "mass matrix is not a finite nv x nv matrix";
+      return;
+    }
+    a.llt.compute(a.M);
+    if (a.llt.info() != Eigen::Success) {
+      a.error = "mass matrix is not positive definite (Cholesky failed)";
+      return;
+    }
+    a.mass_kept = constant;
   }
   system.ConstraintJacobian(t, q, bilateral_rows, &a.G_b);
   system.ConstraintJacobian(t, q, unilateral_rows, &a.G_u);
   if (!a.G_b.allFinite() || !a.G_u.allFinite()) {
     a.error = "constraint Jacobian has a non-finite entry";
-    return a;
+    return;
   }
   // (Eigen's triangular solve reads element (0, 0) of an empty right-hand side: skip those.)
   a.A_b.resize(nv, a.G_b.rows());
   a.A_u.resize(nv, a.G_u.rows());
-  if (a.G_b.rows() > 0) a.A_b = a.llt.matrixL().solve(a.G_b.transpose());
-  if (a.G_u.rows() > 0) a.A_u = a.llt.matrixL().solve(a.G_u.transpose());
-  return a;
+  if (a.G_b.rows() > 0) {
+    a.A_b = a.G_b.transpose();
+    a.llt.matrixL().solveInPlace(a.A_b);
+  }
+  if (a.G_u.rows() > 0) {
+    a.A_u = a.G_u.transpose();
+    a.llt.matrixL().solveInPlace(a.A_u);
+  }
 }
 
 BilateralElimination::BilateralElimination(const Eigen::MatrixXd& A_b, const Eigen::MatrixXd& A_u,

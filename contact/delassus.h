@@ -52,11 +52,22 @@ struct DenseAssembly {
   Eigen::MatrixXd G_b, G_u;  // rows × nv
   Eigen::MatrixXd A_b, A_u;  // L⁻¹ Gᵀ, nv × rows
   std::string error;         // non-empty: the system data cannot be used (then nothing else is)
+  // llt holds the factor of a constant mass matrix (MechanicalSystem::HasConstantMassMatrix)
+  // from an earlier assembly on the same system: AssembleDenseInto with keep_mass reuses it.
+  bool mass_kept = false;
+  Eigen::MatrixXd M;  // workspace
 };
 
 DenseAssembly AssembleDense(const engine::MechanicalSystem& system, double t,
                             const Eigen::VectorXd& q, std::span<const int> bilateral_rows,
                             std::span<const int> unilateral_rows);
+// The same into *a, reusing its storage. With keep_mass and a system whose mass matrix is
+// constant, M is factorized once: the factor of an earlier call (a->mass_kept) is reused and M is
+// neither evaluated nor factorized again. The caller guarantees that *a was last assembled for
+// the same system (contact::ImpactWorkspace).
+void AssembleDenseInto(const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
+                       std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
+                       bool keep_mass, DenseAssembly* a);
 
 // The elimination above for given A_B (nv × n_B), A_U (nv × n_U), y0 (nv) and c_B (n_B). Keeps
 // pointers to A_B and A_U: they must outlive the object.

@@ -130,11 +130,12 @@ bool UseSparse(const engine::MechanicalSystem& system, std::span<const int> bila
 // reports or falls back.
 bool SolveOneRow(const DenseAssembly& a, const Eigen::VectorXd& v, const Eigen::VectorXd* f,
                  double gt_u, double e, double s, const LcpOptions& options,
-                 const Eigen::VectorXd& y0, ImpactResult* result) {
+                 const Eigen::VectorXd& y0, Eigen::VectorXd* y_work, ImpactResult* result) {
   const auto col = a.A_u.col(0);
   const double W = col.squaredNorm();
   if (!(W > 0.0) || !std::isfinite(W)) return false;
-  Eigen::VectorXd y = y0;
+  Eigen::VectorXd& y = *y_work;
+  y = y0;
   double u_minus = 0.0, b = 0.0;
   if (f == nullptr) {
     u_minus = col.dot(y) + gt_u;
@@ -159,8 +160,9 @@ bool SolveOneRow(const DenseAssembly& a, const Eigen::VectorXd& v, const Eigen::
   result->largest_lcp = lcp.largest_component;
   result->u_minus_u.setConstant(1, u_minus);
   result->impulse_u.setConstant(1, z);
-  y += z * col;                               // y = y_free + A_U z
-  result->v_plus = a.llt.matrixU().solve(y);  // L⁻ᵀ y
+  y += z * col;                     // y = y_free + A_U z
+  a.llt.matrixU().solveInPlace(y);  // L⁻ᵀ y
+  result->v_plus = y;
   result->u_plus_u.setConstant(1, a.G_u.row(0).dot(result->v_plus) + gt_u);
   result->ok = true;
   return true;
@@ -168,12 +170,14 @@ bool SolveOneRow(const DenseAssembly& a, const Eigen::VectorXd& v, const Eigen::
 
 // SolveImpact and SolveVelocityStep: v⁺ = v + M⁻¹ (f + Gᵀ P) with u⁻ = G v + ∂g/∂t and
 // 0 ≤ G v⁺ + ∂g/∂t + e u⁻ ⊥ P_U ≥ 0 (f null: no free impulse).
-ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem& system, double t,
-                                const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-                                const Eigen::VectorXd* f, std::span<const int> bilateral_rows,
-                                std::span<const int> unilateral_rows,
-                                std::span<const double> restitution, const LcpOptions& options,
-                                const char* kind, std::span<const double> gap_rate = {}) {
+// The result is written to ws.result (every field set); ws.assembly keeps the factor of a
+// constant M when keep_mass (ImpactWorkspace).
+void SolveVelocityLevel(const char* who, const engine::MechanicalSystem& system, double t,
+                        const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                        const Eigen::VectorXd* f, std::span<const int> bilateral_rows,
+                        std::span<const int> unilateral_rows, std::span<const double> restitution,
+                        const LcpOptions& options, const char* kind, ImpactWorkspace& ws,
+                        bool keep_mass, std::span<const double> gap_rate = {}) {
   const std::string w(who);
   ValidateState(who, system, t, q, v, f ? "v" : "v_minus");
   ValidateRows(who, system, bilateral_rows, unilateral_rows);
@@ -215,23 +219,44 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       Eigen::InnerStride<>(gap_rate.empty() ? 0 : 1));
   const Origin origin{kind, t, unilateral_rows};
 
-  ImpactResult result;
+  ImpactResult& result = ws.result;
+  result.ok = false;
   result.v_plus = v;
-  result.impulse_b = Eigen::VectorXd::Zero(n_b);
-  result.impulse_u = Eigen::VectorXd::Zero(n_u);
+  result.impulse_b.setZero(n_b);
+  result.impulse_u.setZero(n_u);
+  result.bilateral_rank = 0;
+  result.bilateral_residual = 0;
+  result.largest_lcp = 0;
+  result.message.clear();
+  const auto nothing_solved = [&result](const std::string& why) {
+    result.message = why;
+    result.u_minus_u.resize(0);
+    result.u_plus_u.resize(0);
+    result.lcp.z.resize(0);
+    result.lcp.w.resize(0);
+  };
+  // The vectors below keep their storage (and a reused workspace's sizes) until a path sets
+  // them; a failure before any solve empties them (`nothing_solved`).
+  LcpResult& lcp = result.lcp;
+  lcp.ok = false;
+  lcp.residual = 0;
+  lcp.iterations = 0;
+  lcp.message.clear();
+  lcp.components = lcp.components_solved = lcp.largest_component = 0;
+  lcp.components_sparse = lcp.failed_stages = 0;
 
   if (UseSparse(system, bilateral_rows)) {
     SparseAssembled sa = AssembleSparse(system, t, q, unilateral_rows, f != nullptr);
     if (sa.available) {
       if (!sa.error.empty()) {
-        result.message = sa.error;
-        return result;
+        nothing_solved(sa.error);
+        return;
       }
       Eigen::VectorXd gt_u;
       system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
       if (!gt_u.allFinite()) {
-        result.message = "a constraint's time derivative has a non-finite entry";
-        return result;
+        nothing_solved("a constraint's time derivative has a non-finite entry");
+        return;
       }
       sa.G.Multiply(v, &result.u_minus_u);
       result.u_minus_u += gt_u;
@@ -249,27 +274,31 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       if (!result.lcp.ok) {
         result.message =
             ContactNames(system, unilateral_rows) + kNoImpulses + result.lcp.message + "]";
-        return result;
+        return;
       }
       result.ok = true;
-      return result;
+      return;
     }
   }
-  DenseAssembly a = AssembleDense(system, t, q, bilateral_rows, unilateral_rows);
+  DenseAssembly& a = ws.assembly;
+  AssembleDenseInto(system, t, q, bilateral_rows, unilateral_rows, keep_mass, &a);
   if (!a.error.empty()) {
-    result.message = a.error;
-    return result;
+    nothing_solved(a.error);
+    return;
   }
-  Eigen::VectorXd gt_b, gt_u;
+  Eigen::VectorXd& gt_b = ws.gt_b;
+  Eigen::VectorXd& gt_u = ws.gt_u;
   system.ConstraintTimeDerivative(t, q, bilateral_rows, &gt_b);
   system.ConstraintTimeDerivative(t, q, unilateral_rows, &gt_u);
   if (!gt_b.allFinite() || !gt_u.allFinite()) {
-    result.message = "a constraint's time derivative has a non-finite entry";
-    return result;
+    nothing_solved("a constraint's time derivative has a non-finite entry");
+    return;
   }
-  Eigen::VectorXd y0 = a.llt.matrixU() * v;  // Lᵀ v
-  if (n_b == 0 && n_u == 1 && SolveOneRow(a, v, f, gt_u[0], e[0], s[0], options, y0, &result)) {
-    return result;
+  Eigen::VectorXd& y0 = ws.y0;
+  y0.noalias() = a.llt.matrixU() * v;  // Lᵀ v
+  if (n_b == 0 && n_u == 1 &&
+      SolveOneRow(a, v, f, gt_u[0], e[0], s[0], options, y0, &ws.y, &result)) {
+    return;
   }
   Reduced r;
   if (f == nullptr) {
@@ -296,10 +325,9 @@ ImpactResult SolveVelocityLevel(const char* who, const engine::MechanicalSystem&
       n_b > 0 ? (a.G_b * result.v_plus + gt_b).lpNorm<Eigen::Infinity>() : 0.0;
   if (!r.lcp.ok) {
     result.message = ContactNames(system, unilateral_rows) + kNoImpulses + r.lcp.message + "]";
-    return result;
+    return;
   }
   result.ok = true;
-  return result;
 }
 
 }  // namespace
@@ -308,8 +336,26 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
                          const Eigen::VectorXd& v_minus, std::span<const int> bilateral_rows,
                          std::span<const int> unilateral_rows, std::span<const double> restitution,
                          const LcpOptions& options) {
-  return SolveVelocityLevel("SolveImpact", system, t, q, v_minus, nullptr, bilateral_rows,
-                            unilateral_rows, restitution, options, "impact");
+  ImpactWorkspace ws;
+  SolveVelocityLevel("SolveImpact", system, t, q, v_minus, nullptr, bilateral_rows, unilateral_rows,
+                     restitution, options, "impact", ws, false);
+  return std::move(ws.result);
+}
+
+const ImpactResult& SolveImpact(const engine::MechanicalSystem& system, double t,
+                                const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+                                std::span<const int> bilateral_rows,
+                                std::span<const int> unilateral_rows,
+                                std::span<const double> restitution, const LcpOptions& options,
+                                ImpactWorkspace* workspace) {
+  if (workspace == nullptr) throw std::invalid_argument("SolveImpact: null workspace");
+  if (workspace->system == nullptr) workspace->system = &system;
+  if (workspace->system != &system) {
+    throw std::invalid_argument("SolveImpact: the workspace belongs to another system");
+  }
+  SolveVelocityLevel("SolveImpact", system, t, q, v_minus, nullptr, bilateral_rows, unilateral_rows,
+                     restitution, options, "impact", *workspace, true);
+  return workspace->result;
 }
 
 ImpactResult SolveVelocityStep(const engine::MechanicalSystem& system, double t,
@@ -318,8 +364,10 @@ ImpactResult SolveVelocityStep(const engine::MechanicalSystem& system, double t,
                                std::span<const int> unilateral_rows,
                                std::span<const double> restitution, const LcpOptions& options,
                                std::span<const double> gap_rate) {
-  return SolveVelocityLevel("SolveVelocityStep", system, t, q, v, &f, bilateral_rows,
-                            unilateral_rows, restitution, options, "step", gap_rate);
+  ImpactWorkspace ws;
+  SolveVelocityLevel("SolveVelocityStep", system, t, q, v, &f, bilateral_rows, unilateral_rows,
+                     restitution, options, "step", ws, false, gap_rate);
+  return std::move(ws.result);
 }
 
 ContactAccelerationResult SolveContactAccelerations(const engine::MechanicalSystem& system,

@@ -108,6 +108,36 @@ ImpactResult SolveImpact(const engine::MechanicalSystem& system, double t, const
                          std::span<const int> unilateral_rows, std::span<const double> restitution,
                          const LcpOptions& options);
 
+// Storage that SolveImpact reuses from one call to the next on one system (the event loop's
+// switch handler keeps one; Drake's and MBSim's contact solvers keep their factorizations the
+// same way): the dense assembly, with the Cholesky factor L of M computed at the first call and
+// kept when the mass matrix is constant (MechanicalSystem::HasConstantMassMatrix: planar bodies,
+// linear systems), so that an impact evaluates and factorizes M once per run instead of once per
+// impact (W = ‖L⁻¹ Gᵀ‖² of a one-row impact then costs the Jacobian row and one triangular
+// solve); the result and the intermediate vectors, so that a steady sequence of impacts of the
+// same size allocates nothing on the dense path. A workspace belongs to the first system it is
+// used with; SolveImpact throws std::invalid_argument for another.
+class ImpactWorkspace {
+ public:
+  ImpactWorkspace() = default;
+  ImpactWorkspace(const ImpactWorkspace&) = delete;
+  ImpactWorkspace& operator=(const ImpactWorkspace&) = delete;
+
+  const engine::MechanicalSystem* system = nullptr;  // set by the first SolveImpact
+  DenseAssembly assembly;
+  ImpactResult result;
+  Eigen::VectorXd gt_b, gt_u, y0, y;
+};
+
+// SolveImpact with a workspace (above): the same result, kept in workspace->result and
+// returned by reference (valid until the next call with the workspace).
+const ImpactResult& SolveImpact(const engine::MechanicalSystem& system, double t,
+                                const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
+                                std::span<const int> bilateral_rows,
+                                std::span<const int> unilateral_rows,
+                                std::span<const double> restitution, const LcpOptions& options,
+                                ImpactWorkspace* workspace);
+
 // The contact problem of one step of a time-stepping scheme (Moreau–Jean, timestepping/):
 //   v⁺ = v + M⁻¹ (f + Gᵀ P),   G_B v⁺ + ∂g_B/∂t = 0,   0 ≤ u_U⁺ + e u_U⁻ + s_U ⊥ P_U ≥ 0,
 // with u = G v + ∂g/∂t, u⁻ that of the given v (the velocity at the start of the step) and f (nv)

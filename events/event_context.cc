@@ -17,6 +17,11 @@ std::vector<int> Union(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
+void UnionInto(const std::vector<int>& a, const std::vector<int>& b, std::vector<int>* out) {
+  out->clear();
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(*out));
+}
+
 std::vector<int> Difference(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
   std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
@@ -74,7 +79,11 @@ double MassBlockCache::Energy(double t, const VectorXd& q, const VectorXd& v) {
       T += 0.5 * vc.dot(Mv_);
     }
   } else {
-    system_.MassMatrix(q, &M_);
+    // A constant M is evaluated once (dense_mass_valid_), as the blocks above are.
+    if (!dense_mass_valid_) {
+      system_.MassMatrix(q, &M_);
+      dense_mass_valid_ = system_.HasConstantMassMatrix();
+    }
     Mv_.noalias() = M_ * v;
     T = 0.5 * v.dot(Mv_);
   }

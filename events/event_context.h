@@ -22,6 +22,8 @@ struct RunFailure {
 
 // Sorted union / difference of ascending index lists.
 std::vector<int> Union(const std::vector<int>& a, const std::vector<int>& b);
+// The same into *out (its storage reused); out must be neither a nor b.
+void UnionInto(const std::vector<int>& a, const std::vector<int>& b, std::vector<int>* out);
 std::vector<int> Difference(const std::vector<int>& a, const std::vector<int>& b);
 bool Contains(const std::vector<int>& sorted, int row);
 
@@ -69,6 +71,7 @@ class MassBlockCache {
   // mass_blocks_ hold the system's constant M (HasConstantMassMatrix): not evaluated again, and
   // the block factors stay valid.
   bool constant_mass_valid_ = false;
+  bool dense_mass_valid_ = false;  // M_ holds the system's constant M (the dense path of Energy)
   std::vector<Eigen::LLT<Eigen::MatrixXd>> block_llt_;  // valid where stamped with llt_stamp_
   std::vector<long> block_llt_stamp_;
   long llt_stamp_ = 1;

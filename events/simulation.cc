@@ -151,6 +151,8 @@ struct Simulation::Impl {
   void SwitchAt(double t_event, double t_end);
   void Switch(const FiredWitnesses& fired, std::vector<Event> events, const VectorXd& v_minus);
   void StartPhase();
+  // The step size the ending phase hands to the next (StartPhase).
+  double EndingStep() const;
   void SplitForces();
   void GuardAgainstAccumulation(const std::vector<Event>& events);
   std::string FrequentContacts() const;
@@ -184,6 +186,15 @@ struct Simulation::Impl {
   std::deque<std::pair<double, std::vector<int>>> recent_events;
   std::optional<RunFailure> pending_failure;  // found by SetState: AdvanceTo stops with it
   VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
+  // The restart rule (StartPhase): the active rows the integrator was last reset with and
+  // whether some contact slid in that phase, and the step size the ending phase hands to the
+  // next one (0: none, e.g. at SetState).
+  std::vector<int> phase_rows;
+  bool phase_sliding = true;
+  double ending_step = 0;
+  // SwitchAt's and Switch's buffers: the state at t*, the fired witnesses, v⁻.
+  VectorXd q_event, v_event, v_before;
+  FiredWitnesses fired_buffer;
 };
 
 Simulation::Simulation(std::shared_ptr<const engine::MechanicalSystem> system,
@@ -376,8 +387,16 @@ void Simulation::Impl::Integrate(double t_limit) {
 }
 
 // The dense output at the event samples, the watched rows of the step, and the earliest event
-// time of the witness families on it (∞: none).
+// time of the witness families on it (∞: none). A system without unilateral rows has no witness
+// function at all (no gap, hence no closed contact, force or slip to watch; time events are
+// step limits): its samples are the step's two ends only, which the statistics of AcceptStep
+// read, so the dense output is not evaluated inside the step (DOP853 then never computes its
+// lazy dense-output stages; issue 19 §3, Andrews' squeezer).
 double Simulation::Impl::ScanStep() {
+  if (ctx.rows.unilateral.empty()) {
+    samples.Take(*integrator, 0);
+    return std::numeric_limits<double>::infinity();
+  }
   samples.Take(*integrator, ctx.opt.event_samples);
   gaps.Watch(q, samples, modes.closed());
   forces.NewStep(samples);
@@ -428,6 +447,7 @@ void Simulation::Impl::AcceptStep(bool time_event) {
   te.t = t;
   te.kind = EventKind::kTime;
   te.energy_before = te.energy_after = ctx.mass.Energy(t, q, v);
+  ending_step = EndingStep();
   Switch({}, {te}, v);
 }
 
@@ -435,25 +455,29 @@ void Simulation::Impl::AcceptStep(bool time_event) {
 // fired there, the switch.
 void Simulation::Impl::SwitchAt(double t_event, double t_end) {
   EmitOutputs(t_event, false, t_end);
-  VectorXd q_ev, v_ev;
-  integrator->Interpolate(t_event, &q_ev, &v_ev);
-  switcher.OntoPhaseManifold(t_event, q_ev, v_ev, modes.active());
-  FiredWitnesses fired;
+  // (Buffers of the Impl: a switch of the same sizes as the last one allocates nothing here.)
+  integrator->Interpolate(t_event, &q_event, &v_event);
+  switcher.OntoPhaseManifold(t_event, q_event, v_event, modes.active());
+  FiredWitnesses& fired = fired_buffer;
+  fired.impacting.clear();
+  fired.forced_open.clear();
+  fired.slipping.clear();
   gaps.Fired(t_event, &fired.impacting);
   normal_forces.Fired(t_event, &fired.forced_open);
   fired.unloaded = normal_forces.unloaded();
   stick.Fired(t_event, &fired.slipping);
   fired.slip_directions = stick.fired_directions();
   t = t_event;
-  q = std::move(q_ev);
-  v = std::move(v_ev);
+  q.swap(q_event);
+  v.swap(v_event);
+  ending_step = EndingStep();
   Switch(fired, {}, v);
 }
 
 // The switch handler at (t, q, v), the observers, the Zeno guard and the new phase.
 void Simulation::Impl::Switch(const FiredWitnesses& fired, std::vector<Event> events,
                               const VectorXd& v_minus) {
-  const VectorXd v_before = v_minus;
+  v_before = v_minus;
   switcher.Handle(t, q, v, modes, fired, &events);
   for (const Event& e : events) {
     ++ctx.stats.events[static_cast<int>(e.kind)];
@@ -518,7 +542,26 @@ void Simulation::Impl::StartPhase() {
     stick.StartPhase(t, q);
     slip.StartPhase(t, q, v);
   }
-  integrator->Reset(PhaseSystem(), modes.active(), t, q, v);
+  // The vector field of the new phase is that of the ending one when the active rows are the
+  // same and no contact slides in either (a sliding contact's force follows its direction and
+  // the decision may change both): an impact that leaves the active set unchanged only moved the
+  // state. The integrator then continues from the ending phase's step (Integrator::Reset).
+  const bool same_field =
+      ending_step > 0 && !phase_sliding && modes.sliding().empty() && modes.active() == phase_rows;
+  const double continue_step = same_field ? ending_step : 0.0;
+  ending_step = 0;
+  phase_rows.assign(modes.active().begin(), modes.active().end());
+  phase_sliding = !modes.sliding().empty();
+  integrator->Reset(PhaseSystem(), modes.active(), t, q, v, continue_step);
+}
+
+// The step the ending phase hands to the next one (StartPhase): the last step it accepted, or
+// the controller's proposal after it when that is smaller (the error of that step was close to
+// the tolerance). Integrator::Reset has the rule. It is not capped by the phase's length: when
+// events come closer and closer (phases shrinking by e), the next event then lies in the first
+// sample interval of a long step, which the scan reaches first, instead of in its last one.
+double Simulation::Impl::EndingStep() const {
+  return std::min(integrator->t() - integrator->t_previous(), integrator->proposed_step());
 }
 
 void Simulation::Impl::EmitOutputs(double t_hi, bool inclusive, double t_end) {

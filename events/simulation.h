@@ -19,7 +19,7 @@
 //   I₂ = {α ∈ I₁ : |G^α v| ≤ τ₁, λ^α ≥ 0}   closed in position and velocity (eq. 5)
 // The integrator advances the DAE with A = B ∪ I₂ frozen. After every accepted step the event
 // functions are evaluated on the dense output at the step end and at `event_samples` interior
-// points:
+// points (none for a system without unilateral rows, which has no event function):
 //   impact     g^α(t) of open contacts falling through 0. A contact that starts the phase
 //              touching (g ≤ 10⁻³ τ₀) and separating (ġ > 0, e.g. just after a bounce) is watched
 //              through (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0): it tends to
@@ -76,7 +76,10 @@
 //      leaves below −τ₀ join the position projection too, and it is repeated: projected rows can
 //      move the bodies by more than τ₀ (a row with a short lever, |∂g/∂q| ≪ 1, moves q by
 //      |g| / |∂g/∂q|), and such a row would otherwise start the next phase inside the obstacle;
-//   5. the integrator restarts.
+//   5. the integrator restarts: from its initial-step estimate, or, when the new phase has the
+//      ending one's active rows and no contact slides in either (the same vector field: the
+//      switch only moved the state), from the ending phase's last step (Integrator::Reset,
+//      continue_step; the rule and why it keeps the tolerance are there).
 // More than `zeno_max_events` events inside `zeno_window` that the rule above cannot resolve
 // stop the run with RunStatus::kEventAccumulation.
 //

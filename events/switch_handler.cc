@@ -50,8 +50,9 @@ void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& mod
                            const FiredWitnesses& fired, std::vector<Event>* events) {
   const std::size_t first_event = events->size();
   const double energy_before = ctx_.mass.Energy(t, q, v);
-  const std::vector<ContactState> before = modes.states();
-  const std::vector<int> i1 = ClosedInPosition(t, q, v, modes.closed(), fired.impacting);
+  before_.assign(modes.states().begin(), modes.states().end());
+  const std::vector<ContactState>& before = before_;
+  const std::vector<int>& i1 = ClosedInPosition(t, q, v, modes.closed(), fired.impacting);
   ResolveImpacts(t, q, v, i1, energy_before, events);
   const std::vector<ContactState> after = DecideModes(t, q, v, i1, fired, events);
   modes.SetStates(after);
@@ -134,12 +135,14 @@ void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>&
 
 // I₁: unilateral rows closed in position (plus the closed and the impacting ones), among the
 // candidates within τ₀ (a row left out has g > τ₀).
-std::vector<int> SwitchHandler::ClosedInPosition(double t, const VectorXd& q, const VectorXd& v,
-                                                 const std::vector<int>& closed,
-                                                 const std::vector<int>& impacting) {
+const std::vector<int>& SwitchHandler::ClosedInPosition(double t, const VectorXd& q,
+                                                        const VectorXd& v,
+                                                        const std::vector<int>& closed,
+                                                        const std::vector<int>& impacting) {
   const double tau0 = ctx_.opt.thresholds.tau0;
   ctx_.candidates.Find(q, ctx_.zero_speed, 0.0, tau0, nullptr, &near_);
-  std::vector<int> i1;
+  std::vector<int>& i1 = i1_;
+  i1.clear();
   if (!near_.empty()) {
     ctx_.sys.ConstraintValues(t, q, near_, &g_near_);
     ctx_.stats.rows_evaluated_switches += static_cast<long>(near_.size());
@@ -147,9 +150,13 @@ std::vector<int> SwitchHandler::ClosedInPosition(double t, const VectorXd& q, co
       if (g_near_[static_cast<Eigen::Index>(k)] <= tau0) i1.push_back(near_[k]);
     }
   }
-  i1 = Union(Union(i1, closed), impacting);
-  u_.resize(0);
-  if (!i1.empty()) engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
+  UnionInto(i1, closed, &union_buffer_);
+  UnionInto(union_buffer_, impacting, &i1);
+  if (i1.empty()) {
+    u_.resize(0);
+  } else {
+    engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
+  }
   ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
   return i1;
 }
@@ -247,8 +254,8 @@ void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
   ++ctx_.stats.lcp_solves;
   tangential->clear();
   if (!frictional_) {
-    const contact::ImpactResult impact =
-        contact::SolveImpact(ctx_.sys, t, q, v, ctx_.rows.bilateral, rows, e, ctx_.opt.lcp);
+    const contact::ImpactResult& impact = contact::SolveImpact(
+        ctx_.sys, t, q, v, ctx_.rows.bilateral, rows, e, ctx_.opt.lcp, &impact_workspace_);
     ctx_.stats.lcp_seconds += SecondsSince(lcp_start);
     ctx_.stats.largest_lcp =
         std::max(ctx_.stats.largest_lcp, static_cast<long>(impact.largest_lcp));
@@ -617,7 +624,7 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
                             const std::vector<int>& new_closed, const std::vector<int>& active) {
   const auto& opt = ctx_.opt;
   std::vector<int> stopped, penetrating;
-  VectorXd g_i1;
+  VectorXd& g_i1 = g_i1_;
   if (!i1.empty()) ctx_.sys.ConstraintValues(t, q, i1, &g_i1);
   ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
   for (std::size_t k = 0; k < i1.size(); ++k) {

@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "contact/friction_problem.h"
+#include "contact/impact_problem.h"
 #include "events/contact_modes.h"
 #include "events/event_context.h"
 #include "events/witness.h"
@@ -122,10 +123,10 @@ class SwitchHandler {
   const GapSnapshot& snapshot() const { return snapshot_; }
 
  private:
-  // I₁ (ascending), and u = ġ of its rows into u_.
-  std::vector<int> ClosedInPosition(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-                                    const std::vector<int>& closed,
-                                    const std::vector<int>& impacting);
+  // I₁ (ascending, into i1_, returned), and u = ġ of its rows into u_.
+  const std::vector<int>& ClosedInPosition(double t, const Eigen::VectorXd& q,
+                                           const Eigen::VectorXd& v, const std::vector<int>& closed,
+                                           const std::vector<int>& impacting);
   // Step 1: the impact cascade on I₁ (v and u_ updated); the impact event when any row approached.
   void ResolveImpacts(double t, const Eigen::VectorXd& q, Eigen::VectorXd& v,
                       const std::vector<int>& i1, double energy_before, std::vector<Event>* events);
@@ -203,6 +204,13 @@ class SwitchHandler {
   std::vector<int> stage_rows_;
   std::vector<Eigen::Index> stage_index_;
   std::vector<double> stage_restitution_;
+  // The frictionless impact problem's storage: M's factor once per run when M is constant, the
+  // result without allocation (contact::ImpactWorkspace).
+  contact::ImpactWorkspace impact_workspace_;
+  // Handle's workspace: I₁, a union buffer, the modes before the switch, Project's gaps of I₁.
+  std::vector<int> i1_, union_buffer_;
+  std::vector<ContactState> before_;
+  Eigen::VectorXd g_i1_;
 };
 
 }  // namespace saltus::events

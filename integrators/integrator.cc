@@ -172,7 +172,8 @@ Integrator::Integrator(const IntegratorOptions& options) : options_(options) {
 Integrator::~Integrator() = default;
 
 void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows,
-                       double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+                       double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                       double continue_step) {
   if (!Supports(options_.formulation)) {
     throw std::invalid_argument("integrator '" + std::string(name()) +
                                 "' does not support formulation '" +
@@ -188,7 +189,11 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
                                 ", the system has nv = " + std::to_string(system.nv()));
   if (!(q.allFinite())) throw std::invalid_argument("Integrator::Reset: q contains NaN or Inf");
   if (!(v.allFinite())) throw std::invalid_argument("Integrator::Reset: v contains NaN or Inf");
-  std::vector<bool> seen(static_cast<std::size_t>(system.num_constraints()), false);
+  if (!(continue_step >= 0 && std::isfinite(continue_step)))
+    throw std::invalid_argument("Integrator::Reset: continue_step must be finite and >= 0, got " +
+                                Num(continue_step));
+  std::vector<char>& seen = seen_rows_;  // (a member: a restart allocates nothing here)
+  seen.assign(static_cast<std::size_t>(system.num_constraints()), 0);
   for (int row : active_rows) {
     if (!(row >= 0 && row < system.num_constraints()))
       throw std::invalid_argument("Integrator::Reset: active row " + std::to_string(row) +
@@ -196,11 +201,25 @@ void Integrator::Reset(const engine::MechanicalSystem& system, std::vector<int> 
     if (!(!seen[static_cast<std::size_t>(row)]))
       throw std::invalid_argument("Integrator::Reset: active row " + std::to_string(row) +
                                   " listed twice");
-    seen[static_cast<std::size_t>(row)] = true;
+    seen[static_cast<std::size_t>(row)] = 1;
   }
 
   RequireSupportedPhase(system, active_rows);
 
+  // The continued first step (header): shrunk by ‖v⁻‖ / ‖v⁺‖ when the new state is faster.
+  continue_step_ = 0;
+  if (continue_step > 0 && v_.size() == v.size() && q_.size() == q.size()) {
+    const Eigen::Index nq = q.size(), nv = v.size();
+    const double uniform = options_.atol + options_.rtol * q.lpNorm<Eigen::Infinity>();
+    double before = 0, after = 0;
+    for (Eigen::Index i = 0; i < nv; ++i) {
+      const double sc = nq == nv ? options_.atol + options_.rtol * std::abs(q[i]) : uniform;
+      if (sc <= 0) continue;
+      before += (v_[i] / sc) * (v_[i] / sc);
+      after += (v[i] / sc) * (v[i] / sc);
+    }
+    continue_step_ = after > before ? continue_step * std::sqrt(before / after) : continue_step;
+  }
   system_ = &system;
   dropped_rows_.clear();
   dropped_row_failure_.clear();
@@ -432,6 +451,7 @@ double Integrator::InitialStepEstimate(
     const Eigen::VectorXd& a0, int order,
     const std::function<bool(double, const Eigen::VectorXd&, const Eigen::VectorXd&,
                              Eigen::VectorXd*)>& acceleration) const {
+  if (continue_step_ > 0) return std::clamp(continue_step_, MinStep(), options_.h_max);
   const int nq = system_->nq();
   const int nv = system_->nv();
   const double atol = options_.atol;

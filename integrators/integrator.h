@@ -196,8 +196,37 @@ class Integrator {
   // restart point, e.g. two curves tangent there) is undone and Step returns kLinearSolveFailure,
   // failure_detail() naming the row. A failure of the scheme's first evaluation at (t, q, v) is
   // reported by the next Step.
+  //
+  // continue_step > 0 restarts a phase whose vector field is that of the phase that ended (the
+  // same system, active rows and forces: an impact changed the velocities, not the dynamics),
+  // from the step that phase ended with (the event loop passes min(last accepted step, proposed
+  // step)). The schemes that start from InitialStepEstimate (DOPRI5, DOP853, HEM5, PHEM56,
+  // null-space Newmark) then take as first step
+  //   h = continue_step · min(1, ‖v⁻‖ / ‖v⁺‖),   clamped to [MinStep(), h_max],
+  // with v⁻ the velocities of the integrator's last state (before this Reset), v⁺ the new ones,
+  // in the scaled norm of the position rates of HINIT (‖v‖² = mean (v_i / (atol + rtol |q_i|))²,
+  // Hairer, Nørsett & Wanner I, Sec. II.4), instead of HINIT's estimate, which costs one more
+  // evaluation of f per restart and starts every phase a few factors fac_max below the step the
+  // controller had reached. Why this is safe:
+  //  - the first step passes the same error test as every step and is rejected and shrunk when
+  //    it fails, so the tolerance is kept whatever the guess; a guess too large costs rejected
+  //    attempts (a factor fac_min each), one too small costs steps;
+  //  - on the same vector field the step the old phase's error test accepted last is the
+  //    controller's estimate of the step it would take next without the event: the usual
+  //    continuation of a one-step method across a root that leaves the right-hand side unchanged
+  //    (Hairer, Nørsett & Wanner I, Sec. II.6 on discontinuities: a restart is needed where f
+  //    changes, not where only the state is reinitialised);
+  //  - an impulse that speeds the system up (‖v⁺‖ > ‖v⁻‖: a kick, a body hit by a faster one)
+  //    moves it through its configuration faster, by that ratio, and the step shrinks with it
+  //    (a system set moving from rest, ‖v⁻‖ = 0, starts from HINIT); one that slows it down (a
+  //    bounce with e < 1) does not lengthen it.
+  // What changes is the step sequence, hence the dense output the events are located on: events
+  // move by the integration error. 0 (the default): HINIT. Schemes that do not use
+  // InitialStepEstimate (BDF, generalized-α, half-implicit), runs with h_init > 0, and a Reset
+  // onto a system of other sizes ignore it. Throws std::invalid_argument when continue_step is
+  // negative or not finite.
   void Reset(const engine::MechanicalSystem& system, std::vector<int> active_rows, double t,
-             const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+             const Eigen::VectorXd& q, const Eigen::VectorXd& v, double continue_step = 0.0);
 
   // One accepted step towards t_limit (> t(); +∞ allowed), never past it; the step that reaches
   // t_limit ends exactly on it. On failure the state stays at the last accepted step (after
@@ -270,6 +299,8 @@ class Integrator {
   // Starting step of Hairer, Nørsett & Wanner (Solving ODEs I, Sec. II.4, HINIT) for a method of
   // the given order on y = (q, v), f = (v, v̇), at the current state with v̇ = a0. `acceleration`
   // evaluates v̇ at (t, q, v) and returns false when it cannot. Clamped to [h_min, h_max].
+  // After a Reset with continue_step > 0: the continued step of Reset, without calling
+  // `acceleration`.
   double InitialStepEstimate(
       const Eigen::VectorXd& a0, int order,
       const std::function<bool(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
@@ -363,7 +394,9 @@ class Integrator {
   Eigen::VectorXd error_part_;                 // workspace of RemoveConstrainedPartOfError
   std::vector<int> dropped_rows_;              // active rows left out by NeedsIndependentRows
   std::string dropped_row_failure_;
-  double restart_t_ = 0;  // time of the last Reset
+  double restart_t_ = 0;         // time of the last Reset
+  double continue_step_ = 0;     // the first step after Reset's continue_step (0: HINIT)
+  std::vector<char> seen_rows_;  // Reset's check for rows listed twice
   double t_ = 0, t_prev_ = 0, h_ = 0;
   Eigen::VectorXd q_, v_, q_prev_, v_prev_;
   IntegratorStats stats_;

@@ -202,4 +202,4 @@ def test_ctrl_c_inside_a_python_callback_keeps_the_rows_so_far():
     assert info.value.result.status == "interrupted"
     traj = info.value.trajectory
     assert len(traj.t) >= 30 and traj.t[0] == 0.0  # the outputs 0, 0.01, ..., 0.3
-    assert 0.3 < sim.t < 1.0
+    assert 0.3 < sim.t <= 1.0  # the first accepted step past 0.3 s (it may end at t_end)

@@ -140,6 +140,16 @@ TEST(SolveImpact, BallOnGroundNewtonRestitution) {
   }
 }
 
+// A block (2 kg, J = 0.7) whose corner touches the ground off its centre, and a ball (1 kg) on
+// the ground far from it: two contacts of two bodies.
+Scene BlockCornerAndBall() {
+  engine::PlanarModelBuilder builder;
+  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
+  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
+  return MakeScene(builder,
+                   {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+}
+
 // The closed form of one row (no bilateral rows, impact_problem.cc "SolveOneRow") against the
 // LCP path: a block hit at an off-centre corner (W = 1/m + (r × n)²/J couples translation and
 // rotation), solved alone and together with a separating contact of a second body (another
@@ -147,11 +157,7 @@ TEST(SolveImpact, BallOnGroundNewtonRestitution) {
 // agree to round-off (1e-13 relative: a few operations in different order), for the impact and
 // for a Moreau–Jean velocity step with a free impulse f.
 TEST(SolveImpact, OneRowClosedFormAgreesWithTheLcpPath) {
-  engine::PlanarModelBuilder builder;
-  builder.AddBody(Body("block", 2.0, 0.7, {0.0, 0.25, 0.3}));
-  builder.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
-  Scene s = MakeScene(builder,
-                      {GroundPoint("corner", 0, {-1.0, -0.25}), GroundDisk("ball_floor", 1, 0.25)});
+  Scene s = BlockCornerAndBall();
   const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.4, -2.0, 0.7, 0.1, 0.5, 0.0).finished();
   const Eigen::VectorXd f = (Eigen::VectorXd(6) << 0.01, -0.02, 0.005, 0.0, -0.01, 0.0).finished();
   const std::vector<int> one = {s.contact_rows[0]};
@@ -180,6 +186,54 @@ TEST(SolveImpact, OneRowClosedFormAgreesWithTheLcpPath) {
       ExpectMomentumBalance(s, v, {}, one, a);
     }
   }
+}
+
+// The workspace overload (ImpactWorkspace: M's factor kept across calls when M is constant, the
+// result's storage reused) gives the answers of the by-value SolveImpact over a sequence of
+// impacts at other positions and row sets: the one-row closed form, the two-row LCP path and a
+// one-row impact again (every field rewritten, none left from the previous call). The planar
+// mass matrix does not depend on q, so the kept factor is the one a new factorization gives, and
+// the arithmetic is the same: equal to round-off (1e-15 relative).
+TEST(SolveImpact, WorkspaceKeepsTheConstantMassFactorAndGivesTheSameAnswers) {
+  Scene s = BlockCornerAndBall();
+  ASSERT_TRUE(s.system->HasConstantMassMatrix());
+  const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.4, -2.0, 0.7, 0.1, -0.5, 0.0).finished();
+  const std::vector<int> one = {s.contact_rows[0]};
+  const std::vector<int> both = {s.contact_rows[0], s.contact_rows[1]};
+  const std::vector<double> e1 = {0.6}, e2 = {0.6, 0.3};
+  ImpactWorkspace ws;
+  for (int call = 0; call < 3; ++call) {
+    Eigen::VectorXd q = s.q;
+    q[2] += 0.2 * call;  // the block's angle: another G at every call
+    const std::vector<int>& rows = call == 1 ? both : one;
+    const std::vector<double>& e = call == 1 ? e2 : e1;
+    const ImpactResult fresh = SolveImpact(*s.system, 0.0, q, v, {}, rows, e, LcpOptions{});
+    const ImpactResult& kept = SolveImpact(*s.system, 0.0, q, v, {}, rows, e, LcpOptions{}, &ws);
+    ASSERT_TRUE(fresh.ok) << fresh.message;
+    ASSERT_TRUE(kept.ok) << kept.message;
+    EXPECT_TRUE(ws.assembly.mass_kept);
+    ASSERT_EQ(kept.impulse_u.size(), static_cast<Eigen::Index>(rows.size()));
+    ASSERT_EQ(kept.u_plus_u.size(), static_cast<Eigen::Index>(rows.size()));
+    const double scale = 1.0 + fresh.v_plus.lpNorm<Eigen::Infinity>();
+    EXPECT_LE((kept.v_plus - fresh.v_plus).lpNorm<Eigen::Infinity>(), 1e-15 * scale) << call;
+    EXPECT_LE((kept.impulse_u - fresh.impulse_u).lpNorm<Eigen::Infinity>(),
+              1e-15 * (1.0 + fresh.impulse_u.lpNorm<Eigen::Infinity>()))
+        << call;
+    EXPECT_LE((kept.u_plus_u - fresh.u_plus_u).lpNorm<Eigen::Infinity>(), 1e-15 * scale) << call;
+    EXPECT_EQ(kept.lcp.components_solved, fresh.lcp.components_solved) << call;
+    EXPECT_EQ(kept.largest_lcp, fresh.largest_lcp) << call;
+  }
+  // A workspace belongs to one system.
+  engine::PlanarModelBuilder other;
+  other.AddBody(Body("ball", 1.0, 0.1, {3.0, 0.25, 0.0}));
+  Scene t = MakeScene(other, {GroundDisk("ball_floor", 0, 0.25)});
+  const std::vector<int> row = {t.contact_rows[0]};
+  EXPECT_THROW(
+      SolveImpact(*t.system, 0.0, t.q, Eigen::VectorXd::Zero(3), {}, row, e1, LcpOptions{}, &ws),
+      std::invalid_argument);
+  EXPECT_THROW(SolveImpact(*t.system, 0.0, t.q, Eigen::VectorXd::Zero(3), {}, row, e1, LcpOptions{},
+                           nullptr),
+               std::invalid_argument);
 }
 
 TEST(SolveImpact, RowOfEqualDisksMovesAsOneBlock) {

@@ -15,6 +15,7 @@
 #include "engine/lagrangian_system.h"
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
+#include "integrators/integrator.h"
 #include "tests/events/event_test_systems.h"
 
 namespace saltus::events {
@@ -105,6 +106,76 @@ TEST(SimulationTest, BouncingBallImpactTimesMatchClosedForm) {
   EXPECT_NEAR(sim.Multipliers()[0], m * kG, 1e-9);
   EXPECT_NEAR(sim.q()[0], r, 1e-12);
   EXPECT_NEAR(sim.v()[0], 0.0, 1e-12);
+}
+
+// The restart rule of events/simulation.h (step 5) and Integrator::Reset (continue_step). At the
+// integrator: the continued first step is continue_step itself, shrunk by ‖v⁻‖/‖v⁺‖ when the new
+// state is faster (here v⁺ = 2 v⁻ on one coordinate: a factor 1/2 exactly), capped by h_max; a
+// negative or non-finite continue_step is refused. In the loop: the ball's flights after the
+// first are parabolas of the same vector field, each shorter than the one before (by e), so each
+// takes one step, started from the step that ended the one before. Only two phases start from
+// HINIT: the first flight (a few steps growing by at most fac_max = 5 to its 0.43 s) and the rest
+// after the closing, a new active set (HINIT's 1e-6 s for a state at rest, then ×5 per step:
+// about ten steps to T). Hence steps ≤ impacts + 16 (measured: 160 for 145 impacts). With every
+// phase started from HINIT (the rule before) examples/bouncing_ball.yaml (rtol 1e-8) took 264
+// steps for 145 impacts.
+TEST(SimulationTest, PhasesOfTheSameVectorFieldContinueFromTheEndingStep) {
+  const double m = 1, r = 0.1, e = 0.9, h0 = 0.9;
+  auto sys = VerticalBall(m, r, e);
+  integrators::IntegratorOptions io = TightOptions().integrator_options;
+  io.h_max = 0.5;
+  auto integrator = integrators::MakeIntegrator("dopri5", io);
+  const VectorXd q = VectorXd::Constant(1, h0 + r), v = VectorXd::Constant(1, -2.0);
+  integrator->Reset(*sys, {}, 0.0, q, v);
+  const double hinit = integrator->proposed_step();
+  EXPECT_GT(hinit, 0.0);
+  integrator->Reset(*sys, {}, 0.0, q, v, 0.01);
+  EXPECT_EQ(integrator->proposed_step(), 0.01);
+  integrator->Reset(*sys, {}, 0.0, q, 2 * v, 0.01);  // twice as fast as the last state
+  EXPECT_NEAR(integrator->proposed_step(), 0.005, 1e-17);
+  integrator->Reset(*sys, {}, 0.0, q, v, 0.01);  // half as fast: not lengthened
+  EXPECT_EQ(integrator->proposed_step(), 0.01);
+  integrator->Reset(*sys, {}, 0.0, q, v, 3.0);
+  EXPECT_EQ(integrator->proposed_step(), 0.5);  // h_max
+  integrator->Reset(*sys, {}, 0.0, q, v);
+  EXPECT_EQ(integrator->proposed_step(), hinit);  // 0: HINIT again
+  EXPECT_THROW(integrator->Reset(*sys, {}, 0.0, q, v, -1.0), std::invalid_argument);
+  EXPECT_THROW(integrator->Reset(*sys, {}, 0.0, q, v, std::nan("")), std::invalid_argument);
+
+  Simulation sim(sys, TightOptions());
+  Recorder rec;
+  sim.AddObserver(&rec);
+  sim.SetState(0, VectorXd::Constant(1, h0 + r), VectorXd::Zero(1));
+  ASSERT_EQ(sim.AdvanceTo(10.0).status, RunStatus::kFinished);
+  const long impacts = sim.stats().events[static_cast<int>(EventKind::kImpact)];
+  ASSERT_GE(impacts, 100);
+  EXPECT_LE(sim.stats().integrator.accepted_steps, impacts + 16);
+  EXPECT_EQ(sim.stats().integrator.rejected_steps, 0);
+}
+
+// A system without unilateral rows has no event function (events/simulation.h): the loop takes
+// no interior samples, so DOP853 never computes its three lazy dense-output stages. A falling
+// body without contact, DOP853 at the default event_samples = 4: 12 right-hand sides per step
+// attempt (12 stages, the last evaluated at the step end and reused: Dop853.CountsTwelveKkt...)
+// plus the two of the start (the state's acceleration and HINIT's Euler probe), none for dense
+// output; with interior samples every step would add 3.
+TEST(SimulationTest, NoUnilateralRowsMeansNoDenseOutputInsideTheSteps) {
+  engine::LagrangianCallbacks cb;
+  cb.n = 1;
+  cb.mass = [](const VectorXd&, MatrixXd* M) { *M = MatrixXd::Constant(1, 1, 2.0); };
+  cb.forces = [](double t, const VectorXd&, const VectorXd&, VectorXd* F) {
+    *F = VectorXd::Constant(1, -2.0 * kG + std::sin(7 * t));  // not a polynomial: many steps
+  };
+  auto sys = std::make_shared<engine::LagrangianSystem>(cb);
+  SimulationOptions o = TightOptions();
+  o.integrator = "dop853";
+  ASSERT_EQ(o.event_samples, 4);
+  Simulation sim(sys, o);
+  sim.SetState(0, VectorXd::Constant(1, 1.0), VectorXd::Zero(1));
+  ASSERT_EQ(sim.AdvanceTo(2.0).status, RunStatus::kFinished);
+  const auto& st = sim.stats().integrator;
+  ASSERT_GE(st.accepted_steps, 5);
+  EXPECT_EQ(st.rhs_evaluations, 12 * (st.accepted_steps + st.rejected_steps) + 2);
 }
 
 // Restitution velocity threshold v_e: the bouncing ball of the test above (e = 0.9, v₁ = g t₁
