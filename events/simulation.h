@@ -21,15 +21,19 @@
 // functions are evaluated on the dense output at the step end and at `event_samples` interior
 // points (none for a system without unilateral rows, which has no event function):
 //   impact     g^α(t) of open contacts falling through 0. A contact that starts the phase
-//              touching (g ≤ 10⁻³ τ₀) and separating (ġ > 0, e.g. just after a bounce) is watched
-//              through (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0): it tends to
-//              ġ(t_phase) > 0 at the start, where g is at round-off level (of either sign), and
-//              has a root when the gap comes back to g_phase ≥ −τ₀. A departing row whose root
-//              is located within the root tolerance of t_phase has a round-off rate; it is
-//              watched through g + τ₀ for the rest of the phase, since a switch at t_phase would
-//              meet the same state and repeat without end. One touching without separating
-//              velocity is watched through g + τ₀ until its gap is clearly positive (a
-//              penetration guard);
+//              touching (g ≤ 10⁻³ τ₀) and separating (ġ > τ₁, e.g. just after a bounce) is
+//              watched through (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0): it
+//              tends to ġ(t_phase) > 0 at the start, where g is at round-off level (of either
+//              sign), and has a root when the gap comes back to g_phase ≥ −τ₀. A departing row
+//              whose root is located within the root tolerance of t_phase has a rate that is
+//              round-off over the first interval; it is watched through g + τ₀ for the rest of
+//              the phase, since a switch at t_phase would meet the same state and repeat without
+//              end. One touching without separating velocity (ġ ≤ τ₁: zero by the threshold, as
+//              after a take-off, where ġ and g̈ start at 0 and the gap grows at third order) is
+//              watched through g + τ₀ until its gap is clearly positive (a penetration guard):
+//              an integrator's error, below τ₀, does not read as a return (a first-order scheme's
+//              O(h²) error of either sign after a take-off fired the departing form at
+//              g = −1e-14 m, and the switch opened the contact again, 2000 times);
 //   take-off   λ^α(t) + τ₃ of closed contacts falling through 0, with λ from the index-1 solve
 //              (engine::ConstrainedDynamics) at the interpolated state, so integrators of any
 //              index give smooth multipliers (τ₃ is a hysteresis against chattering);

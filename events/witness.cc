@@ -222,7 +222,7 @@ void GapWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v,
     const auto r = static_cast<std::size_t>(row);
     const double rate = gdot_[j++];
     not_armed_.push_back(row);
-    if (rate > 0) {
+    if (rate > ctx_.opt.thresholds.tau1) {
       monitor_[r] = kDeparting;
       departing_rate_[r] = rate;
       departing_gap_[r] = std::min(g_[k], 0.0);
@@ -328,8 +328,9 @@ void GapWitness::LocateCrossings(double* t_event) {
     Bracket root = LocateRow(r);
     auto& monitor = monitor_[static_cast<std::size_t>(open_rows_[r])];
     if (monitor == kDeparting && root.lo - phase_start_ <= root_tol_start_) {
-      // A departing row "returning" at the phase start itself: its rate ġ(t_phase) > 0 is
-      // round-off (events/simulation.h); watched through g + τ₀ for the rest of the phase.
+      // A departing row "returning" at the phase start itself: over the first interval its
+      // rate ġ(t_phase) > τ₁ is below the round-off of g (events/simulation.h); watched through
+      // g + τ₀ for the rest of the phase.
       monitor = kUnarmed;
       ++ctx_.stats.round_off_departures;
       const double a = PhiAt(s_prev_, gaps_prev_, r), b = PhiAt(s_, gaps_next_, r);

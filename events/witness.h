@@ -131,7 +131,7 @@ struct GapSnapshot {
 };
 
 // Impacts. Open contacts that are clearly open (g > 10⁻³ τ₀ at the phase start, "armed") are
-// watched through φ = g; contacts that leave a contact with ġ > 0 ("departing") through
+// watched through φ = g; contacts that leave a contact with ġ > τ₁ ("departing") through
 // φ = (g − g_phase)/(t − t_phase), g_phase = min(g(t_phase), 0); other touching contacts
 // ("unarmed") through φ = g + τ₀ until their gap is clearly positive (events/simulation.h).
 class GapWitness final : public WitnessSet {

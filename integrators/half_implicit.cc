@@ -69,7 +69,8 @@ void HalfImplicit::DoReset() {
   lambda_hat_.setZero(m);
   zero_.setZero(nv);
   N_lu_.Invalidate();
-  if (!EvaluateStart(t_, q_, v_)) {
+  chord_ = v_;
+  if (!EvaluateStart(t_, q_, chord_)) {
     reset_status_ = StepStatus::kNonFinite;
     return;
   }
@@ -110,9 +111,9 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
   const bool near_singular = m > 0 && rank_drop_.Near(N_lu_.pivot_ratio());
   NewtonStall stall;
 
-  b_ = h * (M_ * v_) + (h * h) * F_;
+  b_ = h * (M_ * chord_) + (h * h) * F_;
   // Predictor θ = h v_n; the first iteration solves the (linear) e₁ exactly with the λ̂ guess.
-  theta_ = h * v_;
+  theta_ = h * chord_;
   // v_{n+1} = θ/h carries the residual of g divided by h: the residual must be below κ·atol·h
   // as well (tiny steps, e.g. the last one before an event, then iterate to round-off).
   const double tol_g =
@@ -171,6 +172,21 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
   return Outcome::kNewtonFailure;
 }
 
+void HalfImplicit::CorrectVelocity() {
+  const int nv = system_->nv();
+  const auto m = static_cast<Eigen::Index>(rows_.size());
+  const double tol = std::min(options_.newton_tol, 0.1 * options_.projection_tol);
+  r_.resize(nv + m);
+  r_.head(nv).setZero();
+  for (int it = 0; it < options_.max_newton_iterations; ++it) {
+    // G_next_ and gt_ are those at (t_new, q_new_) (DoStep).
+    r_.tail(m) = -(G_next_ * v_new_ + gt_);
+    if (r_.tail(m).lpNorm<Eigen::Infinity>() <= tol) return;
+    N_lu_.Solve(r_, &x_);
+    v_new_ += x_.head(nv);
+  }
+}
+
 StepStatus HalfImplicit::DoStep(double t_limit) {
   if (reset_status_ != StepStatus::kAccepted) return reset_status_;
   const bool adaptive = options_.adaptive;
@@ -198,7 +214,7 @@ StepStatus HalfImplicit::DoStep(double t_limit) {
     double err = 0.0;
     if (adaptive) {
       // e_q = (h/2)(v_{n+1} − v_n) in the tangent space (see the header).
-      e_ = 0.5 * (theta_ - h * v_);
+      e_ = 0.5 * (theta_ - h * chord_);
       if (system_->nq() == system_->nv()) {
         err = ErrorNorm(e_, q_, q_new_);
       } else {
@@ -232,8 +248,12 @@ StepStatus HalfImplicit::DoStep(double t_limit) {
         if (!rv.converged) return StepStatus::kNewtonFailure;
       }
     }
-    // Start data of the next step; NaN forces at the new state reject it.
+    // Start data of the next step (at the chord velocity, the scheme's state); NaN forces at the
+    // new state reject it.
     if (!EvaluateStart(t_new, q_new_, v_new_)) return StepStatus::kNonFinite;
+    chord_prev_.swap(chord_);
+    chord_ = v_new_;
+    if (options_.project && !rows_.empty()) CorrectVelocity();
     M_.swap(M_next_);
     F_.swap(F_next_);
     G_.swap(G_next_);
@@ -263,7 +283,7 @@ void HalfImplicit::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* 
   // v(σ) = v_n + (σ/h)(v_{n+1} − v_n), θ(σ) = σ v_n + (σ/h)² (θ_{n+1} − h v_n).
   const double h = h_dense_;
   const double th = (s - t_prev_) / h;
-  *v = (th * h) * d_v0_ + (th * th) * (d_q1_ - h * d_v0_);  // tangent displacement first
+  *v = (th * h) * chord_prev_ + (th * th) * (d_q1_ - h * chord_prev_);  // tangent displacement
   system_->IntegratePosition(q_prev_, *v, 1.0, q);
   *v = d_v0_ + th * (d_v1_ - d_v0_);
 }

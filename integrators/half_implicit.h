@@ -45,8 +45,19 @@
 // velocity projection it is about half the normal force), so it is not exported.
 //
 // Constraint levels. g = 0 at step ends to tol_g (index 3). v_{n+1} is a chord velocity:
-// G(q_{n+1}) v_{n+1} = O(h). With options.project the velocities are projected (MDOP5-style, as
-// the other schemes) when ‖G v + ∂g/∂t‖∞ > projection_tol.
+// G(q_{n+1}) v_{n+1} = O(h), and it is the scheme's state: from a chord velocity the next λ_n is
+// the constraint force, while from a velocity with G v = 0 (after a start, an event's projection
+// or a projection of the chord) the chord condition g(q_n ⊕ θ) = 0 gives G v̇_n = −½ (vᵀ ∂²g v) and
+// λ_n misses half the centripetal share: an O(1) error of the step's acceleration, of any sign in
+// the directions the rows couple (the woodpecker's hinge loads the sliding sleeve with it: at a
+// stick → slip decision the slip then started backwards). With options.project the chord is
+// projected (MDOP5-style, as the other schemes) when ‖G v + ∂g/∂t‖∞ > projection_tol, and the
+// velocity the scheme reports — v(), the dense output, the state of the next phase — is the chord
+// corrected along the force directions, v_{n+1} + M⁻¹H_nᵀ μ with G(q_{n+1}) v + ∂g/∂t = 0
+// (quasi-Newton with the step's N; to min(newton_tol, projection_tol/10)): for ideal forces the
+// mass-orthogonal projection, with friction along the directions the constraint forces act in.
+// That removes the chord's O(h) offset (½ h M⁻¹Hᵀ W⁻¹ vᵀ ∂²g v to first order) and with it the
+// λ_n error after a start, and keeps the recursion (and its energy behaviour) unchanged.
 //
 // Adaptive variant (the seed lists adaptivity as future work). Local error estimate: the
 // position update q_n ⊕ h v_{n+1} = q_n ⊕ (h v_n + h² v̇_n) differs from the trapezoidal update
@@ -65,18 +76,18 @@
 // Fixed step: options.adaptive = false, h = options.h_init.
 //
 // Dense output (for event location): the scheme's own continuous extension — a step of size
-// σ ∈ [0, h] from (t_n, q_n, v_n) with the same v̇_n:
-//   v(t_n + σ) = v_n + (σ/h)(v_{n+1} − v_n),   q(t_n + σ) = q_n ⊕ (σ v_n + (σ/h)² (θ − h v_n)),
-// θ the step's tangent increment (so both end states are reproduced; without a velocity
-// projection θ = h v_{n+1} and q(t_n + σ) = q_n ⊕ σ v(t_n + σ), eq. 4c with step σ). Local error
-// O(h²) (dense order 1). v is the scheme's velocity, not dq/dt: on a first-order chord the two
-// differ by O(h). A cubic Hermite interpolant from (q, v) at both ends was used before (issue 5):
-// its end slopes v_n, v_{n+1} are inconsistent with the chord θ/h = v_{n+1}, so its velocity
-// overshoots by up to |v_{n+1} − v_n|/3 inside the step; at the low-speed bounces that end an
-// accumulation (u ≈ g h) that overshoot pumped energy at every located impact and the
-// bouncing ball never reached the Zeno rule u⁺ ≤ τ₁ (313 424 impacts instead of 145). The
-// extension above is monotone between the end velocities; what is left is the first-order
-// loss of ≈ g h per bounce (docs/implicit.md, tests/integrators/implicit_examples_test.cc).
+// σ ∈ [0, h] from (t_n, q_n, c_n) with the same v̇_n, c_n the chord velocity at t_n:
+//   q(t_n + σ) = q_n ⊕ (σ c_n + (σ/h)² (θ − h c_n)),   v(t_n + σ) = v_n + (σ/h)(v_{n+1} − v_n),
+// θ the step's tangent increment and v_n, v_{n+1} the reported velocities (so both end states are
+// reproduced; without a velocity projection θ = h c_{n+1} and q(t_n + σ) = q_n ⊕ σ c(t_n + σ),
+// eq. 4c with step σ). Local error O(h²) (dense order 1). v is not dq/dt: on a first-order chord
+// the two differ by O(h). A cubic Hermite interpolant from (q, v) at both ends was used before
+// (issue 5): its end slopes v_n, v_{n+1} are inconsistent with the chord θ/h = v_{n+1}, so its
+// velocity overshoots by up to |v_{n+1} − v_n|/3 inside the step; at the low-speed bounces that end
+// an accumulation (u ≈ g h) that overshoot pumped energy at every located impact and the bouncing
+// ball never reached the Zeno rule u⁺ ≤ τ₁ (313 424 impacts instead of 145). The extension above is
+// monotone between the end velocities; what is left is the first-order loss of ≈ g h per bounce
+// (docs/implicit.md, tests/integrators/implicit_examples_test.cc).
 //
 // Friction (integrator.h, "Friction"). Non-ideal forces: e₁ = M_n θ − H_nᵀ λ̂ − b_n with the force
 // directions H_n at (t_n, q_n, v_n), explicit like F_n, and −H_nᵀ in N. Velocity-level rows have
@@ -122,6 +133,10 @@ class HalfImplicit final : public Integrator {
   // Solves eq. (5) for a step of size h from (t_, q_, v_); on kConverged theta_, q_new_,
   // v_new_ and lambda_hat_ hold the result.
   Outcome Solve(double h);
+  // v_new_ (the chord velocity at t_{n+1}) corrected along the force directions onto the velocity
+  // constraint at (t_{n+1}, q_new_), with G_next_ and gt_ evaluated there (header, "Constraint
+  // levels").
+  void CorrectVelocity();
   // e₂ at q_new_ = q_n ⊕ theta_ into g_ (header, "Friction").
   void ConstraintResidual(double t_new, double h);
 
@@ -140,6 +155,8 @@ class HalfImplicit final : public Integrator {
   // Dense output of [t_prev_, t_]: tangent increment θ from q_prev_, end velocities.
   double h_dense_ = 0;
   Eigen::VectorXd d_q1_, d_v0_, d_v1_;
+  // The chord velocities at t_n (the scheme's state, header "Constraint levels") and t_{n-1}.
+  Eigen::VectorXd chord_, chord_prev_;
 };
 
 }  // namespace saltus::integrators

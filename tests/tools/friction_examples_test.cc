@@ -390,6 +390,8 @@ std::vector<int> Significant(const events::Event& e) {
 // The time resolution of the comparison (below): rtol 1e-7 on motions of ~1 s; the impact and
 // stick times are located on each scheme's own dense output, of order ≥ 2.
 constexpr double kEventTimeTolerance = 1e-4;
+// The same for half_implicit on the woodpecker (below).
+constexpr double kFirstOrderTimeTolerance = 5e-4;
 
 // Whether events k (a stick) and k + 1 (a slip of the same contacts) are a stick left again
 // within the comparison's time resolution: at the instant the friction reaches its limit the slip
@@ -453,10 +455,11 @@ std::vector<events::Event> Compared(const SceneRun& run, const std::string& file
 // contacts in the same order, at times within kEventTimeTolerance. The woodpecker's 1 s holds 53
 // events (8 beak impacts, the sleeve's jams, sticks, slips and take-offs); measured at rtol 1e-7:
 // every configuration gives DOPRI5's sequence, times within 5.4e-9 s (DOP853) … 1.1e-6 s (BDF2,
-// generalized-α), and DOPRI5's own sequence is the same at rtol 1e-7 … 1e-11 and from initial
-// angles perturbed by ±1e-12 … ±1e-8 (relative). Not half_implicit: the first-order scheme stops
-// on it at rtol 1e-5 … 1e-8 (event accumulation at the sleeve's stick → slip at 0.0589 s: the first
-// step after the decision slides backwards, docs/friction.md) and needs 27 s at 1e-9.
+// generalized-α) and 1.9e-4 s (half_implicit), and DOPRI5's own sequence is the same at rtol
+// 1e-7 … 1e-11 and from initial angles perturbed by ±1e-12 … ±1e-8 (relative). The first-order
+// half_implicit is compared within kFirstOrderTimeTolerance over the woodpecker's 1 s (eight
+// cycles): with error-per-step control its global error goes as rtol^½
+// (integrators/half_implicit.h), 3e-4 at rtol 1e-7.
 TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
   const std::vector<std::string> files = {"sliding_block.yaml",          "incline_stick.yaml",
                                           "incline_slide.yaml",          "rolling_disk.yaml",
@@ -499,7 +502,6 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
           }
           continue;
         }
-        if (file == "woodpecker.yaml" && entry.name == "half_implicit") continue;  // (above)
         FrictionRun run(file, edit);
         const events::RunResult r = run.Advance(t_end);
         ASSERT_EQ(r.status, events::RunStatus::kFinished) << label << ": " << r.message;
@@ -516,7 +518,10 @@ TEST(FrictionScenes, EveryIntegratorFindsTheEventsOfDopri5) {
             EXPECT_EQ(got[k].energy_gain, want[k].energy_gain) << label << " event " << k;
           }
           EXPECT_EQ(got[k].rows, want[k].rows) << label << " event " << k;
-          EXPECT_NEAR(got[k].t, want[k].t, kEventTimeTolerance) << label << " event " << k;
+          const double time_tolerance = file == "woodpecker.yaml" && entry.name == "half_implicit"
+                                            ? kFirstOrderTimeTolerance
+                                            : kEventTimeTolerance;
+          EXPECT_NEAR(got[k].t, want[k].t, time_tolerance) << label << " event " << k;
         }
       }
     }
