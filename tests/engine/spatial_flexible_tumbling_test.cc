@@ -19,6 +19,16 @@
 namespace saltus::engine {
 namespace {
 
+// The runs of these tests: DOPRI5 at rtol 1e-8, atol 1e-3 rtol.
+constexpr double kRtol = 1e-8;
+events::SimulationOptions Dopri5Options() {
+  events::SimulationOptions options;
+  options.integrator = "dopri5";
+  options.integrator_options.rtol = kRtol;
+  options.integrator_options.atol = 1e-3 * kRtol;
+  return options;
+}
+
 // Linear momentum Σ w ṗ and angular momentum about the world origin Σ w p × ṗ + R J_sec ω of
 // the flexible body `body` of `model` (quadrature of the beam's mass integrals).
 void Momenta(const SpatialModel& model, int body, const Eigen::VectorXd& q,
@@ -67,12 +77,7 @@ TEST(SpatialFlexible, FreeBodyTumblingConservesEnergyAndMomenta) {
   const double e0 = energy(q, v);
   Eigen::Vector3d p0, l0;
   Momenta(*model, 0, q, v, &p0, &l0);
-  events::SimulationOptions options;
-  options.integrator = "dopri5";
-  const double rtol = 1e-8;
-  options.integrator_options.rtol = rtol;
-  options.integrator_options.atol = 1e-3 * rtol;
-  events::Simulation sim(system, options);
+  events::Simulation sim(system, Dopri5Options());
   sim.SetState(0.0, q, v);
   double drift_e = 0.0, drift_p = 0.0, drift_l = 0.0, largest_eta = 0.0;
   for (int k = 1; k <= 16; ++k) {
@@ -89,7 +94,7 @@ TEST(SpatialFlexible, FreeBodyTumblingConservesEnergyAndMomenta) {
   // error estimate, Hairer, Nørsett & Wanner I, Sec. II.4); T + V and the momenta are quadratic
   // (bilinear) in the state, so their relative error per step is at most ~2 rtol and over N steps
   // at most 2 N rtol if every step's error added up with the same sign.
-  const double bound = 2.0 * static_cast<double>(steps) * rtol;
+  const double bound = 2.0 * static_cast<double>(steps) * kRtol;
   std::cout << "spatial free flexible body: E0 " << e0 << " J, |L0| " << l0.norm()
             << " kg m^2/s, relative drifts: energy " << drift_e << ", linear momentum " << drift_p
             << ", angular momentum " << drift_l << " over 8 s; " << steps << " steps (bound "
@@ -151,12 +156,7 @@ TEST(SpatialFlexible, TwistExchangesEnergyWithTheTumblingOnlyForNonCircularSecti
       return 0.5 * (vv(6 + twist) * vv(6 + twist) + w * w * qq(7 + twist) * qq(7 + twist));
     };
     const double e0 = energy(q, v), t0 = twist_energy(q, v);
-    events::SimulationOptions options;
-    options.integrator = "dopri5";
-    const double rtol = 1e-8;
-    options.integrator_options.rtol = rtol;
-    options.integrator_options.atol = 1e-3 * rtol;
-    events::Simulation sim(system, options);
+    events::Simulation sim(system, Dopri5Options());
     sim.SetState(0.0, q, v);
     double drift_e = 0.0, change_t = 0.0;
     for (int k = 1; k <= 40; ++k) {
@@ -165,7 +165,7 @@ TEST(SpatialFlexible, TwistExchangesEnergyWithTheTumblingOnlyForNonCircularSecti
       change_t = std::max(change_t, std::abs(twist_energy(sim.q(), sim.v()) - t0) / t0);
     }
     const long steps = sim.stats().integrator.accepted_steps;
-    const double bound = 2.0 * static_cast<double>(steps) * rtol;
+    const double bound = 2.0 * static_cast<double>(steps) * kRtol;
     std::cout << (circular ? "circular" : "elliptical") << " section: torsion mode " << twist + 1
               << " at " << w << " rad/s; relative drift of T + V " << drift_e
               << ", largest relative change of the torsion mode's energy " << change_t << "; "
