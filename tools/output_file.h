@@ -3,8 +3,13 @@
 // LineFile streams a text file of lines (trajectory.csv, events.csv, reactions.csv) through a
 // std::streambuf that hands the kernel only complete lines: it buffers up to kBufferBytes and
 // then writes every complete line it holds in one write(2) loop, keeping the unfinished tail.
-// On disk the file therefore always ends with a whole line, whenever the process stops (also by
-// SIGKILL); Flush() pushes the complete lines out at once (events.csv after every event). The
+// On disk the file therefore ends with a whole line whenever the process stops, with one
+// exception: SIGKILL can cut a write(2) to a regular file at a page boundary (Linux copies a
+// write page by page and stops between pages when a fatal signal is pending, keeping the pages
+// copied: mm/filemap.c, generic_perform_write), so after `kill -9` the last line may be cut at an
+// offset that is a multiple of the page size; every line before it is whole. No user-space write
+// pattern avoids that without padding the lines. Flush() pushes the complete lines out at once
+// (events.csv after every event). The
 // first failing write (ENOSPC, EIO, EFBIG, ...) is recorded with its errno text, the file is cut
 // back to the last complete line that was written, and every later write fails fast (the
 // stream's badbit is set), so the caller can stop the run and report error().
