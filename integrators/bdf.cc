@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +21,10 @@ constexpr double kNewtonFailureShrink = 0.25;
 // Tolerance of ConsistentStart's projections: below every round-off floor, so that they end on
 // the floor (engine/projection.h).
 constexpr double kConsistentStartTolerance = 1e-300;
+// Per unit step, Newton stops at this fraction of the step's share of rtol, above 100 ε (the
+// values of generalized_alpha.cc; bdf.h, "Error per unit step: the Newton tolerance").
+constexpr double kNewtonErrorFraction = 0.03;
+constexpr double kNewtonToleranceFloor = 100 * std::numeric_limits<double>::epsilon();
 
 // Value at s of the polynomial through (x_i, y_i), i < n: Lagrange basis weights.
 void LagrangeWeights(const std::vector<double>& x, std::size_t n, double s,
@@ -286,6 +291,11 @@ Bdf::Outcome Bdf::Solve(double h) {
   const double t = t_ + h;
   const double c0 = c_[0];
   const double q_scale = 1.0 + q_.lpNorm<Eigen::Infinity>();
+  const double newton_tol =
+      options_.error_control == ErrorControl::kPerUnitStep
+          ? std::clamp(kNewtonErrorFraction * options_.rtol * ToleranceShare(h),
+                       kNewtonToleranceFloor, options_.newton_tol)
+          : options_.newton_tol;
 
   for (int attempt = 0; attempt < 2; ++attempt) {
     theta_new_ = theta_pred_;
@@ -328,7 +338,7 @@ Bdf::Outcome Bdf::Solve(double h) {
       }
     }
     NewtonMonitorOptions mo;
-    mo.tol = options_.newton_tol;
+    mo.tol = newton_tol;
     mo.max_iterations = options_.max_newton_iterations;
     NewtonMonitor monitor(mo);
     monitor.Start();
@@ -394,7 +404,7 @@ Bdf::Outcome Bdf::Solve(double h) {
         system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
         const double final_residual =
             std::max(g_.lpNorm<Eigen::Infinity>(), (G_ * v_new_ + gt_).lpNorm<Eigen::Infinity>());
-        if (final_residual > options_.newton_tol) {
+        if (final_residual > newton_tol) {
           progress = monitor.iterations() < options_.max_newton_iterations
                          ? NewtonProgress::kContinue
                          : NewtonProgress::kDiverging;
