@@ -38,6 +38,14 @@ IntegratorOptions GglOptions() {
   return o;
 }
 
+// Variable order 1-5, as `bdf` in the table.
+BdfOptions VariableOrder() {
+  BdfOptions b;
+  b.order = 5;
+  b.variable_order = true;
+  return b;
+}
+
 using testing::ChainParams;
 using testing::ChainStart;
 using testing::ChainSystem;
@@ -95,10 +103,7 @@ TEST(BdfVariableOrder, RejectedStartStepStillRaisesTheOrder) {
   const auto p = test_problems::MakeProblem("circle");
   IntegratorOptions o = GglOptions();
   o.rtol = o.atol = 1e-6;
-  BdfOptions vo;
-  vo.order = 5;
-  vo.variable_order = true;
-  Bdf bdf(o, vo);
+  Bdf bdf(o, VariableOrder());
   Eigen::VectorXd q, v, q_exact, v_exact;
   p->Exact(0.0, &q, &v);
   bdf.Reset(p->system(), p->rows(), 0.0, q, v);
@@ -150,10 +155,7 @@ TEST(BdfVariableOrder, StepsDoNotDependOnTheUnitOfTime) {
     o.rtol = 1e-6;
     o.atol = 1e-14;
     o.h_init = 1e-3 / omega;
-    BdfOptions vo;
-    vo.order = 5;
-    vo.variable_order = true;
-    Bdf bdf(o, vo);
+    Bdf bdf(o, VariableOrder());
     Eigen::VectorXd q(1), v(1);
     q << 1.0;
     v << omega;
@@ -499,10 +501,7 @@ TEST(BdfVariableOrder, RestartsAtOrderOneAfterReset) {
   const auto p = test_problems::MakeProblem("circle");
   IntegratorOptions o = GglOptions();
   o.rtol = o.atol = 1e-9;
-  BdfOptions bo;
-  bo.order = 5;
-  bo.variable_order = true;
-  Bdf bdf(o, bo);
+  Bdf bdf(o, VariableOrder());
   Eigen::VectorXd q0, v0;
   p->Exact(0.0, &q0, &v0);
   for (int restart = 0; restart < 3; ++restart) {
@@ -552,10 +551,7 @@ TEST(BdfVariableOrder, StartUpStepsReproduceFreeFlightToRoundOff) {
   // Constant steps h = 1e-7 s (the event loop's h_min, the step of the tiniest bounces): the
   // order alone changes c₀ (2/h, 1.5/h, 1.83/h, 2.08/h, 2.28/h: within 25 % of 2/h).
   o.h_init = o.h_max = 1e-7;
-  BdfOptions bo;
-  bo.order = 5;
-  bo.variable_order = true;
-  Bdf bdf(o, bo);
+  Bdf bdf(o, VariableOrder());
   const double y0 = 0.1, u = 2e-6;  // a bounce at twice τ₁
   Eigen::VectorXd q(1), v(1), qi, vi;
   q << y0;
