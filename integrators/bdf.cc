@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +21,10 @@ constexpr double kNewtonFailureShrink = 0.25;
 // Tolerance of ConsistentStart's projections: below every round-off floor, so that they end on
 // the floor (engine/projection.h).
 constexpr double kConsistentStartTolerance = 1e-300;
+// Per unit step, Newton stops at this fraction of the step's share of rtol, above 100 ε (the
+// values of generalized_alpha.cc; bdf.h, "Error per unit step: the Newton tolerance").
+constexpr double kNewtonErrorFraction = 0.03;
+constexpr double kNewtonToleranceFloor = 100 * std::numeric_limits<double>::epsilon();
 
 // Value at s of the polynomial through (x_i, y_i), i < n: Lagrange basis weights.
 void LagrangeWeights(const std::vector<double>& x, std::size_t n, double s,
@@ -177,11 +182,20 @@ void Bdf::Prepare(double h) {
     sum_v_ += c_[j] * hv_[j - 1];
   }
 
-  double A = 1.0 / c_[0];
-  for (std::size_t j = 1; j <= k; ++j) A *= x[0] - x[j];
-  // Predictor through the k + 1 last values; right after the restart only k are stored, and the
-  // lower-order predictor makes the estimate conservative for that step.
+  // Predictor through the k + 1 last values. Right after the restart only k are stored (the
+  // second step, at order 2 through y_{n+1}, y_n, y_{n−1}): the predictor then has order k − 1
+  // and y_{n+1} − y^P ≈ B y^{(k)}/k! with B of dimension time^k, so A/(A + B) with the order-k
+  // A (time^(k+1)) would mix units and shrink like h (measured: 1.3e-5 for h = 1.5e-5 s), leaving
+  // that step almost uncontrolled. The estimate then uses the order-(k − 1) corrector's
+  // constant, ke = np − 1: the error test of a BDF(k − 1) step, an upper bound for BDF(k).
   const std::size_t np = std::min(k + 1, n_hist);
+  const std::size_t ke = np - 1;
+  double c0e = 0.0, A = 1.0;
+  for (std::size_t j = 1; j <= ke; ++j) {
+    c0e += 1.0 / (x[0] - x[j]);
+    A *= x[0] - x[j];
+  }
+  A /= c0e;
   double B = 1.0;
   std::vector<double> w;
   LagrangeWeights(ht_, np, t1, &w);
@@ -277,6 +291,11 @@ Bdf::Outcome Bdf::Solve(double h) {
   const double t = t_ + h;
   const double c0 = c_[0];
   const double q_scale = 1.0 + q_.lpNorm<Eigen::Infinity>();
+  const double newton_tol =
+      options_.error_control == ErrorControl::kPerUnitStep
+          ? std::clamp(kNewtonErrorFraction * options_.rtol * ToleranceShare(h),
+                       kNewtonToleranceFloor, options_.newton_tol)
+          : options_.newton_tol;
 
   for (int attempt = 0; attempt < 2; ++attempt) {
     theta_new_ = theta_pred_;
@@ -319,7 +338,7 @@ Bdf::Outcome Bdf::Solve(double h) {
       }
     }
     NewtonMonitorOptions mo;
-    mo.tol = options_.newton_tol;
+    mo.tol = newton_tol;
     mo.max_iterations = options_.max_newton_iterations;
     NewtonMonitor monitor(mo);
     monitor.Start();
@@ -385,7 +404,7 @@ Bdf::Outcome Bdf::Solve(double h) {
         system_->ConstraintTimeDerivative(t, q_new_, rows_, &gt_);
         const double final_residual =
             std::max(g_.lpNorm<Eigen::Infinity>(), (G_ * v_new_ + gt_).lpNorm<Eigen::Infinity>());
-        if (final_residual > options_.newton_tol) {
+        if (final_residual > newton_tol) {
           progress = monitor.iterations() < options_.max_newton_iterations
                          ? NewtonProgress::kContinue
                          : NewtonProgress::kDiverging;
@@ -448,13 +467,21 @@ StepStatus Bdf::DoStep(double t_limit) {
       e_ = error_factor_ * (v_new_ - v_pred_);
       if (filter) RemoveConstrainedPartAt(t_ + h, q_new_, &e_);
       const double err_v = ErrorNorm(e_, v_, v_new_);
-      err = ControlledError(std::sqrt(0.5 * (err_q * err_q + err_v * err_v)), h);
+      err = std::sqrt(0.5 * (err_q * err_q + err_v * err_v));
+      // Per unit step, the two start steps after a Reset (order-1 estimates) keep the per-step
+      // test (bdf.h, "Error per unit step: the start").
+      const bool start = ht_.size() <= 2;
+      if (!start) err = ControlledError(err, h);
       if (std::isnan(err)) return StepStatus::kNonFinite;
       if (err > 1.0) {
         ++stats_.rejected_steps;
         NoteRejection();
         if (h <= MinStep()) return StepStatus::kStepSizeUnderflow;
-        h = std::max(h * StepFactor(err, k_, /*after_rejection=*/true), MinStep());
+        // The start's exponent is the per-step one, 1/(k + 1) (eq. 30).
+        const double shrink =
+            start ? std::clamp(options_.safety * std::pow(err, -0.5), options_.fac_min, 1.0)
+                  : StepFactor(err, k_, /*after_rejection=*/true);
+        h = std::max(h * shrink, MinStep());
         rejected = true;
         continue;
       }
@@ -546,6 +573,9 @@ StepStatus Bdf::DoStep(double t_limit) {
 }
 
 void Bdf::NoteRejection() {
+  // A rejected one-step start (no history yet: the first step's size is only a guess) does not
+  // end the initial phase, so that the order still rises from the second step on.
+  if (ht_.size() == 1) return;
   initial_phase_ = false;
   ++consecutive_rejections_;
   // Repeated failures: one order lower per further failure (DASSL drops to order 1 after the
