@@ -141,6 +141,16 @@ class ConstrainedDynamics {
   // sparse path, had no rows or failed. Does not allocate after the first call with the same m.
   bool RemoveConstrainedPart(Eigen::VectorXd* x);
 
+  // δ (nv) ← M⁻¹Gᵀ W⁻¹ r (r of size m): the M-metric least-norm solution of G δ = r with M, G
+  // and the LDLᵀ of W = G M⁻¹Gᵀ of the last Solve, i.e. one simplified-Newton correction of the
+  // projections (engine/projection.h, eq. 35 and 36) at the last Solve's state without forming
+  // or factoring anything. Only where that factor is the plain one: the last Solve was dense,
+  // ideal (H = G), succeeded and factored W by the LDLᵀ (well conditioned, no redundant rows);
+  // otherwise false (δ unchanged). Does not allocate after the first call with the same sizes.
+  bool LastSolveCorrection(const Eigen::VectorXd& r, Eigen::VectorXd* delta);
+  // max |G_ij| of the last Solve's dense G (0 when it took another path).
+  double LastSolveGMaxAbs() const { return last_dense_ok_ ? G_.lpNorm<Eigen::Infinity>() : 0.0; }
+
   // Relative tolerance below which a pivot of W's rank-revealing QR counts as zero (default
   // 1e-10, relative to the largest pivot). Throws std::invalid_argument unless 0 < tol < 1.
   void set_rank_tolerance(double tol);
@@ -180,6 +190,9 @@ class ConstrainedDynamics {
   bool SolveSparse(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                    std::span<const int> rows, Eigen::VectorXd* vdot, Eigen::VectorXd* lambda,
                    DynamicsStatus* status);
+  // W_ = G_ M⁻¹ G_ᵀ from G_ and MinvGt_ (M⁻¹G_ᵀ): by the columns' nonzero rows when M is
+  // diagonal and G sparse enough (joint rows touch one or two bodies), else the dense product.
+  void FormDelassus();
   // Factors M(q) unless it is constant and already factored; false when M is not positive
   // definite.
   bool FactorMass(const Eigen::VectorXd& q);
@@ -206,15 +219,16 @@ class ConstrainedDynamics {
   bool mass_factored_ = false;  // llt_ (or minv_diagonal_) holds M (reused when M is constant)
   bool mass_diagonal_ = false;  // M diagonal: M⁻¹ is minv_diagonal_ (llt_ unused)
   Eigen::VectorXd minv_diagonal_;
-  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;  // W when well conditioned
-  bool w_by_ldlt_ = false;               // the last dense factorization of W is w_ldlt_
-  DenseLu w_lu_;                         // non-symmetric W when well conditioned
-  bool w_by_lu_ = false;                 // the last dense factorization of W is w_lu_
-  MinNormSolver w_solver_;               // W with redundant rows or near a rank drop
-  std::vector<int> redundant_rows_;      // row set on which W was rank-deficient
+  std::vector<int> column_start_, column_rows_;  // FormDelassus: nonzero rows of G's columns
+  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;          // W when well conditioned
+  bool w_by_ldlt_ = false;                       // the last dense factorization of W is w_ldlt_
+  DenseLu w_lu_;                                 // non-symmetric W when well conditioned
+  bool w_by_lu_ = false;                         // the last dense factorization of W is w_lu_
+  MinNormSolver w_solver_;                       // W with redundant rows or near a rank drop
+  std::vector<int> redundant_rows_;              // row set on which W was rank-deficient
   bool redundant_rows_valid_ = false;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
-  Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;
+  Eigen::VectorXd refine_rhs_, delta_, delta_lambda_, correction_;
   bool last_dense_ok_ = false;  // G_, MinvGt_, W_ hold the last Solve's (RemoveConstrainedPart)
   bool penalty_valid_ = false;  // penalty_ factored for them
   // Sparse path.
