@@ -177,9 +177,9 @@ TEST(Dopri5, RejectsFormulationsOtherThanIndex1) {
 // FSAL accounting: 1 solve per Reset (+1 for the automatic initial step's probe), 6 per
 // attempted step, +1 per projected step whose FSAL stage is re-evaluated (explicit_runge_kutta.h,
 // "Projection"). In the M metric the projection uses the FSAL stage's factorization and keeps
-// the stage when the correction is below 1e-2 of the tolerance: on the circle at rtol 1e-3 the
-// drift of a step stays below 1e-5 (no projection with projection_tol 1e-5), so no projection
-// onto 1e-7 costs a solve. The identity metric takes the full projection, which re-evaluates.
+// the stage when the correction is below 1e-3 of the tolerance: on the circle at rtol 1e-3 the
+// drift of a step is far below the tolerance (none reaches 1e-5), and no projection onto 1e-7
+// costs a solve. The identity metric takes the full projection, which re-evaluates.
 TEST(Dopri5, CountsSixKktSolvesPerAttemptedStep) {
   const auto p = MakeProblem("circle");
   struct Setting {
