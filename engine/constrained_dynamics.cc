@@ -284,19 +284,27 @@ void ConstrainedDynamics::FormDelassus() {
   // its one or two bodies). Σ_k c_k² products, c_k the count of column k, against m²n for the
   // dense product.
   column_start_.resize(static_cast<std::size_t>(n) + 1);
-  column_rows_.clear();
-  column_rows_.reserve(static_cast<std::size_t>(m * n));  // no allocation when the pattern fills
+  if (column_rows_.size() < static_cast<std::size_t>(m * n)) {
+    column_rows_.resize(static_cast<std::size_t>(m * n));
+  }
+  // Branch-free scan of the column-major G: every row index is written, the count advances only
+  // past nonzero entries.
+  int* out = column_rows_.data();
+  const double* g = G_.data();
+  int total = 0;
   std::size_t products = 0;
   for (Eigen::Index k = 0; k < n; ++k) {
-    const std::size_t start = column_rows_.size();
-    column_start_[static_cast<std::size_t>(k)] = static_cast<int>(start);
+    const int start = total;
+    column_start_[static_cast<std::size_t>(k)] = start;
+    const double* column = g + k * m;
     for (Eigen::Index i = 0; i < m; ++i) {
-      if (G_(i, k) != 0.0) column_rows_.push_back(static_cast<int>(i));
+      out[total] = static_cast<int>(i);
+      total += column[i] != 0.0 ? 1 : 0;
     }
-    const std::size_t count = column_rows_.size() - start;
+    const auto count = static_cast<std::size_t>(total - start);
     products += count * (count + 1) / 2;
   }
-  column_start_[static_cast<std::size_t>(n)] = static_cast<int>(column_rows_.size());
+  column_start_[static_cast<std::size_t>(n)] = total;
   if (!mass_diagonal_ || 4 * products > static_cast<std::size_t>(m * m * n)) {
     W_.noalias() = G_ * MinvGt_;
     return;
