@@ -93,15 +93,23 @@ TEST(ConstrainedDynamicsTest, RedundantJointGivesMinimumNormSplit) {
   EXPECT_LE(status.residual, 1e-13);  // round-off, as above
 }
 
+// The slider-crank of planar_test_models.h at its initial state, with a solver and all rows.
+struct SliderCrankAtStart {
+  std::shared_ptr<const PlanarModel> model = MakeSliderCrank({});
+  PlanarMultibodySystem system{model};
+  ConstrainedDynamics dynamics{system};
+  std::vector<int> rows = AllRows(system);
+  Eigen::VectorXd q = model->InitialPositions();
+  Eigen::VectorXd v = model->InitialVelocities();
+};
+
 TEST(ConstrainedDynamicsTest, SliderCrankSatisfiesKktSystem) {
-  auto model = MakeSliderCrank({});
-  PlanarMultibodySystem system(model);
-  ConstrainedDynamics dynamics(system);
-  const std::vector<int> rows = AllRows(system);
-  const Eigen::VectorXd q = model->InitialPositions();
-  const Eigen::VectorXd v = model->InitialVelocities();
+  SliderCrankAtStart s;
+  const PlanarMultibodySystem& system = s.system;
+  const std::vector<int>& rows = s.rows;
+  const Eigen::VectorXd &q = s.q, &v = s.v;
   Eigen::VectorXd vdot, lambda;
-  const DynamicsStatus status = dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);
+  const DynamicsStatus status = s.dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);
   ASSERT_TRUE(status.ok);
   EXPECT_EQ(status.rank, 8);
   // Both block rows of eq. (8): M v̇ − Gᵀ λ = F and G v̇ = −γ, to round-off (O(10) entries).
@@ -120,12 +128,11 @@ TEST(ConstrainedDynamicsTest, SliderCrankSatisfiesKktSystem) {
 // Solve's state (dense formula below; κ(W) = O(10), so round-off ~1e-14 of the O(1) entries);
 // it is refused before any Solve and where W needed the rank-revealing path.
 TEST(ConstrainedDynamicsTest, LastSolveCorrectionIsTheMassMetricLeastNormSolution) {
-  auto model = MakeSliderCrank({});
-  PlanarMultibodySystem system(model);
-  ConstrainedDynamics dynamics(system);
-  const std::vector<int> rows = AllRows(system);
-  const Eigen::VectorXd q = model->InitialPositions();
-  const Eigen::VectorXd v = model->InitialVelocities();
+  SliderCrankAtStart s;
+  const PlanarMultibodySystem& system = s.system;
+  ConstrainedDynamics& dynamics = s.dynamics;
+  const std::vector<int>& rows = s.rows;
+  const Eigen::VectorXd &q = s.q, &v = s.v;
   Eigen::VectorXd vdot, lambda, delta;
   const Eigen::VectorXd r =
       Eigen::VectorXd::LinSpaced(static_cast<Eigen::Index>(rows.size()), -1.0, 2.0);
