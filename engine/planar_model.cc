@@ -1,9 +1,7 @@
 #include "engine/planar_model.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -20,51 +18,10 @@ using namespace validation;  // NOLINT: shared builder checks (engine/validation
 
 // Rotation by +π/2: perp(s) = R(π/2) s = (−s_y, s_x), so d(R(θ) s)/dθ = perp(R(θ) s).
 Eigen::Vector2d Perp(const Eigen::Vector2d& s) { return {-s.y(), s.x()}; }
-
-// R(θ) through c = cos θ, s = sin θ (identity by default: the ground).
-struct Rotation {
-  double c = 1.0;
-  double s = 0.0;
-  Eigen::Vector2d operator*(const Eigen::Vector2d& x) const {
-    return {c * x.x() - s * x.y(), s * x.x() + c * x.y()};
-  }
-  Eigen::Matrix2d matrix() const { return (Eigen::Matrix2d() << c, -s, s, c).finished(); }
-};
-Rotation RotationOf(double theta) { return {std::cos(theta), std::sin(theta)}; }
-Eigen::Vector2d Rotate(double theta, const Eigen::Vector2d& s) { return RotationOf(theta) * s; }
-
-// R(θ_i) of every body, computed once per state and shared by the rows of G, γ and g, the
-// forces and the joint points of one dynamics evaluation (and its successive calls at one q):
-// a body is in the rows of all its joints (Andrews' squeezer: 20 joint points on 7 bodies, so
-// G and γ computed 40 cos/sin pairs per state where 7 suffice). An entry is keyed by the bits of
-// the θ it was computed from and recomputed when they differ, so the rotation is always cos/sin
-// of the θ at hand: the same values as an uncached evaluation, for any call order, model or q.
-// One cache per thread (the model is shared and evaluated from const methods); it starts with
-// θ = +0, whose cos and sin are exactly 1 and +0.
-class RotationCache {
- public:
-  const Rotation& Of(int body, double theta) {
-    const auto index = static_cast<std::size_t>(body);
-    if (index >= entries_.size()) entries_.resize(index + 1);
-    Entry& e = entries_[index];
-    const auto bits = std::bit_cast<std::uint64_t>(theta);
-    if (e.bits != bits) {
-      e.rotation = RotationOf(theta);
-      e.bits = bits;
-    }
-    return e.rotation;
-  }
-
- private:
-  struct Entry {
-    std::uint64_t bits = 0;  // +0.0
-    Rotation rotation;
-  };
-  std::vector<Entry> entries_;
-};
-const Rotation& BodyRotation(int body, double theta) {
-  thread_local RotationCache cache;
-  return cache.Of(body, theta);
+Eigen::Vector2d Rotate(double theta, const Eigen::Vector2d& s) {
+  const double c = std::cos(theta);
+  const double sn = std::sin(theta);
+  return {c * s.x() - sn * s.y(), sn * s.x() + c * s.y()};
 }
 
 // Pose and velocity of one body's frame, the ground being the fixed frame (r = 0, θ = 0).
@@ -73,7 +30,6 @@ struct BodyState {
   Eigen::Vector2d r_dot = Eigen::Vector2d::Zero();
   double theta = 0.0;
   double omega = 0.0;
-  Rotation rotation;  // R(θ)
 };
 BodyState StateOf(const PlanarModel& model, int body, const Eigen::VectorXd& q) {
   BodyState s;
@@ -81,7 +37,6 @@ BodyState StateOf(const PlanarModel& model, int body, const Eigen::VectorXd& q) 
   const int i = model.Offset(body);
   s.r = q.segment<2>(i);
   s.theta = q(i + 2);
-  s.rotation = BodyRotation(body, s.theta);
   return s;
 }
 BodyState StateOf(const PlanarModel& model, int body, const Eigen::VectorXd& q,
@@ -102,7 +57,7 @@ struct PointState {
 };
 PointState PointOf(const BodyState& body, const Eigen::Vector2d& s) {
   PointState point;
-  point.s_w = body.rotation * s;
+  point.s_w = Rotate(body.theta, s);
   point.p = body.r + point.s_w;
   point.p_dot = body.r_dot + body.omega * Perp(point.s_w);
   return point;
@@ -241,7 +196,7 @@ class PlanarJointBlock : public ConstraintBlock {
       points.At(*model_, row.joint, q, no_v);
       const PlanarPointState& pa = points.a;
       const PlanarPointState& pb = points.b;
-      const Rotation rotation_a = StateOf(*model_, joint.body_a, q).rotation;  // frame (axes)
+      const double theta_a = StateOf(*model_, joint.body_a, q).theta;  // frame angle (axes)
       const Eigen::Vector2d d = pb.p - pa.p;
       double value = 0.0;
       switch (row.type) {
@@ -256,7 +211,7 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kNormal:
           // g = n · d, n = perp(R_a u_a).
-          value = Perp(rotation_a * joint.axis_a).dot(d);
+          value = Perp(Rotate(theta_a, joint.axis_a)).dot(d);
           break;
         case JointRow::kDistance:
           value = (d.squaredNorm() - joint.length * joint.length) / (2.0 * joint.length);
@@ -265,7 +220,7 @@ class PlanarJointBlock : public ConstraintBlock {
           value = pb.angle - pa.angle - row.driver->profile.Evaluate(t)(0);
           break;
         case JointRow::kDriverDisplacement:
-          value = (rotation_a * joint.axis_a).dot(d) - row.driver->profile.Evaluate(t)(0);
+          value = Rotate(theta_a, joint.axis_a).dot(d) - row.driver->profile.Evaluate(t)(0);
           break;
       }
       g(static_cast<Eigen::Index>(k)) = value;
@@ -285,7 +240,7 @@ class PlanarJointBlock : public ConstraintBlock {
       points.At(*model_, row.joint, q, no_v);
       const PlanarPointState& pa = points.a;
       const PlanarPointState& pb = points.b;
-      const Rotation rotation_a = StateOf(*model_, joint.body_a, q).rotation;
+      const double theta_a = StateOf(*model_, joint.body_a, q).theta;
       const int ca = pa.column;  // column of body a's x (−1 for the ground)
       const Eigen::Vector2d d = pb.p - pa.p;
       // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)[, −cᵀ ∂p_a/∂η]) on a and the opposite
@@ -309,7 +264,7 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kNormal: {
           // ġ = ṅ·d + n·ḋ with ṅ = −ω_a u_w (u_w = R_a u_a, n = perp(u_w)).
-          const Eigen::Vector2d u_w = rotation_a * joint.axis_a;
+          const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
           along(Perp(u_w));
           if (ca >= 0) G(i, ca + 2) -= u_w.dot(d);
           break;
@@ -320,7 +275,7 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kDriverDisplacement: {
           // ġ = u̇_w·d + u_w·ḋ − ṡ with u̇_w = ω_a n.
-          const Eigen::Vector2d u_w = rotation_a * joint.axis_a;
+          const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
           along(u_w);
           if (ca >= 0) G(i, ca + 2) += Perp(u_w).dot(d);
           break;
@@ -361,7 +316,7 @@ class PlanarJointBlock : public ConstraintBlock {
         case JointRow::kNormal: {
           // g̈ = n̈·d + 2 ṅ·ḋ + n·d̈ with n̈ = −ω̇_a u_w − ω_a² n; the v̇-free part is
           // γ = −ω_a² n·d − 2 ω_a u_w·ḋ + n·(ω_a² s_wa − ω_b² s_wb).
-          const Eigen::Vector2d u_w = a.rotation * joint.axis_a;
+          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
           const Eigen::Vector2d n = Perp(u_w);
           value = -wa2 * n.dot(d) - 2.0 * a.omega * u_w.dot(d_dot) + n.dot(d_ddot_free);
           break;
@@ -375,7 +330,7 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kDriverDisplacement: {
           // g̈ = ü_w·d + 2 u̇_w·ḋ + u_w·d̈ − s̈ with u̇_w = ω_a n, ü_w = ω̇_a n − ω_a² u_w.
-          const Eigen::Vector2d u_w = a.rotation * joint.axis_a;
+          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
           const Eigen::Vector2d n = Perp(u_w);
           value = -wa2 * u_w.dot(d) + 2.0 * a.omega * n.dot(d_dot) + u_w.dot(d_ddot_free) -
                   row.driver->profile.Evaluate(t)(2);
@@ -471,7 +426,7 @@ PlanarPointState PlanarModel::BeamPointState(int body, const BeamPoint& at,
   const auto eta = q.segment(point.column + 3, m);
   const BeamPointMotion motion = v.size() > 0 ? beam.Motion(at, eta, v.segment(point.column + 3, m))
                                               : beam.Motion(at, eta, Eigen::VectorXd());
-  const Eigen::Matrix2d A = frame.rotation.matrix();
+  const Eigen::Matrix2d A = Eigen::Rotation2Dd(frame.theta).toRotationMatrix();
   point.s_w = A * motion.u;
   point.p = frame.r + point.s_w;
   point.jac_eta = A * motion.B;
@@ -839,7 +794,7 @@ void PlanarMultibodySystem::ForceJacobians(double t, const Eigen::VectorXd& q,
     (*K)(i, i) += s_w.dot(f);
   };
   for (const PlanarLoad& load : model_->loads()) {
-    add_rotation_term(load.body, StateOf(*model_, load.body, q).rotation * load.point,
+    add_rotation_term(load.body, Rotate(StateOf(*model_, load.body, q).theta, load.point),
                       LoadScale(load, t) * load.force);
   }
   // Torsional springs: F_θb = −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a) = −F_θa, so K and C are

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "engine/planar_model.h"
-#include "tests/engine/planar_test_models.h"
 
 namespace saltus::engine {
 namespace {
@@ -189,17 +188,6 @@ TEST(PlanarForcesTest, ScaledLoadIsScaledByItsProfileAndLeftOutOfThePotential) {
     // potentials agree to round-off (V ~ 20 J), whereas the load's −φ f·p would be ~1 J.
     EXPECT_NEAR(with.system->PotentialEnergy(t, q), without.system->PotentialEnergy(t, q), 1e-13);
   }
-}
-
-TEST(PlanarForcesTest, CachedRotationsGiveTheForcesOfAFreshEvaluation) {
-  // F, K and C (springs, loads at body points, torsional springs) and the joint rows share the
-  // per-thread rotation cache of planar_model.cc: after another state they equal a thread with
-  // an empty cache to the last bit (1e-15 relative); a stale R(θ) would be off by O(1).
-  const Fixture f = MakeSystem(/*with_scaled_load=*/true);
-  const Eigen::VectorXd q = (Eigen::VectorXd(6) << 0.1, -0.2, 0.7, 0.5, 0.3, -1.1).finished();
-  const Eigen::VectorXd q_next = (Eigen::VectorXd(6) << 0.2, 0.1, -0.4, 0.6, -0.2, 2.3).finished();
-  const Eigen::VectorXd v = (Eigen::VectorXd(6) << 0.3, -0.1, 2.0, -0.5, 0.4, -1.5).finished();
-  EXPECT_LE(testing::CachedAgainstFreshThreads(*f.system, 0.3, q, q_next, v), 1e-15);
 }
 
 TEST(PlanarForcesTest, BuilderRejectsBadTorsionalSpringsAndLoadProfiles) {

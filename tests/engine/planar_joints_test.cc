@@ -25,7 +25,6 @@ namespace saltus::engine {
 namespace {
 
 using testing::AllRows;
-using testing::CachedAgainstFreshThreads;
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 using testing::Body;
@@ -225,19 +224,6 @@ TEST(PlanarNewJoints, GammaMatchesDifferenceOfGvAlongTheMotion) {
   }
   std::cout << "gamma vs differences of G v + g_t: worst " << worst << " (tolerance " << kGammaTol
             << ")\n";
-}
-
-TEST(PlanarNewJoints, CachedRotationsGiveTheValuesOfAFreshEvaluation) {
-  // Each body's R(θ) comes from a per-thread cache keyed by the bits of θ (planar_model.cc):
-  // g, G and γ of every row type after the cache saw another state equal those of a thread
-  // with an empty cache, to the last bit (the same formulas on the same numbers; 1e-15 relative
-  // allows nothing more). A stale rotation would be off by O(|θ − θ_next|) ~ 1.
-  PlanarMultibodySystem system(NewJointZoo());
-  std::srand(23);
-  const Eigen::VectorXd q = RandomVector(system.nq(), 2.0);
-  const Eigen::VectorXd q_next = RandomVector(system.nq(), 2.0);
-  const Eigen::VectorXd v = RandomVector(system.nv(), 3.0);
-  EXPECT_LE(CachedAgainstFreshThreads(system, 0.7, q, q_next, v), 1e-15);
 }
 
 TEST(PlanarNewJoints, DriverTimeTermsMatchDifferencesInTime) {

@@ -3,12 +3,9 @@
 #pragma once
 
 #include <Eigen/Dense>
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine/planar_model.h"
@@ -189,53 +186,6 @@ inline std::vector<int> AllRows(const MechanicalSystem& system) {
   std::vector<int> rows(static_cast<std::size_t>(system.num_constraints()));
   for (int i = 0; i < system.num_constraints(); ++i) rows[static_cast<std::size_t>(i)] = i;
   return rows;
-}
-
-// What a dynamics evaluation asks of a system at (t, q, v): g, G and γ of all rows, F, K and C.
-struct FullEvaluation {
-  Eigen::VectorXd g, gamma, F;
-  Eigen::MatrixXd G, K, C;
-};
-inline FullEvaluation EvaluateAll(const MechanicalSystem& system, double t,
-                                  const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
-  const std::vector<int> rows = AllRows(system);
-  FullEvaluation e;
-  system.ConstraintValues(t, q, rows, &e.g);
-  system.ConstraintJacobian(t, q, rows, &e.G);
-  system.ConstraintGamma(t, q, v, rows, &e.gamma);
-  system.Forces(t, q, v, &e.F);
-  system.ForceJacobians(t, q, v, &e.K, &e.C);
-  return e;
-}
-// The largest of |a − b|∞ / max(|a|∞, 1) over the entries of two evaluations.
-inline double LargestRelativeDifference(const FullEvaluation& a, const FullEvaluation& b) {
-  const auto relative = [](const auto& x, const auto& y) {
-    if (x.size() != y.size()) return std::numeric_limits<double>::infinity();
-    if (x.size() == 0) return 0.0;
-    return (x - y).template lpNorm<Eigen::Infinity>() /
-           std::max(x.template lpNorm<Eigen::Infinity>(), 1.0);
-  };
-  return std::max({relative(a.g, b.g), relative(a.gamma, b.gamma), relative(a.F, b.F),
-                   relative(a.G, b.G), relative(a.K, b.K), relative(a.C, b.C)});
-}
-
-// Evaluates everything at q, then at q_next written into the same vector (the calling thread's
-// rotation cache then holds q's angles: engine/planar_model.cc), then at q again, and returns the
-// largest relative difference from the same evaluations on new threads (empty caches).
-inline double CachedAgainstFreshThreads(const MechanicalSystem& system, double t,
-                                        const Eigen::VectorXd& q, const Eigen::VectorXd& q_next,
-                                        const Eigen::VectorXd& v) {
-  Eigen::VectorXd q_work = q;
-  EvaluateAll(system, t, q_work, v);
-  q_work = q_next;
-  const FullEvaluation warm_next = EvaluateAll(system, t, q_work, v);
-  q_work = q;
-  const FullEvaluation warm_back = EvaluateAll(system, t, q_work, v);
-  FullEvaluation fresh_next, fresh_back;
-  std::thread([&] { fresh_next = EvaluateAll(system, t, q_next, v); }).join();
-  std::thread([&] { fresh_back = EvaluateAll(system, t, q, v); }).join();
-  return std::max(LargestRelativeDifference(warm_next, fresh_next),
-                  LargestRelativeDifference(warm_back, fresh_back));
 }
 
 }  // namespace saltus::engine::testing
