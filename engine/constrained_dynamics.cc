@@ -197,8 +197,7 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
   MinvGt_ = G_.transpose();
   ApplyMinvInPlace(&MinvGt_);
-  W_.resize(m, m);
-  W_.noalias() = G_ * MinvGt_;
+  FormDelassus();
   FactorDelassus(rows, &status);
 
   // W λ = −γ − G M⁻¹ F (the second block row after eliminating v̇).
@@ -276,6 +275,56 @@ DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorX
   const double consistency_tol = std::sqrt(std::numeric_limits<double>::epsilon()) * scale;
   status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
   return status;  // last_dense_ok_ stays false: RemoveConstrainedPart needs a symmetric W
+}
+
+void ConstrainedDynamics::FormDelassus() {
+  const Eigen::Index m = G_.rows(), n = G_.cols();
+  W_.resize(m, m);
+  // The rows with a nonzero entry in each column of G (a joint row touches the coordinates of
+  // its one or two bodies). Σ_k c_k² products, c_k the count of column k, against m²n for the
+  // dense product.
+  column_start_.resize(static_cast<std::size_t>(n) + 1);
+  if (column_rows_.size() < static_cast<std::size_t>(m * n)) {
+    column_rows_.resize(static_cast<std::size_t>(m * n));
+  }
+  // Branch-free scan of the column-major G: every row index is written, the count advances only
+  // past nonzero entries.
+  int* out = column_rows_.data();
+  const double* g = G_.data();
+  int total = 0;
+  std::size_t products = 0;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const int start = total;
+    column_start_[static_cast<std::size_t>(k)] = start;
+    const double* column = g + k * m;
+    for (Eigen::Index i = 0; i < m; ++i) {
+      out[total] = static_cast<int>(i);
+      total += column[i] != 0.0 ? 1 : 0;
+    }
+    const auto count = static_cast<std::size_t>(total - start);
+    products += count * (count + 1) / 2;
+  }
+  column_start_[static_cast<std::size_t>(n)] = total;
+  if (!mass_diagonal_ || 4 * products > static_cast<std::size_t>(m * m * n)) {
+    W_.noalias() = G_ * MinvGt_;
+    return;
+  }
+  // W = Σ_k (M⁻¹)_kk g_k g_kᵀ over the columns g_k of G with M diagonal (M⁻¹Gᵀ has the pattern
+  // of Gᵀ): the lower triangle W_ij = Σ_k G_ik (M⁻¹Gᵀ)_kj, i ≥ j, with the dense product's
+  // factors in the same order of k (zero terms left out), then mirrored.
+  W_.setZero();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const int* rows = column_rows_.data() + column_start_[static_cast<std::size_t>(k)];
+    const int count =
+        column_start_[static_cast<std::size_t>(k) + 1] - column_start_[static_cast<std::size_t>(k)];
+    for (int a = 0; a < count; ++a) {
+      const double minv_gt = MinvGt_(k, rows[a]);
+      for (int b = a; b < count; ++b) W_(rows[b], rows[a]) += G_(rows[b], k) * minv_gt;
+    }
+  }
+  for (Eigen::Index j = 1; j < m; ++j) {
+    for (Eigen::Index i = 0; i < j; ++i) W_(i, j) = W_(j, i);
+  }
 }
 
 bool ConstrainedDynamics::FactorMass(const Eigen::VectorXd& q) {
@@ -408,6 +457,14 @@ void ConstrainedDynamics::SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorX
   } else {
     w_solver_.Solve(b, x);
   }
+}
+
+bool ConstrainedDynamics::LastSolveCorrection(const Eigen::VectorXd& r, Eigen::VectorXd* delta) {
+  if (!last_dense_ok_ || !w_by_ldlt_ || r.size() != G_.rows()) return false;
+  correction_ = r;
+  w_ldlt_.solveInPlace(correction_);
+  delta->noalias() = MinvGt_ * correction_;
+  return true;
 }
 
 bool ConstrainedDynamics::RemoveConstrainedPart(Eigen::VectorXd* x) {

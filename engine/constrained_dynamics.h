@@ -6,12 +6,14 @@
 // for a given set of constraint rows (m rows). Solved by the Schur complement on the Delassus
 // matrix W = G M⁻¹ Gᵀ (m × m): λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). M is factored by
 // Cholesky (never inverted; a diagonal M entry by entry), once when it is constant
-// (MechanicalSystem::HasConstantMassMatrix). W is factored by a pivoted LDLᵀ while it is well
-// conditioned (smallest over largest pivot above √(rank tolerance)); redundant rows (rank(G) < m,
-// e.g. a closed loop counted twice) and configurations near a rank drop go to a rank-revealing
-// complete orthogonal decomposition, and a row set found redundant goes there directly until
-// Restart or another row set. Redundant rows get the minimum-norm λ, which is the multiplier the
-// LCP solvers also see.
+// (MechanicalSystem::HasConstantMassMatrix). With a diagonal M, W = Σ_k (M⁻¹)_kk g_k g_kᵀ is
+// formed from the nonzero entries of G's columns g_k (a joint row touches the coordinates of one
+// or two bodies: Σ_k c_k² products, c_k the nonzeros of column k, against m²·nv for the dense
+// product). W is factored by a pivoted LDLᵀ while it is well conditioned (smallest over largest
+// pivot above √(rank tolerance)); redundant rows (rank(G) < m, e.g. a closed loop counted twice)
+// and configurations near a rank drop go to a rank-revealing complete orthogonal decomposition,
+// and a row set found redundant goes there directly until Restart or another row set. Redundant
+// rows get the minimum-norm λ, which is the multiplier the LCP solvers also see.
 // Near a singular configuration (G nearly loses rank: a four-bar with its bars aligned) λ is
 // not unique but v̇ is; a rank decision on W would drop the near-singular direction and leave
 // G v̇ + γ far from zero. When the residual exceeds 1e-12 of the scale of the summed terms, v̇
@@ -141,6 +143,16 @@ class ConstrainedDynamics {
   // sparse path, had no rows or failed. Does not allocate after the first call with the same m.
   bool RemoveConstrainedPart(Eigen::VectorXd* x);
 
+  // δ (nv) ← M⁻¹Gᵀ W⁻¹ r (r of size m): the M-metric least-norm solution of G δ = r with M, G
+  // and the LDLᵀ of W = G M⁻¹Gᵀ of the last Solve, i.e. one simplified-Newton correction of the
+  // projections (engine/projection.h, eq. 35 and 36) at the last Solve's state without forming
+  // or factoring anything. Only where that factor is the plain one: the last Solve was dense,
+  // ideal (H = G), succeeded and factored W by the LDLᵀ (well conditioned, no redundant rows);
+  // otherwise false (δ unchanged). Does not allocate after the first call with the same sizes.
+  bool LastSolveCorrection(const Eigen::VectorXd& r, Eigen::VectorXd* delta);
+  // max |G_ij| of the last Solve's dense G (0 when it took another path).
+  double LastSolveGMaxAbs() const { return last_dense_ok_ ? G_.lpNorm<Eigen::Infinity>() : 0.0; }
+
   // Relative tolerance below which a pivot of W's rank-revealing QR counts as zero (default
   // 1e-10, relative to the largest pivot). Throws std::invalid_argument unless 0 < tol < 1.
   void set_rank_tolerance(double tol);
@@ -180,6 +192,9 @@ class ConstrainedDynamics {
   bool SolveSparse(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                    std::span<const int> rows, Eigen::VectorXd* vdot, Eigen::VectorXd* lambda,
                    DynamicsStatus* status);
+  // W_ = G_ M⁻¹ G_ᵀ from G_ and MinvGt_ (M⁻¹G_ᵀ): by the columns' nonzero rows when M is
+  // diagonal and G sparse enough (joint rows touch one or two bodies), else the dense product.
+  void FormDelassus();
   // Factors M(q) unless it is constant and already factored; false when M is not positive
   // definite.
   bool FactorMass(const Eigen::VectorXd& q);
@@ -206,6 +221,9 @@ class ConstrainedDynamics {
   bool mass_factored_ = false;  // llt_ (or minv_diagonal_) holds M (reused when M is constant)
   bool mass_diagonal_ = false;  // M diagonal: M⁻¹ is minv_diagonal_ (llt_ unused)
   Eigen::VectorXd minv_diagonal_;
+  // FormDelassus: the nonzero rows of each column of G (column k: column_rows_[column_start_[k]
+  // … column_start_[k + 1])).
+  std::vector<int> column_start_, column_rows_;
   Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;  // W when well conditioned
   bool w_by_ldlt_ = false;               // the last dense factorization of W is w_ldlt_
   DenseLu w_lu_;                         // non-symmetric W when well conditioned
@@ -214,7 +232,7 @@ class ConstrainedDynamics {
   std::vector<int> redundant_rows_;      // row set on which W was rank-deficient
   bool redundant_rows_valid_ = false;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
-  Eigen::VectorXd refine_rhs_, delta_, delta_lambda_;
+  Eigen::VectorXd refine_rhs_, delta_, delta_lambda_, correction_;
   bool last_dense_ok_ = false;  // G_, MinvGt_, W_ hold the last Solve's (RemoveConstrainedPart)
   bool penalty_valid_ = false;  // penalty_ factored for them
   // Sparse path.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -239,6 +240,7 @@ double ExplicitRungeKutta::LocalError(double h) {
 
 bool ExplicitRungeKutta::ProjectIfNeeded(double t, bool* projected) {
   *projected = false;
+  keep_fsal_ = false;
   if (!options_.project || rows_.empty()) return true;
   PositionConstraintValues(t, q_new_, &g_);
   engine::ConstraintRate(*system_, t, q_new_, v_new_, rows_, &Gv_);  // O(nnz) when block-sparse
@@ -255,9 +257,77 @@ bool ExplicitRungeKutta::ProjectIfNeeded(double t, bool* projected) {
   // A step whose error estimate left out the constrained part (LocalError) must be projected.
   if (within && !filtered_) return true;
 
+  if (!filtered_ && ProjectWithStepEndFactor(t)) {
+    *projected = true;
+    return true;
+  }
   if (!ProjectOntoConstraints(t, engine::ProjectionOptions{}.rank_tolerance, &q_new_, &v_new_))
     return false;
   *projected = true;
+  return true;
+}
+
+bool ExplicitRungeKutta::ProjectWithStepEndFactor(double t) {
+  if (options_.projection_metric != engine::ProjectionMetric::kMass || has_velocity_rows_) {
+    return false;
+  }
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  // The tolerances of ProjectOntoConstraints and their round-off floors (engine/projection.h).
+  const double tol = std::min(options_.newton_tol, 0.1 * options_.projection_tol);
+  const double q_tol = std::max(tol, 16.0 * kEps * std::max(1.0, q_new_.lpNorm<Eigen::Infinity>()));
+  // Positions (eq. 35): q ← q ⊖ M⁻¹Gᵀ W⁻¹ g(q), G and W of the FSAL stage's solve at q_new_.
+  q_fixed_ = q_new_;
+  fixed_g_ = g_;  // g(q_new_), from the test in ProjectIfNeeded
+  double residual = fixed_g_.lpNorm<Eigen::Infinity>();
+  int iterations = 0;
+  while (residual > q_tol) {
+    if (iterations == kStepEndFactorIterations ||
+        !dynamics_->LastSolveCorrection(fixed_g_, &correction_)) {
+      return false;
+    }
+    system_->IntegratePosition(q_fixed_, correction_, -1.0, &q_fixed_);
+    PositionConstraintValues(t, q_fixed_, &fixed_g_);
+    ++iterations;
+    const double next = fixed_g_.lpNorm<Eigen::Infinity>();
+    if (!(next <= 0.5 * residual)) return false;  // no Newton contraction: the full projection
+    residual = next;
+  }
+  // Velocities (eq. 36) at the projected positions: v ← v − M⁻¹Gᵀ W⁻¹ (G(q̃) v + ∂g/∂t), with the
+  // same G and W; the residual is that of G(q̃), so only the correction's direction is off, by
+  // O(‖q̃ − q_new‖), which the iteration absorbs.
+  v_fixed_ = v_new_;
+  engine::ConstraintRate(*system_, t, q_fixed_, v_fixed_, rows_, &fixed_g_);
+  const double v_tol = std::max(
+      tol, 16.0 * kEps * dynamics_->LastSolveGMaxAbs() * v_fixed_.lpNorm<Eigen::Infinity>());
+  residual = fixed_g_.lpNorm<Eigen::Infinity>();
+  int v_iterations = 0;
+  while (residual > v_tol) {
+    if (v_iterations == kStepEndFactorIterations ||
+        !dynamics_->LastSolveCorrection(fixed_g_, &correction_)) {
+      return false;
+    }
+    v_fixed_ -= correction_;
+    engine::ConstraintRate(*system_, t, q_fixed_, v_fixed_, rows_, &fixed_g_);
+    ++v_iterations;
+    const double next = fixed_g_.lpNorm<Eigen::Infinity>();
+    if (!(next <= 0.5 * residual)) return false;
+    residual = next;
+  }
+  if (!q_fixed_.allFinite() || !v_fixed_.allFinite()) return false;
+  ++stats_.position_projections;
+  ++stats_.velocity_projections;
+  stats_.newton_iterations += iterations;
+  // The correction in the error norm of the step (header, "Projection"): small enough, the FSAL
+  // stage stays the next step's first stage.
+  const Eigen::Index nq = q_new_.size();
+  const Eigen::Index nv = v_new_.size();
+  err_.head(nq) = q_fixed_ - q_new_;
+  err_.tail(nv) = v_fixed_ - v_new_;
+  y_new_.head(nq) = q_fixed_;
+  y_new_.tail(nv) = v_fixed_;
+  keep_fsal_ = ErrorNorm(err_, y_new_, y_new_) <= kStaleFirstStageBound;
+  q_new_.swap(q_fixed_);
+  v_new_.swap(v_fixed_);
   return true;
 }
 
@@ -335,7 +405,10 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
     const double t_new = last ? t_limit : t_ + h;
     bool projected = false;
     const bool projection_ok = ProjectIfNeeded(t_new, &projected);
-    if (projection_ok && projected) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
+    // After a projection the first stage of the next step is re-evaluated at the projected
+    // state, unless the correction was far below the tolerance (ProjectWithStepEndFactor).
+    const bool reevaluated = projected && !keep_fsal_;
+    if (projection_ok && reevaluated) r = Acceleration(t_new, q_new_, v_new_, &a_projected_);
     step_end_residual_ = last_residual_;  // the FSAL stage's or the projected state's solve
     // Same as a stage failure: the step end sits (nearly) on a singular configuration.
     if ((!projection_ok || r == EvalResult::kLinearSolveFailure) && adaptive && h > MinStep()) {
@@ -370,12 +443,12 @@ StepStatus ExplicitRungeKutta::DoStep(double t_limit) {
       // The dense-output stages are computed when an interpolation first needs them (header,
       // "Lazy dense-output stages"): keep v̇ at the step start and every stage.
       dense_a0_.swap(A_[0]);
-      A_[0] = projected ? a_projected_ : A_[fsal];
+      A_[0] = reevaluated ? a_projected_ : A_[fsal];
       dense_h_ = h;
       dense_pending_ = !hermite_dense_;
       dense_ready_ = false;
     } else {
-      A_[0].swap(projected ? a_projected_ : A_[fsal]);
+      A_[0].swap(reevaluated ? a_projected_ : A_[fsal]);
     }
     V_[0] = v_;
     K_[0] = v_;  // θ = 0 at the start of a step: dexp⁻¹₀ = I

@@ -93,15 +93,23 @@ TEST(ConstrainedDynamicsTest, RedundantJointGivesMinimumNormSplit) {
   EXPECT_LE(status.residual, 1e-13);  // round-off, as above
 }
 
+// The slider-crank of planar_test_models.h at its initial state, with a solver and all rows.
+struct SliderCrankAtStart {
+  std::shared_ptr<const PlanarModel> model = MakeSliderCrank({});
+  PlanarMultibodySystem system{model};
+  ConstrainedDynamics dynamics{system};
+  std::vector<int> rows = AllRows(system);
+  Eigen::VectorXd q = model->InitialPositions();
+  Eigen::VectorXd v = model->InitialVelocities();
+};
+
 TEST(ConstrainedDynamicsTest, SliderCrankSatisfiesKktSystem) {
-  auto model = MakeSliderCrank({});
-  PlanarMultibodySystem system(model);
-  ConstrainedDynamics dynamics(system);
-  const std::vector<int> rows = AllRows(system);
-  const Eigen::VectorXd q = model->InitialPositions();
-  const Eigen::VectorXd v = model->InitialVelocities();
+  SliderCrankAtStart s;
+  const PlanarMultibodySystem& system = s.system;
+  const std::vector<int>& rows = s.rows;
+  const Eigen::VectorXd &q = s.q, &v = s.v;
   Eigen::VectorXd vdot, lambda;
-  const DynamicsStatus status = dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);
+  const DynamicsStatus status = s.dynamics.Solve(0.0, q, v, rows, &vdot, &lambda);
   ASSERT_TRUE(status.ok);
   EXPECT_EQ(status.rank, 8);
   // Both block rows of eq. (8): M v̇ − Gᵀ λ = F and G v̇ = −γ, to round-off (O(10) entries).
@@ -114,6 +122,63 @@ TEST(ConstrainedDynamicsTest, SliderCrankSatisfiesKktSystem) {
   EXPECT_LE((M * vdot - G.transpose() * lambda - F).lpNorm<Eigen::Infinity>(), 1e-12);
   EXPECT_LE((G * vdot + gamma).lpNorm<Eigen::Infinity>(), 1e-12);
   EXPECT_NEAR(status.residual, (G * vdot + gamma).lpNorm<Eigen::Infinity>(), 1e-14);
+}
+
+// LastSolveCorrection is the M-metric least-norm solution δ = M⁻¹Gᵀ W⁻¹ r of G δ = r at the last
+// Solve's state (dense formula below; κ(W) = O(10), so round-off ~1e-14 of the O(1) entries);
+// it is refused before any Solve and where W needed the rank-revealing path.
+TEST(ConstrainedDynamicsTest, LastSolveCorrectionIsTheMassMetricLeastNormSolution) {
+  SliderCrankAtStart s;
+  const PlanarMultibodySystem& system = s.system;
+  ConstrainedDynamics& dynamics = s.dynamics;
+  const std::vector<int>& rows = s.rows;
+  const Eigen::VectorXd &q = s.q, &v = s.v;
+  Eigen::VectorXd vdot, lambda, delta;
+  const Eigen::VectorXd r =
+      Eigen::VectorXd::LinSpaced(static_cast<Eigen::Index>(rows.size()), -1.0, 2.0);
+  EXPECT_FALSE(dynamics.LastSolveCorrection(r, &delta));
+  ASSERT_TRUE(dynamics.Solve(0.0, q, v, rows, &vdot, &lambda).ok);
+  ASSERT_TRUE(dynamics.LastSolveCorrection(r, &delta));
+  Eigen::MatrixXd M, G;
+  system.MassMatrix(q, &M);
+  system.ConstraintJacobian(0.0, q, rows, &G);
+  const Eigen::MatrixXd MinvGt = M.ldlt().solve(G.transpose());
+  const Eigen::VectorXd expected = MinvGt * (G * MinvGt).ldlt().solve(r);
+  EXPECT_LE((delta - expected).lpNorm<Eigen::Infinity>(), 1e-12);
+  EXPECT_LE((G * delta - r).lpNorm<Eigen::Infinity>(), 1e-12);
+  // Redundant rows (the pivot counted twice): W is rank-deficient, no plain factor to reuse.
+  std::vector<int> redundant = rows;
+  redundant.push_back(rows[0]);
+  ASSERT_TRUE(dynamics.Solve(0.0, q, v, redundant, &vdot, &lambda).ok);
+  EXPECT_FALSE(dynamics.LastSolveCorrection(
+      Eigen::VectorXd::Zero(static_cast<Eigen::Index>(redundant.size())), &delta));
+}
+
+// W = G M⁻¹Gᵀ is formed from the nonzero entries of G's columns (diagonal M); an entry that is
+// exactly zero at one call (the pendulum hanging straight down: sin θ = 0) and not at the next
+// must not leave a stale pattern: one object, the states at θ = 0 and θ = 0.6, both against the
+// closed form.
+TEST(ConstrainedDynamicsTest, ChangingPatternOfGKeepsTheClosedForm) {
+  PendulumParams hanging;
+  hanging.theta = 0.0;
+  auto model = MakePendulum(hanging);
+  PlanarMultibodySystem system(model);
+  ConstrainedDynamics dynamics(system);
+  const std::vector<int> rows = AllRows(system);
+  for (const double theta : {0.0, 0.6}) {
+    SCOPED_TRACE(theta);
+    PendulumParams p = hanging;
+    p.theta = theta;
+    const auto state = MakePendulum(p);  // same bodies and joint, the state at θ
+    Eigen::VectorXd vdot, lambda;
+    ASSERT_TRUE(
+        dynamics
+            .Solve(0.0, state->InitialPositions(), state->InitialVelocities(), rows, &vdot, &lambda)
+            .ok);
+    const PendulumClosedForm expected = ClosedForm(p);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(vdot(i), expected.vdot(i), kClosedFormTol);
+    for (int i = 0; i < 2; ++i) EXPECT_NEAR(lambda(i), expected.lambda(i), kClosedFormTol);
+  }
 }
 
 TEST(ConstrainedDynamicsTest, NoRowsIsFreeMotion) {
