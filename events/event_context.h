@@ -41,14 +41,20 @@ struct RowSets {
 class UnilateralCandidates {
  public:
   UnilateralCandidates(const engine::MechanicalSystem& system, const RowSets& rows, bool watch_all)
-      : system_(system), rows_(rows), watch_all_(watch_all) {}
+      : system_(system),
+        rows_(rows),
+        watch_all_(watch_all),
+        use_speed_(!watch_all && system.CandidateRowsDependOnSpeed()) {}
   void Find(const Eigen::VectorXd& q, const Eigen::VectorXd& speed, double horizon, double margin,
             const std::vector<int>* excluded, std::vector<int>* out);
+  // Whether Find reads `speed` (else any vector of nv entries will do, e.g. zeros).
+  bool UseSpeed() const { return use_speed_; }
 
  private:
   const engine::MechanicalSystem& system_;
   const RowSets& rows_;
   bool watch_all_;
+  bool use_speed_;
   std::vector<int> buffer_;
 };
 
