@@ -44,6 +44,9 @@ std::string LargestRow(const engine::MechanicalSystem& sys, const std::vector<in
 
 SwitchHandler::SwitchHandler(EventContext& ctx) : ctx_(ctx) {
   for (int r : ctx.rows.unilateral) frictional_ |= ctx.sys.constraint_info(r).friction > 0;
+  // Room for the records of a few switches' events (an impact and mode changes), so that the
+  // first records recycled do not allocate the spare list.
+  spare_events_.reserve(8);
 }
 
 void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& modes,
@@ -73,6 +76,31 @@ void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& mod
   }
 }
 
+void SwitchHandler::Recycle(std::vector<Event>* events) {
+  for (Event& e : *events) spare_events_.push_back(std::move(e));
+  events->clear();
+}
+
+Event& SwitchHandler::NewEvent(std::vector<Event>* events, double t, EventKind kind) {
+  if (spare_events_.empty()) {
+    events->emplace_back();
+  } else {
+    events->push_back(std::move(spare_events_.back()));
+    spare_events_.pop_back();
+  }
+  Event& e = events->back();
+  e.t = t;
+  e.kind = kind;
+  e.rows.clear();
+  e.impulses.clear();
+  e.tangential_impulses.clear();
+  e.modes.clear();
+  e.slip_directions.clear();
+  e.energy_before = e.energy_after = 0;
+  e.energy_gain = e.indeterminate = false;
+  return e;
+}
+
 void SwitchHandler::OntoPhaseManifold(double t, VectorXd& q, VectorXd& v,
                                       const std::vector<int>& phase_rows) {
   if (phase_rows.empty()) return;
@@ -97,7 +125,7 @@ void SwitchHandler::OntoPhaseManifold(double t, VectorXd& q, VectorXd& v,
 
 void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>& before,
                                       const std::vector<ContactState>& after, double energy_before,
-                                      double energy_after, std::vector<Event>* events) const {
+                                      double energy_after, std::vector<Event>* events) {
   // Both lists ascending by row: a merge pass classifies every contact that changed.
   std::vector<int> closing, leaving, sticking, slipping;
   std::size_t i = 0, j = 0;
@@ -122,14 +150,11 @@ void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>&
        {std::pair{EventKind::kContactClosed, &closing}, std::pair{EventKind::kTakeoff, &leaving},
         std::pair{EventKind::kStick, &sticking}, std::pair{EventKind::kSlip, &slipping}}) {
     if (rows->empty()) continue;
-    Event ev;
-    ev.t = t;
-    ev.kind = kind;
+    Event& ev = NewEvent(events, t, kind);
     ev.rows = *rows;
     ev.impulses.assign(rows->size(), 0.0);
     ev.energy_before = energy_before;
     ev.energy_after = energy_after;
-    events->push_back(std::move(ev));
   }
 }
 
@@ -223,9 +248,7 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   // The event lists the rows that approached and those that took an impulse above round-off of
   // the largest one (a resting row solved with another's impact takes ~1e-15 of it).
   const double impulse_floor = 1e-9 * total_impulse.cwiseAbs().maxCoeff();
-  Event ev;
-  ev.t = t;
-  ev.kind = EventKind::kImpact;
+  Event& ev = NewEvent(events, t, EventKind::kImpact);
   for (std::size_t k = 0; k < i1.size(); ++k) {
     const auto kk = static_cast<Eigen::Index>(k);
     if (total_impulse[kk] > impulse_floor || u_initial[kk] < -tau1) {
@@ -238,7 +261,6 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   ev.energy_after = ctx_.mass.Energy(t, q, v);
   ev.energy_gain = energy_gain;
   ev.indeterminate = indeterminate;
-  events->push_back(std::move(ev));
 }
 
 void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
@@ -600,9 +622,7 @@ bool SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
   // by more than τ₁ (round-off impulses): nothing happens.
   if ((impact.v_plus - v).cwiseAbs().maxCoeff() <= ctx_.opt.thresholds.tau1) return false;
   v = impact.v_plus;
-  Event ev;
-  ev.t = t;
-  ev.kind = EventKind::kTangentialImpact;
+  Event& ev = NewEvent(events, t, EventKind::kTangentialImpact);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     ev.rows.push_back(candidates[k]);
     ev.impulses.push_back(impact.contacts[k].normal);
@@ -611,7 +631,6 @@ bool SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
   ev.energy_before = energy_before;
   ev.energy_after = ctx_.mass.Energy(t, q, v);
   ev.energy_gain = impact.energy_gain;
-  events->push_back(std::move(ev));
   return true;
 }
 

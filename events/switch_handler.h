@@ -122,6 +122,12 @@ class SwitchHandler {
   // them at the phase start that follows).
   const GapSnapshot& snapshot() const { return snapshot_; }
 
+  // Event records are reused from switch to switch, with the storage of their lists, so that a
+  // switch allocates nothing in steady state: Recycle takes the records of *events back (and
+  // clears it), NewEvent appends a record with empty lists (a recycled one when there is one).
+  void Recycle(std::vector<Event>* events);
+  Event& NewEvent(std::vector<Event>* events, double t, EventKind kind);
+
  private:
   // I₁ (ascending, into i1_, returned), and u = ġ of its rows into u_.
   const std::vector<int>& ClosedInPosition(double t, const Eigen::VectorXd& q,
@@ -182,7 +188,7 @@ class SwitchHandler {
   // The mode-change events from the states before and after.
   void RecordModeChanges(double t, const std::vector<ContactState>& before,
                          const std::vector<ContactState>& after, double energy_before,
-                         double energy_after, std::vector<Event>* events) const;
+                         double energy_after, std::vector<Event>* events);
   contact::FrictionOptions FrictionOptions() const;
   // The simulation's projection options with the stalled-residual bound of the velocity
   // projections (kVelocityStallFraction).
@@ -211,6 +217,7 @@ class SwitchHandler {
   std::vector<int> i1_, union_buffer_;
   std::vector<ContactState> before_;
   Eigen::VectorXd g_i1_;
+  std::vector<Event> spare_events_;  // recycled records (Recycle, NewEvent)
 };
 
 }  // namespace saltus::events
