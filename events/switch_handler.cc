@@ -177,11 +177,15 @@ const std::vector<int>& SwitchHandler::ClosedInPosition(double t, const VectorXd
   }
   UnionInto(i1, closed, &union_buffer_);
   UnionInto(union_buffer_, impacting, &i1);
+  // The candidates' gaps are those of the final q unless the projection moves it (Project).
+  near_gaps_current_ = true;
+  q_unmoved_ = true;
   if (i1.empty()) {
     u_.resize(0);
   } else {
     engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
   }
+  v_of_u_ = v;
   ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
   return i1;
 }
@@ -231,6 +235,7 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
         total_tangential[static_cast<std::size_t>(index[k])] += tangential[k];
     }
     engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
+    v_of_u_ = v;
     ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
     approaching = AnyBelow(u_, -tau1);
   }
@@ -644,15 +649,20 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
   const auto& opt = ctx_.opt;
   std::vector<int> stopped, penetrating;
   VectorXd& g_i1 = g_i1_;
-  if (!i1.empty()) ctx_.sys.ConstraintValues(t, q, i1, &g_i1);
-  ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
+  if (i1 == near_) {
+    g_i1 = g_near_;  // the gaps of ClosedInPosition at this q (q has not moved since)
+  } else {
+    if (!i1.empty()) ctx_.sys.ConstraintValues(t, q, i1, &g_i1);
+    ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
+  }
   for (std::size_t k = 0; k < i1.size(); ++k) {
     if (Contains(new_closed, i1[k])) continue;
     if (u_[static_cast<Eigen::Index>(k)] < 0) stopped.push_back(i1[k]);
     if (g_i1[static_cast<Eigen::Index>(k)] < 0) penetrating.push_back(i1[k]);
   }
+  if (active.empty() && stopped.empty() && penetrating.empty()) return;  // q stays: gaps current
   near_gaps_current_ = false;
-  if (active.empty() && stopped.empty() && penetrating.empty()) return;
+  q_unmoved_ = false;
   const VectorXd q_start = q;
   for (;;) {
     q = q_start;
@@ -717,6 +727,7 @@ void SwitchHandler::NearGaps(double t, const VectorXd& q) {
 void SwitchHandler::RecordGaps(double t, const VectorXd& q) {
   if (!near_gaps_current_) NearGaps(t, q);
   snapshot_.rows.clear();
+  snapshot_.rate_rows.clear();
   if (near_.empty()) return;
   ctx_.stats.min_gap_after_projection =
       std::min(ctx_.stats.min_gap_after_projection, g_near_.minCoeff());
@@ -725,6 +736,11 @@ void SwitchHandler::RecordGaps(double t, const VectorXd& q) {
     snapshot_.gaps = g_near_;
     snapshot_.t = t;
     snapshot_.q = q;
+    if (q_unmoved_) {  // u_ is ġ of I₁ at this q and v_of_u_
+      snapshot_.rate_rows = i1_;
+      snapshot_.rates = u_;
+      snapshot_.v_rates = v_of_u_;
+    }
   }
 }
 

@@ -198,11 +198,13 @@ class SwitchHandler {
   bool frictional_ = false;        // some contact of the system has μ > 0
   bool offered_solution_ = false;  // the last DecideFrictional was indeterminate with a solution
   Eigen::VectorXd u_;              // ġ of the rows of I₁
+  Eigen::VectorXd v_of_u_;         // the v at which u_ was computed (with the q of the switch)
+  bool q_unmoved_ = false;         // q is still that of ClosedInPosition (no projection)
   // OntoPhaseManifold's workspace: the phase rows' g and ġ, the projected state.
   Eigen::VectorXd g_phase_, rate_phase_, q_phase_, v_phase_;
   std::vector<int> near_;
   Eigen::VectorXd g_near_;
-  bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the final q
+  bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the current q
   GapSnapshot snapshot_;
   // ResolveImpacts' workspace: the total impulses, the rows of a stage and their results.
   Eigen::VectorXd total_impulse_, u_initial_, stage_normal_;

@@ -229,7 +229,10 @@ void GapWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v,
   for (Eigen::Index k = 0; k < n; ++k) {
     if (g_[k] <= ArmingGap()) touching_.push_back(open_rows_[static_cast<std::size_t>(k)]);
   }
-  if (!touching_.empty()) {
+  if (reuse && touching_ == snapshot->rate_rows && snapshot->v_rates.size() == v.size() &&
+      snapshot->v_rates == v) {
+    gdot_ = snapshot->rates;  // the switch's rates of these rows at this state
+  } else if (!touching_.empty()) {
     engine::ConstraintRate(ctx_.sys, t, q, v, touching_, &gdot_);
     ctx_.stats.rows_evaluated_switches += static_cast<long>(touching_.size());
   }

@@ -141,6 +141,9 @@ struct GapSnapshot {
   Eigen::VectorXd q;
   std::vector<int> rows;  // ascending; empty when not available
   Eigen::VectorXd gaps;
+  // The rates ġ of rate_rows (ascending; empty when not available) at (t, q, v_rates).
+  std::vector<int> rate_rows;
+  Eigen::VectorXd v_rates, rates;
 };
 
 // Impacts. Open contacts that are clearly open (g > 10⁻³ τ₀ at the phase start, "armed") are
