@@ -95,25 +95,32 @@ Options ParseOptions(int argc, char** argv) {
   return o;
 }
 
-// Keeps every event; nothing else.
+// Keeps what the event file and the counts need of every event (time, kind, contacts, normal
+// impulses), as the Siconos driver's LoggedEvent does, not the whole record.
+struct LoggedEvent {
+  double t = 0;
+  EventKind kind = EventKind::kTime;
+  std::vector<int> rows;
+  std::vector<double> impulses;
+};
 class EventRecorder : public saltus::events::Observer {
  public:
   void OnEvent(const Event& e, const Eigen::VectorXd&, const Eigen::VectorXd&,
                const Eigen::VectorXd&) override {
-    events.push_back(e);
+    events.push_back({e.t, e.kind, e.rows, e.impulses});
   }
-  std::vector<Event> events;
+  std::vector<LoggedEvent> events;
 };
 
 void WriteEvents(const std::string& path, const saltus::engine::MechanicalSystem& system,
-                 const std::vector<Event>& events) {
+                 const std::vector<LoggedEvent>& events) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
     std::cerr << "saltus_event_driven: cannot write '" << path << "'\n";
     std::exit(2);
   }
   std::fprintf(f, "t,kind,contacts,impulse\n");
-  for (const Event& e : events) {
+  for (const LoggedEvent& e : events) {
     std::string impulses;
     char number[32];
     for (std::size_t k = 0; k < e.impulses.size(); ++k) {
@@ -192,7 +199,7 @@ int main(int argc, char** argv) {
 
   if (!options.events_file.empty()) WriteEvents(options.events_file, *system, recorder.events);
   long impacts = 0;
-  for (const Event& e : recorder.events) impacts += e.kind == EventKind::kImpact ? 1 : 0;
+  for (const LoggedEvent& e : recorder.events) impacts += e.kind == EventKind::kImpact ? 1 : 0;
   const events::SimulationStats& stats = simulation->stats();
   std::printf("engine=saltus\nscene=%s\nstatus=%s\nmessage=%s\n", scene.name.c_str(),
               status.c_str(), message.c_str());

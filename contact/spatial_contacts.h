@@ -323,6 +323,7 @@ class SpatialContacts : public engine::ConstraintBlock {
   // std::invalid_argument if q or speed_bound has the wrong size, or horizon/margin < 0.
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
                      double margin, std::vector<int>* rows) const override;
+  bool CandidateRowsDependOnSpeed() const override { return true; }
   // The witness points' midpoint and the normal of local row `row` at q (contact/contact_site.h),
   // from the same geometry as Values. Throws std::out_of_range for a bad row.
   ContactSite Site(const Eigen::VectorXd& q, int row) const;

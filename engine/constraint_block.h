@@ -89,6 +89,11 @@ class ConstraintBlock {
     rows->resize(static_cast<std::size_t>(num_rows()));
     std::iota(rows->begin(), rows->end(), 0);
   }
+  // Whether CandidateRows reads speed_bound. A block that overrides CandidateRows with a test
+  // that uses the speeds returns true: the event loop then bounds the speeds over every step from
+  // all its samples of the dense output, and otherwise interpolates only the samples its scan
+  // reaches (events/witness.h, StepSamples).
+  virtual bool CandidateRowsDependOnSpeed() const { return false; }
   // Appends row `local_row` of G to *G as block-sparse row (one block of G->block_size
   // velocities per body, ascending body order, closed with EndRow) in O(bodies of the row)
   // instead of the O(nv) of a dense row, and returns true; returns false and appends nothing when

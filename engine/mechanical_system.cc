@@ -308,6 +308,11 @@ void MechanicalSystem::CandidateRows(const Eigen::VectorXd& q, const Eigen::Vect
   }
 }
 
+bool MechanicalSystem::CandidateRowsDependOnSpeed() const {
+  return std::any_of(blocks_.begin(), blocks_.end(),
+                     [](const auto& b) { return b->CandidateRowsDependOnSpeed(); });
+}
+
 template <class Fn>
 void MechanicalSystem::ForEachBlockRun(std::span<const int> rows, Fn&& fn) const {
   thread_local std::vector<int> local;

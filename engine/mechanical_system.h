@@ -214,6 +214,8 @@ class MechanicalSystem {
   // `speed_bound` (ConstraintBlock::CandidateRows of every block; all rows by default).
   void CandidateRows(const Eigen::VectorXd& q, const Eigen::VectorXd& speed_bound, double horizon,
                      double margin, std::vector<int>* rows) const;
+  // Whether some block's CandidateRows reads speed_bound (ConstraintBlock).
+  bool CandidateRowsDependOnSpeed() const;
 
   // Each fills its output for `rows` (global indices, any order, no duplicates), resizing it to
   // rows.size() (× nv for G). Throws std::out_of_range on a row index outside the system.

@@ -68,6 +68,18 @@ void UnilateralCandidates::Find(const VectorXd& q, const VectorXd& speed, double
 }
 
 double MassBlockCache::Energy(double t, const VectorXd& q, const VectorXd& v) {
+  if (t == memo_t_ && q.size() == memo_q_.size() && v.size() == memo_v_.size() && q == memo_q_ &&
+      v == memo_v_) {
+    return memo_energy_;
+  }
+  memo_t_ = t;
+  memo_q_ = q;
+  memo_v_ = v;
+  memo_energy_ = KineticAndPotential(t, q, v);
+  return memo_energy_;
+}
+
+double MassBlockCache::KineticAndPotential(double t, const VectorXd& q, const VectorXd& v) {
   double T = 0.0;
   if (constant_mass_valid_ || system_.BlockSparseMatrices(t, q, {}, &mass_blocks_, nullptr)) {
     constant_mass_valid_ = system_.HasConstantMassMatrix();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,14 +42,20 @@ struct RowSets {
 class UnilateralCandidates {
  public:
   UnilateralCandidates(const engine::MechanicalSystem& system, const RowSets& rows, bool watch_all)
-      : system_(system), rows_(rows), watch_all_(watch_all) {}
+      : system_(system),
+        rows_(rows),
+        watch_all_(watch_all),
+        use_speed_(!watch_all && system.CandidateRowsDependOnSpeed()) {}
   void Find(const Eigen::VectorXd& q, const Eigen::VectorXd& speed, double horizon, double margin,
             const std::vector<int>* excluded, std::vector<int>* out);
+  // Whether Find reads `speed` (else any vector of nv entries will do, e.g. zeros).
+  bool UseSpeed() const { return use_speed_; }
 
  private:
   const engine::MechanicalSystem& system_;
   const RowSets& rows_;
   bool watch_all_;
+  bool use_speed_;
   std::vector<int> buffer_;
 };
 
@@ -59,13 +66,20 @@ class UnilateralCandidates {
 class MassBlockCache {
  public:
   explicit MassBlockCache(const engine::MechanicalSystem& system) : system_(system) {}
+  // The last state's value is kept: a switch asks for it before and after the impact and after
+  // the projection, which often leave the state as it was.
   double Energy(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   // w (rows.size()) ← W_αα of `rows` at (t, q).
   void DelassusDiagonal(double t, const Eigen::VectorXd& q, const std::vector<int>& rows,
                         Eigen::VectorXd* w);
 
  private:
+  double KineticAndPotential(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+
   const engine::MechanicalSystem& system_;
+  double memo_t_ = std::numeric_limits<double>::quiet_NaN();  // Energy's last state and value
+  Eigen::VectorXd memo_q_, memo_v_;
+  double memo_energy_ = 0;
   engine::MassBlocks mass_blocks_;
   engine::BlockSparseRows G_sparse_;
   // mass_blocks_ hold the system's constant M (HasConstantMassMatrix): not evaluated again, and

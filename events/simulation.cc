@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
@@ -149,12 +148,13 @@ struct Simulation::Impl {
   double ScanStep();
   void AcceptStep(bool time_event);
   void SwitchAt(double t_event, double t_end);
-  void Switch(const FiredWitnesses& fired, std::vector<Event> events, const VectorXd& v_minus);
+  // The switch with the events already in `events` (a time event, or none).
+  void Switch(const FiredWitnesses& fired, const VectorXd& v_minus);
   void StartPhase();
   // The step size the ending phase hands to the next (StartPhase).
   double EndingStep() const;
   void SplitForces();
-  void GuardAgainstAccumulation(const std::vector<Event>& events);
+  void GuardAgainstAccumulation();
   std::string FrequentContacts() const;
   // Outputs at the output times before t_hi (and at t_hi when inclusive), up to t_end.
   void EmitOutputs(double t_hi, bool inclusive, double t_end);
@@ -182,8 +182,17 @@ struct Simulation::Impl {
   double next_output = 0;
   std::vector<double> time_events;
   std::size_t next_time_event = 0;
-  // Times of recent switches and the contacts of their events (Zeno guard).
-  std::deque<std::pair<double, std::vector<int>>> recent_events;
+  // Times of recent switches and the contacts of their events (Zeno guard): a ring of
+  // recent_count entries from recent_first, whose row lists keep their storage when reused.
+  struct RecentSwitch {
+    double t = 0;
+    std::vector<int> rows;
+  };
+  std::vector<RecentSwitch> recent_events;
+  std::size_t recent_first = 0, recent_count = 0;
+  std::vector<int> union_buffer;
+  // The events of the current switch (records reused: SwitchHandler::Recycle).
+  std::vector<Event> events;
   std::optional<RunFailure> pending_failure;  // found by SetState: AdvanceTo stops with it
   VectorXd g_buf, gt_buf, vdot_buf, lambda_buf;
   // The restart rule (StartPhase): the active rows the integrator was last reset with and
@@ -443,12 +452,11 @@ void Simulation::Impl::AcceptStep(bool time_event) {
   }
   if (!time_event) return;
   ++next_time_event;
-  Event te;
-  te.t = t;
-  te.kind = EventKind::kTime;
+  switcher.Recycle(&events);
+  Event& te = switcher.NewEvent(&events, t, EventKind::kTime);
   te.energy_before = te.energy_after = ctx.mass.Energy(t, q, v);
   ending_step = EndingStep();
-  Switch({}, {te}, v);
+  Switch({}, v);
 }
 
 // An event at t_event: outputs before it, the state on the phase's manifold, the witnesses that
@@ -471,31 +479,49 @@ void Simulation::Impl::SwitchAt(double t_event, double t_end) {
   q.swap(q_event);
   v.swap(v_event);
   ending_step = EndingStep();
-  Switch(fired, {}, v);
+  switcher.Recycle(&events);
+  Switch(fired, v);
 }
 
 // The switch handler at (t, q, v), the observers, the Zeno guard and the new phase.
-void Simulation::Impl::Switch(const FiredWitnesses& fired, std::vector<Event> events,
-                              const VectorXd& v_minus) {
+void Simulation::Impl::Switch(const FiredWitnesses& fired, const VectorXd& v_minus) {
   v_before = v_minus;
   switcher.Handle(t, q, v, modes, fired, &events);
   for (const Event& e : events) {
     ++ctx.stats.events[static_cast<int>(e.kind)];
     for (Observer* o : observers) o->OnEvent(e, q, v_before, v);
   }
-  if (events.empty() || events.front().kind != EventKind::kTime) GuardAgainstAccumulation(events);
+  if (events.empty() || events.front().kind != EventKind::kTime) GuardAgainstAccumulation();
   StartPhase();
 }
 
 // Too many switches in a tiny window that the rules did not resolve stop the run.
-void Simulation::Impl::GuardAgainstAccumulation(const std::vector<Event>& events) {
-  std::vector<int> rows;
-  for (const Event& e : events) rows = Union(rows, e.rows);
-  recent_events.emplace_back(t, std::move(rows));
-  while (!recent_events.empty() && recent_events.front().first < t - ctx.opt.zeno_window) {
-    recent_events.pop_front();
+void Simulation::Impl::GuardAgainstAccumulation() {
+  // The switches that left the window first (an entry is reused before the ring grows).
+  while (recent_count > 0 && recent_events[recent_first].t < t - ctx.opt.zeno_window) {
+    recent_first = (recent_first + 1) % recent_events.size();
+    --recent_count;
   }
-  if (static_cast<int>(recent_events.size()) > ctx.opt.zeno_max_events) {
+  if (recent_count == recent_events.size()) {  // full: grow the ring, oldest entry first
+    std::rotate(recent_events.begin(),
+                recent_events.begin() + static_cast<std::ptrdiff_t>(recent_first),
+                recent_events.end());
+    recent_first = 0;
+    recent_events.emplace_back();
+  }
+  RecentSwitch& entry = recent_events[(recent_first + recent_count) % recent_events.size()];
+  ++recent_count;
+  entry.t = t;
+  entry.rows.clear();
+  for (const Event& e : events) {
+    if (entry.rows.empty()) {
+      entry.rows.assign(e.rows.begin(), e.rows.end());  // its storage reused
+    } else {
+      UnionInto(entry.rows, e.rows, &union_buffer);
+      entry.rows.swap(union_buffer);
+    }
+  }
+  if (static_cast<int>(recent_count) > ctx.opt.zeno_max_events) {
     std::ostringstream msg;
     msg << "event accumulation: more than " << ctx.opt.zeno_max_events << " events within "
         << ctx.opt.zeno_window << " s before t = " << t << FrequentContacts();
@@ -506,8 +532,8 @@ void Simulation::Impl::GuardAgainstAccumulation(const std::vector<Event>& events
 // The (at most three) contacts in the most switches of the Zeno window, with their counts.
 std::string Simulation::Impl::FrequentContacts() const {
   std::map<int, int> count;
-  for (const auto& [time, rows] : recent_events) {
-    for (int r : rows) ++count[r];
+  for (std::size_t k = 0; k < recent_count; ++k) {
+    for (int r : recent_events[(recent_first + k) % recent_events.size()].rows) ++count[r];
   }
   std::vector<std::pair<int, int>> ranked(count.begin(), count.end());
   std::sort(ranked.begin(), ranked.end(),
@@ -621,7 +647,7 @@ void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v
       }
     }
   }
-  std::vector<Event> events;
+  switcher.Recycle(&events);
   pending_failure.reset();
   try {
     switcher.Handle(t, q, v, modes, {}, &events);
@@ -643,7 +669,7 @@ void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v
   next_output = t;
   next_time_event = static_cast<std::size_t>(
       std::upper_bound(time_events.begin(), time_events.end(), t) - time_events.begin());
-  recent_events.clear();
+  recent_first = recent_count = 0;
 }
 
 }  // namespace saltus::events

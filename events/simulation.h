@@ -115,7 +115,9 @@
 // the dense output at t₀, the event samples and t₁ and bounds every coordinate over the step by
 //   s_j = max_k |v_j(s_k)| + max_k |v_j(s_{k+1}) − v_j(s_k)|,
 // i.e. the largest sampled speed plus the largest change between neighbouring samples (a bound
-// whenever v_j is monotone between samples, which the sampling already assumes for the gaps).
+// whenever v_j is monotone between samples, which the sampling already assumes for the gaps;
+// computed only when the system's candidates depend on the speeds, MechanicalSystem::
+// CandidateRowsDependOnSpeed: otherwise the scan interpolates only the samples it reaches).
 // The watched rows of the step are the candidates of q(t₀) for the horizon h, speeds s and the
 // margin m = τ₀: a row left out has g > τ₀ > 0 during the whole step because no material point
 // can travel more than h (‖ṙ‖ + ρ ‖ω‖) within it (contact/spatial_contacts.h), so no impact or

@@ -44,6 +44,9 @@ std::string LargestRow(const engine::MechanicalSystem& sys, const std::vector<in
 
 SwitchHandler::SwitchHandler(EventContext& ctx) : ctx_(ctx) {
   for (int r : ctx.rows.unilateral) frictional_ |= ctx.sys.constraint_info(r).friction > 0;
+  // Room for the records of a few switches' events (an impact and mode changes), so that the
+  // first records recycled do not allocate the spare list.
+  spare_events_.reserve(8);
 }
 
 void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& modes,
@@ -73,6 +76,31 @@ void SwitchHandler::Handle(double t, VectorXd& q, VectorXd& v, ContactModes& mod
   }
 }
 
+void SwitchHandler::Recycle(std::vector<Event>* events) {
+  for (Event& e : *events) spare_events_.push_back(std::move(e));
+  events->clear();
+}
+
+Event& SwitchHandler::NewEvent(std::vector<Event>* events, double t, EventKind kind) {
+  if (spare_events_.empty()) {
+    events->emplace_back();
+  } else {
+    events->push_back(std::move(spare_events_.back()));
+    spare_events_.pop_back();
+  }
+  Event& e = events->back();
+  e.t = t;
+  e.kind = kind;
+  e.rows.clear();
+  e.impulses.clear();
+  e.tangential_impulses.clear();
+  e.modes.clear();
+  e.slip_directions.clear();
+  e.energy_before = e.energy_after = 0;
+  e.energy_gain = e.indeterminate = false;
+  return e;
+}
+
 void SwitchHandler::OntoPhaseManifold(double t, VectorXd& q, VectorXd& v,
                                       const std::vector<int>& phase_rows) {
   if (phase_rows.empty()) return;
@@ -97,7 +125,7 @@ void SwitchHandler::OntoPhaseManifold(double t, VectorXd& q, VectorXd& v,
 
 void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>& before,
                                       const std::vector<ContactState>& after, double energy_before,
-                                      double energy_after, std::vector<Event>* events) const {
+                                      double energy_after, std::vector<Event>* events) {
   // Both lists ascending by row: a merge pass classifies every contact that changed.
   std::vector<int> closing, leaving, sticking, slipping;
   std::size_t i = 0, j = 0;
@@ -122,14 +150,11 @@ void SwitchHandler::RecordModeChanges(double t, const std::vector<ContactState>&
        {std::pair{EventKind::kContactClosed, &closing}, std::pair{EventKind::kTakeoff, &leaving},
         std::pair{EventKind::kStick, &sticking}, std::pair{EventKind::kSlip, &slipping}}) {
     if (rows->empty()) continue;
-    Event ev;
-    ev.t = t;
-    ev.kind = kind;
+    Event& ev = NewEvent(events, t, kind);
     ev.rows = *rows;
     ev.impulses.assign(rows->size(), 0.0);
     ev.energy_before = energy_before;
     ev.energy_after = energy_after;
-    events->push_back(std::move(ev));
   }
 }
 
@@ -152,11 +177,15 @@ const std::vector<int>& SwitchHandler::ClosedInPosition(double t, const VectorXd
   }
   UnionInto(i1, closed, &union_buffer_);
   UnionInto(union_buffer_, impacting, &i1);
+  // The candidates' gaps are those of the final q unless the projection moves it (Project).
+  near_gaps_current_ = true;
+  q_unmoved_ = true;
   if (i1.empty()) {
     u_.resize(0);
   } else {
     engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
   }
+  v_of_u_ = v;
   ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
   return i1;
 }
@@ -206,6 +235,7 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
         total_tangential[static_cast<std::size_t>(index[k])] += tangential[k];
     }
     engine::ConstraintRate(ctx_.sys, t, q, v, i1, &u_);
+    v_of_u_ = v;
     ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
     approaching = AnyBelow(u_, -tau1);
   }
@@ -223,9 +253,7 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   // The event lists the rows that approached and those that took an impulse above round-off of
   // the largest one (a resting row solved with another's impact takes ~1e-15 of it).
   const double impulse_floor = 1e-9 * total_impulse.cwiseAbs().maxCoeff();
-  Event ev;
-  ev.t = t;
-  ev.kind = EventKind::kImpact;
+  Event& ev = NewEvent(events, t, EventKind::kImpact);
   for (std::size_t k = 0; k < i1.size(); ++k) {
     const auto kk = static_cast<Eigen::Index>(k);
     if (total_impulse[kk] > impulse_floor || u_initial[kk] < -tau1) {
@@ -238,7 +266,6 @@ void SwitchHandler::ResolveImpacts(double t, const VectorXd& q, VectorXd& v,
   ev.energy_after = ctx_.mass.Energy(t, q, v);
   ev.energy_gain = energy_gain;
   ev.indeterminate = indeterminate;
-  events->push_back(std::move(ev));
 }
 
 void SwitchHandler::ImpactStage(double t, const VectorXd& q, VectorXd& v,
@@ -600,9 +627,7 @@ bool SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
   // by more than τ₁ (round-off impulses): nothing happens.
   if ((impact.v_plus - v).cwiseAbs().maxCoeff() <= ctx_.opt.thresholds.tau1) return false;
   v = impact.v_plus;
-  Event ev;
-  ev.t = t;
-  ev.kind = EventKind::kTangentialImpact;
+  Event& ev = NewEvent(events, t, EventKind::kTangentialImpact);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     ev.rows.push_back(candidates[k]);
     ev.impulses.push_back(impact.contacts[k].normal);
@@ -611,7 +636,6 @@ bool SwitchHandler::TangentialImpact(double t, const VectorXd& q, VectorXd& v,
   ev.energy_before = energy_before;
   ev.energy_after = ctx_.mass.Energy(t, q, v);
   ev.energy_gain = impact.energy_gain;
-  events->push_back(std::move(ev));
   return true;
 }
 
@@ -625,15 +649,20 @@ void SwitchHandler::Project(double t, VectorXd& q, VectorXd& v, const std::vecto
   const auto& opt = ctx_.opt;
   std::vector<int> stopped, penetrating;
   VectorXd& g_i1 = g_i1_;
-  if (!i1.empty()) ctx_.sys.ConstraintValues(t, q, i1, &g_i1);
-  ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
+  if (i1 == near_) {
+    g_i1 = g_near_;  // the gaps of ClosedInPosition at this q (q has not moved since)
+  } else {
+    if (!i1.empty()) ctx_.sys.ConstraintValues(t, q, i1, &g_i1);
+    ctx_.stats.rows_evaluated_switches += static_cast<long>(i1.size());
+  }
   for (std::size_t k = 0; k < i1.size(); ++k) {
     if (Contains(new_closed, i1[k])) continue;
     if (u_[static_cast<Eigen::Index>(k)] < 0) stopped.push_back(i1[k]);
     if (g_i1[static_cast<Eigen::Index>(k)] < 0) penetrating.push_back(i1[k]);
   }
+  if (active.empty() && stopped.empty() && penetrating.empty()) return;  // q stays: gaps current
   near_gaps_current_ = false;
-  if (active.empty() && stopped.empty() && penetrating.empty()) return;
+  q_unmoved_ = false;
   const VectorXd q_start = q;
   for (;;) {
     q = q_start;
@@ -698,6 +727,7 @@ void SwitchHandler::NearGaps(double t, const VectorXd& q) {
 void SwitchHandler::RecordGaps(double t, const VectorXd& q) {
   if (!near_gaps_current_) NearGaps(t, q);
   snapshot_.rows.clear();
+  snapshot_.rate_rows.clear();
   if (near_.empty()) return;
   ctx_.stats.min_gap_after_projection =
       std::min(ctx_.stats.min_gap_after_projection, g_near_.minCoeff());
@@ -706,6 +736,11 @@ void SwitchHandler::RecordGaps(double t, const VectorXd& q) {
     snapshot_.gaps = g_near_;
     snapshot_.t = t;
     snapshot_.q = q;
+    if (q_unmoved_) {  // u_ is ġ of I₁ at this q and v_of_u_
+      snapshot_.rate_rows = i1_;
+      snapshot_.rates = u_;
+      snapshot_.v_rates = v_of_u_;
+    }
   }
 }
 

@@ -122,6 +122,12 @@ class SwitchHandler {
   // them at the phase start that follows).
   const GapSnapshot& snapshot() const { return snapshot_; }
 
+  // Event records are reused from switch to switch, with the storage of their lists, so that a
+  // switch allocates nothing in steady state: Recycle takes the records of *events back (and
+  // clears it), NewEvent appends a record with empty lists (a recycled one when there is one).
+  void Recycle(std::vector<Event>* events);
+  Event& NewEvent(std::vector<Event>* events, double t, EventKind kind);
+
  private:
   // I₁ (ascending, into i1_, returned), and u = ġ of its rows into u_.
   const std::vector<int>& ClosedInPosition(double t, const Eigen::VectorXd& q,
@@ -182,7 +188,7 @@ class SwitchHandler {
   // The mode-change events from the states before and after.
   void RecordModeChanges(double t, const std::vector<ContactState>& before,
                          const std::vector<ContactState>& after, double energy_before,
-                         double energy_after, std::vector<Event>* events) const;
+                         double energy_after, std::vector<Event>* events);
   contact::FrictionOptions FrictionOptions() const;
   // The simulation's projection options with the stalled-residual bound of the velocity
   // projections (kVelocityStallFraction).
@@ -192,11 +198,13 @@ class SwitchHandler {
   bool frictional_ = false;        // some contact of the system has μ > 0
   bool offered_solution_ = false;  // the last DecideFrictional was indeterminate with a solution
   Eigen::VectorXd u_;              // ġ of the rows of I₁
+  Eigen::VectorXd v_of_u_;         // the v at which u_ was computed (with the q of the switch)
+  bool q_unmoved_ = false;         // q is still that of ClosedInPosition (no projection)
   // OntoPhaseManifold's workspace: the phase rows' g and ġ, the projected state.
   Eigen::VectorXd g_phase_, rate_phase_, q_phase_, v_phase_;
   std::vector<int> near_;
   Eigen::VectorXd g_near_;
-  bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the final q
+  bool near_gaps_current_ = false;  // near_ / g_near_ hold the candidates' gaps at the current q
   GapSnapshot snapshot_;
   // ResolveImpacts' workspace: the total impulses, the rows of a stage and their results.
   Eigen::VectorXd total_impulse_, u_initial_, stage_normal_;
@@ -211,6 +219,7 @@ class SwitchHandler {
   std::vector<int> i1_, union_buffer_;
   std::vector<ContactState> before_;
   Eigen::VectorXd g_i1_;
+  std::vector<Event> spare_events_;  // recycled records (Recycle, NewEvent)
 };
 
 }  // namespace saltus::events

@@ -19,21 +19,38 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // ---- StepSamples ----------------------------------------------------------------------------
 
 void StepSamples::Take(const integrators::Integrator& integrator, int n) {
+  integrator_ = &integrator;
   n_ = n;
   t0_ = integrator.t_previous();
   t1_ = integrator.t();
-  const auto nv = integrator.v().size();
+  const auto size = static_cast<std::size_t>(n + 2);
+  q_.resize(size);
+  v_.resize(size);
+  taken_.assign(size, 0);
+  bound_taken_ = false;
+}
+
+std::size_t StepSamples::Interpolated(int i) const {
+  const auto k = static_cast<std::size_t>(i);
+  if (!taken_[k]) {
+    integrator_->Interpolate(time(i), &q_[k], &v_[k]);
+    taken_[k] = 1;
+  }
+  return k;
+}
+
+const VectorXd& StepSamples::speed_bound() const {
+  if (bound_taken_) return speed_bound_;
+  const auto nv = integrator_->v().size();
   speed_bound_.setZero(nv);
   dv_bound_.setZero(nv);
-  q_.resize(static_cast<std::size_t>(n + 2));
-  v_.resize(static_cast<std::size_t>(n + 2));
-  for (int i = 0; i <= n + 1; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    integrator.Interpolate(time(i), &q_[k], &v_[k]);
-    speed_bound_ = speed_bound_.cwiseMax(v_[k].cwiseAbs());
-    if (i > 0) dv_bound_ = dv_bound_.cwiseMax((v_[k] - v_[k - 1]).cwiseAbs());
+  for (int i = 0; i <= n_ + 1; ++i) {
+    speed_bound_ = speed_bound_.cwiseMax(v(i).cwiseAbs());
+    if (i > 0) dv_bound_ = dv_bound_.cwiseMax((v(i) - v(i - 1)).cwiseAbs());
   }
   speed_bound_ += dv_bound_;
+  bound_taken_ = true;
+  return speed_bound_;
 }
 
 // ---- SampleForces ---------------------------------------------------------------------------
@@ -212,7 +229,10 @@ void GapWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v,
   for (Eigen::Index k = 0; k < n; ++k) {
     if (g_[k] <= ArmingGap()) touching_.push_back(open_rows_[static_cast<std::size_t>(k)]);
   }
-  if (!touching_.empty()) {
+  if (reuse && touching_ == snapshot->rate_rows && snapshot->v_rates.size() == v.size() &&
+      snapshot->v_rates == v) {
+    gdot_ = snapshot->rates;  // the switch's rates of these rows at this state
+  } else if (!touching_.empty()) {
     engine::ConstraintRate(ctx_.sys, t, q, v, touching_, &gdot_);
     ctx_.stats.rows_evaluated_switches += static_cast<long>(touching_.size());
   }
@@ -235,8 +255,10 @@ void GapWitness::StartPhase(double t, const VectorXd& q, const VectorXd& v,
 void GapWitness::Watch(const VectorXd& q0, const StepSamples& samples,
                        const std::vector<int>& closed) {
   screen_rows_.swap(open_rows_);  // the previous watched rows (screen_rows_ is free here)
-  ctx_.candidates.Find(q0, samples.speed_bound(), samples.t1() - samples.t0(),
-                       ctx_.opt.thresholds.tau0, &closed, &open_rows_);
+  const Eigen::VectorXd& speed =
+      ctx_.candidates.UseSpeed() ? samples.speed_bound() : ctx_.zero_speed;
+  ctx_.candidates.Find(q0, speed, samples.t1() - samples.t0(), ctx_.opt.thresholds.tau0, &closed,
+                       &open_rows_);
   // Rows that leave the watched set have g > τ₀ > the arming gap: watched through g again if
   // they come back.
   for (int r : screen_rows_) {

@@ -35,24 +35,37 @@
 namespace saltus::events {
 
 // The dense output of the current accepted step [t₀, t₁] at its n + 2 samples and the speed bound
-// s_j = max_i |v_j(s_i)| + max_i |v_j(s_{i+1}) − v_j(s_i)| over the step.
+// s_j = max_i |v_j(s_i)| + max_i |v_j(s_{i+1}) − v_j(s_i)| over the step. A sample is
+// interpolated when it is first read: the scan stops after the first interval with an event,
+// which is the first of a step that starts a phase in most steps of a bouncing ball, and the
+// speed bound, which needs them all, is read only for systems whose candidate rows depend on it
+// (MechanicalSystem::CandidateRowsDependOnSpeed). The values are those of interpolating every
+// sample at once. The integrator must not step again while the samples are read.
 class StepSamples {
  public:
-  // Interpolates the integrator's last step at its samples.
+  // The integrator's last step with n interior samples.
   void Take(const integrators::Integrator& integrator, int n);
   int n() const { return n_; }
   double t0() const { return t0_; }
   double t1() const { return t1_; }
   double time(int i) const { return i == n_ + 1 ? t1_ : t0_ + (t1_ - t0_) * i / (n_ + 1); }
-  const Eigen::VectorXd& q(int i) const { return q_[static_cast<std::size_t>(i)]; }
-  const Eigen::VectorXd& v(int i) const { return v_[static_cast<std::size_t>(i)]; }
-  const Eigen::VectorXd& speed_bound() const { return speed_bound_; }
+  const Eigen::VectorXd& q(int i) const { return q_[Interpolated(i)]; }
+  const Eigen::VectorXd& v(int i) const { return v_[Interpolated(i)]; }
+  // Interpolates every sample.
+  const Eigen::VectorXd& speed_bound() const;
 
  private:
+  // Sample i interpolated; its index into q_ and v_.
+  std::size_t Interpolated(int i) const;
+
+  const integrators::Integrator* integrator_ = nullptr;
   int n_ = 0;
   double t0_ = 0, t1_ = 0;
-  std::vector<Eigen::VectorXd> q_, v_;
-  Eigen::VectorXd speed_bound_, dv_bound_;
+  // The lazy cache (filled by the const accessors).
+  mutable std::vector<Eigen::VectorXd> q_, v_;
+  mutable std::vector<char> taken_;
+  mutable bool bound_taken_ = false;
+  mutable Eigen::VectorXd speed_bound_, dv_bound_;
 };
 
 // The index-1 multipliers of the active rows at the samples of a step, one solve per sample
@@ -128,6 +141,9 @@ struct GapSnapshot {
   Eigen::VectorXd q;
   std::vector<int> rows;  // ascending; empty when not available
   Eigen::VectorXd gaps;
+  // The rates ġ of rate_rows (ascending; empty when not available) at (t, q, v_rates).
+  std::vector<int> rate_rows;
+  Eigen::VectorXd v_rates, rates;
 };
 
 // Impacts. Open contacts that are clearly open (g > 10⁻³ τ₀ at the phase start, "armed") are

@@ -13,6 +13,9 @@ namespace {
 constexpr std::size_t kFormattedDoubleCapacity = 32;
 
 std::string_view Format(double x, char (&buffer)[kFormattedDoubleCapacity]) {
+  // Exact zeros (untouched coordinates: a planar ball's x, θ and their rates) without the digit
+  // generation: the same text, "0" or "-0".
+  if (x == 0) return std::signbit(x) ? "-0" : "0";
   const std::to_chars_result r =
       std::to_chars(buffer, buffer + kFormattedDoubleCapacity, x, std::chars_format::general, 17);
   return {buffer, static_cast<std::size_t>(r.ptr - buffer)};

@@ -685,6 +685,8 @@ TEST(SpatialContactsCandidates, FarPairsJoinWhenTheirSpeedCoversTheDistance) {
   contacts.CandidateRows(q, s, 0.4, 0.1, &cand);  // reach 4 m + 0.1 margin: s1 and s0 too far
   EXPECT_EQ(cand, std::vector<int>({1, 5}));
   EXPECT_THROW(contacts.CandidateRows(q, s, -1.0, 0.1, &cand), std::invalid_argument);
+  // The list depends on the speeds (above): the event loop must bound them over every step.
+  EXPECT_TRUE(contacts.CandidateRowsDependOnSpeed());
 }
 
 // Dense reference for the sparse assembly of the impact and contact problems: the same system

@@ -143,6 +143,29 @@ TEST(WitnessTest, StepSamplesBoundTheSpeedOverTheStep) {
   EXPECT_GE(s.samples.speed_bound()[0], kG * 0.1 * (1 - 1e-14));
 }
 
+// The samples are interpolated when first read (the scan reads only those it reaches), in any
+// order: the values are the dense output's at the sample times, bit for bit, and the speed bound
+// is that of all samples. The planar ball's candidate rows are all rows whatever the speeds, so
+// its scan does not need the bound.
+TEST(WitnessTest, StepSamplesAreTheDenseOutputInWhateverOrderTheyAreRead) {
+  auto ball = VerticalBall(1.0, 0.1, 0.5);
+  EXPECT_FALSE(ball->CandidateRowsDependOnSpeed());
+  OneStep s(ball, 0.1, 4);
+  s.Scan(VectorXd::Constant(1, 10.0), VectorXd::Constant(1, 0.3), {});
+  StepSamples lazy;
+  lazy.Take(*s.integrator, 4);
+  VectorXd q, v;
+  double bound = 0.0, change = 0.0;
+  for (int i = 5; i >= 0; --i) {
+    s.integrator->Interpolate(lazy.time(i), &q, &v);
+    EXPECT_EQ(lazy.q(i), q) << "sample " << i;
+    EXPECT_EQ(lazy.v(i), v) << "sample " << i;
+    bound = std::max(bound, std::abs(v[0]));
+    if (i < 5) change = std::max(change, std::abs(lazy.v(i + 1)[0] - v[0]));
+  }
+  EXPECT_EQ(lazy.speed_bound()[0], bound + change);
+}
+
 // A block (0.2 × 0.1 m) sticking with its two lower corners on a belt, the friction oscillator's
 // state at its first stick as HEM5 reaches it (examples/friction/friction_oscillator.yaml): the
 // belt has drifted off its guide by ~1e-20 m and rad, so the corners' tangential rows agree to
