@@ -66,6 +66,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -132,7 +133,7 @@ class StateError : public Error {
 //              (scene key simulation.speculative; timestepping/moreau_jean.h);
 //   project_contacts, sleeping, sleep_speed, sleep_time   the position projection and sleeping
 //              of integrator moreau_jean (the scene keys of the same names, timestepping/
-//              moreau_jean.h; defaults: on, on, 1e-5 m/s, 0.1 s);
+//              moreau_jean.h; defaults: on without friction, on, 1e-5 m/s, 0.1 s);
 //   friction, rolling_friction, spinning_friction   the scene's simulation-wide coefficients
 //              (μ, μ_R, μ_S ≥ 0). They are part of the model (applied to its contacts when it is
 //              built), reported here; a Simulation refuses options whose coefficients differ
@@ -140,7 +141,7 @@ class StateError : public Error {
 struct SimulationOptions : events::SimulationOptions {
   double theta = 0.5;
   bool speculative = true;
-  bool project_contacts = true;
+  std::optional<bool> project_contacts;  // unset: on when no contact has friction
   bool sleeping = true;
   double sleep_speed = 1e-5;
   double sleep_time = 0.1;

@@ -229,6 +229,7 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
     }
   }
   friction_ = friction;
+  project_ = o.project_contacts.value_or(!friction);
   if (!contact_solver_ && !resistance.empty()) {
     contact_solver_ = std::make_shared<RollingFrictionStepSolver>();
   }
@@ -780,9 +781,8 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
   }
 
   const Clock::time_point projection_start = Clock::now();
-  const bool projected =
-      !(speculative && o.project_contacts && bilateral_.empty() && q_next.allFinite()) ||
-      ProjectContacts(t_next, &q_next);
+  const bool projected = !(speculative && project_ && bilateral_.empty() && q_next.allFinite()) ||
+                         ProjectContacts(t_next, &q_next);
   projection_seconds_ += Seconds(projection_start);
   if (!projected) {
     *result = {events::RunStatus::kProjectionFailure,

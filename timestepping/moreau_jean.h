@@ -113,6 +113,13 @@
 // (1 − θ) h |U_k| inside, and the projection puts them back. A projection target of −τ₀/2 (every
 // projected row strictly inside) was measured slower, and so was keeping fast approaches open.
 //
+// Default: on when no unilateral row has friction, off otherwise. On the settled μ = 0.5 pile
+// (N = 100, resumed at t = 1.5 s) a step cost 9.5 s CPU with it against 0.036 s without: after
+// each projection the hyperstatic contacts sit within round-off of g = 0, some open and some
+// closed, and the frictional components went from NSGS to the Newton stage and PROX (16 and 1 of
+// 20 steps; docs/time-stepping.md, fifteenth session). With friction the penetration is then the
+// speculative law's (1 − θ) h (v_e + h |a|).
+//
 // Sleeping (MoreauJeanOptions::sleeping; systems without joints whose mass matrix is block
 // diagonal, engine::MechanicalSystem::BlockSparseMatrices: the bodies are its blocks). A body is
 // calm after a step when ‖v_c‖∞ ≤ sleep_speed; the islands are the components of the graph whose
@@ -209,8 +216,9 @@ struct MoreauJeanOptions {
   // every row of I from the start.
   bool defer_open_rows = false;
   // Position projection after the step onto g ≥ −τ₀ (header), with speculative contacts and
-  // without joints. Off: the positions of the step are kept (penetration up to (1 − θ) h v_e).
-  bool project_contacts = true;
+  // without joints: on (true), off (false: the positions of the step are kept, penetration up to
+  // (1 − θ) h v_e), or unset (the default): on when no unilateral row has friction.
+  std::optional<bool> project_contacts;
   // Sleeping (header, "Sleeping"), for systems without joints that provide their mass blocks:
   // an island whose bodies all kept ‖v_c‖∞ ≤ sleep_speed for sleep_time is frozen. Off: every
   // body is integrated at every step.
@@ -238,7 +246,7 @@ MoreauJeanOptions FromSimulationOptions(const events::SimulationOptions& options
 struct SceneKeys {
   double theta = MoreauJeanOptions{}.theta;
   bool speculative = MoreauJeanOptions{}.speculative;
-  bool project_contacts = MoreauJeanOptions{}.project_contacts;
+  std::optional<bool> project_contacts = MoreauJeanOptions{}.project_contacts;
   bool sleeping = MoreauJeanOptions{}.sleeping;
   double sleep_speed = MoreauJeanOptions{}.sleep_speed;
   double sleep_time = MoreauJeanOptions{}.sleep_time;
@@ -402,6 +410,9 @@ class MoreauJean {
   long contact_projections() const { return contact_projections_; }
   double deepest_before_projection() const { return deepest_before_projection_; }
   double projection_seconds() const { return projection_seconds_; }  // wall time in them
+  // Whether the steps end with the position projection (options().project_contacts, or its
+  // default for this system).
+  bool projects_contacts() const { return project_; }
   // Sleeping (header): islands put to sleep and woken since SetState, bodies asleep now, and
   // the body-steps skipped (a sleeping body over one step counts 1).
   long islands_slept() const { return islands_slept_; }
@@ -482,6 +493,7 @@ class MoreauJean {
   long islands_slept_ = 0, islands_woken_ = 0, sleeping_body_steps_ = 0;
   bool speculative_step_ = false;
   bool friction_ = false;  // some unilateral row has friction > 0
+  bool project_ = false;   // the position projection is on (projects_contacts)
   double h_ = 0.0;  // the step being taken  // the laws of "Speculative contacts" in this step
   std::atomic<bool> stop_requested_{false};
 };

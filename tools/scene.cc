@@ -1990,7 +1990,7 @@ class SceneParser {
       if (ts.theta < 0.5 || ts.theta > 1.0) r.Fail(*theta, "theta must be in [0.5, 1]");
     }
     ts.speculative = r.Bool("speculative", ts.speculative);
-    ts.project_contacts = r.Bool("project_contacts", ts.project_contacts);
+    if (r.Has("project_contacts")) ts.project_contacts = r.Bool("project_contacts", true);
     ts.sleeping = r.Bool("sleeping", ts.sleeping);
     ts.sleep_speed = r.Number("sleep_speed", Range::kPositive, ts.sleep_speed);
     ts.sleep_time = r.Number("sleep_time", Range::kPositive, ts.sleep_time);

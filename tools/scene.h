@@ -146,7 +146,8 @@ struct Scene {
   //   theta             θ ∈ [1/2, 1];
   //   speculative       speculative contacts on (true, the default) or the classical index set
   //                     g(q̃) ≤ 0 (false);
-  //   project_contacts  the position projection onto g ≥ −τ₀ after a step (true, the default);
+  //   project_contacts  the position projection onto g ≥ −τ₀ after a step (true / false; without
+  //                     the key, on when no contact has friction);
   //   sleeping          islands at rest are frozen (true, the default), with sleep_speed (m/s,
   //                     > 0) and sleep_time (s, > 0).
   timestepping::SceneKeys time_stepping;

@@ -286,7 +286,7 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("contact_projections").Integer(ts->contact_projections());
     w.Key("deepest_before_projection").Number(ts->deepest_before_projection());
     w.Key("projection_seconds").Number(ts->projection_seconds());
-    w.Key("project_contacts").Bool(ts->options().project_contacts);
+    w.Key("project_contacts").Bool(ts->projects_contacts());
     w.Key("sleeping").BeginObject();  // timestepping/moreau_jean.h, "Sleeping"
     w.Key("enabled").Bool(ts->sleeping_enabled());
     w.Key("sleep_speed").Number(ts->options().sleep_speed);

@@ -213,6 +213,7 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
     for (const bool speculative : {false, true}) {
       MoreauJeanOptions o = Options(b, h);
       o.speculative = speculative;
+      o.project_contacts = true;  // also with friction (off there by default)
       MoreauJean mj(b.system, o);
       mj.SetState(0.0, b.q0, b.v0);
       ASSERT_EQ(mj.AdvanceTo(0.6).status, events::RunStatus::kFinished) << friction;
@@ -248,6 +249,7 @@ TEST(MoreauJean, DeferredOpenRowsKeepTheBoundsOfTheWholeProblem) {
   const Built b = Build(tools::SpherePileYaml(30, 0.6, 1) + "  friction: 0.5\n");
   MoreauJeanOptions o = Options(b, h);
   o.defer_open_rows = true;
+  o.project_contacts = true;
   MoreauJean mj(b.system, o);
   mj.SetState(0.0, b.q0, b.v0);
   ASSERT_EQ(mj.AdvanceTo(0.6).status, events::RunStatus::kFinished);
@@ -630,7 +632,7 @@ TEST(MoreauJeanScene, ProjectionAndSleepingKeys) {
   const std::string base = SphereScene(1.0, 0.5);
   const std::string mj = "  integrator: moreau_jean\n  step: 1.0e-3\n";
   const timestepping::SceneKeys defaults = tools::ParseScene(base + mj).time_stepping;
-  EXPECT_TRUE(defaults.project_contacts);
+  EXPECT_FALSE(defaults.project_contacts.has_value());  // on when no contact has friction
   EXPECT_TRUE(defaults.sleeping);
   EXPECT_EQ(defaults.sleep_speed, MoreauJeanOptions{}.sleep_speed);
   EXPECT_EQ(defaults.sleep_time, MoreauJeanOptions{}.sleep_time);
@@ -639,16 +641,29 @@ TEST(MoreauJeanScene, ProjectionAndSleepingKeys) {
                         "  project_contacts: false\n  sleeping: false\n  sleep_speed: 2.0e-4\n"
                         "  sleep_time: 0.25\n")
           .time_stepping;
-  EXPECT_FALSE(keys.project_contacts);
+  EXPECT_EQ(keys.project_contacts, false);
   EXPECT_FALSE(keys.sleeping);
   EXPECT_EQ(keys.sleep_speed, 2e-4);
   EXPECT_EQ(keys.sleep_time, 0.25);
   MoreauJeanOptions o;
   keys.ApplyTo(&o);
-  EXPECT_FALSE(o.project_contacts);
+  EXPECT_EQ(o.project_contacts, false);
   EXPECT_FALSE(o.sleeping);
   EXPECT_EQ(o.sleep_speed, 2e-4);
   EXPECT_EQ(o.sleep_time, 0.25);
+  // Without the key the projection is on when no contact has friction (header, "Position
+  // projection"); the key decides otherwise.
+  for (const char* extra : {"", "  friction: 0.5\n", "  friction: 0.5\n  project_contacts: true\n",
+                            "  project_contacts: false\n"}) {
+    const tools::Scene scene = tools::ParseScene(base + mj + extra);
+    const tools::SceneSystem built = tools::BuildSceneSystem(scene);
+    MoreauJeanOptions options = FromSimulationOptions(scene.options);
+    scene.time_stepping.ApplyTo(&options);
+    const MoreauJean scheme(built.system, options);
+    const bool expected =
+        std::string(extra).find("true") != std::string::npos || std::string(extra).empty();
+    EXPECT_EQ(scheme.projects_contacts(), expected) << extra;
+  }
   const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
   for (const char* key :
        {"project_contacts: true", "sleeping: false", "sleep_speed: 1.0e-4", "sleep_time: 0.2"}) {
