@@ -65,6 +65,10 @@ class Options:
     step: float
     theta: float
     speculative: bool
+    project_contacts: Optional[bool]
+    sleeping: bool
+    sleep_speed: float
+    sleep_time: float
     safety: float
     error_control: str
     error_time_scale: float

@@ -412,6 +412,21 @@ void BindOptions(py::module_& m) {
       c, "speculative", [](O& o) -> bool& { return o.speculative; },
       "Speculative contacts of integrator moreau_jean (true) or the classical index set "
       "(false); timestepping/moreau_jean.h.");
+  c.def_property(
+      "project_contacts", [](const O& o) { return o.project_contacts; },
+      [](O& o, std::optional<bool> value) { o.project_contacts = value; },
+      "Position projection onto g >= -tau0 after each step of integrator moreau_jean: True, "
+      "False, or None (the default: on when no contact has friction); "
+      "timestepping/moreau_jean.h.");
+  Option<bool>(
+      c, "sleeping", [](O& o) -> bool& { return o.sleeping; },
+      "Sleeping islands of integrator moreau_jean (timestepping/moreau_jean.h, \"Sleeping\").");
+  Option<double>(
+      c, "sleep_speed", [](O& o) -> double& { return o.sleep_speed; },
+      "A body is calm when every velocity coordinate is at most this (m/s, rad/s; > 0).");
+  Option<double>(
+      c, "sleep_time", [](O& o) -> double& { return o.sleep_time; },
+      "An island whose bodies stayed calm this long (s, > 0) falls asleep.");
   c.def_property_readonly(
       "friction", [](const O& o) { return o.friction; },
       "The scene's simulation-wide Coulomb coefficient mu (read-only: part of the model; "

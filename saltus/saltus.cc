@@ -229,8 +229,13 @@ std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
   data->v0 = std::move(built.v0);
   data->name = scene.name;
   static_cast<events::SimulationOptions&>(data->options) = scene.options;
-  data->options.theta = scene.theta;
-  data->options.speculative = scene.speculative;
+  const timestepping::SceneKeys& ts = scene.time_stepping;
+  data->options.theta = ts.theta;
+  data->options.speculative = ts.speculative;
+  data->options.project_contacts = ts.project_contacts;
+  data->options.sleeping = ts.sleeping;
+  data->options.sleep_speed = ts.sleep_speed;
+  data->options.sleep_time = ts.sleep_time;
   data->options.friction = scene.friction.friction;
   data->options.rolling_friction = scene.friction.rolling_friction;
   data->options.spinning_friction = scene.friction.spinning_friction;
@@ -525,7 +530,14 @@ struct Simulation::Impl : public events::Observer {
     restart_t = t;
     try {
       sim = Translate([&] {
-        auto s = tools::MakeScheme(system, loop_options, options.theta, options.speculative);
+        timestepping::SceneKeys keys;
+        keys.theta = options.theta;
+        keys.speculative = options.speculative;
+        keys.project_contacts = options.project_contacts;
+        keys.sleeping = options.sleeping;
+        keys.sleep_speed = options.sleep_speed;
+        keys.sleep_time = options.sleep_time;
+        auto s = tools::MakeScheme(system, loop_options, keys);
         s->AddObserver(this);
         return s;
       });

@@ -66,6 +66,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -130,6 +131,9 @@ class StateError : public Error {
 //              models built in code);
 //   speculative  speculative contacts of integrator moreau_jean on (the default) or off
 //              (scene key simulation.speculative; timestepping/moreau_jean.h);
+//   project_contacts, sleeping, sleep_speed, sleep_time   the position projection and sleeping
+//              of integrator moreau_jean (the scene keys of the same names, timestepping/
+//              moreau_jean.h; defaults: on without friction, on, 1e-5 m/s, 0.1 s);
 //   friction, rolling_friction, spinning_friction   the scene's simulation-wide coefficients
 //              (μ, μ_R, μ_S ≥ 0). They are part of the model (applied to its contacts when it is
 //              built), reported here; a Simulation refuses options whose coefficients differ
@@ -137,6 +141,10 @@ class StateError : public Error {
 struct SimulationOptions : events::SimulationOptions {
   double theta = 0.5;
   bool speculative = true;
+  std::optional<bool> project_contacts;  // unset: on when no contact has friction
+  bool sleeping = true;
+  double sleep_speed = 1e-5;
+  double sleep_time = 0.1;
   double friction = 0.0;
   double rolling_friction = 0.0;
   double spinning_friction = 0.0;

@@ -21,6 +21,10 @@ namespace {
 using Eigen::VectorXd;
 using Clock = std::chrono::steady_clock;
 
+// A sleeping body wakes when a component of its applied forces F changes by more than this,
+// relative to max(1, ‖F_sleep‖∞) (header, "Sleeping"): round-off of a constant load stays below.
+constexpr double kSleepForceChange = 1e-9;
+
 void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("moreau_jean: " + what);
 }
@@ -193,6 +197,10 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
   Require(o.tau0 > 0 && o.tau1 > 0, "the thresholds tau0 and tau1 must be > 0");
   Require(o.output_step >= 0 && std::isfinite(o.output_step), "output_step must be >= 0");
   Require(o.joint_drift > 0, "joint_drift must be > 0");
+  Require(o.sleep_speed > 0 && std::isfinite(o.sleep_speed),
+          "sleep_speed must be a finite number > 0");
+  Require(o.sleep_time > 0 && std::isfinite(o.sleep_time),
+          "sleep_time must be a finite number > 0");
   Require(o.friction_cone != contact::FrictionCone::kFaceted || o.friction_facets >= 3,
           "friction_facets must be >= 3 with the faceted cone");
   stats_.min_gap_after_projection = std::numeric_limits<double>::infinity();
@@ -221,6 +229,7 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
     }
   }
   friction_ = friction;
+  project_ = o.project_contacts.value_or(!friction);
   if (!contact_solver_ && !resistance.empty()) {
     contact_solver_ = std::make_shared<RollingFrictionStepSolver>();
   }
@@ -279,6 +288,19 @@ void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v,
       }
     }
   }
+  // Sleeping (header): the bodies are the blocks of the mass matrix; every body starts awake.
+  engine::MassBlocks blocks;
+  sleep_enabled_ = options_.sleeping && bilateral_.empty() &&
+                   sys.BlockSparseMatrices(t, q0, {}, &blocks, nullptr) && blocks.block_size > 0;
+  block_ = sleep_enabled_ ? blocks.block_size : 0;
+  const std::size_t bodies = sleep_enabled_ ? static_cast<std::size_t>(sys.nv() / block_) : 0;
+  calm_steps_.assign(bodies, 0);
+  island_of_.assign(bodies, -1);
+  asleep_.assign(bodies, 0);
+  islands_.clear();
+  sleep_rows_.clear();
+  frozen_impulse_.clear();
+  sleep_force_ = VectorXd::Zero(sleep_enabled_ ? sys.nv() : 0);
   t_ = t_base_ = next_output_ = t;
   steps_from_base_ = 0;
   initial_output_done_ = false;
@@ -363,7 +385,7 @@ bool MoreauJean::SolveContacts(double t_pred, const VectorXd& q_pred, const Vect
     }
     const double g_start = g_starts[i];
     gap_law[k] = (gaps_[i] - std::min(g_start, 0.0)) / th;
-    open_at_start[k] = g_start > -o.tau0;
+    open_at_start[k] = g_start > 0.0;  // header, "Position projection": g_k ≤ 0 is closed
     if (!open_at_start[k]) {
       e[k] = e_row[k];  // the classical law
     } else if (gaps_[i] > 0.0 && !(e_row[k] > 0.0 && gaps_[i] + h * u <= 0.0)) {
@@ -516,6 +538,7 @@ bool MoreauJean::ProjectContacts(double t, VectorXd* q) {
     // Rows a correction of size ≤ 2 d can close join, with b = g: W λ + g ≥ 0 ⊥ λ ≥ 0.
     sys.CandidateRows(*q, zero, 0.0, 2.0 * deepest + o.tau0, &rows);
     std::erase_if(rows, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
+    if (sleep_enabled_ && !islands_.empty()) KeepRowsOfAwakeBodies(t, *q, &rows);
     VectorXd g_t;
     sys.ConstraintValues(t, *q, rows, &g);
     sys.ConstraintTimeDerivative(t, *q, rows, &g_t);
@@ -531,6 +554,159 @@ bool MoreauJean::ProjectContacts(double t, VectorXd* q) {
     sys.IntegratePosition(*q, r.v_plus, 1.0, &q_new);  // q ⊕ M⁻¹ Gᵀ λ
     *q = std::move(q_new);
     ++contact_projections_;
+  }
+}
+
+void MoreauJean::RowBodies(double t, const VectorXd& q, std::span<const int> rows,
+                           std::vector<std::array<int, 2>>* bodies) const {
+  engine::BlockSparseRows G;
+  bodies->assign(rows.size(), {-1, -1});
+  if (rows.empty() || !system_->BlockSparseMatrices(t, q, rows, nullptr, &G)) return;
+  for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < G.rows(); ++i) {
+    int n = 0;
+    for (int k = G.row_start[i]; k < G.row_start[i + 1] && n < 2; ++k) {
+      (*bodies)[i][static_cast<std::size_t>(n++)] = G.block_col[static_cast<std::size_t>(k)];
+    }
+  }
+}
+
+void MoreauJean::WakeIsland(int island) {
+  if (island < 0) return;
+  for (int c : islands_[static_cast<std::size_t>(island)]) {
+    asleep_[static_cast<std::size_t>(c)] = 0;
+    island_of_[static_cast<std::size_t>(c)] = -1;
+  }
+  islands_[static_cast<std::size_t>(island)].clear();
+  ++islands_woken_;
+}
+
+bool MoreauJean::HasAwakeBody(const std::array<int, 2>& bodies) const {
+  return std::any_of(bodies.begin(), bodies.end(),
+                     [&](int c) { return c >= 0 && !asleep_[static_cast<std::size_t>(c)]; });
+}
+
+void MoreauJean::WakeTouched(const std::vector<std::array<int, 2>>& row_bodies) {
+  for (bool again = true; again;) {  // until no row links an awake and a sleeping body
+    again = false;
+    for (const std::array<int, 2>& bodies : row_bodies) {
+      if (!HasAwakeBody(bodies)) continue;
+      for (int c : bodies) {
+        if (c >= 0 && asleep_[static_cast<std::size_t>(c)]) {
+          WakeIsland(island_of_[static_cast<std::size_t>(c)]);
+          again = true;
+        }
+      }
+    }
+  }
+}
+
+void MoreauJean::KeepRowsOfAwakeBodies(double t, const VectorXd& q, std::vector<int>* rows) {
+  std::vector<std::array<int, 2>> bodies;
+  RowBodies(t, q, *rows, &bodies);
+  WakeTouched(bodies);
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < rows->size(); ++k) {
+    if (HasAwakeBody(bodies[k])) (*rows)[kept++] = (*rows)[k];
+  }
+  rows->resize(kept);
+}
+
+bool MoreauJean::WakeAndSplit(double t, const VectorXd& q, const VectorXd& F) {
+  sleep_rows_.clear();
+  if (std::find(asleep_.begin(), asleep_.end(), char{1}) == asleep_.end()) return false;
+  const long woken = islands_woken_;
+  const Eigen::Index b = block_;
+  for (std::size_t c = 0; c < asleep_.size(); ++c) {
+    if (!asleep_[c]) continue;
+    const auto i = static_cast<Eigen::Index>(c) * b;
+    const double ref = sleep_force_.segment(i, b).lpNorm<Eigen::Infinity>();
+    if ((F.segment(i, b) - sleep_force_.segment(i, b)).lpNorm<Eigen::Infinity>() >
+        kSleepForceChange * std::max(1.0, ref)) {
+      WakeIsland(island_of_[c]);
+    }
+  }
+  RowBodies(t, q, active_, &row_bodies_);
+  WakeTouched(row_bodies_);
+  // The rows of I with no awake body stay out of the problem.
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    if (!HasAwakeBody(row_bodies_[k])) {
+      sleep_rows_.push_back(active_[k]);
+      continue;
+    }
+    active_[kept] = active_[k];
+    row_bodies_[kept] = row_bodies_[k];
+    gaps_[static_cast<Eigen::Index>(kept)] = gaps_[static_cast<Eigen::Index>(k)];
+    rates_[static_cast<Eigen::Index>(kept)] = rates_[static_cast<Eigen::Index>(k)];
+    ++kept;
+  }
+  active_.resize(kept);
+  row_bodies_.resize(kept);
+  gaps_.conservativeResize(static_cast<Eigen::Index>(kept));
+  rates_.conservativeResize(static_cast<Eigen::Index>(kept));
+  return islands_woken_ > woken;
+}
+
+void MoreauJean::UpdateSleeping(const VectorXd& F) {
+  const Eigen::Index b = block_;
+  const std::size_t nb = asleep_.size();
+  const long window = std::max(1L, std::lround(std::ceil(options_.sleep_time / options_.h - 1e-9)));
+  for (std::size_t c = 0; c < nb; ++c) {
+    if (asleep_[c]) {
+      ++sleeping_body_steps_;
+      continue;
+    }
+    const bool calm = v_.segment(static_cast<Eigen::Index>(c) * b, b).lpNorm<Eigen::Infinity>() <=
+                      options_.sleep_speed;
+    calm_steps_[c] = calm ? calm_steps_[c] + 1 : 0;
+  }
+  // Islands of the awake bodies: union–find over the rows of I (the ground is no vertex).
+  std::vector<int> parent(nb);
+  for (std::size_t c = 0; c < nb; ++c) parent[c] = static_cast<int>(c);
+  const auto find = [&](int c) {
+    while (parent[static_cast<std::size_t>(c)] != c) {
+      parent[static_cast<std::size_t>(c)] =
+          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(c)])];
+      c = parent[static_cast<std::size_t>(c)];
+    }
+    return c;
+  };
+  RowBodies(t_, q_, active_, &row_bodies_);
+  for (const auto& [a, c] : row_bodies_) {
+    if (a >= 0 && c >= 0) parent[static_cast<std::size_t>(find(a))] = find(c);
+  }
+  // An island sleeps when none of its bodies was restless within the window.
+  std::vector<char> restless(nb, 0);
+  for (std::size_t c = 0; c < nb; ++c) {
+    if (!asleep_[c] && calm_steps_[c] < window) {
+      restless[static_cast<std::size_t>(find(static_cast<int>(c)))] = 1;
+    }
+  }
+  std::vector<int> island_of_root(nb, -1);
+  for (std::size_t c = 0; c < nb; ++c) {
+    if (asleep_[c]) continue;
+    const auto root = static_cast<std::size_t>(find(static_cast<int>(c)));
+    if (restless[root]) continue;
+    if (island_of_root[root] < 0) {
+      island_of_root[root] = static_cast<int>(islands_.size());
+      islands_.emplace_back();
+      ++islands_slept_;
+    }
+    const int island = island_of_root[root];
+    islands_[static_cast<std::size_t>(island)].push_back(static_cast<int>(c));
+    asleep_[c] = 1;
+    island_of_[c] = island;
+    const Eigen::Index i = static_cast<Eigen::Index>(c) * b;
+    v_.segment(i, b).setZero();
+    sleep_force_.segment(i, b) = F.segment(i, b);
+  }
+  // The rows of the new islands keep their last impulses (reported while they sleep).
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    const auto& [a, c] = row_bodies_[k];
+    if ((a >= 0 && asleep_[static_cast<std::size_t>(a)]) ||
+        (c >= 0 && asleep_[static_cast<std::size_t>(c)])) {
+      frozen_impulse_[active_[k]] = impulses_[static_cast<Eigen::Index>(k)];
+    }
   }
 }
 
@@ -556,6 +732,19 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     return false;
   }
   f *= h;
+  // Sleeping (header): the islands an awake body may touch or whose forces changed wake; the
+  // others' rows stay out of the problem and their bodies get no impulse (v stays 0).
+  VectorXd F;
+  if (sleep_enabled_) F = f / h;
+  const auto freeze = [&]() {
+    if (!sleep_enabled_ || islands_.empty()) return;
+    WakeAndSplit(t_pred, q_pred, F);
+    f = h * F;
+    for (std::size_t c = 0; c < asleep_.size(); ++c) {
+      if (asleep_[c]) f.segment(static_cast<Eigen::Index>(c) * block_, block_).setZero();
+    }
+  };
+  freeze();
   contact::ImpactResult step;
   VectorXd q_next;
   for (int round = 0;; ++round) {
@@ -568,7 +757,8 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     std::vector<int> missed;
     for (int r : candidates_) {
       if (is_unilateral_[static_cast<std::size_t>(r)] &&
-          !std::binary_search(active_.begin(), active_.end(), r)) {
+          !std::binary_search(active_.begin(), active_.end(), r) &&
+          !std::binary_search(sleep_rows_.begin(), sleep_rows_.end(), r)) {
         missed.push_back(r);
       }
     }
@@ -583,14 +773,16 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     ++speculative_rounds_;
     std::vector<int> merged;
     std::merge(active_.begin(), active_.end(), add.begin(), add.end(), std::back_inserter(merged));
-    active_ = std::move(merged);
+    active_.clear();
+    std::merge(merged.begin(), merged.end(), sleep_rows_.begin(), sleep_rows_.end(),
+               std::back_inserter(active_));
     sys.ConstraintValuesAndRates(t_pred, q_pred, v_, active_, &gaps_, &rates_);
+    freeze();  // a sleeping body that an added row touches wakes with its island
   }
 
   const Clock::time_point projection_start = Clock::now();
-  const bool projected =
-      !(speculative && o.project_contacts && bilateral_.empty() && q_next.allFinite()) ||
-      ProjectContacts(t_next, &q_next);
+  const bool projected = !(speculative && project_ && bilateral_.empty() && q_next.allFinite()) ||
+                         ProjectContacts(t_next, &q_next);
   projection_seconds_ += Seconds(projection_start);
   if (!projected) {
     *result = {events::RunStatus::kProjectionFailure,
@@ -654,6 +846,26 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     ++stats_.events[static_cast<int>(events::EventKind::kImpact)];
     contact_impacts_ += static_cast<long>(event.rows.size());
     for (events::Observer* obs : observers_) obs->OnEvent(event, q_, v_before, v_);
+  }
+  if (sleep_enabled_) {
+    UpdateSleeping(F);
+    // The rows of the sleeping islands rejoin I with their frozen impulses (reported).
+    if (!sleep_rows_.empty()) {
+      std::vector<int> rows;
+      std::merge(active_.begin(), active_.end(), sleep_rows_.begin(), sleep_rows_.end(),
+                 std::back_inserter(rows));
+      VectorXd p(static_cast<Eigen::Index>(rows.size()));
+      for (std::size_t k = 0, j = 0; k < rows.size(); ++k) {
+        if (j < active_.size() && active_[j] == rows[k]) {
+          p[static_cast<Eigen::Index>(k)] = impulses_[static_cast<Eigen::Index>(j++)];
+        } else {
+          const auto it = frozen_impulse_.find(rows[k]);
+          p[static_cast<Eigen::Index>(k)] = it != frozen_impulse_.end() ? it->second : 0.0;
+        }
+      }
+      active_ = std::move(rows);
+      impulses_ = std::move(p);
+    }
   }
   for (events::Observer* obs : observers_) obs->OnStep(t_, q_, v_);
   return true;

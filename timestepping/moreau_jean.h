@@ -101,7 +101,49 @@
 // kMaxProjectionPasses; then kProjectionFailure). Sphere–sphere and sphere–plane gaps are convex in
 // the centres, so g(q ⊕ δ) ≥ g + G δ ≥ 0 for translations. Velocities are kept. It runs only on
 // steps that end with a row below −τ₀; each moves the bodies by at most d ≤ (1 − θ) h (v_e + h |a|)
-// and raises the potential energy by at most m |g_grav| d per body.
+// and raises the potential energy by at most m |g_grav| d per body. The projected rows end at g ≈ 0
+// (within the LCP tolerance, and ≥ 0 up to it where g is convex); a row is closed at the next
+// step's start when g(q_k) ≤ 0 (the classical law, s = 0) and open, with the laws above, only when
+// g(q_k) > 0. Why not "open when g(q_k) > −τ₀": a row that the projection left touching (g within
+// τ₀ of 0) and that is hit at U_k < −v_e would get the floor s = gap law, which asks it to end the
+// step at g ≥ g_k after the prediction moved it (1 − θ) h |U_k| in, i.e. to leave at
+// U_{k+1} ≥ (1 − θ)/θ |U_k| = |U_k| for θ = 1/2: an elastic rebound whatever its e. The piles
+// then kept bouncing, and their contact problems cost 1.1–2.8× more (docs/time-stepping.md,
+// fifteenth session). As closed rows they obey Newton's law with their e, may end up to
+// (1 − θ) h |U_k| inside, and the projection puts them back. A projection target of −τ₀/2 (every
+// projected row strictly inside) was measured slower, and so was keeping fast approaches open.
+//
+// Default: on when no unilateral row has friction, off otherwise. On the settled μ = 0.5 pile
+// (N = 100, resumed at t = 1.5 s) a step cost 9.5 s CPU with it against 0.036 s without: after
+// each projection the hyperstatic contacts sit within round-off of g = 0, some open and some
+// closed, and the frictional components went from NSGS to the Newton stage and PROX (16 and 1 of
+// 20 steps; docs/time-stepping.md, fifteenth session). With friction the penetration is then the
+// speculative law's (1 − θ) h (v_e + h |a|).
+//
+// Sleeping (MoreauJeanOptions::sleeping; systems without joints whose mass matrix is block
+// diagonal, engine::MechanicalSystem::BlockSparseMatrices: the bodies are its blocks). A body is
+// calm after a step when ‖v_c‖∞ ≤ sleep_speed; the islands are the components of the graph whose
+// vertices are the awake bodies and whose edges are the rows of I (the ground is no vertex). An
+// island whose bodies have all been calm for the last ⌈sleep_time / h⌉ steps falls asleep: its
+// velocities are set to 0, its bodies are not integrated (no force impulse, so v stays 0 and q
+// does not move) and the rows of I among them (or between one of them and the ground) leave the
+// contact problem, keeping the impulses of the step they fell asleep in for the outputs
+// (active_rows/impulses). Why it is sound: under a load such as gravity a body cannot stay calm
+// for the window unless its contacts carry it (free fall changes v by g h per step, ≫ sleep_speed),
+// and a supported pile whose bodies all stay calm is at rest up to sleep_speed; freezing it changes
+// its velocities by at most sleep_speed and its positions by at most sleep_speed × the time it
+// sleeps had the integrated pile kept creeping at that speed. An island wakes (all its bodies,
+// integrated from the next problem on) when
+//   - a row of I links one of its bodies to an awake body: I holds the broadphase candidates
+//     within the speculative margin, so an awake body that may touch the island within the step
+//     wakes it before it does (and, transitively, what the woken bodies touch);
+//   - a row that a step's impulses drove in from outside I touches it (the speculative round
+//     then solves the step again with the island awake), or a row of the position projection
+//     does (the island wakes and the projection moves it);
+//   - the applied forces F of one of its bodies change by more than 1e-9 max(1, ‖F_sleep‖∞)
+//     from the value they had when it fell asleep (a time-dependent load, a host force).
+// Cost: the broadphase and the gaps of I are still evaluated over all bodies (O(N)); the contact
+// problems, the projections and the speculative rounds only over the awake islands.
 //
 // Outputs, through events::Observer (the same writers as the event loop):
 //   OnStep    every step, at t_{k+1};
@@ -119,6 +161,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -172,8 +216,15 @@ struct MoreauJeanOptions {
   // every row of I from the start.
   bool defer_open_rows = false;
   // Position projection after the step onto g ≥ −τ₀ (header), with speculative contacts and
-  // without joints. Off: the positions of the step are kept (penetration up to (1 − θ) h v_e).
-  bool project_contacts = true;
+  // without joints: on (true), off (false: the positions of the step are kept, penetration up to
+  // (1 − θ) h v_e), or unset (the default): on when no unilateral row has friction.
+  std::optional<bool> project_contacts;
+  // Sleeping (header, "Sleeping"), for systems without joints that provide their mass blocks:
+  // an island whose bodies all kept ‖v_c‖∞ ≤ sleep_speed for sleep_time is frozen. Off: every
+  // body is integrated at every step.
+  bool sleeping = true;
+  double sleep_speed = 1e-5;  // m/s (rad/s for rotations), > 0
+  double sleep_time = 0.1;    // s, > 0
   contact::LcpOptions lcp;
   // Cone of the contacts with two tangential rows (friction > 0): exact, or friction_facets ≥ 3
   // facets (contact/friction_cone.h).
@@ -188,6 +239,26 @@ struct MoreauJeanOptions {
 // fixed step, `simulation.step`), restitution, threshold, τ₀, τ₁, output step, LCP and
 // projection options and the stop flag; θ = 1/2.
 MoreauJeanOptions FromSimulationOptions(const events::SimulationOptions& options);
+
+// The options that a scene's `simulation:` section sets for the scheme beyond the event loop's
+// (tools/scene.h: theta, speculative, project_contacts, sleeping, sleep_speed, sleep_time), with
+// MoreauJeanOptions' defaults; ApplyTo copies them into the scheme's options.
+struct SceneKeys {
+  double theta = MoreauJeanOptions{}.theta;
+  bool speculative = MoreauJeanOptions{}.speculative;
+  std::optional<bool> project_contacts = MoreauJeanOptions{}.project_contacts;
+  bool sleeping = MoreauJeanOptions{}.sleeping;
+  double sleep_speed = MoreauJeanOptions{}.sleep_speed;
+  double sleep_time = MoreauJeanOptions{}.sleep_time;
+  void ApplyTo(MoreauJeanOptions* o) const {
+    o->theta = theta;
+    o->speculative = speculative;
+    o->project_contacts = project_contacts;
+    o->sleeping = sleeping;
+    o->sleep_speed = sleep_speed;
+    o->sleep_time = sleep_time;
+  }
+};
 
 // The contact problem of one step (step 3 above), so that frictional problems can replace the
 // frictionless one: given the predicted (t̃, q̃), v_k, the impulse f = h F of the forces, the
@@ -339,6 +410,18 @@ class MoreauJean {
   long contact_projections() const { return contact_projections_; }
   double deepest_before_projection() const { return deepest_before_projection_; }
   double projection_seconds() const { return projection_seconds_; }  // wall time in them
+  // Whether the steps end with the position projection (options().project_contacts, or its
+  // default for this system).
+  bool projects_contacts() const { return project_; }
+  // Sleeping (header): islands put to sleep and woken since SetState, bodies asleep now, and
+  // the body-steps skipped (a sleeping body over one step counts 1).
+  long islands_slept() const { return islands_slept_; }
+  long islands_woken() const { return islands_woken_; }
+  int bodies_asleep() const {
+    return static_cast<int>(std::count(asleep_.begin(), asleep_.end(), char{1}));
+  }
+  long sleeping_body_steps() const { return sleeping_body_steps_; }
+  bool sleeping_enabled() const { return sleep_enabled_; }
   const engine::MechanicalSystem& system() const { return *system_; }
   const MoreauJeanOptions& options() const { return options_; }
   const StepContactSolver& contact_solver() const { return *contact_solver_; }
@@ -361,6 +444,24 @@ class MoreauJean {
   Eigen::VectorXd FreeVelocity(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& f) const;
   bool SolveContacts(double t_pred, const Eigen::VectorXd& q_pred, const Eigen::VectorXd& f,
                      double h, contact::ImpactResult* step, events::RunResult* result);
+  // Sleeping (header). The bodies (blocks of v; −1: the ground) of each row of `rows` at q.
+  void RowBodies(double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                 std::vector<std::array<int, 2>>* bodies) const;
+  // Wakes the islands whose forces F changed since they fell asleep and, transitively, those
+  // that a row of active_ links to an awake body; then moves the rows of active_ between
+  // sleeping bodies (or a sleeping body and the ground) to sleep_rows_. True when some island
+  // woke.
+  bool WakeAndSplit(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& F);
+  void WakeIsland(int island);
+  // Whether a row's bodies include an awake one; wakes, until none is left, the islands of the
+  // sleeping bodies that a row links to an awake body.
+  bool HasAwakeBody(const std::array<int, 2>& bodies) const;
+  void WakeTouched(const std::vector<std::array<int, 2>>& row_bodies);
+  // Wakes what `rows` link to an awake body (WakeTouched) and drops the rows without one.
+  void KeepRowsOfAwakeBodies(double t, const Eigen::VectorXd& q, std::vector<int>* rows);
+  // Calm counters of the awake bodies after a step, and the islands (components of the awake
+  // bodies linked by the rows of I) whose bodies were all calm for sleep_time fall asleep.
+  void UpdateSleeping(const Eigen::VectorXd& F);
 
   std::shared_ptr<const engine::MechanicalSystem> system_;
   MoreauJeanOptions options_;
@@ -379,8 +480,20 @@ class MoreauJean {
   long speculative_rounds_ = 0, restitution_passes_ = 0, deferred_rounds_ = 0;
   long contact_projections_ = 0;
   double deepest_before_projection_ = 0.0, projection_seconds_ = 0.0;
+  // Sleeping (header): per body (block of v).
+  bool sleep_enabled_ = false;
+  int block_ = 0;
+  std::vector<int> calm_steps_, island_of_;  // island_of_: −1 awake
+  std::vector<char> asleep_;
+  std::vector<std::vector<int>> islands_;  // bodies of each sleeping island (empty: woken)
+  Eigen::VectorXd sleep_force_;            // F of the sleeping bodies when they fell asleep
+  std::vector<int> sleep_rows_;            // rows of I between sleeping bodies (this step)
+  std::unordered_map<int, double> frozen_impulse_;  // P of the rows of sleeping islands
+  std::vector<std::array<int, 2>> row_bodies_;
+  long islands_slept_ = 0, islands_woken_ = 0, sleeping_body_steps_ = 0;
   bool speculative_step_ = false;
   bool friction_ = false;  // some unilateral row has friction > 0
+  bool project_ = false;   // the position projection is on (projects_contacts)
   double h_ = 0.0;  // the step being taken  // the laws of "Speculative contacts" in this step
   std::atomic<bool> stop_requested_{false};
 };

@@ -816,8 +816,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   CheckOutputBytes(scene, scene.t_end - start.t, 1 + system->nq() + system->nv());
   try {
     // A dry set-up: the options and the initial state must be accepted by the scheme.
-    MakeScheme(system, scene.options, scene.theta, scene.speculative)
-        ->SetState(start.t, q0, v0, start.origin);
+    MakeScheme(system, scene.options, scene.time_stepping)->SetState(start.t, q0, v0, start.origin);
   } catch (const SceneError&) {
     throw;
   } catch (const std::invalid_argument& e) {
@@ -855,8 +854,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   // ---- 3. The run. ----
   scene.options.stop_flag = &StopSignals::flag();
   const Provenance provenance = RunProvenance(args, run.scene);
-  const std::unique_ptr<Scheme> scheme =
-      MakeScheme(system, scene.options, scene.theta, scene.speculative);
+  const std::unique_ptr<Scheme> scheme = MakeScheme(system, scene.options, scene.time_stepping);
   Scheme& simulation = *scheme;
   // The writers that read contact forces need the event loop's multipliers (null: none).
   const events::Simulation* loop = simulation.event_loop();

@@ -45,8 +45,8 @@ class EventDrivenScheme : public Scheme {
 class TimeSteppingScheme : public Scheme {
  public:
   TimeSteppingScheme(std::shared_ptr<const engine::MechanicalSystem> system,
-                     const events::SimulationOptions& options, double theta, bool speculative)
-      : options_(options), scheme_(std::move(system), Options(options, theta, speculative)) {}
+                     const events::SimulationOptions& options, const timestepping::SceneKeys& keys)
+      : options_(options), scheme_(std::move(system), Options(options, keys)) {}
   void AddObserver(events::Observer* o) override { scheme_.AddObserver(o); }
   void SetState(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                 events::StateOrigin origin) override {
@@ -107,10 +107,9 @@ class TimeSteppingScheme : public Scheme {
     return note;
   }
   static timestepping::MoreauJeanOptions Options(const events::SimulationOptions& options,
-                                                 double theta, bool speculative) {
+                                                 const timestepping::SceneKeys& keys) {
     timestepping::MoreauJeanOptions o = timestepping::FromSimulationOptions(options);
-    o.theta = theta;
-    o.speculative = speculative;
+    keys.ApplyTo(&o);
     return o;
   }
   events::SimulationOptions options_;
@@ -120,10 +119,10 @@ class TimeSteppingScheme : public Scheme {
 }  // namespace
 
 std::unique_ptr<Scheme> MakeScheme(std::shared_ptr<const engine::MechanicalSystem> system,
-                                   const events::SimulationOptions& options, double theta,
-                                   bool speculative) {
+                                   const events::SimulationOptions& options,
+                                   const timestepping::SceneKeys& keys) {
   if (options.integrator == timestepping::kMoreauJeanName) {
-    return std::make_unique<TimeSteppingScheme>(std::move(system), options, theta, speculative);
+    return std::make_unique<TimeSteppingScheme>(std::move(system), options, keys);
   }
   return std::make_unique<EventDrivenScheme>(std::move(system), options);
 }

@@ -46,11 +46,11 @@ class Scheme {
   virtual std::string StepSummary() const = 0;
 };
 
-// The event loop, or Moreau–Jean time-stepping with θ = `theta` and speculative contacts on or
-// off (timestepping::MoreauJeanOptions::speculative) when options.integrator is
+// The event loop, or Moreau–Jean time-stepping with the scene's `keys` (θ, speculative contacts,
+// position projection, sleeping: timestepping::SceneKeys) when options.integrator is
 // timestepping::kMoreauJeanName. Throws std::invalid_argument on bad options (as the schemes).
 std::unique_ptr<Scheme> MakeScheme(std::shared_ptr<const engine::MechanicalSystem> system,
-                                   const events::SimulationOptions& options, double theta = 0.5,
-                                   bool speculative = true);
+                                   const events::SimulationOptions& options,
+                                   const timestepping::SceneKeys& keys = {});
 
 }  // namespace saltus::tools

@@ -1977,17 +1977,23 @@ class SceneParser {
       r.Fail(r.Has("integrator") ? *r.Find("integrator") : r.node(),
              "integrator moreau_jean needs a fixed step: simulation.step (s), e.g. step: 1.0e-3");
     }
-    if (const YAML::Node* theta = r.Find("theta")) {
-      if (!time_stepping) r.Fail(*theta, "theta is a parameter of integrator moreau_jean");
-      scene->theta = r.Number("theta", Range::kPositive, scene->theta);
-      if (scene->theta < 0.5 || scene->theta > 1.0) r.Fail(*theta, "theta must be in [0.5, 1]");
-    }
-    if (const YAML::Node* speculative = r.Find("speculative")) {
-      if (!time_stepping) {
-        r.Fail(*speculative, "speculative is a parameter of integrator moreau_jean");
+    timestepping::SceneKeys& ts = scene->time_stepping;
+    for (const char* key :
+         {"theta", "speculative", "project_contacts", "sleeping", "sleep_speed", "sleep_time"}) {
+      const YAML::Node* given = r.Find(key);
+      if (given != nullptr && !time_stepping) {
+        r.Fail(*given, std::string(key) + " is a parameter of integrator moreau_jean");
       }
-      scene->speculative = r.Bool("speculative", scene->speculative);
     }
+    if (const YAML::Node* theta = r.Find("theta")) {
+      ts.theta = r.Number("theta", Range::kPositive, ts.theta);
+      if (ts.theta < 0.5 || ts.theta > 1.0) r.Fail(*theta, "theta must be in [0.5, 1]");
+    }
+    ts.speculative = r.Bool("speculative", ts.speculative);
+    if (r.Has("project_contacts")) ts.project_contacts = r.Bool("project_contacts", true);
+    ts.sleeping = r.Bool("sleeping", ts.sleeping);
+    ts.sleep_speed = r.Number("sleep_speed", Range::kPositive, ts.sleep_speed);
+    ts.sleep_time = r.Number("sleep_time", Range::kPositive, ts.sleep_time);
     io.safety = r.Number("safety", Range::kPositive, io.safety);
     if (const YAML::Node* c = r.Find("error_control")) {
       const std::string value = r.ToString(*c, "error_control");
@@ -2254,6 +2260,10 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "step",
                                                 "theta",
                                                 "speculative",
+                                                "project_contacts",
+                                                "sleeping",
+                                                "sleep_speed",
+                                                "sleep_time",
                                                 "safety",
                                                 "error_control",
                                                 "fac_min",

@@ -33,6 +33,7 @@
 #include "engine/spatial_model.h"
 #include "engine/topology.h"
 #include "events/simulation.h"
+#include "timestepping/moreau_jean.h"
 #include "tools/limits.h"
 
 namespace saltus::tools {
@@ -133,19 +134,23 @@ struct Scene {
   std::vector<engine::PlanarLoad> loads;
   std::vector<engine::PlanarTorsionalSpring> torsional_springs;
   std::vector<contact::PlanarContact> contacts;
-  // Everything under `simulation:` except t_end, theta, speculative and friction.
+  // Everything under `simulation:` except t_end, friction and the keys of time_stepping.
   events::SimulationOptions options;
   // Whether `formulation` was given; without it options has the integrator's default
   // (DefaultFormulation), which a different integrator chosen later replaces by its own.
   bool formulation_given = false;
   FrictionOptions friction;  // `simulation:` friction
   double t_end = 0.0;        // s, > 0
-  // `simulation.theta` of integrator moreau_jean (timestepping/moreau_jean.h), in [1/2, 1]; its
-  // fixed step `simulation.step` is options.integrator_options.h_init with adaptive = false.
-  double theta = 0.5;
-  // `simulation.speculative` of integrator moreau_jean: speculative contacts on (true, the
-  // default) or the classical index set g(q̃) ≤ 0 (false); timestepping/moreau_jean.h.
-  bool speculative = true;
+  // The keys of integrator moreau_jean (timestepping/moreau_jean.h; its fixed step
+  // `simulation.step` is options.integrator_options.h_init with adaptive = false):
+  //   theta             θ ∈ [1/2, 1];
+  //   speculative       speculative contacts on (true, the default) or the classical index set
+  //                     g(q̃) ≤ 0 (false);
+  //   project_contacts  the position projection onto g ≥ −τ₀ after a step (true / false; without
+  //                     the key, on when no contact has friction);
+  //   sleeping          islands at rest are frozen (true, the default), with sleep_speed (m/s,
+  //                     > 0) and sleep_time (s, > 0).
+  timestepping::SceneKeys time_stepping;
   // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
   // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
   double max_output_rows = kDefaultMaxOutputRows;

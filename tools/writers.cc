@@ -286,6 +286,16 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("contact_projections").Integer(ts->contact_projections());
     w.Key("deepest_before_projection").Number(ts->deepest_before_projection());
     w.Key("projection_seconds").Number(ts->projection_seconds());
+    w.Key("project_contacts").Bool(ts->projects_contacts());
+    w.Key("sleeping").BeginObject();  // timestepping/moreau_jean.h, "Sleeping"
+    w.Key("enabled").Bool(ts->sleeping_enabled());
+    w.Key("sleep_speed").Number(ts->options().sleep_speed);
+    w.Key("sleep_time").Number(ts->options().sleep_time);
+    w.Key("islands_slept").Integer(ts->islands_slept());
+    w.Key("islands_woken").Integer(ts->islands_woken());
+    w.Key("body_steps_asleep").Integer(ts->sleeping_body_steps());
+    w.Key("bodies_asleep_final").Integer(ts->bodies_asleep());
+    w.EndObject();
     w.Key("restitution_passes").Integer(ts->restitution_passes());
     w.Key("contact_problems").Integer(s.lcp_solves);
     w.Key("active_contacts_final").Integer(static_cast<long>(ts->active_rows().size()));

@@ -112,7 +112,7 @@ def test_options_hold_every_key_the_scene_loader_accepts():
     # other: a new key needs a round-trip test.
     assert set(saltus.Options.keys()) == set(VALUES) | {
         "friction_cone", "step", "theta", "speculative", "friction", "rolling_friction",
-        "spinning_friction"}
+        "spinning_friction", "project_contacts", "sleeping", "sleep_speed", "sleep_time"}
 
 
 def test_moreau_jean_keys_and_friction_read_as_in_a_scene():
@@ -126,6 +126,17 @@ def test_moreau_jean_keys_and_friction_read_as_in_a_scene():
     off = saltus.Model.from_scene_text(
         BALL + "simulation: {t_end: 1, integrator: moreau_jean, step: 1.0e-3, speculative: false}\n")
     assert not off.options.speculative
+    # The projection and sleeping keys read as in the scene (timestepping/moreau_jean.h).
+    assert (o.project_contacts, o.sleeping, o.sleep_speed, o.sleep_time) == (None, True, 1e-5, 0.1)
+    keyed = saltus.Model.from_scene_text(
+        BALL + "simulation: {t_end: 1, integrator: moreau_jean, step: 1.0e-3, "
+        "project_contacts: false, sleeping: false, sleep_speed: 2.0e-4, sleep_time: 0.25}\n").options
+    assert (keyed.project_contacts, keyed.sleeping, keyed.sleep_speed, keyed.sleep_time) == (
+        False, False, 2e-4, 0.25)
+    copy = saltus.Options(keyed)
+    assert (copy.project_contacts, copy.sleeping) == (False, False)
+    with pytest.raises(saltus.SceneError, match="sleeping is a parameter of integrator moreau_jean"):
+        saltus.Model.from_scene_text(BALL + "simulation: {t_end: 1, sleeping: false}\n")
     with pytest.raises(saltus.SceneError, match="speculative is a parameter of integrator moreau_jean"):
         saltus.Model.from_scene_text(BALL + "simulation: {t_end: 1, speculative: false}\n")
     # theta reaches the scheme: a Simulation with theta = 1 differs from theta = 1/2 on a

@@ -67,7 +67,7 @@ TEST(FacadeMoreauJean, RunsTheSchemeOfTheSceneBitForBit) {
 
   const tools::Scene scene = tools::ParseScene(yaml, "ball.yaml");
   timestepping::MoreauJeanOptions o = timestepping::FromSimulationOptions(scene.options);
-  o.theta = scene.theta;
+  o.theta = scene.time_stepping.theta;
   struct Impacts : events::Observer {
     std::vector<double> t;
     void OnEvent(const Event& e, const VectorXd&, const VectorXd&, const VectorXd&) override {

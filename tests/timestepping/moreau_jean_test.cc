@@ -193,6 +193,17 @@ TEST(MoreauJean, DroppedSphereWithSpeculativeContactsPenetratesAtMostTheSlowLand
 // projection, and none below −τ₀ after it, where the classical index set let the landing go ~1 mm
 // deep. Every pair at the end is checked too (the gaps recomputed from the centres: rows outside
 // the problem count as well).
+// Deepest penetration before the position projection in a generated pile (header, "Position
+// projection"): the slow landings' (1 − θ) h (v_e + g h), or a touching row (g_k ≤ 0, closed) hit
+// at U_k, which Newton's law lets end (1 − θ − θ e) h |U_k| = (1 − e) h |U_k| / 2 inside (θ = 1/2).
+// |U_k| ≤ twice the fastest sphere: free fall from the highest centre plus the seed's √3 · 0.5 m/s.
+double PileDepthBound(const Built& b, double h, double e, double v_e) {
+  double z_max = 0.0;
+  for (Eigen::Index i = 2; i < b.q0.size(); i += 7) z_max = std::max(z_max, b.q0[i]);
+  const double u_max = 2.0 * (std::sqrt(2.0 * kG * z_max) + std::sqrt(3.0) * 0.5);
+  return std::max(0.5 * h * (v_e + kG * h), 0.5 * (1.0 - e) * h * u_max);
+}
+
 TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) {
   const double h = 1e-3, r = 0.05, v_e = 0.01;
   const double bound = 0.5 * h * (v_e + kG * h);
@@ -202,6 +213,7 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
     for (const bool speculative : {false, true}) {
       MoreauJeanOptions o = Options(b, h);
       o.speculative = speculative;
+      o.project_contacts = true;  // also with friction (off there by default)
       MoreauJean mj(b.system, o);
       mj.SetState(0.0, b.q0, b.v0);
       ASSERT_EQ(mj.AdvanceTo(0.6).status, events::RunStatus::kFinished) << friction;
@@ -209,7 +221,7 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
         classical = mj.stats().max_position_violation;
         continue;
       }
-      EXPECT_LE(mj.deepest_before_projection(), bound) << friction;
+      EXPECT_LE(mj.deepest_before_projection(), PileDepthBound(b, h, 0.5, v_e)) << friction;
       EXPECT_GT(mj.contact_projections(), 0) << friction;
       EXPECT_LE(mj.stats().max_position_violation, o.tau0) << friction;
       // Every pair at the final state (spatial q: 7 per body, centre first).
@@ -230,19 +242,19 @@ TEST(MoreauJean, PileGapsStayWithinTheSlowLandingsShareWithSpeculativeContacts) 
 
 // Deferred open rows (header; MoreauJeanOptions::defer_open_rows, off by default) on the μ = 0.5
 // pile of the test above: rows do join in later rounds, and the deepest penetration before the
-// projection stays within the slow landings' share (a deferred row left violated would end up to
-// θ h |U| inside), and none after it below −τ₀.
+// projection stays within PileDepthBound (a deferred row left violated would end up to θ h |U|
+// inside), and none after it below −τ₀.
 TEST(MoreauJean, DeferredOpenRowsKeepTheBoundsOfTheWholeProblem) {
   const double h = 1e-3, v_e = 0.01;
-  const double bound = 0.5 * h * (v_e + kG * h);
   const Built b = Build(tools::SpherePileYaml(30, 0.6, 1) + "  friction: 0.5\n");
   MoreauJeanOptions o = Options(b, h);
   o.defer_open_rows = true;
+  o.project_contacts = true;
   MoreauJean mj(b.system, o);
   mj.SetState(0.0, b.q0, b.v0);
   ASSERT_EQ(mj.AdvanceTo(0.6).status, events::RunStatus::kFinished);
   EXPECT_GT(mj.deferred_rounds(), 0);
-  EXPECT_LE(mj.deepest_before_projection(), bound);
+  EXPECT_LE(mj.deepest_before_projection(), PileDepthBound(b, h, 0.5, v_e));
   EXPECT_LE(mj.stats().max_position_violation, o.tau0);
 }
 
@@ -299,6 +311,69 @@ TEST(MoreauJean, PyramidRestsWhereTheClosedFormAndTheEventLoopPutIt) {
   }
   EXPECT_LE(mj.v().lpNorm<Eigen::Infinity>(), 1e-9);  // at rest
   EXPECT_LE(mj.stats().max_position_violation, bound);
+}
+
+// Sleeping (header, "Sleeping"). The pyramid above comes to rest, falls asleep as one island and
+// stays where the fully integrated run rests: a frozen body differs from the integrated one at most
+// by what creeping at sleep_speed for the rest of the run would move it, sleep_speed · t_end.
+// A sixth sphere released above the top one later lands on the sleeping pyramid: the island wakes
+// before the contact (the row enters I within the speculative margin), the six spheres settle and
+// fall asleep again, at the rest state of the integrated run within the same bound.
+TEST(MoreauJean, SleepingPileRestsWhereTheIntegratedPileRests) {
+  const double h = 1e-3;
+  long woken_without_drop = 0;
+  for (const bool dropped : {false, true}) {
+    std::string yaml = PyramidScene();
+    double t_end = 1.5;
+    if (dropped) {  // 2.5 m above the top sphere: it lands after √(2 · 2.5 / g) = 0.71 s
+      const auto at = yaml.find("shapes:");
+      yaml.insert(at, "  - {name: late, mass: 1, inertia: 0.004, position: [0, 0, 2.85]}\n");
+      yaml.insert(yaml.find("simulation:"),
+                  "  - {name: s_late, body: late, type: sphere, radius: 0.1}\n");
+      t_end = 2.5;
+    }
+    const Built b = Build(yaml);
+    Eigen::VectorXd q[2];
+    for (const bool sleeping : {false, true}) {
+      MoreauJeanOptions o = Options(b, h);
+      o.sleeping = sleeping;
+      MoreauJean mj(b.system, o);
+      mj.SetState(0.0, b.q0, b.v0);
+      ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished) << dropped;
+      q[sleeping] = mj.q();
+      EXPECT_EQ(mj.sleeping_enabled(), sleeping);
+      if (!sleeping) {
+        EXPECT_EQ(mj.islands_slept(), 0);
+        continue;
+      }
+      const int bodies = dropped ? 6 : 5;
+      EXPECT_EQ(mj.bodies_asleep(), bodies) << dropped;
+      EXPECT_GE(mj.islands_slept(), dropped ? 2 : 1) << dropped;
+      // Islands also fall asleep while the top sphere is in the air after a bounce, and wake when
+      // it lands; the drop wakes the rested pyramid once more at least.
+      if (dropped) {
+        EXPECT_GT(mj.islands_woken(), woken_without_drop);
+      } else {
+        woken_without_drop = mj.islands_woken();
+      }
+      // Asleep for a good part of the run (the pyramid rests within about 0.5 s).
+      EXPECT_GT(mj.sleeping_body_steps(), bodies * 200) << dropped;
+      EXPECT_EQ(mj.v().lpNorm<Eigen::Infinity>(), 0.0);
+      // The sleeping rows are reported with their impulses: the floor carries the weight.
+      double floor = 0.0;
+      for (std::size_t k = 0; k < mj.active_rows().size(); ++k) {
+        if (b.system->constraint_info(mj.active_rows()[k]).name.find("floor") !=
+            std::string::npos) {
+          floor += mj.impulses()[static_cast<Eigen::Index>(k)];
+        }
+      }
+      EXPECT_NEAR(floor / h, bodies * kG, 1e-6 * bodies * kG) << dropped;
+      EXPECT_LE(mj.stats().max_position_violation, o.tau0) << dropped;
+    }
+    // Measured 1.4e-14 m (the pyramid) and 1.8e-11 m (with the drop).
+    const double bound = MoreauJeanOptions{}.sleep_speed * t_end;
+    EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), bound) << dropped;
+  }
 }
 
 // A solid sphere (I = 2/5 m r²) launched along the floor without spin, μ > 0: it slides with
@@ -532,7 +607,7 @@ TEST(MoreauJeanScene, StepAndThetaKeys) {
   EXPECT_EQ(s.options.integrator, "moreau_jean");
   EXPECT_EQ(s.options.integrator_options.h_init, 2e-3);  // parsed exactly
   EXPECT_FALSE(s.options.integrator_options.adaptive);
-  EXPECT_EQ(s.theta, 0.75);
+  EXPECT_EQ(s.time_stepping.theta, 0.75);
   const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
   // Lines: the simulation section is line 9 of SphereScene, t_end 10, restitution 11, so the
   // first extra key is line 12.
@@ -550,6 +625,66 @@ TEST(MoreauJeanScene, StepAndThetaKeys) {
             std::string::npos);
 }
 
+// `simulation.project_contacts`, `sleeping`, `sleep_speed` and `sleep_time` reach the scene (the
+// defaults of MoreauJeanOptions without them); bad values and the keys without moreau_jean fail
+// at their line (the first extra key is line 12, StepAndThetaKeys).
+TEST(MoreauJeanScene, ProjectionAndSleepingKeys) {
+  const std::string base = SphereScene(1.0, 0.5);
+  const std::string mj = "  integrator: moreau_jean\n  step: 1.0e-3\n";
+  const timestepping::SceneKeys defaults = tools::ParseScene(base + mj).time_stepping;
+  EXPECT_FALSE(defaults.project_contacts.has_value());  // on when no contact has friction
+  EXPECT_TRUE(defaults.sleeping);
+  EXPECT_EQ(defaults.sleep_speed, MoreauJeanOptions{}.sleep_speed);
+  EXPECT_EQ(defaults.sleep_time, MoreauJeanOptions{}.sleep_time);
+  const timestepping::SceneKeys keys =
+      tools::ParseScene(base + mj +
+                        "  project_contacts: false\n  sleeping: false\n  sleep_speed: 2.0e-4\n"
+                        "  sleep_time: 0.25\n")
+          .time_stepping;
+  EXPECT_EQ(keys.project_contacts, false);
+  EXPECT_FALSE(keys.sleeping);
+  EXPECT_EQ(keys.sleep_speed, 2e-4);
+  EXPECT_EQ(keys.sleep_time, 0.25);
+  MoreauJeanOptions o;
+  keys.ApplyTo(&o);
+  EXPECT_EQ(o.project_contacts, false);
+  EXPECT_FALSE(o.sleeping);
+  EXPECT_EQ(o.sleep_speed, 2e-4);
+  EXPECT_EQ(o.sleep_time, 0.25);
+  // Without the key the projection is on when no contact has friction (header, "Position
+  // projection"); the key decides otherwise.
+  for (const char* extra : {"", "  friction: 0.5\n", "  friction: 0.5\n  project_contacts: true\n",
+                            "  project_contacts: false\n"}) {
+    const tools::Scene scene = tools::ParseScene(base + mj + extra);
+    const tools::SceneSystem built = tools::BuildSceneSystem(scene);
+    MoreauJeanOptions options = FromSimulationOptions(scene.options);
+    scene.time_stepping.ApplyTo(&options);
+    const MoreauJean scheme(built.system, options);
+    const bool expected =
+        std::string(extra).find("true") != std::string::npos || std::string(extra).empty();
+    EXPECT_EQ(scheme.projects_contacts(), expected) << extra;
+  }
+  const auto error = [&](const std::string& extra) { return SceneErrorOf(base + extra); };
+  for (const char* key :
+       {"project_contacts: true", "sleeping: false", "sleep_speed: 1.0e-4", "sleep_time: 0.2"}) {
+    const std::string message = error("  " + std::string(key) + "\n");
+    const std::string name = std::string(key).substr(0, std::string(key).find(':'));
+    EXPECT_NE(message.find("s.yaml:12: simulation: " + name +
+                           " is a parameter of integrator moreau_jean"),
+              std::string::npos)
+        << message;
+  }
+  const auto bad = [&](const std::string& extra, const std::string& what) {
+    const std::string message = error(mj + extra);
+    EXPECT_NE(message.find("s.yaml:14: simulation: " + what), std::string::npos) << message;
+  };
+  bad("  project_contacts: maybe\n", "project_contacts must be true or false");
+  bad("  sleeping: 1\n", "sleeping must be true or false");
+  bad("  sleep_speed: -1\n", "sleep_speed must be");
+  bad("  sleep_speed: .nan\n", "sleep_speed must be");
+  bad("  sleep_time: 0\n", "sleep_time must be");
+}
+
 // `simulation.speculative` (default true) reaches the scheme through tools::MakeScheme: with
 // false the dropped sphere of DroppedSphereWithSpeculativeContacts... goes h U / 4 deep again
 // (the classical index set), with true it stays within (1 − θ) h (v_e + g h). Bad values and the
@@ -558,7 +693,7 @@ TEST(MoreauJeanScene, SpeculativeKeySwitchesSpeculativeContacts) {
   const double h = 1e-3, e = 0.5, v_e = 0.01;
   const std::string mj =
       "  restitution_threshold: 0.01\n  integrator: moreau_jean\n  step: 1.0e-3\n";
-  EXPECT_TRUE(tools::ParseScene(SphereScene(1.0, e) + mj).speculative);
+  EXPECT_TRUE(tools::ParseScene(SphereScene(1.0, e) + mj).time_stepping.speculative);
   // The floor at ten phases of a step, as in the test above; 0.5 s covers the first impact.
   double depth[2] = {0.0, 0.0};
   for (int k = 0; k < 10; ++k) {
@@ -568,10 +703,10 @@ TEST(MoreauJeanScene, SpeculativeKeySwitchesSpeculativeContacts) {
       const tools::Scene scene =
           tools::ParseScene(SphereScene(z0, e) + mj +
                             (speculative ? "  speculative: true\n" : "  speculative: false\n"));
-      ASSERT_EQ(scene.speculative, speculative);
+      ASSERT_EQ(scene.time_stepping.speculative, speculative);
       const tools::SceneSystem s = tools::BuildSceneSystem(scene);
       const std::unique_ptr<tools::Scheme> scheme =
-          tools::MakeScheme(s.system, scene.options, scene.theta, scene.speculative);
+          tools::MakeScheme(s.system, scene.options, scene.time_stepping);
       scheme->SetState(0.0, s.q0, s.v0, events::StateOrigin::kInitial);
       ASSERT_EQ(scheme->AdvanceTo(0.5).status, events::RunStatus::kFinished);
       depth[speculative] = std::max(depth[speculative], scheme->stats().max_position_violation);
