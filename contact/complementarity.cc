@@ -25,6 +25,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/disjoint_sets.h"
+
 namespace saltus::contact {
 namespace {
 
@@ -473,29 +475,17 @@ LcpResult SolveLcpByComponents(const Eigen::MatrixXd& W, const Eigen::VectorXd& 
                                 " entries");
   }
   if (!W.allFinite()) throw std::invalid_argument(std::string(who) + ": W has a non-finite entry");
-  // Connected components of the exact non-zero pattern (union-find with path halving).
-  std::vector<int> parent(static_cast<std::size_t>(n));
-  for (Eigen::Index i = 0; i < n; ++i) parent[static_cast<std::size_t>(i)] = static_cast<int>(i);
-  const auto find = [&](int i) {
-    while (parent[static_cast<std::size_t>(i)] != i) {
-      parent[static_cast<std::size_t>(i)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
-      i = parent[static_cast<std::size_t>(i)];
-    }
-    return i;
-  };
+  // Connected components of the exact non-zero pattern.
+  engine::DisjointSets sets(static_cast<int>(n));
   for (Eigen::Index j = 0; j < n; ++j) {
     for (Eigen::Index i = 0; i < j; ++i) {
-      if (W(i, j) != 0.0 || W(j, i) != 0.0) {
-        const int a = find(static_cast<int>(i)), c = find(static_cast<int>(j));
-        if (a != c) parent[static_cast<std::size_t>(std::max(a, c))] = std::min(a, c);
-      }
+      if (W(i, j) != 0.0 || W(j, i) != 0.0) sets.Unite(static_cast<int>(i), static_cast<int>(j));
     }
   }
   std::vector<int> label(static_cast<std::size_t>(n), -1), component(static_cast<std::size_t>(n));
   int count = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
-    const auto root = static_cast<std::size_t>(find(static_cast<int>(i)));
+    const auto root = static_cast<std::size_t>(sets.Find(static_cast<int>(i)));
     if (label[root] < 0) label[root] = count++;
     component[static_cast<std::size_t>(i)] = label[root];
   }

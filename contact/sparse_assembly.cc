@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/disjoint_sets.h"
+
 namespace saltus::contact {
 
 SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
@@ -50,23 +52,13 @@ SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
   }
   // Components: union-find over the bodies, every row joins the bodies it touches (a row
   // touching no body is a component of its own).
-  std::vector<int> parent(static_cast<std::size_t>(num_blocks));
-  for (int c = 0; c < num_blocks; ++c) parent[static_cast<std::size_t>(c)] = c;
-  const auto find = [&](int c) {
-    while (parent[static_cast<std::size_t>(c)] != c) {
-      parent[static_cast<std::size_t>(c)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(c)])];
-      c = parent[static_cast<std::size_t>(c)];
-    }
-    return c;
-  };
+  engine::DisjointSets sets(num_blocks);
   for (int i = 0; i < a.G.rows(); ++i) {
     const int first = a.G.row_start[static_cast<std::size_t>(i)];
     const int last = a.G.row_start[static_cast<std::size_t>(i) + 1];
     for (int k = first + 1; k < last; ++k) {
-      const int r1 = find(a.G.block_col[static_cast<std::size_t>(first)]);
-      const int r2 = find(a.G.block_col[static_cast<std::size_t>(k)]);
-      if (r1 != r2) parent[static_cast<std::size_t>(std::max(r1, r2))] = std::min(r1, r2);
+      sets.Unite(a.G.block_col[static_cast<std::size_t>(first)],
+                 a.G.block_col[static_cast<std::size_t>(k)]);
     }
   }
   std::vector<int> label(static_cast<std::size_t>(num_blocks), -1);
@@ -79,13 +71,14 @@ SparseAssembled AssembleSparse(const engine::MechanicalSystem& system, double t,
       continue;
     }
     const auto root =
-        static_cast<std::size_t>(find(a.G.block_col[static_cast<std::size_t>(first)]));
+        static_cast<std::size_t>(sets.Find(a.G.block_col[static_cast<std::size_t>(first)]));
     if (label[root] < 0) label[root] = a.num_components++;
     a.component_of_row[static_cast<std::size_t>(i)] = label[root];
   }
   for (int c = 0; c < num_blocks; ++c) {
     if (!by_body[static_cast<std::size_t>(c)].empty()) {
-      a.component_of_body[static_cast<std::size_t>(c)] = label[static_cast<std::size_t>(find(c))];
+      a.component_of_body[static_cast<std::size_t>(c)] =
+          label[static_cast<std::size_t>(sets.Find(c))];
     }
   }
   return a;

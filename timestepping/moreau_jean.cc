@@ -14,6 +14,7 @@
 #include "contact/rolling_friction_step.h"
 #include "contact/sparse_friction_step.h"
 #include "engine/block_sparse.h"
+#include "engine/disjoint_sets.h"
 
 namespace saltus::timestepping {
 namespace {
@@ -661,31 +662,22 @@ void MoreauJean::UpdateSleeping(const VectorXd& F) {
     calm_steps_[c] = calm ? calm_steps_[c] + 1 : 0;
   }
   // Islands of the awake bodies: union–find over the rows of I (the ground is no vertex).
-  std::vector<int> parent(nb);
-  for (std::size_t c = 0; c < nb; ++c) parent[c] = static_cast<int>(c);
-  const auto find = [&](int c) {
-    while (parent[static_cast<std::size_t>(c)] != c) {
-      parent[static_cast<std::size_t>(c)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(c)])];
-      c = parent[static_cast<std::size_t>(c)];
-    }
-    return c;
-  };
+  engine::DisjointSets sets(static_cast<int>(nb));
   RowBodies(t_, q_, active_, &row_bodies_);
   for (const auto& [a, c] : row_bodies_) {
-    if (a >= 0 && c >= 0) parent[static_cast<std::size_t>(find(a))] = find(c);
+    if (a >= 0 && c >= 0) sets.Unite(a, c);
   }
   // An island sleeps when none of its bodies was restless within the window.
   std::vector<char> restless(nb, 0);
   for (std::size_t c = 0; c < nb; ++c) {
     if (!asleep_[c] && calm_steps_[c] < window) {
-      restless[static_cast<std::size_t>(find(static_cast<int>(c)))] = 1;
+      restless[static_cast<std::size_t>(sets.Find(static_cast<int>(c)))] = 1;
     }
   }
   std::vector<int> island_of_root(nb, -1);
   for (std::size_t c = 0; c < nb; ++c) {
     if (asleep_[c]) continue;
-    const auto root = static_cast<std::size_t>(find(static_cast<int>(c)));
+    const auto root = static_cast<std::size_t>(sets.Find(static_cast<int>(c)));
     if (restless[root]) continue;
     if (island_of_root[root] < 0) {
       island_of_root[root] = static_cast<int>(islands_.size());

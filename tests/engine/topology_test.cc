@@ -5,6 +5,7 @@
 #include <numbers>
 #include <string>
 
+#include "engine/disjoint_sets.h"
 #include "tests/engine/planar_test_models.h"
 #include "tests/engine/spatial_mechanisms.h"
 
@@ -143,6 +144,20 @@ TEST(Topology, PlanarRedundantPinsAreReported) {
   EXPECT_EQ(report.rank, 2);
   EXPECT_EQ(report.redundant_rows, 2);
   EXPECT_EQ(report.degrees_of_freedom, 1);
+}
+
+// The components of a graph from its edges, given in an order that builds long chains: every set
+// is found, and its root is its smallest member whatever the order (engine/disjoint_sets.h).
+TEST(DisjointSets, ComponentsAndTheirSmallestMemberAsRoot) {
+  constexpr int kN = 12;
+  DisjointSets sets(kN);
+  // Components {0, 3, 6, 9}, {1, 4, 7, 10}, {2, 5, 8, 11}, each united from its largest end.
+  for (int i = kN - 1; i >= 3; --i) sets.Unite(i, i - 3);
+  for (int i = 0; i < kN; ++i) EXPECT_EQ(sets.Find(i), i % 3) << i;
+  sets.Unite(11, 7);  // joins the second and third components under 1
+  for (int i = 0; i < kN; ++i) EXPECT_EQ(sets.Find(i), i % 3 == 0 ? 0 : 1) << i;
+  sets.Unite(4, 4);  // a loop changes nothing
+  EXPECT_EQ(sets.Find(4), 1);
 }
 
 }  // namespace
