@@ -226,6 +226,31 @@ SpatialBeamPoint SpatialFlexibleBeam::PointAt(double X) const {
   return FromPlanar(planar_.PointAt(X));
 }
 
+SpatialSectionMotion SpatialFlexibleBeam::Section(
+    const SpatialBeamPoint& point, const Eigen::Ref<const Eigen::VectorXd>& eta,
+    const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const {
+  const double a = point.slope_v.dot(eta), b = point.slope_w.dot(eta);
+  const double phi = point.twist.dot(eta);
+  const double ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b);
+  const double cp = std::cos(phi), sp = std::sin(phi);
+  const Eigen::Vector3d e_z = Eigen::Vector3d::UnitZ();
+  const Eigen::Vector3d n_y(-sa, ca, 0.0);          // R_z(a) e_y
+  const Eigen::Vector3d n_x(ca * cb, sa * cb, sb);  // R_z(a) R_y(−b) e_x
+  const Eigen::Vector3d n_z = n_x.cross(n_y);       // R_z(a) R_y(−b) e_z
+  SpatialSectionMotion section;
+  section.turn.col(0) = n_x;
+  section.turn.col(1) = cp * n_y + sp * n_z;  // R_x(φ) turns the tilted y and z axes
+  section.turn.col(2) = -sp * n_y + cp * n_z;
+  section.E = e_z * point.slope_v - n_y * point.slope_w + n_x * point.twist;
+  if (eta_dot.size() == 0) return section;
+  const double a_dot = point.slope_v.dot(eta_dot), b_dot = point.slope_w.dot(eta_dot);
+  const double phi_dot = point.twist.dot(eta_dot);
+  section.rate = a_dot * e_z - b_dot * n_y + phi_dot * n_x;
+  section.acc =
+      -a_dot * b_dot * e_z.cross(n_y) + phi_dot * (a_dot * e_z.cross(n_x) - b_dot * n_y.cross(n_x));
+  return section;
+}
+
 SpatialBeamCurve SpatialFlexibleBeam::Curve(const SpatialBeamPoint& point,
                                             const Eigen::Ref<const Eigen::VectorXd>& eta) const {
   const double a = point.slope_v.dot(eta), b = point.slope_w.dot(eta);

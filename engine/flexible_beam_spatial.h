@@ -144,6 +144,31 @@ struct SpatialBeamCurve {
   Eigen::Matrix<double, 3, Eigen::Dynamic> B_x;  // 3 × m
 };
 
+// The orientation and angular motion of the section at a point, for what is attached to it (the
+// axes of joints at nodes, the arms of their points, the spheres of contacts at nodes). The
+// section of an Euler–Bernoulli beam stays normal to the deformed centreline: it is tilted by the
+// bending slopes a = s_v'η (about z) and b = s_w'η (about −y), and twisted by φ = s_φη about its
+// own normal, which gives, in the frame's basis,
+//   Λ = R_z(a) R_y(−b) R_x(φ)
+// (the slopes taken as angles: exact to first order in the deformation, as the beam's kinematics
+// are; the normal Λ e_x = (cos a cos b, sin a cos b, sin b) is the tangent ū_X/‖ū_X‖ to first
+// order). Differentiating (n_y = R_z(a) e_y, n_x = Λ e_x = R_z(a) R_y(−b) e_x), the section turns
+// relative to the frame at
+//   ω_s = ȧ e_z − ḃ n_y + φ̇ n_x = E η̇,   E = e_z s_v' − n_y s_w' + n_x s_φ   (3 × m),
+// and the v̇-free part of ω̇_s is
+//   κ = Ė η̇ = −ȧ ḃ (e_z × n_y) + φ̇ (ȧ e_z × n_x − ḃ n_y × n_x).
+// A vector ū fixed in the section is R Λ ū in the world; with Ω = ω + ω_s (frame basis) its rate
+// is R (Ω × Λū) and the v̇-free part of its acceleration R ((ω × ω_s + κ) × Λū + Ω × (Ω × Λū)).
+// Only attachments use this orientation: the sections' rotary inertia of bending is neglected
+// (above), and their twist inertia uses R_x(φ) about the frame's x. Without torsion φ ≡ 0; a
+// clamped reference has a = b = φ = 0 at X = 0, so Λ = I and E = 0 there.
+struct SpatialSectionMotion {
+  Eigen::Matrix3d turn = Eigen::Matrix3d::Identity();  // Λ
+  Eigen::Matrix<double, 3, Eigen::Dynamic> E;          // 3 × m
+  Eigen::Vector3d rate = Eigen::Vector3d::Zero();      // ω_s = E η̇
+  Eigen::Vector3d acc = Eigen::Vector3d::Zero();       // κ = Ė η̇
+};
+
 // The number of modes a spatial beam of n elements has: 5n, 6n with torsion.
 int AvailableSpatialModes(int elements, bool torsion = false);
 
@@ -183,6 +208,11 @@ class SpatialFlexibleBeam {
   SpatialBeamMotion Motion(const SpatialBeamPoint& point,
                            const Eigen::Ref<const Eigen::VectorXd>& eta,
                            const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const;
+  // Λ, E, ω_s and κ of the section at a point (SpatialSectionMotion); η̇ may be empty (then
+  // ω_s = κ = 0).
+  SpatialSectionMotion Section(const SpatialBeamPoint& point,
+                               const Eigen::Ref<const Eigen::VectorXd>& eta,
+                               const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const;
   // ū_X, ū_XX and B_X of a point for given η (SpatialBeamCurve).
   SpatialBeamCurve Curve(const SpatialBeamPoint& point,
                          const Eigen::Ref<const Eigen::VectorXd>& eta) const;
