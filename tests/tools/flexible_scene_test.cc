@@ -564,8 +564,18 @@ TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
                      {"length must be > 0"});
   ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 21\n"), "    modes: 21",
                      {"flexible body 'beam'", "modes must be at most 20"});
-  ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 4\n    reduction: craig_bampton\n"),
-                     "    reduction: craig_bampton", {"reduction"});
+  // Craig–Bampton: at least the 5 boundary coordinates of node 4 (u, v, θ_z, w, θ_y); boundary
+  // nodes that exist; a known reduction.
+  ExpectSceneErrorAt(
+      EditSpatial("    modes: 4\n",
+                  "    modes: 4\n    reduction: craig_bampton\n    boundary_nodes: [4]\n"),
+      "    modes: 4", {"flexible body 'beam'", "modes must be at least 5", "5 boundary"});
+  ExpectSceneErrorAt(
+      EditSpatial("    modes: 4\n",
+                  "    modes: 6\n    reduction: craig_bampton\n    boundary_nodes: [4, 9]\n"),
+      "    boundary_nodes: [4, 9]", {"boundary node 9 does not exist"});
+  ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 4\n    reduction: guyan\n"),
+                     "    reduction: guyan", {"reduction 'guyan' is unknown"});
   ExpectSceneErrorAt(EditSpatial("    node_b: 0\n", "    node_b: 5\n"), "    node_b: 5",
                      {"joint 'pivot'", "node_b 5 does not exist", "nodes 0..4"});
   ExpectSceneErrorAt(EditSpatial("    node_b: 0\n", "    node_b: 0\n    point_b: [0, 0, 0]\n"),
@@ -591,6 +601,27 @@ TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
                      "    arm_b: [0, 0.1, 0]", {"joint 'pivot'", "arm_b needs node_b"});
   ExpectSceneErrorAt(EditSpatial("    modes: 4\n", "    modes: 25\n    poisson_ratio: 0.3\n"),
                      "    modes: 25", {"modes must be at most 24", "torsion"});
+}
+
+TEST(SpatialFlexibleScene, CraigBamptonBoundaryDefaultsToTheJointNodes) {
+  // reduction: craig_bampton without boundary_nodes: the nodes where joints attach (the pivot's
+  // node 0); with the list, the list. The model's beam then has the Craig–Bampton modes of the
+  // engine (engine/flexible_beam_spatial.h) for those properties.
+  const Scene defaulted =
+      ParseScene(EditSpatial("    modes: 4\n",
+                             "    modes: 4\n    reference: free\n    reduction: craig_bampton\n"),
+                 "s.yaml");
+  const engine::BeamProperties& beam = *defaulted.spatial.bodies.at(0).beam;
+  EXPECT_EQ(beam.reduction, engine::BeamReduction::kCraigBampton);
+  EXPECT_EQ(beam.boundary_nodes, std::vector<int>{0});
+  const engine::SpatialFlexibleBeam built(beam, defaulted.spatial.bodies.at(0).second_moment_xz);
+  EXPECT_EQ(built.num_modes(), 4);
+  EXPECT_EQ(engine::SpatialBoundaryCoordinates(beam, false), 5);
+  const Scene listed = ParseScene(
+      EditSpatial("    modes: 4\n",
+                  "    modes: 12\n    reduction: craig_bampton\n    boundary_nodes: [2, 4]\n"),
+      "s.yaml");
+  EXPECT_EQ(listed.spatial.bodies.at(0).beam->boundary_nodes, (std::vector<int>{2, 4}));
 }
 
 TEST(SpatialFlexibleScene, TorsionKeysGiveGAndJ) {
@@ -634,6 +665,9 @@ TEST(SpatialFlexibleScene, CliExitsTwoWithFileAndLineAndWritesNothing) {
           {"    second_moment_xz: 6.7e-9\n", "    second_moment_xz: -2\n",
            "    second_moment_xz: -2", "second_moment_xz must be > 0"},
           {"    modes: 4\n", "    modes: 21\n", "    modes: 21", "modes must be at most 20"},
+          {"    modes: 4\n",
+           "    modes: 4\n    reduction: craig_bampton\n    boundary_nodes: [4]\n", "    modes: 4",
+           "modes must be at least 5"},
           {"    node_b: 0\n", "    node_b: 5\n", "    node_b: 5", "node_b 5 does not exist"},
           {"    modes: 4\n", "    modes: 4\n    shear_modulus: 0\n", "    shear_modulus: 0",
            "shear_modulus must be > 0"},
