@@ -652,9 +652,15 @@ class SpatialJointBlock : public ConstraintBlock {
           const Eigen::Vector3d u_dot = pa.VectorRate(U);
           const Eigen::Vector3d u_acc = pa.VectorAccFree(U);
           const Eigen::Vector3d w = pb.Vector(row.w_b);
-          const Eigen::Matrix3d W = Constant(row.w_b);
-          const Eigen::Vector3d w_dot = pb.node ? pb.VectorRate(W) : b.VectorRate(row.w_b);
-          const Eigen::Vector3d w_acc = pb.node ? pb.VectorAccFree(W) : b.VectorAccFree(row.w_b);
+          Eigen::Vector3d w_dot, w_acc;
+          if (pb.node) {
+            const Eigen::Matrix3d W = Constant(row.w_b);
+            w_dot = pb.VectorRate(W);
+            w_acc = pb.VectorAccFree(W);
+          } else {
+            w_dot = b.VectorRate(row.w_b);
+            w_acc = b.VectorAccFree(row.w_b);
+          }
           value = u_acc.dot(w) + 2.0 * u_dot.dot(w_dot) + u.dot(w_acc);
           break;
         }
@@ -998,6 +1004,9 @@ int SpatialModelBuilder::AddTorsionalSpring(const SpatialTorsionalSpring& spring
   if (joint.type != SpatialJointType::kRevolute) {
     Fail(label, "needs a revolute joint, joint '" + joint.name + "' is not one");
   }
+  if (joint.node_a >= 0 || joint.node_b >= 0) {  // its angle and torque use the bodies' frames
+    Fail(label, "joint '" + joint.name + "' is at a node of a flexible body: not supported");
+  }
   RequireNonNegative(label, "stiffness", spring.stiffness);
   RequireNonNegative(label, "damping", spring.damping);
   RequireFinite(label, "angle0", spring.angle0);
@@ -1028,6 +1037,9 @@ int SpatialModelBuilder::AddPrismaticFriction(const SpatialPrismaticFriction& fr
   const SpatialJoint& joint = model_.joints_[static_cast<std::size_t>(friction.joint)];
   if (joint.type != SpatialJointType::kPrismatic) {
     Fail(label, "needs a prismatic joint, joint '" + joint.name + "' is not one");
+  }
+  if (joint.node_a >= 0 || joint.node_b >= 0) {  // its slip and force use the bodies' frames
+    Fail(label, "joint '" + joint.name + "' is at a node of a flexible body: not supported");
   }
   RequireNonNegative(label, "mu", friction.mu);
   model_.frictions_.push_back(friction);

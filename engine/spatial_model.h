@@ -146,8 +146,8 @@ struct SpatialJoint {
   // frame). With a node the joint point is the node of the deformed centreline, r + R ū(X_k, η),
   // point_a / point_b must be zero, and the joint axes are axes of the node's section: they turn
   // with its bending slopes and, on a beam with torsion, with its twist (Λ of
-  // SpatialFlexibleBeam::Section). Torsional springs and prismatic friction of joints at nodes
-  // still use the frames' axes.
+  // SpatialFlexibleBeam::Section). Torsional springs and prismatic friction are refused on joints
+  // at nodes (their angle, slip and forces are those of the bodies' frames).
   int node_a = -1;
   int node_b = -1;
   // With node_a / node_b: a point of the node's section off the centreline (an arm), its offset

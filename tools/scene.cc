@@ -708,17 +708,24 @@ class SceneParser {
     return text.empty() ? "(none)" : text;
   }
 
+  // The nodes of `body` where joints (planar or spatial) attach, sorted, each once.
+  template <class Joint>
+  static std::vector<int> JointNodes(int body, const std::vector<Joint>& joints) {
+    std::vector<int> nodes;
+    for (const Joint& j : joints) {
+      if (j.body_a == body && j.node_a >= 0) nodes.push_back(j.node_a);
+      if (j.body_b == body && j.node_b >= 0) nodes.push_back(j.node_b);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
+  }
+
   // Craig–Bampton beams without boundary_nodes: the nodes where joints attach to them.
   void ResolveBoundaries(Scene* scene) const {
     for (const auto& [body, node] : pending_boundaries_) {
       engine::BeamProperties& beam = *scene->bodies[static_cast<std::size_t>(body)].beam;
-      for (const engine::PlanarJoint& j : scene->joints) {
-        if (j.body_a == body && j.node_a >= 0) beam.boundary_nodes.push_back(j.node_a);
-        if (j.body_b == body && j.node_b >= 0) beam.boundary_nodes.push_back(j.node_b);
-      }
-      std::sort(beam.boundary_nodes.begin(), beam.boundary_nodes.end());
-      beam.boundary_nodes.erase(std::unique(beam.boundary_nodes.begin(), beam.boundary_nodes.end()),
-                                beam.boundary_nodes.end());
+      beam.boundary_nodes = JointNodes(body, scene->joints);
       CheckFewestModes(
           MapReader(file_, node,
                     "flexible body '" + body_names_[static_cast<std::size_t>(body)] + "'"),
@@ -731,13 +738,7 @@ class SceneParser {
     for (const auto& [body, node] : pending_spatial_boundaries_) {
       engine::SpatialBody& b = sp->bodies[static_cast<std::size_t>(body)];
       engine::BeamProperties& beam = *b.beam;
-      for (const engine::SpatialJoint& j : sp->joints) {
-        if (j.body_a == body && j.node_a >= 0) beam.boundary_nodes.push_back(j.node_a);
-        if (j.body_b == body && j.node_b >= 0) beam.boundary_nodes.push_back(j.node_b);
-      }
-      std::sort(beam.boundary_nodes.begin(), beam.boundary_nodes.end());
-      beam.boundary_nodes.erase(std::unique(beam.boundary_nodes.begin(), beam.boundary_nodes.end()),
-                                beam.boundary_nodes.end());
+      beam.boundary_nodes = JointNodes(body, sp->joints);
       CheckFewestModes(MapReader(file_, node, "flexible body '" + b.name + "'"), beam,
                        b.torsion.has_value());
     }

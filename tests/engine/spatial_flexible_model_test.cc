@@ -414,6 +414,25 @@ TEST(SpatialFlexibleModel, BadNodesAreRejectedNamingTheJoint) {
   beam.name = "beam2";
   beam.second_moment_xz = -1.0;
   EXPECT_THROW(builder.AddBody(beam), std::invalid_argument);
+  // A torsional spring or prismatic friction on a joint at a node: refused, naming the joint.
+  SpatialJoint hinge;
+  hinge.name = "hinge";
+  hinge.type = SpatialJointType::kRevolute;
+  hinge.body_a = kGround;
+  hinge.body_b = 1;
+  hinge.node_b = 3;
+  const int h = builder.AddJoint(hinge);
+  hinge.name = "slide";
+  hinge.type = SpatialJointType::kPrismatic;
+  const int s = builder.AddJoint(hinge);
+  try {
+    builder.AddTorsionalSpring(SpatialTorsionalSpring{"spring", h, 1.0, 0.0, 0.0});
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'hinge' is at a node"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(builder.AddPrismaticFriction(SpatialPrismaticFriction{"rub", s, 0.3}),
+               std::invalid_argument);
 }
 
 TEST(SpatialFlexibleModel, BeamPinnedAtOneEndSwingsAsTheCompoundPendulum) {
