@@ -248,10 +248,11 @@ struct JointPoint {
 
 // The joint point of body kinematics `k` at body point `s`, or when `node` (a beam point of the
 // flexible body of k) is non-null at the point of the node's section with arm `s`; `v` null:
-// positions only.
+// positions only. `axes`: the row uses this side's joint axes, so the section's turn is needed
+// (it is for an arm too; a point row at the node itself skips it).
 JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eigen::Vector3d& s,
                           const SpatialBeamPoint* node, const Eigen::VectorXd& q,
-                          const Eigen::VectorXd* v) {
+                          const Eigen::VectorXd* v, bool axes) {
   JointPoint p;
   p.k = &k;
   if (node == nullptr) {
@@ -270,8 +271,10 @@ JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eig
   p.s_rate = motion.u_dot;
   p.s_acc = Eigen::Vector3d(-motion.hdot, 0.0, 0.0);
   p.B = motion.B;
+  const bool arm = s != Eigen::Vector3d::Zero();
+  if (!axes && !arm) return p;
   p.section = beam.Section(*node, eta, eta_dot);
-  if (s != Eigen::Vector3d::Zero()) {  // the arm d = s of the node's section
+  if (arm) {  // the arm d = s of the node's section
     const SpatialSectionMotion& section = p.section;
     const Eigen::Vector3d d = section.turn * s;
     p.s += d;
@@ -782,13 +785,16 @@ class SpatialJointBlock : public ConstraintBlock {
                     const Eigen::VectorXd* v) const {
     const SpatialBeamPoint* node =
         row.node_a >= 0 ? &node_points_[static_cast<std::size_t>(row.joint)].a : nullptr;
-    return MakeJointPoint(*model_, a, row.s_a, node, q, v);
+    // Side a's axes: u_a of dot1 and dot2 rows.
+    const bool axes = row.type == RowType::kDot1 || row.type == RowType::kDot2;
+    return MakeJointPoint(*model_, a, row.s_a, node, q, v, axes);
   }
   JointPoint PointB(const Row& row, const BodyKin& b, const Eigen::VectorXd& q,
                     const Eigen::VectorXd* v) const {
     const SpatialBeamPoint* node =
         row.node_b >= 0 ? &node_points_[static_cast<std::size_t>(row.joint)].b : nullptr;
-    return MakeJointPoint(*model_, b, row.s_b, node, q, v);
+    // Side b's axes: w_b of dot1 rows.
+    return MakeJointPoint(*model_, b, row.s_b, node, q, v, row.type == RowType::kDot1);
   }
 
   std::shared_ptr<const SpatialModel> model_;
