@@ -705,6 +705,7 @@ SpatialContacts::NodeState SpatialContacts::Node(const VectorXd& q, const Vector
   NodeState s;
   s.point = q.segment<3>(q0) + R * motion.u;
   s.RB = R * motion.B;
+  s.RE = R * beam.Section(point, q.segment(q0 + 7, m), VectorXd()).E;
   if (v != nullptr) {
     const Vector3d omega = v->segment<3>(v0 + 3);
     s.e_v = R * motion.u_dot;
@@ -1082,18 +1083,32 @@ void SpatialContacts::JacobianRow(
   };
   add(pair.body_a, -1.0);
   add(pair.body_b, 1.0);
-  if (geo.angular || !has_nodes_) return;
+  if (!has_nodes_) return;
   // A side at a node: ±(R B)ᵀ (n + w) on the body's η̇ columns (header, "Contacts at nodes"; the
-  // normal-turn point c of a support row is a point of the same sphere).
+  // normal-turn point c of a support row is a point of the same sphere). The sphere turns with
+  // the node's section at ω_s^w = R E η̇: a tangential row's material point x gains
+  // t·(ω_s^w × (x − p)), the columns ±(R E)ᵀ ((x − p) × t), and a resistance row's u·ω_s^w,
+  // ±(R E)ᵀ u. A normal row gains nothing (the gap of a sphere does not depend on its turn).
   const int p = RowPair(row);
+  const bool tangential = row >= num_normal_rows();
   for (int side = 0; side < 2; ++side) {
     if (!AtNode(p, side)) continue;
     const int body = side == 0 ? pair.body_a : pair.body_b;
+    const double sign = side == 0 ? -1.0 : 1.0;
     const NodeState node = Node(q, nullptr, p, side);
+    auto columns = out.segment(model_->VOffset(body) + 6, node.RB.cols());
+    if (geo.angular) {
+      columns += sign * (node.RE.transpose() * geo.d.normal).transpose();
+      continue;
+    }
     Vector3d direction = geo.d.normal;
     if (!geo.turn.w.isZero(0.0)) direction += geo.turn.w;
-    out.segment(model_->VOffset(body) + 6, node.RB.cols()) +=
-        (side == 0 ? -1.0 : 1.0) * (node.RB.transpose() * direction).transpose();
+    columns += sign * (node.RB.transpose() * direction).transpose();
+    if (tangential) {
+      const Vector3d x =
+          q.segment<3>(model_->QOffset(body)) + (side == 0 ? geo.lever_a : geo.lever_b);
+      columns += sign * (node.RE.transpose() * (x - node.point).cross(geo.d.normal)).transpose();
+    }
   }
 }
 
@@ -1520,8 +1535,10 @@ void SpatialContacts::Gamma(double t, const VectorXd& q, const VectorXd& v,
     const int pair = RowPair(row);
     const bool centreline = has_nodes_ && (AlongCentreline(pair, 0) || AlongCentreline(pair, 1));
     if (row >= num_normal_rows()) {
-      // Along a centreline the witness moves along the beam: the difference (header).
-      if (centreline || !AnalyticTangentGamma(q, v, row, &out)) out = DifferenceGamma(q, v, row);
+      // At a node or along a centreline the sphere turns with the section (and along a
+      // centreline the witness moves along the beam): the difference (header).
+      const bool flexible = has_nodes_ && (AtNode(pair, 0) || AtNode(pair, 1));
+      if (flexible || !AnalyticTangentGamma(q, v, row, &out)) out = DifferenceGamma(q, v, row);
       continue;
     }
     out = HasAnalyticGamma(row) ? AnalyticGamma(q, v, row) : DifferenceGamma(q, v, row);

@@ -157,23 +157,27 @@
 // Contacts at nodes of flexible bodies (issue 22 §1; SpatialContactPair::node_a, node_b). A side
 // may be a sphere (radius ρ: a point contact rounded by ρ) centred at node k of a flexible body
 // (engine/flexible_beam_spatial.h): its centre is the node of the deformed centreline,
-// p = r + R ū(X_k, η), and it is carried by the node's cross-section, which in this beam model
-// turns with the floating frame (no torsion, no section slopes). A material point x of the
-// sphere therefore moves as a point of the frame with lever x − r plus the node's elastic motion,
-// the same at every point of the sphere (B = ∂ū/∂η at X_k, ω^w = R ω):
+// p = r + R ū(X_k, η), and it is carried by the node's cross-section, which turns with the
+// floating frame and, relative to it, with the section's bending slopes and twist (Λ,
+// ω_s = E η̇ of SpatialFlexibleBeam::Section). A material point x of the sphere therefore moves
+// as a point of the frame with lever x − r plus the node's elastic motion plus the section's turn
+// about the node (B = ∂ū/∂η at X_k, ω^w = R ω):
 //
-//   ẋ = ṙ + ω^w × (x − r) + e_v,            e_v = R B η̇,
-//   ẍ_free = ω^w × (ω^w × (x − r)) + e_a,    e_a = R (2 ω × B η̇ − (η̇ᵀ H η̇) e_x)
+//   ẋ = ṙ + ω^w × (x − r) + e_v + (R E η̇) × (x − p),    e_v = R B η̇,
+//   ẍ_free = ω^w × (ω^w × (x − r)) + e_a + (turn terms),  e_a = R (2 ω × B η̇ − (η̇ᵀ H η̇) e_x)
 //
 // (the node terms of the spatial joints at nodes, engine/spatial_model.h). Every row above keeps
 // its form with these kinematics. G gains ±(R B)ᵀ u on the body's η̇ columns, u the row's
-// direction (the normal plus a normal-turn w, or the tangent t_k; resistance rows involve ω
-// only and gain nothing): a sphere at a node on a plane has
+// direction (the normal plus a normal-turn w, or the tangent t_k); a tangential row also
+// ±(R E)ᵀ ((x − p) × t_k) at its witness point x, and a resistance row ±(R E)ᵀ u (the sphere's
+// angular velocity is R (ω + E η̇)). A normal row gains nothing from the turn (a sphere's gap does
+// not depend on its orientation): a sphere at a node on a plane has
 //   G_b = (nᵀ, (ū × Rᵀ n)ᵀ, nᵀ R B) = n·[I, −R [ū]×, R B]
-// on (ṙ, ω, η̇). The analytic γ take ẍ_free for the sphere's material points; in γ_T the term
-// t·(ω × (ẋ − ṙ)) becomes t·(ω × (ẋ − ṙ − e_v) + e_a), the rate of v_B(x) = ṙ + ω × (x − r) +
-// e_v at a moving point x (ω × (ẋ − ṙ) + ω × e_v + R Ḃ η̇); the difference γ moves η by ε η̇
-// with q ⊕ ε v. A pair with a node is always a candidate (its sphere moves with η̇, beyond the
+// on (ṙ, ω, η̇). The analytic γ of the normal rows take ẍ_free without the turn terms (the gap
+// of a sphere does not depend on its turn, so neither do its ġ and g̈); the tangential and
+// resistance rows of a pair with a
+// node take the central difference of G v along q ⊕ ε v (as along the centreline), which moves
+// η by ε η̇. A pair with a node is always a candidate (its sphere moves with η̇, beyond the
 // bounds of a rigid body's points), and ValuesAndRates and AppendJacobianBlocks return false
 // when a pair has a node: the callers' dense path (a flexible model has no block-sparse one).
 //
@@ -197,7 +201,8 @@
 // contact/planar_contacts.h, in space). At an end (X* = 0 or L with f_X pushing outwards) X*
 // is fixed and the term is 0; where f_XX ≤ 0 (a straight centreline parallel to the plane: a
 // line contact, X* not a function of q) it is left out. The tangential rows are the slip of the
-// material points at the witness points (as at nodes); their γ_T and the resistance rows' γ_R
+// material points at the witness points (as at nodes: the section at X* turns with the slopes
+// and twist there); their γ_T and the resistance rows' γ_R
 // are the central difference of G v along q ⊕ ε v (which moves X* with q), not a closed form.
 // The partner may not be a centreline or node side, nor on the same body.
 //
@@ -363,6 +368,7 @@ class SpatialContacts : public engine::ConstraintBlock {
   struct NodeState {
     Eigen::Vector3d point, e_v = Eigen::Vector3d::Zero(), e_a = Eigen::Vector3d::Zero();
     Eigen::Matrix<double, 3, Eigen::Dynamic> RB;
+    Eigen::Matrix<double, 3, Eigen::Dynamic> RE;  // R E: the section's turn (SpatialBeamMotion)
   };
   NodeState Node(const Eigen::VectorXd& q, const Eigen::VectorXd* v, int pair, int side) const;
   bool AtNode(int pair, int side) const;  // side 0: a, 1: b (a node or the centreline)

@@ -139,6 +139,19 @@ Eigen::MatrixXd CraigBamptonBasis(const Eigen::MatrixXd& k, const Eigen::MatrixX
 
 }  // namespace
 
+std::vector<int> ReferenceFixedCoordinates(int elements, BeamReference reference) {
+  return FixedDofs(elements, reference);
+}
+
+void ValidateBoundaryNodes(const std::string& label, const BeamProperties& beam) {
+  ValidateBoundary(label, beam);
+}
+
+Eigen::MatrixXd CraigBamptonSubspace(const Eigen::MatrixXd& k, const Eigen::MatrixXd& m,
+                                     const std::vector<int>& boundary, int fixed_modes) {
+  return CraigBamptonBasis(k, m, boundary, fixed_modes);
+}
+
 int BoundaryCoordinates(const BeamProperties& beam) {
   if (beam.reduction != BeamReduction::kCraigBampton) return 0;
   const std::vector<int> fixed = FixedDofs(beam.elements, beam.reference);

@@ -98,6 +98,20 @@ struct BeamProperties {
 // reference fixes (clamped, pinned) or the 3 rigid modes (free), i.e. 3n.
 int AvailableModes(int elements, BeamReference reference);
 
+// The nodal coordinates (indices into the 3(n + 1) nodal vector u_k, w_k, φ_k) that the reference
+// conditions fix (see above).
+std::vector<int> ReferenceFixedCoordinates(int elements, BeamReference reference);
+// Throws std::invalid_argument naming `label` for boundary nodes that do not exist or repeat, for
+// boundary nodes without the Craig–Bampton reduction, and for a free Craig–Bampton beam without
+// boundary nodes.
+void ValidateBoundaryNodes(const std::string& label, const BeamProperties& beam);
+// The Craig–Bampton basis T (above) of the stiffness and mass (k, m) on free coordinates, with
+// the boundary coordinates `boundary` (indices into them) and the `fixed_modes` lowest
+// fixed-interface modes: the columns of T are the constraint modes, then those modes. Throws
+// std::runtime_error when K_ii is singular.
+Eigen::MatrixXd CraigBamptonSubspace(const Eigen::MatrixXd& k, const Eigen::MatrixXd& m,
+                                     const std::vector<int>& boundary, int fixed_modes);
+
 // Craig–Bampton: the number n_b of boundary coordinates, those of the boundary nodes that the
 // reference leaves free (0 for the free-interface reduction).
 int BoundaryCoordinates(const BeamProperties& beam);

@@ -24,24 +24,49 @@ BeamProperties PlanarProperties(const BeamProperties& properties, double second_
                                 const std::string& label) {
   BeamProperties planar = properties;
   planar.modes = 1;
+  planar.reduction = BeamReduction::kFreeInterface;
+  planar.boundary_nodes.clear();
   ValidateBeam(label, planar);
   RequirePositive(label, "second_moment_xz", second_moment_xz);
   if (torsion) {
     RequirePositive(label, "shear_modulus", torsion->shear_modulus);
     RequirePositive(label, "torsion_constant", torsion->torsion_constant);
   }
-  if (properties.reduction != BeamReduction::kFreeInterface) {
-    Fail(label, "a spatial beam has only the free-interface reduction");
-  }
+  ValidateBoundaryNodes(label, properties);
   const int available = AvailableSpatialModes(properties.elements, torsion.has_value());
-  if (properties.modes < 1 || properties.modes > available) {
-    Fail(label, "modes must be in [1, " + std::to_string(available) + "] (" +
-                    std::to_string(properties.elements) + " elements, spatial" +
-                    (torsion ? ", with torsion" : "") + "), got " +
-                    std::to_string(properties.modes));
+  const int fewest = SpatialMinimumModes(properties, torsion.has_value());
+  if (properties.modes < fewest || properties.modes > available) {
+    Fail(label, "modes must be in [" + std::to_string(fewest) + ", " + std::to_string(available) +
+                    "] (" + std::to_string(properties.elements) + " elements, spatial" +
+                    (torsion ? ", with torsion" : "") +
+                    (fewest > 1 ? ", Craig-Bampton with " +
+                                      std::to_string(SpatialBoundaryCoordinates(
+                                          properties, torsion.has_value())) +
+                                      " boundary coordinates"
+                                : "") +
+                    "), got " + std::to_string(properties.modes));
   }
+  // The planar beam with every free-interface mode: a complete basis of its free coordinates.
   planar.modes = AvailableModes(properties.elements, properties.reference);
   return planar;
+}
+
+// The shaft elements on the nodal twists φ_0..φ_n (n + 1 square): stiffness G J/l [1 −1; −1 1],
+// consistent mass ρ I_p l/6 [2 1; 1 2] (exact for the linear twist).
+void TorsionMatrices(int n, double length, double gj, double rho_ip, Eigen::MatrixXd* K,
+                     Eigen::MatrixXd* M) {
+  const double l = length / n;
+  *K = Eigen::MatrixXd::Zero(n + 1, n + 1);
+  *M = Eigen::MatrixXd::Zero(n + 1, n + 1);
+  for (int e = 0; e < n; ++e) {
+    K->block<2, 2>(e, e) += gj / l * (Eigen::Matrix2d() << 1, -1, -1, 1).finished();
+    M->block<2, 2>(e, e) += rho_ip * l / 6.0 * (Eigen::Matrix2d() << 2, 1, 1, 2).finished();
+  }
+}
+
+bool IsBoundary(const BeamProperties& beam, int node) {
+  return std::find(beam.boundary_nodes.begin(), beam.boundary_nodes.end(), node) !=
+         beam.boundary_nodes.end();
 }
 
 // The axial share of the (unit) modal mass of each planar mode.
@@ -57,6 +82,26 @@ Eigen::VectorXd AxialShares(const FlexibleBeam& planar) {
 }  // namespace
 
 int AvailableSpatialModes(int elements, bool torsion) { return (torsion ? 6 : 5) * elements; }
+
+int SpatialBoundaryCoordinates(const BeamProperties& beam, bool torsion) {
+  if (beam.reduction != BeamReduction::kCraigBampton) return 0;
+  const std::vector<int> fixed = ReferenceFixedCoordinates(beam.elements, beam.reference);
+  const auto is_fixed = [&](int c) {
+    return std::find(fixed.begin(), fixed.end(), c) != fixed.end();
+  };
+  int count = 0;
+  for (const int node : beam.boundary_nodes) {
+    // u, (v, θ_z) and (w, θ_y): the planar fixed set applies to both bending planes.
+    for (int c = 3 * node; c < 3 * node + 3; ++c) count += is_fixed(c) ? 0 : (c % 3 == 0 ? 1 : 2);
+    if (torsion) count += node == 0 && beam.reference != BeamReference::kFree ? 0 : 1;
+  }
+  return count;
+}
+
+int SpatialMinimumModes(const BeamProperties& beam, bool torsion) {
+  const int rigid = beam.reference == BeamReference::kFree ? (torsion ? 6 : 5) : 0;
+  return std::max(1, SpatialBoundaryCoordinates(beam, torsion) - rigid);
+}
 
 double RectangleTorsionConstant(double width, double height) {
   const double a = std::max(width, height), b = std::min(width, height);
@@ -79,11 +124,21 @@ SpatialFlexibleBeam::SpatialFlexibleBeam(const BeamProperties& properties, doubl
                                          const std::optional<BeamTorsion>& torsion,
                                          const std::string& label)
     : planar_(PlanarProperties(properties, second_moment_xz, torsion, label), label),
+      properties_(properties),
       second_moment_xz_(second_moment_xz),
       torsion_(torsion) {
   const double i_xy = properties.second_moment;
   section_inertia_ = properties.density * properties.length *
                      Eigen::Vector3d(i_xy + second_moment_xz, second_moment_xz, i_xy);
+  if (properties.reduction == BeamReduction::kCraigBampton) {
+    if (torsion_) SolveTorsion();
+    ReduceCraigBampton(label);
+    damping_ = (properties.rayleigh_alpha + properties.rayleigh_beta * omega_.array().square() +
+                2.0 * properties.modal_damping * omega_.array())
+                   .matrix();
+    for (const BeamPoint& p : planar_.quadrature_points()) gauss_.push_back(FromPlanar(p));
+    return;
+  }
   // Every planar mode once, and each bending one again in x–z; the m lowest are kept (a stable
   // sort: a planar mode precedes its copy when I_xz = I_xy).
   struct Candidate {
@@ -145,6 +200,41 @@ SpatialBeamPoint SpatialFlexibleBeam::FromPlanar(const BeamPoint& p) const {
   const double l = length() / n;
   const int e = std::clamp(static_cast<int>(std::floor(p.X / l)), 0, n - 1);
   const double xi = (p.X - e * l) / l;
+  if (coeff_.size() > 0) {  // Craig–Bampton: combinations c_j of the planar modes (header)
+    for (int j = 0; j < m; ++j) {
+      const auto kind = kind_[static_cast<std::size_t>(j)];
+      const auto c = coeff_.col(j);
+      if (kind == SpatialModeKind::kTorsion) {
+        const int t = column_[static_cast<std::size_t>(j)];
+        const double left = torsion_modes_(e, t), right = torsion_modes_(e + 1, t);
+        s.twist(j) = (1.0 - xi) * left + xi * right;
+        s.dtwist(j) = (right - left) / l;
+      } else if (kind == SpatialModeKind::kBendingXZ) {
+        s.sw(j) = p.sw.dot(c);
+        s.slope_w(j) = p.slope.dot(c);
+        s.dslope_w(j) = p.dslope.dot(c);
+      } else {
+        s.su(j) = p.su.dot(c);
+        s.sv(j) = p.sw.dot(c);
+        s.slope_v(j) = p.slope.dot(c);
+        s.dsu(j) = p.dsu.dot(c);
+        s.dslope_v(j) = p.dslope.dot(c);
+      }
+    }
+    const Eigen::MatrixXd Hc = p.H * coeff_;
+    for (int j = 0; j < m; ++j) {
+      const auto kj = kind_[static_cast<std::size_t>(j)];
+      if (kj == SpatialModeKind::kTorsion) continue;
+      for (int k = 0; k < m; ++k) {
+        const auto kk = kind_[static_cast<std::size_t>(k)];
+        if (kk == SpatialModeKind::kTorsion) continue;
+        if ((kj == SpatialModeKind::kBendingXZ) == (kk == SpatialModeKind::kBendingXZ)) {
+          s.H(j, k) = coeff_.col(j).dot(Hc.col(k));
+        }
+      }
+    }
+    return s;
+  }
   for (int j = 0; j < m; ++j) {
     const int c = column_[static_cast<std::size_t>(j)];
     if (kind_[static_cast<std::size_t>(j)] == SpatialModeKind::kTorsion) {
@@ -186,14 +276,9 @@ void SpatialFlexibleBeam::SolveTorsion() {
   // mass ρ I_p l/6 [2 1; 1 2] (exact for the linear twist).
   const BeamProperties& p = properties();
   const int n = p.elements;
-  const double l = p.length / n;
-  const double gj = torsion_->shear_modulus * torsion_->torsion_constant;
-  const double rho_ip = p.density * (p.second_moment + second_moment_xz_);
-  Eigen::MatrixXd K = Eigen::MatrixXd::Zero(n + 1, n + 1), M = K;
-  for (int e = 0; e < n; ++e) {
-    K.block<2, 2>(e, e) += gj / l * (Eigen::Matrix2d() << 1, -1, -1, 1).finished();
-    M.block<2, 2>(e, e) += rho_ip * l / 6.0 * (Eigen::Matrix2d() << 2, 1, 1, 2).finished();
-  }
+  Eigen::MatrixXd K, M;
+  TorsionMatrices(n, p.length, torsion_->shear_modulus * torsion_->torsion_constant,
+                  p.density * (p.second_moment + second_moment_xz_), &K, &M);
   // Clamped and pinned: φ_0 = 0 (solve on φ_1..φ_n). Free: every node, the uniform twist (the
   // zero frequency) dropped.
   const bool free = p.reference == BeamReference::kFree;
@@ -207,6 +292,111 @@ void SpatialFlexibleBeam::SolveTorsion() {
   torsion_modes_ = Eigen::MatrixXd::Zero(n + 1, n);
   torsion_modes_.bottomRows(size) = solver.eigenvectors().rightCols(size - skip);
   torsion_omega_ = solver.eigenvalues().tail(size - skip).cwiseMax(0.0).cwiseSqrt();
+}
+
+void SpatialFlexibleBeam::ReduceCraigBampton(const std::string& label) {
+  const BeamProperties& p = properties();
+  const int n = p.elements, dofs = 3 * (n + 1);
+  const bool free = p.reference == BeamReference::kFree;
+  const std::vector<int> fixed = ReferenceFixedCoordinates(n, p.reference);
+  const auto is_fixed = [&](int c) {
+    return std::find(fixed.begin(), fixed.end(), c) != fixed.end();
+  };
+  // The free coordinates of the three blocks: planar (u, v, θ_z), x–z bending (w, θ_y: the planar
+  // bending coordinates, same reference conditions), torsion (φ_k; φ_0 fixed unless free).
+  std::vector<int> planar_dofs, xz_dofs, twist_dofs;
+  for (int c = 0; c < dofs; ++c) {
+    if (is_fixed(c)) continue;
+    planar_dofs.push_back(c);
+    if (c % 3 != 0) xz_dofs.push_back(c);
+  }
+  if (torsion_) {
+    for (int k = free ? 0 : 1; k <= n; ++k) twist_dofs.push_back(k);
+  }
+  const auto np = static_cast<Eigen::Index>(planar_dofs.size());
+  const auto nz = static_cast<Eigen::Index>(xz_dofs.size());
+  const auto nt = static_cast<Eigen::Index>(twist_dofs.size());
+  const Eigen::Index size = np + nz + nt;
+  Eigen::MatrixXd K = Eigen::MatrixXd::Zero(size, size), M = K;
+  const Eigen::MatrixXd& k_fe = planar_.fe_stiffness();
+  const Eigen::MatrixXd& m_fe = planar_.fe_mass();
+  K.topLeftCorner(np, np) = k_fe(planar_dofs, planar_dofs);
+  M.topLeftCorner(np, np) = m_fe(planar_dofs, planar_dofs);
+  // The bending stiffness block scales with the second moment (E I_xz for x–z).
+  K.block(np, np, nz, nz) = (second_moment_xz_ / p.second_moment) * k_fe(xz_dofs, xz_dofs);
+  M.block(np, np, nz, nz) = m_fe(xz_dofs, xz_dofs);
+  if (torsion_) {
+    Eigen::MatrixXd k_t, m_t;
+    TorsionMatrices(n, p.length, torsion_->shear_modulus * torsion_->torsion_constant,
+                    p.density * (p.second_moment + second_moment_xz_), &k_t, &m_t);
+    K.bottomRightCorner(nt, nt) = k_t(twist_dofs, twist_dofs);
+    M.bottomRightCorner(nt, nt) = m_t(twist_dofs, twist_dofs);
+  }
+  std::vector<int> boundary;
+  for (Eigen::Index i = 0; i < np; ++i) {
+    if (IsBoundary(p, planar_dofs[static_cast<std::size_t>(i)] / 3)) boundary.push_back(int(i));
+  }
+  for (Eigen::Index i = 0; i < nz; ++i) {
+    if (IsBoundary(p, xz_dofs[static_cast<std::size_t>(i)] / 3)) boundary.push_back(int(np + i));
+  }
+  for (Eigen::Index i = 0; i < nt; ++i) {
+    if (IsBoundary(p, twist_dofs[static_cast<std::size_t>(i)]))
+      boundary.push_back(int(np + nz + i));
+  }
+  const int rigid = free ? (torsion_ ? 6 : 5) : 0;
+  const int m = p.modes;
+  const int fixed_modes = m + rigid - static_cast<int>(boundary.size());
+  const Eigen::MatrixXd T = CraigBamptonSubspace(K, M, boundary, fixed_modes);
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> projected(T.transpose() * K * T,
+                                                                            T.transpose() * M * T);
+  if (projected.info() != Eigen::Success) {
+    throw std::runtime_error("SpatialFlexibleBeam: the projected eigenproblem did not converge");
+  }
+  const Eigen::MatrixXd vectors = T * projected.eigenvectors();  // xᵀ M x = 1
+  const Eigen::VectorXd lambda = projected.eigenvalues();
+  // Each vector's family by its share of the modal mass; its planar coordinates c = Φᵀ M x.
+  const Eigen::MatrixXd& phi = planar_.modes();  // every planar mode (rows: all 3(n + 1))
+  coeff_ = Eigen::MatrixXd::Zero(phi.cols(), m);
+  omega_.resize(m);
+  Eigen::MatrixXd twists = Eigen::MatrixXd::Zero(n + 1, m);
+  int twist_count = 0;
+  for (int j = 0; j < m; ++j) {
+    Eigen::VectorXd x = vectors.col(rigid + j);
+    Eigen::Index largest = 0;  // a deterministic sign: the largest entry positive
+    x.cwiseAbs().maxCoeff(&largest);
+    if (x(largest) < 0.0) x = -x;
+    const double share_planar = x.head(np).dot(M.topLeftCorner(np, np) * x.head(np));
+    const double share_xz = x.segment(np, nz).dot(M.block(np, np, nz, nz) * x.segment(np, nz));
+    const double share_twist = 1.0 - share_planar - share_xz;
+    omega_(j) = std::sqrt(std::max(lambda(rigid + j), 0.0));
+    if (share_twist > 1.0 - 1e-6) {
+      twists(twist_dofs, twist_count) = x.tail(nt);
+      kind_.push_back(SpatialModeKind::kTorsion);
+      column_.push_back(twist_count++);
+      continue;
+    }
+    Eigen::VectorXd nodal = Eigen::VectorXd::Zero(dofs);
+    if (share_planar > 1.0 - 1e-6) {
+      nodal(planar_dofs) = x.head(np);
+      double axial = 0.0;
+      for (Eigen::Index i = 0; i < np; ++i) {
+        if (planar_dofs[static_cast<std::size_t>(i)] % 3 == 0) {
+          axial += x(i) * M.row(i).head(np).dot(x.head(np));
+        }
+      }
+      kind_.push_back(axial > 0.5 ? SpatialModeKind::kAxial : SpatialModeKind::kBendingXY);
+    } else if (share_xz > 1.0 - 1e-6) {
+      nodal(xz_dofs) = x.segment(np, nz);
+      kind_.push_back(SpatialModeKind::kBendingXZ);
+    } else {
+      Fail(label, "Craig-Bampton mode " + std::to_string(j + 1) + " (omega = " + Num(omega_(j)) +
+                      " rad/s) mixes the families of the beam (equal frequencies); change the "
+                      "section or the number of elements");
+    }
+    coeff_.col(j) = phi.transpose() * (m_fe * nodal);
+    column_.push_back(-1);
+  }
+  if (torsion_) torsion_modes_ = twists.leftCols(std::max(twist_count, 1));
 }
 
 Eigen::Matrix3d SpatialFlexibleBeam::SectionInertia(std::size_t g, double phi) const {
@@ -224,6 +414,31 @@ Eigen::Matrix3d SpatialFlexibleBeam::SectionInertia(std::size_t g, double phi) c
 
 SpatialBeamPoint SpatialFlexibleBeam::PointAt(double X) const {
   return FromPlanar(planar_.PointAt(X));
+}
+
+SpatialSectionMotion SpatialFlexibleBeam::Section(
+    const SpatialBeamPoint& point, const Eigen::Ref<const Eigen::VectorXd>& eta,
+    const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const {
+  const double a = point.slope_v.dot(eta), b = point.slope_w.dot(eta);
+  const double phi = point.twist.dot(eta);
+  const double ca = std::cos(a), sa = std::sin(a), cb = std::cos(b), sb = std::sin(b);
+  const double cp = std::cos(phi), sp = std::sin(phi);
+  const Eigen::Vector3d e_z = Eigen::Vector3d::UnitZ();
+  const Eigen::Vector3d n_y(-sa, ca, 0.0);          // R_z(a) e_y
+  const Eigen::Vector3d n_x(ca * cb, sa * cb, sb);  // R_z(a) R_y(−b) e_x
+  const Eigen::Vector3d n_z = n_x.cross(n_y);       // R_z(a) R_y(−b) e_z
+  SpatialSectionMotion section;
+  section.turn.col(0) = n_x;
+  section.turn.col(1) = cp * n_y + sp * n_z;  // R_x(φ) turns the tilted y and z axes
+  section.turn.col(2) = -sp * n_y + cp * n_z;
+  section.E = e_z * point.slope_v - n_y * point.slope_w + n_x * point.twist;
+  if (eta_dot.size() == 0) return section;
+  const double a_dot = point.slope_v.dot(eta_dot), b_dot = point.slope_w.dot(eta_dot);
+  const double phi_dot = point.twist.dot(eta_dot);
+  section.rate = a_dot * e_z - b_dot * n_y + phi_dot * n_x;
+  section.acc =
+      -a_dot * b_dot * e_z.cross(n_y) + phi_dot * (a_dot * e_z.cross(n_x) - b_dot * n_y.cross(n_x));
+  return section;
 }
 
 SpatialBeamCurve SpatialFlexibleBeam::Curve(const SpatialBeamPoint& point,

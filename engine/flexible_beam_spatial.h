@@ -26,9 +26,26 @@
 // ω) and copies of the planar bending modes in x–z, with the same mass-normalized shapes and
 // frequencies ω √(I_xz / I_xy). A planar mode is classified axial or bending by its axial share
 // of the modal mass; a mode mixing both (an axial and a bending frequency equal to ~1e-6) cannot
-// be copied and is rejected. Only the free-interface reduction is available. Without torsion the
-// body keeps the m lowest of these 5n modes (5n for every reference: clamped and pinned fix 5
-// nodal coordinates, free drops 5 rigid motions, the sixth, rotation about x, being torsion).
+// be copied and is rejected. Without torsion the body keeps the m lowest of these 5n modes (5n for
+// every reference: clamped and pinned fix 5 nodal coordinates, free drops 5 rigid motions, the
+// sixth, rotation about x, being torsion).
+//
+// Craig–Bampton reduction (Craig & Bampton, AIAA J. 6 (1968) 1313–1319; the planar beam's, in
+// engine/flexible_beam.h, on the spatial FE model). With `reduction: craig_bampton` and
+// `boundary_nodes`, the free nodal coordinates of the spatial model — the planar beam's (u, v, θ_z)
+// (axial and x–y), the x–z bending (w, θ_y) with stiffness E I_xz, and with torsion the twists φ —
+// split into the boundary (every free coordinate of the boundary nodes, n_b in all) and the
+// interior. The basis T holds the n_b static constraint modes and the k lowest fixed-interface
+// modes of the whole spatial interior problem, and the body's m modes are the eigenvectors of the
+// eigenproblem projected on T (mass-normalized, their ω the Rayleigh–Ritz values): m = n_b + k,
+// minus the 5 (6 with torsion) rigid motions the subspace holds with the `free` reference. The
+// FE blocks decouple, so each of these eigenvectors lies in one family (axial and x–y, x–z, or
+// torsion; a mixed one is rejected). An axial/x–y or x–z vector x is stored by its coordinates
+// c = Φᵀ M x over the planar beam's (complete) free-interface modes Φ: its rows are s = S Φ c
+// and H_jk = c_jᵀ H c_k (H bilinear in the modes); a torsion vector as the nodal twists. Loads at
+// the boundary nodes are then represented exactly: a cantilever with the tip node as boundary
+// and k = 0 has the exact static tip deflections, F L³/(3 E I) in both planes, F L/(E A) and
+// T L/(G J) (tests/engine/flexible_beam_spatial_test.cc).
 //
 // Torsion (St Venant: Timoshenko & Goodier, Theory of Elasticity, 3rd ed., §§ 101–109; the
 // torsion-bar element with consistent mass of Przemieniecki, Theory of Matrix Structural
@@ -144,8 +161,39 @@ struct SpatialBeamCurve {
   Eigen::Matrix<double, 3, Eigen::Dynamic> B_x;  // 3 × m
 };
 
+// The orientation and angular motion of the section at a point, for what is attached to it (the
+// axes of joints at nodes, the arms of their points, the spheres of contacts at nodes). The
+// section of an Euler–Bernoulli beam stays normal to the deformed centreline: it is tilted by the
+// bending slopes a = s_v'η (about z) and b = s_w'η (about −y), and twisted by φ = s_φη about its
+// own normal, which gives, in the frame's basis,
+//   Λ = R_z(a) R_y(−b) R_x(φ)
+// (the slopes taken as angles: exact to first order in the deformation, as the beam's kinematics
+// are; the normal Λ e_x = (cos a cos b, sin a cos b, sin b) is the tangent ū_X/‖ū_X‖ to first
+// order). Differentiating (n_y = R_z(a) e_y, n_x = Λ e_x = R_z(a) R_y(−b) e_x), the section turns
+// relative to the frame at
+//   ω_s = ȧ e_z − ḃ n_y + φ̇ n_x = E η̇,   E = e_z s_v' − n_y s_w' + n_x s_φ   (3 × m),
+// and the v̇-free part of ω̇_s is
+//   κ = Ė η̇ = −ȧ ḃ (e_z × n_y) + φ̇ (ȧ e_z × n_x − ḃ n_y × n_x).
+// A vector ū fixed in the section is R Λ ū in the world; with Ω = ω + ω_s (frame basis) its rate
+// is R (Ω × Λū) and the v̇-free part of its acceleration R ((ω × ω_s + κ) × Λū + Ω × (Ω × Λū)).
+// Only attachments use this orientation: the sections' rotary inertia of bending is neglected
+// (above), and their twist inertia uses R_x(φ) about the frame's x. Without torsion φ ≡ 0; a
+// clamped reference has a = b = φ = 0 at X = 0, so Λ = I and E = 0 there.
+struct SpatialSectionMotion {
+  Eigen::Matrix3d turn = Eigen::Matrix3d::Identity();  // Λ
+  Eigen::Matrix<double, 3, Eigen::Dynamic> E;          // 3 × m
+  Eigen::Vector3d rate = Eigen::Vector3d::Zero();      // ω_s = E η̇
+  Eigen::Vector3d acc = Eigen::Vector3d::Zero();       // κ = Ė η̇
+};
+
 // The number of modes a spatial beam of n elements has: 5n, 6n with torsion.
 int AvailableSpatialModes(int elements, bool torsion = false);
+// Craig–Bampton: the boundary coordinates n_b of the spatial model (the free coordinates of the
+// boundary nodes: 5 per node, 6 with torsion, minus those the reference fixes) and the fewest
+// modes allowed, max(1, n_b − r) with r = 5 (6 with torsion) rigid motions for `free`, 0 else.
+// Both 0 / 1 for the free-interface reduction.
+int SpatialBoundaryCoordinates(const BeamProperties& beam, bool torsion);
+int SpatialMinimumModes(const BeamProperties& beam, bool torsion);
 
 class SpatialFlexibleBeam {
  public:
@@ -161,7 +209,8 @@ class SpatialFlexibleBeam {
   int num_modes() const { return static_cast<int>(kind_.size()); }
   double length() const { return planar_.length(); }
   double mass() const { return planar_.mass(); }
-  const BeamProperties& properties() const { return planar_.properties(); }
+  // The properties as given (modes: the spatial m; the reduction and its boundary nodes).
+  const BeamProperties& properties() const { return properties_; }
   double second_moment_xz() const { return second_moment_xz_; }
   // G and J when the sections twist (nullopt: no torsion modes).
   const std::optional<BeamTorsion>& torsion() const { return torsion_; }
@@ -183,6 +232,11 @@ class SpatialFlexibleBeam {
   SpatialBeamMotion Motion(const SpatialBeamPoint& point,
                            const Eigen::Ref<const Eigen::VectorXd>& eta,
                            const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const;
+  // Λ, E, ω_s and κ of the section at a point (SpatialSectionMotion); η̇ may be empty (then
+  // ω_s = κ = 0).
+  SpatialSectionMotion Section(const SpatialBeamPoint& point,
+                               const Eigen::Ref<const Eigen::VectorXd>& eta,
+                               const Eigen::Ref<const Eigen::VectorXd>& eta_dot) const;
   // ū_X, ū_XX and B_X of a point for given η (SpatialBeamCurve).
   SpatialBeamCurve Curve(const SpatialBeamPoint& point,
                          const Eigen::Ref<const Eigen::VectorXd>& eta) const;
@@ -216,15 +270,22 @@ class SpatialFlexibleBeam {
   SpatialBeamPoint FromPlanar(const BeamPoint& p) const;
   // The torsion FE model: modes of the nodal twists (n + 1 rows) and frequencies.
   void SolveTorsion();
+  // The Craig–Bampton modes (header): sets kind_, column_, omega_, coeff_ and, with torsion,
+  // torsion_modes_ to the basis' torsion vectors.
+  void ReduceCraigBampton(const std::string& label);
   // The body-frame section inertia ∫ J(φ) over quadrature point g (w_g/A · J'), turned by φ.
   Eigen::Matrix3d SectionInertia(std::size_t g, double phi) const;
 
   FlexibleBeam planar_;
+  BeamProperties properties_;
   double second_moment_xz_ = 0;
   Eigen::Vector3d section_inertia_;
   std::vector<SpatialModeKind> kind_;  // per spatial mode
   std::vector<int> column_;            // per spatial mode: its planar (or torsion) mode
-  Eigen::VectorXd omega_, damping_;    // ω_i and the diagonal of C
+  // Craig–Bampton: per spatial mode (column) its coordinates over the planar modes (empty for the
+  // free-interface reduction, where column_ names one planar mode).
+  Eigen::MatrixXd coeff_;
+  Eigen::VectorXd omega_, damping_;  // ω_i and the diagonal of C
   std::vector<SpatialBeamPoint> gauss_;
   std::optional<BeamTorsion> torsion_;
   Eigen::MatrixXd torsion_modes_;  // nodal twists (n + 1) × n of the torsion modes, mass-normalized

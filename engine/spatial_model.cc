@@ -176,11 +176,15 @@ void AddVectorJacobian(const BodyKin& k, const Eigen::Vector3d& u, const Eigen::
 // s̄ = ū(X_k, η) moves in the body frame (engine/flexible_beam_spatial.h): ṡ = B η̇, and the
 // v̇-free part of s̈ is −(η̇ᵀ H η̇) e_x, so that
 //   ṗ = ṙ + R (ω × s̄ + B η̇),   p̈_free = R (ω × (ω × s̄) + 2 ω × B η̇ − (η̇ᵀ H η̇) e_x),
-// and ∂(c·ṗ)/∂v = (c, s̄ × Rᵀ c, Bᵀ Rᵀ c) on (ṙ, ω, η̇). A point of the node's section at the arm
-// d (SpatialJoint::arm_a) is s̄ = ū + d_φ, d_φ = R_x(φ) d, φ = s_φ η the node's twist: with
-// t = e_x × d_φ, ∂s̄/∂η = B + t s_φ, ṡ = B η̇ + φ̇ t and the v̇-free part of s̈ gains
-// φ̇² e_x × t (the twist's centripetal term); B, s_rate and s_acc below hold these. A rigid point
-// evaluates the BodyKin expressions unchanged.
+// and ∂(c·ṗ)/∂v = (c, s̄ × Rᵀ c, Bᵀ Rᵀ c) on (ṙ, ω, η̇). At a node the joint's frame is carried by
+// the node's section (SpatialFlexibleBeam::Section: Λ = R_z(a) R_y(−b) R_x(φ) from the bending
+// slopes and the twist, turning at ω_s = E η̇ relative to the frame, κ = Ė η̇): a point of the
+// section at the arm d (SpatialJoint::arm_a) is s̄ = ū + d_s, d_s = Λ d, with
+// ∂s̄/∂η = B − [d_s]× E, ṡ = B η̇ + ω_s × d_s and the v̇-free part of s̈ gaining
+// κ × d_s + ω_s × (ω_s × d_s); B, s_rate and s_acc below hold these. A joint axis ū of the section
+// is R Λ ū (Vector, VectorRate, VectorAccFree, AddVectorJacobian below: the rates of the section
+// header, with ∂(c·u̇)/∂v = (0, u_s × Rᵀc, Eᵀ (u_s × Rᵀc)), u_s = Λ ū). A rigid point evaluates
+// the BodyKin expressions unchanged.
 struct JointPoint {
   const BodyKin* k = nullptr;
   Eigen::Vector3d s = Eigen::Vector3d::Zero();
@@ -188,6 +192,7 @@ struct JointPoint {
   Eigen::Vector3d s_rate = Eigen::Vector3d::Zero();  // B η̇
   Eigen::Vector3d s_acc = Eigen::Vector3d::Zero();   // −(η̇ᵀ H η̇) e_x
   Eigen::Matrix<double, 3, Eigen::Dynamic> B;
+  SpatialSectionMotion section;  // at a node: the section's Λ, E, ω_s, κ
 
   Eigen::Vector3d Point() const { return k->Point(s); }
   Eigen::Vector3d Rate() const {
@@ -204,14 +209,50 @@ struct JointPoint {
     if (node)
       row.segment(k->v0 + 6, B.cols()) += (B.transpose() * (k->R.transpose() * c)).transpose();
   }
+  // A vector ū of the joint frame (of the body, or at a node of the section) in the world.
+  Eigen::Vector3d Vector(const Eigen::Vector3d& u) const {
+    return node ? Eigen::Vector3d(k->R * (section.turn * u)) : k->Vector(u);
+  }
+  // The rate and v̇-free acceleration of a vector ū(t) of the joint frame, U = (ū, ∂ₜū, ∂ₜ²ū):
+  // R (ω×ū + ∂ₜū) and R (ω×(ω×ū) + 2 ω×∂ₜū + ∂ₜ²ū) on a body; at a node, with Ω = ω + ω_s and
+  // the section's Λ, R (Ω × Λū + Λ∂ₜū) and R ((ω × ω_s + κ) × Λū + Ω × (Ω × Λū) + 2 Ω × Λ∂ₜū +
+  // Λ∂ₜ²ū).
+  Eigen::Vector3d VectorRate(const Eigen::Matrix3d& U) const {
+    if (!node) return k->R * (k->omega.cross(U.col(0)) + U.col(1));
+    const Eigen::Vector3d spin = k->omega + section.rate;
+    return k->R * (spin.cross(section.turn * U.col(0)) + section.turn * U.col(1));
+  }
+  Eigen::Vector3d VectorAccFree(const Eigen::Matrix3d& U) const {
+    if (!node) {
+      return k->R *
+             (k->omega.cross(k->omega.cross(U.col(0))) + 2.0 * k->omega.cross(U.col(1)) + U.col(2));
+    }
+    const Eigen::Vector3d spin = k->omega + section.rate;
+    const Eigen::Vector3d u = section.turn * U.col(0);
+    return k->R *
+           ((k->omega.cross(section.rate) + section.acc).cross(u) +
+            spin.cross(spin.cross(u) + 2.0 * (section.turn * U.col(1))) + section.turn * U.col(2));
+  }
+  // G row += ∂(c·u̇)/∂v for the joint-frame vector ū.
+  template <class Row>
+  void AddVectorJacobian(const Eigen::Vector3d& u, const Eigen::Vector3d& c, Row&& row) const {
+    if (!node) {
+      saltus::engine::AddVectorJacobian(*k, u, c, row);
+      return;
+    }
+    const Eigen::Vector3d lever = (section.turn * u).cross(k->R.transpose() * c);
+    row.template segment<3>(k->v0 + 3) += lever.transpose();
+    row.segment(k->v0 + 6, section.E.cols()) += (section.E.transpose() * lever).transpose();
+  }
 };
 
 // The joint point of body kinematics `k` at body point `s`, or when `node` (a beam point of the
 // flexible body of k) is non-null at the point of the node's section with arm `s`; `v` null:
-// positions only.
+// positions only. `axes`: the row uses this side's joint axes, so the section's turn is needed
+// (it is for an arm too; a point row at the node itself skips it).
 JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eigen::Vector3d& s,
                           const SpatialBeamPoint* node, const Eigen::VectorXd& q,
-                          const Eigen::VectorXd* v) {
+                          const Eigen::VectorXd* v, bool axes) {
   JointPoint p;
   p.k = &k;
   if (node == nullptr) {
@@ -221,21 +262,25 @@ JointPoint MakeJointPoint(const SpatialModel& model, const BodyKin& k, const Eig
   const SpatialFlexibleBeam& beam = *model.beam(k.body);
   const int m = beam.num_modes();
   const auto eta = q.segment(model.QOffset(k.body) + 7, m);
-  const SpatialBeamMotion motion = v ? beam.Motion(*node, eta, v->segment(k.v0 + 6, m))
-                                     : beam.Motion(*node, eta, Eigen::VectorXd());
+  const Eigen::VectorXd none;
+  const auto eta_dot = v ? Eigen::Ref<const Eigen::VectorXd>(v->segment(k.v0 + 6, m))
+                         : Eigen::Ref<const Eigen::VectorXd>(none);
+  const SpatialBeamMotion motion = beam.Motion(*node, eta, eta_dot);
   p.node = true;
   p.s = motion.u;
   p.s_rate = motion.u_dot;
   p.s_acc = Eigen::Vector3d(-motion.hdot, 0.0, 0.0);
   p.B = motion.B;
-  if (s != Eigen::Vector3d::Zero()) {  // the arm d = s of the node's section
-    const double c = std::cos(motion.twist), sn = std::sin(motion.twist);
-    const Eigen::Vector3d d(s.x(), c * s.y() - sn * s.z(), sn * s.y() + c * s.z());  // R_x(φ) d
-    const Eigen::Vector3d t(0.0, -d.z(), d.y());                                     // e_x × d_φ
+  const bool arm = s != Eigen::Vector3d::Zero();
+  if (!axes && !arm) return p;
+  p.section = beam.Section(*node, eta, eta_dot);
+  if (arm) {  // the arm d = s of the node's section
+    const SpatialSectionMotion& section = p.section;
+    const Eigen::Vector3d d = section.turn * s;
     p.s += d;
-    p.B += t * node->twist;
-    p.s_rate += motion.twist_rate * t;
-    p.s_acc += motion.twist_rate * motion.twist_rate * Eigen::Vector3d(0.0, -d.y(), -d.z());
+    p.B -= Skew(d) * section.E;
+    p.s_rate += section.rate.cross(d);
+    p.s_acc += section.acc.cross(d) + section.rate.cross(section.rate.cross(d));
   }
   return p;
 }
@@ -431,11 +476,11 @@ class SpatialJointBlock : public ConstraintBlock {
           value = -d(row.component);
           break;
         case RowType::kDot1:
-          value = a.Vector(UBar(row, t).col(0)).dot(b.Vector(row.w_b));
+          value = pa.Vector(UBar(row, t).col(0)).dot(pb.Vector(row.w_b));
           break;
         case RowType::kDot2:
           value =
-              a.Vector(row.u_a).dot(d) - (row.driver ? row.driver->profile.Evaluate(t)(0) : 0.0);
+              pa.Vector(row.u_a).dot(d) - (row.driver ? row.driver->profile.Evaluate(t)(0) : 0.0);
           break;
         case RowType::kDistance:
           value = (d.squaredNorm() - row.length * row.length) / (2.0 * row.length);
@@ -543,16 +588,16 @@ class SpatialJointBlock : public ConstraintBlock {
         case RowType::kDot1: {
           // ġ = u̇_a · w_b + u_a · ẇ_b.
           const Eigen::Vector3d u_bar = UBar(row, t).col(0);
-          const Eigen::Vector3d u = a.Vector(u_bar);
-          const Eigen::Vector3d w = b.Vector(row.w_b);
-          AddVectorJacobian(a, u_bar, w, G_row);
-          AddVectorJacobian(b, row.w_b, u, G_row);
+          const Eigen::Vector3d u = pa.Vector(u_bar);
+          const Eigen::Vector3d w = pb.Vector(row.w_b);
+          pa.AddVectorJacobian(u_bar, w, G_row);
+          pb.AddVectorJacobian(row.w_b, u, G_row);
           break;
         }
         case RowType::kDot2: {
           // ġ = u̇_a · d + u_a · (ṗ_b − ṗ_a) − ṡ.
-          const Eigen::Vector3d u = a.Vector(row.u_a);
-          AddVectorJacobian(a, row.u_a, d, G_row);
+          const Eigen::Vector3d u = pa.Vector(row.u_a);
+          pa.AddVectorJacobian(row.u_a, d, G_row);
           if (b.body != kGround) pb.AddJacobian(u, G_row);
           if (a.body != kGround) pa.AddJacobian(-u, G_row);
           break;
@@ -604,20 +649,34 @@ class SpatialJointBlock : public ConstraintBlock {
         case RowType::kDot1: {
           // ū_a(t) with ∂ₜū, ∂ₜ²ū (zero for joints): u̇ = R(ω×ū + ∂ₜū),
           // ü_free = R(ω×(ω×ū) + 2 ω×∂ₜū + ∂ₜ²ū); γ = ü_free·w + 2 u̇·ẇ + u·ẅ_free.
+          // At a node, the section's vectors (JointPoint).
           const Eigen::Matrix3d U = UBar(row, t);
-          const Eigen::Vector3d u = a.Vector(U.col(0));
-          const Eigen::Vector3d u_dot = a.R * (a.omega.cross(U.col(0)) + U.col(1));
-          const Eigen::Vector3d u_acc = a.R * (a.omega.cross(a.omega.cross(U.col(0))) +
-                                               2.0 * a.omega.cross(U.col(1)) + U.col(2));
-          const Eigen::Vector3d w = b.Vector(row.w_b);
-          value = u_acc.dot(w) + 2.0 * u_dot.dot(b.VectorRate(row.w_b)) +
-                  u.dot(b.VectorAccFree(row.w_b));
+          const Eigen::Vector3d u = pa.Vector(U.col(0));
+          const Eigen::Vector3d u_dot = pa.VectorRate(U);
+          const Eigen::Vector3d u_acc = pa.VectorAccFree(U);
+          const Eigen::Vector3d w = pb.Vector(row.w_b);
+          Eigen::Vector3d w_dot, w_acc;
+          if (pb.node) {
+            const Eigen::Matrix3d W = Constant(row.w_b);
+            w_dot = pb.VectorRate(W);
+            w_acc = pb.VectorAccFree(W);
+          } else {
+            w_dot = b.VectorRate(row.w_b);
+            w_acc = b.VectorAccFree(row.w_b);
+          }
+          value = u_acc.dot(w) + 2.0 * u_dot.dot(w_dot) + u.dot(w_acc);
           break;
         }
         case RowType::kDot2: {
           // γ = ü_free·d + 2 u̇·ḋ + u·d̈_free − s̈.
-          value = a.VectorAccFree(row.u_a).dot(d) + 2.0 * a.VectorRate(row.u_a).dot(d_dot) +
-                  a.Vector(row.u_a).dot(d_acc);
+          if (pa.node) {
+            const Eigen::Matrix3d U = Constant(row.u_a);
+            value = pa.VectorAccFree(U).dot(d) + 2.0 * pa.VectorRate(U).dot(d_dot) +
+                    pa.Vector(row.u_a).dot(d_acc);
+          } else {
+            value = a.VectorAccFree(row.u_a).dot(d) + 2.0 * a.VectorRate(row.u_a).dot(d_dot) +
+                    a.Vector(row.u_a).dot(d_acc);
+          }
           if (row.driver) value -= row.driver->profile.Evaluate(t)(2);
           break;
         }
@@ -643,7 +702,8 @@ class SpatialJointBlock : public ConstraintBlock {
         if (row.type == RowType::kDot1) {
           const BodyKin a = KinOf(*model_, row.body_a, q);
           const BodyKin b = KinOf(*model_, row.body_b, q);
-          value = a.Vector(UBar(row, t).col(1)).dot(b.Vector(row.w_b));
+          const JointPoint pa = PointA(row, a, q, nullptr), pb = PointB(row, b, q, nullptr);
+          value = pa.Vector(UBar(row, t).col(1)).dot(pb.Vector(row.w_b));
         } else {
           value = -row.driver->profile.Evaluate(t)(1);
         }
@@ -687,6 +747,12 @@ class SpatialJointBlock : public ConstraintBlock {
     info.name = std::move(name);
     infos_.push_back(std::move(info));
   }
+  // A constant vector of a joint frame as UBar's columns (ū, 0, 0).
+  static Eigen::Matrix3d Constant(const Eigen::Vector3d& u) {
+    Eigen::Matrix3d U = Eigen::Matrix3d::Zero();
+    U.col(0) = u;
+    return U;
+  }
   // Columns ū_a, ∂ₜū_a, ∂ₜ²ū_a of the dot1 vector on a (time-dependent for angle drivers:
   // ū = cos φ ȳ − sin φ x̄).
   static Eigen::Matrix3d UBar(const Row& row, double t) {
@@ -719,13 +785,16 @@ class SpatialJointBlock : public ConstraintBlock {
                     const Eigen::VectorXd* v) const {
     const SpatialBeamPoint* node =
         row.node_a >= 0 ? &node_points_[static_cast<std::size_t>(row.joint)].a : nullptr;
-    return MakeJointPoint(*model_, a, row.s_a, node, q, v);
+    // Side a's axes: u_a of dot1 and dot2 rows.
+    const bool axes = row.type == RowType::kDot1 || row.type == RowType::kDot2;
+    return MakeJointPoint(*model_, a, row.s_a, node, q, v, axes);
   }
   JointPoint PointB(const Row& row, const BodyKin& b, const Eigen::VectorXd& q,
                     const Eigen::VectorXd* v) const {
     const SpatialBeamPoint* node =
         row.node_b >= 0 ? &node_points_[static_cast<std::size_t>(row.joint)].b : nullptr;
-    return MakeJointPoint(*model_, b, row.s_b, node, q, v);
+    // Side b's axes: w_b of dot1 rows.
+    return MakeJointPoint(*model_, b, row.s_b, node, q, v, row.type == RowType::kDot1);
   }
 
   std::shared_ptr<const SpatialModel> model_;
@@ -941,6 +1010,9 @@ int SpatialModelBuilder::AddTorsionalSpring(const SpatialTorsionalSpring& spring
   if (joint.type != SpatialJointType::kRevolute) {
     Fail(label, "needs a revolute joint, joint '" + joint.name + "' is not one");
   }
+  if (joint.node_a >= 0 || joint.node_b >= 0) {  // its angle and torque use the bodies' frames
+    Fail(label, "joint '" + joint.name + "' is at a node of a flexible body: not supported");
+  }
   RequireNonNegative(label, "stiffness", spring.stiffness);
   RequireNonNegative(label, "damping", spring.damping);
   RequireFinite(label, "angle0", spring.angle0);
@@ -971,6 +1043,9 @@ int SpatialModelBuilder::AddPrismaticFriction(const SpatialPrismaticFriction& fr
   const SpatialJoint& joint = model_.joints_[static_cast<std::size_t>(friction.joint)];
   if (joint.type != SpatialJointType::kPrismatic) {
     Fail(label, "needs a prismatic joint, joint '" + joint.name + "' is not one");
+  }
+  if (joint.node_a >= 0 || joint.node_b >= 0) {  // its slip and force use the bodies' frames
+    Fail(label, "joint '" + joint.name + "' is at a node of a flexible body: not supported");
   }
   RequireNonNegative(label, "mu", friction.mu);
   model_.frictions_.push_back(friction);

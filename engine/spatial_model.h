@@ -6,8 +6,11 @@
 // gravity, elastic, damping) are the beam's; q ⊕ h v adds h η̇ to η. Joints attach to a node k of
 // its centreline: the point p = r + R ū(X_k, η), ṗ = ṙ − R [ū]× ω + R B η̇ (G gains Bᵀ Rᵀ c on
 // the η̇ columns of a row ∂(c·ṗ)/∂v), v̇-free acceleration R â (â of the beam header); or to a
-// point of the node's section at an arm d, r + R (ū + R_x(φ_k) d), which follows the twist φ_k of
-// a beam with torsion (SpatialJoint::arm_a; the terms in spatial_model.cc, MakeJointPoint).
+// point of the node's section at an arm d, r + R (ū + Λ_k d). The joint's frame there is the
+// section's: its axes are R Λ_k ā, Λ_k = R_z(a) R_y(−b) R_x(φ) of the node's bending slopes and
+// twist (SpatialFlexibleBeam::Section), so a fixed or revolute joint at a node holds the section,
+// loading the bending slopes and the twist (SpatialJoint::arm_a; the terms in spatial_model.cc,
+// MakeJointPoint and JointPoint).
 //
 // Body i has q_i = (r, Q) (7): r (3) the world position of its body-frame origin and Q (4) the
 // unit quaternion (w, x, y, z) of its orientation R = R(Q); v_i = (ṙ, ω) (6): ṙ in the world
@@ -141,15 +144,15 @@ struct SpatialJoint {
   double length = 0.0;  // distance joint: L > 0
   // A node k ∈ [0, n] of flexible body_a / body_b (−1: the point is point_a / point_b of the body
   // frame). With a node the joint point is the node of the deformed centreline, r + R ū(X_k, η),
-  // point_a / point_b must be zero, and the joint axes stay in the floating frame (they turn
-  // neither with the bending slopes nor, on a beam with torsion, with the twist of the node's
-  // section; engine/flexible_beam_spatial.h). Only through an arm does a joint load the twist.
+  // point_a / point_b must be zero, and the joint axes are axes of the node's section: they turn
+  // with its bending slopes and, on a beam with torsion, with its twist (Λ of
+  // SpatialFlexibleBeam::Section). Torsional springs and prismatic friction are refused on joints
+  // at nodes (their angle, slip and forces are those of the bodies' frames).
   int node_a = -1;
   int node_b = -1;
   // With node_a / node_b: a point of the node's section off the centreline (an arm), its offset
-  // in the section's axes, which are the frame's turned by the section's twist R_x(φ_k) (beams
-  // with torsion; the frame's otherwise). The joint point is then r + R (ū(X_k, η) + R_x(φ_k) d),
-  // and its rows put a torque on the twist. Zero: the node itself.
+  // in the section's axes Λ_k (tilted by the slopes, twisted by φ_k). The joint point is then
+  // r + R (ū(X_k, η) + Λ_k d), and its rows put a torque on the twist. Zero: the node itself.
   Eigen::Vector3d arm_a = Eigen::Vector3d::Zero();
   Eigen::Vector3d arm_b = Eigen::Vector3d::Zero();
 };

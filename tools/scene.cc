@@ -675,8 +675,10 @@ class SceneParser {
   }
 
   // The Craig–Bampton basis needs a boundary node for a free beam and at least as many modes as
-  // boundary coordinates (engine::MinimumModes).
-  static void CheckFewestModes(const MapReader& r, const engine::BeamProperties& beam) {
+  // boundary coordinates (engine::MinimumModes; `spatial`: engine::SpatialMinimumModes of a
+  // spatial beam, with torsion when *spatial).
+  static void CheckFewestModes(const MapReader& r, const engine::BeamProperties& beam,
+                               std::optional<bool> spatial = std::nullopt) {
     if (beam.reduction != engine::BeamReduction::kCraigBampton) return;
     if (beam.reference == engine::BeamReference::kFree && beam.boundary_nodes.empty()) {
       const YAML::Node* list = r.Find("boundary_nodes");
@@ -685,13 +687,16 @@ class SceneParser {
       if (list != nullptr) r.Fail(*list, what);
       r.Fail(what + " (give boundary_nodes or attach a joint at a node)");
     }
-    const int fewest = engine::MinimumModes(beam);
+    const int fewest =
+        spatial ? engine::SpatialMinimumModes(beam, *spatial) : engine::MinimumModes(beam);
+    const int boundary = spatial ? engine::SpatialBoundaryCoordinates(beam, *spatial)
+                                 : engine::BoundaryCoordinates(beam);
     if (beam.modes < fewest) {
       const std::string what = "modes must be at least " + std::to_string(fewest) +
                                " with the craig_bampton reduction (its " +
-                               std::to_string(engine::BoundaryCoordinates(beam)) +
-                               " boundary coordinates at nodes " + JoinNodes(beam.boundary_nodes) +
-                               "), got " + std::to_string(beam.modes);
+                               std::to_string(boundary) + " boundary coordinates at nodes " +
+                               JoinNodes(beam.boundary_nodes) + "), got " +
+                               std::to_string(beam.modes);
       const YAML::Node* modes = r.Find("modes");
       if (modes != nullptr) r.Fail(*modes, what);
       r.Fail(what);
@@ -703,21 +708,39 @@ class SceneParser {
     return text.empty() ? "(none)" : text;
   }
 
+  // The nodes of `body` where joints (planar or spatial) attach, sorted, each once.
+  template <class Joint>
+  static std::vector<int> JointNodes(int body, const std::vector<Joint>& joints) {
+    std::vector<int> nodes;
+    for (const Joint& j : joints) {
+      if (j.body_a == body && j.node_a >= 0) nodes.push_back(j.node_a);
+      if (j.body_b == body && j.node_b >= 0) nodes.push_back(j.node_b);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    return nodes;
+  }
+
   // Craig–Bampton beams without boundary_nodes: the nodes where joints attach to them.
   void ResolveBoundaries(Scene* scene) const {
     for (const auto& [body, node] : pending_boundaries_) {
       engine::BeamProperties& beam = *scene->bodies[static_cast<std::size_t>(body)].beam;
-      for (const engine::PlanarJoint& j : scene->joints) {
-        if (j.body_a == body && j.node_a >= 0) beam.boundary_nodes.push_back(j.node_a);
-        if (j.body_b == body && j.node_b >= 0) beam.boundary_nodes.push_back(j.node_b);
-      }
-      std::sort(beam.boundary_nodes.begin(), beam.boundary_nodes.end());
-      beam.boundary_nodes.erase(std::unique(beam.boundary_nodes.begin(), beam.boundary_nodes.end()),
-                                beam.boundary_nodes.end());
+      beam.boundary_nodes = JointNodes(body, scene->joints);
       CheckFewestModes(
           MapReader(file_, node,
                     "flexible body '" + body_names_[static_cast<std::size_t>(body)] + "'"),
           beam);
+    }
+  }
+
+  // Spatial Craig–Bampton beams without boundary_nodes: the nodes where joints attach to them.
+  void ResolveSpatialBoundaries(SpatialScene* sp) const {
+    for (const auto& [body, node] : pending_spatial_boundaries_) {
+      engine::SpatialBody& b = sp->bodies[static_cast<std::size_t>(body)];
+      engine::BeamProperties& beam = *b.beam;
+      beam.boundary_nodes = JointNodes(body, sp->joints);
+      CheckFewestModes(MapReader(file_, node, "flexible body '" + b.name + "'"), beam,
+                       b.torsion.has_value());
     }
   }
 
@@ -1070,6 +1093,7 @@ class SceneParser {
       ParseSpatialFlexibleBody(flexible[i], i, &scene);
     }
     for (const YAML::Node& n : ListSection(top, "joints")) ParseSpatialJoint(n, &scene);
+    ResolveSpatialBoundaries(&sp);
     for (const YAML::Node& n : ListSection(top, "drivers")) ParseSpatialDriver(n, &scene);
     for (const YAML::Node& n : ListSection(top, "forces")) ParseSpatialForce(n, &scene);
     for (const YAML::Node& n : ListSection(top, "shapes")) ParseShape(n, &scene);
@@ -1567,8 +1591,9 @@ class SceneParser {
     sp.body_lines.push_back(r.line());
   }
 
-  // A spatial flexible beam (engine/flexible_beam_spatial.h): the keys of the planar one without
-  // the Craig–Bampton reduction, with the second moment of the x–z plane (`second_moment_xz`;
+  // A spatial flexible beam (engine/flexible_beam_spatial.h): the keys of the planar one (the
+  // Craig–Bampton reduction too, its default boundary the nodes where joints attach:
+  // ResolveSpatialBoundaries), with the second moment of the x–z plane (`second_moment_xz`;
   // or width along z and height along y of a rectangle: I_xy = w h³/12, I_xz = h w³/12), the
   // optional St Venant torsion (ReadBeamTorsion: the torsion modes count in `modes`) and the
   // spatial pose.
@@ -1591,6 +1616,8 @@ class SceneParser {
                       "elements",
                       "modes",
                       "reference",
+                      "reduction",
+                      "boundary_nodes",
                       "geometric_stiffening",
                       "rayleigh_alpha",
                       "rayleigh_beta",
@@ -1611,6 +1638,12 @@ class SceneParser {
                                                  : " (the axial and two-plane bending ") +
                                    "modes of " + std::to_string(beam.elements) +
                                    " elements), got " + std::to_string(beam.modes));
+    }
+    if (ParseReduction(r, &beam)) {
+      CheckFewestModes(r, beam, body.torsion.has_value());
+    } else {
+      pending_spatial_boundaries_.emplace_back(static_cast<int>(scene->spatial.bodies.size()),
+                                               node);
     }
     ReadBeamStiffeningAndDamping(r, &beam);
     body.beam = beam;
@@ -2143,7 +2176,8 @@ class SceneParser {
   std::vector<std::string> body_names_;
   // Craig–Bampton flexible bodies whose boundary comes from the joints: (body, its YAML node).
   std::vector<std::pair<int, YAML::Node>> pending_boundaries_;
-  std::map<std::string, int> joint_index_;  // spatial scenes
+  std::vector<std::pair<int, YAML::Node>> pending_spatial_boundaries_;  // spatial body, its node
+  std::map<std::string, int> joint_index_;                              // spatial scenes
   std::map<std::string, int> shape_index_;  // spatial scenes: first shape of each named item
   std::vector<int> shape_groups_;           // the named item (first shape) of every shape
   std::set<std::pair<int, int>> implicit_excluded_;  // shape items of included robots' joints

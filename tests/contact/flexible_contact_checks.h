@@ -94,27 +94,35 @@ inline double ExpectNormalRowsMatchGapDifferences(const LinkAndBeamContacts& f,
 
 // World position at q_new of the material point of `body` that is at x (world) at q: on a
 // flexible body a point of the section at the material coordinate X (it moves with the
-// centreline point X and turns with the frame), on a rigid body a point of the body, on the
-// ground x itself.
+// centreline point X and turns with the section, R Λ(X, η)), on a rigid body a point of the body,
+// on the ground x itself.
 inline Eigen::Vector3d Carried(const engine::SpatialModel& model, int body, double X,
                                const Eigen::VectorXd& q, const Eigen::VectorXd& q_new,
                                const Eigen::Vector3d& x) {
   if (body == engine::kGround) return x;
   const int q0 = model.QOffset(body);
+  const engine::SpatialFlexibleBeam* beam = model.beam(body);
   const auto origin = [&](const Eigen::VectorXd& qq) {
     Eigen::Vector3d o = qq.segment<3>(q0);
-    if (const engine::SpatialFlexibleBeam* beam = model.beam(body)) {
+    if (beam) {
       o += engine::QuaternionToRotation(qq.segment<4>(q0 + 3)) *
            beam->Motion(beam->PointAt(X), qq.segment(q0 + 7, beam->num_modes()), Eigen::VectorXd())
                .u;
     }
     return o;
   };
-  const auto R = [&](const Eigen::VectorXd& qq) {
-    return engine::QuaternionToRotation(qq.segment<4>(q0 + 3));
+  // The axes of the body, or of the section at X (R Λ(X, η), SpatialFlexibleBeam::Section).
+  const auto axes = [&](const Eigen::VectorXd& qq) {
+    Eigen::Matrix3d R = engine::QuaternionToRotation(qq.segment<4>(q0 + 3));
+    if (beam) {
+      R = R *
+          beam->Section(beam->PointAt(X), qq.segment(q0 + 7, beam->num_modes()), Eigen::VectorXd())
+              .turn;
+    }
+    return R;
   };
-  const Eigen::Vector3d s = R(q).transpose() * (x - origin(q));
-  return origin(q_new) + R(q_new) * s;
+  const Eigen::Vector3d s = axes(q).transpose() * (x - origin(q));
+  return origin(q_new) + axes(q_new) * s;
 }
 
 // G_T v = t·(ẋ_b − ẋ_a) of every tangential row at (q, v), x_a, x_b the material points at the

@@ -134,6 +134,47 @@ TEST(SpatialNodeContacts, TangentialRowsAreTheSlipOfTheMaterialPoints) {
   }
 }
 
+TEST(SpatialNodeContacts, RollingRowsAreTheRelativeTurnOfTheSections) {
+  // The rolling rows of floor_tip (node 3 on side b, the ground on a): G v = u·Ω_b^w with Ω_b^w
+  // the world angular velocity of the node's section, from central differences of its axes
+  // A = R Λ along q ⊕ h v: [Ω]× = (A(q ⊕ hv) − A(q ⊕ −hv)) Aᵀ/(2h) (h = 1e-6; error ~1e-10).
+  // With every mode moving the section turns against the frame (the R E η̇ columns).
+  Fixture f;
+  std::mt19937 rng(13);
+  const engine::SpatialFlexibleBeam& beam = *f.model->beam(1);
+  const auto axes = [&](const VectorXd& q) {
+    return Matrix3d(engine::QuaternionToRotation(q.segment<4>(10)) *
+                    beam.Section(beam.PointAt(beam.NodeX(3)), q.segment(14, 6), VectorXd()).turn);
+  };
+  double largest_turn = 0.0;
+  for (int draw = 0; draw < 20; ++draw) {
+    VectorXd q, v;
+    RandomState(rng, &q, &v);
+    const double h = 1e-6;
+    VectorXd qp, qm;
+    f.system->IntegratePosition(q, v, h, &qp);
+    f.system->IntegratePosition(q, v, -h, &qm);
+    const Matrix3d W = (axes(qp) - axes(qm)) * axes(q).transpose() / (2 * h);
+    const Vector3d omega(W(2, 1), W(0, 2), W(1, 0));
+    const Vector3d frame_omega = engine::QuaternionToRotation(q.segment<4>(10)) * v.segment<3>(9);
+    largest_turn = std::max(largest_turn, (omega - frame_omega).norm());
+    for (int r = f.contacts->first_resistance_row(); r < f.contacts->num_rows(); ++r) {
+      if (f.contacts->RowPair(r) != 0) continue;
+      Eigen::MatrixXd G;
+      f.system->ConstraintJacobian(0.0, q, std::vector<int>{f.rows[static_cast<std::size_t>(r)]},
+                                   &G);
+      const auto [t1, t2] = f.contacts->Tangents(q, r);
+      const Vector3d n = f.contacts->Evaluate(q, r).normal;
+      const std::string& name = f.contacts->row_info(r).name;  // <row>.r1, .r2 or .s
+      const char axis = name.back();
+      const Vector3d u = axis == '1' ? t1 : axis == '2' ? t2 : n;
+      EXPECT_NEAR(G.row(0).dot(v), u.dot(omega), 1e-7 * (1.0 + omega.norm()))
+          << f.contacts->row_info(r).name << " draw " << draw;
+    }
+  }
+  EXPECT_GT(largest_turn, 0.1);
+}
+
 TEST(SpatialNodeContacts, GammaOfEveryRowMatchesDifferencesOfGv) {
   // γ against d/dε [G(q ⊕ ε v) v] (Richardson, spatial_row_checks.h): the node's Coriolis and
   // foreshortening-rate terms in the normal, tangential and rolling rows.
@@ -142,8 +183,10 @@ TEST(SpatialNodeContacts, GammaOfEveryRowMatchesDifferencesOfGv) {
   for (int draw = 0; draw < 20; ++draw) {
     VectorXd q, v;
     RandomState(rng, &q, &v);
+    // Tangential and rolling rows at nodes: γ by differences (the section's turn).
     testing::ExpectGammaMatchesDifferences(f, q, v, draw, [&](int r) {
-      return !f.contacts->HasAnalyticGamma(f.contacts->NormalRowOf(r));
+      return r >= f.contacts->num_normal_rows() ||
+             !f.contacts->HasAnalyticGamma(f.contacts->NormalRowOf(r));
     });
   }
 }
