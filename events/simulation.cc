@@ -94,6 +94,53 @@ void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
 }
 
+// The switches of the last zeno_window seconds and the contacts of their events (the Zeno
+// guard): a ring whose entries keep their row lists' storage when reused, so that a steady run of
+// switches allocates nothing.
+class SwitchWindow {
+ public:
+  // Drops the switches before t_min, then records one at t with the union of the events' rows.
+  void Record(double t_min, double t, const std::vector<Event>& events) {
+    while (count_ > 0 && ring_[first_].t < t_min) {
+      first_ = (first_ + 1) % ring_.size();
+      --count_;
+    }
+    if (count_ == ring_.size()) {  // full: grow the ring, oldest entry first
+      std::rotate(ring_.begin(), ring_.begin() + static_cast<std::ptrdiff_t>(first_), ring_.end());
+      first_ = 0;
+      ring_.emplace_back();
+    }
+    Entry& entry = ring_[(first_ + count_) % ring_.size()];
+    ++count_;
+    entry.t = t;
+    entry.rows.clear();
+    for (const Event& e : events) {
+      if (entry.rows.empty()) {
+        entry.rows.assign(e.rows.begin(), e.rows.end());  // the entry's storage reused
+      } else {
+        UnionInto(entry.rows, e.rows, &union_buffer_);
+        entry.rows.swap(union_buffer_);
+      }
+    }
+  }
+  std::size_t size() const { return count_; }
+  // The row lists of the switches in the window, oldest first.
+  template <class Fn>
+  void ForEachRows(Fn&& fn) const {
+    for (std::size_t k = 0; k < count_; ++k) fn(ring_[(first_ + k) % ring_.size()].rows);
+  }
+  void Clear() { first_ = count_ = 0; }
+
+ private:
+  struct Entry {
+    double t = 0;
+    std::vector<int> rows;
+  };
+  std::vector<Entry> ring_;
+  std::size_t first_ = 0, count_ = 0;
+  std::vector<int> union_buffer_;
+};
+
 }  // namespace
 
 // The loop of Fig. 2 and its state: the current (t, q, v), the contact modes, the witness
@@ -182,15 +229,7 @@ struct Simulation::Impl {
   double next_output = 0;
   std::vector<double> time_events;
   std::size_t next_time_event = 0;
-  // Times of recent switches and the contacts of their events (Zeno guard): a ring of
-  // recent_count entries from recent_first, whose row lists keep their storage when reused.
-  struct RecentSwitch {
-    double t = 0;
-    std::vector<int> rows;
-  };
-  std::vector<RecentSwitch> recent_events;
-  std::size_t recent_first = 0, recent_count = 0;
-  std::vector<int> union_buffer;
+  SwitchWindow recent_switches;  // Zeno guard
   // The events of the current switch (records reused: SwitchHandler::Recycle).
   std::vector<Event> events;
   std::optional<RunFailure> pending_failure;  // found by SetState: AdvanceTo stops with it
@@ -497,31 +536,8 @@ void Simulation::Impl::Switch(const FiredWitnesses& fired, const VectorXd& v_min
 
 // Too many switches in a tiny window that the rules did not resolve stop the run.
 void Simulation::Impl::GuardAgainstAccumulation() {
-  // The switches that left the window first (an entry is reused before the ring grows).
-  while (recent_count > 0 && recent_events[recent_first].t < t - ctx.opt.zeno_window) {
-    recent_first = (recent_first + 1) % recent_events.size();
-    --recent_count;
-  }
-  if (recent_count == recent_events.size()) {  // full: grow the ring, oldest entry first
-    std::rotate(recent_events.begin(),
-                recent_events.begin() + static_cast<std::ptrdiff_t>(recent_first),
-                recent_events.end());
-    recent_first = 0;
-    recent_events.emplace_back();
-  }
-  RecentSwitch& entry = recent_events[(recent_first + recent_count) % recent_events.size()];
-  ++recent_count;
-  entry.t = t;
-  entry.rows.clear();
-  for (const Event& e : events) {
-    if (entry.rows.empty()) {
-      entry.rows.assign(e.rows.begin(), e.rows.end());  // its storage reused
-    } else {
-      UnionInto(entry.rows, e.rows, &union_buffer);
-      entry.rows.swap(union_buffer);
-    }
-  }
-  if (static_cast<int>(recent_count) > ctx.opt.zeno_max_events) {
+  recent_switches.Record(t - ctx.opt.zeno_window, t, events);
+  if (static_cast<int>(recent_switches.size()) > ctx.opt.zeno_max_events) {
     std::ostringstream msg;
     msg << "event accumulation: more than " << ctx.opt.zeno_max_events << " events within "
         << ctx.opt.zeno_window << " s before t = " << t << FrequentContacts();
@@ -532,9 +548,9 @@ void Simulation::Impl::GuardAgainstAccumulation() {
 // The (at most three) contacts in the most switches of the Zeno window, with their counts.
 std::string Simulation::Impl::FrequentContacts() const {
   std::map<int, int> count;
-  for (std::size_t k = 0; k < recent_count; ++k) {
-    for (int r : recent_events[(recent_first + k) % recent_events.size()].rows) ++count[r];
-  }
+  recent_switches.ForEachRows([&count](const std::vector<int>& rows) {
+    for (int r : rows) ++count[r];
+  });
   std::vector<std::pair<int, int>> ranked(count.begin(), count.end());
   std::sort(ranked.begin(), ranked.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -669,7 +685,7 @@ void Simulation::Impl::SetState(double t0, const VectorXd& q0, const VectorXd& v
   next_output = t;
   next_time_event = static_cast<std::size_t>(
       std::upper_bound(time_events.begin(), time_events.end(), t) - time_events.begin());
-  recent_first = recent_count = 0;
+  recent_switches.Clear();
 }
 
 }  // namespace saltus::events
