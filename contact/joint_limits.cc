@@ -100,6 +100,7 @@ JointLimits::Coordinate JointLimits::Evaluate(const Eigen::VectorXd& q, const Ei
   const JointLimit& l = limits_[static_cast<std::size_t>(i)];
   const engine::SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(l.joint)];
   const engine::JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(l.joint)];
+  if (joint.node_a >= 0 || joint.node_b >= 0) return EvaluateAtNodes(q, v, l.joint, gradient);
   const Side a = SideOf(*model_, joint.body_a, q, v), b = SideOf(*model_, joint.body_b, q, v);
   Coordinate c;
   if (joint.type == engine::SpatialJointType::kRevolute) {
@@ -134,6 +135,55 @@ JointLimits::Coordinate JointLimits::Evaluate(const Eigen::VectorXd& q, const Ei
   c.x_dot = z_a.dot(d_dot) + z_dot.dot(d);
   const Vector3d d_ddot = b.omega.cross(b.omega.cross(rho_b)) - a.omega.cross(a.omega.cross(rho_a));
   c.x_ddot_free = z_a.dot(d_ddot) + 2 * z_dot.dot(d_dot) + a.omega.cross(z_dot).dot(d);
+  return c;
+}
+
+JointLimits::Coordinate JointLimits::EvaluateAtNodes(const Eigen::VectorXd& q,
+                                                     const Eigen::VectorXd* v, int joint,
+                                                     Eigen::RowVectorXd* gradient) const {
+  const engine::SpatialJointSide a = engine::JointSideOf(*model_, joint, false, q, v);
+  const engine::SpatialJointSide b = engine::JointSideOf(*model_, joint, true, q, v);
+  // A frame vector u: u̇ = Ω × u, ü_free = α × u + Ω × (Ω × u) (SpatialJointSide).
+  const auto rate = [](const engine::SpatialJointSide& s, const Vector3d& u) {
+    return Vector3d(s.omega.cross(u));
+  };
+  const auto acc = [](const engine::SpatialJointSide& s, const Vector3d& u) {
+    return Vector3d(s.alpha.cross(u) + s.omega.cross(s.omega.cross(u)));
+  };
+  Coordinate c;
+  if (model_->joints()[static_cast<std::size_t>(joint)].type ==
+      engine::SpatialJointType::kRevolute) {
+    const Vector3d x_a = a.axes.col(0), y_a = a.axes.col(1), x_b = b.axes.col(0);
+    const double sigma = x_b.dot(y_a), kappa = x_b.dot(x_a), r2 = sigma * sigma + kappa * kappa;
+    c.x = std::atan2(sigma, kappa);
+    const Vector3d n = (kappa * x_b.cross(y_a) - sigma * x_b.cross(x_a)) / r2;
+    if (gradient != nullptr) {
+      b.AddRotationJacobian(n, *gradient);
+      a.AddRotationJacobian(-n, *gradient);
+    }
+    c.x_dot = (b.omega - a.omega).dot(n);
+    const Vector3d dx_b = rate(b, x_b), dx_a = rate(a, x_a), dy_a = rate(a, y_a);
+    const double sigma_dot = dx_b.dot(y_a) + x_b.dot(dy_a);
+    const double kappa_dot = dx_b.dot(x_a) + x_b.dot(dx_a);
+    const double sigma_ddot = acc(b, x_b).dot(y_a) + 2 * dx_b.dot(dy_a) + x_b.dot(acc(a, y_a));
+    const double kappa_ddot = acc(b, x_b).dot(x_a) + 2 * dx_b.dot(dx_a) + x_b.dot(acc(a, x_a));
+    c.x_ddot_free = (kappa * sigma_ddot - sigma * kappa_ddot) / r2 -
+                    2 * c.x_dot * (kappa * kappa_dot + sigma * sigma_dot) / r2;
+    return c;
+  }
+  // Prismatic: s = z_a·d, ṡ = z_a·ḋ + (Ω_a × z_a)·d, so ∂ṡ/∂v = z_a·(∂ṗ_b − ∂ṗ_a) + (z_a × d)·∂Ω_a.
+  const Vector3d z_a = a.axes.col(2);
+  const Vector3d d = b.point - a.point;
+  c.x = z_a.dot(d);
+  if (gradient != nullptr) {
+    b.AddPointJacobian(z_a, *gradient);
+    a.AddPointJacobian(-z_a, *gradient);
+    a.AddRotationJacobian(z_a.cross(d), *gradient);
+  }
+  const Vector3d d_dot = b.point_rate - a.point_rate;
+  const Vector3d z_dot = rate(a, z_a);
+  c.x_dot = z_a.dot(d_dot) + z_dot.dot(d);
+  c.x_ddot_free = z_a.dot(b.point_acc - a.point_acc) + 2 * z_dot.dot(d_dot) + acc(a, z_a).dot(d);
   return c;
 }
 

@@ -17,7 +17,11 @@
 //
 // with ω the world angular velocities (v holds them in body axes: G's rotational entries are
 // Rᵀ of the world gradient). θ is in (−π, π], so revolute limits must lie in [−π, π]. The rows
-// are scleronomic (∂g/∂t = 0). Haddouni et al. 2017, eq. 1-5 (unilateral rows, Newton impacts).
+// are scleronomic (∂g/∂t = 0). A joint with a side at a node of a flexible body uses that node's
+// section as the side's frame (engine::SpatialJointSide: the section's point and axes, angular
+// velocity Ω = R(ω + E η̇), v̇-free angular acceleration α): the same formulas with ẍ_free =
+// α × x + Ω × (Ω × x), and G gains the modal columns Bᵀ Rᵀ of the points and Eᵀ Rᵀ of the axes.
+// Haddouni et al. 2017, eq. 1-5 (unilateral rows, Newton impacts).
 #pragma once
 
 #include <Eigen/Dense>
@@ -64,6 +68,10 @@ class JointLimits : public engine::ConstraintBlock {
   };
   Coordinate Evaluate(const Eigen::VectorXd& q, const Eigen::VectorXd* v, int i,
                       Eigen::RowVectorXd* gradient) const;
+  // Evaluate for a joint with a side at a node of a flexible body: the same coordinate between
+  // the sections' frames (engine::SpatialJointSide), whose G rows hold the modal columns.
+  Coordinate EvaluateAtNodes(const Eigen::VectorXd& q, const Eigen::VectorXd* v, int joint,
+                             Eigen::RowVectorXd* gradient) const;
   void CheckSizes(const Eigen::VectorXd& q, const Eigen::VectorXd* v) const;
 
  private:

@@ -86,12 +86,16 @@ double LoadScale(const PlanarLoad& load, double t) {
 }
 
 // Relative angle θ_b − θ_a − θ₀ and rate θ̇_b − θ̇_a of a torsional spring's revolute joint (the
-// rate is 0 when v is empty).
+// rate is 0 when v is empty). At a node the side's angle is its section's, θ + ψ η (rate
+// ω + ψ η̇), and `a`, `b` hold the sides' points, so that the torque acts on the section (ψᵀ τ
+// on η, AddPointTorque): it derives from ½ k (θ_b − θ_a − θ₀)² with these angles.
 struct TorsionalState {
   int body_a = kGround;
   int body_b = kGround;
   double angle = 0.0;
   double rate = 0.0;
+  bool at_node = false;
+  PlanarPointState a, b;  // when at_node
 };
 TorsionalState TorsionalOf(const PlanarModel& model, const PlanarTorsionalSpring& spring,
                            const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
@@ -99,6 +103,14 @@ TorsionalState TorsionalOf(const PlanarModel& model, const PlanarTorsionalSpring
   TorsionalState s;
   s.body_a = joint.body_a;
   s.body_b = joint.body_b;
+  if (joint.node_a >= 0 || joint.node_b >= 0) {
+    s.at_node = true;
+    s.a = model.Point(joint.body_a, joint.node_a, Eigen::Vector2d::Zero(), q, v);
+    s.b = model.Point(joint.body_b, joint.node_b, Eigen::Vector2d::Zero(), q, v);
+    s.angle = s.b.angle - s.a.angle - spring.angle0;
+    s.rate = s.b.angle_rate - s.a.angle_rate;
+    return s;
+  }
   const auto angle_of = [&](int body, const Eigen::VectorXd& x) {
     return body == kGround ? 0.0 : x(model.Offset(body) + 2);
   };
@@ -672,10 +684,6 @@ int PlanarModelBuilder::AddTorsionalSpring(const PlanarTorsionalSpring& spring) 
   if (joint.type != PlanarJointType::kRevolute) {
     Fail(label, "a torsional spring needs a revolute joint; '" + joint.name + "' is not one");
   }
-  if (joint.node_a >= 0 || joint.node_b >= 0) {
-    Fail(label, "a torsional spring on a joint at a flexible body's node is not supported ('" +
-                    joint.name + "'); attach the joint to a frame point");
-  }
   RequireNonNegative(label, "stiffness", spring.stiffness);
   RequireNonNegative(label, "damping", spring.damping);
   RequireFinite(label, "angle0", spring.angle0);
@@ -747,6 +755,11 @@ void PlanarMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eig
     const TorsionalState s = TorsionalOf(*model_, spring, q, v);
     // Torque on b: −k (θ_b − θ_a − θ₀) − c (θ̇_b − θ̇_a); the opposite on a.
     const double torque = -spring.stiffness * s.angle - spring.damping * s.rate;
+    if (s.at_node) {
+      AddPointTorque(s.b, torque, F);
+      AddPointTorque(s.a, -torque, F);
+      continue;
+    }
     if (s.body_b != kGround) (*F)(model_->Offset(s.body_b) + 2) += torque;
     if (s.body_a != kGround) (*F)(model_->Offset(s.body_a) + 2) -= torque;
   }

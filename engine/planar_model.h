@@ -71,7 +71,7 @@
 // revolute (names unique among torsional springs); a load's profile finite; every number finite;
 // a flexible body's beam valid (engine::ValidateBeam: E, ρ, section > 0, MinimumModes ≤
 // modes ≤ available, Craig–Bampton boundary nodes existing and distinct); a node index (joints,
-// loads) a node of a flexible body, with a zero point; no torsional spring on a joint at a node.
+// loads) a node of a flexible body, with a zero point.
 // Build() throws if there are no bodies.
 #pragma once
 
@@ -118,7 +118,8 @@ struct PlanarJoint {
   double length = 0.0;  // distance: L (m) > 0, or 0 for the initial distance of the points
   // A node of a flexible body_a / body_b (−1: the point is point_a / point_b of the body frame).
   // The joint point is then that node of the deformed centreline (point_a / point_b must be
-  // zero) and the angle rows use the node's section angle θ + ψ η; axes stay in the frame.
+  // zero) and the angle rows use the node's section angle θ + ψ η; axes stay in the frame. A
+  // torsional spring on the joint acts between the sections' angles (torque ψᵀ τ on η).
   int node_a = -1;
   int node_b = -1;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -317,6 +318,20 @@ RevoluteAngle AngleOf(const JointFrames& f, const BodyKin& a, const BodyKin& b) 
   return out;
 }
 
+// The same angle between the world frames of two joint sides (SpatialJointSide: at a node the
+// section's axes), θ̇ = (Ω_b − Ω_a)·n with the frames' angular velocities.
+RevoluteAngle AngleOf(const SpatialJointSide& a, const SpatialJointSide& b) {
+  RevoluteAngle out;
+  const Eigen::Vector3d x_a = a.axes.col(0), y_a = a.axes.col(1), x_b = b.axes.col(0);
+  const double c = x_b.dot(x_a), s = x_b.dot(y_a);
+  out.theta = std::atan2(s, c);
+  const double r2 = c * c + s * s;
+  out.n = r2 > 0.0 ? Eigen::Vector3d((c * x_b.cross(y_a) - s * x_b.cross(x_a)) / r2)
+                   : Eigen::Vector3d(a.axes.col(2));
+  out.theta_dot = (b.omega - a.omega).dot(out.n);
+  return out;
+}
+
 // ---- Joint and driver rows --------------------------------------------------------------------
 
 enum class RowType { kPoint, kDot1, kDot2, kDistance };
@@ -453,6 +468,7 @@ class SpatialJointBlock : public ConstraintBlock {
     cache.Begin(q, *model_);
     int point_joint = -1;  // the point rows of a joint share d
     Eigen::Vector3d point_d = Eigen::Vector3d::Zero();
+    std::optional<Sides> at_nodes;  // built at the first row at a node
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const RowHead& head = heads_[static_cast<std::size_t>(rows[k])];
       if (head.type == RowType::kPoint && !AtNode(rows[k])) {
@@ -466,9 +482,21 @@ class SpatialJointBlock : public ConstraintBlock {
         continue;
       }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      if (AtNode(rows[k])) {
+        const Sides& sides = SidesOf(row, q, nullptr, cache, &at_nodes);
+        g(static_cast<Eigen::Index>(k)) = Value(row, t, sides.pa, sides.pb);
+        continue;
+      }
       const BodyKin a = KinOf(*model_, row.body_a, q, cache);
       const BodyKin b = KinOf(*model_, row.body_b, q, cache);
-      const JointPoint pa = PointA(row, a, q, nullptr), pb = PointB(row, b, q, nullptr);
+      g(static_cast<Eigen::Index>(k)) =
+          Value(row, t, PointA(row, a, q, nullptr), PointB(row, b, q, nullptr));
+    }
+  }
+
+  // g of `row` from its joint points.
+  static double Value(const Row& row, double t, const JointPoint& pa, const JointPoint& pb) {
+    {
       const Eigen::Vector3d d = pb.Point() - pa.Point();
       double value = 0.0;
       switch (row.type) {
@@ -486,7 +514,7 @@ class SpatialJointBlock : public ConstraintBlock {
           value = (d.squaredNorm() - row.length * row.length) / (2.0 * row.length);
           break;
       }
-      g(static_cast<Eigen::Index>(k)) = value;
+      return value;
     }
   }
 
@@ -496,8 +524,14 @@ class SpatialJointBlock : public ConstraintBlock {
     RotationCache& cache = ThreadRotationCache();
     cache.Begin(q, *model_);
     G.setZero();
+    std::optional<Sides> at_nodes;  // built at the first row at a node
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      if (AtNode(rows[k])) {
+        const Sides& sides = SidesOf(row, q, nullptr, cache, &at_nodes);
+        JacobianRow(row, t, sides.pa, sides.pb, G.row(static_cast<Eigen::Index>(k)));
+        continue;
+      }
       const BodyKin a = KinOf(*model_, row.body_a, q, cache);
       const BodyKin b = KinOf(*model_, row.body_b, q, cache);
       JacobianRow(row, t, PointA(row, a, q, nullptr), PointB(row, b, q, nullptr),
@@ -621,6 +655,7 @@ class SpatialJointBlock : public ConstraintBlock {
     // The point rows of a joint share d̈_free: computed once for the three.
     int point_joint = -1;
     Eigen::Vector3d point_acc = Eigen::Vector3d::Zero();
+    std::optional<Sides> at_nodes;  // built at the first row at a node
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const RowHead& head = heads_[static_cast<std::size_t>(rows[k])];
       if (head.type == RowType::kPoint && !AtNode(rows[k])) {
@@ -635,9 +670,23 @@ class SpatialJointBlock : public ConstraintBlock {
         continue;
       }
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      if (AtNode(rows[k])) {
+        const Sides& sides = SidesOf(row, q, &v, cache, &at_nodes);
+        gamma(static_cast<Eigen::Index>(k)) = RowGamma(row, t, sides.pa, sides.pb);
+        continue;
+      }
       const BodyKin a = KinOf(*model_, row.body_a, q, v, cache);
       const BodyKin b = KinOf(*model_, row.body_b, q, v, cache);
-      const JointPoint pa = PointA(row, a, q, &v), pb = PointB(row, b, q, &v);
+      gamma(static_cast<Eigen::Index>(k)) =
+          RowGamma(row, t, PointA(row, a, q, &v), PointB(row, b, q, &v));
+    }
+  }
+
+  // γ of `row` from its joint points (evaluated with v).
+  static double RowGamma(const Row& row, double t, const JointPoint& pa, const JointPoint& pb) {
+    {
+      const BodyKin& a = *pa.k;
+      const BodyKin& b = *pb.k;
       const Eigen::Vector3d d = pb.Point() - pa.Point();
       const Eigen::Vector3d d_dot = pb.Rate() - pa.Rate();
       const Eigen::Vector3d d_acc = pb.AccFree() - pa.AccFree();
@@ -684,7 +733,7 @@ class SpatialJointBlock : public ConstraintBlock {
           value = (d_dot.squaredNorm() + d.dot(d_acc)) / row.length;
           break;
       }
-      gamma(static_cast<Eigen::Index>(k)) = value;
+      return value;
     }
   }
 
@@ -738,6 +787,10 @@ class SpatialJointBlock : public ConstraintBlock {
     if (at_node && node_points_.size() <= j) node_points_.resize(j + 1);
     if (row.node_a >= 0) node_points_[j].a = NodePoint(row.body_a, row.node_a);
     if (row.node_b >= 0) node_points_[j].b = NodePoint(row.body_b, row.node_b);
+    if (at_node) {  // as PointA and PointB: a's axes for dot1 and dot2 rows, b's for dot1
+      node_points_[j].axes_a |= row.type == RowType::kDot1 || row.type == RowType::kDot2;
+      node_points_[j].axes_b |= row.type == RowType::kDot1;
+    }
     heads_.push_back(RowHead{row.type, row.component, row.joint, row.body_a, row.body_b});
     const auto joint = static_cast<std::size_t>(row.joint);
     if (points_.size() <= joint) points_.resize(joint + 1);
@@ -780,6 +833,37 @@ class SpatialJointBlock : public ConstraintBlock {
     const SpatialFlexibleBeam& beam = *model_->beam(body);
     return beam.PointAt(beam.NodeX(node));
   }
+  // The bodies and joint points of the two sides of a row with a side at a node, computed once
+  // per joint and evaluation: `cache` keeps the last joint's (a joint's rows are consecutive in a
+  // sweep), with the sections' axes when any row of the joint reads them (the node's motion and
+  // the section's Λ, E, ω_s and κ cost more than the rest of a row). The points are those of
+  // PointA and PointB (the axes only add the section), so the rows' values are unchanged.
+  struct Sides {
+    int joint = -1;
+    BodyKin a, b;
+    JointPoint pa, pb;  // pa.k = &a, pb.k = &b: a Sides is not copied
+    Sides() = default;
+    Sides(const Sides&) = delete;
+    Sides& operator=(const Sides&) = delete;
+  };
+  const Sides& SidesOf(const Row& row, const Eigen::VectorXd& q, const Eigen::VectorXd* v,
+                       RotationCache& rotations, std::optional<Sides>* slot) const {
+    if (!slot->has_value()) slot->emplace();
+    Sides* cache = &**slot;
+    if (cache->joint == row.joint) return *cache;
+    cache->a =
+        v ? KinOf(*model_, row.body_a, q, *v, rotations) : KinOf(*model_, row.body_a, q, rotations);
+    cache->b =
+        v ? KinOf(*model_, row.body_b, q, *v, rotations) : KinOf(*model_, row.body_b, q, rotations);
+    const auto j = static_cast<std::size_t>(row.joint);
+    const NodePoints& nodes = node_points_[j];
+    cache->pa = MakeJointPoint(*model_, cache->a, row.s_a, row.node_a >= 0 ? &nodes.a : nullptr, q,
+                               v, nodes.axes_a);
+    cache->pb = MakeJointPoint(*model_, cache->b, row.s_b, row.node_b >= 0 ? &nodes.b : nullptr, q,
+                               v, nodes.axes_b);
+    cache->joint = row.joint;
+    return *cache;
+  }
   // The joint points of a row's two sides (v null: positions only).
   JointPoint PointA(const Row& row, const BodyKin& a, const Eigen::VectorXd& q,
                     const Eigen::VectorXd* v) const {
@@ -802,7 +886,8 @@ class SpatialJointBlock : public ConstraintBlock {
   std::vector<RowHead> heads_;       // rows_[r]'s type, component, joint and bodies
   std::vector<JointPoints> points_;  // per joint: s̄_a, s̄_b (those of all its rows)
   struct NodePoints {
-    SpatialBeamPoint a, b;  // the beam points of node_a, node_b (when set)
+    SpatialBeamPoint a, b;                // the beam points of node_a, node_b (when set)
+    bool axes_a = false, axes_b = false;  // some row of the joint reads side a's / b's axes
   };
   std::vector<NodePoints> node_points_;  // per joint with a node (indexed by joint)
   std::vector<char> at_node_;            // per row: a side at a node
@@ -811,6 +896,48 @@ class SpatialJointBlock : public ConstraintBlock {
 };
 
 }  // namespace
+
+SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
+                             const Eigen::VectorXd& q, const Eigen::VectorXd* v) {
+  const SpatialJoint& j = model.joints()[static_cast<std::size_t>(joint)];
+  const JointFrames& f = model.joint_frames()[static_cast<std::size_t>(joint)];
+  const int body = side_b ? j.body_b : j.body_a;
+  const int node = side_b ? j.node_b : j.node_a;
+  const BodyKin k = v ? KinOf(model, body, q, *v) : KinOf(model, body, q);
+  SpatialJointSide side;
+  side.body = body;
+  side.v0 = k.v0;
+  side.R = k.R;
+  const Eigen::Matrix3d& axes = side_b ? f.axes_b : f.axes_a;
+  if (node < 0) {
+    side.s = side_b ? f.point_b : f.point_a;
+    side.point = k.Point(side.s);
+    side.axes = k.R * axes;
+    if (v) {
+      side.point_rate = k.PointRate(side.s);
+      side.point_acc = k.PointAccFree(side.s);
+      side.omega = k.R * k.omega;
+    }
+    return side;
+  }
+  const SpatialFlexibleBeam& beam = *model.beam(body);
+  const SpatialBeamPoint at = beam.PointAt(beam.NodeX(node));
+  const JointPoint p =
+      MakeJointPoint(model, k, side_b ? j.arm_b : j.arm_a, &at, q, v, /*axes=*/true);
+  side.node = true;
+  side.s = p.s;
+  side.B = p.B;
+  side.E = p.section.E;
+  side.point = p.Point();
+  side.axes = k.R * p.section.turn * axes;
+  if (v) {
+    side.point_rate = p.Rate();
+    side.point_acc = p.AccFree();
+    side.omega = k.R * (k.omega + p.section.rate);
+    side.alpha = k.R * (k.omega.cross(p.section.rate) + p.section.acc);
+  }
+  return side;
+}
 
 // ---- SpatialModel -------------------------------------------------------------------------------
 
@@ -1010,9 +1137,6 @@ int SpatialModelBuilder::AddTorsionalSpring(const SpatialTorsionalSpring& spring
   if (joint.type != SpatialJointType::kRevolute) {
     Fail(label, "needs a revolute joint, joint '" + joint.name + "' is not one");
   }
-  if (joint.node_a >= 0 || joint.node_b >= 0) {  // its angle and torque use the bodies' frames
-    Fail(label, "joint '" + joint.name + "' is at a node of a flexible body: not supported");
-  }
   RequireNonNegative(label, "stiffness", spring.stiffness);
   RequireNonNegative(label, "damping", spring.damping);
   RequireFinite(label, "angle0", spring.angle0);
@@ -1043,9 +1167,6 @@ int SpatialModelBuilder::AddPrismaticFriction(const SpatialPrismaticFriction& fr
   const SpatialJoint& joint = model_.joints_[static_cast<std::size_t>(friction.joint)];
   if (joint.type != SpatialJointType::kPrismatic) {
     Fail(label, "needs a prismatic joint, joint '" + joint.name + "' is not one");
-  }
-  if (joint.node_a >= 0 || joint.node_b >= 0) {  // its slip and force use the bodies' frames
-    Fail(label, "joint '" + joint.name + "' is at a node of a flexible body: not supported");
   }
   RequireNonNegative(label, "mu", friction.mu);
   model_.frictions_.push_back(friction);
@@ -1213,6 +1334,18 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   }
   for (const SpatialTorsionalSpring& spring : model_->torsional_springs()) {
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
+    if (joint.node_a >= 0 || joint.node_b >= 0) {
+      // The sections' frames: the torque τ n on b's frame, −τ n on a's (their generalized forces
+      // load ω and, at a node, the slopes and the twist through Eᵀ).
+      const SpatialJointSide a = JointSideOf(*model_, spring.joint, false, q, &v);
+      const SpatialJointSide b = JointSideOf(*model_, spring.joint, true, q, &v);
+      const RevoluteAngle angle = AngleOf(a, b);
+      const double tau =
+          -spring.stiffness * (angle.theta - spring.angle0) - spring.damping * angle.theta_dot;
+      b.AddRotationJacobian(tau * angle.n, F->transpose());
+      a.AddRotationJacobian(-tau * angle.n, F->transpose());
+      continue;
+    }
     const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(spring.joint)];
     const BodyKin a = KinOf(*model_, joint.body_a, q, v);
     const BodyKin b = KinOf(*model_, joint.body_b, q, v);
@@ -1225,6 +1358,18 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   for (std::size_t i = 0; i < model_->prismatic_frictions().size(); ++i) {
     const SpatialPrismaticFriction& fr = model_->prismatic_frictions()[i];
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(fr.joint)];
+    if (joint.node_a >= 0 || joint.node_b >= 0) {
+      // The joint points of the sections and a's section axis: f_b = −μ N sign(u) z_a at p_b.
+      const SpatialJointSide a = JointSideOf(*model_, fr.joint, false, q, &v);
+      const SpatialJointSide b = JointSideOf(*model_, fr.joint, true, q, &v);
+      const Eigen::Vector3d axis = a.axes.col(2);
+      const double u = axis.dot(b.point_rate - a.point_rate);
+      const double sign = u > 0 ? 1.0 : (u < 0 ? -1.0 : 0.0);
+      const Eigen::Vector3d f_b = -fr.mu * friction_normal_[i] * sign * axis;
+      b.AddPointJacobian(f_b, F->transpose());
+      a.AddPointJacobian(-f_b, F->transpose());
+      continue;
+    }
     const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(fr.joint)];
     const BodyKin a = KinOf(*model_, joint.body_a, q, v);
     const BodyKin b = KinOf(*model_, joint.body_b, q, v);
@@ -1327,8 +1472,11 @@ double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::Vector
   for (const SpatialTorsionalSpring& spring : model_->torsional_springs()) {
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(spring.joint)];
     const RevoluteAngle angle =
-        AngleOf(model_->joint_frames()[static_cast<std::size_t>(spring.joint)],
-                KinOf(*model_, joint.body_a, q), KinOf(*model_, joint.body_b, q));
+        joint.node_a >= 0 || joint.node_b >= 0
+            ? AngleOf(JointSideOf(*model_, spring.joint, false, q, nullptr),
+                      JointSideOf(*model_, spring.joint, true, q, nullptr))
+            : AngleOf(model_->joint_frames()[static_cast<std::size_t>(spring.joint)],
+                      KinOf(*model_, joint.body_a, q), KinOf(*model_, joint.body_b, q));
     const double stretch = angle.theta - spring.angle0;
     V += 0.5 * spring.stiffness * stretch * stretch;
   }
@@ -1441,8 +1589,10 @@ void SpatialMultibodySystem::AcceptStep(double t, const Eigen::VectorXd& q,
     const int j = model_->prismatic_frictions()[i].joint;
     const SpatialJoint& joint = model_->joints()[static_cast<std::size_t>(j)];
     const JointFrames& f = model_->joint_frames()[static_cast<std::size_t>(j)];
-    const BodyKin a = KinOf(*model_, joint.body_a, q);
-    const Eigen::Vector3d axis = a.R * f.axes_a.col(2);
+    const Eigen::Vector3d axis =
+        joint.node_a >= 0 || joint.node_b >= 0
+            ? Eigen::Vector3d(JointSideOf(*model_, j, false, q, nullptr).axes.col(2))
+            : Eigen::Vector3d(KinOf(*model_, joint.body_a, q).R * f.axes_a.col(2));
     const Eigen::Vector3d& force = reactions[static_cast<std::size_t>(j)].force_on_b;
     friction_normal_[i] = (force - axis.dot(force) * axis).norm();
   }

@@ -146,8 +146,9 @@ struct SpatialJoint {
   // frame). With a node the joint point is the node of the deformed centreline, r + R ū(X_k, η),
   // point_a / point_b must be zero, and the joint axes are axes of the node's section: they turn
   // with its bending slopes and, on a beam with torsion, with its twist (Λ of
-  // SpatialFlexibleBeam::Section). Torsional springs and prismatic friction are refused on joints
-  // at nodes (their angle, slip and forces are those of the bodies' frames).
+  // SpatialFlexibleBeam::Section). Torsional springs, prismatic friction and joint limits on a
+  // joint at a node use the section's frame too (SpatialJointSide): their torques and forces load
+  // the slopes and the twist.
   int node_a = -1;
   int node_b = -1;
   // With node_a / node_b: a point of the node's section off the centreline (an arm), its offset
@@ -294,6 +295,51 @@ class SpatialModelBuilder {
   SpatialModel model_;
   std::vector<std::string> warnings_;
 };
+
+// The joint frame of one side of a joint, in the world: for a body frame (or the ground) the
+// frame's point and axes; at a node of a flexible body the point of the node's section at its
+// arm and the section's axes (R Λ ā, Λ of SpatialFlexibleBeam::Section), which turn with the
+// bending slopes and the twist at Ω = R (ω + ω_s), ω_s = E η̇. With v: the point's velocity ṗ and
+// v̇-free acceleration (ṙ + R (ω × s̄ + ṡ), R (ω × (ω × s̄) + 2 ω × ṡ + s̈_free)) and the frame's
+// angular velocity Ω and v̇-free angular acceleration α = R (ω × ω_s + κ) (zero at a body frame),
+// so that a frame vector u has u̇ = Ω × u, ü_free = α × u + Ω × (Ω × u). Used by what reads a
+// joint's frame besides its rows: torsional springs, prismatic friction, joint limits.
+struct SpatialJointSide {
+  int body = kGround;
+  int v0 = 0;  // VOffset(body)
+  bool node = false;
+  Eigen::Matrix3d R = Eigen::Matrix3d::Identity();  // the body frame's rotation
+  Eigen::Vector3d s = Eigen::Vector3d::Zero();      // the point in the body frame, p = r + R s̄
+  Eigen::Vector3d point = Eigen::Vector3d::Zero(), point_rate = Eigen::Vector3d::Zero(),
+                  point_acc = Eigen::Vector3d::Zero();
+  Eigen::Matrix3d axes = Eigen::Matrix3d::Identity();  // world axes, columns x, y, z
+  Eigen::Vector3d omega = Eigen::Vector3d::Zero(), alpha = Eigen::Vector3d::Zero();
+  Eigen::Matrix<double, 3, Eigen::Dynamic> B, E;  // at a node: ∂s̄/∂η and ∂ω_s/∂η̇ (3 × m)
+
+  // row += ∂(c·ṗ)/∂v: (c, s̄ × Rᵀc) on (ṙ, ω) and Bᵀ Rᵀ c on η̇ (a world force c at the point has
+  // this generalized force).
+  template <class Row>
+  void AddPointJacobian(const Eigen::Vector3d& c, Row&& row) const {
+    if (body == kGround) return;
+    const Eigen::Vector3d c_body = R.transpose() * c;
+    row.template segment<3>(v0) += c.transpose();
+    row.template segment<3>(v0 + 3) += s.cross(c_body).transpose();
+    if (node) row.segment(v0 + 6, B.cols()) += (B.transpose() * c_body).transpose();
+  }
+  // row += ∂(w·Ω)/∂v: Rᵀ w on ω and Eᵀ Rᵀ w on η̇ (a world torque w on the frame has this
+  // generalized force).
+  template <class Row>
+  void AddRotationJacobian(const Eigen::Vector3d& w, Row&& row) const {
+    if (body == kGround) return;
+    const Eigen::Vector3d w_body = R.transpose() * w;
+    row.template segment<3>(v0 + 3) += w_body.transpose();
+    if (node) row.segment(v0 + 6, E.cols()) += (E.transpose() * w_body).transpose();
+  }
+};
+
+// Side a (side_b false) or b of joint `joint` at q and, when v is non-null, v.
+SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
+                             const Eigen::VectorXd& q, const Eigen::VectorXd* v);
 
 // Force and torque a joint (with its drivers) exerts, from the multipliers of its rows: the
 // generalized constraint force Gᵀλ on each body, reduced to the joint point of that body, world

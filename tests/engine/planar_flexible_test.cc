@@ -319,6 +319,82 @@ TEST(PlanarFlexible, NodeLoadsDeriveFromTheirPotential) {
   }
 }
 
+TEST(PlanarFlexible, TorsionalSpringsAtNodesActOnTheSectionsAngles) {
+  // A torsional spring-damper on a revolute joint between a link and node 3 of a beam (the node on
+  // either side) and on one between two nodes of two beams. The relative angle is that of the
+  // sections, θ_rel = (θ_b + ψ_b η_b) − (θ_a + ψ_a η_a) (ψ the slope rows at the nodes, read from
+  // the beams here), so its generalized force F(with) − F(without) must be
+  //   −(k (θ_rel − θ₀) + c θ̇_rel) ∂θ_rel/∂q,   θ̇_rel = ∂θ_rel/∂q · v
+  // (q̇ = v in the plane), with ∂θ_rel/∂q by central differences (h = 1e-6 on a function linear
+  // in q: round-off only, ~1e-10; bound 1e-8 of the force's scale), and V(with) − V(without) =
+  // ½ k (θ_rel − θ₀)² to round-off.
+  const double k = 4.0, c = 0.6, angle0 = -0.1;
+  for (int layout = 0; layout < 3; ++layout) {
+    const auto build = [&](bool spring) {
+      PlanarModelBuilder builder;
+      PlanarBody link = testing::Body("link", 1.5, 0.2);
+      link.q0 << 1.0, 0.5, 0.2;
+      builder.AddBody(link);
+      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kClamped, 2.0)));
+      builder.AddBody(FlexibleBody("beam2", testing::KaneBeam(3, 3, BeamReference::kFree, 1.0)));
+      PlanarJoint joint = testing::Joint("j", PlanarJointType::kRevolute, 0, 1, {0.1, -0.2},
+                                         Eigen::Vector2d::Zero());
+      if (layout == 0) joint.node_b = 3;
+      if (layout == 1) {
+        joint = testing::Joint("j", PlanarJointType::kRevolute, 1, 0, Eigen::Vector2d::Zero(),
+                               {0.1, -0.2});
+        joint.node_a = 3;
+      }
+      if (layout == 2) {
+        joint = testing::Joint("j", PlanarJointType::kRevolute, 1, 2, Eigen::Vector2d::Zero(),
+                               Eigen::Vector2d::Zero());
+        joint.node_a = 3;
+        joint.node_b = 1;
+      }
+      const int j = builder.AddJoint(joint);
+      if (spring) builder.AddTorsionalSpring(PlanarTorsionalSpring{"spring", j, k, c, angle0});
+      return std::make_shared<PlanarMultibodySystem>(builder.Build());
+    };
+    const auto without = build(false), with = build(true);
+    const PlanarModel& model = with->model();
+    const PlanarJoint& joint = model.joints()[0];
+    const auto section_angle = [&](int body, int node, const Eigen::VectorXd& x) {
+      const int o = model.Offset(body);
+      if (node < 0) return x(o + 2);
+      const FlexibleBeam& beam = *model.beam(body);
+      return x(o + 2) +
+             beam.PointAt(beam.NodeX(node)).slope.dot(x.segment(o + 3, beam.num_modes()));
+    };
+    const auto relative = [&](const Eigen::VectorXd& x) {
+      return section_angle(joint.body_b, joint.node_b, x) -
+             section_angle(joint.body_a, joint.node_a, x);
+    };
+    Eigen::VectorXd q, v;
+    RandomState(model, &q, &v);
+    const int n = model.num_coordinates();
+    Eigen::VectorXd grad(n);
+    for (int i = 0; i < n; ++i) {
+      Eigen::VectorXd qp = q, qm = q;
+      qp(i) += 1e-6;
+      qm(i) -= 1e-6;
+      grad(i) = (relative(qp) - relative(qm)) / 2e-6;
+    }
+    const Eigen::VectorXd expected = -(k * (relative(q) - angle0) + c * grad.dot(v)) * grad;
+    Eigen::VectorXd F0, F1;
+    without->Forces(0.2, q, v, &F0);
+    with->Forces(0.2, q, v, &F1);
+    const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+    EXPECT_LT((F1 - F0 - expected).cwiseAbs().maxCoeff(), 1e-8 * scale) << "layout " << layout;
+    // The modal entries: ψᵀ τ on the beams' η.
+    EXPECT_GT(expected.segment(6, 4).cwiseAbs().maxCoeff(), 1e-2 * scale) << "layout " << layout;
+    const double dV = with->PotentialEnergy(0.2, q) - without->PotentialEnergy(0.2, q);
+    // V(with) − V(without) cancels the elastic energy of the stiff modes (|V| up to ~1e6 J at this
+    // state): its round-off is ~1e-16 |V| per term; bound 1e-14 |V|.
+    const double V = std::abs(with->PotentialEnergy(0.2, q));
+    EXPECT_NEAR(dV, 0.5 * k * std::pow(relative(q) - angle0, 2), 1e-14 * V + 1e-12);
+  }
+}
+
 TEST(PlanarFlexible, CantileverUnderATipLoadDeflectsByTheClosedForm) {
   // The beam frame welded to the ground (fixed joint at the frame origin), a downward load P at
   // the tip node; statics F_η(η) = 0 by Newton with the model's force Jacobian. With all modes

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "contact/joint_limits.h"
 #include "engine/block_sparse.h"
 #include "engine/flexible_beam_spatial.h"
 #include "engine/rotation.h"
@@ -25,7 +27,10 @@ namespace {
 // The soft free–free beam of the tumbling test (L = 2 m, E = 7e7 Pa, I_xz = 2.25 I_xy), 3
 // elements, 6 modes, and a rigid link. `twisting`: with torsion (G = E/260, J = I_p: the 8
 // lowest modes hold 3 torsion modes) and the joints at nodes at arms of their sections.
-std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints, bool twisting = false) {
+// `extra` adds items (springs, frictions, joints 7…) before the model is built.
+std::shared_ptr<const SpatialModel> BeamAndLink(
+    bool with_joints, bool twisting = false,
+    const std::function<void(SpatialModelBuilder&)>& extra = nullptr) {
   BeamProperties p = testing::KaneBeam(3, twisting ? 8 : 6, BeamReference::kFree, 2.0);
   p.youngs_modulus = 7e7;
   SpatialModelBuilder builder;
@@ -79,6 +84,7 @@ std::shared_ptr<const SpatialModel> BeamAndLink(bool with_joints, bool twisting 
   sine.phase = 0.5;
   builder.AddDriver(SpatialDriver{"turn", 1, DriverKind::kAngle, sine});
   builder.AddDriver(SpatialDriver{"push", 6, DriverKind::kDisplacement, sine});
+  if (extra) extra(builder);
   return builder.Build();
 }
 
@@ -414,7 +420,8 @@ TEST(SpatialFlexibleModel, BadNodesAreRejectedNamingTheJoint) {
   beam.name = "beam2";
   beam.second_moment_xz = -1.0;
   EXPECT_THROW(builder.AddBody(beam), std::invalid_argument);
-  // A torsional spring or prismatic friction on a joint at a node: refused, naming the joint.
+  // A torsional spring or prismatic friction on a joint at a node: accepted (their angle, slip
+  // and forces are the section's: TorsionalSpringAtANode…, PrismaticFrictionAtANode…).
   SpatialJoint hinge;
   hinge.name = "hinge";
   hinge.type = SpatialJointType::kRevolute;
@@ -425,14 +432,219 @@ TEST(SpatialFlexibleModel, BadNodesAreRejectedNamingTheJoint) {
   hinge.name = "slide";
   hinge.type = SpatialJointType::kPrismatic;
   const int s = builder.AddJoint(hinge);
-  try {
-    builder.AddTorsionalSpring(SpatialTorsionalSpring{"spring", h, 1.0, 0.0, 0.0});
-    ADD_FAILURE() << "accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("'hinge' is at a node"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(builder.AddPrismaticFriction(SpatialPrismaticFriction{"rub", s, 0.3}),
+  EXPECT_NO_THROW(builder.AddTorsionalSpring(SpatialTorsionalSpring{"spring", h, 1.0, 0.0, 0.0}));
+  EXPECT_NO_THROW(builder.AddPrismaticFriction(SpatialPrismaticFriction{"rub", s, 0.3}));
+  // Still refused by type: a spring on the prismatic joint, friction on the revolute one.
+  EXPECT_THROW(builder.AddTorsionalSpring(SpatialTorsionalSpring{"spring2", s, 1.0, 0.0, 0.0}),
                std::invalid_argument);
+  EXPECT_THROW(builder.AddPrismaticFriction(SpatialPrismaticFriction{"rub2", h, 0.3}),
+               std::invalid_argument);
+}
+
+// ---- Torsional springs, prismatic friction and joint limits at nodes
+// ----------------------------- The reference quantities are computed here from the beam's section
+// (SpatialFlexibleBeam::Motion and Section, checked against differences in
+// flexible_beam_spatial_test.cc), not from the model's JointSideOf: the node's point r + R (ū + Λ
+// d) and the joint's axes R Λ ā.
+
+// World point and axes of side a (side_b false) or b of joint j at q.
+struct SideFrame {
+  Eigen::Vector3d p;
+  Eigen::Matrix3d axes;
+};
+SideFrame FrameOf(const SpatialModel& model, int j, bool side_b, const Eigen::VectorXd& q) {
+  const SpatialJoint& joint = model.joints()[static_cast<std::size_t>(j)];
+  const JointFrames& f = model.joint_frames()[static_cast<std::size_t>(j)];
+  const int body = side_b ? joint.body_b : joint.body_a;
+  const int node = side_b ? joint.node_b : joint.node_a;
+  const Eigen::Matrix3d& axes = side_b ? f.axes_b : f.axes_a;
+  if (body == kGround) return {side_b ? f.point_b : f.point_a, axes};
+  const Eigen::Vector3d r = q.segment<3>(model.QOffset(body));
+  const Eigen::Matrix3d R = QuaternionToRotation(q.segment<4>(model.QOffset(body) + 3));
+  if (node < 0) return {r + R * (side_b ? f.point_b : f.point_a), R * axes};
+  const SpatialFlexibleBeam& beam = *model.beam(body);
+  const SpatialBeamPoint at = beam.PointAt(beam.NodeX(node));
+  const auto eta = q.segment(model.QOffset(body) + 7, beam.num_modes());
+  const Eigen::VectorXd none;
+  const Eigen::Matrix3d turn = beam.Section(at, eta, none).turn;
+  const Eigen::Vector3d u = beam.Motion(at, eta, none).u;
+  return {r + R * (u + turn * (side_b ? joint.arm_b : joint.arm_a)), R * turn * axes};
+}
+// The revolute angle atan2(x_b·y_a, x_b·x_a) between the two sides' frames.
+double AngleBetween(const SpatialModel& model, int j, const Eigen::VectorXd& q) {
+  const SideFrame a = FrameOf(model, j, false, q), b = FrameOf(model, j, true, q);
+  return std::atan2(b.axes.col(0).dot(a.axes.col(1)), b.axes.col(0).dot(a.axes.col(0)));
+}
+// d/dt f(q ⊕ t u) at t = 0 by central differences, h = 1e-6 (truncation ~1e-12 f''', round-off
+// ~1e-10 f for f of order 1).
+template <class Function>
+double RateAlong(const SpatialMultibodySystem& system, const Eigen::VectorXd& q,
+                 const Eigen::VectorXd& u, Function f) {
+  Eigen::VectorXd qp, qm;
+  system.IntegratePosition(q, u, 1e-6, &qp);
+  system.IntegratePosition(q, u, -1e-6, &qm);
+  return (f(qp) - f(qm)) / 2e-6;
+}
+// The prismatic joint "rail" (joint 7): side a at an arm of node 2 of the beam, its axis an axis
+// of that section; side b the link.
+int AddRail(SpatialModelBuilder& b) {
+  SpatialJoint rail;
+  rail.name = "rail";
+  rail.type = SpatialJointType::kPrismatic;
+  rail.body_a = 1;
+  rail.node_a = 2;
+  rail.arm_a = Eigen::Vector3d(0.0, 0.04, 0.03);
+  rail.body_b = 0;
+  rail.point_b = Eigen::Vector3d(0.05, -0.1, 0.02);
+  rail.axis_a = Eigen::Vector3d(1.0, 0.2, -0.1);
+  rail.axis_b = rail.axis_a;
+  return b.AddJoint(rail);
+}
+
+TEST(SpatialFlexibleModel, TorsionalSpringAtANodeDerivesFromTheSectionsAngle) {
+  // A torsional spring-damper on "hinge" (revolute, side a at node 3 of the twisting beam, at an
+  // arm; side b the link). Its generalized force, F(with) − F(without), must be
+  //   −k (θ − θ₀) ∂θ/∂θᵢ − c θ̇ ∂θ/∂θᵢ,   θ̇ = Σ ∂θ/∂θᵢ vᵢ,
+  // with θ the angle between the section's and the link's axes and ∂θ/∂θᵢ its central
+  // differences along q ⊕ h eᵢ: bound 1e-7 (the differences' error) times the force's scale. Its
+  // modal entries are those of the section's rotation (Eᵀ Rᵀ n): they must not vanish.
+  const double k = 3.0, c = 0.7, angle0 = 0.2;
+  const auto plain = BeamAndLink(true, true);
+  const auto spring = BeamAndLink(true, true, [&](SpatialModelBuilder& b) {
+    b.AddTorsionalSpring(SpatialTorsionalSpring{"twist", 1, k, c, angle0});
+  });
+  const SpatialMultibodySystem without(plain), with(spring);
+  Eigen::VectorXd q, v;
+  RandomState(*spring, &q, &v);
+  Eigen::VectorXd F0, F1;
+  without.Forces(0.3, q, v, &F0);
+  with.Forces(0.3, q, v, &F1);
+  const Eigen::VectorXd dF = F1 - F0;
+  const int nv = spring->num_v();
+  const auto theta = [&](const Eigen::VectorXd& x) { return AngleBetween(*spring, 1, x); };
+  Eigen::VectorXd grad(nv);
+  for (int i = 0; i < nv; ++i) grad(i) = RateAlong(with, q, Eigen::VectorXd::Unit(nv, i), theta);
+  const double theta_dot = grad.dot(v);
+  const Eigen::VectorXd expected = -(k * (theta(q) - angle0) + c * theta_dot) * grad;
+  const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+  for (int i = 0; i < nv; ++i) {
+    EXPECT_NEAR(dF(i), expected(i), 1e-7 * scale) << with.VelocityName(i);
+  }
+  EXPECT_GT(expected.tail(spring->beam(1)->num_modes()).cwiseAbs().maxCoeff(), 1e-2 * scale);
+  // The potential: V(with) − V(without) = ½ k (θ − θ₀)² (the same θ: round-off, 1e-12).
+  const double dV = with.PotentialEnergy(0.3, q) - without.PotentialEnergy(0.3, q);
+  EXPECT_NEAR(dV, 0.5 * k * std::pow(theta(q) - angle0, 2), 1e-12 * std::max(1.0, dV));
+}
+
+TEST(SpatialFlexibleModel, PrismaticFrictionAtANodeOpposesTheSlipOfTheSections) {
+  // Friction μ on "guide" (prismatic, the ground on side a, node 1 of the twisting beam at an arm
+  // on side b) and on "rail" (node 2 at an arm on side a: the axis z_a turns with the section).
+  // After AcceptStep with multipliers λ, each joint's N is the norm of its reaction on b across
+  // z_a, and F(with) − F(without) must be
+  //   Σ −μ N sign(u) ∂u/∂vᵢ,   u = z_a·(ṗ_b − ṗ_a),
+  // with the points' velocities by central differences of their positions along q ⊕ t eᵢ (z_a
+  // held at q): bound 1e-7 times the force's scale. Power: (F(with) − F(without))·v = −Σ μ N |u|
+  // (the same differences, 1e-7 relative).
+  const double mu = 0.4;
+  const auto plain = BeamAndLink(true, true, [](SpatialModelBuilder& b) { AddRail(b); });
+  const auto rubbing = BeamAndLink(true, true, [&](SpatialModelBuilder& b) {
+    const int rail = AddRail(b);
+    b.AddPrismaticFriction(SpatialPrismaticFriction{"rub_guide", 6, mu});
+    b.AddPrismaticFriction(SpatialPrismaticFriction{"rub_rail", rail, mu});
+  });
+  const SpatialMultibodySystem without(plain), with(rubbing);
+  Eigen::VectorXd q, v;
+  RandomState(*rubbing, &q, &v);
+  std::vector<int> rows(static_cast<std::size_t>(with.num_joint_rows()));
+  for (int r = 0; r < with.num_joint_rows(); ++r) rows[static_cast<std::size_t>(r)] = r;
+  const Eigen::VectorXd lambda =
+      10.0 * Eigen::VectorXd::LinSpaced(with.num_joint_rows(), -3.0, 5.0).array().sin();
+  with.AcceptStep(0.3, q, v, rows, lambda);
+  const std::vector<JointReaction> reactions = with.JointReactions(0.3, q, rows, lambda);
+  const int nv = rubbing->num_v();
+  Eigen::VectorXd expected = Eigen::VectorXd::Zero(nv);
+  double power = 0.0;
+  for (const auto& [i, joint] : {std::pair{0, 6}, std::pair{1, 7}}) {
+    const Eigen::Vector3d z = FrameOf(*rubbing, joint, false, q).axes.col(2);
+    const Eigen::Vector3d f_b = reactions[static_cast<std::size_t>(joint)].force_on_b;
+    const double N = (f_b - z.dot(f_b) * z).norm();
+    EXPECT_NEAR(with.friction_normal_forces()[static_cast<std::size_t>(i)], N, 1e-12 * N);
+    EXPECT_GT(N, 1.0);
+    const auto slip_rate = [&](const Eigen::VectorXd& u) {
+      return RateAlong(with, q, u, [&](const Eigen::VectorXd& x) {
+        return z.dot(FrameOf(*rubbing, joint, true, x).p - FrameOf(*rubbing, joint, false, x).p);
+      });
+    };
+    const double u = slip_rate(v);
+    ASSERT_GT(std::abs(u), 1e-3);
+    for (int k = 0; k < nv; ++k) {
+      expected(k) -= mu * N * (u > 0 ? 1.0 : -1.0) * slip_rate(Eigen::VectorXd::Unit(nv, k));
+    }
+    power -= mu * N * std::abs(u);
+  }
+  Eigen::VectorXd F0, F1;
+  without.Forces(0.3, q, v, &F0);
+  with.Forces(0.3, q, v, &F1);
+  const Eigen::VectorXd dF = F1 - F0;
+  const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+  for (int k = 0; k < nv; ++k) {
+    EXPECT_NEAR(dF(k), expected(k), 1e-7 * scale) << with.VelocityName(k);
+  }
+  EXPECT_GT(expected.tail(rubbing->beam(1)->num_modes()).cwiseAbs().maxCoeff(), 1e-2 * scale);
+  EXPECT_NEAR(dF.dot(v), power, 1e-7 * std::abs(power));
+}
+
+TEST(SpatialFlexibleModel, JointLimitsAtNodesAreTheSectionsCoordinates) {
+  // Limits on "hinge" (revolute, node 3 at an arm on side a), "guide" (prismatic, node 1 on side
+  // b) and "rail" (prismatic, node 2 on side a: its axis turns with the section) of the twisting
+  // beam. Their g are θ − lower, upper − θ (θ between the section's and the link's axes) and
+  // s − lower, upper − s (s = z_a·(p_b − p_a) of the sections' points), computed here: round-off
+  // (1e-12). G against central differences of g along q ⊕ h eᵢ (h = 1e-6, bound 1e-7) and γ
+  // against second differences along q ⊕ t v (h = 1e-4, bound 1e-5), as the joint rows above.
+  const auto model = BeamAndLink(true, true, [](SpatialModelBuilder& b) { AddRail(b); });
+  const SpatialMultibodySystem system(model);
+  const contact::JointLimits limits(
+      model,
+      {{"hinge", 1, -1.0, 2.0, 0.5}, {"guide", 6, -0.3, 0.4, -1.0}, {"rail", 7, -0.2, 0.6, 0.0}});
+  const int nv = model->num_v();
+  const std::vector<int> rows = {0, 1, 2, 3, 4, 5};
+  Eigen::VectorXd q, v;
+  RandomState(*model, &q, &v);
+  const auto g_at = [&](const Eigen::VectorXd& x) {
+    Eigen::VectorXd g(6);
+    limits.Values(0.0, x, rows, g);
+    return g;
+  };
+  const Eigen::VectorXd g = g_at(q);
+  const double theta = AngleBetween(*model, 1, q);
+  const auto slide = [&](int j) {
+    const SideFrame a = FrameOf(*model, j, false, q), b = FrameOf(*model, j, true, q);
+    return a.axes.col(2).dot(b.p - a.p);
+  };
+  Eigen::VectorXd expected(6);
+  expected << theta + 1.0, 2.0 - theta, slide(6) + 0.3, 0.4 - slide(6), slide(7) + 0.2,
+      0.6 - slide(7);
+  EXPECT_LT((g - expected).cwiseAbs().maxCoeff(), 1e-12) << g.transpose();
+  Eigen::MatrixXd G(6, nv);
+  limits.Jacobian(0.0, q, rows, G);
+  for (int i = 0; i < nv; ++i) {
+    Eigen::VectorXd qp, qm;
+    system.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), 1e-6, &qp);
+    system.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), -1e-6, &qm);
+    const Eigen::VectorXd fd = (g_at(qp) - g_at(qm)) / 2e-6;
+    EXPECT_LT((G.col(i) - fd).cwiseAbs().maxCoeff(), 1e-7) << system.VelocityName(i);
+  }
+  EXPECT_GT(G.rightCols(model->beam(1)->num_modes()).cwiseAbs().maxCoeff(), 0.1);
+  Eigen::VectorXd gamma(6);
+  limits.Gamma(0.0, q, v, rows, gamma);
+  const double h = 1e-4;
+  Eigen::VectorXd qp, qm;
+  system.IntegratePosition(q, v, h, &qp);
+  system.IntegratePosition(q, v, -h, &qm);
+  const Eigen::VectorXd fd = (g_at(qp) - 2.0 * g + g_at(qm)) / (h * h);
+  for (int r = 0; r < 6; ++r) {
+    EXPECT_NEAR(gamma(r), fd(r), 1e-5 * std::max(1.0, std::abs(fd(r)))) << r;
+  }
 }
 
 TEST(SpatialFlexibleModel, BeamPinnedAtOneEndSwingsAsTheCompoundPendulum) {
