@@ -895,22 +895,18 @@ class SpatialJointBlock : public ConstraintBlock {
   std::vector<ConstraintRowInfo> infos_;
 };
 
-}  // namespace
-
-SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
-                             const Eigen::VectorXd& q, const Eigen::VectorXd* v) {
-  const SpatialJoint& j = model.joints()[static_cast<std::size_t>(joint)];
-  const JointFrames& f = model.joint_frames()[static_cast<std::size_t>(joint)];
-  const int body = side_b ? j.body_b : j.body_a;
-  const int node = side_b ? j.node_b : j.node_a;
+// The frame of body `body` at its point s̄ with axes ā (node < 0), or at node `node` of its beam:
+// the section's point at the arm s̄ and the section's axes R Λ ā (SpatialJointSide).
+SpatialJointSide SideOf(const SpatialModel& model, int body, int node, const Eigen::Vector3d& s,
+                        const Eigen::Matrix3d& axes, const Eigen::VectorXd& q,
+                        const Eigen::VectorXd* v) {
   const BodyKin k = v ? KinOf(model, body, q, *v) : KinOf(model, body, q);
   SpatialJointSide side;
   side.body = body;
   side.v0 = k.v0;
   side.R = k.R;
-  const Eigen::Matrix3d& axes = side_b ? f.axes_b : f.axes_a;
   if (node < 0) {
-    side.s = side_b ? f.point_b : f.point_a;
+    side.s = s;
     side.point = k.Point(side.s);
     side.axes = k.R * axes;
     if (v) {
@@ -922,8 +918,7 @@ SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
   }
   const SpatialFlexibleBeam& beam = *model.beam(body);
   const SpatialBeamPoint at = beam.PointAt(beam.NodeX(node));
-  const JointPoint p =
-      MakeJointPoint(model, k, side_b ? j.arm_b : j.arm_a, &at, q, v, /*axes=*/true);
+  const JointPoint p = MakeJointPoint(model, k, s, &at, q, v, /*axes=*/true);
   side.node = true;
   side.s = p.s;
   side.B = p.B;
@@ -937,6 +932,17 @@ SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
     side.alpha = k.R * (k.omega.cross(p.section.rate) + p.section.acc);
   }
   return side;
+}
+
+}  // namespace
+
+SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
+                             const Eigen::VectorXd& q, const Eigen::VectorXd* v) {
+  const SpatialJoint& j = model.joints()[static_cast<std::size_t>(joint)];
+  const JointFrames& f = model.joint_frames()[static_cast<std::size_t>(joint)];
+  if (side_b)
+    return SideOf(model, j.body_b, j.node_b, j.node_b < 0 ? f.point_b : j.arm_b, f.axes_b, q, v);
+  return SideOf(model, j.body_a, j.node_a, j.node_a < 0 ? f.point_a : j.arm_a, f.axes_a, q, v);
 }
 
 // ---- SpatialModel -------------------------------------------------------------------------------
@@ -1152,6 +1158,17 @@ int SpatialModelBuilder::AddLoad(const SpatialLoad& load) {
   RequireFiniteVec(label, "force", load.force);
   RequireFiniteVec(label, "point", load.point);
   RequireFiniteVec(label, "torque", load.torque);
+  if (load.node != -1) {
+    const SpatialFlexibleBeam* beam = model_.beams_[static_cast<std::size_t>(load.body)].get();
+    if (beam == nullptr) Fail(label, "node needs a flexible body");
+    if (load.node < 0 || load.node > beam->properties().elements) {
+      Fail(label, "node " + std::to_string(load.node) + " is not a node of the beam (0.." +
+                      std::to_string(beam->properties().elements) + ")");
+    }
+    if (load.point != Eigen::Vector3d::Zero()) {
+      Fail(label, "point must be zero with node, got " + Vec(load.point));
+    }
+  }
   if (load.scale) ValidateProfile(label, *load.scale);
   model_.loads_.push_back(load);
   return static_cast<int>(model_.loads_.size()) - 1;
@@ -1312,6 +1329,13 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
   }
   for (const SpatialLoad& load : model_->loads()) {
     const double scale = load.scale ? load.scale->Evaluate(t)(0) : 1.0;
+    if (load.node >= 0) {  // at the node, the torque on its section
+      const SpatialJointSide side = SideOf(*model_, load.body, load.node, Eigen::Vector3d::Zero(),
+                                           Eigen::Matrix3d::Identity(), q, nullptr);
+      side.AddPointJacobian(scale * load.force, F->transpose());
+      side.AddRotationJacobian(scale * load.torque, F->transpose());
+      continue;
+    }
     AddWrench(KinOf(*model_, load.body, q), load.point, scale * load.force, scale * load.torque, F);
   }
   for (const SpatialSpringDamper& spring : model_->springs()) {
@@ -1461,7 +1485,14 @@ double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::Vector
     V -= body.mass * model_->gravity().dot(KinOf(*model_, i, q).Point(body.com));
   }
   for (const SpatialLoad& load : model_->loads()) {
-    if (!load.scale) V -= load.force.dot(KinOf(*model_, load.body, q).Point(load.point));
+    if (load.scale) continue;
+    if (load.node >= 0) {
+      V -= load.force.dot(SideOf(*model_, load.body, load.node, Eigen::Vector3d::Zero(),
+                                 Eigen::Matrix3d::Identity(), q, nullptr)
+                              .point);
+      continue;
+    }
+    V -= load.force.dot(KinOf(*model_, load.body, q).Point(load.point));
   }
   for (const SpatialSpringDamper& spring : model_->springs()) {
     const Eigen::Vector3d d = KinOf(*model_, spring.body_b, q).Point(spring.point_b) -

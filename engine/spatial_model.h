@@ -191,6 +191,10 @@ struct SpatialLoad {
   Eigen::Vector3d point = Eigen::Vector3d::Zero();   // application point, body frame
   Eigen::Vector3d torque = Eigen::Vector3d::Zero();  // N·m, world frame
   std::optional<TimeProfile> scale;                  // force and torque × φ(t) when set
+  // A node of flexible `body` (−1: none). The force then acts at the node of the deformed
+  // centreline and the torque on its section (generalized forces (f, ū × Rᵀf, Bᵀ Rᵀ f) and
+  // (0, Rᵀn, Eᵀ Rᵀ n), SpatialJointSide); `point` must be zero.
+  int node = -1;
 };
 
 // Coulomb friction in a prismatic joint, evaluated explicitly from the joint's normal force of

@@ -1881,7 +1881,8 @@ class SceneParser {
         Type(r, Keys({"spring_damper", "torsional_spring", "load", "prismatic_friction"}));
     const std::vector<std::string> all =
         Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-              "rest_length", "joint", "angle0", "body", "force", "point", "torque", "scale", "mu"});
+              "rest_length", "joint", "angle0", "body", "force", "point", "node", "torque", "scale",
+              "mu"});
     if (type == "spring_damper") {
       r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
                         "damping", "rest_length"}),
@@ -1932,13 +1933,14 @@ class SceneParser {
       sp.torsional_springs.push_back(s);
       sp.torsional_lines.push_back(r.line());
     } else {
-      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "torque", "scale"}), all,
+      r.CheckKeys(Keys({"name", "type", "body", "force", "point", "node", "torque", "scale"}), all,
                   "a load force");
       engine::SpatialLoad load;
       load.name = name;
       load.body = BodyRef(r, "body", /*allow_ground=*/false);
       load.force = r.Vec3("force", Eigen::Vector3d::Zero(), "[fx, fy, fz] (world frame)");
       load.point = r.Vec3("point", Eigen::Vector3d::Zero(), "[x, y, z] (body frame)");
+      load.node = NodeRef(r, "node", "point", load.body, sp.bodies);
       load.torque = r.Vec3("torque", Eigen::Vector3d::Zero(), "[tx, ty, tz] (world frame)");
       if (const YAML::Node* sc = r.Find("scale")) {
         MapReader sr(file_, *sc, r.item() + ": scale");

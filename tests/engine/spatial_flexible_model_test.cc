@@ -47,7 +47,10 @@ std::shared_ptr<const SpatialModel> BeamAndLink(
   if (twisting) beam.torsion = BeamTorsion{p.youngs_modulus / 260, 6.5e-7};
   builder.AddBody(beam);
   builder.SetGravity(Eigen::Vector3d(0.3, -1.0, -9.81));
-  if (!with_joints) return builder.Build();
+  if (!with_joints) {
+    if (extra) extra(builder);
+    return builder.Build();
+  }
   // Every row type with a node on side a and on side b (the rows need not be satisfied).
   auto joint = [&](const char* name, SpatialJointType type, int a, int node_a, int b, int node_b) {
     SpatialJoint j;
@@ -645,6 +648,76 @@ TEST(SpatialFlexibleModel, JointLimitsAtNodesAreTheSectionsCoordinates) {
   for (int r = 0; r < 6; ++r) {
     EXPECT_NEAR(gamma(r), fd(r), 1e-5 * std::max(1.0, std::abs(fd(r)))) << r;
   }
+}
+
+TEST(SpatialFlexibleModel, LoadsAtNodesActAtTheNodeAndOnItsSection) {
+  // A constant load at node 2 of the twisting beam: force f = (3, −2, 5) N and torque
+  // n = (0.4, −0.7, 0.2) N·m. The force is conservative: its generalized force equals −∂V/∂θᵢ
+  // of V = −f·p_node (central differences along q ⊕ h eᵢ, h = 1e-6: bound 1e-7 of the scale,
+  // as the joint rows). The torque's is n·Ωᵢ, Ωᵢ the world angular velocity of the node's
+  // section along eᵢ, vee(Ṙ_s R_sᵀ) with Ṙ_s by central differences of the section's axes
+  // R Λ (computed in the test from SpatialFlexibleBeam::Section): bound 1e-7. Both with modal
+  // entries (> 1e-2 of the scale). A load at a node of the rigid link, or with a point, is refused.
+  const Eigen::Vector3d f(3.0, -2.0, 5.0), n(0.4, -0.7, 0.2);
+  const auto loaded = [&](bool force, bool torque) {
+    return BeamAndLink(false, true, [&](SpatialModelBuilder& b) {
+      SpatialLoad load;
+      load.name = "push";
+      load.body = 1;
+      load.node = 2;
+      if (force) load.force = f;
+      if (torque) load.torque = n;
+      b.AddLoad(load);
+    });
+  };
+  const auto plain = BeamAndLink(false, true);
+  const auto with_force = loaded(true, false), with_torque = loaded(false, true);
+  const SpatialMultibodySystem none(plain), pushed(with_force), twisted(with_torque);
+  const int nv = plain->num_v(), m = plain->beam(1)->num_modes();
+  Eigen::VectorXd q, v;
+  RandomState(*plain, &q, &v);
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(nv);
+  Eigen::VectorXd F0, F_force, F_torque;
+  none.Forces(0.0, q, zero, &F0);
+  pushed.Forces(0.0, q, zero, &F_force);
+  twisted.Forces(0.0, q, zero, &F_torque);
+  const SpatialFlexibleBeam& beam = *plain->beam(1);
+  const SpatialBeamPoint at = beam.PointAt(beam.NodeX(2));
+  const auto section = [&](const Eigen::VectorXd& x) {
+    const Eigen::Matrix3d R = QuaternionToRotation(x.segment<4>(plain->QOffset(1) + 3));
+    return Eigen::Matrix3d(
+        R * beam.Section(at, x.segment(plain->QOffset(1) + 7, m), Eigen::VectorXd()).turn);
+  };
+  Eigen::VectorXd expected_force(nv), expected_torque(nv);
+  for (int i = 0; i < nv; ++i) {
+    Eigen::VectorXd qp, qm;
+    none.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), 1e-6, &qp);
+    none.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), -1e-6, &qm);
+    const double dV = ((pushed.PotentialEnergy(0.0, qp) - none.PotentialEnergy(0.0, qp)) -
+                       (pushed.PotentialEnergy(0.0, qm) - none.PotentialEnergy(0.0, qm))) /
+                      2e-6;
+    expected_force(i) = -dV;
+    const Eigen::Matrix3d W = (section(qp) - section(qm)) / 2e-6 * section(q).transpose();
+    expected_torque(i) =
+        n.dot(Eigen::Vector3d(W(2, 1) - W(1, 2), W(0, 2) - W(2, 0), W(1, 0) - W(0, 1)) / 2.0);
+  }
+  for (const auto& [dF, expected] : {std::pair{Eigen::VectorXd(F_force - F0), expected_force},
+                                     std::pair{Eigen::VectorXd(F_torque - F0), expected_torque}}) {
+    const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+    for (int i = 0; i < nv; ++i) {
+      EXPECT_NEAR(dF(i), expected(i), 1e-7 * scale) << none.VelocityName(i);
+    }
+    EXPECT_GT(expected.tail(m).cwiseAbs().maxCoeff(), 1e-2 * scale);
+  }
+  SpatialModelBuilder builder;
+  SpatialBody rigid;
+  rigid.name = "rigid";
+  builder.AddBody(rigid);
+  SpatialLoad bad;
+  bad.name = "bad";
+  bad.body = 0;
+  bad.node = 1;
+  EXPECT_THROW(builder.AddLoad(bad), std::invalid_argument);
 }
 
 TEST(SpatialFlexibleModel, BeamPinnedAtOneEndSwingsAsTheCompoundPendulum) {

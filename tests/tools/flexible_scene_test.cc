@@ -603,6 +603,40 @@ TEST(SpatialFlexibleScene, BadInputIsReportedAtItsLine) {
                      "    modes: 25", {"modes must be at most 24", "torsion"});
 }
 
+TEST(SpatialFlexibleScene, LoadsAndTorsionalSpringsAtNodesAreRead) {
+  // A load's `node` (force at the node, torque on its section) and a torsional spring on a
+  // revolute joint at a node reach the model; a node that does not exist, a node with a point or
+  // on a rigid body is refused at its line.
+  const std::string forces =
+      "forces:\n"
+      "  - {name: tip_push, type: load, body: beam, node: 4, force: [0, 1, 0], torque: [1, 0, "
+      "0]}\n"
+      "  - {name: twist, type: torsional_spring, joint: hinge, stiffness: 2.0}\n";
+  const std::string hinge =
+      "  - name: hinge\n    type: revolute\n    body_a: ground\n    body_b: beam\n"
+      "    node_b: 2\n    axis_a: [0, 1, 0]\n    axis_b: [0, 1, 0]\n";
+  const std::string yaml = EditSpatial("simulation:\n", hinge + forces + "simulation:\n");
+  const Scene scene = ParseScene(yaml, "s.yaml");
+  ASSERT_EQ(scene.spatial.loads.size(), 1u);
+  EXPECT_EQ(scene.spatial.loads[0].node, 4);
+  ASSERT_EQ(scene.spatial.torsional_springs.size(), 1u);
+  const auto system = BuildSpatialSystem(scene);
+  EXPECT_EQ(system->model().loads()[0].node, 4);
+  EXPECT_EQ(system->model().torsional_springs().size(), 1u);
+  using test_support::ExpectSceneErrorAt;
+  ExpectSceneErrorAt(EditSpatial("simulation:\n",
+                                 "forces:\n  - {name: p, type: load, body: beam, node: 7}\n"
+                                 "simulation:\n"),
+                     "  - {name: p, type: load, body: beam, node: 7}",
+                     {"force 'p'", "node 7 does not exist"});
+  ExpectSceneErrorAt(
+      EditSpatial("simulation:\n",
+                  "forces:\n  - {name: p, type: load, body: beam, node: 1, point: [0, 0, 1]}\n"
+                  "simulation:\n"),
+      "  - {name: p, type: load, body: beam, node: 1, point: [0, 0, 1]}",
+      {"node and point are exclusive"});
+}
+
 TEST(SpatialFlexibleScene, CraigBamptonBoundaryDefaultsToTheJointNodes) {
   // reduction: craig_bampton without boundary_nodes: the nodes where joints attach (the pivot's
   // node 0); with the list, the list. The model's beam then has the Craig–Bampton modes of the
