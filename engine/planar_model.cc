@@ -652,7 +652,9 @@ int PlanarModelBuilder::AddDriver(const PlanarDriver& driver) {
 }
 
 int PlanarModelBuilder::AddSpringDamper(const PlanarSpringDamper& spring) {
-  RequireSpringDamper(spring, model_.springs_, model_.num_bodies());
+  const std::string label = RequireSpringDamper(spring, model_.springs_, model_.num_bodies());
+  RequireNode(label, "node_a", spring.body_a, spring.node_a, spring.point_a);
+  RequireNode(label, "node_b", spring.body_b, spring.node_b, spring.point_b);
   model_.springs_.push_back(spring);
   return static_cast<int>(model_.springs_.size()) - 1;
 }
@@ -764,8 +766,8 @@ void PlanarMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eig
     if (s.body_a != kGround) (*F)(model_->Offset(s.body_a) + 2) -= torque;
   }
   for (const PlanarSpringDamper& spring : model_->springs()) {
-    const PlanarPointState pa = model_->Point(spring.body_a, -1, spring.point_a, q, v);
-    const PlanarPointState pb = model_->Point(spring.body_b, -1, spring.point_b, q, v);
+    const PlanarPointState pa = model_->Point(spring.body_a, spring.node_a, spring.point_a, q, v);
+    const PlanarPointState pb = model_->Point(spring.body_b, spring.node_b, spring.point_b, q, v);
     const Eigen::Vector2d d = pb.p - pa.p;
     const double length = d.norm();
     // Force on b: −(k (ℓ − L₀) + c ℓ̇) e, e = d / ℓ. With L₀ = 0 the elastic part is −k d, defined
@@ -903,8 +905,9 @@ double PlanarMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::VectorX
   }
   // Springs: ½ k (ℓ − L₀)².
   for (const PlanarSpringDamper& spring : model_->springs()) {
-    const Eigen::Vector2d d = model_->Point(spring.body_b, -1, spring.point_b, q, no_v).p -
-                              model_->Point(spring.body_a, -1, spring.point_a, q, no_v).p;
+    const Eigen::Vector2d d =
+        model_->Point(spring.body_b, spring.node_b, spring.point_b, q, no_v).p -
+        model_->Point(spring.body_a, spring.node_a, spring.point_a, q, no_v).p;
     const double stretch = d.norm() - spring.rest_length;
     V += 0.5 * spring.stiffness * stretch * stretch;
   }

@@ -147,6 +147,11 @@ struct PlanarSpringDamper {
   double stiffness = 0.0;    // N/m, ≥ 0
   double damping = 0.0;      // N·s/m, ≥ 0
   double rest_length = 0.0;  // m, ≥ 0
+  // A node of flexible body_a / body_b (−1: none; then point_a / point_b must be zero): the end
+  // is the node of the deformed centreline, p = r + A(θ) ū(X_k, η), and the end's force f loads
+  // the elastic coordinates through the node's Jacobian (PlanarPointState::jac_eta).
+  int node_a = -1;
+  int node_b = -1;
 };
 
 struct PlanarLoad {

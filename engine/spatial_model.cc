@@ -934,6 +934,36 @@ SpatialJointSide SideOf(const SpatialModel& model, int body, int node, const Eig
   return side;
 }
 
+// End b (side_b) or a of a spring-damper: its node's section point at the arm, or its body point.
+SpatialJointSide SpringEnd(const SpatialModel& model, const SpatialSpringDamper& spring,
+                           bool side_b, const Eigen::VectorXd& q, const Eigen::VectorXd* v) {
+  if (side_b) {
+    return SideOf(model, spring.body_b, spring.node_b,
+                  spring.node_b < 0 ? spring.point_b : spring.arm_b, Eigen::Matrix3d::Identity(), q,
+                  v);
+  }
+  return SideOf(model, spring.body_a, spring.node_a,
+                spring.node_a < 0 ? spring.point_a : spring.arm_a, Eigen::Matrix3d::Identity(), q,
+                v);
+}
+
+// The spring-damper's force on end b at d = p_b − p_a, ḋ: −(k (ℓ − L₀) + c ℓ̇) e, e = d/ℓ (same
+// conventions as the planar model). With L₀ = 0 the elastic part is −k d, defined at ℓ = 0; the
+// rest (direction and damping) is taken as zero at ℓ = 0.
+Eigen::Vector3d SpringForceOnB(const SpatialSpringDamper& spring, const Eigen::Vector3d& d,
+                               const Eigen::Vector3d& d_dot) {
+  const double length = d.norm();
+  Eigen::Vector3d f_b = Eigen::Vector3d::Zero();
+  if (spring.rest_length == 0.0) f_b = -spring.stiffness * d;
+  if (length > 0.0) {
+    const Eigen::Vector3d e = d / length;
+    double tension = spring.damping * e.dot(d_dot);
+    if (spring.rest_length != 0.0) tension += spring.stiffness * (length - spring.rest_length);
+    f_b -= tension * e;
+  }
+  return f_b;
+}
+
 }  // namespace
 
 SpatialJointSide JointSideOf(const SpatialModel& model, int joint, bool side_b,
@@ -1127,7 +1157,35 @@ int SpatialModelBuilder::AddDriver(const SpatialDriver& driver) {
 }
 
 int SpatialModelBuilder::AddSpringDamper(const SpatialSpringDamper& spring) {
-  RequireSpringDamper(spring, model_.springs_, model_.num_bodies());
+  const std::string label = RequireSpringDamper(spring, model_.springs_, model_.num_bodies());
+  RequireFiniteVec(label, "arm_a", spring.arm_a);
+  RequireFiniteVec(label, "arm_b", spring.arm_b);
+  // A node (the end is its section's point at the arm) needs a flexible body and a zero point;
+  // an arm needs a node.
+  for (const auto& [field, body, node, point_field, point, arm_field, arm] :
+       {std::tuple("node_a", spring.body_a, spring.node_a, "point_a", &spring.point_a, "arm_a",
+                   &spring.arm_a),
+        std::tuple("node_b", spring.body_b, spring.node_b, "point_b", &spring.point_b, "arm_b",
+                   &spring.arm_b)}) {
+    if (node == -1) {
+      if (*arm != Eigen::Vector3d::Zero()) {
+        Fail(label, std::string(arm_field) + " needs " + field + ", got " + Vec(*arm));
+      }
+      continue;
+    }
+    const SpatialFlexibleBeam* beam =
+        body >= 0 ? model_.beams_[static_cast<std::size_t>(body)].get() : nullptr;
+    if (beam == nullptr) Fail(label, std::string(field) + " needs a flexible body");
+    if (node < 0 || node > beam->properties().elements) {
+      Fail(label, std::string(field) + " " + std::to_string(node) +
+                      " is not a node of the beam (0.." +
+                      std::to_string(beam->properties().elements) + ")");
+    }
+    if (*point != Eigen::Vector3d::Zero()) {
+      Fail(label,
+           std::string(point_field) + " must be zero with " + field + ", got " + Vec(*point));
+    }
+  }
   model_.springs_.push_back(spring);
   return static_cast<int>(model_.springs_.size()) - 1;
 }
@@ -1339,20 +1397,22 @@ void SpatialMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Ei
     AddWrench(KinOf(*model_, load.body, q), load.point, scale * load.force, scale * load.torque, F);
   }
   for (const SpatialSpringDamper& spring : model_->springs()) {
+    if (spring.node_a >= 0 || spring.node_b >= 0) {
+      // The ends as joint sides (a node's section point at its arm, or a body point): the same
+      // force, through each end's point Jacobian.
+      const SpatialJointSide a = SpringEnd(*model_, spring, false, q, &v);
+      const SpatialJointSide b = SpringEnd(*model_, spring, true, q, &v);
+      const Eigen::Vector3d f_b =
+          SpringForceOnB(spring, b.point - a.point, b.point_rate - a.point_rate);
+      b.AddPointJacobian(f_b, F->transpose());
+      a.AddPointJacobian(-f_b, F->transpose());
+      continue;
+    }
     const BodyKin a = KinOf(*model_, spring.body_a, q, v);
     const BodyKin b = KinOf(*model_, spring.body_b, q, v);
-    const Eigen::Vector3d d = b.Point(spring.point_b) - a.Point(spring.point_a);
-    const double length = d.norm();
-    // Force on b: −(k (ℓ − L₀) + c ℓ̇) e (same conventions as the planar model).
-    Eigen::Vector3d f_b = Eigen::Vector3d::Zero();
-    if (spring.rest_length == 0.0) f_b = -spring.stiffness * d;
-    if (length > 0.0) {
-      const Eigen::Vector3d e = d / length;
-      const double length_dot = e.dot(b.PointRate(spring.point_b) - a.PointRate(spring.point_a));
-      double tension = spring.damping * length_dot;
-      if (spring.rest_length != 0.0) tension += spring.stiffness * (length - spring.rest_length);
-      f_b -= tension * e;
-    }
+    const Eigen::Vector3d f_b =
+        SpringForceOnB(spring, b.Point(spring.point_b) - a.Point(spring.point_a),
+                       b.PointRate(spring.point_b) - a.PointRate(spring.point_a));
     AddWrench(b, spring.point_b, f_b, Eigen::Vector3d::Zero(), F);
     AddWrench(a, spring.point_a, -f_b, Eigen::Vector3d::Zero(), F);
   }
@@ -1495,8 +1555,12 @@ double SpatialMultibodySystem::PotentialEnergy(double /*t*/, const Eigen::Vector
     V -= load.force.dot(KinOf(*model_, load.body, q).Point(load.point));
   }
   for (const SpatialSpringDamper& spring : model_->springs()) {
-    const Eigen::Vector3d d = KinOf(*model_, spring.body_b, q).Point(spring.point_b) -
-                              KinOf(*model_, spring.body_a, q).Point(spring.point_a);
+    const Eigen::Vector3d d =
+        spring.node_a >= 0 || spring.node_b >= 0
+            ? Eigen::Vector3d(SpringEnd(*model_, spring, true, q, nullptr).point -
+                              SpringEnd(*model_, spring, false, q, nullptr).point)
+            : Eigen::Vector3d(KinOf(*model_, spring.body_b, q).Point(spring.point_b) -
+                              KinOf(*model_, spring.body_a, q).Point(spring.point_a));
     const double stretch = d.norm() - spring.rest_length;
     V += 0.5 * spring.stiffness * stretch * stretch;
   }

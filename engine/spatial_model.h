@@ -165,6 +165,8 @@ struct SpatialDriver {
   TimeProfile profile;
 };
 
+// Linear spring-damper between two points: on b the force −(k (ℓ − L₀) + c ℓ̇) e, e = d/ℓ,
+// d = p_b − p_a, the opposite on a (with L₀ = 0 the elastic part is −k d).
 struct SpatialSpringDamper {
   std::string name;
   int body_a = kGround;
@@ -174,6 +176,14 @@ struct SpatialSpringDamper {
   double stiffness = 0.0;    // N/m, ≥ 0
   double damping = 0.0;      // N·s/m, ≥ 0
   double rest_length = 0.0;  // m, ≥ 0
+  // A node k of flexible body_a / body_b (−1: the point is point_a / point_b of the body frame,
+  // which must then be zero): the end is the point of the node's section at the arm,
+  // p = r + R (ū(X_k, η) + Λ_k d) (as a joint's, SpatialJoint::arm_a), and the end's force f has
+  // the generalized force (f, s̄ × Rᵀf, Bᵀ Rᵀ f) (SpatialJointSide::AddPointJacobian).
+  int node_a = -1;
+  int node_b = -1;
+  Eigen::Vector3d arm_a = Eigen::Vector3d::Zero();  // only with node_a
+  Eigen::Vector3d arm_b = Eigen::Vector3d::Zero();  // only with node_b
 };
 
 struct SpatialTorsionalSpring {

@@ -92,16 +92,17 @@ std::string RequireTwoBodyItem(const char* kind, const Item& item,
 }
 
 // A translational spring-damper (planar or spatial): the two-body checks, finite attachment
-// points, stiffness, damping and rest length ≥ 0.
+// points, stiffness, damping and rest length ≥ 0. Returns the item's label.
 template <class Spring>
-void RequireSpringDamper(const Spring& spring, const std::vector<Spring>& existing,
-                         int num_bodies) {
+std::string RequireSpringDamper(const Spring& spring, const std::vector<Spring>& existing,
+                                int num_bodies) {
   const std::string label = RequireTwoBodyItem("spring", spring, existing, num_bodies);
   RequireFiniteVec(label, "point_a", spring.point_a);
   RequireFiniteVec(label, "point_b", spring.point_b);
   RequireNonNegative(label, "stiffness", spring.stiffness);
   RequireNonNegative(label, "damping", spring.damping);
   RequireNonNegative(label, "rest_length", spring.rest_length);
+  return label;
 }
 inline void CheckSize(const Eigen::VectorXd& x, int expected, const char* what, const char* where) {
   if (x.size() != expected) {

@@ -395,6 +395,106 @@ TEST(PlanarFlexible, TorsionalSpringsAtNodesActOnTheSectionsAngles) {
   }
 }
 
+TEST(PlanarFlexible, SpringDampersAtNodesPullAlongTheLineBetweenTheirEnds) {
+  // A spring-damper (k, c, L₀) between a link point and node 3 of a beam (the node on either
+  // side) and between node 3 of one beam and node 1 of another. With ℓ(q) = |p_b − p_a| (the
+  // ends' places, PlanarModel::Point) the generalized force F(with) − F(without) must be
+  //   −(k (ℓ − L₀) + c ℓ̇) ∂ℓ/∂q,   ℓ̇ = ∂ℓ/∂q · v
+  // (q̇ = v in the plane, V_s = ½ k (ℓ − L₀)²), ∂ℓ/∂q by central differences (h = 1e-6:
+  // truncation h² ℓ‴ ~ 1e-12 at ℓ ~ 1 m, round-off 1e-16/1e-6 = 1e-10; bound 1e-8 of the
+  // force's scale), with modal entries (the node's Jacobian) > 1e-2 of the scale. The damper
+  // alone dissipates: its power F·v is −c ℓ̇² (1e-8 of c ℓ̇², the same differences), and
+  // V(with) − V(without) = ½ k (ℓ − L₀)² (round-off of |V|, bound 1e-14 |V| as above).
+  const double k = 30.0, c = 0.8, rest = 0.4;
+  for (int layout = 0; layout < 3; ++layout) {
+    const auto build = [&](double stiffness, double damping) {
+      PlanarModelBuilder builder;
+      PlanarBody link = testing::Body("link", 1.5, 0.2);
+      link.q0 << 1.0, 0.5, 0.2;
+      builder.AddBody(link);
+      builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kClamped, 2.0)));
+      builder.AddBody(FlexibleBody("beam2", testing::KaneBeam(3, 3, BeamReference::kFree, 1.0)));
+      if (stiffness > 0.0 || damping > 0.0) {
+        PlanarSpringDamper spring;
+        spring.name = "spring";
+        spring.stiffness = stiffness;
+        spring.damping = damping;
+        spring.rest_length = rest;
+        spring.body_a = layout == 1 ? 1 : 0;
+        spring.body_b = layout == 1 ? 0 : 1;
+        if (layout == 0) {
+          spring.point_a = {0.1, -0.2};
+          spring.node_b = 3;
+        }
+        if (layout == 1) {
+          spring.node_a = 3;
+          spring.point_b = {0.1, -0.2};
+        }
+        if (layout == 2) {
+          spring.body_a = 1;
+          spring.node_a = 3;
+          spring.body_b = 2;
+          spring.node_b = 1;
+        }
+        builder.AddSpringDamper(spring);
+      }
+      return std::make_shared<PlanarMultibodySystem>(builder.Build());
+    };
+    const auto without = build(0.0, 0.0), with = build(k, c), damper = build(0.0, c);
+    const PlanarModel& model = with->model();
+    const PlanarSpringDamper& spring = model.springs()[0];
+    const Eigen::VectorXd no_v;
+    const auto length = [&](const Eigen::VectorXd& x) {
+      return (model.Point(spring.body_b, spring.node_b, spring.point_b, x, no_v).p -
+              model.Point(spring.body_a, spring.node_a, spring.point_a, x, no_v).p)
+          .norm();
+    };
+    Eigen::VectorXd q, v;
+    RandomState(model, &q, &v);
+    const int n = model.num_coordinates();
+    Eigen::VectorXd grad(n);
+    for (int i = 0; i < n; ++i) {
+      Eigen::VectorXd qp = q, qm = q;
+      qp(i) += 1e-6;
+      qm(i) -= 1e-6;
+      grad(i) = (length(qp) - length(qm)) / 2e-6;
+    }
+    const double rate = grad.dot(v);
+    const Eigen::VectorXd expected = -(k * (length(q) - rest) + c * rate) * grad;
+    Eigen::VectorXd F0, F1, Fc;
+    without->Forces(0.2, q, v, &F0);
+    with->Forces(0.2, q, v, &F1);
+    damper->Forces(0.2, q, v, &Fc);
+    const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+    EXPECT_LT((F1 - F0 - expected).cwiseAbs().maxCoeff(), 1e-8 * scale) << "layout " << layout;
+    EXPECT_GT(expected.segment(6, 4).cwiseAbs().maxCoeff(), 1e-2 * scale) << "layout " << layout;
+    EXPECT_GT(std::abs(rate), 1e-2) << "layout " << layout;  // the damper's power is tested
+    EXPECT_NEAR((Fc - F0).dot(v), -c * rate * rate, 1e-8 * c * rate * rate) << "layout " << layout;
+    const double dV = with->PotentialEnergy(0.2, q) - without->PotentialEnergy(0.2, q);
+    const double V = std::abs(with->PotentialEnergy(0.2, q));
+    EXPECT_NEAR(dV, 0.5 * k * std::pow(length(q) - rest, 2), 1e-14 * V + 1e-12)
+        << "layout " << layout;
+  }
+  // A node on a rigid body, a node out of range, and a node with a point are refused.
+  for (int bad = 0; bad < 3; ++bad) {
+    PlanarModelBuilder builder;
+    builder.AddBody(testing::Body("link", 1.5, 0.2));
+    builder.AddBody(FlexibleBody("beam", testing::KaneBeam(4, 4, BeamReference::kClamped, 2.0)));
+    PlanarSpringDamper spring;
+    spring.name = "bad";
+    spring.body_a = 0;
+    spring.body_b = 1;
+    spring.stiffness = 1.0;
+    if (bad == 0) spring.node_a = 1;
+    if (bad == 1) spring.node_b = 5;
+    if (bad == 2) {
+      spring.node_b = 2;
+      spring.point_b = {0.1, 0.0};
+    }
+    EXPECT_THROW(builder.AddSpringDamper(spring), std::invalid_argument) << "case " << bad;
+  }
+}
+
 TEST(PlanarFlexible, CantileverUnderATipLoadDeflectsByTheClosedForm) {
   // The beam frame welded to the ground (fixed joint at the frame origin), a downward load P at
   // the tip node; statics F_η(η) = 0 by Newton with the model's force Jacobian. With all modes

@@ -720,6 +720,103 @@ TEST(SpatialFlexibleModel, LoadsAtNodesActAtTheNodeAndOnItsSection) {
   EXPECT_THROW(builder.AddLoad(bad), std::invalid_argument);
 }
 
+TEST(SpatialFlexibleModel, SpringDampersAtNodesPullAlongTheLineBetweenTheirEnds) {
+  // A spring-damper between the link's point (0.2, 0.1, −0.3) and node 2 of the twisting beam at
+  // the arm (0.01, 0.08, −0.05) (the node on side b, then on side a) and between the ground point
+  // (0.5, −0.4, 1.0) and node 3 at the arm (−0.02, −0.06, 0.09). The spring (k, L₀ = 0.3 m, no
+  // damping) is conservative: its generalized force is −∂V/∂θᵢ, V(with) − V(without) by central
+  // differences along q ⊕ h eᵢ (h = 1e-6: bound 1e-7 of the scale, as the loads at nodes above),
+  // with modal entries > 1e-2 of the scale. The damper alone has the power F·v = −c ℓ̇², ℓ from
+  // a probe spring (k = 1, L₀ = 0: V(probe) − V(without) = ½ ℓ²) and ℓ̇ by central differences
+  // along q ⊕ ±h v (h = 1e-6, the same bound relative to c ℓ̇²).
+  const double k = 40.0, c = 0.9;
+  for (int layout = 0; layout < 3; ++layout) {
+    const auto spring_model = [&](double stiffness, double damping, double rest) {
+      return BeamAndLink(false, true, [&](SpatialModelBuilder& b) {
+        SpatialSpringDamper s;
+        s.name = "spring";
+        s.stiffness = stiffness;
+        s.damping = damping;
+        s.rest_length = rest;
+        s.body_a = 0;
+        s.body_b = 1;
+        s.point_a = Eigen::Vector3d(0.2, 0.1, -0.3);
+        s.node_b = 2;
+        s.arm_b = Eigen::Vector3d(0.01, 0.08, -0.05);
+        if (layout == 1) {
+          std::swap(s.body_a, s.body_b);
+          std::swap(s.point_a, s.point_b);
+          std::swap(s.node_a, s.node_b);
+          std::swap(s.arm_a, s.arm_b);
+        }
+        if (layout == 2) {
+          s.body_a = kGround;
+          s.point_a = Eigen::Vector3d(0.5, -0.4, 1.0);
+          s.node_b = 3;
+          s.arm_b = Eigen::Vector3d(-0.02, -0.06, 0.09);
+        }
+        b.AddSpringDamper(s);
+      });
+    };
+    const SpatialMultibodySystem none(BeamAndLink(false, true)), spring(spring_model(k, 0.0, 0.3)),
+        damper(spring_model(0.0, c, 0.3)), probe(spring_model(1.0, 0.0, 0.0));
+    const int nv = none.nv(), m = none.model().beam(1)->num_modes();
+    Eigen::VectorXd q, v;
+    RandomState(none.model(), &q, &v);
+    Eigen::VectorXd F0, F_spring, F_damper;
+    none.Forces(0.0, q, v, &F0);
+    spring.Forces(0.0, q, v, &F_spring);
+    damper.Forces(0.0, q, v, &F_damper);
+    const auto extra_energy = [&](const SpatialMultibodySystem& with, const Eigen::VectorXd& x) {
+      return with.PotentialEnergy(0.0, x) - none.PotentialEnergy(0.0, x);
+    };
+    Eigen::VectorXd expected(nv);
+    for (int i = 0; i < nv; ++i) {
+      Eigen::VectorXd qp, qm;
+      none.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), 1e-6, &qp);
+      none.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), -1e-6, &qm);
+      expected(i) = -(extra_energy(spring, qp) - extra_energy(spring, qm)) / 2e-6;
+    }
+    const Eigen::VectorXd dF = F_spring - F0;
+    const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+    for (int i = 0; i < nv; ++i) {
+      EXPECT_NEAR(dF(i), expected(i), 1e-7 * scale) << none.VelocityName(i) << " layout " << layout;
+    }
+    EXPECT_GT(expected.tail(m).cwiseAbs().maxCoeff(), 1e-2 * scale) << "layout " << layout;
+    const auto length = [&](const Eigen::VectorXd& x) {
+      return std::sqrt(2.0 * extra_energy(probe, x));
+    };
+    Eigen::VectorXd qp, qm;
+    none.IntegratePosition(q, v, 1e-6, &qp);
+    none.IntegratePosition(q, v, -1e-6, &qm);
+    const double rate = (length(qp) - length(qm)) / 2e-6;
+    EXPECT_GT(std::abs(rate), 1e-2) << "layout " << layout;
+    EXPECT_NEAR((F_damper - F0).dot(v), -c * rate * rate, 1e-7 * std::max(1.0, c * rate * rate))
+        << "layout " << layout;
+  }
+  // A node on the rigid link, a node out of range, a node with a point, an arm without a node.
+  for (int bad = 0; bad < 4; ++bad) {
+    EXPECT_THROW(BeamAndLink(false, true,
+                             [&](SpatialModelBuilder& b) {
+                               SpatialSpringDamper s;
+                               s.name = "bad";
+                               s.body_a = 0;
+                               s.body_b = 1;
+                               s.stiffness = 1.0;
+                               if (bad == 0) s.node_a = 1;
+                               if (bad == 1) s.node_b = 9;
+                               if (bad == 2) {
+                                 s.node_b = 2;
+                                 s.point_b = Eigen::Vector3d(0.1, 0.0, 0.0);
+                               }
+                               if (bad == 3) s.arm_b = Eigen::Vector3d(0.0, 0.1, 0.0);
+                               b.AddSpringDamper(s);
+                             }),
+                 std::invalid_argument)
+        << "case " << bad;
+  }
+}
+
 TEST(SpatialFlexibleModel, BeamPinnedAtOneEndSwingsAsTheCompoundPendulum) {
   // The Kane beam (ρA = 1.2 kg/m, EI = 14 000 N m²) 1 m long, clamped reference, 4 elements and
   // 2 modes (the first bending mode of each plane; the axial one, 7 600 rad/s, would set DOPRI5's
