@@ -899,12 +899,13 @@ class SceneParser {
                                            scene->torsional_springs.size() + 1));
     const std::string name = ClaimName(r, "force");
     const std::string type = Type(r, Keys({"spring_damper", "torsional_spring", "load"}));
-    const std::vector<std::string> all = Keys(
-        {"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-         "rest_length", "joint", "angle0", "body", "force", "point", "node", "torque", "scale"});
+    const std::vector<std::string> all =
+        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a", "node_b",
+              "stiffness", "damping", "rest_length", "joint", "angle0", "body", "force", "point",
+              "node", "torque", "scale"});
     if (type == "spring_damper") {
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
-                        "damping", "rest_length"}),
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
+                        "node_b", "stiffness", "damping", "rest_length"}),
                   all, "a spring_damper force");
       engine::PlanarSpringDamper spring;
       spring.name = name;
@@ -913,11 +914,14 @@ class SceneParser {
       RequireDistinct(r, spring.body_a, spring.body_b);
       spring.point_a = r.Vec2("point_a", Eigen::Vector2d::Zero());
       spring.point_b = r.Vec2("point_b", Eigen::Vector2d::Zero());
+      spring.node_a = NodeRef(r, "node_a", "point_a", spring.body_a, *scene);
+      spring.node_b = NodeRef(r, "node_b", "point_b", spring.body_b, *scene);
       spring.stiffness = r.RequiredNumber("stiffness", Range::kNonNegative);
       spring.damping = r.Number("damping", Range::kNonNegative, 0.0);
-      const double initial_length = (InitialPoint(*scene, spring.body_b, spring.point_b) -
-                                     InitialPoint(*scene, spring.body_a, spring.point_a))
-                                        .norm();
+      const double initial_length =
+          (InitialPoint(*scene, spring.body_b, spring.point_b, spring.node_b) -
+           InitialPoint(*scene, spring.body_a, spring.point_a, spring.node_a))
+              .norm();
       spring.rest_length = r.Number("rest_length", Range::kNonNegative, initial_length);
       scene->springs.push_back(spring);
       scene->lines.springs.push_back(r.line());
@@ -1678,6 +1682,27 @@ class SceneParser {
     return InitialRotation(sp, b).transpose() * (InitialRotation(sp, a) * u);
   }
 
+  // arm_a / arm_b (engine::SpatialJoint::arm_a, SpatialSpringDamper::arm_a): a point of the
+  // node's section, only with node_a / node_b.
+  static void ReadArms(const MapReader& r, int node_a, int node_b, Eigen::Vector3d* arm_a,
+                       Eigen::Vector3d* arm_b) {
+    for (const auto& [arm_key, node_key, node_index, arm] :
+         {std::tuple("arm_a", "node_a", node_a, arm_a),
+          std::tuple("arm_b", "node_b", node_b, arm_b)}) {
+      if (!r.Has(arm_key)) continue;
+      if (node_index < 0) {
+        r.Fail(*r.Find(arm_key), std::string(arm_key) + " needs " + node_key +
+                                     " (an arm is a point of a node's section)");
+      }
+      *arm = r.Vec3(arm_key, Eigen::Vector3d::Zero(), "[x, y, z] (the node's section axes)");
+    }
+  }
+
+  // Node k's undeformed place in the frame of flexible body `body`: (X_k, 0, 0).
+  static Eigen::Vector3d NodePoint(const SpatialScene& sp, int body, int k) {
+    const engine::BeamProperties& beam = *sp.bodies[static_cast<std::size_t>(body)].beam;
+    return {beam.length * k / beam.elements, 0.0, 0.0};
+  }
   void ParseSpatialJoint(const YAML::Node& node, Scene* scene) {
     SpatialScene& sp = scene->spatial;
     MapReader r(file_, node, "joint #" + std::to_string(sp.joints.size() + 1));
@@ -1713,24 +1738,9 @@ class SceneParser {
     joint.node_a = NodeRef(r, "node_a", "point_a", joint.body_a, sp.bodies);
     joint.node_b = NodeRef(r, "node_b", "point_b", joint.body_b, sp.bodies);
     joint.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
-    // An arm of the node's section (engine::SpatialJoint::arm_a): only with the node.
-    for (const auto& [arm_key, node_key, node_index, arm] :
-         {std::tuple("arm_a", "node_a", joint.node_a, &joint.arm_a),
-          std::tuple("arm_b", "node_b", joint.node_b, &joint.arm_b)}) {
-      if (!r.Has(arm_key)) continue;
-      if (node_index < 0) {
-        r.Fail(*r.Find(arm_key), std::string(arm_key) + " needs " + node_key +
-                                     " (an arm is a point of a node's section)");
-      }
-      *arm = r.Vec3(arm_key, Eigen::Vector3d::Zero(), "[x, y, z] (the node's section axes)");
-    }
-    // A node's undeformed place in its body frame: (X_k, 0, 0).
-    const auto node_point = [&](int beam_body, int k) {
-      const engine::BeamProperties& beam = *sp.bodies[static_cast<std::size_t>(beam_body)].beam;
-      return Eigen::Vector3d(beam.length * k / beam.elements, 0.0, 0.0);
-    };
+    ReadArms(r, joint.node_a, joint.node_b, &joint.arm_a, &joint.arm_b);
     const Eigen::Vector3d s_a =
-        joint.node_a >= 0 ? Eigen::Vector3d(node_point(joint.body_a, joint.node_a) + joint.arm_a)
+        joint.node_a >= 0 ? Eigen::Vector3d(NodePoint(sp, joint.body_a, joint.node_a) + joint.arm_a)
                           : joint.point_a;
     joint.point_b = joint.node_b >= 0
                         ? Eigen::Vector3d::Zero().eval()
@@ -1879,13 +1889,13 @@ class SceneParser {
     const std::string name = ClaimName(r, "force");
     const std::string type =
         Type(r, Keys({"spring_damper", "torsional_spring", "load", "prismatic_friction"}));
-    const std::vector<std::string> all =
-        Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
-              "rest_length", "joint", "angle0", "body", "force", "point", "node", "torque", "scale",
-              "mu"});
+    const std::vector<std::string> all = Keys(
+        {"name",        "type",  "body_a", "body_b", "point_a", "point_b", "stiffness", "damping",
+         "rest_length", "joint", "angle0", "body",   "force",   "point",   "node",      "torque",
+         "scale",       "mu",    "node_a", "node_b", "arm_a",   "arm_b"});
     if (type == "spring_damper") {
-      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "stiffness",
-                        "damping", "rest_length"}),
+      r.CheckKeys(Keys({"name", "type", "body_a", "body_b", "point_a", "point_b", "node_a",
+                        "node_b", "arm_a", "arm_b", "stiffness", "damping", "rest_length"}),
                   all, "a spring_damper force");
       engine::SpatialSpringDamper s;
       s.name = name;
@@ -1894,12 +1904,19 @@ class SceneParser {
       RequireDistinct(r, s.body_a, s.body_b);
       s.point_a = r.Vec3("point_a", Eigen::Vector3d::Zero(), "[x, y, z] (body_a frame)");
       s.point_b = r.Vec3("point_b", Eigen::Vector3d::Zero(), "[x, y, z] (body_b frame)");
+      s.node_a = NodeRef(r, "node_a", "point_a", s.body_a, sp.bodies);
+      s.node_b = NodeRef(r, "node_b", "point_b", s.body_b, sp.bodies);
+      ReadArms(r, s.node_a, s.node_b, &s.arm_a, &s.arm_b);
       s.stiffness = r.RequiredNumber("stiffness", Range::kNonNegative);
       s.damping = r.Number("damping", Range::kNonNegative, 0.0);
-      const double initial =
-          (InitialOrigin(sp, s.body_b) + InitialRotation(sp, s.body_b) * s.point_b -
-           InitialOrigin(sp, s.body_a) - InitialRotation(sp, s.body_a) * s.point_a)
-              .norm();
+      // The ends' undeformed places in their body frames: a node at (X_k, 0, 0) plus its arm.
+      const Eigen::Vector3d s_a =
+          s.node_a >= 0 ? Eigen::Vector3d(NodePoint(sp, s.body_a, s.node_a) + s.arm_a) : s.point_a;
+      const Eigen::Vector3d s_b =
+          s.node_b >= 0 ? Eigen::Vector3d(NodePoint(sp, s.body_b, s.node_b) + s.arm_b) : s.point_b;
+      const double initial = (InitialOrigin(sp, s.body_b) + InitialRotation(sp, s.body_b) * s_b -
+                              InitialOrigin(sp, s.body_a) - InitialRotation(sp, s.body_a) * s_a)
+                                 .norm();
       s.rest_length = r.Number("rest_length", Range::kNonNegative, initial);
       sp.springs.push_back(s);
       sp.spring_lines.push_back(r.line());

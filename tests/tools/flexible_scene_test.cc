@@ -637,6 +637,66 @@ TEST(SpatialFlexibleScene, LoadsAndTorsionalSpringsAtNodesAreRead) {
       {"node and point are exclusive"});
 }
 
+TEST(FlexibleScene, SpringDampersAtNodesAreRead) {
+  // A spring_damper's node_a / node_b (planar and spatial, spatial with arms) reach the model;
+  // its default rest length is the distance between the undeformed ends (planar: node 2 at
+  // (0.5, 0) and the link's point (1.2, 0.3): √(0.7² + 0.3²)). A node that does not exist, a
+  // node with a point and an arm without a node are refused at their line.
+  const std::string spring =
+      "  - {name: s, type: spring_damper, body_a: beam, node_a: 2, body_b: link, point_b: [0, "
+      "0.3], stiffness: 5}\n";
+  const Scene scene = ParseScene(Edit("contacts:\n", spring + "contacts:\n"), "s.yaml");
+  ASSERT_EQ(scene.springs.size(), 1u);
+  EXPECT_EQ(scene.springs[0].node_a, 2);
+  EXPECT_EQ(scene.springs[0].node_b, -1);
+  EXPECT_NEAR(scene.springs[0].rest_length, std::hypot(0.7, 0.3), 1e-15);
+  using test_support::ExpectSceneErrorAt;
+  const std::string bad =
+      "  - {name: s, type: spring_damper, body_a: beam, node_a: 5, body_b: "
+      "link, stiffness: 5}";
+  ExpectSceneErrorAt(Edit("contacts:\n", bad + "\ncontacts:\n"), bad,
+                     {"force 's'", "node_a 5 does not exist"});
+  const std::string with_point =
+      "  - {name: s, type: spring_damper, body_a: beam, node_a: 1, "
+      "point_a: [0, 0.1], body_b: link, stiffness: 5}";
+  ExpectSceneErrorAt(Edit("contacts:\n", with_point + "\ncontacts:\n"), with_point,
+                     {"node_a and point_a are exclusive"});
+  const std::string on_rigid =
+      "  - {name: s, type: spring_damper, body_a: beam, body_b: link, "
+      "node_b: 0, stiffness: 5}";
+  ExpectSceneErrorAt(Edit("contacts:\n", on_rigid + "\ncontacts:\n"), on_rigid,
+                     {"node_b needs a flexible body"});
+}
+
+TEST(SpatialFlexibleScene, SpringDampersAtNodesAreRead) {
+  const std::string forces =
+      "forces:\n"
+      "  - {name: s, type: spring_damper, body_a: ground, point_a: [0, 0, 1], body_b: beam, "
+      "node_b: 4, arm_b: [0, 0.1, 0], stiffness: 3, damping: 0.5}\n";
+  const Scene scene = ParseScene(EditSpatial("simulation:\n", forces + "simulation:\n"), "s.yaml");
+  ASSERT_EQ(scene.spatial.springs.size(), 1u);
+  EXPECT_EQ(scene.spatial.springs[0].node_b, 4);
+  EXPECT_EQ(scene.spatial.springs[0].arm_b, Eigen::Vector3d(0, 0.1, 0));
+  const auto system = BuildSpatialSystem(scene);
+  EXPECT_EQ(system->model().springs()[0].node_b, 4);
+  using test_support::ExpectSceneErrorAt;
+  const std::string arm =
+      "  - {name: s, type: spring_damper, body_a: ground, body_b: beam, "
+      "arm_b: [0, 0.1, 0], stiffness: 3}";
+  ExpectSceneErrorAt(EditSpatial("simulation:\n", "forces:\n" + arm + "\nsimulation:\n"), arm,
+                     {"arm_b needs node_b"});
+  const std::string missing =
+      "  - {name: s, type: spring_damper, body_a: ground, body_b: beam, "
+      "node_b: 9, stiffness: 3}";
+  ExpectSceneErrorAt(EditSpatial("simulation:\n", "forces:\n" + missing + "\nsimulation:\n"),
+                     missing, {"node_b 9 does not exist"});
+  const std::string with_point =
+      "  - {name: s, type: spring_damper, body_a: ground, body_b: "
+      "beam, node_b: 1, point_b: [0, 0, 1], stiffness: 3}";
+  ExpectSceneErrorAt(EditSpatial("simulation:\n", "forces:\n" + with_point + "\nsimulation:\n"),
+                     with_point, {"node_b and point_b are exclusive"});
+}
+
 TEST(SpatialFlexibleScene, CraigBamptonBoundaryDefaultsToTheJointNodes) {
   // reduction: craig_bampton without boundary_nodes: the nodes where joints attach (the pivot's
   // node 0); with the list, the list. The model's beam then has the Craig–Bampton modes of the
