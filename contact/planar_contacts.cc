@@ -406,6 +406,38 @@ double Gap(const PlanarContact& c, const Geometry& geo) {
   return 0.0;
 }
 
+// The gap (header) of a contact between rigid frames (not VelocityDependentGeometry) straight
+// from q: the world points p = r + R(θ) s and the line normal R_a n_a, with the ground's pose
+// (r = 0, R = I) and a zero point (R(θ) 0 = 0) left out of the products, so that a ball's centre
+// against a fixed line is n_a · (r_b − c_a) − r_b, a dot product and no sin/cos. The same
+// operations in the same order as Gap(c, Evaluate(…)) on the terms that remain, hence the same
+// value to the last bit (the products left out only add exact zeros). The event loop's root
+// location evaluates gaps one row at a time at ever new q, where the memo (which serves the
+// Jacobian, γ and the friction rows at one q) cannot hit.
+double RigidGap(const engine::PlanarModel& model, const PlanarContact& c,
+                const Eigen::VectorXd& q) {
+  Eigen::Vector2d p_a = c.point_a, n = c.normal_a;
+  if (c.body_a != engine::kGround) {
+    const int k = model.Offset(c.body_a);
+    const Eigen::Matrix2d R = Rotation(q(k + 2));
+    const Eigen::Vector2d rho = R * c.point_a;
+    p_a = q.segment<2>(k) + rho;
+    if (!DiskPair(c.type)) n = R * c.normal_a;
+  }
+  Eigen::Vector2d p_b = c.point_b;
+  if (c.body_b != engine::kGround) {
+    const int k = model.Offset(c.body_b);
+    p_b = q.segment<2>(k);
+    if (!c.point_b.isZero()) {
+      const Eigen::Vector2d rho = Rotation(q(k + 2)) * c.point_b;
+      p_b += rho;
+    }
+  }
+  if (DiskPair(c.type)) return (p_b - p_a).norm() - c.radius_a - c.radius_b;
+  const double gap = n.dot(p_b - p_a);
+  return c.type == PlanarContactType::kDiskLine ? gap - c.radius_b : gap;
+}
+
 }  // namespace
 
 void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
@@ -419,7 +451,9 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
       continue;
     }
     const auto contact = static_cast<std::size_t>(rows[k]);
-    g(i) = Gap(contacts_[contact], memo.Get(memo_id_, *model_, contacts_, q, contact));
+    const PlanarContact& c = contacts_[contact];
+    g(i) = VelocityDependentGeometry(c) ? Gap(c, memo.Get(memo_id_, *model_, contacts_, q, contact))
+                                        : RigidGap(*model_, c, q);
   }
 }
 
