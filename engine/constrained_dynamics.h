@@ -178,6 +178,15 @@ class ConstrainedDynamics {
     redundant_rows_valid_ = false;
   }
 
+  // Restart for a caller that knows the system is the same object as before (an integrator
+  // continuing a phase across an impact, Integrator::Reset's continue_step): the factor of a
+  // constant M, computed from the same M, stays; everything else is forgotten as by Restart.
+  void RestartSameSystem() {
+    const bool keep_mass = mass_factored_ && mass_constant_;
+    Restart();
+    mass_factored_ = keep_mass;
+  }
+
   // Dense, sparse or automatic (the default; see engine::LinearAlgebra). kSparse still falls back
   // to dense when the system has no block structure or W is singular.
   void set_linear_algebra(LinearAlgebra mode) { linear_algebra_ = mode; }
