@@ -63,6 +63,14 @@ bool DiskPair(PlanarContactType type) {
   return type == PlanarContactType::kDiskDisk || type == PlanarContactType::kDiskBeam;
 }
 
+// Whether neither side of contact c needs R(θ): the ground, or a zero point with no rotated
+// normal (a disk's centre; a line's normal turns with its body).
+bool RotationFree(const PlanarContact& c) {
+  const bool a = c.body_a == engine::kGround || (DiskPair(c.type) && c.point_a.isZero());
+  const bool b = c.body_b == engine::kGround || c.point_b.isZero();
+  return a && b && c.node_b < 0 && c.type != PlanarContactType::kDiskBeam;  // rigid frames
+}
+
 // Writes the 1 × 3 Jacobian block of the body of frame f (nothing for the ground).
 void AddBlock(const BodyFrame& f, const Eigen::Vector2d& n, double angular,
               Eigen::Ref<Eigen::MatrixXd> G, Eigen::Index row) {
@@ -173,6 +181,7 @@ PlanarContacts::PlanarContacts(std::shared_ptr<const engine::PlanarModel> model,
     infos_.push_back(std::move(info));
     tangent_contact_.push_back(static_cast<int>(i));
   }
+  for (const PlanarContact& c : contacts_) rotation_free_.push_back(RotationFree(c) ? 1 : 0);
 }
 
 int PlanarContacts::RowContact(int row) const {
@@ -406,6 +415,38 @@ double Gap(const PlanarContact& c, const Geometry& geo) {
   return 0.0;
 }
 
+// The gap (header) of a contact between rigid frames (not VelocityDependentGeometry) straight
+// from q: the world points p = r + R(θ) s and the line normal R_a n_a, with the ground's pose
+// (r = 0, R = I) and a zero point (R(θ) 0 = 0) left out of the products, so that a ball's centre
+// against a fixed line is n_a · (r_b − c_a) − r_b, a dot product and no sin/cos. The same
+// operations in the same order as Gap(c, Evaluate(…)) on the terms that remain, hence the same
+// value to the last bit (the products left out only add exact zeros). The event loop's root
+// location evaluates gaps one row at a time at ever new q, where the memo (which serves the
+// Jacobian, γ and the friction rows at one q) cannot hit.
+double RigidGap(const engine::PlanarModel& model, const PlanarContact& c,
+                const Eigen::VectorXd& q) {
+  Eigen::Vector2d p_a = c.point_a, n = c.normal_a;
+  if (c.body_a != engine::kGround) {
+    const int k = model.Offset(c.body_a);
+    const Eigen::Matrix2d R = Rotation(q(k + 2));
+    const Eigen::Vector2d rho = R * c.point_a;
+    p_a = q.segment<2>(k) + rho;
+    if (!DiskPair(c.type)) n = R * c.normal_a;
+  }
+  Eigen::Vector2d p_b = c.point_b;
+  if (c.body_b != engine::kGround) {
+    const int k = model.Offset(c.body_b);
+    p_b = q.segment<2>(k);
+    if (!c.point_b.isZero()) {
+      const Eigen::Vector2d rho = Rotation(q(k + 2)) * c.point_b;
+      p_b += rho;
+    }
+  }
+  if (DiskPair(c.type)) return (p_b - p_a).norm() - c.radius_a - c.radius_b;
+  const double gap = n.dot(p_b - p_a);
+  return c.type == PlanarContactType::kDiskLine ? gap - c.radius_b : gap;
+}
+
 }  // namespace
 
 void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<const int> rows,
@@ -419,7 +460,9 @@ void PlanarContacts::Values(double /*t*/, const Eigen::VectorXd& q, std::span<co
       continue;
     }
     const auto contact = static_cast<std::size_t>(rows[k]);
-    g(i) = Gap(contacts_[contact], memo.Get(memo_id_, *model_, contacts_, q, contact));
+    const PlanarContact& c = contacts_[contact];
+    g(i) = VelocityDependentGeometry(c) ? Gap(c, memo.Get(memo_id_, *model_, contacts_, q, contact))
+                                        : RigidGap(*model_, c, q);
   }
 }
 
@@ -467,6 +510,52 @@ inline RowCoefficients RigidRow(const PlanarContact& c, const Geometry& geo, boo
   return {n, -n, n.dot(Perp(geo.rho_b)), Perp(n).dot(geo.p_b - geo.a.r)};
 }
 
+// The normal row (RigidRow with tangential = false) of a RotationFree contact straight from q,
+// as RigidGap computes its gap: the world points are the bodies' origins r (or the ground's
+// fixed point), the line normal is n_a, the rotated points ρ are 0, so that a ball's row against
+// a fixed line is [n_aᵀ, 0] and the row of two balls ±[dᵀ/‖d‖, 0]. The same operations in the
+// same order as RigidRow(c, Evaluate(…), false) on the terms that remain; the products left out
+// only add exact zeros (R(θ) 0, I x), so G = 0 + row is the same to the last bit. With a rotation
+// the memo's geometry, which γ and ġ reuse at the same q, is cheaper than a second sin/cos. The
+// columns of the two sides come with it (−1 for the ground).
+struct RigidNormalRow {
+  RowCoefficients row;
+  int column_a = -1, column_b = -1;
+};
+
+RigidNormalRow RotationFreeNormal(const engine::PlanarModel& model, const PlanarContact& c,
+                                  const Eigen::VectorXd& q) {
+  RigidNormalRow out;
+  Eigen::Vector2d p_a = c.point_a, p_b = c.point_b;
+  if (c.body_a != engine::kGround) {
+    out.column_a = model.Offset(c.body_a);
+    p_a = q.segment<2>(out.column_a);
+  }
+  if (c.body_b != engine::kGround) {
+    out.column_b = model.Offset(c.body_b);
+    p_b = q.segment<2>(out.column_b);
+  }
+  if (DiskPair(c.type)) {
+    const Eigen::Vector2d d = p_b - p_a;
+    const double distance = d.norm();
+    const Eigen::Vector2d n =
+        distance > 0.0 ? Eigen::Vector2d(d / distance)
+                       : Eigen::Vector2d::Constant(std::numeric_limits<double>::quiet_NaN());
+    out.row = {n, -n, 0.0, 0.0};
+  } else {  // body a is the ground (r_a = 0): ang_a = J n · p_b
+    const Eigen::Vector2d& n = c.normal_a;
+    out.row = {n, -n, 0.0, Perp(n).dot(p_b)};
+  }
+  return out;
+}
+
+void AddRow(int column, const Eigen::Vector2d& dir, double angular, Eigen::Ref<Eigen::MatrixXd> G,
+            Eigen::Index row) {
+  BodyFrame f;
+  f.column = column;
+  AddBlock(f, dir, angular, G, row);
+}
+
 // [dirᵀ, angular] times a frame's velocity columns of v (0 for the ground).
 double SideRate(const BodyFrame& f, const Eigen::Vector2d& dir, double angular,
                 const Eigen::VectorXd& v) {
@@ -484,10 +573,16 @@ void PlanarContacts::Jacobian(double /*t*/, const Eigen::VectorXd& q, std::span<
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const int contact = RowContact(rows[k]);
     const PlanarContact& c = contacts_[static_cast<std::size_t>(contact)];
-    const Geometry& geo =
-        memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
     const auto i = static_cast<Eigen::Index>(k);
     const bool tangential = rows[k] >= n_contacts;
+    if (!tangential && rotation_free_[static_cast<std::size_t>(contact)]) {
+      const RigidNormalRow rigid = RotationFreeNormal(*model_, c, q);
+      AddRow(rigid.column_b, rigid.row.dir_b, rigid.row.ang_b, G, i);
+      AddRow(rigid.column_a, rigid.row.dir_a, rigid.row.ang_a, G, i);
+      continue;
+    }
+    const Geometry& geo =
+        memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
     const RowCoefficients row = RigidRow(c, geo, tangential);
     AddBlock(geo.b, row.dir_b, row.ang_b, G, i);
     AddBlock(geo.a, row.dir_a, row.ang_a, G, i);

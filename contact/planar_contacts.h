@@ -157,6 +157,7 @@ class PlanarContacts : public engine::ConstraintBlock {
   std::vector<PlanarContact> contacts_;
   std::vector<engine::ConstraintRowInfo> infos_;
   std::vector<int> tangent_contact_;  // contact of tangential row contacts_.size() + k
+  std::vector<char> rotation_free_;   // per contact: its normal row needs no R(θ) (Jacobian)
   std::uint64_t memo_id_;             // this object's key in the per-thread geometry memo
 };
 

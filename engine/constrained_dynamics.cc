@@ -51,6 +51,14 @@ double SummedTermsScale(const Eigen::VectorXd& rhs, double w_max, const Eigen::V
          g_max * vdot.lpNorm<Eigen::Infinity>() + gamma.lpNorm<Eigen::Infinity>();
 }
 
+// Eigen's allFinite (x − x == x − x) without its temporaries: no NaN or ±Inf entry.
+bool AllFinite(const Eigen::VectorXd& x) {
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void MinNormSolver::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
@@ -165,6 +173,7 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   DynamicsStatus status;
   last_dense_ok_ = false;
   penalty_valid_ = false;
+  if (m == 0 && SolveUnconstrained(t, q, v, vdot, lambda, &status)) return status;
   vdot->resize(nv);
   lambda->resize(m);
 
@@ -245,6 +254,23 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   status.ok = vdot->allFinite() && lambda->allFinite() && status.residual <= consistency_tol;
   last_dense_ok_ = status.ok;
   return status;
+}
+
+bool ConstrainedDynamics::SolveUnconstrained(double t, const Eigen::VectorXd& q,
+                                             const Eigen::VectorXd& v, Eigen::VectorXd* vdot,
+                                             Eigen::VectorXd* lambda, DynamicsStatus* status) {
+  // Only where the general path would compute the same numbers: the dense path (the sparse one
+  // factors M by body blocks) with the factor of a constant M already at hand. A phase's first
+  // call goes the general way and factors M.
+  const bool sparse_first =
+      linear_algebra_ == LinearAlgebra::kSparse ||
+      (linear_algebra_ == LinearAlgebra::kAuto && v.size() >= kSparseMinimumNv);
+  if (!mass_factored_ || !mass_constant_ || sparse_first) return false;
+  system_.Forces(t, q, v, &F_);
+  ApplyMinv(F_, vdot);  // v̇ = M⁻¹ F, the general path's M⁻¹F to the last bit
+  lambda->resize(0);
+  status->ok = AllFinite(*vdot);
+  return true;
 }
 
 DynamicsStatus ConstrainedDynamics::SolveNonIdeal(double t, const Eigen::VectorXd& q,
@@ -329,7 +355,8 @@ void ConstrainedDynamics::FormDelassus() {
 
 bool ConstrainedDynamics::FactorMass(const Eigen::VectorXd& q) {
   // A constant M (planar bodies, embedded systems that say so) is factorized once.
-  if (mass_factored_ && system_.HasConstantMassMatrix()) return true;
+  mass_constant_ = system_.HasConstantMassMatrix();
+  if (mass_factored_ && mass_constant_) return true;
   system_.MassMatrix(q, &M_);
   // A diagonal M (bodies with principal axes at their centres of mass) is inverted entry by
   // entry: M⁻¹ x is then nv products instead of two triangular solves.

@@ -6,7 +6,8 @@
 // for a given set of constraint rows (m rows). Solved by the Schur complement on the Delassus
 // matrix W = G M⁻¹ Gᵀ (m × m): λ = W⁺ (−γ − G M⁻¹ F), v̇ = M⁻¹ (F + Gᵀ λ). M is factored by
 // Cholesky (never inverted; a diagonal M entry by entry), once when it is constant
-// (MechanicalSystem::HasConstantMassMatrix). With a diagonal M, W = Σ_k (M⁻¹)_kk g_k g_kᵀ is
+// (MechanicalSystem::HasConstantMassMatrix); with no rows and that factor at hand, v̇ = M⁻¹ F is
+// all a call computes (a free flight's stages). With a diagonal M, W = Σ_k (M⁻¹)_kk g_k g_kᵀ is
 // formed from the nonzero entries of G's columns g_k (a joint row touches the coordinates of one
 // or two bodies: Σ_k c_k² products, c_k the nonzeros of column k, against m²·nv for the dense
 // product). W is factored by a pivoted LDLᵀ while it is well conditioned (smallest over largest
@@ -177,12 +178,28 @@ class ConstrainedDynamics {
     redundant_rows_valid_ = false;
   }
 
+  // Restart for a caller that knows the system is the same object as before (an integrator
+  // continuing a phase across an impact, Integrator::Reset's continue_step): the factor of a
+  // constant M, computed from the same M, stays; everything else is forgotten as by Restart.
+  void RestartSameSystem() {
+    const bool keep_mass = mass_factored_ && mass_constant_;
+    Restart();
+    mass_factored_ = keep_mass;
+  }
+
   // Dense, sparse or automatic (the default; see engine::LinearAlgebra). kSparse still falls back
   // to dense when the system has no block structure or W is singular.
   void set_linear_algebra(LinearAlgebra mode) { linear_algebra_ = mode; }
   LinearAlgebra linear_algebra() const { return linear_algebra_; }
 
  private:
+  // No rows and a constant M whose factor the phase's first call computed (M⁻¹ x for a diagonal
+  // M is x times the stored inverse diagonal, else two triangular solves): v̇ = M⁻¹ F(t, q, v)
+  // and λ empty, the numbers of the general path without its bookkeeping (a free flight's
+  // stages are all such calls). False, with nothing computed, where it does not apply: the
+  // first call after Restart, a varying M, or a system the sparse path is tried on first.
+  bool SolveUnconstrained(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                          Eigen::VectorXd* vdot, Eigen::VectorXd* lambda, DynamicsStatus* status);
   // The non-symmetric path for H ≠ G (header), after M is factored and MinvF_ = M⁻¹F formed.
   DynamicsStatus SolveNonIdeal(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                                std::span<const int> rows, Eigen::VectorXd* vdot,
@@ -219,6 +236,7 @@ class ConstrainedDynamics {
   Eigen::VectorXd F_, gamma_, MinvF_, rhs_, residual_;
   Eigen::LLT<Eigen::MatrixXd> llt_;
   bool mass_factored_ = false;  // llt_ (or minv_diagonal_) holds M (reused when M is constant)
+  bool mass_constant_ = false;  // the system's HasConstantMassMatrix at the last FactorMass
   bool mass_diagonal_ = false;  // M diagonal: M⁻¹ is minv_diagonal_ (llt_ unused)
   Eigen::VectorXd minv_diagonal_;
   // FormDelassus: the nonzero rows of each column of G (column k: column_rows_[column_start_[k]

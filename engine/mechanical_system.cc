@@ -315,21 +315,28 @@ bool MechanicalSystem::CandidateRowsDependOnSpeed() const {
 
 template <class Fn>
 void MechanicalSystem::ForEachBlockRun(std::span<const int> rows, Fn&& fn) const {
-  thread_local std::vector<int> local;
   std::size_t k = 0;
   while (k < rows.size()) {
     const int first = rows[k];
     if (first < 0 || first >= num_constraints()) constraint_info(first);  // throws
     const int b = row_block_[first];
-    local.clear();
-    local.push_back(first - block_first_row_[b]);
+    const int offset = block_first_row_[b];
     std::size_t end = k + 1;
     while (end < rows.size() && rows[end] >= 0 && rows[end] < num_constraints() &&
-           row_block_[rows[end]] == b && rows[end] - block_first_row_[b] > local.back()) {
-      local.push_back(rows[end] - block_first_row_[b]);
+           row_block_[rows[end]] == b && rows[end] > rows[end - 1]) {
       ++end;
     }
-    fn(*blocks_[b], std::span<const int>(local), static_cast<Eigen::Index>(k));
+    const auto run = static_cast<Eigen::Index>(k);
+    if (offset == 0) {
+      // The block's local rows are the global ones (the first block with rows, e.g. a ball's
+      // contacts after an empty joint block): the caller's span, without a copy.
+      fn(*blocks_[b], rows.subspan(k, end - k), run);
+    } else {
+      thread_local std::vector<int> local;
+      local.clear();
+      for (std::size_t i = k; i < end; ++i) local.push_back(rows[i] - offset);
+      fn(*blocks_[b], std::span<const int>(local), run);
+    }
     k = end;
   }
 }

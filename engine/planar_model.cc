@@ -709,6 +709,12 @@ PlanarMultibodySystem::PlanarMultibodySystem(std::shared_ptr<const PlanarModel> 
     : model_(std::move(model)) {
   if (!model_) throw std::invalid_argument("PlanarMultibodySystem: null model");
   AddConstraintBlock(std::make_shared<const PlanarJointBlock>(model_));
+  rigid_gravity_.setZero(model_->num_coordinates());
+  for (int i = 0; i < model_->num_bodies(); ++i) {
+    if (model_->beam(i) != nullptr) continue;  // a beam's gravity comes with its other forces
+    rigid_gravity_.segment<2>(model_->Offset(i)) =
+        model_->bodies()[static_cast<std::size_t>(i)].mass * model_->gravity();
+  }
 }
 
 void PlanarMultibodySystem::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* M) const {
@@ -733,19 +739,17 @@ void PlanarMultibodySystem::Forces(double t, const Eigen::VectorXd& q, const Eig
                                    Eigen::VectorXd* F) const {
   CheckSize(q, nq(), "q", "PlanarMultibodySystem::Forces");
   CheckSize(v, nv(), "v", "PlanarMultibodySystem::Forces");
-  F->setZero(nv());
+  *F = rigid_gravity_;
   const Eigen::Vector2d& gravity = model_->gravity();
   const Eigen::VectorXd no_v;
-  for (int i = 0; i < model_->num_bodies(); ++i) {
-    const int k = model_->Offset(i);
+  for (int i = 0; model_->has_flexible_bodies() && i < model_->num_bodies(); ++i) {
     if (const FlexibleBeam* beam = model_->beam(i)) {
       // Inertial (quadratic velocity), gravity, elastic and damping forces of the beam.
+      const int k = model_->Offset(i);
       const int m = beam->num_modes();
       beam->AddForces(q(k + 2), q.segment(k + 3, m), v(k + 2), v.segment(k + 3, m), gravity,
                       F->segment(k, 3 + m));
-      continue;
     }
-    F->segment<2>(k) += model_->bodies()[static_cast<std::size_t>(i)].mass * gravity;
   }
   for (const PlanarLoad& load : model_->loads()) {
     const PlanarPointState point = model_->Point(load.body, load.node, load.point, q, no_v);

@@ -334,6 +334,9 @@ class PlanarMultibodySystem : public MechanicalSystem {
 
  private:
   std::shared_ptr<const PlanarModel> model_;
+  // m_i g on the translation of every rigid body (zeros elsewhere): the part of F that depends
+  // on nothing, which Forces copies instead of summing it per call (0 + m g = m g, the same bits).
+  Eigen::VectorXd rigid_gravity_;
 };
 
 }  // namespace saltus::engine

@@ -65,8 +65,14 @@ void ExplicitRungeKutta::DoReset() {
   // The solver object is kept across restarts on the same system (an event-driven run restarts
   // at every event): what it learnt is forgotten, so the solves are those of a new object,
   // without re-allocating or re-analysing the sparse pattern of a known structure of G.
+  // A continued phase (Reset's continue_step: the same system and vector field, only the state
+  // changed) keeps the factor of a constant M as well.
   if (dynamics_ != nullptr && &dynamics_->system() == system_) {
-    dynamics_->Restart();
+    if (continue_step_ > 0) {
+      dynamics_->RestartSameSystem();
+    } else {
+      dynamics_->Restart();
+    }
   } else {
     dynamics_ = std::make_unique<engine::ConstrainedDynamics>(*system_);
   }

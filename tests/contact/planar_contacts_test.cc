@@ -402,6 +402,74 @@ TEST(PlanarContacts, ValuesAndRatesAreTheGapsAndGTimesV) {
   }
 }
 
+// Contacts of every rigid type (point–line, disk–line, disk–disk) on the sides ground–body,
+// body–body and body–ground of Bodies(3), with random points (zero half of the time), normals
+// and radii.
+std::vector<PlanarContact> RigidContactsOfEveryTypeAndSide(std::mt19937& rng) {
+  std::uniform_real_distribution<double> uni(-1.0, 1.0), pos(0.1, 0.5);
+  const auto point = [&] {
+    return uni(rng) < 0.0 ? Eigen::Vector2d::Zero() : Eigen::Vector2d(uni(rng), uni(rng));
+  };
+  std::vector<PlanarContact> cs;
+  const std::vector<std::pair<int, int>> pairs = {{kGround, 0}, {0, 1}, {2, kGround}};
+  for (const auto& [a, b] : pairs) {
+    for (PlanarContactType type : {PlanarContactType::kPointLine, PlanarContactType::kDiskLine,
+                                   PlanarContactType::kDiskDisk}) {
+      PlanarContact c = Make("c" + std::to_string(cs.size()), type, a, b);
+      c.point_a = point();
+      c.point_b = point();
+      c.normal_a = Eigen::Vector2d(uni(rng), uni(rng));
+      c.radius_a = type == PlanarContactType::kDiskDisk ? pos(rng) : 0.0;
+      c.radius_b = type == PlanarContactType::kPointLine ? 0.0 : pos(rng);
+      cs.push_back(c);
+    }
+  }
+  return cs;
+}
+
+TEST(PlanarContacts, GapsStraightFromQAreTheGeometryMemosGapsBitForBit) {
+  // Values computes a rigid contact's gap from q alone, leaving out the ground's identity pose
+  // and the rotation of a zero point (a disk's centre); ValuesAndRates takes it from the full
+  // geometry (the memo). The products left out only add exact zeros, so the two must agree to
+  // the last bit (EXPECT_EQ), on every type and side, with points zero half of the time.
+  std::mt19937 rng(5);
+  const auto model = Bodies(3);
+  for (int trial = 0; trial < 40; ++trial) {
+    const PlanarContacts block(model, RigidContactsOfEveryTypeAndSide(rng));
+    const Eigen::VectorXd q = RandomState(rng, 2.0), v = RandomState(rng, 1.0);
+    const std::vector<int> rows = AllRows(block);
+    const auto m = static_cast<Eigen::Index>(rows.size());
+    Eigen::VectorXd g(m), g_memo(m), g_dot(m);
+    block.Values(0.0, q, rows, g);
+    ASSERT_TRUE(block.ValuesAndRates(0.0, q, v, rows, g_memo, g_dot));
+    EXPECT_EQ(g, g_memo) << "trial " << trial;
+  }
+}
+
+TEST(PlanarContacts, JacobianStraightFromQIsTheGeometryMemosRowsBitForBit) {
+  // Jacobian computes a rigid contact's normal row from q alone (as Values its gap);
+  // ValuesAndRates takes the row from the full geometry (the memo) and returns ġ = G v. At
+  // v = e_j, ġ is column j of the memo's rows: dir·e + angular e adds only exact zeros to the
+  // one coefficient picked. The two must agree to the last bit (EXPECT_EQ; ±0 compare equal),
+  // on every type and side, with points zero half of the time.
+  std::mt19937 rng(7);
+  const auto model = Bodies(3);
+  for (int trial = 0; trial < 40; ++trial) {
+    const PlanarContacts block(model, RigidContactsOfEveryTypeAndSide(rng));
+    const Eigen::VectorXd q = RandomState(rng, 2.0);
+    const std::vector<int> rows = AllRows(block);
+    const auto m = static_cast<Eigen::Index>(rows.size());
+    Eigen::MatrixXd G(m, q.size());
+    block.Jacobian(0.0, q, rows, G);
+    for (Eigen::Index j = 0; j < q.size(); ++j) {
+      const Eigen::VectorXd e = Eigen::VectorXd::Unit(q.size(), j);
+      Eigen::VectorXd g(m), column(m);
+      ASSERT_TRUE(block.ValuesAndRates(0.0, q, e, rows, g, column));
+      EXPECT_EQ(Eigen::VectorXd(G.col(j)), column) << "trial " << trial << ", column " << j;
+    }
+  }
+}
+
 TEST(PlanarContacts, TangentialGammaMatchesRichardsonDifferencesOfGv) {
   // γ_T = d/ds [G_T(q + s v) v] at s = 0: central differences D(s) at s = 1e-4 and s/2,
   // Richardson-extrapolated (4 D(s/2) − D(s))/3: truncation O(s⁴ |d⁵(G v)/ds⁵|) ≈ 1e-16 ·

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -406,6 +408,59 @@ TEST(ConstrainedDynamicsTest, ConstantMassMatrixIsFactorizedOnce) {
     EXPECT_LT((vdot - expected).cwiseAbs().maxCoeff(), 1e-14);
   }
   EXPECT_EQ(mass_calls, 1);
+}
+
+// Once a constant M is factored, a call without rows computes v̇ = M⁻¹ F and nothing else
+// (SolveUnconstrained). Its numbers must be those of the general path, which a new object takes
+// on its first call: bit for bit, for a diagonal M (the planar pendulum, calls with and without
+// its joint rows interleaved) and a full one (two Cholesky solves), and a non-finite force must
+// still give ok = false.
+TEST(ConstrainedDynamicsTest, FreeCallsWithAFactoredConstantMassAreTheGeneralPathsNumbers) {
+  PendulumParams p;
+  auto model = MakePendulum(p);
+  PlanarMultibodySystem pendulum(model);
+  const std::vector<int> joint_rows = AllRows(pendulum);
+  ConstrainedDynamics kept(pendulum);
+  Eigen::VectorXd vdot, lambda, vdot_new, lambda_new;
+  for (int k = 0; k < 6; ++k) {
+    Eigen::VectorXd q = model->InitialPositions(), v = model->InitialVelocities();
+    q(2) += 0.37 * k;
+    v(2) = 0.5 - 0.21 * k;
+    const std::span<const int> rows =
+        k % 3 == 2 ? std::span<const int>(joint_rows) : std::span<const int>();
+    ASSERT_TRUE(kept.Solve(0.1 * k, q, v, rows, &vdot, &lambda).ok);
+    ConstrainedDynamics fresh(pendulum);
+    ASSERT_TRUE(fresh.Solve(0.1 * k, q, v, rows, &vdot_new, &lambda_new).ok);
+    EXPECT_EQ(vdot, vdot_new) << "call " << k;
+    EXPECT_EQ(lambda, lambda_new) << "call " << k;
+  }
+
+  bool poison = false;
+  LagrangianCallbacks cb;
+  cb.n = 2;
+  cb.constant_mass = true;
+  cb.mass = [](const Eigen::VectorXd&, Eigen::MatrixXd* M) {
+    *M = (Eigen::Matrix2d() << 2.0, 0.5, 0.5, 1.0).finished();
+  };
+  cb.forces = [&poison](double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                        Eigen::VectorXd* F) {
+    *F = Eigen::Vector2d(std::sin(3.0 * t) + v[1], -q[0] * q[1]);
+    if (poison) (*F)(1) = std::numeric_limits<double>::quiet_NaN();
+  };
+  LagrangianSystem full(cb);
+  ConstrainedDynamics kept_full(full);
+  for (int k = 0; k < 4; ++k) {
+    const Eigen::Vector2d q(0.3 * k - 0.2, 1.0 + 0.1 * k), v(0.7, -0.4 * k);
+    ASSERT_TRUE(kept_full.Solve(0.1 * k, q, v, {}, &vdot, &lambda).ok);
+    ConstrainedDynamics fresh(full);
+    ASSERT_TRUE(fresh.Solve(0.1 * k, q, v, {}, &vdot_new, &lambda_new).ok);
+    EXPECT_EQ(vdot, vdot_new) << "call " << k;
+    EXPECT_EQ(lambda.size(), 0);
+  }
+  poison = true;
+  EXPECT_FALSE(
+      kept_full.Solve(0.5, Eigen::Vector2d(0.1, 0.2), Eigen::Vector2d::Zero(), {}, &vdot, &lambda)
+          .ok);
 }
 
 }  // namespace
