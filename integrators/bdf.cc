@@ -235,11 +235,12 @@ bool Bdf::EvaluateJacobians(double t) {
          Z_.allFinite();
 }
 
-bool Bdf::Factorize() {
+bool Bdf::Factorize(bool regularize) {
   const int nv = system_->nv();
   const auto m = static_cast<Eigen::Index>(rows_.size());
   const double c0 = c_[0];
   const Eigen::Index n = 2 * nv + 2 * m;
+  const Eigen::Index constraint_rows = regularize ? 2 * m : 0;  // λ and μ
   // Scaled as diag(1/c₀, 1/c₀, 1, 1) J diag(1, 1, c₀, c₀), whose entries stay O(1) as h → 0
   // (unscaled, the condition number grows like c₀² and tiny steps before an event look singular).
   const double s = 1.0 / c0;
@@ -261,7 +262,7 @@ bool Bdf::Factorize() {
     ++stats_.factorizations;
     c0_matrix_ = c0;
     k_matrix_ = k_;
-    return J_lu_.Factorize(J_);
+    return J_lu_.Factorize(J_, constraint_rows);
   }
   J_.setZero(n, n);
   J_.block(0, 0, nv, nv).diagonal().setConstant(1.0);
@@ -282,7 +283,7 @@ bool Bdf::Factorize() {
   ++stats_.factorizations;
   c0_matrix_ = c0;
   k_matrix_ = k_;
-  return J_lu_.Factorize(J_);
+  return J_lu_.Factorize(J_, constraint_rows);
 }
 
 Bdf::Outcome Bdf::Solve(double h) {
@@ -321,7 +322,7 @@ Bdf::Outcome Bdf::Solve(double h) {
         ++stats_.rhs_evaluations;
         if (!EvaluateJacobians(t)) return Outcome::kNonFinite;
       }
-      if (!Factorize()) return Outcome::kLinearSolveFailure;
+      if (!Factorize(/*regularize=*/true)) return Outcome::kLinearSolveFailure;
     } else if (std::abs(c0 / c0_matrix_ - 1.0) > bdf_.refactor_threshold ||
                (k_ != k_matrix_ && (!coloured || bdf_.partitioned_update))) {
       // A change of order also refactorizes (see bdf.h, "Restart"): the start-up steps after
@@ -354,7 +355,7 @@ Bdf::Outcome Bdf::Solve(double h) {
         } else if (!EvaluateJacobians(t)) {
           return Outcome::kNonFinite;
         }
-        if (!Factorize()) return Outcome::kLinearSolveFailure;
+        if (!Factorize(/*regularize=*/true)) return Outcome::kLinearSolveFailure;
       }
       ++stats_.rhs_evaluations;
       if (!system_->HasConstantMassMatrix() || M_.rows() != nv) system_->MassMatrix(q_new_, &M_);

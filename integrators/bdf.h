@@ -280,7 +280,11 @@ class Bdf final : public Integrator {
   void NoteRejection();
   // Weighted norm of (θ, v) parts as in the error test.
   double DifferentialNorm(const Eigen::VectorXd& theta, const Eigen::VectorXd& v) const;
-  bool Factorize();
+  // Builds and factorizes the iteration matrix. With `regularize` (where a singular matrix would
+  // end the run: fresh Jacobians) a singular matrix at a singular configuration is factorized
+  // regularized (IterationMatrix, "Saddle-point matrices"); elsewhere it is refused and the
+  // caller retries with fresh Jacobians first.
+  bool Factorize(bool regularize = false);
   void UpdatePosition();
 
   BdfOptions bdf_;

@@ -158,7 +158,10 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
   S_.bottomRightCorner(m, m).setZero();
   ++stats_.factorizations;
   h_matrix_ = h;
-  if (!S_lu_.Factorize(S_)) return false;
+  // Regularized at a singular configuration (newton.h, "Saddle-point matrices") only with fresh
+  // Jacobians: a singular matrix from stale ones is refreshed first (Solve).
+  const Eigen::Index saddle_rows = new_jacobians ? m : 0;
+  if (!S_lu_.Factorize(S_, saddle_rows)) return false;
   rank_drop_.Record(S_lu_.pivot_ratio());
   if (options_.formulation == Formulation::kStabilizedIndex2) {
     // Position correction (eq. 24) on the position-level rows; ν = 0 on the velocity-level rows.
@@ -172,7 +175,7 @@ bool GeneralizedAlpha::RefreshMatrix(double h, bool new_jacobians) {
       P_(nv + k, nv + k) = 1.0;
     }
     ++stats_.factorizations;
-    if (!P_lu_.Factorize(P_)) return false;
+    if (!P_lu_.Factorize(P_, saddle_rows)) return false;
   }
   return true;
 }

@@ -55,6 +55,11 @@
 // out: with the same rule the rtol 1e-10 run stopped earlier (linear_solve_failure at
 // t = 2.657 s instead of 16.25 s).
 //
+// At the singular configuration itself S (for small h) and the GGL correction matrix P are
+// singular whatever h: with fresh Jacobians they are factorized regularized, the
+// augmented-Lagrangian form of newton.h ("Saddle-point matrices at a singular configuration"),
+// instead of ending the run with linear_solve_failure.
+//
 // Error estimate (eq. 25–29): the difference to the third-order Taylor expansion,
 //   e_q = Δq − h ṽ_n − h² (v̇_n/3 + v̇_{n+1}/6)  (eq. 29; ṽ_n below), O(h³),
 // on the positions only (as the paper; a velocity estimate would use v̇, which in the index-3

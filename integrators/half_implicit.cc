@@ -106,7 +106,7 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
   N_.bottomRightCorner(m, m).setZero();
   ++stats_.jacobian_evaluations;
   ++stats_.factorizations;
-  if (!N_lu_.Factorize(N_)) return Outcome::kLinearSolveFailure;
+  if (!N_lu_.Factorize(N_, m)) return Outcome::kLinearSolveFailure;
   rank_drop_.Record(N_lu_.pivot_ratio());
   const bool near_singular = m > 0 && rank_drop_.Near(N_lu_.pivot_ratio());
   NewtonStall stall;
@@ -147,7 +147,7 @@ HalfImplicit::Outcome HalfImplicit::Solve(double h) {
       ++stats_.factorizations;
       system_->ConstraintJacobian(t_new, q_new_, rows_, &G_new_);
       N_.bottomLeftCorner(m, nv) = G_new_;
-      if (!N_lu_.Factorize(N_)) return Outcome::kLinearSolveFailure;
+      if (!N_lu_.Factorize(N_, m)) return Outcome::kLinearSolveFailure;
     }
     r_.head(nv) = M_ * theta_ - H.transpose() * lambda_hat_ - b_;
     r_.tail(m) = g_;

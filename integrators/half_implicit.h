@@ -32,8 +32,9 @@
 // 5e-14, and every step failed down to h_min (newton_failure at t = 0.7135 s for rtol 1e-9 and
 // 1e-10). There an increment that stopped contracting (≥ ½ the previous) twice in a row with
 // ‖g‖∞ ≤ 64 ε (1 + ‖q‖∞) counts as having reached round-off (the null-space Newmark rule,
-// nullspace_newmark.h). Measured, 20 s: rtol 1e-9 now stops at t = 5.114 s
-// (linear_solve_failure), 1e-10 at 2.657 s (newton_failure), not analysed further.
+// nullspace_newmark.h). At the singular configuration itself N (built at t_n, independent of h)
+// is singular: it is then factorized regularized, the augmented-Lagrangian form of newton.h
+// ("Saddle-point matrices at a singular configuration"), instead of ending the run.
 // Only M, F, g and G are needed: no force, mass-matrix or constraint-force Jacobian (the
 // point of the scheme). M_n, F_n and G_n of the next step are evaluated at the end of each accepted
 // step; a non-finite F there rejects the step with kNonFinite (the state stays at t_n).

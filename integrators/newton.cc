@@ -13,9 +13,20 @@ double InversePowerOfTwo(double a) { return a > 0.0 ? std::ldexp(1.0, -std::ilog
 
 }  // namespace
 
-bool IterationMatrix::Factorize(const Eigen::MatrixXd& S) {
+bool IterationMatrix::Nonsingular(bool record) {
+  // Eigen's estimate misses exact singularity (a zero pivot yields rcond ≈ 0.2 on a matrix with
+  // two equal rows), so the pivots are checked too: κ(U) ≥ max|u_ii| / min|u_ii|.
+  const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();  // an expression: no allocation
+  const double rcond = lu_.rcond(), smallest = pivots.minCoeff(), largest = pivots.maxCoeff();
+  if (record) pivot_ratio_ = largest > 0.0 ? smallest / largest : 0.0;
+  return std::isfinite(rcond) && rcond > kSingularRcond && pivots.allFinite() &&
+         smallest > kSingularRcond * largest;
+}
+
+bool IterationMatrix::Factorize(const Eigen::MatrixXd& S, Eigen::Index constraint_rows) {
   ++factorizations_;
   valid_ = false;
+  regularized_ = false;
   if (!S.allFinite()) return false;
   const Eigen::Index n = S.rows();
   row_scale_.resize(n);
@@ -25,19 +36,39 @@ bool IterationMatrix::Factorize(const Eigen::MatrixXd& S) {
   for (Eigen::Index j = 0; j < n; ++j)
     col_scale_(j) = InversePowerOfTwo(row_scale_.cwiseProduct(S.col(j).cwiseAbs()).maxCoeff());
   lu_.compute(row_scale_.asDiagonal() * S * col_scale_.asDiagonal());
-  // Eigen's estimate misses exact singularity (a zero pivot yields rcond ≈ 0.2 on a matrix with
-  // two equal rows), so the pivots are checked too: κ(U) ≥ max|u_ii| / min|u_ii|.
-  const auto pivots = lu_.matrixLU().diagonal().cwiseAbs();  // an expression: no allocation
-  const double rcond = lu_.rcond(), smallest = pivots.minCoeff(), largest = pivots.maxCoeff();
-  pivot_ratio_ = largest > 0.0 ? smallest / largest : 0.0;
-  valid_ = std::isfinite(rcond) && rcond > kSingularRcond && pivots.allFinite() &&
-           smallest > kSingularRcond * largest;
+  valid_ = Nonsingular(/*record=*/true);
+  if (valid_ || constraint_rows <= 0 || constraint_rows > n) return valid_;
+  // A singular saddle-point matrix: S_δ = S̃ + δ [0 0; 0 I] (header), refined against S̃.
+  scaled_ = row_scale_.asDiagonal() * S * col_scale_.asDiagonal();
+  Eigen::MatrixXd regularized = scaled_;
+  regularized.diagonal().tail(constraint_rows).array() += kSaddleRegularization;
+  lu_.compute(regularized);
+  valid_ = Nonsingular(/*record=*/false);
+  regularized_ = valid_;
+  if (valid_) ++regularizations_;
   return valid_;
 }
 
 void IterationMatrix::Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const {
   work_ = row_scale_.cwiseProduct(b);  // x may alias b
   *x = lu_.solve(work_);
+  if (regularized_) {
+    // Iterated penalty correction (header): x ← x + S_δ⁻¹ (b̃ − S̃ x) while the residual halves.
+    residual_.noalias() = work_ - scaled_ * *x;
+    double norm = residual_.lpNorm<Eigen::Infinity>();
+    for (int k = 0; k < kRefinements && norm > 0.0; ++k) {
+      correction_ = lu_.solve(residual_);
+      *x += correction_;
+      residual_.noalias() = work_ - scaled_ * *x;
+      const double next = residual_.lpNorm<Eigen::Infinity>();
+      if (!(next <= norm)) {  // round-off reached: keep the better iterate
+        *x -= correction_;
+        break;
+      }
+      if (!(next < 0.5 * norm)) break;
+      norm = next;
+    }
+  }
   x->array() *= col_scale_.array();
 }
 

@@ -28,6 +28,23 @@
 // spread into the conditioning of nearly dependent constraint rows and reports a well-posed
 // matrix as singular (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002,
 // Sec. 9.8, on scaling and pivoting).
+//
+// Saddle-point matrices at a singular configuration. The schemes' matrices have the form
+// S = [A −Hᵀ; G 0] with the m constraint rows last (half-implicit's N, generalized-α's S and
+// its GGL position correction P). Where G loses rank (the double four-bar with all bars on the
+// ground line) S is singular whatever h, so no smaller step helps. Factorize(S, m) then falls
+// back to the regularized matrix S_δ = S̃ + δ [0 0; 0 I] (in the equilibrated scaling, δ =
+// kSaddleRegularization), and Solve refines against S̃: x ← x + S_δ⁻¹ (b̃ − S̃ x). Eliminating
+// the multipliers of S_δ (G x + δ λ = b₂) gives the penalty matrix A + (1/δ) HᵀG of Bayo &
+// Ledesma's augmented-Lagrangian formulation (Bayo & Ledesma 1996, Nonlinear Dyn. 9, 113–130;
+// Cuadrado et al. 2000), and each refinement is its multiplier update λ ← λ + (1/δ)(b₂ − G x):
+// along the directions where the Schur complement W = G A⁻¹Hᵀ has eigenvalues w ≫ δ it converges at
+// the rate δ/(δ + w) to the solution of S x = b, along the directions lost at the singular
+// configuration (w ≲ δ) the multipliers stay bounded and the update is the penalty one instead
+// of ε/σ. Refinement stops when the residual no longer halves (at most kRefinements; a
+// refinement that raised it is undone). The
+// regularization is used only when the unregularized factorization is singular, so every
+// other solve is unchanged; pivot_ratio() stays the unregularized one (RankDropMonitor).
 #pragma once
 
 #include <Eigen/Dense>
@@ -42,9 +59,17 @@ class IterationMatrix {
   // dominate a solve: machine ε / rcond ≥ 1e-2).
   static constexpr double kSingularRcond = 1e-14;
 
+  // Relative regularization δ of the constraint block (header, "Saddle-point matrices"), and
+  // the refinement budget of a regularized solve.
+  static constexpr double kSaddleRegularization = 1e-10;
+  static constexpr int kRefinements = 20;
+
   // Factorizes D_r S D_c (S square). Returns false when it is singular or S has NaN/Inf; the
   // matrix is then invalid until the next successful Factorize. Counts every call.
-  bool Factorize(const Eigen::MatrixXd& S);
+  // With constraint_rows = m > 0, S is a saddle-point matrix whose last m rows and columns are
+  // the constraint block (zero, or the identity on rows a scheme fixes): a singular S is
+  // factorized regularized instead (header) and false is returned only when that fails too.
+  bool Factorize(const Eigen::MatrixXd& S, Eigen::Index constraint_rows = 0);
   // x = S⁻¹ b (b and x of size S.rows(); x may alias b). Requires valid().
   void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* x) const;
   bool valid() const { return valid_; }
@@ -54,11 +79,23 @@ class IterationMatrix {
   // the first; a lower bound of 1/κ(U)). Near a rank drop of the constraint rows it falls
   // with the smallest singular value (integrators that filter their error estimate there).
   double pivot_ratio() const { return pivot_ratio_; }
+  // True when the last successful factorization is the regularized one (header).
+  bool regularized() const { return regularized_; }
+  // Regularized factorizations (over all calls).
+  long regularizations() const { return regularizations_; }
 
  private:
+  // Pivot test of lu_ (see Factorize); sets pivot_ratio_ when `record`.
+  bool Nonsingular(bool record);
+
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
   Eigen::VectorXd row_scale_, col_scale_;  // the diagonals of D_r and D_c
   mutable Eigen::VectorXd work_;           // D_r b
+  // Regularized factorizations only: the equilibrated S̃ and the refinement's work vectors.
+  Eigen::MatrixXd scaled_;
+  mutable Eigen::VectorXd residual_, correction_;
+  bool regularized_ = false;
+  long regularizations_ = 0;
   bool valid_ = false;
   long factorizations_ = 0;
   double pivot_ratio_ = 0.0;

@@ -69,7 +69,8 @@ std::string_view CompareHelp() {
          "                              (default: each scene's; docs/compare.md)\n"
          "  --reference-integrator N    reference runs for scenes without a reference\n"
          "  --reference-rtol R          (default dopri5 at 1e-10, atol = rtol/100)\n"
-         "  --no-plots                  write results.csv only\n"
+         "  --no-plots                  write results.csv and the error / rtol summary\n"
+         "                              (DIR/error_over_rtol.md) only\n"
          "  --emit-jobs DIR             write one job per run (DIR/jobs.txt), a GNU parallel\n"
          "                              script and a Slurm job array instead of running them\n"
          "  --collect DIR               merge the results of the emitted jobs in DIR into\n"
@@ -1003,16 +1004,71 @@ bool DrawPlots(const std::filesystem::path& dir, const std::string& cost, std::o
   return plotted;
 }
 
+// The achieved error / rtol per solver (integrator/formulation) over its finished runs with an
+// error (all scenes and tolerances): the number of runs, the median and the largest. Issue 19 §2
+// asks each integrator's factor to be stated; the same table as report.md's "Achieved error /
+// rtol per solver" (tools/plots/compare_plots.py, error_over_rtol), for studies without plots.
+class ErrorOverRtolSummary {
+ public:
+  void Add(const ResultRow& row) {
+    const auto at = [&](const char* key) {
+      const auto it = row.find(key);
+      return it == row.end() ? std::string() : it->second;
+    };
+    if (at("status") != "ok" || at("error").empty()) return;
+    const double error = std::atof(at("error").c_str());
+    const double rtol = std::atof(at("rtol").c_str());
+    if (!std::isfinite(error) || !(rtol > 0)) return;
+    ratios_[at("integrator") + "/" + at("formulation")].push_back(error / rtol);
+  }
+
+  // A Markdown table: | solver | runs | median | largest |, one row per solver in name order.
+  std::string Table() const {
+    std::ostringstream table;
+    table << "| solver | runs | median | largest |\n|---|---|---|---|\n";
+    for (auto [solver, x] : ratios_) {
+      std::sort(x.begin(), x.end());
+      const std::size_t n = x.size();
+      const double median = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+      table << "| " << solver << " | " << n << " | " << Short(median) << " | " << Short(x.back())
+            << " |\n";
+    }
+    return table.str();
+  }
+
+  bool empty() const { return ratios_.empty(); }
+
+ private:
+  std::map<std::string, std::vector<double>> ratios_;
+};
+
+// Without report.md (--no-plots, or the plot script failed): DIR/error_over_rtol.md holds the
+// summary table; false when it cannot be written.
+bool WriteErrorOverRtol(const ErrorOverRtolSummary& summary, const std::filesystem::path& dir) {
+  std::ofstream file(dir / "error_over_rtol.md", std::ios::trunc);
+  file << "# saltus compare: achieved error / rtol per solver\n\n"
+       << "Over each solver's finished runs with an error against the reference (all scenes "
+          "and tolerances); see results.csv, column error_over_rtol.\n\n"
+       << summary.Table();
+  return static_cast<bool>(file.flush());
+}
+
 int Finish(const Study& study, const std::filesystem::path& dir, std::size_t runs,
-           const std::map<std::string, int>& by_status, Clock::time_point start, std::ostream& out,
-           std::ostream& err) {
+           const std::map<std::string, int>& by_status, const ErrorOverRtolSummary& summary,
+           Clock::time_point start, std::ostream& out, std::ostream& err) {
   const bool plotted = study.o.plots && DrawPlots(dir, study.o.cost, err);
+  if (!plotted && !WriteErrorOverRtol(summary, dir)) {
+    err << "error: writing " << (dir / "error_over_rtol.md") << " failed\n";
+    return kExitError;
+  }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   out << "compare: " << runs << " runs in " << Short(seconds) << " s:";
   for (const auto& [status, count] : by_status) out << ' ' << count << ' ' << status;
   out << "\n  results in " << (dir / "results.csv").string();
-  if (plotted) out << ", report in " << (dir / "report.md").string();
+  out << (plotted ? ", report in " : ", error / rtol summary in ")
+      << (dir / (plotted ? "report.md" : "error_over_rtol.md")).string();
   out << '\n';
+  if (!summary.empty()) out << "achieved error / rtol per solver:\n" << summary.Table();
   return kExitOk;
 }
 
@@ -1243,6 +1299,7 @@ int Collect(const std::filesystem::path& dir_arg, std::ostream& out, std::ostrea
   std::ofstream results(dir / "results.csv", std::ios::binary | std::ios::trunc);
   WriteHeader(results);
   std::map<std::string, int> by_status;
+  ErrorOverRtolSummary summary;
   for (std::size_t i = 0; i < study.jobs.size(); ++i) {
     const Job& job = study.jobs[i];
     ResultRow row = ReadRunRow(RunRowFile(dir, refs + i));
@@ -1251,6 +1308,7 @@ int Collect(const std::filesystem::path& dir_arg, std::ostream& out, std::ostrea
     LabelRow(study, job, &row);
     WriteResultRow(row, results);
     ++by_status[row["status"]];
+    summary.Add(row);
   }
   if (!results.flush()) {
     err << "error: writing " << (dir / "results.csv") << " failed\n";
@@ -1262,7 +1320,7 @@ int Collect(const std::filesystem::path& dir_arg, std::ostream& out, std::ostrea
   std::getline(command_file, study_command);
   const std::vector<std::string> collect = {"--collect", dir.string()};
   WriteStudyProvenance(study_command, study, dir, CompareCommandLine(collect));
-  return Finish(study, dir, study.jobs.size(), by_status, start, out, err);
+  return Finish(study, dir, study.jobs.size(), by_status, summary, start, out, err);
 }
 
 }  // namespace
@@ -1320,6 +1378,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
       << study.parallel << " at a time, time limit " << Short(study.o.time_limit) << " s\n";
   std::size_t finished = 0;
   std::map<std::string, int> by_status;
+  ErrorOverRtolSummary summary;
   RunPool(
       study.scenes, study.jobs, study.parallel, study.o.time_limit, study.o.repeat,
       [](std::size_t) { return std::filesystem::path(); }, hooks,
@@ -1328,6 +1387,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
         WriteResultRow(row, results);
         results.flush();
         ++by_status[row["status"]];
+        summary.Add(row);
         PrintRow(row, ++finished, study.jobs.size(), err);
       });
   if (!results) {
@@ -1337,7 +1397,7 @@ int RunCompare(std::span<const std::string> args, std::ostream& out, std::ostrea
   results.close();
 
   // ---- 5. Plots and report. ----
-  return Finish(study, dir, study.jobs.size(), by_status, study_start, out, err);
+  return Finish(study, dir, study.jobs.size(), by_status, summary, study_start, out, err);
 }
 
 }  // namespace saltus::tools

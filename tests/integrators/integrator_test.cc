@@ -368,5 +368,46 @@ TEST(IterationMatrix, RefusesAMatrixWithTwoEqualRows) {
   EXPECT_FALSE(matrix.valid());
 }
 
+// A saddle-point matrix whose constraint rows lose rank (integrators/newton.h, "Saddle-point
+// matrices at a singular configuration"): [M, −Gᵀ; G, 0] with G's third row equal to its first,
+// as at a singular configuration where two constraint normals align. The plain factorization
+// refuses it; with the constraint block declared it is factorized regularized. For a consistent
+// right-hand side b = S x_true the primal part is unique (M is SPD) and the refined solve must
+// reproduce it and meet S x = b to round-off (1e-12 relative: the refinement converges at the
+// rate δ/(δ + w) ≈ 1e-10 per pass in the directions w ~ 1 of the Schur complement, so two
+// passes reach the round-off of S x, a few ε ‖S‖ ‖x‖); the multipliers are the least-norm ones
+// (the rows' sum is determined, the difference λ₁ − λ₃ has no component in G x + δ λ = b₂ for
+// consistent b₂, so it is 0). A full-rank matrix is not regularized.
+TEST(IterationMatrix, RegularizesASingularSaddlePointMatrix) {
+  Eigen::MatrixXd G(3, 4);
+  G << 1, 0.5, 0, 0, 0, 1, -1, 0.25, 1, 0.5, 0, 0;
+  Eigen::MatrixXd S = Eigen::MatrixXd::Zero(7, 7);
+  S.topLeftCorner(4, 4).diagonal() << 2.0, 1.0, 0.5, 3.0;
+  S.topRightCorner(4, 3) = -G.transpose();
+  S.bottomLeftCorner(3, 4) = G;
+  IterationMatrix matrix;
+  EXPECT_FALSE(matrix.Factorize(S));
+  ASSERT_TRUE(matrix.Factorize(S, 3));
+  EXPECT_TRUE(matrix.regularized());
+  EXPECT_EQ(matrix.regularizations(), 1);
+  EXPECT_LT(matrix.pivot_ratio(), IterationMatrix::kSingularRcond);  // the unregularized one
+  Eigen::VectorXd x_true(7);
+  x_true << 0.3, -1.2, 2.0, 0.7, 5.0, -4.0, 1.5;
+  const Eigen::VectorXd b = S * x_true;
+  Eigen::VectorXd x;
+  matrix.Solve(b, &x);
+  EXPECT_LT((S * x - b).lpNorm<Eigen::Infinity>(), 1e-12 * b.lpNorm<Eigen::Infinity>());
+  EXPECT_LT((x.head(4) - x_true.head(4)).lpNorm<Eigen::Infinity>(), 1e-12);
+  EXPECT_NEAR(x(4) + x(6), x_true(4) + x_true(6), 1e-12);
+  EXPECT_NEAR(x(4), x(6), 1e-9);
+  EXPECT_NEAR(x(5), x_true(5), 1e-12);
+
+  S(6, 3) = 1e-3;  // the third row (and column) independent again
+  S(3, 6) = -1e-3;
+  ASSERT_TRUE(matrix.Factorize(S, 3));
+  EXPECT_FALSE(matrix.regularized());
+  EXPECT_EQ(matrix.regularizations(), 1);
+}
+
 }  // namespace
 }  // namespace saltus::integrators

@@ -12,9 +12,11 @@
 #include <csignal>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -288,6 +290,27 @@ TEST_F(CompareTest, StudyRecordsFinishedAndFailedRunsAndErrors) {
     ++lines;
   }
   EXPECT_EQ(lines, 6u) << o.err;
+
+  // Without plots the per-solver error / rtol summary is written and printed: over the 4 finished
+  // runs (the 2 failed ones have no error), the median of the 4 row ratios (mean of the middle
+  // two) and the largest, recomputed here from results.csv and printed to 3 digits.
+  std::vector<double> ratios;
+  for (const auto& row : rows) {
+    if (row.at("status") == "ok") ratios.push_back(std::stod(row.at("error_over_rtol")));
+  }
+  ASSERT_EQ(ratios.size(), 4u);
+  std::sort(ratios.begin(), ratios.end());
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "| dopri5/index1 | 4 | %.3g | %.3g |",
+                0.5 * (ratios[1] + ratios[2]), ratios[3]);
+  std::ifstream summary_file(dir_ / "out" / "error_over_rtol.md");
+  ASSERT_TRUE(summary_file.good());
+  const std::string summary((std::istreambuf_iterator<char>(summary_file)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_NE(summary.find("| solver | runs | median | largest |"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(expected), std::string::npos) << expected << " in\n" << summary;
+  EXPECT_NE(o.out.find(expected), std::string::npos) << expected << " in\n" << o.out;
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "report.md"));
 }
 
 TEST_F(CompareTest, RunsPastTheTimeLimitAreKilledAndRecorded) {
