@@ -65,20 +65,26 @@ double PivotedLdlt::Compute(const Eigen::MatrixXd& W) {
   double smallest = 0.0;
   for (std::size_t k = 0; k < n; ++k) {
     double* column_k = a + k * n;
-    double d_k = column_k[k];
+    // As Eigen::LDLT 3.4: the update of column k is accumulated over j < k first and then
+    // subtracted, and the column is divided by d_k (no reciprocal): the same rounding where the
+    // rank decisions read the pivots.
+    double update = 0.0;
+    double* sum = y_.data();
+    for (std::size_t i = k + 1; i < n; ++i) sum[i] = 0.0;
     for (std::size_t j = 0; j < k; ++j) {
       const double* column_j = a + j * n;
       const double l_kj = column_j[k];
       if (l_kj == 0.0) continue;
       const double t = column_j[j] * l_kj;  // d_j l_kj
-      d_k -= l_kj * t;
-      SubtractScaled(column_j + k + 1, t, n - k - 1, column_k + k + 1);
+      update += l_kj * t;
+      for (std::size_t i = k + 1; i < n; ++i) sum[i] += column_j[i] * t;
     }
+    const double d_k = column_k[k] - update;
+    for (std::size_t i = k + 1; i < n; ++i) column_k[i] -= sum[i];
     if (!(d_k > 0.0) || !std::isfinite(d_k)) return 0.0;
     column_k[k] = d_k;
-    const double inverse = 1.0 / d_k;
-    inverse_d_[k] = inverse;
-    for (std::size_t i = k + 1; i < n; ++i) column_k[i] *= inverse;
+    inverse_d_[k] = 1.0 / d_k;
+    for (std::size_t i = k + 1; i < n; ++i) column_k[i] /= d_k;
     if (k == 0 || d_k > largest) largest = d_k;
     if (k == 0 || d_k < smallest) smallest = d_k;
   }
@@ -96,7 +102,7 @@ void PivotedLdlt::SolveInPlace(Eigen::VectorXd* x) const {
     const double z_j = y[j];
     if (z_j != 0.0) SubtractScaled(a + j * n + j + 1, z_j, n - j - 1, y + j + 1);
   }
-  for (std::size_t k = 0; k < n; ++k) y[k] *= inverse_d_[k];
+  for (std::size_t k = 0; k < n; ++k) y[k] /= a[k * n + k];
   // Lᵀ u = D⁻¹ z by rows of Lᵀ, i.e. the columns of L below the diagonal (two partial sums).
   for (std::size_t k = n; k-- > 0;) {
     const double* column_k = a + k * n;
