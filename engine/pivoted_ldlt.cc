@@ -23,7 +23,6 @@ double PivotedLdlt::Compute(const Eigen::MatrixXd& W) {
   if (order_.size() < n) {
     order_.resize(n);
     diagonal_.resize(n);
-    inverse_d_.resize(n);
     y_.resize(n);
   }
   if (m == 0) {
@@ -59,8 +58,7 @@ double PivotedLdlt::Compute(const Eigen::MatrixXd& W) {
     }
   }
 
-  // Left-looking elimination, column k from the columns j < k with l_kj ≠ 0; the column is
-  // scaled by 1/d_k (one division per column).
+  // Left-looking elimination, column k from the columns j < k with l_kj ≠ 0.
   double largest = 0.0;
   double smallest = 0.0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -83,7 +81,6 @@ double PivotedLdlt::Compute(const Eigen::MatrixXd& W) {
     for (std::size_t i = k + 1; i < n; ++i) column_k[i] -= sum[i];
     if (!(d_k > 0.0) || !std::isfinite(d_k)) return 0.0;
     column_k[k] = d_k;
-    inverse_d_[k] = 1.0 / d_k;
     for (std::size_t i = k + 1; i < n; ++i) column_k[i] /= d_k;
     if (k == 0 || d_k > largest) largest = d_k;
     if (k == 0 || d_k < smallest) smallest = d_k;

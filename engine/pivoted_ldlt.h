@@ -25,8 +25,12 @@
 // W is then not positive definite to working precision, its pivot ratio is 0, and the caller
 // takes the rank-revealing path (Eigen::LDLT's ratio, max(min d / max d, 0), is 0 there too).
 //
-// The columns of L are scaled by 1/d_k (one division per column, kept for the solve's D⁻¹): the
-// entries differ from a division's by an ulp at most.
+// Rounding as Eigen::LDLT 3.4 does it where the rank decisions read it: the sums over j < k are
+// accumulated first and then subtracted from a_kk and a_ik, and the column is divided by d_k (a
+// division, not a product with 1/d_k); the solve divides by d_k too. With the reciprocal and the
+// terms subtracted one by one (the first version) the round-off differed enough for DOP853 to stop
+// at a singular position of the double four-bar (Dop853Singular.PlanarDoubleFourBar...).
+//
 // Solve: x = Pᵀ L⁻ᵀ D⁻¹ L⁻¹ P b, with column-oriented forward substitution (zero entries of the
 // intermediate vector skipped) and row-oriented back substitution, both on contiguous columns.
 //
@@ -65,7 +69,6 @@ class PivotedLdlt {
   std::vector<double> a_;          // m × m, column-major: L below the diagonal, D on it
   std::vector<int> order_;         // position k of P W Pᵀ holds row order_[k] of W
   std::vector<double> diagonal_;   // Compute: |W_ii| in the order of exchanges
-  std::vector<double> inverse_d_;  // 1 / d_k
   mutable std::vector<double> y_;  // Solve: P b, then the substitutions
 };
 
