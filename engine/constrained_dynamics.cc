@@ -1,7 +1,9 @@
 #include "engine/constrained_dynamics.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -204,8 +206,12 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
 
   system_.ConstraintJacobian(t, q, rows, &G_);
   system_.ConstraintGamma(t, q, v, rows, &gamma_);
-  MinvGt_ = G_.transpose();
-  ApplyMinvInPlace(&MinvGt_);
+  if (mass_diagonal_) {
+    MinvGt_.noalias() = minv_diagonal_.asDiagonal() * G_.transpose();
+  } else {
+    MinvGt_ = G_.transpose();
+    ApplyMinvInPlace(&MinvGt_);
+  }
   FormDelassus();
   FactorDelassus(rows, &status);
 
@@ -313,8 +319,6 @@ void ConstrainedDynamics::FormDelassus() {
   if (column_rows_.size() < static_cast<std::size_t>(m * n)) {
     column_rows_.resize(static_cast<std::size_t>(m * n));
   }
-  // Branch-free scan of the column-major G: every row index is written, the count advances only
-  // past nonzero entries.
   int* out = column_rows_.data();
   const double* g = G_.data();
   int total = 0;
@@ -323,9 +327,20 @@ void ConstrainedDynamics::FormDelassus() {
     const int start = total;
     column_start_[static_cast<std::size_t>(k)] = start;
     const double* column = g + k * m;
-    for (Eigen::Index i = 0; i < m; ++i) {
-      out[total] = static_cast<int>(i);
-      total += column[i] != 0.0 ? 1 : 0;
+    if (m <= 64) {
+      // The column's nonzero pattern as a bit mask (no branch, no store per entry), then its
+      // set bits in increasing order.
+      std::uint64_t mask = 0;
+      for (Eigen::Index i = 0; i < m; ++i) {
+        mask |= static_cast<std::uint64_t>(column[i] != 0.0) << i;
+      }
+      for (; mask != 0; mask &= mask - 1) out[total++] = std::countr_zero(mask);
+    } else {
+      // Branch-free scan: every row index is written, the count advances only past nonzeros.
+      for (Eigen::Index i = 0; i < m; ++i) {
+        out[total] = static_cast<int>(i);
+        total += column[i] != 0.0 ? 1 : 0;
+      }
     }
     const auto count = static_cast<std::size_t>(total - start);
     products += count * (count + 1) / 2;
@@ -388,24 +403,18 @@ void ConstrainedDynamics::ApplyMinvInPlace(Eigen::MatrixXd* X) const {
   }
 }
 
-double ConstrainedDynamics::FactorDelassusLdlt() {
-  w_ldlt_.compute(W_);
-  const auto d = w_ldlt_.vectorD();
-  const double largest = d.maxCoeff();
-  return w_ldlt_.info() == Eigen::Success && largest > 0.0 ? std::max(d.minCoeff() / largest, 0.0)
-                                                           : 0.0;
-}
+double ConstrainedDynamics::FactorDelassusLdlt() { return w_ldlt_.Compute(W_); }
 
 void ConstrainedDynamics::FactorDelassus(std::span<const int> rows, DynamicsStatus* status) {
   const auto m = static_cast<Eigen::Index>(rows.size());
   const bool known_redundant =
       redundant_rows_valid_ &&
       std::equal(rows.begin(), rows.end(), redundant_rows_.begin(), redundant_rows_.end());
-  // W is symmetric positive semidefinite. The pivoted LDLᵀ (the largest remaining diagonal entry
-  // first) factors it in m³/3 flops; its pivots d_k follow the spectrum of W as the column-
-  // pivoted QR's do, so min d / max d is DynamicsStatus::pivot_ratio. Only below √(rank
-  // tolerance) (redundant rows, a singular configuration) is the rank decision left to the
-  // complete orthogonal decomposition.
+  // W is symmetric positive semidefinite. The pivoted LDLᵀ (the largest remaining entry of W's
+  // diagonal first; engine/pivoted_ldlt.h) factors it in at most m³/3 flops; its pivots d_k follow
+  // the spectrum of W as the column- pivoted QR's do, so min d / max d is
+  // DynamicsStatus::pivot_ratio. Only below √(rank tolerance) (redundant rows, a singular
+  // configuration) is the rank decision left to the complete orthogonal decomposition.
   w_by_lu_ = false;
   double ratio = 0.0;
   if (!known_redundant) {
@@ -478,7 +487,7 @@ void ConstrainedDynamics::FactorNonSymmetricDelassus(std::span<const int> rows,
 void ConstrainedDynamics::SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorXd* x) {
   if (w_by_ldlt_) {
     *x = b;
-    w_ldlt_.solveInPlace(*x);
+    w_ldlt_.SolveInPlace(x);
   } else if (w_by_lu_) {
     w_lu_.Solve(b, x);
   } else {
@@ -489,7 +498,7 @@ void ConstrainedDynamics::SolveDelassus(const Eigen::VectorXd& b, Eigen::VectorX
 bool ConstrainedDynamics::LastSolveCorrection(const Eigen::VectorXd& r, Eigen::VectorXd* delta) {
   if (!last_dense_ok_ || !w_by_ldlt_ || r.size() != G_.rows()) return false;
   correction_ = r;
-  w_ldlt_.solveInPlace(correction_);
+  w_ldlt_.SolveInPlace(&correction_);
   delta->noalias() = MinvGt_ * correction_;
   return true;
 }

@@ -10,16 +10,16 @@
 // all a call computes (a free flight's stages). With a diagonal M, W = Σ_k (M⁻¹)_kk g_k g_kᵀ is
 // formed from the nonzero entries of G's columns g_k (a joint row touches the coordinates of one
 // or two bodies: Σ_k c_k² products, c_k the nonzeros of column k, against m²·nv for the dense
-// product). W is factored by a pivoted LDLᵀ while it is well conditioned (smallest over largest
-// pivot above √(rank tolerance)); redundant rows (rank(G) < m, e.g. a closed loop counted twice)
-// and configurations near a rank drop go to a rank-revealing complete orthogonal decomposition,
-// and a row set found redundant goes there directly until Restart or another row set. Redundant
-// rows get the minimum-norm λ, which is the multiplier the LCP solvers also see.
-// Near a singular configuration (G nearly loses rank: a four-bar with its bars aligned) λ is
-// not unique but v̇ is; a rank decision on W would drop the near-singular direction and leave
-// G v̇ + γ far from zero. When the residual exceeds 1e-12 of the scale of the summed terms, v̇
-// is refined by the penalty least-norm solve below (no rank decision): v̇ += δ with
-// M δ ∈ range(Gᵀ), G δ = −(G v̇ + γ), and λ += W⁺ G δ (the refinement allocates on first use).
+// product). W is factored by a pivoted LDLᵀ (engine/pivoted_ldlt.h) while it is well conditioned
+// (smallest over largest pivot above √(rank tolerance)); redundant rows (rank(G) < m, e.g. a closed
+// loop counted twice) and configurations near a rank drop go to a rank-revealing complete
+// orthogonal decomposition, and a row set found redundant goes there directly until Restart or
+// another row set. Redundant rows get the minimum-norm λ, which is the multiplier the LCP solvers
+// also see. Near a singular configuration (G nearly loses rank: a four-bar with its bars aligned) λ
+// is not unique but v̇ is; a rank decision on W would drop the near-singular direction and leave G v̇
+// + γ far from zero. When the residual exceeds 1e-12 of the scale of the summed terms, v̇ is refined
+// by the penalty least-norm solve below (no rank decision): v̇ += δ with M δ ∈ range(Gᵀ), G δ = −(G
+// v̇ + γ), and λ += W⁺ G δ (the refinement allocates on first use).
 //
 // Large mechanisms (engine/block_sparse.h): when the system provides its block-sparse M and G
 // (MechanicalSystem::BlockSparseMatrices) and nv ≥ kSparseMinimumNv (or the sparse path is
@@ -53,6 +53,7 @@
 #include "engine/block_sparse.h"
 #include "engine/dense_lu.h"
 #include "engine/mechanical_system.h"
+#include "engine/pivoted_ldlt.h"
 
 namespace saltus::engine {
 
@@ -242,12 +243,12 @@ class ConstrainedDynamics {
   // FormDelassus: the nonzero rows of each column of G (column k: column_rows_[column_start_[k]
   // … column_start_[k + 1])).
   std::vector<int> column_start_, column_rows_;
-  Eigen::LDLT<Eigen::MatrixXd> w_ldlt_;  // W when well conditioned
-  bool w_by_ldlt_ = false;               // the last dense factorization of W is w_ldlt_
-  DenseLu w_lu_;                         // non-symmetric W when well conditioned
-  bool w_by_lu_ = false;                 // the last dense factorization of W is w_lu_
-  MinNormSolver w_solver_;               // W with redundant rows or near a rank drop
-  std::vector<int> redundant_rows_;      // row set on which W was rank-deficient
+  PivotedLdlt w_ldlt_;               // W when well conditioned
+  bool w_by_ldlt_ = false;           // the last dense factorization of W is w_ldlt_
+  DenseLu w_lu_;                     // non-symmetric W when well conditioned
+  bool w_by_lu_ = false;             // the last dense factorization of W is w_lu_
+  MinNormSolver w_solver_;           // W with redundant rows or near a rank drop
+  std::vector<int> redundant_rows_;  // row set on which W was rank-deficient
   bool redundant_rows_valid_ = false;
   PenaltyMinNormSolver penalty_;  // refinement near singular configurations
   Eigen::VectorXd refine_rhs_, delta_, delta_lambda_, correction_;

@@ -131,19 +131,79 @@ enum class JointRow {
   kDriverDisplacement,  // u_w · d − s(t)
 };
 
+// Where a joint's two points are taken from: the first coordinate of each body in q and v (−1
+// for the ground) and whether both points are frame points (node < 0), fixed in their bodies.
+struct JointSides {
+  int column_a = -1;
+  int column_b = -1;
+  bool frame_points = true;
+};
+
+// A point s fixed in the frame of the body whose (x, y, θ) start at `column` of q and v (−1: the
+// ground, s a world point): s_w = R(θ) s, p = r + s_w, ṗ = ṙ + ω perp(s_w) (v may be empty:
+// ṗ = 0), and the point's angle and rate are the body's. The values PlanarModel::Point gives
+// (the same operations on the same numbers), written in place without the body look-up: the
+// block knows its columns from construction (the builder validated the body indices).
+void FramePointInPlace(int column, const Eigen::Vector2d& s, const Eigen::VectorXd& q,
+                       const Eigen::VectorXd& v, PlanarPointState* point) {
+  if (point->elastic()) {  // the previous joint's point was a node of a flexible body
+    point->jac_eta.resize(2, 0);
+    point->slope.resize(0);
+    point->a_elastic.setZero();
+  }
+  point->column = column;
+  if (column < 0) {
+    point->s_w = s;
+    point->p = s;
+    point->p_dot.setZero();
+    point->angle = 0.0;
+    point->angle_rate = 0.0;
+    return;
+  }
+  const Eigen::Index i = column;
+  point->angle = q(i + 2);
+  point->s_w = Rotate(point->angle, s);
+  point->p = q.segment<2>(i) + point->s_w;
+  if (v.size() == 0) {
+    point->angle_rate = 0.0;
+    point->p_dot.setZero();
+  } else {
+    point->angle_rate = v(i + 2);
+    point->p_dot = v.segment<2>(i) + point->angle_rate * Perp(point->s_w);
+  }
+}
+
 // The rows of all joints of a model, in joint order, then one row per driver; G, γ and ∂g/∂t are
 // analytic (derivations next to each row type below and in the header).
 // The two points of a joint at (q, v), kept from one row to the next: the rows of a joint are
 // consecutive in a row list (a revolute joint's x and y rows), and each point costs a sin/cos.
-// Within one Values/Jacobian/Gamma call (q and v fixed), so the values are those of Point.
+// Within one Values/Jacobian/Gamma call (q and v fixed), so the values are those of Point. With
+// them the frame angle of body a and the angular rates of both frames (θ_a, ω_a, ω_b: the
+// point's own angle and rate differ from the frame's at a node of a flexible body).
 struct JointPoints {
   int joint = -1;
   PlanarPointState a, b;
-  void At(const PlanarModel& model, int j, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
+  double theta_a = 0.0, omega_a = 0.0, omega_b = 0.0;
+  void At(const PlanarModel& model, const JointSides& sides, int j, const Eigen::VectorXd& q,
+          const Eigen::VectorXd& v) {
     if (j == joint) return;
     const PlanarJoint& pj = model.joints()[static_cast<std::size_t>(j)];
-    a = model.Point(pj.body_a, pj.node_a, pj.point_a, q, v);
-    b = model.Point(pj.body_b, pj.node_b, pj.point_b, q, v);
+    if (sides.frame_points) {
+      FramePointInPlace(sides.column_a, pj.point_a, q, v, &a);
+      FramePointInPlace(sides.column_b, pj.point_b, q, v, &b);
+      theta_a = a.angle;
+      omega_a = a.angle_rate;
+      omega_b = b.angle_rate;
+    } else {
+      a = model.Point(pj.body_a, pj.node_a, pj.point_a, q, v);
+      b = model.Point(pj.body_b, pj.node_b, pj.point_b, q, v);
+      const auto frame = [&](int column, const Eigen::VectorXd& x) {
+        return column < 0 || x.size() == 0 ? 0.0 : x(column + 2);
+      };
+      theta_a = frame(sides.column_a, q);
+      omega_a = frame(sides.column_a, v);
+      omega_b = frame(sides.column_b, v);
+    }
     joint = j;
   }
 };
@@ -155,6 +215,9 @@ class PlanarJointBlock : public ConstraintBlock {
     for (std::size_t j = 0; j < joints.size(); ++j) {
       const std::string& name = joints[j].name;
       const int index = static_cast<int>(j);
+      const auto column = [&](int body) { return body == kGround ? -1 : model_->Offset(body); };
+      sides_.push_back({column(joints[j].body_a), column(joints[j].body_b),
+                        joints[j].node_a < 0 && joints[j].node_b < 0});
       switch (joints[j].type) {
         case PlanarJointType::kRevolute:
           AddRow(index, JointRow::kRevoluteX, name + ".x");
@@ -205,10 +268,10 @@ class PlanarJointBlock : public ConstraintBlock {
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      points.At(*model_, row.joint, q, no_v);
+      points.At(*model_, SidesOf(row), row.joint, q, no_v);
       const PlanarPointState& pa = points.a;
       const PlanarPointState& pb = points.b;
-      const double theta_a = StateOf(*model_, joint.body_a, q).theta;  // frame angle (axes)
+      const double theta_a = points.theta_a;  // frame angle (axes)
       const Eigen::Vector2d d = pb.p - pa.p;
       double value = 0.0;
       switch (row.type) {
@@ -249,10 +312,10 @@ class PlanarJointBlock : public ConstraintBlock {
       const auto i = static_cast<Eigen::Index>(k);
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      points.At(*model_, row.joint, q, no_v);
+      points.At(*model_, SidesOf(row), row.joint, q, no_v);
       const PlanarPointState& pa = points.a;
       const PlanarPointState& pb = points.b;
-      const double theta_a = StateOf(*model_, joint.body_a, q).theta;
+      const double theta_a = points.theta_a;
       const int ca = pa.column;  // column of body a's x (−1 for the ground)
       const Eigen::Vector2d d = pb.p - pa.p;
       // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)[, −cᵀ ∂p_a/∂η]) on a and the opposite
@@ -303,15 +366,13 @@ class PlanarJointBlock : public ConstraintBlock {
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
       const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
-      const BodyState a = StateOf(*model_, joint.body_a, q, v);
-      const BodyState b = StateOf(*model_, joint.body_b, q, v);
-      points.At(*model_, row.joint, q, v);
+      points.At(*model_, SidesOf(row), row.joint, q, v);
       const PlanarPointState& pa = points.a;
       const PlanarPointState& pb = points.b;
       const Eigen::Vector2d d = pb.p - pa.p;
       const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
-      const double wa2 = a.omega * a.omega;
-      const double wb2 = b.omega * b.omega;
+      const double wa2 = points.omega_a * points.omega_a;
+      const double wb2 = points.omega_b * points.omega_b;
       // v̇-free part of d̈: p̈ = r̈ + ω̇ perp(s_w) − ω² s_w (+ the elastic terms of nodes).
       Eigen::Vector2d d_ddot_free = wa2 * pa.s_w - wb2 * pb.s_w;
       if (pa.elastic() || pb.elastic()) d_ddot_free += pb.a_elastic - pa.a_elastic;
@@ -328,9 +389,9 @@ class PlanarJointBlock : public ConstraintBlock {
         case JointRow::kNormal: {
           // g̈ = n̈·d + 2 ṅ·ḋ + n·d̈ with n̈ = −ω̇_a u_w − ω_a² n; the v̇-free part is
           // γ = −ω_a² n·d − 2 ω_a u_w·ḋ + n·(ω_a² s_wa − ω_b² s_wb).
-          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
+          const Eigen::Vector2d u_w = Rotate(points.theta_a, joint.axis_a);
           const Eigen::Vector2d n = Perp(u_w);
-          value = -wa2 * n.dot(d) - 2.0 * a.omega * u_w.dot(d_dot) + n.dot(d_ddot_free);
+          value = -wa2 * n.dot(d) - 2.0 * points.omega_a * u_w.dot(d_dot) + n.dot(d_ddot_free);
           break;
         }
         case JointRow::kDistance:
@@ -342,9 +403,9 @@ class PlanarJointBlock : public ConstraintBlock {
           break;
         case JointRow::kDriverDisplacement: {
           // g̈ = ü_w·d + 2 u̇_w·ḋ + u_w·d̈ − s̈ with u̇_w = ω_a n, ü_w = ω̇_a n − ω_a² u_w.
-          const Eigen::Vector2d u_w = Rotate(a.theta, joint.axis_a);
+          const Eigen::Vector2d u_w = Rotate(points.theta_a, joint.axis_a);
           const Eigen::Vector2d n = Perp(u_w);
-          value = -wa2 * u_w.dot(d) + 2.0 * a.omega * n.dot(d_dot) + u_w.dot(d_ddot_free) -
+          value = -wa2 * u_w.dot(d) + 2.0 * points.omega_a * n.dot(d_dot) + u_w.dot(d_ddot_free) -
                   row.driver->profile.Evaluate(t)(2);
           break;
         }
@@ -372,6 +433,9 @@ class PlanarJointBlock : public ConstraintBlock {
     JointRow type;
     const PlanarDriver* driver;  // driver rows: into model_->drivers() (the model is immutable)
   };
+  const JointSides& SidesOf(const Row& row) const {
+    return sides_[static_cast<std::size_t>(row.joint)];
+  }
 
   static double DriverRate(const PlanarJoint& joint) {
     return joint.type == PlanarJointType::kAngleDriver ? joint.rate : 0.0;
@@ -390,6 +454,7 @@ class PlanarJointBlock : public ConstraintBlock {
   std::shared_ptr<const PlanarModel> model_;
   std::vector<Row> rows_;
   std::vector<ConstraintRowInfo> infos_;
+  std::vector<JointSides> sides_;  // per joint
 };
 
 }  // namespace
