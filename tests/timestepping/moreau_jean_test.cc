@@ -376,6 +376,71 @@ TEST(MoreauJean, SleepingPileRestsWhereTheIntegratedPileRests) {
   }
 }
 
+// Sleeping (header, "Sleeping"): a neighbour wakes a sleeping island only when it approaches it.
+// A sphere S rests on the (frictionless) floor and falls asleep after sleep_time; a second sphere
+// A slides along the floor at 1 m/s, past S with a closest gap of 5 µm (its row enters I near
+// the closest point, within h v_e + τ₀ = 1e-5 m, but closes nothing), or into S with its line of
+// centres offset by r (it hits S at t ≈ 0.33 s). Passing, S sleeps through (no island woken, S
+// not integrated for the rest of the run, which the rule "a row of I to an awake body wakes"
+// of the fifteenth session did not allow); hitting, S wakes in the step of the contact. Either
+// way both spheres end where the fully integrated run puts them, within what creeping at
+// sleep_speed over the run would move them, sleep_speed · t_end (the bound of the test above):
+// the boundary row has P = 0 while S sleeps, as it has in the integrated run.
+TEST(MoreauJean, SleepingSphereWakesOnlyForANeighbourThatApproaches) {
+  const double h = 1e-3, t_end = 0.8, r = kR;  // 800 steps
+  for (const double offset : {2.0 * r + 5e-6, r}) {
+    const bool passes = offset > 2.0 * r;
+    const std::string yaml =
+        "scene: pass\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n"
+        "  - {name: s, mass: 1, inertia: 0.004, position: [0, 0, 0.1]}\n"
+        "  - {name: a, mass: 1, inertia: 0.004, position: [-0.5, " +
+        std::to_string(offset) +
+        ", 0.1], velocity: [1, 0, 0]}\n"
+        "shapes:\n"
+        "  - {name: floor, body: ground, type: plane, normal: [0, 0, 1], offset: 0}\n"
+        "  - {name: s_s, body: s, type: sphere, radius: 0.1}\n"
+        "  - {name: s_a, body: a, type: sphere, radius: 0.1}\n"
+        "simulation:\n  t_end: 1\n  restitution: 0.5\n  restitution_threshold: 0.01\n";
+    const Built b = Build(yaml);
+    Eigen::VectorXd q[2];
+    for (const bool sleeping : {false, true}) {
+      MoreauJeanOptions o = Options(b, h);
+      o.sleeping = sleeping;
+      MoreauJean mj(b.system, o);
+      mj.SetState(0.0, b.q0, b.v0);
+      int steps_with_pair = 0;  // steps whose I holds the pair's row (reported rows)
+      for (int k = 1; k <= 800; ++k) {
+        ASSERT_EQ(mj.AdvanceTo(k * h).status, events::RunStatus::kFinished) << offset;
+        for (int row : mj.active_rows()) {
+          if (b.system->constraint_info(row).name.find("floor") == std::string::npos) {
+            ++steps_with_pair;
+            break;
+          }
+        }
+      }
+      q[sleeping] = mj.q();
+      if (!sleeping) continue;
+      EXPECT_GT(steps_with_pair, 0) << offset;  // the rule is tested: the row entered I
+      EXPECT_EQ(mj.islands_slept(), 1) << offset;
+      if (passes) {
+        // Asleep from step 100 (the window) to the end: 700 body-steps.
+        EXPECT_EQ(mj.islands_woken(), 0);
+        EXPECT_EQ(mj.bodies_asleep(), 1);
+        EXPECT_GE(mj.sleeping_body_steps(), 690);
+      } else {
+        EXPECT_EQ(mj.islands_woken(), 1);
+        EXPECT_EQ(mj.bodies_asleep(), 0);
+        EXPECT_GT(mj.stats().events[static_cast<int>(events::EventKind::kImpact)], 0);
+      }
+    }
+    if (!passes) {
+      EXPECT_GT(q[0][0], 0.05);  // S was hit and moves on
+    }
+    EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), MoreauJeanOptions{}.sleep_speed * t_end)
+        << offset;
+  }
+}
+
 // A solid sphere (I = 2/5 m r²) launched along the floor without spin, μ > 0: it slides with
 // ẍ = −μ g and ω̇ = 5 μ g / (2 r) until its contact point sticks, at t_r = 2 v₀ / (7 μ g), and
 // then rolls at 5/7 v₀ (e.g. Goldstein-type textbook result; the sticking contact is the exact
