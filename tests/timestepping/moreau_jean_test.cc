@@ -441,6 +441,60 @@ TEST(MoreauJean, SleepingSphereWakesOnlyForANeighbourThatApproaches) {
   }
 }
 
+// A pile-sized check of the rest state with sleeping (header, "Sleeping"): a 4 × 4 layer of
+// spheres on the floor held by four walls at ±4r and a 3 × 3 layer in its hollows (25 spheres,
+// frictionless, released 1 mm (the lower layer) and 2 mm (the upper one) above their rest heights).
+// At rest the upper spheres touch the four below them: z = r (1 + √2) (closed form, as the pyramid
+// above). With sleeping on, the pile falls asleep (every body, most of the run) and ends where the
+// fully integrated run ends within sleep_speed · t_end (what creeping at sleep_speed over the run
+// would move a body, the bound of the tests above); both end within the pyramid test's h |U| + g h²
+// of the closed form, |U| ≤ √(2 g · 2 mm) here, so h · 0.2 m/s + g h².
+TEST(MoreauJean, SleepingLayeredPileRestsWhereTheIntegratedPileRests) {
+  const double h = 1e-3, t_end = 1.0, r = kR, lift = 1e-3;
+  std::string yaml = "scene: layers\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n";
+  std::string shapes =
+      "shapes:\n"
+      "  - {name: floor, body: ground, type: plane, normal: [0, 0, 1], offset: 0}\n"
+      "  - {name: wall_xm, body: ground, type: plane, normal: [1, 0, 0], offset: -0.4}\n"
+      "  - {name: wall_xp, body: ground, type: plane, normal: [-1, 0, 0], offset: -0.4}\n"
+      "  - {name: wall_ym, body: ground, type: plane, normal: [0, 1, 0], offset: -0.4}\n"
+      "  - {name: wall_yp, body: ground, type: plane, normal: [0, -1, 0], offset: -0.4}\n";
+  const double z_top = r * (1.0 + std::sqrt(2.0));
+  int count = 0;
+  const auto add = [&](double x, double y, double z) {
+    const std::string name = "b" + std::to_string(count++);
+    yaml += "  - {name: " + name + ", mass: 1, inertia: 0.004, position: [" + std::to_string(x) +
+            ", " + std::to_string(y) + ", " + std::to_string(z) + "]}\n";
+    shapes += "  - {name: s" + name + ", body: " + name + ", type: sphere, radius: 0.1}\n";
+  };
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) add(-0.3 + 0.2 * i, -0.3 + 0.2 * j, r + lift);
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) add(-0.2 + 0.2 * i, -0.2 + 0.2 * j, z_top + 2.0 * lift);
+  }
+  yaml += shapes + "simulation:\n  t_end: 1\n  restitution: 0.5\n  restitution_threshold: 0.01\n";
+  const Built b = Build(yaml);
+  Eigen::VectorXd q[2];
+  for (const bool sleeping : {false, true}) {
+    MoreauJeanOptions o = Options(b, h);
+    o.sleeping = sleeping;
+    MoreauJean mj(b.system, o);
+    mj.SetState(0.0, b.q0, b.v0);
+    ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished) << sleeping;
+    q[sleeping] = mj.q();
+    if (!sleeping) continue;
+    EXPECT_EQ(mj.bodies_asleep(), 25);
+    EXPECT_GT(mj.sleeping_body_steps(), 25 * 300);  // asleep for more than 0.3 s of the 1 s
+  }
+  const double closed_form = h * std::sqrt(2.0 * kG * 2.0 * lift) + kG * h * h;
+  for (int body = 16; body < 25; ++body) {
+    EXPECT_NEAR(q[0][7 * body + 2], z_top, closed_form) << body;
+    EXPECT_NEAR(q[1][7 * body + 2], z_top, closed_form) << body;
+  }
+  EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), MoreauJeanOptions{}.sleep_speed * t_end);
+}
+
 // A solid sphere (I = 2/5 m r²) launched along the floor without spin, μ > 0: it slides with
 // ẍ = −μ g and ω̇ = 5 μ g / (2 r) until its contact point sticks, at t_r = 2 v₀ / (7 μ g), and
 // then rolls at 5/7 v₀ (e.g. Goldstein-type textbook result; the sticking contact is the exact
