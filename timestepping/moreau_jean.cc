@@ -103,6 +103,16 @@ contact::ImpactResult AsImpactResult(const contact::FrictionalImpactResult& r, i
   return out;
 }
 
+// The union of three sorted, disjoint row lists a, b, c as one sorted list in *out; *scratch
+// holds a ∪ b in between (both are kept by the caller so that no step allocates).
+void MergeSortedRows(const std::vector<int>& a, const std::vector<int>& b,
+                     const std::vector<int>& c, std::vector<int>* scratch, std::vector<int>* out) {
+  scratch->clear();
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(*scratch));
+  out->clear();
+  std::merge(scratch->begin(), scratch->end(), c.begin(), c.end(), std::back_inserter(*out));
+}
+
 }  // namespace
 
 contact::ImpactResult FrictionalStepSolver::Solve(
@@ -719,12 +729,8 @@ void MoreauJean::WakeAndSplit(double t_pred, const VectorXd& q_pred, const Vecto
 
 void MoreauJean::RejoinRows(double t_pred, const VectorXd& q_pred) {
   if (sleep_rows_.empty() && watch_rows_.empty()) return;
-  boundary_.clear();
-  std::merge(active_.begin(), active_.end(), sleep_rows_.begin(), sleep_rows_.end(),
-             std::back_inserter(boundary_));
-  active_.clear();
-  std::merge(boundary_.begin(), boundary_.end(), watch_rows_.begin(), watch_rows_.end(),
-             std::back_inserter(active_));
+  report_rows_.swap(active_);
+  MergeSortedRows(report_rows_, sleep_rows_, watch_rows_, &boundary_, &active_);
   sleep_rows_.clear();
   watch_rows_.clear();
   system_->ConstraintValuesAndRates(t_pred, q_pred, v_, active_, &gaps_, &rates_);
@@ -956,12 +962,7 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     // The rows of the sleeping islands rejoin I with their frozen impulses, and the boundary
     // rows with P = 0 (reported).
     if (!sleep_rows_.empty() || !watch_rows_.empty()) {
-      boundary_.clear();
-      std::merge(sleep_rows_.begin(), sleep_rows_.end(), watch_rows_.begin(), watch_rows_.end(),
-                 std::back_inserter(boundary_));
-      report_rows_.clear();
-      std::merge(active_.begin(), active_.end(), boundary_.begin(), boundary_.end(),
-                 std::back_inserter(report_rows_));
+      MergeSortedRows(active_, sleep_rows_, watch_rows_, &boundary_, &report_rows_);
       report_impulses_.resize(static_cast<Eigen::Index>(report_rows_.size()));
       for (std::size_t k = 0, j = 0; k < report_rows_.size(); ++k) {
         const int r = report_rows_[k];
