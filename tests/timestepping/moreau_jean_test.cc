@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -313,6 +314,31 @@ TEST(MoreauJean, PyramidRestsWhereTheClosedFormAndTheEventLoopPutIt) {
   EXPECT_LE(mj.stats().max_position_violation, bound);
 }
 
+// Runs the scene of `b` to t_end with step h twice, the bodies all integrated (q[0]) and with
+// sleeping on (q[1]); `check_sleeping` inspects the second run at its end. The integrated run
+// must not report a sleeping island. False (with a failure recorded) if a run stops early.
+bool RunWithAndWithoutSleeping(
+    const Built& b, double h, double t_end, Eigen::VectorXd q[2],
+    const std::function<void(const MoreauJean&, const MoreauJeanOptions&)>& check_sleeping) {
+  for (const bool sleeping : {false, true}) {
+    MoreauJeanOptions o = Options(b, h);
+    o.sleeping = sleeping;
+    MoreauJean mj(b.system, o);
+    mj.SetState(0.0, b.q0, b.v0);
+    const events::RunStatus status = mj.AdvanceTo(t_end).status;
+    EXPECT_EQ(status, events::RunStatus::kFinished) << "sleeping " << sleeping;
+    if (status != events::RunStatus::kFinished) return false;
+    q[sleeping] = mj.q();
+    EXPECT_EQ(mj.sleeping_enabled(), sleeping);
+    if (sleeping) {
+      check_sleeping(mj, o);
+    } else {
+      EXPECT_EQ(mj.islands_slept(), 0);
+    }
+  }
+  return true;
+}
+
 // Sleeping (header, "Sleeping"). The pyramid above comes to rest, falls asleep as one island and
 // stays where the fully integrated run rests: a frozen body differs from the integrated one at most
 // by what creeping at sleep_speed for the rest of the run would move it, sleep_speed · t_end.
@@ -334,18 +360,7 @@ TEST(MoreauJean, SleepingPileRestsWhereTheIntegratedPileRests) {
     }
     const Built b = Build(yaml);
     Eigen::VectorXd q[2];
-    for (const bool sleeping : {false, true}) {
-      MoreauJeanOptions o = Options(b, h);
-      o.sleeping = sleeping;
-      MoreauJean mj(b.system, o);
-      mj.SetState(0.0, b.q0, b.v0);
-      ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished) << dropped;
-      q[sleeping] = mj.q();
-      EXPECT_EQ(mj.sleeping_enabled(), sleeping);
-      if (!sleeping) {
-        EXPECT_EQ(mj.islands_slept(), 0);
-        continue;
-      }
+    const auto check = [&](const MoreauJean& mj, const MoreauJeanOptions& o) {
       const int bodies = dropped ? 6 : 5;
       EXPECT_EQ(mj.bodies_asleep(), bodies) << dropped;
       EXPECT_GE(mj.islands_slept(), dropped ? 2 : 1) << dropped;
@@ -369,7 +384,8 @@ TEST(MoreauJean, SleepingPileRestsWhereTheIntegratedPileRests) {
       }
       EXPECT_NEAR(floor / h, bodies * kG, 1e-6 * bodies * kG) << dropped;
       EXPECT_LE(mj.stats().max_position_violation, o.tau0) << dropped;
-    }
+    };
+    ASSERT_TRUE(RunWithAndWithoutSleeping(b, h, t_end, q, check)) << dropped;
     // Measured 1.4e-14 m (the pyramid) and 1.8e-11 m (with the drop).
     const double bound = MoreauJeanOptions{}.sleep_speed * t_end;
     EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), bound) << dropped;
@@ -476,17 +492,10 @@ TEST(MoreauJean, SleepingLayeredPileRestsWhereTheIntegratedPileRests) {
   yaml += shapes + "simulation:\n  t_end: 1\n  restitution: 0.5\n  restitution_threshold: 0.01\n";
   const Built b = Build(yaml);
   Eigen::VectorXd q[2];
-  for (const bool sleeping : {false, true}) {
-    MoreauJeanOptions o = Options(b, h);
-    o.sleeping = sleeping;
-    MoreauJean mj(b.system, o);
-    mj.SetState(0.0, b.q0, b.v0);
-    ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished) << sleeping;
-    q[sleeping] = mj.q();
-    if (!sleeping) continue;
+  ASSERT_TRUE(RunWithAndWithoutSleeping(b, h, t_end, q, [](const MoreauJean& mj, const auto&) {
     EXPECT_EQ(mj.bodies_asleep(), 25);
     EXPECT_GT(mj.sleeping_body_steps(), 25 * 300);  // asleep for more than 0.3 s of the 1 s
-  }
+  }));
   const double closed_form = h * std::sqrt(2.0 * kG * 2.0 * lift) + kG * h * h;
   for (int body = 16; body < 25; ++body) {
     EXPECT_NEAR(q[0][7 * body + 2], z_top, closed_form) << body;
