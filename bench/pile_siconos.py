@@ -2,7 +2,8 @@
 """Saltus' and Siconos' Moreau–Jean time-stepping side by side on the generated sphere pile.
 
 Usage: pile_siconos.py [--saltus build/tools/saltus] [--n 100] [--seed 1] [--mu 0,0.5]
-                       [--h 1e-3] [--t-end 2] [--json FILE]
+                       [--h 1e-3] [--t-end 2] [--json FILE] [--engines saltus,siconos]
+                       [--progress SECONDS]
 
 For each μ the pile (`saltus generate sphere_pile --n N --seed S`, radius 0.05 m, mass 0.1 kg,
 e = 0.5, floor and four walls; `simulation.friction: μ` appended) runs to t_end with
@@ -122,7 +123,7 @@ class Neighbours:
         self.seconds += time.monotonic() - start
 
 
-def run_siconos(x0, v0, half_width, mu, h, t_end):
+def run_siconos(x0, v0, half_width, mu, h, t_end, progress=0.0):
     import siconos.kernel as sk
     import siconos.numerics as sn
     from siconos.mechanics.collision.bodies import (SphereNEDS, SphereNEDSPlanR,
@@ -160,6 +161,15 @@ def run_siconos(x0, v0, half_width, mu, h, t_end):
         simulation.nextStep()
         neighbours.update()
         steps += 1
+        if progress > 0 and steps % max(1, round(progress / h)) == 0:
+            # A line per `progress` simulated seconds, so that a run stopped by a time limit
+            # still tells how far it got and where its state was.
+            v = np.array([body.velocity()[:3] for body in spheres])
+            print(json.dumps({"engine": "siconos", "t": steps * h,
+                              "cpu": time.process_time() - cpu0,
+                              "wall": time.monotonic() - start,
+                              "max_speed": float(np.linalg.norm(v, axis=1).max())}),
+                  file=sys.stderr, flush=True)
     x = np.array([body.q()[:3] for body in spheres])
     v = np.array([body.velocity()[:3] for body in spheres])
     r = {"engine": "siconos", "status": "finished", "t": steps * h,
@@ -178,6 +188,10 @@ def main():
     p.add_argument("--h", type=float, default=1e-3)
     p.add_argument("--t-end", type=float, default=2.0)
     p.add_argument("--json")
+    p.add_argument("--engines", default="saltus,siconos",
+                   help="comma-separated subset of saltus,siconos (default both)")
+    p.add_argument("--progress", type=float, default=0.0,
+                   help="Siconos: print t, CPU and the largest speed every PROGRESS simulated s")
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="saltus_pile_siconos_") as work:
@@ -189,8 +203,13 @@ def main():
             scene = os.path.join(work, f"pile_mu{mu:g}.yaml")
             with open(base) as f, open(scene, "w") as g:
                 g.write(f.read() + f"  friction: {mu!r}\n")
-            for r in (run_saltus(args.saltus, scene, args.h, args.t_end, work),
-                      run_siconos(x0, v0, half_width, mu, args.h, args.t_end)):
+            engines = args.engines.split(",")
+            runs = ([lambda: run_saltus(args.saltus, scene, args.h, args.t_end, work)]
+                    if "saltus" in engines else []) + \
+                   ([lambda: run_siconos(x0, v0, half_width, mu, args.h, args.t_end,
+                                         args.progress)] if "siconos" in engines else [])
+            for run in runs:
+                r = run()
                 r.update({"n": args.n, "seed": args.seed, "mu": mu, "h": args.h})
                 rows.append(r)
                 print(json.dumps(r), file=sys.stderr, flush=True)

@@ -16,6 +16,11 @@ class DisjointSets {
   explicit DisjointSets(int n) : parent_(static_cast<std::size_t>(n)) {
     std::iota(parent_.begin(), parent_.end(), 0);
   }
+  // Back to n singletons, keeping the storage (no allocation when n does not grow).
+  void Reset(int n) {
+    parent_.resize(static_cast<std::size_t>(n));
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
   // The root of i's set.
   int Find(int i) {
     while (parent_[static_cast<std::size_t>(i)] != i) {

@@ -103,6 +103,16 @@ contact::ImpactResult AsImpactResult(const contact::FrictionalImpactResult& r, i
   return out;
 }
 
+// The union of three sorted, disjoint row lists a, b, c as one sorted list in *out; *scratch
+// holds a ∪ b in between (both are kept by the caller so that no step allocates).
+void MergeSortedRows(const std::vector<int>& a, const std::vector<int>& b,
+                     const std::vector<int>& c, std::vector<int>* scratch, std::vector<int>* out) {
+  scratch->clear();
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(*scratch));
+  out->clear();
+  std::merge(scratch->begin(), scratch->end(), c.begin(), c.end(), std::back_inserter(*out));
+}
+
 }  // namespace
 
 contact::ImpactResult FrictionalStepSolver::Solve(
@@ -172,11 +182,19 @@ contact::ImpactResult RollingFrictionStepSolver::Solve(
   contact::FrictionOptions fo;
   fo.tolerance = options.tolerance;
   fo.max_iterations = options.max_iterations;
-  const contact::FrictionalImpactResult r = contact::SolveRollingFrictionVelocityStep(
+  contact::FrictionalImpactResult r = contact::SolveRollingFrictionVelocityStep(
       system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
   int rows = 0;
   for (int n : unilateral_rows) {
     rows += 1 + static_cast<int>(system.TangentRows(n).size() + system.RollingRows(n).size());
+  }
+  // An answer above the tolerance but within accepted_residual (header) is used and counted.
+  if (!r.ok && r.residual <= accepted_residual_ && r.v_plus.size() == v.size() &&
+      r.v_plus.allFinite()) {
+    r.ok = true;
+    r.message.clear();
+    ++accepted_;
+    largest_accepted_ = std::max(largest_accepted_, r.residual);
   }
   return AsImpactResult(r, rows);
 }
@@ -232,7 +250,7 @@ MoreauJean::MoreauJean(std::shared_ptr<const engine::MechanicalSystem> system,
   friction_ = friction;
   project_ = o.project_contacts.value_or(!friction);
   if (!contact_solver_ && !resistance.empty()) {
-    contact_solver_ = std::make_shared<RollingFrictionStepSolver>();
+    contact_solver_ = std::make_shared<RollingFrictionStepSolver>(o.tau0 / o.h);
   }
   if (!contact_solver_) {
     contact_solver_ =
@@ -300,7 +318,10 @@ void MoreauJean::SetState(double t, const VectorXd& q, const VectorXd& v,
   asleep_.assign(bodies, 0);
   islands_.clear();
   sleep_rows_.clear();
+  watch_rows_.clear();
   frozen_impulse_.clear();
+  row_bodies_.assign(sleep_enabled_ ? static_cast<std::size_t>(sys.num_constraints()) : 0,
+                     {kUnread, kUnread});
   sleep_force_ = VectorXd::Zero(sleep_enabled_ ? sys.nv() : 0);
   t_ = t_base_ = next_output_ = t;
   steps_from_base_ = 0;
@@ -526,10 +547,18 @@ bool MoreauJean::ProjectContacts(double t, VectorXd* q) {
   const MoreauJeanOptions& o = options_;
   const VectorXd zero = VectorXd::Zero(sys.nv());
   std::vector<int> rows;
-  for (int pass = 0;; ++pass) {
+  const bool sleeping = sleep_enabled_ && !islands_.empty();
+  // Rows with no awake body (between sleeping bodies, or one and the ground) stay out.
+  const auto drop_sleeping_rows = [&](std::vector<int>* r) {
+    if (!sleeping) return;
+    ReadRowBodies(t, *q, *r);
+    std::erase_if(*r, [&](int row) { return !HasAwakeBody(row); });
+  };
+  for (int pass = 0;;) {
     // The deepest penetration d among the overlapping rows.
     sys.CandidateRows(*q, zero, 0.0, 0.0, &candidates_);
     std::erase_if(candidates_, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
+    drop_sleeping_rows(&candidates_);
     VectorXd g;
     sys.ConstraintValues(t, *q, candidates_, &g);
     const double deepest = g.size() > 0 ? std::max(-g.minCoeff(), 0.0) : 0.0;
@@ -539,7 +568,7 @@ bool MoreauJean::ProjectContacts(double t, VectorXd* q) {
     // Rows a correction of size ≤ 2 d can close join, with b = g: W λ + g ≥ 0 ⊥ λ ≥ 0.
     sys.CandidateRows(*q, zero, 0.0, 2.0 * deepest + o.tau0, &rows);
     std::erase_if(rows, [&](int r) { return !is_unilateral_[static_cast<std::size_t>(r)]; });
-    if (sleep_enabled_ && !islands_.empty()) KeepRowsOfAwakeBodies(t, *q, &rows);
+    drop_sleeping_rows(&rows);
     VectorXd g_t;
     sys.ConstraintValues(t, *q, rows, &g);
     sys.ConstraintTimeDerivative(t, *q, rows, &g_t);
@@ -551,22 +580,41 @@ bool MoreauJean::ProjectContacts(double t, VectorXd* q) {
     const contact::ImpactResult r =
         contact::SolveVelocityStep(sys, t, *q, zero, zero, {}, rows, e, o.lcp, s);
     if (!r.ok || !r.v_plus.allFinite()) return false;
+    // A boundary row that pushes (λ > 0) would move a sleeping body: its island wakes (header,
+    // "Sleeping") and the pass is made again with it awake (each such pass wakes an island).
+    bool woke = false;
+    for (std::size_t k = 0; sleeping && k < rows.size(); ++k) {
+      if (!(r.impulse_u[static_cast<Eigen::Index>(k)] > 0.0)) continue;
+      for (int c : BodiesOf(rows[k])) {
+        if (c >= 0 && asleep_[static_cast<std::size_t>(c)]) {
+          WakeIsland(island_of_[static_cast<std::size_t>(c)]);
+          woke = true;
+        }
+      }
+    }
+    if (woke) continue;
     VectorXd q_new;
     sys.IntegratePosition(*q, r.v_plus, 1.0, &q_new);  // q ⊕ M⁻¹ Gᵀ λ
     *q = std::move(q_new);
     ++contact_projections_;
+    ++pass;
   }
 }
 
-void MoreauJean::RowBodies(double t, const VectorXd& q, std::span<const int> rows,
-                           std::vector<std::array<int, 2>>* bodies) const {
-  engine::BlockSparseRows G;
-  bodies->assign(rows.size(), {-1, -1});
-  if (rows.empty() || !system_->BlockSparseMatrices(t, q, rows, nullptr, &G)) return;
-  for (std::size_t i = 0; i < rows.size() && static_cast<int>(i) < G.rows(); ++i) {
+void MoreauJean::ReadRowBodies(double t, const VectorXd& q, std::span<const int> rows) {
+  unread_.clear();
+  for (int r : rows) {
+    if (BodiesOf(r)[0] == kUnread) unread_.push_back(r);
+  }
+  if (unread_.empty()) return;
+  // A contact row's bodies are its pair's: the blocks of its Jacobian row, fixed for the run.
+  for (int r : unread_) row_bodies_[static_cast<std::size_t>(r)] = {-1, -1};
+  if (!system_->BlockSparseMatrices(t, q, unread_, nullptr, &row_blocks_)) return;
+  for (std::size_t i = 0; i < unread_.size() && static_cast<int>(i) < row_blocks_.rows(); ++i) {
+    std::array<int, 2>& bodies = row_bodies_[static_cast<std::size_t>(unread_[i])];
     int n = 0;
-    for (int k = G.row_start[i]; k < G.row_start[i + 1] && n < 2; ++k) {
-      (*bodies)[i][static_cast<std::size_t>(n++)] = G.block_col[static_cast<std::size_t>(k)];
+    for (int k = row_blocks_.row_start[i]; k < row_blocks_.row_start[i + 1] && n < 2; ++k) {
+      bodies[static_cast<std::size_t>(n++)] = row_blocks_.block_col[static_cast<std::size_t>(k)];
     }
   }
 }
@@ -576,46 +624,52 @@ void MoreauJean::WakeIsland(int island) {
   for (int c : islands_[static_cast<std::size_t>(island)]) {
     asleep_[static_cast<std::size_t>(c)] = 0;
     island_of_[static_cast<std::size_t>(c)] = -1;
+    calm_steps_[static_cast<std::size_t>(c)] = 0;  // calm again for a whole window to sleep
   }
   islands_[static_cast<std::size_t>(island)].clear();
   ++islands_woken_;
 }
 
-bool MoreauJean::HasAwakeBody(const std::array<int, 2>& bodies) const {
+bool MoreauJean::HasAwakeBody(int row) const {
+  const std::array<int, 2>& bodies = BodiesOf(row);
   return std::any_of(bodies.begin(), bodies.end(),
                      [&](int c) { return c >= 0 && !asleep_[static_cast<std::size_t>(c)]; });
 }
 
-void MoreauJean::WakeTouched(const std::vector<std::array<int, 2>>& row_bodies) {
-  for (bool again = true; again;) {  // until no row links an awake and a sleeping body
-    again = false;
-    for (const std::array<int, 2>& bodies : row_bodies) {
-      if (!HasAwakeBody(bodies)) continue;
-      for (int c : bodies) {
-        if (c >= 0 && asleep_[static_cast<std::size_t>(c)]) {
-          WakeIsland(island_of_[static_cast<std::size_t>(c)]);
-          again = true;
-        }
+bool MoreauJean::HasSleepingBody(int row) const {
+  const std::array<int, 2>& bodies = BodiesOf(row);
+  return std::any_of(bodies.begin(), bodies.end(),
+                     [&](int c) { return c >= 0 && asleep_[static_cast<std::size_t>(c)]; });
+}
+
+bool MoreauJean::WakeOnBrokenBoundaryRows(double t_pred, const VectorXd& q_pred, const VectorXd& w,
+                                          double h, std::span<const int> rows) {
+  if (rows.empty()) return false;
+  const engine::MechanicalSystem& sys = *system_;
+  const double th = options_.theta * h;
+  // End gap g(q̃) + θ h U at the awake side's velocities w (the sleeping side's are 0), against
+  // the floor min(g(q_k), 0) − τ₀ of the gap law (header, "Sleeping").
+  sys.ConstraintValuesAndRates(t_pred, q_pred, w, rows, &g_w_, &u_w_);
+  sys.ConstraintValues(t_, q_, rows, &g_k_);
+  bool woke = false;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const auto i = static_cast<Eigen::Index>(k);
+    if (g_w_[i] + th * u_w_[i] >= std::min(g_k_[i], 0.0) - options_.tau0) continue;
+    for (int c : BodiesOf(rows[k])) {
+      if (c >= 0 && asleep_[static_cast<std::size_t>(c)]) {
+        WakeIsland(island_of_[static_cast<std::size_t>(c)]);
+        woke = true;
       }
     }
   }
+  return woke;
 }
 
-void MoreauJean::KeepRowsOfAwakeBodies(double t, const VectorXd& q, std::vector<int>* rows) {
-  std::vector<std::array<int, 2>> bodies;
-  RowBodies(t, q, *rows, &bodies);
-  WakeTouched(bodies);
-  std::size_t kept = 0;
-  for (std::size_t k = 0; k < rows->size(); ++k) {
-    if (HasAwakeBody(bodies[k])) (*rows)[kept++] = (*rows)[k];
-  }
-  rows->resize(kept);
-}
-
-bool MoreauJean::WakeAndSplit(double t, const VectorXd& q, const VectorXd& F) {
+void MoreauJean::WakeAndSplit(double t_pred, const VectorXd& q_pred, const VectorXd& F, double h) {
   sleep_rows_.clear();
-  if (std::find(asleep_.begin(), asleep_.end(), char{1}) == asleep_.end()) return false;
-  const long woken = islands_woken_;
+  watch_rows_.clear();
+  if (std::find(asleep_.begin(), asleep_.end(), char{1}) == asleep_.end()) return;
+  const engine::MechanicalSystem& sys = *system_;
   const Eigen::Index b = block_;
   for (std::size_t c = 0; c < asleep_.size(); ++c) {
     if (!asleep_[c]) continue;
@@ -626,32 +680,67 @@ bool MoreauJean::WakeAndSplit(double t, const VectorXd& q, const VectorXd& F) {
       WakeIsland(island_of_[c]);
     }
   }
-  RowBodies(t, q, active_, &row_bodies_);
-  WakeTouched(row_bodies_);
-  // The rows of I with no awake body stay out of the problem.
+  ReadRowBodies(t_pred, q_pred, active_);
+  // Boundary rows that the free motion of their awake side breaks wake their islands; the woken
+  // bodies' own boundary rows are checked in the next pass.
+  bool have_mass = false;
+  for (bool woke = true; woke;) {
+    boundary_.clear();
+    for (int r : active_) {
+      if (HasAwakeBody(r) && HasSleepingBody(r)) boundary_.push_back(r);
+    }
+    if (boundary_.empty()) break;
+    if (!have_mass) {
+      have_mass = sys.BlockSparseMatrices(t_pred, q_pred, {}, &mass_blocks_, nullptr);
+      w_.setZero(sys.nv());
+    }
+    if (!have_mass) break;  // not reached: sleeping needs the mass blocks (SetState)
+    for (int r : boundary_) {
+      for (int c : BodiesOf(r)) {
+        if (c < 0 || asleep_[static_cast<std::size_t>(c)]) continue;
+        const Eigen::Index i = static_cast<Eigen::Index>(c) * b;
+        w_.segment(i, b) = v_.segment(i, b) +
+                           mass_blocks_.blocks.middleCols(i, b).ldlt().solve(h * F.segment(i, b));
+      }
+    }
+    woke = WakeOnBrokenBoundaryRows(t_pred, q_pred, w_, h, boundary_);
+  }
+  // The rows with no awake body and the boundary rows stay out of the problem.
   std::size_t kept = 0;
   for (std::size_t k = 0; k < active_.size(); ++k) {
-    if (!HasAwakeBody(row_bodies_[k])) {
-      sleep_rows_.push_back(active_[k]);
+    const int r = active_[k];
+    if (!HasAwakeBody(r)) {
+      sleep_rows_.push_back(r);
       continue;
     }
-    active_[kept] = active_[k];
-    row_bodies_[kept] = row_bodies_[k];
+    if (HasSleepingBody(r)) {
+      watch_rows_.push_back(r);
+      continue;
+    }
+    active_[kept] = r;
     gaps_[static_cast<Eigen::Index>(kept)] = gaps_[static_cast<Eigen::Index>(k)];
     rates_[static_cast<Eigen::Index>(kept)] = rates_[static_cast<Eigen::Index>(k)];
     ++kept;
   }
   active_.resize(kept);
-  row_bodies_.resize(kept);
   gaps_.conservativeResize(static_cast<Eigen::Index>(kept));
   rates_.conservativeResize(static_cast<Eigen::Index>(kept));
-  return islands_woken_ > woken;
+}
+
+void MoreauJean::RejoinRows(double t_pred, const VectorXd& q_pred) {
+  if (sleep_rows_.empty() && watch_rows_.empty()) return;
+  report_rows_.swap(active_);
+  MergeSortedRows(report_rows_, sleep_rows_, watch_rows_, &boundary_, &active_);
+  sleep_rows_.clear();
+  watch_rows_.clear();
+  system_->ConstraintValuesAndRates(t_pred, q_pred, v_, active_, &gaps_, &rates_);
 }
 
 void MoreauJean::UpdateSleeping(const VectorXd& F) {
   const Eigen::Index b = block_;
   const std::size_t nb = asleep_.size();
   const long window = std::max(1L, std::lround(std::ceil(options_.sleep_time / options_.h - 1e-9)));
+  bool any_ready = false;
   for (std::size_t c = 0; c < nb; ++c) {
     if (asleep_[c]) {
       ++sleeping_body_steps_;
@@ -660,43 +749,63 @@ void MoreauJean::UpdateSleeping(const VectorXd& F) {
     const bool calm = v_.segment(static_cast<Eigen::Index>(c) * b, b).lpNorm<Eigen::Infinity>() <=
                       options_.sleep_speed;
     calm_steps_[c] = calm ? calm_steps_[c] + 1 : 0;
+    any_ready = any_ready || calm_steps_[c] >= window;
   }
-  // Islands of the awake bodies: union–find over the rows of I (the ground is no vertex).
-  engine::DisjointSets sets(static_cast<int>(nb));
-  RowBodies(t_, q_, active_, &row_bodies_);
-  for (const auto& [a, c] : row_bodies_) {
-    if (a >= 0 && c >= 0) sets.Unite(a, c);
+  if (!any_ready) return;  // no awake body has been calm for the window
+  // Islands: the awake bodies calm for the window, linked by the rows of I between two of them
+  // (union–find; the ground is no vertex). A restless body is an island of its own, restless.
+  const auto ready = [&](int c) {
+    return c >= 0 && !asleep_[static_cast<std::size_t>(c)] &&
+           calm_steps_[static_cast<std::size_t>(c)] >= window;
+  };
+  const auto restless_body = [&](int c) {
+    return c >= 0 && !asleep_[static_cast<std::size_t>(c)] && !ready(c);
+  };
+  ReadRowBodies(t_, q_, active_);
+  sets_.Reset(static_cast<int>(nb));
+  for (int r : active_) {
+    const auto& [a, c] = BodiesOf(r);
+    if (ready(a) && ready(c)) sets_.Unite(a, c);
   }
-  // An island sleeps when none of its bodies was restless within the window.
-  std::vector<char> restless(nb, 0);
+  restless_.assign(nb, 0);
   for (std::size_t c = 0; c < nb; ++c) {
-    if (!asleep_[c] && calm_steps_[c] < window) {
-      restless[static_cast<std::size_t>(sets.Find(static_cast<int>(c)))] = 1;
-    }
+    if (restless_body(static_cast<int>(c))) restless_[c] = 1;
   }
-  std::vector<int> island_of_root(nb, -1);
+  // A calm island stays awake when a row of I with P > 0 links it to a restless body (that body
+  // loads it); a row with P = 0 does not (header, "Sleeping": it becomes a boundary row).
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    if (!(impulses_[static_cast<Eigen::Index>(k)] > 0.0)) continue;
+    const auto& [a, c] = BodiesOf(active_[k]);
+    if (ready(a) && restless_body(c)) restless_[static_cast<std::size_t>(sets_.Find(a))] = 1;
+    if (ready(c) && restless_body(a)) restless_[static_cast<std::size_t>(sets_.Find(c))] = 1;
+  }
+  island_of_root_.assign(nb, -1);
+  bool slept = false;
   for (std::size_t c = 0; c < nb; ++c) {
     if (asleep_[c]) continue;
-    const auto root = static_cast<std::size_t>(sets.Find(static_cast<int>(c)));
-    if (restless[root]) continue;
-    if (island_of_root[root] < 0) {
-      island_of_root[root] = static_cast<int>(islands_.size());
-      islands_.emplace_back();
+    const auto root = static_cast<std::size_t>(sets_.Find(static_cast<int>(c)));
+    if (restless_[root]) continue;
+    if (island_of_root_[root] < 0) {
+      // A woken island's slot is reused (islands_ grows only with the islands asleep at once).
+      const auto free = std::find_if(islands_.begin(), islands_.end(),
+                                     [](const std::vector<int>& i) { return i.empty(); });
+      island_of_root_[root] = static_cast<int>(free - islands_.begin());
+      if (free == islands_.end()) islands_.emplace_back();
       ++islands_slept_;
     }
-    const int island = island_of_root[root];
+    const int island = island_of_root_[root];
     islands_[static_cast<std::size_t>(island)].push_back(static_cast<int>(c));
     asleep_[c] = 1;
     island_of_[c] = island;
+    slept = true;
     const Eigen::Index i = static_cast<Eigen::Index>(c) * b;
     v_.segment(i, b).setZero();
     sleep_force_.segment(i, b) = F.segment(i, b);
   }
+  if (!slept) return;
   // The rows of the new islands keep their last impulses (reported while they sleep).
   for (std::size_t k = 0; k < active_.size(); ++k) {
-    const auto& [a, c] = row_bodies_[k];
-    if ((a >= 0 && asleep_[static_cast<std::size_t>(a)]) ||
-        (c >= 0 && asleep_[static_cast<std::size_t>(c)])) {
+    if (HasSleepingBody(active_[k])) {
       frozen_impulse_[active_[k]] = impulses_[static_cast<Eigen::Index>(k)];
     }
   }
@@ -730,7 +839,7 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
   if (sleep_enabled_) F = f / h;
   const auto freeze = [&]() {
     if (!sleep_enabled_ || islands_.empty()) return;
-    WakeAndSplit(t_pred, q_pred, F);
+    WakeAndSplit(t_pred, q_pred, F, h);
     f = h * F;
     for (std::size_t c = 0; c < asleep_.size(); ++c) {
       if (asleep_[c]) f.segment(static_cast<Eigen::Index>(c) * block_, block_).setZero();
@@ -739,10 +848,18 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
   freeze();
   contact::ImpactResult step;
   VectorXd q_next;
-  for (int round = 0;; ++round) {
+  for (int round = 0;;) {
     if (!SolveContacts(t_pred, q_pred, f, h, &step, result)) return false;
     sys.IntegratePosition(q_pred, step.v_plus, o.theta * h, &q_next);
-    if (!speculative || round == kMaxSpeculativeRounds || !q_next.allFinite()) break;
+    if (!q_next.allFinite()) break;
+    // A boundary row whose law the answer breaks wakes its island, and the step is solved
+    // again (header, "Sleeping"; each time an island wakes, so this ends).
+    if (WakeOnBrokenBoundaryRows(t_pred, q_pred, step.v_plus, h, watch_rows_)) {
+      RejoinRows(t_pred, q_pred);
+      freeze();
+      continue;
+    }
+    if (!speculative || round == kMaxSpeculativeRounds) break;
     // Rows outside I that the step's impulses drove below −τ₀ (header, "Speculative contacts"):
     // into I with their gaps at q̃, and the step once more.
     sys.CandidateRows(q_next, VectorXd::Zero(sys.nv()), 0.0, 0.0, &candidates_);
@@ -750,7 +867,8 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
     for (int r : candidates_) {
       if (is_unilateral_[static_cast<std::size_t>(r)] &&
           !std::binary_search(active_.begin(), active_.end(), r) &&
-          !std::binary_search(sleep_rows_.begin(), sleep_rows_.end(), r)) {
+          !std::binary_search(sleep_rows_.begin(), sleep_rows_.end(), r) &&
+          !std::binary_search(watch_rows_.begin(), watch_rows_.end(), r)) {
         missed.push_back(r);
       }
     }
@@ -762,14 +880,14 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
       if (g_end[static_cast<Eigen::Index>(k)] < -o.tau0) add.push_back(missed[k]);
     }
     if (add.empty()) break;
+    ++round;
     ++speculative_rounds_;
+    RejoinRows(t_pred, q_pred);
     std::vector<int> merged;
     std::merge(active_.begin(), active_.end(), add.begin(), add.end(), std::back_inserter(merged));
-    active_.clear();
-    std::merge(merged.begin(), merged.end(), sleep_rows_.begin(), sleep_rows_.end(),
-               std::back_inserter(active_));
+    active_ = std::move(merged);
     sys.ConstraintValuesAndRates(t_pred, q_pred, v_, active_, &gaps_, &rates_);
-    freeze();  // a sleeping body that an added row touches wakes with its island
+    freeze();  // a sleeping body that an added row touches is checked as a boundary row
   }
 
   const Clock::time_point projection_start = Clock::now();
@@ -841,22 +959,25 @@ bool MoreauJean::Step(double t_next, events::RunResult* result) {
   }
   if (sleep_enabled_) {
     UpdateSleeping(F);
-    // The rows of the sleeping islands rejoin I with their frozen impulses (reported).
-    if (!sleep_rows_.empty()) {
-      std::vector<int> rows;
-      std::merge(active_.begin(), active_.end(), sleep_rows_.begin(), sleep_rows_.end(),
-                 std::back_inserter(rows));
-      VectorXd p(static_cast<Eigen::Index>(rows.size()));
-      for (std::size_t k = 0, j = 0; k < rows.size(); ++k) {
-        if (j < active_.size() && active_[j] == rows[k]) {
-          p[static_cast<Eigen::Index>(k)] = impulses_[static_cast<Eigen::Index>(j++)];
+    // The rows of the sleeping islands rejoin I with their frozen impulses, and the boundary
+    // rows with P = 0 (reported).
+    if (!sleep_rows_.empty() || !watch_rows_.empty()) {
+      MergeSortedRows(active_, sleep_rows_, watch_rows_, &boundary_, &report_rows_);
+      report_impulses_.resize(static_cast<Eigen::Index>(report_rows_.size()));
+      for (std::size_t k = 0, j = 0; k < report_rows_.size(); ++k) {
+        const int r = report_rows_[k];
+        double& p = report_impulses_[static_cast<Eigen::Index>(k)];
+        if (j < active_.size() && active_[j] == r) {
+          p = impulses_[static_cast<Eigen::Index>(j++)];
+        } else if (std::binary_search(watch_rows_.begin(), watch_rows_.end(), r)) {
+          p = 0.0;  // a boundary row: P = 0 in this step
         } else {
-          const auto it = frozen_impulse_.find(rows[k]);
-          p[static_cast<Eigen::Index>(k)] = it != frozen_impulse_.end() ? it->second : 0.0;
+          const auto it = frozen_impulse_.find(r);
+          p = it != frozen_impulse_.end() ? it->second : 0.0;
         }
       }
-      active_ = std::move(rows);
-      impulses_ = std::move(p);
+      active_.swap(report_rows_);
+      impulses_.swap(report_impulses_);
     }
   }
   for (events::Observer* obs : observers_) obs->OnStep(t_, q_, v_);

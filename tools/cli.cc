@@ -46,7 +46,7 @@ constexpr std::string_view kUsage =
     "usage:\n"
     "  saltus run SCENE [options]        simulate a scene and write its results\n"
     "  saltus compare [options]          compare integrators over scene sets (docs/compare.md)\n"
-    "  saltus generate NAME --n N [--seed S] [--out FILE]\n"
+    "  saltus generate NAME --n N [--seed S] [--friction MU] [--out FILE]\n"
     "                                    write a generated scene\n"
     "  saltus list                       list the integrators and their formulations\n"
     "  saltus help [COMMAND]             show this help, or a command's\n"
@@ -96,7 +96,8 @@ constexpr std::string_view kRunHelp =
     "            (files written as for 3)\n";
 
 constexpr std::string_view kGenerateHelp =
-    "usage: saltus generate NAME --n N [--seed S] [--out FILE]\n"
+    "usage: saltus generate NAME --n N [--seed S] [--friction MU] [--rolling-friction L]\n"
+    "                       [--out FILE]\n"
     "\n"
     "Writes a generated scene (YAML) on stdout or in FILE (tools/generators.h):\n"
     "  n_chain         Haug's chain of N spinning bars on spherical joints (N <= 100000)\n"
@@ -106,6 +107,9 @@ constexpr std::string_view kGenerateHelp =
     "options:\n"
     "  --n N        number of bodies (>= 1)\n"
     "  --seed S     seed of the random initial state (>= 0, default 1)\n"
+    "  --friction MU          sphere_pile: Coulomb friction on every pair (>= 0; default none)\n"
+    "  --rolling-friction L   sphere_pile: rolling resistance length in m (>= 0; needs\n"
+    "                         --friction > 0 and --integrator moreau_jean --step H to run)\n"
     "  --out FILE   write the scene to FILE instead of stdout\n"
     "  --help       show this help\n";
 
@@ -328,11 +332,22 @@ void RefuseResistanceWithoutItsScheme(const Scene& scene) {
   }
 }
 
-// `saltus generate NAME --n N [--seed S] [--out FILE]` (tools/generators.h): the scene YAML on
+// `saltus generate NAME --n N [--seed S] [--friction MU] [--rolling-friction L] [--out FILE]`
+// (tools/generators.h): the scene YAML on
 // `out`, or in FILE.
 int Generate(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   std::optional<std::string> name, out_file;
   std::optional<long long> n, seed;
+  PileContactLaw law;
+  const auto number = [](const std::string& flag, const std::string& text) {
+    double value = 0.0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+        !std::isfinite(value) || value < 0.0) {
+      throw UsageError(flag + ": expected a finite number >= 0, got '" + text + "'");
+    }
+    return value;
+  };
   const auto integer = [](const std::string& flag, const std::string& text, long long low) {
     long long value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -344,19 +359,25 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--n" || arg == "--seed" || arg == "--out") {
+    if (arg == "--n" || arg == "--seed" || arg == "--out" || arg == "--friction" ||
+        arg == "--rolling-friction") {
       if (i + 1 >= args.size()) throw UsageError(arg + ": missing value");
       const std::string& value = args[++i];
       if (arg == "--n") {
         n = integer(arg, value, 1);
       } else if (arg == "--seed") {
         seed = integer(arg, value, 0);
+      } else if (arg == "--friction") {
+        law.friction = number(arg, value);
+      } else if (arg == "--rolling-friction") {
+        law.rolling_friction = number(arg, value);
       } else {
         if (value.empty()) throw UsageError("--out: empty file name");
         out_file = value;
       }
     } else if (!arg.empty() && arg[0] == '-') {
-      throw UsageError("unknown option '" + arg + "' (generate options: --n, --seed, --out)");
+      throw UsageError("unknown option '" + arg +
+                       "' (generate options: --n, --seed, --friction, --rolling-friction, --out)");
     } else if (name) {
       throw UsageError("generate: unexpected argument '" + arg + "' (one generator)");
     } else {
@@ -375,7 +396,7 @@ int Generate(std::span<const std::string> args, std::ostream& out, std::ostream&
   try {
     std::optional<std::uint64_t> seed_value;
     if (seed) seed_value = static_cast<std::uint64_t>(*seed);
-    text = GenerateScene(*name, static_cast<int>(*n), seed_value);
+    text = GenerateScene(*name, static_cast<int>(*n), seed_value, law);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

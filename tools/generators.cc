@@ -39,10 +39,15 @@ const std::vector<std::string>& GeneratorNames() {
   return kNames;
 }
 
-std::string GenerateScene(const std::string& name, int n, std::optional<std::uint64_t> seed) {
+std::string GenerateScene(const std::string& name, int n, std::optional<std::uint64_t> seed,
+                          const PileContactLaw& law) {
+  if (name == "sphere_pile") return SpherePileYaml(n, 2.0, seed, law);  // generators_contact.h
+  if ((name == "n_chain" || name == "excited_chain") && (law.friction || law.rolling_friction)) {
+    throw std::invalid_argument("generator '" + name +
+                                "': --friction and --rolling-friction apply to sphere_pile only");
+  }
   if (name == "n_chain") return NChainScene(n, seed.value_or(1));
   if (name == "excited_chain") return ExcitedChainScene(n);
-  if (name == "sphere_pile") return SpherePileYaml(n, 2.0, seed);  // tools/generators_contact.h
   std::string known;
   for (const std::string& g : GeneratorNames()) known += (known.empty() ? "" : ", ") + g;
   throw std::invalid_argument("unknown generator '" + name + "' (known: " + known + ")");

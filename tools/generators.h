@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/generators_contact.h"
+
 namespace saltus::tools {
 
 // The names GenerateScene accepts, in order.
@@ -44,9 +46,12 @@ const std::vector<std::string>& GeneratorNames();
 // Scene YAML of generator `name` with size n (N ≥ 1 and N ≤ kMaxGeneratedBodies) and random seed
 // (n_chain: default 1; sphere_pile: jittered positions and velocities, none without a seed,
 // tools/generators_contact.h; excited_chain ignores it). The text starts with a comment saying
-// how it was generated. Throws std::invalid_argument naming the generator or the bad size.
+// how it was generated. `law`: sphere_pile's friction and rolling resistance
+// (tools/generators_contact.h, PileContactLaw). Throws std::invalid_argument naming the generator,
+// the bad size or value, or a contact law given to another generator than sphere_pile.
 std::string GenerateScene(const std::string& name, int n,
-                          std::optional<std::uint64_t> seed = std::nullopt);
+                          std::optional<std::uint64_t> seed = std::nullopt,
+                          const PileContactLaw& law = {});
 
 constexpr int kMaxGeneratedBodies = 100000;
 

@@ -58,9 +58,23 @@ SpherePileLayout PileLayout(int n);
 // Largest initial velocity component of a seeded pile (m/s).
 constexpr double kSeedVelocity = 0.5;
 
-// Throws std::invalid_argument for n outside [1, kMaxPileSpheres]. `t_end` (s, > 0) is the
+// Contact laws of a generated pile beyond the frictionless default (`saltus generate sphere_pile
+// --friction MU --rolling-friction L`): the simulation-wide keys `friction: μ` (Coulomb, every
+// pair) and `rolling_friction: μ_R` (a length in m, docs/friction.md "Rolling and spinning
+// resistance": |rolling torque| ≤ μ_R λ_N; every pair has a sphere, so every pair gets it),
+// written into the scene's `simulation:` section when set. Rolling resistance needs μ > 0 and
+// the Moreau–Jean integrator (the scene's dopri5 refuses it at the key's line: run with
+// `--integrator moreau_jean --step H`).
+struct PileContactLaw {
+  std::optional<double> friction;          // μ ≥ 0, finite
+  std::optional<double> rolling_friction;  // μ_R ≥ 0 (m), finite; needs friction > 0
+};
+
+// Throws std::invalid_argument for n outside [1, kMaxPileSpheres], or a contact law value that is
+// negative or not finite, or rolling_friction without friction > 0. `t_end` (s, > 0) is the
 // simulated time; `seed` jitters positions and velocities (see "Seeded piles").
 std::string SpherePileYaml(int n, double t_end = 2.0,
-                           std::optional<std::uint64_t> seed = std::nullopt);
+                           std::optional<std::uint64_t> seed = std::nullopt,
+                           const PileContactLaw& law = {});
 
 }  // namespace saltus::tools

@@ -62,7 +62,14 @@ void WriteTopology(const engine::TopologyReport& t, const engine::SpatialModel& 
 // The components of the block-sparse frictional steps per stage of their solver chain
 // (contact/sparse_friction_step.h); "accepted" counts the answers used with a residual between
 // the tolerance and τ₀/h (a warning: timestepping/moreau_jean.h, FrictionalStepSolver).
+// The rolling friction step: the answers used with a residual between the tolerance and τ₀/h
+// (timestepping/moreau_jean.h, RollingFrictionStepSolver).
 void WriteFrictionStages(const timestepping::StepContactSolver& solver, JsonWriter* w) {
+  if (const auto* rolling = dynamic_cast<const timestepping::RollingFrictionStepSolver*>(&solver)) {
+    w->Key("rolling_accepted").Integer(rolling->accepted());
+    w->Key("largest_accepted_residual").Number(rolling->largest_accepted_residual());
+    return;
+  }
   const auto* frictional = dynamic_cast<const timestepping::FrictionalStepSolver*>(&solver);
   if (frictional == nullptr) return;
   const contact::SparseFrictionStats& s = frictional->stats();

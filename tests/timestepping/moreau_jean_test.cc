@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -313,6 +314,31 @@ TEST(MoreauJean, PyramidRestsWhereTheClosedFormAndTheEventLoopPutIt) {
   EXPECT_LE(mj.stats().max_position_violation, bound);
 }
 
+// Runs the scene of `b` to t_end with step h twice, the bodies all integrated (q[0]) and with
+// sleeping on (q[1]); `check_sleeping` inspects the second run at its end. The integrated run
+// must not report a sleeping island. False (with a failure recorded) if a run stops early.
+bool RunWithAndWithoutSleeping(
+    const Built& b, double h, double t_end, Eigen::VectorXd q[2],
+    const std::function<void(const MoreauJean&, const MoreauJeanOptions&)>& check_sleeping) {
+  for (const bool sleeping : {false, true}) {
+    MoreauJeanOptions o = Options(b, h);
+    o.sleeping = sleeping;
+    MoreauJean mj(b.system, o);
+    mj.SetState(0.0, b.q0, b.v0);
+    const events::RunStatus status = mj.AdvanceTo(t_end).status;
+    EXPECT_EQ(status, events::RunStatus::kFinished) << "sleeping " << sleeping;
+    if (status != events::RunStatus::kFinished) return false;
+    q[sleeping] = mj.q();
+    EXPECT_EQ(mj.sleeping_enabled(), sleeping);
+    if (sleeping) {
+      check_sleeping(mj, o);
+    } else {
+      EXPECT_EQ(mj.islands_slept(), 0);
+    }
+  }
+  return true;
+}
+
 // Sleeping (header, "Sleeping"). The pyramid above comes to rest, falls asleep as one island and
 // stays where the fully integrated run rests: a frozen body differs from the integrated one at most
 // by what creeping at sleep_speed for the rest of the run would move it, sleep_speed · t_end.
@@ -334,18 +360,7 @@ TEST(MoreauJean, SleepingPileRestsWhereTheIntegratedPileRests) {
     }
     const Built b = Build(yaml);
     Eigen::VectorXd q[2];
-    for (const bool sleeping : {false, true}) {
-      MoreauJeanOptions o = Options(b, h);
-      o.sleeping = sleeping;
-      MoreauJean mj(b.system, o);
-      mj.SetState(0.0, b.q0, b.v0);
-      ASSERT_EQ(mj.AdvanceTo(t_end).status, events::RunStatus::kFinished) << dropped;
-      q[sleeping] = mj.q();
-      EXPECT_EQ(mj.sleeping_enabled(), sleeping);
-      if (!sleeping) {
-        EXPECT_EQ(mj.islands_slept(), 0);
-        continue;
-      }
+    const auto check = [&](const MoreauJean& mj, const MoreauJeanOptions& o) {
       const int bodies = dropped ? 6 : 5;
       EXPECT_EQ(mj.bodies_asleep(), bodies) << dropped;
       EXPECT_GE(mj.islands_slept(), dropped ? 2 : 1) << dropped;
@@ -369,11 +384,124 @@ TEST(MoreauJean, SleepingPileRestsWhereTheIntegratedPileRests) {
       }
       EXPECT_NEAR(floor / h, bodies * kG, 1e-6 * bodies * kG) << dropped;
       EXPECT_LE(mj.stats().max_position_violation, o.tau0) << dropped;
-    }
+    };
+    ASSERT_TRUE(RunWithAndWithoutSleeping(b, h, t_end, q, check)) << dropped;
     // Measured 1.4e-14 m (the pyramid) and 1.8e-11 m (with the drop).
     const double bound = MoreauJeanOptions{}.sleep_speed * t_end;
     EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), bound) << dropped;
   }
+}
+
+// Sleeping (header, "Sleeping"): a neighbour wakes a sleeping island only when it approaches it.
+// A sphere S rests on the (frictionless) floor and falls asleep after sleep_time; a second sphere
+// A slides along the floor at 1 m/s, past S with a closest gap of 5 µm (its row enters I near
+// the closest point, within h v_e + τ₀ = 1e-5 m, but closes nothing), or into S with its line of
+// centres offset by r (it hits S at t ≈ 0.33 s). Passing, S sleeps through (no island woken, S
+// not integrated for the rest of the run, which the rule "a row of I to an awake body wakes"
+// of the fifteenth session did not allow); hitting, S wakes in the step of the contact. Either
+// way both spheres end where the fully integrated run puts them, within what creeping at
+// sleep_speed over the run would move them, sleep_speed · t_end (the bound of the test above):
+// the boundary row has P = 0 while S sleeps, as it has in the integrated run.
+TEST(MoreauJean, SleepingSphereWakesOnlyForANeighbourThatApproaches) {
+  const double h = 1e-3, t_end = 0.8, r = kR;  // 800 steps
+  for (const double offset : {2.0 * r + 5e-6, r}) {
+    const bool passes = offset > 2.0 * r;
+    const std::string yaml =
+        "scene: pass\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n"
+        "  - {name: s, mass: 1, inertia: 0.004, position: [0, 0, 0.1]}\n"
+        "  - {name: a, mass: 1, inertia: 0.004, position: [-0.5, " +
+        std::to_string(offset) +
+        ", 0.1], velocity: [1, 0, 0]}\n"
+        "shapes:\n"
+        "  - {name: floor, body: ground, type: plane, normal: [0, 0, 1], offset: 0}\n"
+        "  - {name: s_s, body: s, type: sphere, radius: 0.1}\n"
+        "  - {name: s_a, body: a, type: sphere, radius: 0.1}\n"
+        "simulation:\n  t_end: 1\n  restitution: 0.5\n  restitution_threshold: 0.01\n";
+    const Built b = Build(yaml);
+    Eigen::VectorXd q[2];
+    for (const bool sleeping : {false, true}) {
+      MoreauJeanOptions o = Options(b, h);
+      o.sleeping = sleeping;
+      MoreauJean mj(b.system, o);
+      mj.SetState(0.0, b.q0, b.v0);
+      int steps_with_pair = 0;  // steps whose I holds the pair's row (reported rows)
+      for (int k = 1; k <= 800; ++k) {
+        ASSERT_EQ(mj.AdvanceTo(k * h).status, events::RunStatus::kFinished) << offset;
+        for (int row : mj.active_rows()) {
+          if (b.system->constraint_info(row).name.find("floor") == std::string::npos) {
+            ++steps_with_pair;
+            break;
+          }
+        }
+      }
+      q[sleeping] = mj.q();
+      if (!sleeping) continue;
+      EXPECT_GT(steps_with_pair, 0) << offset;  // the rule is tested: the row entered I
+      EXPECT_EQ(mj.islands_slept(), 1) << offset;
+      if (passes) {
+        // Asleep from step 100 (the window) to the end: 700 body-steps.
+        EXPECT_EQ(mj.islands_woken(), 0);
+        EXPECT_EQ(mj.bodies_asleep(), 1);
+        EXPECT_GE(mj.sleeping_body_steps(), 690);
+      } else {
+        EXPECT_EQ(mj.islands_woken(), 1);
+        EXPECT_EQ(mj.bodies_asleep(), 0);
+        EXPECT_GT(mj.stats().events[static_cast<int>(events::EventKind::kImpact)], 0);
+      }
+    }
+    if (!passes) {
+      EXPECT_GT(q[0][0], 0.05);  // S was hit and moves on
+    }
+    EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), MoreauJeanOptions{}.sleep_speed * t_end)
+        << offset;
+  }
+}
+
+// A pile-sized check of the rest state with sleeping (header, "Sleeping"): a 4 × 4 layer of
+// spheres on the floor held by four walls at ±4r and a 3 × 3 layer in its hollows (25 spheres,
+// frictionless, released 1 mm (the lower layer) and 2 mm (the upper one) above their rest heights).
+// At rest the upper spheres touch the four below them: z = r (1 + √2) (closed form, as the pyramid
+// above). With sleeping on, the pile falls asleep (every body, most of the run) and ends where the
+// fully integrated run ends within sleep_speed · t_end (what creeping at sleep_speed over the run
+// would move a body, the bound of the tests above); both end within the pyramid test's h |U| + g h²
+// of the closed form, |U| ≤ √(2 g · 2 mm) here, so h · 0.2 m/s + g h².
+TEST(MoreauJean, SleepingLayeredPileRestsWhereTheIntegratedPileRests) {
+  const double h = 1e-3, t_end = 1.0, r = kR, lift = 1e-3;
+  std::string yaml = "scene: layers\ndimension: 3\ngravity: [0, 0, -9.81]\nbodies:\n";
+  std::string shapes =
+      "shapes:\n"
+      "  - {name: floor, body: ground, type: plane, normal: [0, 0, 1], offset: 0}\n"
+      "  - {name: wall_xm, body: ground, type: plane, normal: [1, 0, 0], offset: -0.4}\n"
+      "  - {name: wall_xp, body: ground, type: plane, normal: [-1, 0, 0], offset: -0.4}\n"
+      "  - {name: wall_ym, body: ground, type: plane, normal: [0, 1, 0], offset: -0.4}\n"
+      "  - {name: wall_yp, body: ground, type: plane, normal: [0, -1, 0], offset: -0.4}\n";
+  const double z_top = r * (1.0 + std::sqrt(2.0));
+  int count = 0;
+  const auto add = [&](double x, double y, double z) {
+    const std::string name = "b" + std::to_string(count++);
+    yaml += "  - {name: " + name + ", mass: 1, inertia: 0.004, position: [" + std::to_string(x) +
+            ", " + std::to_string(y) + ", " + std::to_string(z) + "]}\n";
+    shapes += "  - {name: s" + name + ", body: " + name + ", type: sphere, radius: 0.1}\n";
+  };
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) add(-0.3 + 0.2 * i, -0.3 + 0.2 * j, r + lift);
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) add(-0.2 + 0.2 * i, -0.2 + 0.2 * j, z_top + 2.0 * lift);
+  }
+  yaml += shapes + "simulation:\n  t_end: 1\n  restitution: 0.5\n  restitution_threshold: 0.01\n";
+  const Built b = Build(yaml);
+  Eigen::VectorXd q[2];
+  ASSERT_TRUE(RunWithAndWithoutSleeping(b, h, t_end, q, [](const MoreauJean& mj, const auto&) {
+    EXPECT_EQ(mj.bodies_asleep(), 25);
+    EXPECT_GT(mj.sleeping_body_steps(), 25 * 300);  // asleep for more than 0.3 s of the 1 s
+  }));
+  const double closed_form = h * std::sqrt(2.0 * kG * 2.0 * lift) + kG * h * h;
+  for (int body = 16; body < 25; ++body) {
+    EXPECT_NEAR(q[0][7 * body + 2], z_top, closed_form) << body;
+    EXPECT_NEAR(q[1][7 * body + 2], z_top, closed_form) << body;
+  }
+  EXPECT_LE((q[0] - q[1]).lpNorm<Eigen::Infinity>(), MoreauJeanOptions{}.sleep_speed * t_end);
 }
 
 // A solid sphere (I = 2/5 m r²) launched along the floor without spin, μ > 0: it slides with

@@ -159,6 +159,38 @@ TEST(SpherePileSeed, SeedJittersPositionsAndVelocitiesDeterministically) {
   EXPECT_NE(out.str().find("--seed 3"), std::string::npos);
 }
 
+// `--friction MU --rolling-friction L` (tools/generators_contact.h, PileContactLaw): the keys reach
+// every pair of the parsed scene; bad values, rolling resistance without friction and the
+// options on another generator exit 2 (nothing written on stdout).
+TEST(SpherePile, FrictionAndRollingResistanceOptions) {
+  const Scene scene = ParseScene(SpherePileYaml(5, 2.0, 3u, {0.5, 1e-3}), "pile.yaml");
+  EXPECT_EQ(scene.friction.friction, 0.5);
+  EXPECT_EQ(scene.friction.rolling_friction, 1e-3);
+  EXPECT_EQ(SpherePileYaml(5, 2.0, 3u, {}), SpherePileYaml(5, 2.0, 3u));  // default unchanged
+  EXPECT_THROW(SpherePileYaml(5, 2.0, 3u, {-0.1, std::nullopt}), std::invalid_argument);
+  EXPECT_THROW(SpherePileYaml(5, 2.0, 3u, {std::nullopt, 1e-3}), std::invalid_argument);
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli(std::vector<std::string>{"generate", "sphere_pile", "--n", "5", "--seed", "3",
+                                            "--friction", "0.5", "--rolling-friction", "0.001"},
+                   out, err),
+            kExitOk)
+      << err.str();
+  EXPECT_EQ(out.str(), SpherePileYaml(5, 2.0, 3u, {0.5, 1e-3}));
+  EXPECT_NE(out.str().find("--friction 0.5 --rolling-friction 0.001"), std::string::npos);
+  EXPECT_NE(out.str().find("  rolling_friction: 0.001\n"), std::string::npos);
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"generate", "sphere_pile", "--n", "5", "--friction", "-1"},
+        std::vector<std::string>{"generate", "sphere_pile", "--n", "5", "--friction", "nan"},
+        std::vector<std::string>{"generate", "sphere_pile", "--n", "5", "--rolling-friction",
+                                 "0.001"},
+        std::vector<std::string>{"generate", "n_chain", "--n", "5", "--friction", "0.5"}}) {
+    std::ostringstream o, e;
+    EXPECT_EQ(RunCli(bad, o, e), 2) << bad.back();
+    EXPECT_TRUE(o.str().empty());
+    EXPECT_FALSE(e.str().empty());
+  }
+}
+
 // `saltus run --integrator moreau_jean --step H` on a small pile: the same output files as the
 // event-driven run, the time-stepping figures in summary.json, energy that never rises at a
 // logged impact, penetration within h |U| (|U| ≤ 2 (√(2 g 0.41 m) + 0.5 m/s)), every sphere in
