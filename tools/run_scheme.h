@@ -1,7 +1,8 @@
 // The scheme that runs a model, behind one interface for the command line (tools/cli.h) and the
-// facade (saltus/saltus.h): the event loop (events::Simulation), or Moreau–Jean time-stepping
-// (timestepping/moreau_jean.h) when SimulationOptions::integrator is "moreau_jean". Both take the
-// same observers and feed the same reports (tools/writers.h).
+// facade (saltus/saltus.h): the event loop (events::Simulation), Moreau–Jean time-stepping
+// (timestepping/moreau_jean.h) when SimulationOptions::integrator is "moreau_jean", or the hybrid
+// of both (tools/hybrid_scheme.h) when HybridOptions::enabled. All take the same observers and
+// feed the same reports (tools/writers.h).
 //
 // For time-stepping the fixed step is integrator_options.h_init (`simulation.step`, which also
 // sets adaptive = false); the contact forces reported as multipliers are the mean forces of the
@@ -15,6 +16,7 @@
 
 #include "events/simulation.h"
 #include "timestepping/moreau_jean.h"
+#include "tools/hybrid_options.h"
 #include "tools/writers.h"
 
 namespace saltus::tools {
@@ -48,9 +50,12 @@ class Scheme {
 
 // The event loop, or Moreau–Jean time-stepping with the scene's `keys` (θ, speculative contacts,
 // position projection, sleeping: timestepping::SceneKeys) when options.integrator is
-// timestepping::kMoreauJeanName. Throws std::invalid_argument on bad options (as the schemes).
+// timestepping::kMoreauJeanName, or the hybrid scheme (the event loop of `options` and
+// Moreau–Jean with `keys` and the step hybrid.step) when hybrid.enabled. Throws
+// std::invalid_argument on bad options (as the schemes).
 std::unique_ptr<Scheme> MakeScheme(std::shared_ptr<const engine::MechanicalSystem> system,
                                    const events::SimulationOptions& options,
-                                   const timestepping::SceneKeys& keys = {});
+                                   const timestepping::SceneKeys& keys = {},
+                                   const HybridOptions& hybrid = {});
 
 }  // namespace saltus::tools
