@@ -444,8 +444,8 @@ void BindOptions(py::module_& m) {
       "of the index set slower than hybrid_calm_speed; 0: 50 * step.");
   Option<double>(
       c, "hybrid_calm_speed", [](O& o) -> double& { return o.hybrid.calm_speed; },
-      "Hybrid: the normal speed (m/s) below which a contact is calm; 0: the velocity threshold "
-      "tau1.");
+      "Hybrid: the normal speed (m/s) below which a contact is calm; 0: max(tau1, "
+      "restitution_threshold).");
   c.def_property_readonly(
       "friction", [](const O& o) { return o.friction; },
       "The scene's simulation-wide Coulomb coefficient mu (read-only: part of the model; "

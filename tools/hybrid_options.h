@@ -4,6 +4,7 @@
 // (simulation.hybrid and the hybrid_* keys, docs/scene-format.md), the facade and the writers.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 
 namespace saltus::tools {
@@ -21,15 +22,18 @@ struct HybridOptions {
   double window = 0.0;
   // Time-stepping → event loop: `calm_time` s of steps (0: 50 h) without an impact (no row of
   // the index set approaching faster than τ₁ and receiving an impulse) and with every row of the
-  // last index set at |ġ| ≤ calm_speed (m/s; 0: τ₁ of the event loop, so that the event loop
-  // restarts without an impact: its closed contacts are those at rest).
+  // last index set at |ġ| ≤ calm_speed (m/s; 0: max(τ₁, v_e) of the event loop, so that it
+  // restarts without a bouncing impact: below τ₁ it takes a contact for one at rest, and an
+  // approach slower than the restitution threshold v_e is a plastic impact that closes it).
   double calm_time = 0.0;
   double calm_speed = 0.0;
 
   // The defaults resolved for a step h and the event loop's τ₁.
   double Window() const { return window > 0 ? window : events * step; }
   double CalmTime() const { return calm_time > 0 ? calm_time : 50.0 * step; }
-  double CalmSpeed(double tau1) const { return calm_speed > 0 ? calm_speed : tau1; }
+  double CalmSpeed(double tau1, double v_e) const {
+    return calm_speed > 0 ? calm_speed : std::max(tau1, v_e);
+  }
 };
 
 // What a hybrid run reports (summary.json "hybrid").

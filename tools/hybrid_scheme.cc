@@ -48,7 +48,7 @@ class HybridScheme final : public Scheme, private events::Observer {
     report_.options = hybrid_;
     report_.window = hybrid_.Window();
     report_.calm_time = hybrid_.CalmTime();
-    report_.calm_speed = hybrid_.CalmSpeed(options.thresholds.tau1);
+    report_.calm_speed = hybrid_.CalmSpeed(options.thresholds.tau1, options.restitution_threshold);
     loop_.AddObserver(this);
     stepping_.AddObserver(this);
   }

@@ -14,7 +14,8 @@
 //   time-stepping → event loop   for a calm time T_c (default 50 h) no step had an impact (a row
 //                                of the index set approaching faster than τ₁ that received an
 //                                impulse: MoreauJean's impact event) and after every step each
-//                                row of the index set had |ġ| = |G v + ∂g/∂t| ≤ v_c (default τ₁).
+//                                row of the index set had |ġ| = |G v + ∂g/∂t| ≤ v_c (default
+//                                max(τ₁, v_e), v_e the restitution threshold).
 // The event loop stops at the step boundary after the event that meets its criterion
 // (Simulation::RequestStop from the scheme's observer); the time-stepping phase is advanced one
 // step at a time. At a switch the state (t, q, v) is handed over as it is:
@@ -28,8 +29,9 @@
 //                      would take for a flight and a new Zeno cascade; then
 //                      Simulation::SetState (kResumed): the contacts within τ₀ (or penetrating,
 //                      by at most τ₀ after MoreauJean's position projection) form I₁, an impact
-//                      is solved if one approaches faster than τ₁ (none does after a calm
-//                      window with v_c ≤ τ₁), the acceleration-level problem decides which close,
+//                      is solved if one approaches faster than τ₁ (after a calm window with
+//                      the default v_c only plastic ones: e = 0 below v_e), the
+//                      acceleration-level problem decides which close,
 //                      and positions and velocities are projected onto them (M-orthogonal
 //                      projections: the kinetic energy cannot rise; the potential energy may by
 //                      the work of lifting penetrations of at most τ₀ to g = 0).

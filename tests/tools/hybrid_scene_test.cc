@@ -162,10 +162,33 @@ TEST(HybridBall, SwitchesNearTheAccumulationPointAndBackOnceAtRest) {
   EXPECT_NEAR(a[5], b[5], 1e-6);
 }
 
-TEST(HybridNoCrowding, BallWithRestitution09WritesTheSameBytesAsWithoutHybrid) {
-  const fs::path dir = test_support::ScratchDir("hybrid_scene_test", "ball09");
-  const fs::path on = Write(dir, "on.yaml", Ball(0.9, 2.0, "  hybrid: on\n"));
-  const fs::path off = Write(dir, "off.yaml", Ball(0.9, 2.0, ""));
+// The other criterion: the event loop's Zeno guard. With the rate criterion out of reach (K =
+// 1000) and a guard of more than 5 events within 10 ms, the e = 0.5 ball stops the event loop
+// alone with event_accumulation; with hybrid on the guard hands it to time-stepping instead,
+// and the run finishes at rest.
+TEST(HybridBall, TheZenoGuardSwitchesToTimeStepping) {
+  const fs::path dir = test_support::ScratchDir("hybrid_scene_test", "zeno");
+  const std::string guard = "  zeno: {max_events: 5, window: 0.01}\n";
+  const fs::path off = Write(dir, "off.yaml", Ball(0.5, 2.0, guard));
+  const fs::path on =
+      Write(dir, "on.yaml", Ball(0.5, 2.0, guard + "  hybrid: on\n  hybrid_events: 1000\n"));
+  const CliResult r_off = Cli({"run", off.string(), "--out", (dir / "off").string()});
+  EXPECT_EQ(r_off.code, kExitRunFailure);
+  EXPECT_NE(ReadFile(dir / "off" / "summary.json").find("event_accumulation"), std::string::npos);
+  const CliResult r_on = Cli({"run", on.string(), "--out", (dir / "on").string()});
+  ASSERT_EQ(r_on.code, 0) << r_on.err;
+  const std::string summary = ReadFile(dir / "on" / "summary.json");
+  EXPECT_EQ(JsonNumber(summary, "to_time_stepping"), 1);
+  EXPECT_EQ(JsonNumber(summary, "by_accumulation_guard"), 1);
+  EXPECT_EQ(JsonNumber(summary, "to_event_driven"), 1);
+  const std::vector<double> a = LastRow(dir / "on" / "trajectory.csv");
+  EXPECT_NEAR(a[2], 0.1, 1e-9);  // at rest on the floor (τ₀)
+  EXPECT_NEAR(a[5], 0.0, 1e-6);  // τ₁
+}
+
+// Runs the scenes `on` and `off` into dir/on and dir/off and expects the same events.csv and
+// trajectory.csv, byte for byte.
+void ExpectTheSameFiles(const fs::path& dir, const fs::path& on, const fs::path& off) {
   ASSERT_EQ(Cli({"run", on.string(), "--out", (dir / "on").string()}).code, 0);
   ASSERT_EQ(Cli({"run", off.string(), "--out", (dir / "off").string()}).code, 0);
   for (const char* file : {"events.csv", "trajectory.csv"}) {
@@ -173,6 +196,13 @@ TEST(HybridNoCrowding, BallWithRestitution09WritesTheSameBytesAsWithoutHybrid) {
     EXPECT_FALSE(a.empty()) << file;
     EXPECT_EQ(a, b) << file;
   }
+}
+
+TEST(HybridNoCrowding, BallWithRestitution09WritesTheSameBytesAsWithoutHybrid) {
+  const fs::path dir = test_support::ScratchDir("hybrid_scene_test", "ball09");
+  const fs::path on = Write(dir, "on.yaml", Ball(0.9, 2.0, "  hybrid: on\n"));
+  const fs::path off = Write(dir, "off.yaml", Ball(0.9, 2.0, ""));
+  ExpectTheSameFiles(dir, on, off);
   EXPECT_EQ(JsonNumber(ReadFile(dir / "on" / "summary.json"), "to_time_stepping"), 0);
 }
 
@@ -185,13 +215,7 @@ TEST(HybridNoCrowding, SliderCrankWithAStopWritesTheSameBytesAsWithoutHybrid) {
   const fs::path on = Write(dir, "on.yaml",
                             text.substr(0, at) + "simulation:\n  hybrid: on\n" +
                                 text.substr(at + std::string("simulation:\n").size()));
-  ASSERT_EQ(Cli({"run", on.string(), "--out", (dir / "on").string()}).code, 0);
-  ASSERT_EQ(Cli({"run", off.string(), "--out", (dir / "off").string()}).code, 0);
-  for (const char* file : {"events.csv", "trajectory.csv"}) {
-    const std::string a = ReadFile(dir / "on" / file), b = ReadFile(dir / "off" / file);
-    EXPECT_FALSE(a.empty()) << file;
-    EXPECT_EQ(a, b) << file;
-  }
+  ExpectTheSameFiles(dir, on, off);
 }
 
 // The generated 20-sphere pile (one layer on the floor, seed 1): its landing crowds the event
@@ -264,6 +288,11 @@ TEST(HybridKeys, BadValuesAndMisplacedKeysAreRefusedAtTheirLine) {
                             "--out", (dir / "cli").string()});
   EXPECT_EQ(r2.code, kExitBadInput);
   EXPECT_NE(r2.err.find("hybrid: on"), std::string::npos) << r2.err;
+  const CliResult r3 =
+      Cli({"run", s2.string(), "--hybrid", "maybe", "--out", (dir / "bad").string()});
+  EXPECT_EQ(r3.code, kExitBadInput);
+  EXPECT_NE(r3.err.find("--hybrid: expected on or off, got 'maybe'"), std::string::npos) << r3.err;
+  EXPECT_FALSE(fs::exists(dir / "bad" / "events.csv"));
   EXPECT_FALSE(fs::exists(dir / "mj" / "events.csv"));
   EXPECT_FALSE(fs::exists(dir / "cli" / "events.csv"));
 }
