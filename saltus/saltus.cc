@@ -498,7 +498,9 @@ struct Simulation::Impl : public events::Observer {
   // A fresh event loop at (t, q, v): projection, index sets, initial impact, integrator start.
   // The new loop is current while it starts (observers of its initial impact see it); only a
   // successful restart replaces the running loop.
-  void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output) {
+  // `hybrid`: the phase a hybrid run resumes in (Scheme::ResumeHybridState); none: the event loop.
+  void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output,
+               const std::optional<tools::HybridState>& hybrid = std::nullopt) {
     Busy guard(*this);
     std::unique_ptr<tools::Scheme> previous = std::move(sim);
     const bool previous_skip = skip_restart_output;
@@ -516,6 +518,7 @@ struct Simulation::Impl : public events::Observer {
         keys.sleep_time = options.sleep_time;
         auto s = tools::MakeScheme(system, loop_options, keys, options.hybrid);
         s->AddObserver(this);
+        if (hybrid) s->ResumeHybridState(*hybrid);
         return s;
       });
       Translate([&] { sim->SetState(t, q, v, events::StateOrigin::kInitial); });
@@ -535,7 +538,7 @@ struct Simulation::Impl : public events::Observer {
     force = std::move(changed);
     const VectorXd q0 = sim->q(), v0 = sim->v();
     try {
-      Restart(sim->t(), q0, v0, false);
+      Restart(sim->t(), q0, v0, false, sim->hybrid_state());
     } catch (...) {
       force = std::move(previous);
       throw;
@@ -556,7 +559,7 @@ struct Simulation::Impl : public events::Observer {
       const double t0 = sim->t();
       const VectorXd q0 = sim->q(), v0 = sim->v();
       try {
-        Restart(t0, q0, v0, false);
+        Restart(t0, q0, v0, false, sim->hybrid_state());
       } catch (...) {
         // The original exception says more than a failed restart.
       }
@@ -906,7 +909,8 @@ Snapshot Simulation::Save() {
   s.v = v();
   s.f_ext = external_force();
   s.model_id = im.model.data_.get();
-  im.Restart(s.t, s.q, s.v, false);
+  s.hybrid = im.sim->hybrid_state();
+  im.Restart(s.t, s.q, s.v, false, s.hybrid);
   s.closed_rows = im.sim->closed_rows();
   s.stats = im.base_stats;  // the restart folded the previous statistics in
   im.ApplyPending();        // changes requested by observers of the restart
@@ -924,7 +928,7 @@ void Simulation::Restore(const Snapshot& s) {
   im->ApplyOrDefer([im, s] {
     im->force.f_ext = s.f_ext;
     im->force.has_f_ext = !s.f_ext.isZero(0.0);
-    im->Restart(s.t, s.q, s.v, false);
+    im->Restart(s.t, s.q, s.v, false, s.hybrid);
     im->base_stats = s.stats;
     if (im->sim->closed_rows() != s.closed_rows) {
       throw StateError("Restore", "the closed contacts differ from the saved ones");

@@ -277,6 +277,9 @@ struct Snapshot {
   std::vector<int> closed_rows;
   Statistics stats;
   const void* model_id = nullptr;  // the model it belongs to
+  // Hybrid runs (SimulationOptions::hybrid): the phase (event loop or time-stepping) and the
+  // counters of its switch criterion, so that a restored run goes on in the same phase.
+  std::optional<tools::HybridState> hybrid;
 };
 
 // The force of one closed contact (Simulation::ContactForces) at the current state. Normal

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace saltus::tools {
 
@@ -49,6 +50,19 @@ struct HybridReport {
   // largest change of T + V across a switch (J; −∞: no switch).
   double smallest_gap_after_switch_back = std::numeric_limits<double>::infinity();
   double largest_energy_change = -std::numeric_limits<double>::infinity();
+};
+
+// Where a hybrid run is between its schemes, beyond (t, q, v): the scheme that integrates and the
+// counters of its switch criterion (tools/hybrid_scheme.h), so that a run restarted from a saved
+// state (the facade's Save/Restore, its restarts on new host forces) goes on in the same phase
+// instead of beginning again with the event loop.
+struct HybridState {
+  bool time_stepping = false;
+  std::vector<double> recent_events;  // event loop: the times of the events within the window W
+  double calm_since = 0;              // time-stepping: the start of the calm stretch
+  // The run's output grid: the next grid point and the time of the last output given.
+  double next_output = 0;
+  double last_output = -std::numeric_limits<double>::infinity();
 };
 
 }  // namespace saltus::tools

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -57,15 +58,37 @@ class HybridScheme final : public Scheme, private events::Observer {
 
   void SetState(double t, const VectorXd& q, const VectorXd& v,
                 events::StateOrigin origin) override {
-    mode_ = Mode::kEventDriven;
-    recent_.clear();
+    const std::optional<HybridState> resume = std::exchange(resume_, std::nullopt);
     switch_pending_ = false;
-    last_output_ = -std::numeric_limits<double>::infinity();
-    next_output_ = t;
     after_switch_ = false;
-    loop_.SetState(t, q, v, origin);
+    recent_.clear();
+    if (resume && resume->time_stepping) {
+      // Resumed inside a time-stepping phase: Moreau–Jean goes on from the state (its
+      // penetrations of O(h) accepted), with the calm stretch it had.
+      timestepping::MoreauJean& mj = stepping_.scheme();
+      mj.SetState(t, q, v, events::StateOrigin::kResumed);
+      mode_ = Mode::kTimeStepping;
+      calm_since_ = resume->calm_since;
+      impacts_seen_ = mj.stats().events[static_cast<int>(EventKind::kImpact)];
+    } else {
+      loop_.SetState(t, q, v, origin);
+      mode_ = Mode::kEventDriven;
+      if (resume) recent_.assign(resume->recent_events.begin(), resume->recent_events.end());
+    }
+    last_output_ = resume ? resume->last_output : -std::numeric_limits<double>::infinity();
+    next_output_ = resume ? resume->next_output : t;
     initialized_ = true;
   }
+  std::optional<HybridState> hybrid_state() const override {
+    HybridState s;
+    s.time_stepping = mode_ == Mode::kTimeStepping;
+    s.recent_events.assign(recent_.begin(), recent_.end());
+    s.calm_since = calm_since_;
+    s.next_output = next_output_;
+    s.last_output = last_output_;
+    return s;
+  }
+  void ResumeHybridState(const HybridState& state) override { resume_ = state; }
 
   RunResult AdvanceTo(double t_end) override {
     if (!initialized_) throw std::logic_error("hybrid scheme: AdvanceTo before SetState");
@@ -165,8 +188,10 @@ class HybridScheme final : public Scheme, private events::Observer {
         return {RunStatus::kInterrupted, "stopped on request at t = " + std::to_string(mj.t()),
                 mj.t()};
       }
+      // A step of h, or to t_end when less than h (up to round-off of the summed steps) is left:
+      // the phase ends exactly at t_end (the facade continues while t < t_end).
       const double t0 = mj.t();
-      r = mj.AdvanceTo(std::min(t_end, t0 + h));
+      r = mj.AdvanceTo(t0 + h < t_end - 1e-9 * h ? t0 + h : t_end);
       report_.time_stepping_seconds += mj.t() - t0;
       if (r.status != RunStatus::kFinished) return r;
       if (Calm() && ToEventDriven()) return {RunStatus::kFinished, "", t()};
@@ -333,6 +358,7 @@ class HybridScheme final : public Scheme, private events::Observer {
   bool switched_ = false;        // by the scheme being advanced (AdvanceTo)
   std::atomic<bool> stop_requested_{false};  // the caller's RequestStop
   std::deque<double> recent_;                // times of the event loop's recent events
+  std::optional<HybridState> resume_;        // the phase the next SetState resumes in
   double calm_since_ = 0;
   long impacts_seen_ = 0;
   // Outputs: the last one given, the next grid point, and whether the next output is the

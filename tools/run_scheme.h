@@ -11,6 +11,7 @@
 
 #include <Eigen/Dense>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ class Scheme {
   virtual RunView View() const = 0;
   // The event loop, for the writers that need its index-1 multipliers (null for time-stepping).
   virtual const events::Simulation* event_loop() const { return nullptr; }
+  // The hybrid scheme's phase and switch counters (nullopt for the other schemes), and the phase
+  // the next SetState starts in (ignored by the other schemes): SetState then resumes that
+  // scheme at its state (time-stepping: MoreauJean::SetState, kResumed) with those counters.
+  virtual std::optional<HybridState> hybrid_state() const { return std::nullopt; }
+  virtual void ResumeHybridState(const HybridState& /*state*/) {}
   // "dopri5 (index1): 120 accepted steps, 0 rejected" and the like.
   virtual std::string StepSummary() const = 0;
 };
