@@ -38,6 +38,10 @@ std::string_view ToString(EventKind k) {
       return "slip";
     case EventKind::kTangentialImpact:
       return "tangential_impact";
+    case EventKind::kToTimeStepping:
+      return "to_time_stepping";
+    case EventKind::kToEventDriven:
+      return "to_event_driven";
   }
   return "unknown";
 }
@@ -354,6 +358,45 @@ void Simulation::SetState(double t, const Eigen::VectorXd& q, const Eigen::Vecto
   Require(q.allFinite(), "initial q contains NaN or Inf");
   Require(v.allFinite(), "initial v contains NaN or Inf");
   impl_->SetState(t, q, v, origin);
+}
+
+SimulationStats Combined(const SimulationStats& a, const SimulationStats& b) {
+  SimulationStats s = a;
+  s.integrator.Add(b.integrator);
+  for (int k = 0; k < kNumEventKinds; ++k) s.events[k] += b.events[k];
+  s.lcp_solves += b.lcp_solves;
+  s.max_position_violation = std::max(a.max_position_violation, b.max_position_violation);
+  s.max_velocity_violation = std::max(a.max_velocity_violation, b.max_velocity_violation);
+  s.max_acceleration_violation =
+      std::max(a.max_acceleration_violation, b.max_acceleration_violation);
+  s.min_gap_after_projection = std::min(a.min_gap_after_projection, b.min_gap_after_projection);
+  s.watched_row_steps += b.watched_row_steps;
+  s.max_watched_rows = std::max(a.max_watched_rows, b.max_watched_rows);
+  s.rows_evaluated_samples += b.rows_evaluated_samples;
+  s.rows_evaluated_roots += b.rows_evaluated_roots;
+  s.rows_evaluated_switches += b.rows_evaluated_switches;
+  s.multiplier_solves += b.multiplier_solves;
+  s.round_off_departures += b.round_off_departures;
+  s.threshold_closing_fallbacks += b.threshold_closing_fallbacks;
+  s.energy_gains += b.energy_gains;
+  s.largest_energy_gain = std::max(a.largest_energy_gain, b.largest_energy_gain);
+  s.painleve_inconsistent += b.painleve_inconsistent;
+  s.painleve_indeterminate += b.painleve_indeterminate;
+  s.painleve_diagnoses.insert(s.painleve_diagnoses.end(), b.painleve_diagnoses.begin(),
+                              b.painleve_diagnoses.end());
+  s.indeterminate_impacts += b.indeterminate_impacts;
+  s.impact_diagnoses.insert(s.impact_diagnoses.end(), b.impact_diagnoses.begin(),
+                            b.impact_diagnoses.end());
+  s.lcp_seconds += b.lcp_seconds;
+  s.largest_lcp = std::max(a.largest_lcp, b.largest_lcp);
+  s.wall_seconds += b.wall_seconds;
+  return s;
+}
+
+void Simulation::ContinueOutputs(double next_output) {
+  if (!impl_->initialized) throw std::logic_error("Simulation::ContinueOutputs before SetState");
+  impl_->initial_output_pending = false;
+  impl_->next_output = next_output;
 }
 
 RunResult Simulation::AdvanceTo(double t_end) {

@@ -206,9 +206,25 @@ struct SimulationOptions {
 // contact opens; contact_closed: a contact joins I₂; time: a user time event; stick: a sliding
 // contact sticks; slip: a sticking contact starts to slide (or a slide reverses);
 // tangential_impact: an impulse without collision resolving a Painlevé configuration.
-enum class EventKind { kImpact, kTakeoff, kContactClosed, kTime, kStick, kSlip, kTangentialImpact };
-inline constexpr int kNumEventKinds = 7;
-// "impact", "takeoff", "contact_closed", "time", "stick", "slip", "tangential_impact"
+// to_time_stepping / to_event_driven: the hybrid scheme (tools/hybrid_scheme.h) hands the whole
+// system from the event loop to Moreau–Jean time-stepping or back (no contact rows; T + V before
+// and after the hand-over). The event loop itself never records them.
+enum class EventKind {
+  kImpact,
+  kTakeoff,
+  kContactClosed,
+  kTime,
+  kStick,
+  kSlip,
+  kTangentialImpact,
+  kToTimeStepping,
+  kToEventDriven
+};
+inline constexpr int kNumEventKinds = 9;
+// The kinds the event loop and Moreau–Jean record (every kind but the two scheme switches).
+inline constexpr int kNumPhysicalEventKinds = 7;
+// "impact", "takeoff", "contact_closed", "time", "stick", "slip", "tangential_impact",
+// "to_time_stepping", "to_event_driven"
 std::string_view ToString(EventKind k);
 
 struct Event {
@@ -284,6 +300,12 @@ struct SimulationStats {
   double wall_seconds = 0;
 };
 
+// The statistics of consecutive runs of one system (restarts, or the two schemes of a hybrid
+// run) as those of one run: counts and times summed, the largest violations and energy gain the
+// largest of both, the smallest gap the smaller, the integrator's step range the union
+// (integrators::IntegratorStats::Add), the diagnoses appended.
+SimulationStats Combined(const SimulationStats& a, const SimulationStats& b);
+
 struct RunResult {
   RunStatus status = RunStatus::kFinished;
   std::string message;  // empty when finished
@@ -331,6 +353,13 @@ class Simulation {
   // Asks a running AdvanceTo to stop at its next step boundary (callable from an observer, or
   // from another thread or a signal handler); the request is consumed by the AdvanceTo it stops.
   void RequestStop() { stop_requested_.store(true, std::memory_order_relaxed); }
+  // Withdraws a stop request that no AdvanceTo consumed (one made by an observer on the last
+  // step before t_end): the next AdvanceTo then runs.
+  void CancelStopRequest() { stop_requested_.store(false, std::memory_order_relaxed); }
+  // For a state handed over from another scheme at the same time (tools/hybrid_scheme.h), after
+  // SetState: the state's own output is not repeated (the other scheme gave the outputs up to
+  // t) and, with output_step > 0, the next output is at `next_output` (the run's grid).
+  void ContinueOutputs(double next_output);
 
   void AddObserver(Observer* observer) { observers_.push_back(observer); }
 

@@ -28,6 +28,8 @@ class EventKind(Enum):
     stick: int
     slip: int
     tangential_impact: int
+    to_time_stepping: int
+    to_event_driven: int
 
 class Event:
     t: float
@@ -69,6 +71,11 @@ class Options:
     sleeping: bool
     sleep_speed: float
     sleep_time: float
+    hybrid: bool
+    hybrid_events: int
+    hybrid_window: float
+    hybrid_calm_time: float
+    hybrid_calm_speed: float
     safety: float
     error_control: str
     error_time_scale: float

@@ -427,6 +427,25 @@ void BindOptions(py::module_& m) {
   Option<double>(
       c, "sleep_time", [](O& o) -> double& { return o.sleep_time; },
       "An island whose bodies stayed calm this long (s, > 0) falls asleep.");
+  Option<bool>(
+      c, "hybrid", [](O& o) -> bool& { return o.hybrid.enabled; },
+      "Hybrid scheme (scene key simulation.hybrid): the event loop hands the system to "
+      "Moreau-Jean time-stepping when its events crowd and takes it back when the contacts are "
+      "calm (tools/hybrid_scheme.h).");
+  Option<int>(
+      c, "hybrid_events", [](O& o) -> int& { return o.hybrid.events; },
+      "Hybrid: switch to time-stepping after more than this many events within hybrid_window.");
+  Option<double>(
+      c, "hybrid_window", [](O& o) -> double& { return o.hybrid.window; },
+      "Hybrid: the window of simulated time (s) of hybrid_events; 0: hybrid_events * step.");
+  Option<double>(
+      c, "hybrid_calm_time", [](O& o) -> double& { return o.hybrid.calm_time; },
+      "Hybrid: back to the event loop after this long (s) without impact and with every contact "
+      "of the index set slower than hybrid_calm_speed; 0: 50 * step.");
+  Option<double>(
+      c, "hybrid_calm_speed", [](O& o) -> double& { return o.hybrid.calm_speed; },
+      "Hybrid: the normal speed (m/s) below which a contact is calm; 0: max(tau1, "
+      "restitution_threshold).");
   c.def_property_readonly(
       "friction", [](const O& o) { return o.friction; },
       "The scene's simulation-wide Coulomb coefficient mu (read-only: part of the model; "
@@ -465,13 +484,21 @@ void BindOptions(py::module_& m) {
                "Error-controlled steps (False: constant h_init).");
   c.def_property(
       "step",
-      [](const O& o) { return o.integrator_options.adaptive ? 0.0 : o.integrator_options.h_init; },
+      [](const O& o) {
+        if (o.hybrid.enabled) return o.hybrid.step;
+        return o.integrator_options.adaptive ? 0.0 : o.integrator_options.h_init;
+      },
       [](O& o, double h) {
+        if (o.hybrid.enabled) {
+          o.hybrid.step = h;
+          return;
+        }
         o.integrator_options.h_init = h;
         o.integrator_options.adaptive = false;
       },
       "Fixed step (s), the scene key simulation.step: sets h_init = step and adaptive = False "
-      "(needed by integrator moreau_jean); 0 while adaptive.");
+      "(needed by integrator moreau_jean); 0 while adaptive. With hybrid = True (set it first), "
+      "the step of the time-stepping phases instead (the event loop keeps its own steps).");
   Option<double>(c, "safety", io(&IO::safety), "Safety factor of the step-size rule, in (0, 1].");
   c.def_property(
       "error_control",
@@ -650,6 +677,8 @@ py::dict StatsDict(const saltus::Statistics& s) {
   d["sticks"] = s.events[static_cast<int>(saltus::EventKind::kStick)];
   d["slips"] = s.events[static_cast<int>(saltus::EventKind::kSlip)];
   d["tangential_impacts"] = s.events[static_cast<int>(saltus::EventKind::kTangentialImpact)];
+  d["to_time_stepping"] = s.events[static_cast<int>(saltus::EventKind::kToTimeStepping)];
+  d["to_event_driven"] = s.events[static_cast<int>(saltus::EventKind::kToEventDriven)];
   d["energy_gains"] = s.energy_gains;
   d["painleve_inconsistent"] = s.painleve_inconsistent;
   d["painleve_indeterminate"] = s.painleve_indeterminate;
@@ -699,7 +728,9 @@ PYBIND11_MODULE(saltus, m) {
       .value("time", saltus::EventKind::kTime)
       .value("stick", saltus::EventKind::kStick)
       .value("slip", saltus::EventKind::kSlip)
-      .value("tangential_impact", saltus::EventKind::kTangentialImpact);
+      .value("tangential_impact", saltus::EventKind::kTangentialImpact)
+      .value("to_time_stepping", saltus::EventKind::kToTimeStepping)
+      .value("to_event_driven", saltus::EventKind::kToEventDriven);
 
   py::class_<saltus::Event>(m, "Event",
                             "An event of a run: time t, kind, the unilateral rows of the contacts "

@@ -159,30 +159,6 @@ class ForcedSystem final : public engine::MechanicalSystem {
   const ForceInput* input_;
 };
 
-// Statistics of consecutive simulations (restarts) as one run.
-Statistics Combine(const Statistics& a, const Statistics& b) {
-  Statistics s = a;
-  s.integrator.Add(b.integrator);
-  for (int k = 0; k < events::kNumEventKinds; ++k) s.events[k] += b.events[k];
-  s.energy_gains += b.energy_gains;
-  s.largest_energy_gain = std::max(a.largest_energy_gain, b.largest_energy_gain);
-  s.painleve_inconsistent += b.painleve_inconsistent;
-  s.painleve_indeterminate += b.painleve_indeterminate;
-  s.painleve_diagnoses.insert(s.painleve_diagnoses.end(), b.painleve_diagnoses.begin(),
-                              b.painleve_diagnoses.end());
-  s.indeterminate_impacts += b.indeterminate_impacts;
-  s.impact_diagnoses.insert(s.impact_diagnoses.end(), b.impact_diagnoses.begin(),
-                            b.impact_diagnoses.end());
-  s.lcp_solves += b.lcp_solves;
-  s.max_position_violation = std::max(a.max_position_violation, b.max_position_violation);
-  s.max_velocity_violation = std::max(a.max_velocity_violation, b.max_velocity_violation);
-  s.max_acceleration_violation =
-      std::max(a.max_acceleration_violation, b.max_acceleration_violation);
-  s.min_gap_after_projection = std::min(a.min_gap_after_projection, b.min_gap_after_projection);
-  s.wall_seconds += b.wall_seconds;
-  return s;
-}
-
 Statistics EmptyStats() {
   Statistics s;
   s.min_gap_after_projection = std::numeric_limits<double>::infinity();
@@ -236,6 +212,7 @@ std::shared_ptr<Model::Data> SceneData(const tools::Scene& scene) {
   data->options.sleeping = ts.sleeping;
   data->options.sleep_speed = ts.sleep_speed;
   data->options.sleep_time = ts.sleep_time;
+  data->options.hybrid = scene.hybrid;
   data->options.friction = scene.friction.friction;
   data->options.rolling_friction = scene.friction.rolling_friction;
   data->options.spinning_friction = scene.friction.spinning_friction;
@@ -500,10 +477,10 @@ struct Simulation::Impl : public events::Observer {
   // multipliers); StateError under Moreau–Jean time-stepping, which keeps neither.
   const events::Simulation& EventLoop(const std::string& call) const {
     if (const events::Simulation* loop = sim->event_loop()) return *loop;
-    throw StateError(call, "not available with integrator " +
-                               std::string(timestepping::kMoreauJeanName) +
-                               " (time-stepping keeps only the contact impulses of the last step: "
-                               "Multipliers() gives their mean forces P / h)");
+    throw StateError(
+        call, "not available with integrator " + std::string(timestepping::kMoreauJeanName) +
+                  " or hybrid on (time-stepping keeps only the contact impulses of the last step: "
+                  "Multipliers() gives their mean forces P / h)");
   }
   // The stop requests of the user: RequestStop (consumed here when `consume`) and the stop_flag
   // of the options (never cleared: it is the caller's).
@@ -521,7 +498,9 @@ struct Simulation::Impl : public events::Observer {
   // A fresh event loop at (t, q, v): projection, index sets, initial impact, integrator start.
   // The new loop is current while it starts (observers of its initial impact see it); only a
   // successful restart replaces the running loop.
-  void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output) {
+  // `hybrid`: the phase a hybrid run resumes in (Scheme::ResumeHybridState); none: the event loop.
+  void Restart(double t, const VectorXd& q, const VectorXd& v, bool repeat_output,
+               const std::optional<tools::HybridState>& hybrid = std::nullopt) {
     Busy guard(*this);
     std::unique_ptr<tools::Scheme> previous = std::move(sim);
     const bool previous_skip = skip_restart_output;
@@ -537,8 +516,9 @@ struct Simulation::Impl : public events::Observer {
         keys.sleeping = options.sleeping;
         keys.sleep_speed = options.sleep_speed;
         keys.sleep_time = options.sleep_time;
-        auto s = tools::MakeScheme(system, loop_options, keys);
+        auto s = tools::MakeScheme(system, loop_options, keys, options.hybrid);
         s->AddObserver(this);
+        if (hybrid) s->ResumeHybridState(*hybrid);
         return s;
       });
       Translate([&] { sim->SetState(t, q, v, events::StateOrigin::kInitial); });
@@ -548,7 +528,7 @@ struct Simulation::Impl : public events::Observer {
       restart_t = previous_restart_t;
       throw;
     }
-    if (previous) base_stats = Combine(base_stats, previous->stats());
+    if (previous) base_stats = events::Combined(base_stats, previous->stats());
   }
 
   // New host forces and a restart at the current state; a rejected force (wrong size, a throwing
@@ -558,7 +538,7 @@ struct Simulation::Impl : public events::Observer {
     force = std::move(changed);
     const VectorXd q0 = sim->q(), v0 = sim->v();
     try {
-      Restart(sim->t(), q0, v0, false);
+      Restart(sim->t(), q0, v0, false, sim->hybrid_state());
     } catch (...) {
       force = std::move(previous);
       throw;
@@ -579,7 +559,7 @@ struct Simulation::Impl : public events::Observer {
       const double t0 = sim->t();
       const VectorXd q0 = sim->q(), v0 = sim->v();
       try {
-        Restart(t0, q0, v0, false);
+        Restart(t0, q0, v0, false, sim->hybrid_state());
       } catch (...) {
         // The original exception says more than a failed restart.
       }
@@ -626,6 +606,10 @@ Simulation::Simulation(const Model& model, const SimulationOptions& options)
               NumberText(built.friction) + ", " + NumberText(built.rolling_friction) + ", " +
               NumberText(built.spinning_friction) +
               "), fixed when it was built: give them to the scene or the builder instead");
+  Require(!(options.hybrid.enabled && options.integrator == timestepping::kMoreauJeanName),
+          "Simulation",
+          "hybrid switches between the event loop and moreau_jean: choose an event-loop "
+          "integrator (e.g. dopri5), not moreau_jean");
   if (options.integrator == timestepping::kMoreauJeanName) {
     const integrators::IntegratorOptions& io = options.integrator_options;
     Require(io.h_init > 0 && std::isfinite(io.h_init) && !io.adaptive, "Simulation",
@@ -861,7 +845,9 @@ JointLoads Simulation::JointReactions() const {
     return loads;
   });
 }
-Statistics Simulation::stats() const { return Combine(impl_->base_stats, impl_->sim->stats()); }
+Statistics Simulation::stats() const {
+  return events::Combined(impl_->base_stats, impl_->sim->stats());
+}
 const SimulationOptions& Simulation::options() const { return impl_->options; }
 const Model& Simulation::model() const { return impl_->model; }
 
@@ -923,7 +909,8 @@ Snapshot Simulation::Save() {
   s.v = v();
   s.f_ext = external_force();
   s.model_id = im.model.data_.get();
-  im.Restart(s.t, s.q, s.v, false);
+  s.hybrid = im.sim->hybrid_state();
+  im.Restart(s.t, s.q, s.v, false, s.hybrid);
   s.closed_rows = im.sim->closed_rows();
   s.stats = im.base_stats;  // the restart folded the previous statistics in
   im.ApplyPending();        // changes requested by observers of the restart
@@ -941,7 +928,7 @@ void Simulation::Restore(const Snapshot& s) {
   im->ApplyOrDefer([im, s] {
     im->force.f_ext = s.f_ext;
     im->force.has_f_ext = !s.f_ext.isZero(0.0);
-    im->Restart(s.t, s.q, s.v, false);
+    im->Restart(s.t, s.q, s.v, false, s.hybrid);
     im->base_stats = s.stats;
     if (im->sim->closed_rows() != s.closed_rows) {
       throw StateError("Restore", "the closed contacts differ from the saved ones");

@@ -79,6 +79,7 @@
 #include "engine/planar_model.h"
 #include "engine/spatial_model.h"
 #include "events/simulation.h"
+#include "tools/hybrid_options.h"
 #include "tools/limits.h"
 #include "tools/reaction_writer.h"
 
@@ -134,6 +135,10 @@ class StateError : public Error {
 //   project_contacts, sleeping, sleep_speed, sleep_time   the position projection and sleeping
 //              of integrator moreau_jean (the scene keys of the same names, timestepping/
 //              moreau_jean.h; defaults: on without friction, on, 1e-5 m/s, 0.1 s);
+//   hybrid     the hybrid scheme (scene keys simulation.hybrid, step, hybrid_events,
+//              hybrid_window, hybrid_calm_time, hybrid_calm_speed; tools/hybrid_scheme.h): the
+//              event loop of `integrator` hands the system to Moreau–Jean time-stepping with
+//              hybrid.step and theta when its events crowd, and takes it back when calm;
 //   friction, rolling_friction, spinning_friction   the scene's simulation-wide coefficients
 //              (μ, μ_R, μ_S ≥ 0). They are part of the model (applied to its contacts when it is
 //              built), reported here; a Simulation refuses options whose coefficients differ
@@ -145,6 +150,7 @@ struct SimulationOptions : events::SimulationOptions {
   bool sleeping = true;
   double sleep_speed = 1e-5;
   double sleep_time = 0.1;
+  tools::HybridOptions hybrid;
   double friction = 0.0;
   double rolling_friction = 0.0;
   double spinning_friction = 0.0;
@@ -271,6 +277,9 @@ struct Snapshot {
   std::vector<int> closed_rows;
   Statistics stats;
   const void* model_id = nullptr;  // the model it belongs to
+  // Hybrid runs (SimulationOptions::hybrid): the phase (event loop or time-stepping) and the
+  // counters of its switch criterion, so that a restored run goes on in the same phase.
+  std::optional<tools::HybridState> hybrid;
 };
 
 // The force of one closed contact (Simulation::ContactForces) at the current state. Normal

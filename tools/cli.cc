@@ -74,7 +74,10 @@ constexpr std::string_view kRunHelp =
     "  --t-end T              final time in seconds (> 0)\n"
     "  --error-control C      per_step (default) or per_unit_step: what rtol and atol bound\n"
     "                         (docs/scene-format.md, simulation.error_control)\n"
-    "  --step H               fixed step in seconds (> 0); required by moreau_jean\n"
+    "  --step H               fixed step in seconds (> 0); required by moreau_jean; with\n"
+    "                         hybrid on, the step of the time-stepping phases\n"
+    "  --hybrid M             on or off: as simulation.hybrid (the event loop hands the run\n"
+    "                         to moreau_jean while its events crowd, docs/time-stepping.md)\n"
     "  --out DIR              output directory (default out/<scene name>)\n"
     "  --hdf5                 also write DIR/results.h5 (trajectory, events, contact forces)\n"
     "  --vtk                  also write DIR/vtk.pvd + DIR/vtk/ (ParaView series)\n"
@@ -133,6 +136,7 @@ struct RunArgs {
   bool reactions = false;                   // --reactions (tools/reaction_writer.h)
   std::optional<std::string> resume;        // --resume FILE (tools/resume.h)
   EventRows event_rows = EventRows::kAuto;  // --event-rows (tools/writers.h)
+  std::optional<bool> hybrid;               // --hybrid on|off (simulation.hybrid)
 };
 
 double PositiveNumber(const std::string& flag, const std::string& text) {
@@ -189,9 +193,9 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
       value = arg.substr(eq + 1);
     }
     static const std::vector<std::string> kFlags = {
-        "--integrator",   "--formulation", "--rtol",       "--atol",   "--t-end",
-        "--step",         "--out",         "--event-rows", "--resume", "--max-output-bytes",
-        "--error-control"};
+        "--integrator",    "--formulation", "--rtol",       "--atol",   "--t-end",
+        "--step",          "--out",         "--event-rows", "--resume", "--max-output-bytes",
+        "--error-control", "--hybrid"};
     if (std::find(kFlags.begin(), kFlags.end(), flag) == kFlags.end()) {
       std::vector<std::string> known = kFlags;
       known.insert(known.end(), {"--hdf5", "--vtk", "--reactions", "--help"});
@@ -221,6 +225,11 @@ RunArgs ParseRunArgs(std::span<const std::string> args) {
     } else if (flag == "--resume") {
       if (value->empty()) throw UsageError("--resume: empty file name");
       run.resume = *value;
+    } else if (flag == "--hybrid") {
+      if (*value != "on" && *value != "off") {
+        throw UsageError("--hybrid: expected on or off, got '" + *value + "'");
+      }
+      run.hybrid = *value == "on";
     } else if (flag == "--event-rows") {
       if (*value == "on") {
         run.event_rows = EventRows::kOn;
@@ -285,11 +294,24 @@ void ApplyOverrides(const RunArgs& run, Scene* scene) {
     }
   }
   if (run.max_output_bytes) scene->max_output_bytes = *run.max_output_bytes;
-  if (run.step) {  // as simulation.step: a fixed step
+  const bool time_stepping = scene->options.integrator == timestepping::kMoreauJeanName;
+  if (run.hybrid) scene->hybrid.enabled = *run.hybrid;
+  if (scene->hybrid.enabled && time_stepping) {
+    throw UsageError(
+        "--integrator moreau_jean: the scene has hybrid: on, which switches between the event "
+        "loop and moreau_jean (choose an event-loop integrator)");
+  }
+  if (scene->hybrid.enabled && run.reactions) {
+    throw UsageError(
+        "--reactions: not available with hybrid: on (no index-1 multipliers in "
+        "the time-stepping phases)");
+  }
+  if (run.step && scene->hybrid.enabled) {  // as simulation.step: the time-stepping phases'
+    scene->hybrid.step = *run.step;
+  } else if (run.step) {  // as simulation.step: a fixed step
     io.h_init = *run.step;
     io.adaptive = false;
   }
-  const bool time_stepping = scene->options.integrator == timestepping::kMoreauJeanName;
   if (time_stepping && !(io.h_init > 0 && !io.adaptive)) {
     throw UsageError("--integrator moreau_jean needs a fixed step: --step H (or simulation.step)");
   }
@@ -837,7 +859,8 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   CheckOutputBytes(scene, scene.t_end - start.t, 1 + system->nq() + system->nv());
   try {
     // A dry set-up: the options and the initial state must be accepted by the scheme.
-    MakeScheme(system, scene.options, scene.time_stepping)->SetState(start.t, q0, v0, start.origin);
+    MakeScheme(system, scene.options, scene.time_stepping, scene.hybrid)
+        ->SetState(start.t, q0, v0, start.origin);
   } catch (const SceneError&) {
     throw;
   } catch (const std::invalid_argument& e) {
@@ -875,14 +898,17 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   // ---- 3. The run. ----
   scene.options.stop_flag = &StopSignals::flag();
   const Provenance provenance = RunProvenance(args, run.scene);
-  const std::unique_ptr<Scheme> scheme = MakeScheme(system, scene.options, scene.time_stepping);
+  const std::unique_ptr<Scheme> scheme =
+      MakeScheme(system, scene.options, scene.time_stepping, scene.hybrid);
   Scheme& simulation = *scheme;
   // The writers that read contact forces need the event loop's multipliers (null: none).
   const events::Simulation* loop = simulation.event_loop();
   // Time-stepping: the v⁻ of an impact event is the velocity at the start of its step, not at
-  // the event's time, so its two rows are written only on request (--event-rows on).
-  const bool event_rows = loop ? EventRowsOn(run.event_rows, system->nq(), system->nv())
-                               : run.event_rows == EventRows::kOn;
+  // the event's time, so its two rows are written only on request (--event-rows on). A hybrid
+  // run (no event loop to read multipliers from) writes them as the event loop does.
+  const bool event_rows = scene.options.integrator != timestepping::kMoreauJeanName
+                              ? EventRowsOn(run.event_rows, system->nq(), system->nv())
+                              : run.event_rows == EventRows::kOn;
   TrajectoryWriter trajectory(*system, trajectory_file.stream(),
                               /*rows_at_steps=*/scene.options.output_step <= 0, event_rows);
   EventLogWriter event_log(*system, events_file.stream());

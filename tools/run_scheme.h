@@ -1,7 +1,8 @@
 // The scheme that runs a model, behind one interface for the command line (tools/cli.h) and the
-// facade (saltus/saltus.h): the event loop (events::Simulation), or Moreau–Jean time-stepping
-// (timestepping/moreau_jean.h) when SimulationOptions::integrator is "moreau_jean". Both take the
-// same observers and feed the same reports (tools/writers.h).
+// facade (saltus/saltus.h): the event loop (events::Simulation), Moreau–Jean time-stepping
+// (timestepping/moreau_jean.h) when SimulationOptions::integrator is "moreau_jean", or the hybrid
+// of both (tools/hybrid_scheme.h) when HybridOptions::enabled. All take the same observers and
+// feed the same reports (tools/writers.h).
 //
 // For time-stepping the fixed step is integrator_options.h_init (`simulation.step`, which also
 // sets adaptive = false); the contact forces reported as multipliers are the mean forces of the
@@ -10,11 +11,13 @@
 
 #include <Eigen/Dense>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "events/simulation.h"
 #include "timestepping/moreau_jean.h"
+#include "tools/hybrid_options.h"
 #include "tools/writers.h"
 
 namespace saltus::tools {
@@ -42,15 +45,23 @@ class Scheme {
   virtual RunView View() const = 0;
   // The event loop, for the writers that need its index-1 multipliers (null for time-stepping).
   virtual const events::Simulation* event_loop() const { return nullptr; }
+  // The hybrid scheme's phase and switch counters (nullopt for the other schemes), and the phase
+  // the next SetState starts in (ignored by the other schemes): SetState then resumes that
+  // scheme at its state (time-stepping: MoreauJean::SetState, kResumed) with those counters.
+  virtual std::optional<HybridState> hybrid_state() const { return std::nullopt; }
+  virtual void ResumeHybridState(const HybridState& /*state*/) {}
   // "dopri5 (index1): 120 accepted steps, 0 rejected" and the like.
   virtual std::string StepSummary() const = 0;
 };
 
 // The event loop, or Moreau–Jean time-stepping with the scene's `keys` (θ, speculative contacts,
 // position projection, sleeping: timestepping::SceneKeys) when options.integrator is
-// timestepping::kMoreauJeanName. Throws std::invalid_argument on bad options (as the schemes).
+// timestepping::kMoreauJeanName, or the hybrid scheme (the event loop of `options` and
+// Moreau–Jean with `keys` and the step hybrid.step) when hybrid.enabled. Throws
+// std::invalid_argument on bad options (as the schemes).
 std::unique_ptr<Scheme> MakeScheme(std::shared_ptr<const engine::MechanicalSystem> system,
                                    const events::SimulationOptions& options,
-                                   const timestepping::SceneKeys& keys = {});
+                                   const timestepping::SceneKeys& keys = {},
+                                   const HybridOptions& hybrid = {});
 
 }  // namespace saltus::tools

@@ -2016,15 +2016,22 @@ class SceneParser {
     if (!io.adaptive && !(io.h_init > 0)) {
       r.Fail(*r.Find("adaptive"), "adaptive: false needs a constant step h_init > 0");
     }
-    // `step`: a fixed step, the same as h_init = step with adaptive: false.
+    const bool time_stepping = o.integrator == timestepping::kMoreauJeanName;
+    ParseHybrid(r, time_stepping, scene);
+    const bool hybrid = scene->hybrid.enabled;
+    // `step`: a fixed step, the same as h_init = step with adaptive: false; with hybrid: on, the
+    // step of the time-stepping phases (the event loop keeps its adaptive steps).
     if (const YAML::Node* step = r.Find("step")) {
       if (r.Has("h_init") || r.Has("adaptive")) {
         r.Fail(*step, "step fixes the step size: give either step or h_init/adaptive");
       }
-      io.h_init = r.Number("step", Range::kPositive, 0.0);
-      io.adaptive = false;
+      if (hybrid) {
+        scene->hybrid.step = r.Number("step", Range::kPositive, 0.0);
+      } else {
+        io.h_init = r.Number("step", Range::kPositive, 0.0);
+        io.adaptive = false;
+      }
     }
-    const bool time_stepping = o.integrator == timestepping::kMoreauJeanName;
     if (time_stepping && !(io.h_init > 0 && !io.adaptive)) {
       r.Fail(r.Has("integrator") ? *r.Find("integrator") : r.node(),
              "integrator moreau_jean needs a fixed step: simulation.step (s), e.g. step: 1.0e-3");
@@ -2033,8 +2040,9 @@ class SceneParser {
     for (const char* key :
          {"theta", "speculative", "project_contacts", "sleeping", "sleep_speed", "sleep_time"}) {
       const YAML::Node* given = r.Find(key);
-      if (given != nullptr && !time_stepping) {
-        r.Fail(*given, std::string(key) + " is a parameter of integrator moreau_jean");
+      if (given != nullptr && !time_stepping && !hybrid) {
+        r.Fail(*given,
+               std::string(key) + " is a parameter of integrator moreau_jean (or of hybrid: on)");
       }
     }
     if (const YAML::Node* theta = r.Find("theta")) {
@@ -2143,6 +2151,36 @@ class SceneParser {
       }
       std::sort(o.time_events.begin(), o.time_events.end());
     }
+  }
+
+  // simulation.hybrid (on / off, true / false) and its criteria (tools/hybrid_options.h): the
+  // criteria only with hybrid on, hybrid only with an event-loop integrator.
+  void ParseHybrid(const MapReader& r, bool time_stepping, Scene* scene) const {
+    HybridOptions& h = scene->hybrid;
+    if (const YAML::Node* node = r.Find("hybrid")) {
+      const std::string value = node->IsScalar() ? node->Scalar() : std::string();
+      if (value == "on" || value == "true" || value == "True" || value == "TRUE") {
+        h.enabled = true;
+      } else if (!(value == "off" || value == "false" || value == "False" || value == "FALSE")) {
+        r.Fail(*node, "hybrid must be on or off (true or false), got " + Describe(*node));
+      }
+      if (h.enabled && time_stepping) {
+        r.Fail(*node,
+               "hybrid: on switches between the event loop and moreau_jean: choose an "
+               "event-loop integrator (e.g. dopri5), not moreau_jean");
+      }
+    }
+    for (const char* key :
+         {"hybrid_events", "hybrid_window", "hybrid_calm_time", "hybrid_calm_speed"}) {
+      const YAML::Node* given = r.Find(key);
+      if (given != nullptr && !h.enabled) {
+        r.Fail(*given, std::string(key) + " is a parameter of hybrid: on");
+      }
+    }
+    h.events = r.Integer("hybrid_events", 1, h.events, kMaxLcpIterations);
+    h.window = r.Number("hybrid_window", Range::kPositive, h.window);
+    h.calm_time = r.Number("hybrid_calm_time", Range::kPositive, h.calm_time);
+    h.calm_speed = r.Number("hybrid_calm_speed", Range::kPositive, h.calm_speed);
   }
 
   // simulation.friction (FrictionOptions), painleve and friction_cone (events::SimulationOptions).
@@ -2317,6 +2355,11 @@ const std::vector<std::string>& SimulationKeys() {
                                                 "sleeping",
                                                 "sleep_speed",
                                                 "sleep_time",
+                                                "hybrid",
+                                                "hybrid_events",
+                                                "hybrid_window",
+                                                "hybrid_calm_time",
+                                                "hybrid_calm_speed",
                                                 "safety",
                                                 "error_control",
                                                 "fac_min",

@@ -34,6 +34,7 @@
 #include "engine/topology.h"
 #include "events/simulation.h"
 #include "timestepping/moreau_jean.h"
+#include "tools/hybrid_options.h"
 #include "tools/limits.h"
 
 namespace saltus::tools {
@@ -151,6 +152,10 @@ struct Scene {
   //   sleeping          islands at rest are frozen (true, the default), with sleep_speed (m/s,
   //                     > 0) and sleep_time (s, > 0).
   timestepping::SceneKeys time_stepping;
+  // simulation.hybrid and hybrid_* (tools/hybrid_options.h); with hybrid on, simulation.step is
+  // hybrid.step (the time-stepping phases), not a fixed step of the event loop's integrator, and
+  // the moreau_jean keys above apply to the time-stepping phases.
+  HybridOptions hybrid;
   // Output rows allowed when output_step > 0 (simulation.max_output_rows, tools/limits.h):
   // t_end / output_step above it is refused at the line of output_step (CheckOutputRows).
   double max_output_rows = kDefaultMaxOutputRows;

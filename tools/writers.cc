@@ -14,7 +14,9 @@ constexpr events::EventKind kAllKinds[] = {
     events::EventKind::kContactClosed,   events::EventKind::kTime,
     events::EventKind::kStick,           events::EventKind::kSlip,
     events::EventKind::kTangentialImpact};
-static_assert(std::size(kAllKinds) == events::kNumEventKinds);
+// summary.json's "events" counts the kinds the schemes record; a hybrid run's switches are in
+// its "hybrid" object.
+static_assert(std::size(kAllKinds) == events::kNumPhysicalEventKinds);
 
 void AppendField(double x, std::string* line) {
   line->push_back(',');
@@ -220,10 +222,12 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
   w.Key("provenance");
   WriteProvenanceJson(info.provenance, &w);
   w.Key("integrator")
-      .String(run.time_stepping ? std::string(timestepping::kMoreauJeanName) : o.integrator);
+      .String(run.time_stepping && !run.hybrid ? std::string(timestepping::kMoreauJeanName)
+                                               : o.integrator);
   w.Key("formulation")
-      .String(run.time_stepping ? "velocity_level"
-                                : integrators::ToString(o.integrator_options.formulation));
+      .String(run.time_stepping && !run.hybrid
+                  ? "velocity_level"
+                  : integrators::ToString(o.integrator_options.formulation));
   w.Key("rtol").Number(o.integrator_options.rtol);
   w.Key("atol").Number(o.integrator_options.atol);
   w.Key("status").String(info.status);
@@ -284,8 +288,10 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("time_stepping").BeginObject();  // timestepping/moreau_jean.h
     w.Key("step").Number(ts->options().h);
     w.Key("theta").Number(ts->options().theta);
-    w.Key("steps").Integer(s.integrator.accepted_steps);
-    w.Key("steps_with_impacts").Integer(s.events[static_cast<int>(events::EventKind::kImpact)]);
+    // The scheme's own counts (a hybrid run's stats also hold the event loop's).
+    const events::SimulationStats& ss = ts->stats();
+    w.Key("steps").Integer(ss.integrator.accepted_steps);
+    w.Key("steps_with_impacts").Integer(ss.events[static_cast<int>(events::EventKind::kImpact)]);
     w.Key("contact_impacts").Integer(ts->contact_impacts());
     w.Key("speculative").Bool(ts->options().speculative);
     w.Key("speculative_rounds").Integer(ts->speculative_rounds());
@@ -304,9 +310,26 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("bodies_asleep_final").Integer(ts->bodies_asleep());
     w.EndObject();
     w.Key("restitution_passes").Integer(ts->restitution_passes());
-    w.Key("contact_problems").Integer(s.lcp_solves);
+    w.Key("contact_problems").Integer(ss.lcp_solves);
     w.Key("active_contacts_final").Integer(static_cast<long>(ts->active_rows().size()));
     WriteFrictionStages(ts->contact_solver(), &w);
+    w.EndObject();
+  }
+  if (const HybridReport* h = run.hybrid) {
+    w.Key("hybrid").BeginObject();  // tools/hybrid_scheme.h
+    w.Key("step").Number(h->options.step);
+    w.Key("events").Integer(h->options.events);
+    w.Key("window").Number(h->window);
+    w.Key("calm_time").Number(h->calm_time);
+    w.Key("calm_speed").Number(h->calm_speed);
+    w.Key("to_time_stepping").Integer(h->to_time_stepping);
+    w.Key("by_accumulation_guard").Integer(h->by_accumulation_guard);
+    w.Key("to_event_driven").Integer(h->to_event_driven);
+    w.Key("refused_switch_backs").Integer(h->refused_switch_backs);
+    w.Key("time_in_time_stepping").Number(h->time_stepping_seconds);
+    // null when there was no switch back (no switch).
+    w.Key("smallest_gap_after_switch_back").Number(h->smallest_gap_after_switch_back);
+    w.Key("largest_energy_change").Number(h->largest_energy_change);
     w.EndObject();
   }
   const auto* spatial = dynamic_cast<const engine::SpatialMultibodySystem*>(&system);

@@ -33,6 +33,7 @@
 #include "engine/topology.h"
 #include "events/simulation.h"
 #include "timestepping/moreau_jean.h"
+#include "tools/hybrid_options.h"
 #include "tools/metadata.h"
 
 namespace saltus::tools {
@@ -124,6 +125,7 @@ struct RunView {
   const std::vector<int>& closed_rows;  // closed contacts (time-stepping: the last index set)
   double energy;                        // T + V at (t, q, v)
   const timestepping::MoreauJean* time_stepping = nullptr;  // summary.json "time_stepping"
+  const HybridReport* hybrid = nullptr;                     // summary.json "hybrid"
 };
 RunView ViewOf(const events::Simulation& simulation);
 // `options`: those of the scene (integrator name, tolerances as given).

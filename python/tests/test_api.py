@@ -112,7 +112,37 @@ def test_options_hold_every_key_the_scene_loader_accepts():
     # other: a new key needs a round-trip test.
     assert set(saltus.Options.keys()) == set(VALUES) | {
         "friction_cone", "step", "theta", "speculative", "friction", "rolling_friction",
-        "spinning_friction", "project_contacts", "sleeping", "sleep_speed", "sleep_time"}
+        "spinning_friction", "project_contacts", "sleeping", "sleep_speed", "sleep_time",
+        "hybrid", "hybrid_events", "hybrid_window", "hybrid_calm_time", "hybrid_calm_speed"}
+
+
+def test_hybrid_keys_read_as_in_a_scene_and_switch_on_the_zeno_ball():
+    # The keys of simulation.hybrid (tools/hybrid_options.h) under their scene names; with
+    # hybrid on, `step` is the step of the time-stepping phases.
+    ball = ("scene: ball\ngravity: [0, -9.81]\n"
+            "bodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]\n"
+            "contacts: [{name: floor, type: disk_line, body_a: ground, body_b: ball, "
+            "point_a: [0, 0], normal_a: [0, 1], radius_b: 0.1, restitution: 0.5}]\n")
+    model = saltus.Model.from_scene_text(
+        ball + "simulation: {t_end: 2, hybrid: on, step: 2.0e-3, hybrid_events: 12, "
+        "hybrid_window: 0.03, hybrid_calm_time: 0.07, hybrid_calm_speed: 2.0e-6}\n")
+    o = model.options
+    assert (o.hybrid, o.step, o.hybrid_events, o.hybrid_window, o.hybrid_calm_time,
+            o.hybrid_calm_speed) == (True, 2e-3, 12, 0.03, 0.07, 2e-6)
+    assert o.integrator == "dopri5" and o.adaptive  # the event loop keeps its own steps
+    by_hand = saltus.Options()
+    by_hand.hybrid = True
+    by_hand.step = 1e-3
+    assert by_hand.step == 1e-3 and by_hand.adaptive
+    # The e = 0.5 ball accumulates impacts at 3 t1 = 1.2851 s: one switch to time-stepping
+    # before it, one back once it rests (tests/tools/hybrid_scene_test.cc has the bounds).
+    sim = saltus.Simulation(model, saltus.Options(model.options))
+    assert sim.advance_to(2.0).ok
+    assert (sim.stats["to_time_stepping"], sim.stats["to_event_driven"]) == (1, 1)
+    assert abs(sim.q[1] - 0.1) <= 1e-9 and abs(sim.v[1]) <= 1e-6
+    by_hand.integrator = "moreau_jean"
+    with pytest.raises(saltus.InvalidArgument, match="choose an event-loop integrator"):
+        saltus.Simulation(model, by_hand)
 
 
 def test_moreau_jean_keys_and_friction_read_as_in_a_scene():

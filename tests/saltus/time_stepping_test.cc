@@ -144,6 +144,99 @@ TEST(FacadeMoreauJean, RestoreContinuesBitIdentically) {
   for (Eigen::Index i = 0; i < v1.size(); ++i) EXPECT_EQ(sim.v()[i], v1[i]) << i;
 }
 
+// The disk of radius 0.1 m released at rest 1 m above the floor with e = 0.5 (a Zeno point at
+// t∞ = 3 t₁ ≈ 1.2846 s, t₁ = sqrt(2 · 0.9 / g)), hybrid on with h = 1 ms: the event loop hands
+// the run to time-stepping just before t∞ and takes it back one calm time (50 h) later
+// (tests/tools/hybrid_scene_test.cc).
+std::string HybridBallScene() {
+  return "scene: ball\ngravity: [0, -9.81]\n"
+         "bodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]\n"
+         "contacts:\n"
+         "  - {name: floor, type: disk_line, body_a: ground, body_b: ball, point_a: [0, 0],\n"
+         "     normal_a: [0, 1], radius_b: 0.1, restitution: 0.5}\n"
+         "simulation:\n  t_end: 2\n  integrator: dopri5\n  rtol: 1.0e-8\n  atol: 1.0e-10\n"
+         "  output_step: 0.01\n  hybrid: on\n  step: 1.0e-3\n";
+}
+
+long Switches(const Statistics& stats, events::EventKind kind) {
+  return stats.events[static_cast<int>(kind)];
+}
+
+// Save inside a phase, continue, Restore, continue again: bit-identical, and the restored run
+// stays in the phase it was saved in (one switch each way in all; a restart into the event loop
+// inside the time-stepping phase would meet the Zeno cascade again and switch a second time).
+void ExpectRestoreContinuesTheHybridRun(double t_save) {
+  Simulation sim(Model::FromSceneText(HybridBallScene()));
+  ASSERT_TRUE(sim.AdvanceTo(t_save).ok());
+  const Snapshot snapshot = sim.Save();
+  ASSERT_TRUE(snapshot.hybrid.has_value());
+  ASSERT_TRUE(sim.AdvanceTo(2.0).ok());
+  const VectorXd q1 = sim.q(), v1 = sim.v();
+  const Statistics stats1 = sim.stats();
+  EXPECT_EQ(Switches(stats1, events::EventKind::kToTimeStepping), 1);
+  EXPECT_EQ(Switches(stats1, events::EventKind::kToEventDriven), 1);
+  sim.Restore(snapshot);
+  EXPECT_EQ(sim.t(), t_save);
+  ASSERT_TRUE(sim.AdvanceTo(2.0).ok());
+  for (Eigen::Index i = 0; i < q1.size(); ++i) EXPECT_EQ(sim.q()[i], q1[i]) << i;
+  for (Eigen::Index i = 0; i < v1.size(); ++i) EXPECT_EQ(sim.v()[i], v1[i]) << i;
+  for (int k = 0; k < events::kNumEventKinds; ++k)
+    EXPECT_EQ(sim.stats().events[k], stats1.events[k]) << k;
+  // The rest state of the run without Save: the centre at the radius within τ₀ = 1e-9 m, at rest
+  // within τ₁ = 1e-6 m/s.
+  EXPECT_NEAR(sim.q()[1], 0.1, 1e-9);
+  EXPECT_NEAR(sim.v()[1], 0.0, 1e-6);
+}
+
+TEST(FacadeHybrid, RestoreInsideTheTimeSteppingPhaseContinuesBitIdentically) {
+  // The switch is within W = 10 ms before t∞ ≈ 1.2846 s, the switch back 50 ms later.
+  Simulation probe(Model::FromSceneText(HybridBallScene()));
+  ASSERT_TRUE(probe.AdvanceTo(1.30).ok());
+  ASSERT_EQ(Switches(probe.stats(), events::EventKind::kToTimeStepping), 1);
+  ASSERT_EQ(Switches(probe.stats(), events::EventKind::kToEventDriven), 0);
+  const Snapshot s = probe.Save();
+  ASSERT_TRUE(s.hybrid.has_value());
+  EXPECT_TRUE(s.hybrid->time_stepping);
+  ExpectRestoreContinuesTheHybridRun(1.30);
+}
+
+TEST(FacadeHybrid, RestoreInsideAnEventDrivenPhaseContinuesBitIdentically) {
+  // 1.28 s: the bounces are 1.6 ms apart, several of them within the window W = 10 ms.
+  Simulation probe(Model::FromSceneText(HybridBallScene()));
+  ASSERT_TRUE(probe.AdvanceTo(1.28).ok());
+  ASSERT_EQ(Switches(probe.stats(), events::EventKind::kToTimeStepping), 0);
+  const Snapshot s = probe.Save();
+  ASSERT_TRUE(s.hybrid.has_value());
+  EXPECT_FALSE(s.hybrid->time_stepping);
+  EXPECT_FALSE(s.hybrid->recent_events.empty());
+  ExpectRestoreContinuesTheHybridRun(1.28);
+  ExpectRestoreContinuesTheHybridRun(0.5);  // one bounce behind
+  ExpectRestoreContinuesTheHybridRun(1.9);  // back in the event loop, at rest
+}
+
+// Calls around a switch in any order finish the run at the rest state: SetState inside the
+// time-stepping phase (a new state: the event loop starts again), Save twice in a row, Restore
+// of a time-stepping snapshot after the run came back to the event loop, AdvanceTo to the
+// current time, a host force change (a restart that keeps the phase).
+TEST(FacadeHybrid, CallOrdersAroundASwitchDoNotCrash) {
+  Simulation sim(Model::FromSceneText(HybridBallScene()));
+  ASSERT_TRUE(sim.AdvanceTo(1.30).ok());
+  const Snapshot inside = sim.Save();
+  const Snapshot again = sim.Save();
+  EXPECT_EQ(again.hybrid->time_stepping, inside.hybrid->time_stepping);
+  ASSERT_TRUE(sim.AdvanceTo(1.30).ok());
+  sim.SetExternalForce(VectorXd::Zero(3));
+  ASSERT_TRUE(sim.AdvanceTo(1.31).ok());
+  EXPECT_EQ(sim.t(), 1.31);
+  EXPECT_EQ(Switches(sim.stats(), events::EventKind::kToTimeStepping), 1);  // the phase kept
+  sim.SetState(sim.t(), sim.q(), sim.v());
+  ASSERT_TRUE(sim.AdvanceTo(1.6).ok());
+  sim.Restore(inside);
+  ASSERT_TRUE(sim.AdvanceTo(2.0).ok());
+  EXPECT_NEAR(sim.q()[1], 0.1, 1e-9);
+  EXPECT_NEAR(sim.v()[1], 0.0, 1e-6);
+}
+
 TEST(FacadeMoreauJean, NamesStudiesAndErrors) {
   const std::vector<std::string> names = IntegratorNames();
   ASSERT_FALSE(names.empty());

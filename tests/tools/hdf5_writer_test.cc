@@ -207,9 +207,10 @@ TEST(Hdf5WriterTest, TrajectoryAndEventsReadBackAsReported) {
   ASSERT_EQ(dims, std::vector<hsize_t>({ne, 3}));
   const std::vector<double> evp = Read<double>(f, "/events/v_plus", &dims);
   const std::vector<double> evm = Read<double>(f, "/events/v_minus", &dims);
-  EXPECT_EQ(ReadNames(f, "/events/kind", "kinds"),
-            std::vector<std::string>({"impact", "takeoff", "contact_closed", "time", "stick",
-                                      "slip", "tangential_impact"}));
+  EXPECT_EQ(
+      ReadNames(f, "/events/kind", "kinds"),
+      std::vector<std::string>({"impact", "takeoff", "contact_closed", "time", "stick", "slip",
+                                "tangential_impact", "to_time_stepping", "to_event_driven"}));
   EXPECT_EQ(ReadNames(f, "/events/rows", "names"), std::vector<std::string>({"floor"}));
   for (std::size_t k = 0; k < ne; ++k) {
     const events::Event& e = rec.events[k];
