@@ -1,6 +1,7 @@
 // The command line as a user meets it: through RunCli and through the real `saltus` executable
 // (SALTUS_CLI_PATH), plus the C++ embedding example (SALTUS_EMBEDDING_EXAMPLE_PATH).
 #include "tools/cli.h"
+#include "tests/tools/cli_support.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -28,16 +29,10 @@ namespace fs = std::filesystem;
 const std::string kExamples = SALTUS_EXAMPLES_DIR;
 const std::string kBouncingBall = kExamples + "/bouncing_ball.yaml";
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test_support::Cli;
+using test_support::CliResult;
+using test_support::ReadFile;
+using test_support::Split;
 
 // Runs a shell command; returns its exit status and stdout (stderr goes to `err_file`).
 CliResult Process(const std::string& command, const fs::path& err_file) {
@@ -53,26 +48,11 @@ CliResult Process(const std::string& command, const fs::path& err_file) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err.str()};
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   std::stringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-std::vector<std::string> Split(const std::string& line, char sep) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  for (std::string f; std::getline(in, f, sep);) fields.push_back(f);
-  if (!line.empty() && line.back() == sep) fields.emplace_back();
-  return fields;
 }
 
 // Each test gets an empty scratch directory, removed afterwards.

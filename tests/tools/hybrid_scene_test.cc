@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/tools/cli_support.h"
 #include "tests/tools/scratch_dir.h"
 #include "tools/cli.h"
 
@@ -27,36 +28,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const std::string pattern = "\"" + key + "\": ";
-  const std::size_t at = json.find(pattern);
-  if (at == std::string::npos) return std::nan("");
-  return std::strtod(json.c_str() + at + pattern.size(), nullptr);
-}
-
-std::vector<std::string> Split(const std::string& line, char sep) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  for (std::string f; std::getline(in, f, sep);) fields.push_back(f);
-  if (!line.empty() && line.back() == sep) fields.emplace_back();
-  return fields;
-}
+using test_support::Cli;
+using test_support::CliResult;
+using test_support::JsonNumber;
+using test_support::ReadFile;
+using test_support::Split;
 
 // events.csv: t, kind, contacts, impulse, energy_before, energy_after, ...
 struct EventRow {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "events/simulation.h"
+#include "tests/tools/cli_support.h"
 #include "tools/cli.h"
 #include "tools/generators_contact.h"
 #include "tools/scene.h"
@@ -31,36 +32,11 @@ namespace fs = std::filesystem;
 
 constexpr double kRadius = 0.05;  // m, tools/generators_contact.h
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> Split(const std::string& line, char sep) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  for (std::string f; std::getline(in, f, sep);) fields.push_back(f);
-  if (!line.empty() && line.back() == sep) fields.emplace_back();
-  return fields;
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const std::string pattern = "\"" + key + "\": ";
-  const std::size_t at = json.find(pattern);
-  if (at == std::string::npos) return std::nan("");
-  return std::strtod(json.c_str() + at + pattern.size(), nullptr);
-}
+using test_support::Cli;
+using test_support::CliResult;
+using test_support::JsonNumber;
+using test_support::ReadFile;
+using test_support::Split;
 
 class SpherePileTest : public ::testing::Test {
  protected:
