@@ -772,10 +772,8 @@ TEST(SpatialFlexibleModel, SpringDampersAtNodesPullAlongTheLineBetweenTheirEnds)
     };
     Eigen::VectorXd expected(nv);
     for (int i = 0; i < nv; ++i) {
-      Eigen::VectorXd qp, qm;
-      none.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), 1e-6, &qp);
-      none.IntegratePosition(q, Eigen::VectorXd::Unit(nv, i), -1e-6, &qm);
-      expected(i) = -(extra_energy(spring, qp) - extra_energy(spring, qm)) / 2e-6;
+      expected(i) = -RateAlong(none, q, Eigen::VectorXd::Unit(nv, i),
+                               [&](const Eigen::VectorXd& x) { return extra_energy(spring, x); });
     }
     const Eigen::VectorXd dF = F_spring - F0;
     const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
@@ -786,10 +784,7 @@ TEST(SpatialFlexibleModel, SpringDampersAtNodesPullAlongTheLineBetweenTheirEnds)
     const auto length = [&](const Eigen::VectorXd& x) {
       return std::sqrt(2.0 * extra_energy(probe, x));
     };
-    Eigen::VectorXd qp, qm;
-    none.IntegratePosition(q, v, 1e-6, &qp);
-    none.IntegratePosition(q, v, -1e-6, &qm);
-    const double rate = (length(qp) - length(qm)) / 2e-6;
+    const double rate = RateAlong(none, q, v, length);
     EXPECT_GT(std::abs(rate), 1e-2) << "layout " << layout;
     EXPECT_NEAR((F_damper - F0).dot(v), -c * rate * rate, 1e-7 * std::max(1.0, c * rate * rate))
         << "layout " << layout;
