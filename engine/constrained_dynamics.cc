@@ -224,8 +224,7 @@ DynamicsStatus ConstrainedDynamics::Solve(double t, const Eigen::VectorXd& q,
   }
   if (non_ideal) return SolveNonIdeal(t, q, v, rows, vdot, lambda);
 
-  system_.ConstraintJacobian(t, q, rows, &G_);
-  system_.ConstraintGamma(t, q, v, rows, &gamma_);
+  system_.ConstraintJacobianAndGamma(t, q, v, rows, &G_, &gamma_);
   if (mass_diagonal_) {
     MinvGt_.noalias() = minv_diagonal_.asDiagonal() * G_.transpose();
   } else {
