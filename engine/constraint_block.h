@@ -77,6 +77,16 @@ class ConstraintBlock {
                         Eigen::Ref<Eigen::MatrixXd> G) const = 0;
   virtual void Gamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                      std::span<const int> rows, Eigen::Ref<Eigen::VectorXd> gamma) const = 0;
+  // G and γ of `rows` at one (t, q, v), as Jacobian and Gamma give them (the same numbers): the
+  // KKT solve of engine::ConstrainedDynamics needs both at every evaluation. The default calls
+  // the two; a block whose rows share work between them (the planar joints' frame points, one
+  // sin/cos each) overrides it to do that work once.
+  virtual void JacobianAndGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                std::span<const int> rows, Eigen::Ref<Eigen::MatrixXd> G,
+                                Eigen::Ref<Eigen::VectorXd> gamma) const {
+    Jacobian(t, q, rows, G);
+    Gamma(t, q, v, rows, gamma);
+  }
   // Rows that may reach a value ≤ margin at some time of [t, t + horizon] while every velocity
   // coordinate keeps |v_j| ≤ speed_bound[j] (nv entries ≥ 0) over that time, from q = q(t):
   // local indices, ascending. Conservative: a row left out stays > margin over the horizon.

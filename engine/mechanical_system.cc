@@ -357,6 +357,19 @@ void MechanicalSystem::ConstraintJacobian(double t, const Eigen::VectorXd& q,
   });
 }
 
+void MechanicalSystem::ConstraintJacobianAndGamma(double t, const Eigen::VectorXd& q,
+                                                  const Eigen::VectorXd& v,
+                                                  std::span<const int> rows, Eigen::MatrixXd* G,
+                                                  Eigen::VectorXd* gamma) const {
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  G->resize(m, nv());
+  gamma->resize(m);
+  ForEachBlockRun(rows, [&](const ConstraintBlock& b, std::span<const int> local, Eigen::Index k) {
+    const auto n = static_cast<Eigen::Index>(local.size());
+    b.JacobianAndGamma(t, q, v, local, G->middleRows(k, n), gamma->segment(k, n));
+  });
+}
+
 void MechanicalSystem::ConstraintValuesAndRates(double t, const Eigen::VectorXd& q,
                                                 const Eigen::VectorXd& v, std::span<const int> rows,
                                                 Eigen::VectorXd* g, Eigen::VectorXd* g_dot) const {

@@ -227,6 +227,11 @@ class MechanicalSystem {
                                 Eigen::VectorXd* g_t) const;
   void ConstraintGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                        std::span<const int> rows, Eigen::VectorXd* gamma) const;
+  // G and γ of `rows` (global, as above) at one (t, q, v) in one pass over the blocks
+  // (ConstraintBlock::JacobianAndGamma): the numbers of ConstraintJacobian and ConstraintGamma.
+  void ConstraintJacobianAndGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                  std::span<const int> rows, Eigen::MatrixXd* G,
+                                  Eigen::VectorXd* gamma) const;
   // g and ġ = G v + ∂g/∂t of `rows` (global, as above) at one (t, q, v): ConstraintBlock::
   // ValuesAndRates of each block that provides it, ConstraintValues and engine::ConstraintRate
   // (engine/block_sparse.h) for the rows of the others; the same numbers either way.

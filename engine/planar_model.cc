@@ -309,53 +309,9 @@ class PlanarJointBlock : public ConstraintBlock {
     const Eigen::VectorXd no_v;
     JointPoints points;
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      const auto i = static_cast<Eigen::Index>(k);
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
       points.At(*model_, SidesOf(row), row.joint, q, no_v);
-      const PlanarPointState& pa = points.a;
-      const PlanarPointState& pb = points.b;
-      const double theta_a = points.theta_a;
-      const int ca = pa.column;  // column of body a's x (−1 for the ground)
-      const Eigen::Vector2d d = pb.p - pa.p;
-      // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)[, −cᵀ ∂p_a/∂η]) on a and the opposite
-      // signs on b, since ḋ = ṗ_b − ṗ_a (PlanarPointState); rows whose c turns with body a add
-      // (∂c/∂θ_a)·d on θ_a.
-      const auto along = [&](const Eigen::Vector2d& c) {
-        PlanarModel::AddPointRow(pa, -c, G, i);
-        PlanarModel::AddPointRow(pb, c, G, i);
-      };
-      switch (row.type) {
-        case JointRow::kRevoluteX:
-        case JointRow::kRevoluteY:
-          // g = −d along the x or y axis.
-          along(row.type == JointRow::kRevoluteX ? Eigen::Vector2d(-1.0, 0.0)
-                                                 : Eigen::Vector2d(0.0, -1.0));
-          break;
-        case JointRow::kAngle:
-        case JointRow::kDriverAngle:
-          PlanarModel::AddAngleRow(pa, -1.0, G, i);
-          PlanarModel::AddAngleRow(pb, 1.0, G, i);
-          break;
-        case JointRow::kNormal: {
-          // ġ = ṅ·d + n·ḋ with ṅ = −ω_a u_w (u_w = R_a u_a, n = perp(u_w)).
-          const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
-          along(Perp(u_w));
-          if (ca >= 0) G(i, ca + 2) -= u_w.dot(d);
-          break;
-        }
-        case JointRow::kDistance:
-          // ġ = d·ḋ / L.
-          along(d / joint.length);
-          break;
-        case JointRow::kDriverDisplacement: {
-          // ġ = u̇_w·d + u_w·ḋ − ṡ with u̇_w = ω_a n.
-          const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
-          along(u_w);
-          if (ca >= 0) G(i, ca + 2) += Perp(u_w).dot(d);
-          break;
-        }
-      }
+      JacobianRow(row, points, G, static_cast<Eigen::Index>(k));
     }
   }
 
@@ -365,52 +321,24 @@ class PlanarJointBlock : public ConstraintBlock {
     JointPoints points;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& row = rows_[static_cast<std::size_t>(rows[k])];
-      const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
       points.At(*model_, SidesOf(row), row.joint, q, v);
-      const PlanarPointState& pa = points.a;
-      const PlanarPointState& pb = points.b;
-      const Eigen::Vector2d d = pb.p - pa.p;
-      const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
-      const double wa2 = points.omega_a * points.omega_a;
-      const double wb2 = points.omega_b * points.omega_b;
-      // v̇-free part of d̈: p̈ = r̈ + ω̇ perp(s_w) − ω² s_w (+ the elastic terms of nodes).
-      Eigen::Vector2d d_ddot_free = wa2 * pa.s_w - wb2 * pb.s_w;
-      if (pa.elastic() || pb.elastic()) d_ddot_free += pb.a_elastic - pa.a_elastic;
-      double value = 0.0;
-      switch (row.type) {
-        case JointRow::kRevoluteX:
-        case JointRow::kRevoluteY:
-          // g = −d: γ = −ω_a² s_wa + ω_b² s_wb.
-          value = row.type == JointRow::kRevoluteX ? -d_ddot_free.x() : -d_ddot_free.y();
-          break;
-        case JointRow::kAngle:
-          value = 0.0;  // linear in θ, η and t
-          break;
-        case JointRow::kNormal: {
-          // g̈ = n̈·d + 2 ṅ·ḋ + n·d̈ with n̈ = −ω̇_a u_w − ω_a² n; the v̇-free part is
-          // γ = −ω_a² n·d − 2 ω_a u_w·ḋ + n·(ω_a² s_wa − ω_b² s_wb).
-          const Eigen::Vector2d u_w = Rotate(points.theta_a, joint.axis_a);
-          const Eigen::Vector2d n = Perp(u_w);
-          value = -wa2 * n.dot(d) - 2.0 * points.omega_a * u_w.dot(d_dot) + n.dot(d_ddot_free);
-          break;
-        }
-        case JointRow::kDistance:
-          // g̈ = (ḋ·ḋ + d·d̈)/L.
-          value = (d_dot.squaredNorm() + d.dot(d_ddot_free)) / joint.length;
-          break;
-        case JointRow::kDriverAngle:
-          value = -row.driver->profile.Evaluate(t)(2);
-          break;
-        case JointRow::kDriverDisplacement: {
-          // g̈ = ü_w·d + 2 u̇_w·ḋ + u_w·d̈ − s̈ with u̇_w = ω_a n, ü_w = ω̇_a n − ω_a² u_w.
-          const Eigen::Vector2d u_w = Rotate(points.theta_a, joint.axis_a);
-          const Eigen::Vector2d n = Perp(u_w);
-          value = -wa2 * u_w.dot(d) + 2.0 * points.omega_a * n.dot(d_dot) + u_w.dot(d_ddot_free) -
-                  row.driver->profile.Evaluate(t)(2);
-          break;
-        }
-      }
-      gamma(static_cast<Eigen::Index>(k)) = value;
+      gamma(static_cast<Eigen::Index>(k)) = GammaRow(t, row, points);
+    }
+  }
+
+  // The points at (q, v) serve both: G reads only their positions (s_w, p), which do not depend
+  // on v, so the numbers are those of Jacobian and Gamma.
+  void JacobianAndGamma(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                        std::span<const int> rows, Eigen::Ref<Eigen::MatrixXd> G,
+                        Eigen::Ref<Eigen::VectorXd> gamma) const override {
+    CheckQ(q);
+    G.setZero();
+    JointPoints points;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const Row& row = rows_[static_cast<std::size_t>(rows[k])];
+      points.At(*model_, SidesOf(row), row.joint, q, v);
+      JacobianRow(row, points, G, static_cast<Eigen::Index>(k));
+      gamma(static_cast<Eigen::Index>(k)) = GammaRow(t, row, points);
     }
   }
 
@@ -435,6 +363,97 @@ class PlanarJointBlock : public ConstraintBlock {
   };
   const JointSides& SidesOf(const Row& row) const {
     return sides_[static_cast<std::size_t>(row.joint)];
+  }
+
+  // Row i of G for `row` from its joint's points (G zeroed by the caller).
+  void JacobianRow(const Row& row, const JointPoints& points, Eigen::Ref<Eigen::MatrixXd> G,
+                   Eigen::Index i) const {
+    const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
+    const PlanarPointState& pa = points.a;
+    const PlanarPointState& pb = points.b;
+    const double theta_a = points.theta_a;
+    const int ca = pa.column;  // column of body a's x (−1 for the ground)
+    const Eigen::Vector2d d = pb.p - pa.p;
+    // A row c·d (c fixed) has G = (−c, −c·perp(s_wa)[, −cᵀ ∂p_a/∂η]) on a and the opposite
+    // signs on b, since ḋ = ṗ_b − ṗ_a (PlanarPointState); rows whose c turns with body a add
+    // (∂c/∂θ_a)·d on θ_a.
+    const auto along = [&](const Eigen::Vector2d& c) {
+      PlanarModel::AddPointRow(pa, -c, G, i);
+      PlanarModel::AddPointRow(pb, c, G, i);
+    };
+    switch (row.type) {
+      case JointRow::kRevoluteX:
+      case JointRow::kRevoluteY:
+        // g = −d along the x or y axis.
+        along(row.type == JointRow::kRevoluteX ? Eigen::Vector2d(-1.0, 0.0)
+                                               : Eigen::Vector2d(0.0, -1.0));
+        break;
+      case JointRow::kAngle:
+      case JointRow::kDriverAngle:
+        PlanarModel::AddAngleRow(pa, -1.0, G, i);
+        PlanarModel::AddAngleRow(pb, 1.0, G, i);
+        break;
+      case JointRow::kNormal: {
+        // ġ = ṅ·d + n·ḋ with ṅ = −ω_a u_w (u_w = R_a u_a, n = perp(u_w)).
+        const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
+        along(Perp(u_w));
+        if (ca >= 0) G(i, ca + 2) -= u_w.dot(d);
+        break;
+      }
+      case JointRow::kDistance:
+        // ġ = d·ḋ / L.
+        along(d / joint.length);
+        break;
+      case JointRow::kDriverDisplacement: {
+        // ġ = u̇_w·d + u_w·ḋ − ṡ with u̇_w = ω_a n.
+        const Eigen::Vector2d u_w = Rotate(theta_a, joint.axis_a);
+        along(u_w);
+        if (ca >= 0) G(i, ca + 2) += Perp(u_w).dot(d);
+        break;
+      }
+    }
+  }
+
+  // γ of `row` from its joint's points at (q, v).
+  double GammaRow(double t, const Row& row, const JointPoints& points) const {
+    const PlanarJoint& joint = model_->joints()[static_cast<std::size_t>(row.joint)];
+    const PlanarPointState& pa = points.a;
+    const PlanarPointState& pb = points.b;
+    const Eigen::Vector2d d = pb.p - pa.p;
+    const Eigen::Vector2d d_dot = pb.p_dot - pa.p_dot;
+    const double wa2 = points.omega_a * points.omega_a;
+    const double wb2 = points.omega_b * points.omega_b;
+    // v̇-free part of d̈: p̈ = r̈ + ω̇ perp(s_w) − ω² s_w (+ the elastic terms of nodes).
+    Eigen::Vector2d d_ddot_free = wa2 * pa.s_w - wb2 * pb.s_w;
+    if (pa.elastic() || pb.elastic()) d_ddot_free += pb.a_elastic - pa.a_elastic;
+    switch (row.type) {
+      case JointRow::kRevoluteX:
+      case JointRow::kRevoluteY:
+        // g = −d: γ = −ω_a² s_wa + ω_b² s_wb.
+        return row.type == JointRow::kRevoluteX ? -d_ddot_free.x() : -d_ddot_free.y();
+      case JointRow::kAngle:
+        return 0.0;  // linear in θ, η and t
+      case JointRow::kNormal: {
+        // g̈ = n̈·d + 2 ṅ·ḋ + n·d̈ with n̈ = −ω̇_a u_w − ω_a² n; the v̇-free part is
+        // γ = −ω_a² n·d − 2 ω_a u_w·ḋ + n·(ω_a² s_wa − ω_b² s_wb).
+        const Eigen::Vector2d u_w = Rotate(points.theta_a, joint.axis_a);
+        const Eigen::Vector2d n = Perp(u_w);
+        return -wa2 * n.dot(d) - 2.0 * points.omega_a * u_w.dot(d_dot) + n.dot(d_ddot_free);
+      }
+      case JointRow::kDistance:
+        // g̈ = (ḋ·ḋ + d·d̈)/L.
+        return (d_dot.squaredNorm() + d.dot(d_ddot_free)) / joint.length;
+      case JointRow::kDriverAngle:
+        return -row.driver->profile.Evaluate(t)(2);
+      case JointRow::kDriverDisplacement: {
+        // g̈ = ü_w·d + 2 u̇_w·ḋ + u_w·d̈ − s̈ with u̇_w = ω_a n, ü_w = ω̇_a n − ω_a² u_w.
+        const Eigen::Vector2d u_w = Rotate(points.theta_a, joint.axis_a);
+        const Eigen::Vector2d n = Perp(u_w);
+        return -wa2 * u_w.dot(d) + 2.0 * points.omega_a * n.dot(d_dot) + u_w.dot(d_ddot_free) -
+               row.driver->profile.Evaluate(t)(2);
+      }
+    }
+    return 0.0;
   }
 
   static double DriverRate(const PlanarJoint& joint) {

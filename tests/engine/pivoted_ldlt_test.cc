@@ -105,6 +105,104 @@ TEST(PivotedLdlt, SparseChainDelassusMatchesEigensLdlt) {
   }
 }
 
+// The elimination and substitutions of engine/pivoted_ldlt.h over full columns (every row below
+// the diagonal), in the same order P: the numbers the class gives with the rows after each
+// column's last nonzero left out must be these to the bit, since the terms left out are products
+// with an exact 0.
+struct FullLoopsLdlt {
+  Eigen::MatrixXd a;  // L below the diagonal, D on it
+  FullLoopsLdlt(const Eigen::MatrixXd& W, const PivotedLdlt& order) {
+    const Eigen::Index n = W.rows();
+    a.resize(n, n);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const int wi = order.order(i), wj = order.order(j);
+        a(i, j) = W(std::max(wi, wj), std::min(wi, wj));  // W's lower triangle, as the class
+      }
+    }
+    Eigen::VectorXd sum(n);
+    for (Eigen::Index k = 0; k < n; ++k) {
+      double update = 0.0;
+      sum.setZero();
+      for (Eigen::Index j = 0; j < k; ++j) {
+        const double l_kj = a(k, j);
+        if (l_kj == 0.0) continue;
+        const double t = a(j, j) * l_kj;
+        update += l_kj * t;
+        for (Eigen::Index i = k + 1; i < n; ++i) sum(i) += a(i, j) * t;
+      }
+      a(k, k) -= update;
+      for (Eigen::Index i = k + 1; i < n; ++i) a(i, k) = (a(i, k) - sum(i)) / a(k, k);
+    }
+  }
+  Eigen::VectorXd Solve(const Eigen::VectorXd& b, const PivotedLdlt& order) const {
+    const Eigen::Index n = a.rows();
+    Eigen::VectorXd y(n);
+    for (Eigen::Index k = 0; k < n; ++k) y(k) = b(order.order(k));
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (y(j) == 0.0) continue;
+      for (Eigen::Index i = j + 1; i < n; ++i) y(i) -= a(i, j) * y(j);
+    }
+    for (Eigen::Index k = 0; k < n; ++k) y(k) /= a(k, k);
+    for (Eigen::Index k = n; k-- > 0;) {
+      double even = 0.0, odd = 0.0;
+      Eigen::Index i = k + 1;
+      for (; i + 1 < n; i += 2) {
+        even += a(i, k) * y(i);
+        odd += a(i + 1, k) * y(i + 1);
+      }
+      if (i < n) even += a(i, k) * y(i);
+      y(k) -= even + odd;
+    }
+    Eigen::VectorXd x(n);
+    for (Eigen::Index k = 0; k < n; ++k) x(order.order(k)) = y(k);
+    return x;
+  }
+};
+
+// One factor object reused over a sequence of W (the solver of ConstrainedDynamics across the
+// evaluations of a phase): a W near the last one keeps its order, a W whose diagonal changed
+// order or has ties selects again, a smaller and a larger m follow. Each factor is compared with
+// a fresh object's (order, pivots, solution) and with the full loops (FullLoopsLdlt), to the bit
+// (tolerance 0: the same operations on the same numbers).
+TEST(PivotedLdlt, ReusedFactorAndSkippedZerosGiveTheNumbersOfTheFullLoops) {
+  std::mt19937 rng(29);
+  std::vector<Eigen::MatrixXd> sequence;
+  const Eigen::MatrixXd chain = ChainDelassus(10, rng);
+  sequence.push_back(chain);
+  sequence.push_back(chain * 1.0001);  // same order kept
+  Eigen::MatrixXd reordered = chain;
+  reordered(3, 3) *= 50.0;  // this row moves to the front
+  sequence.push_back(reordered);
+  Eigen::MatrixXd tie = chain;
+  tie(5, 5) = tie(6, 6) = tie.diagonal().maxCoeff() * 2.0;  // equal entries: selected again
+  sequence.push_back(tie);
+  sequence.push_back(ChainDelassus(4, rng));
+  sequence.push_back(ChainDelassus(25, rng));
+  sequence.push_back(ChainDelassus(25, rng));
+  PivotedLdlt reused;
+  for (std::size_t s = 0; s < sequence.size(); ++s) {
+    const Eigen::MatrixXd& W = sequence[s];
+    const Eigen::Index m = W.rows();
+    const Eigen::VectorXd b = RandomMatrix(m, 1, rng);
+    PivotedLdlt fresh;
+    const double ratio = reused.Compute(W);
+    EXPECT_EQ(ratio, fresh.Compute(W)) << "W " << s;
+    ASSERT_TRUE(reused.solved());
+    const FullLoopsLdlt full(W, fresh);
+    Eigen::VectorXd x = b, x_fresh = b;
+    reused.SolveInPlace(&x);
+    fresh.SolveInPlace(&x_fresh);
+    for (Eigen::Index k = 0; k < m; ++k) {
+      EXPECT_EQ(reused.order(k), fresh.order(k)) << "W " << s << ", k = " << k;
+      EXPECT_EQ(reused.pivot(k), full.a(k, k)) << "W " << s << ", k = " << k;
+    }
+    EXPECT_EQ((x - x_fresh).cwiseAbs().maxCoeff(), 0.0) << "W " << s;
+    EXPECT_EQ((x - full.Solve(b, fresh)).cwiseAbs().maxCoeff(), 0.0) << "W " << s;
+    ExpectSameAsEigen(W, b);  // and the order is Eigen's
+  }
+}
+
 TEST(PivotedLdlt, EqualDiagonalEntriesTakeTheFirst) {
   std::mt19937 rng(3);
   for (Eigen::Index m : {2, 4, 9}) {

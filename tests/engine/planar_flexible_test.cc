@@ -156,6 +156,13 @@ TEST(PlanarFlexible, JointRowsAtNodesMatchFiniteDifferences) {
           << "type " << static_cast<int>(type) << " beam_is_a " << beam_is_a << "\n"
           << gamma.transpose() << "\n"
           << gamma_fd.transpose();
+      // The one pass of the KKT solve (points shared by G and γ): the same operations, equal to
+      // the bit.
+      Eigen::MatrixXd G_pair;
+      Eigen::VectorXd gamma_pair;
+      system.ConstraintJacobianAndGamma(t, q, v, rows, &G_pair, &gamma_pair);
+      EXPECT_EQ((G_pair - G).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_EQ((gamma_pair - gamma).cwiseAbs().maxCoeff(), 0.0);
     }
   }
 }

@@ -226,6 +226,34 @@ TEST(PlanarNewJoints, GammaMatchesDifferenceOfGvAlongTheMotion) {
             << ")\n";
 }
 
+TEST(PlanarNewJoints, JacobianAndGammaInOnePassAreTheSeparateValues) {
+  // ConstraintJacobianAndGamma shares each joint's points between G and γ; the operations on
+  // each entry are those of ConstraintJacobian and ConstraintGamma, so the values are equal to
+  // the bit (tolerance 0), for all rows and for a subset whose joints' rows are split.
+  PlanarMultibodySystem system(NewJointZoo());
+  const std::vector<int> all = AllRows(system);
+  const std::vector<int> subset = {1, 4, 5, 9, 13, 17, 20, 22, 24, 28};
+  std::srand(23);
+  for (int trial = 0; trial < 4; ++trial) {
+    const Eigen::VectorXd q = RandomVector(system.nq(), 2.0);
+    const Eigen::VectorXd v = RandomVector(system.nv(), 3.0);
+    const double t = 0.3 + 0.4 * trial;
+    for (const std::vector<int>* rows : {&all, &subset}) {
+      Eigen::MatrixXd G, G_pair;
+      Eigen::VectorXd gamma, gamma_pair;
+      system.ConstraintJacobian(t, q, *rows, &G);
+      system.ConstraintGamma(t, q, v, *rows, &gamma);
+      system.ConstraintJacobianAndGamma(t, q, v, *rows, &G_pair, &gamma_pair);
+      ASSERT_EQ(G_pair.rows(), static_cast<Eigen::Index>(rows->size()));
+      ASSERT_EQ(G_pair.cols(), system.nv());
+      ASSERT_EQ(gamma_pair.size(), static_cast<Eigen::Index>(rows->size()));
+      EXPECT_EQ((G_pair - G).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_EQ((gamma_pair - gamma).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_GT(gamma.lpNorm<Eigen::Infinity>(), 1.0);  // not vacuous: v ≠ 0 gives γ ≠ 0
+    }
+  }
+}
+
 TEST(PlanarNewJoints, DriverTimeTermsMatchDifferencesInTime) {
   // At fixed q: ∂g/∂t against (g(t+h) − g(t−h))/(2h) and, with v = 0, γ (its time part −φ̈
   // only: every kinematic term of γ has a factor of v) against (g(t+h) − 2g(t) + g(t−h))/h².
