@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/event_benchmark_support.h"
 #include "events/simulation.h"
 #include "tools/scene.h"
 
@@ -35,12 +36,6 @@ namespace {
 std::string ExamplePath(const std::string& file) {
   const char* dir = std::getenv("SALTUS_SOURCE_DIR");
   return std::string(dir != nullptr ? dir : SALTUS_SOURCE_DIR) + "/examples/" + file;
-}
-
-long TotalEvents(const events::SimulationStats& stats) {
-  long n = 0;
-  for (long k : stats.events) n += k;
-  return n;
 }
 
 // h_max > 0 caps the integrator's step (0: the scene's own).
@@ -69,12 +64,7 @@ void RunScene(benchmark::State& state, const std::string& file, double t_end, bo
     simulation.SetState(0.0, built.q0, built.v0);
     const events::RunResult result = simulation.AdvanceTo(t_end);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (result.status != events::RunStatus::kFinished) {
-      state.SkipWithError((std::string(events::ToString(result.status)) +
-                           " at t = " + std::to_string(result.t) + ": " + result.message)
-                              .c_str());
-      break;
-    }
+    if (SkipUnlessFinished(state, result)) break;
     const events::SimulationStats& after = simulation.stats();
     events_total += TotalEvents(after) - TotalEvents(before);
     steps_total += after.integrator.accepted_steps - before.integrator.accepted_steps;

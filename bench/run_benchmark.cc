@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/event_benchmark_support.h"
 #include "events/simulation.h"
 #include "tools/scene.h"
 
@@ -25,10 +26,6 @@ namespace {
 std::string ExamplePath(const std::string& file) {
   const char* dir = std::getenv("SALTUS_SOURCE_DIR");
   return std::string(dir != nullptr ? dir : SALTUS_SOURCE_DIR) + "/examples/" + file;
-}
-
-long TotalEvents(const events::SimulationStats& stats) {
-  return stats.events[0] + stats.events[1] + stats.events[2] + stats.events[3];
 }
 
 void RunScene(benchmark::State& state, const std::string& file) {
@@ -52,12 +49,7 @@ void RunScene(benchmark::State& state, const std::string& file) {
     const long steps_before = simulation.stats().integrator.accepted_steps;
     simulation.SetState(0.0, q0, v0);
     const events::RunResult result = simulation.AdvanceTo(scene.t_end);
-    if (result.status != events::RunStatus::kFinished) {
-      state.SkipWithError((std::string(events::ToString(result.status)) +
-                           " at t = " + std::to_string(result.t) + ": " + result.message)
-                              .c_str());
-      break;
-    }
+    if (SkipUnlessFinished(state, result)) break;
     events_total += TotalEvents(simulation.stats()) - events_before;
     steps_total += simulation.stats().integrator.accepted_steps - steps_before;
   }
