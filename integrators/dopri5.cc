@@ -25,18 +25,26 @@ Dopri5::Dopri5(const IntegratorOptions& options)
 Dopri5::~Dopri5() = default;
 
 void Dopri5::BuildDenseOutput(double h) {
-  // Tangent increments for q (k = K) and values for v (k = A); see the header.
+  // Tangent increments for q (k = K) and values for v (k = A); see the header. One entry at a
+  // time, each r in the order of the vector expressions r₁ = b₀k₀ + b₁k₁ + … (zero weights
+  // included), r₁ ← h r₁, …: the same numbers without a pass per term for small nv.
   auto build = [&](const std::vector<Eigen::VectorXd>& k, std::array<Eigen::VectorXd, 4>& r) {
-    r[0] = tab::kB[0] * k[0];
-    r[3] = tab::kD[0] * k[0];
-    for (int j = 1; j < tab::kStages; ++j) {
-      r[0] += tab::kB[j] * k[j];
-      r[3] += tab::kD[j] * k[j];
+    const Eigen::Index n = k[0].size();
+    for (Eigen::VectorXd& r_i : r) r_i.resize(n);
+    for (Eigen::Index e = 0; e < n; ++e) {
+      double r0 = tab::kB[0] * k[0][e], r3 = tab::kD[0] * k[0][e];
+      for (std::size_t j = 1; j < tab::kStages; ++j) {
+        r0 += tab::kB[j] * k[j][e];
+        r3 += tab::kD[j] * k[j][e];
+      }
+      r0 *= h;
+      r3 *= h;
+      const double r1 = h * k[0][e] - r0;
+      r[0][e] = r0;
+      r[1][e] = r1;
+      r[2][e] = r0 - h * k[tab::kStages - 1][e] - r1;
+      r[3][e] = r3;
     }
-    r[0] *= h;
-    r[3] *= h;
-    r[1] = h * k[0] - r[0];
-    r[2] = r[0] - h * k[tab::kStages - 1] - r[1];
   };
   build(K_, rq_);
   build(A_, rv_);
@@ -46,10 +54,16 @@ void Dopri5::BuildDenseOutput(double h) {
 void Dopri5::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
   const double theta = (s - t_prev_) / h_dense_;
   const double theta1 = 1.0 - theta;
-  // *v holds the tangent increment of q first, then the velocity.
-  *v = theta * (rq_[0] + theta1 * (rq_[1] + theta * (rq_[2] + theta1 * rq_[3])));
+  // *v holds the tangent increment of q first, then the velocity; entry by entry, the operations
+  // of the header's formula in its order (as the vector expressions did).
+  const auto y = [theta, theta1](const std::array<Eigen::VectorXd, 4>& r, Eigen::Index e) {
+    return theta * (r[0][e] + theta1 * (r[1][e] + theta * (r[2][e] + theta1 * r[3][e])));
+  };
+  const Eigen::Index n = rq_[0].size();
+  v->resize(n);
+  for (Eigen::Index e = 0; e < n; ++e) (*v)[e] = y(rq_, e);
   system_->IntegratePosition(q_prev_, *v, 1.0, q);
-  *v = v_prev_ + theta * (rv_[0] + theta1 * (rv_[1] + theta * (rv_[2] + theta1 * rv_[3])));
+  for (Eigen::Index e = 0; e < n; ++e) (*v)[e] = v_prev_[e] + y(rv_, e);
 }
 
 }  // namespace saltus::integrators
