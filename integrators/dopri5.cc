@@ -54,16 +54,10 @@ void Dopri5::BuildDenseOutput(double h) {
 void Dopri5::DoInterpolate(double s, Eigen::VectorXd* q, Eigen::VectorXd* v) const {
   const double theta = (s - t_prev_) / h_dense_;
   const double theta1 = 1.0 - theta;
-  // *v holds the tangent increment of q first, then the velocity; entry by entry, the operations
-  // of the header's formula in its order (as the vector expressions did).
-  const auto y = [theta, theta1](const std::array<Eigen::VectorXd, 4>& r, Eigen::Index e) {
-    return theta * (r[0][e] + theta1 * (r[1][e] + theta * (r[2][e] + theta1 * r[3][e])));
-  };
-  const Eigen::Index n = rq_[0].size();
-  v->resize(n);
-  for (Eigen::Index e = 0; e < n; ++e) (*v)[e] = y(rq_, e);
+  // *v holds the tangent increment of q first, then the velocity.
+  *v = theta * (rq_[0] + theta1 * (rq_[1] + theta * (rq_[2] + theta1 * rq_[3])));
   system_->IntegratePosition(q_prev_, *v, 1.0, q);
-  for (Eigen::Index e = 0; e < n; ++e) (*v)[e] = v_prev_[e] + y(rv_, e);
+  *v = v_prev_ + theta * (rv_[0] + theta1 * (rv_[1] + theta * (rv_[2] + theta1 * rv_[3])));
 }
 
 }  // namespace saltus::integrators
