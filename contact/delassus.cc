@@ -13,18 +13,20 @@ std::string RowLabel(const engine::MechanicalSystem& system, int row) {
 
 void ValidateState(const char* who, const engine::MechanicalSystem& system, double t,
                    const Eigen::VectorXd& q, const Eigen::VectorXd& v, const char* v_name) {
-  const std::string w(who);
-  if (!std::isfinite(t)) throw std::invalid_argument(w + ": t is not finite");
+  // (The messages are built on failure only: an impact calls this once.)
+  const auto fail = [who](const std::string& what) {
+    throw std::invalid_argument(std::string(who) + ": " + what);
+  };
+  if (!std::isfinite(t)) fail("t is not finite");
   if (q.size() != system.nq()) {
-    throw std::invalid_argument(w + ": q has " + std::to_string(q.size()) +
-                                " entries, nq = " + std::to_string(system.nq()));
+    fail("q has " + std::to_string(q.size()) + " entries, nq = " + std::to_string(system.nq()));
   }
   if (v.size() != system.nv()) {
-    throw std::invalid_argument(w + ": " + v_name + " has " + std::to_string(v.size()) +
-                                " entries, nv = " + std::to_string(system.nv()));
+    fail(std::string(v_name) + " has " + std::to_string(v.size()) +
+         " entries, nv = " + std::to_string(system.nv()));
   }
-  if (!q.allFinite()) throw std::invalid_argument(w + ": q has a non-finite entry");
-  if (!v.allFinite()) throw std::invalid_argument(w + ": " + v_name + " has a non-finite entry");
+  if (!q.allFinite()) fail("q has a non-finite entry");
+  if (!v.allFinite()) fail(std::string(v_name) + " has a non-finite entry");
 }
 
 void ValidateRows(const char* who, const engine::MechanicalSystem& system,
@@ -40,7 +42,9 @@ void ValidateRows(const char* who, const engine::MechanicalSystem& system,
   };
   check(bilateral_rows, "bilateral");
   check(unilateral_rows, "unilateral");
-  // Duplicates, within or across the two lists: sort a copy (these lists are short).
+  // Duplicates, within or across the two lists: sort a copy (these lists are short; one row
+  // cannot be listed twice).
+  if (bilateral_rows.size() + unilateral_rows.size() < 2) return;
   thread_local std::vector<int> all;
   all.assign(bilateral_rows.begin(), bilateral_rows.end());
   all.insert(all.end(), unilateral_rows.begin(), unilateral_rows.end());
@@ -48,6 +52,23 @@ void ValidateRows(const char* who, const engine::MechanicalSystem& system,
   const auto dup = std::adjacent_find(all.begin(), all.end());
   if (dup != all.end()) {
     throw std::invalid_argument(std::string(who) + ": " + RowLabel(system, *dup) + " listed twice");
+  }
+}
+
+void SolveLowerInPlace(const Eigen::MatrixXd& lower, Eigen::MatrixXd* X) {
+  const Eigen::Index n = lower.rows();
+  if (n > kSmallTriangle) {
+    lower.triangularView<Eigen::Lower>().solveInPlace(*X);
+    return;
+  }
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double a = 1.0 / lower(i, i);
+    for (Eigen::Index j = 0; j < X->cols(); ++j) {
+      double* x = X->col(j).data();
+      x[i] *= a;
+      const double b = x[i];
+      for (Eigen::Index k = i + 1; k < n; ++k) x[k] -= b * lower(k, i);
+    }
   }
 }
 
@@ -91,11 +112,11 @@ void AssembleDenseInto(const engine::MechanicalSystem& system, double t, const E
   a.A_u.resize(nv, a.G_u.rows());
   if (a.G_b.rows() > 0) {
     a.A_b = a.G_b.transpose();
-    a.llt.matrixL().solveInPlace(a.A_b);
+    SolveLowerInPlace(a.llt.matrixLLT(), &a.A_b);
   }
   if (a.G_u.rows() > 0) {
     a.A_u = a.G_u.transpose();
-    a.llt.matrixL().solveInPlace(a.A_u);
+    SolveLowerInPlace(a.llt.matrixLLT(), &a.A_u);
   }
 }
 

@@ -46,6 +46,16 @@ void ValidateState(const char* who, const engine::MechanicalSystem& system, doub
 void ValidateRows(const char* who, const engine::MechanicalSystem& system,
                   std::span<const int> bilateral_rows, std::span<const int> unilateral_rows);
 
+// X ← L⁻¹ X in place, L the lower triangle of `lower` (n × n, X n × k): Eigen's
+// TriangularView<Lower>::solveInPlace, whose matrix kernel (triangular_solve_matrix) computes, for
+// a triangle no wider than its small panel (max(mr, nr) ≥ 4 rows for double), every column as
+// x_i ← x_i · (1/L_ii), then x_k ← x_k − x_i L_ki for k > i, i ascending. For n ≤
+// kSmallTriangle those operations in that order (the same numbers, bit for bit) without the
+// kernel's blocking and packing set-up, which costs more than the solve for the three coordinates
+// of a planar body; Eigen's solve otherwise.
+inline constexpr Eigen::Index kSmallTriangle = 4;
+void SolveLowerInPlace(const Eigen::MatrixXd& lower, Eigen::MatrixXd* X);
+
 // M factorized and the scaled Jacobians of two row lists at (t, q).
 struct DenseAssembly {
   Eigen::LLT<Eigen::MatrixXd> llt;

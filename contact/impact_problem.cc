@@ -178,32 +178,32 @@ void SolveVelocityLevel(const char* who, const engine::MechanicalSystem& system,
                         std::span<const int> unilateral_rows, std::span<const double> restitution,
                         const LcpOptions& options, const char* kind, ImpactWorkspace& ws,
                         bool keep_mass, std::span<const double> gap_rate = {}) {
-  const std::string w(who);
+  const auto w = [who] { return std::string(who); };  // (messages built on failure only)
   ValidateState(who, system, t, q, v, f ? "v" : "v_minus");
   ValidateRows(who, system, bilateral_rows, unilateral_rows);
   if (f != nullptr && (f->size() != system.nv() || !f->allFinite())) {
-    throw std::invalid_argument(
-        w + ": the free impulse must have nv = " + std::to_string(system.nv()) + " finite entries");
+    throw std::invalid_argument(w() + ": the free impulse must have nv = " +
+                                std::to_string(system.nv()) + " finite entries");
   }
   if (restitution.size() != unilateral_rows.size()) {
-    throw std::invalid_argument(w + ": " + std::to_string(restitution.size()) +
+    throw std::invalid_argument(w() + ": " + std::to_string(restitution.size()) +
                                 " restitution coefficients for " +
                                 std::to_string(unilateral_rows.size()) + " unilateral rows");
   }
   for (std::size_t i = 0; i < restitution.size(); ++i) {
     if (!(restitution[i] >= 0.0 && restitution[i] <= 1.0)) {
-      throw std::invalid_argument(w + ": " + RowLabel(system, unilateral_rows[i]) +
+      throw std::invalid_argument(w() + ": " + RowLabel(system, unilateral_rows[i]) +
                                   ": restitution must be in [0, 1], got " +
                                   std::to_string(restitution[i]));
     }
   }
   if (!gap_rate.empty() && gap_rate.size() != unilateral_rows.size()) {
-    throw std::invalid_argument(w + ": " + std::to_string(gap_rate.size()) + " gap rates for " +
+    throw std::invalid_argument(w() + ": " + std::to_string(gap_rate.size()) + " gap rates for " +
                                 std::to_string(unilateral_rows.size()) + " unilateral rows");
   }
   for (std::size_t i = 0; i < gap_rate.size(); ++i) {
     if (!std::isfinite(gap_rate[i])) {
-      throw std::invalid_argument(w + ": " + RowLabel(system, unilateral_rows[i]) +
+      throw std::invalid_argument(w() + ": " + RowLabel(system, unilateral_rows[i]) +
                                   ": the gap rate must be finite, got " +
                                   std::to_string(gap_rate[i]));
     }

@@ -556,11 +556,14 @@ void AddRow(int column, const Eigen::Vector2d& dir, double angular, Eigen::Ref<E
   AddBlock(f, dir, angular, G, row);
 }
 
-// [dirᵀ, angular] times a frame's velocity columns of v (0 for the ground).
+// [dirᵀ, angular] times the velocity columns of v from `column` (0 for the ground, column −1).
+double SideRate(int column, const Eigen::Vector2d& dir, double angular, const Eigen::VectorXd& v) {
+  if (column < 0) return 0.0;
+  return dir.dot(v.segment<2>(column)) + angular * v[column + 2];
+}
 double SideRate(const BodyFrame& f, const Eigen::Vector2d& dir, double angular,
                 const Eigen::VectorXd& v) {
-  if (f.column < 0) return 0.0;
-  return dir.dot(v.segment<2>(f.column)) + angular * v[f.column + 2];
+  return SideRate(f.column, dir, angular, v);
 }
 
 }  // namespace
@@ -612,11 +615,20 @@ bool PlanarContacts::ValuesAndRates(double /*t*/, const Eigen::VectorXd& q,
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const int contact = RowContact(rows[k]);
     const PlanarContact& c = contacts_[static_cast<std::size_t>(contact)];
+    const bool tangential = rows[k] >= n_contacts;
+    const auto i = static_cast<Eigen::Index>(k);
+    if (!tangential && rotation_free_[static_cast<std::size_t>(contact)]) {
+      // Straight from q, as Values and Jacobian: the memo's numbers (RigidGap,
+      // RotationFreeNormal) without its q comparison, copy and sin/cos at every new sample.
+      const RigidNormalRow rigid = RotationFreeNormal(*model_, c, q);
+      g[i] = RigidGap(*model_, c, q);
+      g_dot[i] = SideRate(rigid.column_b, rigid.row.dir_b, rigid.row.ang_b, v) +
+                 SideRate(rigid.column_a, rigid.row.dir_a, rigid.row.ang_a, v);
+      continue;
+    }
     const Geometry& geo =
         memo.Get(memo_id_, *model_, contacts_, q, static_cast<std::size_t>(contact));
-    const bool tangential = rows[k] >= n_contacts;
     const RowCoefficients row = RigidRow(c, geo, tangential);
-    const auto i = static_cast<Eigen::Index>(k);
     g[i] = tangential ? 0.0 : Gap(c, geo);
     g_dot[i] = SideRate(geo.b, row.dir_b, row.ang_b, v) + SideRate(geo.a, row.dir_a, row.ang_a, v);
   }

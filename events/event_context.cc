@@ -68,18 +68,19 @@ void UnilateralCandidates::Find(const VectorXd& q, const VectorXd& speed, double
 }
 
 double MassBlockCache::Energy(double t, const VectorXd& q, const VectorXd& v) {
-  if (t == memo_t_ && q.size() == memo_q_.size() && v.size() == memo_v_.size() && q == memo_q_ &&
-      v == memo_v_) {
-    return memo_energy_;
+  const bool same_q = t == memo_t_ && q.size() == memo_q_.size() && q == memo_q_;
+  if (same_q && v.size() == memo_v_.size() && v == memo_v_) return memo_energy_;
+  if (!same_q) {
+    memo_t_ = t;
+    memo_q_ = q;
+    memo_potential_ = system_.PotentialEnergy(t, q);
   }
-  memo_t_ = t;
-  memo_q_ = q;
   memo_v_ = v;
-  memo_energy_ = KineticAndPotential(t, q, v);
+  memo_energy_ = Kinetic(t, q, v) + memo_potential_;
   return memo_energy_;
 }
 
-double MassBlockCache::KineticAndPotential(double t, const VectorXd& q, const VectorXd& v) {
+double MassBlockCache::Kinetic(double t, const VectorXd& q, const VectorXd& v) {
   double T = 0.0;
   if (constant_mass_valid_ || system_.BlockSparseMatrices(t, q, {}, &mass_blocks_, nullptr)) {
     constant_mass_valid_ = system_.HasConstantMassMatrix();
@@ -99,7 +100,7 @@ double MassBlockCache::KineticAndPotential(double t, const VectorXd& q, const Ve
     Mv_.noalias() = M_ * v;
     T = 0.5 * v.dot(Mv_);
   }
-  return T + system_.PotentialEnergy(t, q);
+  return T;
 }
 
 void MassBlockCache::DelassusDiagonal(double t, const VectorXd& q, const std::vector<int>& rows,

@@ -67,19 +67,22 @@ class MassBlockCache {
  public:
   explicit MassBlockCache(const engine::MechanicalSystem& system) : system_(system) {}
   // The last state's value is kept: a switch asks for it before and after the impact and after
-  // the projection, which often leave the state as it was.
+  // the projection, which often leave the state as it was; and so is the last (t, q)'s potential
+  // energy, which an impact (v changes, q does not) leaves as it was.
   double Energy(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
   // w (rows.size()) ← W_αα of `rows` at (t, q).
   void DelassusDiagonal(double t, const Eigen::VectorXd& q, const std::vector<int>& rows,
                         Eigen::VectorXd* w);
 
  private:
-  double KineticAndPotential(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
+  // ½ vᵀ M(q) v.
+  double Kinetic(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& v);
 
   const engine::MechanicalSystem& system_;
-  double memo_t_ = std::numeric_limits<double>::quiet_NaN();  // Energy's last state and value
+  // Energy's last state, its potential energy (at memo_t_, memo_q_) and its energy.
+  double memo_t_ = std::numeric_limits<double>::quiet_NaN();
   Eigen::VectorXd memo_q_, memo_v_;
-  double memo_energy_ = 0;
+  double memo_potential_ = 0, memo_energy_ = 0;
   engine::MassBlocks mass_blocks_;
   engine::BlockSparseRows G_sparse_;
   // mass_blocks_ hold the system's constant M (HasConstantMassMatrix): not evaluated again, and

@@ -25,18 +25,26 @@ Dopri5::Dopri5(const IntegratorOptions& options)
 Dopri5::~Dopri5() = default;
 
 void Dopri5::BuildDenseOutput(double h) {
-  // Tangent increments for q (k = K) and values for v (k = A); see the header.
+  // Tangent increments for q (k = K) and values for v (k = A); see the header. One entry at a
+  // time, each r in the order of the vector expressions r₁ = b₀k₀ + b₁k₁ + … (zero weights
+  // included), r₁ ← h r₁, …: the same numbers without a pass per term for small nv.
   auto build = [&](const std::vector<Eigen::VectorXd>& k, std::array<Eigen::VectorXd, 4>& r) {
-    r[0] = tab::kB[0] * k[0];
-    r[3] = tab::kD[0] * k[0];
-    for (int j = 1; j < tab::kStages; ++j) {
-      r[0] += tab::kB[j] * k[j];
-      r[3] += tab::kD[j] * k[j];
+    const Eigen::Index n = k[0].size();
+    for (Eigen::VectorXd& r_i : r) r_i.resize(n);
+    for (Eigen::Index e = 0; e < n; ++e) {
+      double r0 = tab::kB[0] * k[0][e], r3 = tab::kD[0] * k[0][e];
+      for (std::size_t j = 1; j < tab::kStages; ++j) {
+        r0 += tab::kB[j] * k[j][e];
+        r3 += tab::kD[j] * k[j][e];
+      }
+      r0 *= h;
+      r3 *= h;
+      const double r1 = h * k[0][e] - r0;
+      r[0][e] = r0;
+      r[1][e] = r1;
+      r[2][e] = r0 - h * k[tab::kStages - 1][e] - r1;
+      r[3][e] = r3;
     }
-    r[0] *= h;
-    r[3] *= h;
-    r[1] = h * k[0] - r[0];
-    r[2] = r[0] - h * k[tab::kStages - 1] - r[1];
   };
   build(K_, rq_);
   build(A_, rv_);

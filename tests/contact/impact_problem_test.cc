@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
@@ -234,6 +236,35 @@ TEST(SolveImpact, WorkspaceKeepsTheConstantMassFactorAndGivesTheSameAnswers) {
   EXPECT_THROW(SolveImpact(*t.system, 0.0, t.q, Eigen::VectorXd::Zero(3), {}, row, e1, LcpOptions{},
                            nullptr),
                std::invalid_argument);
+}
+
+// SolveLowerInPlace's loops for small triangles are Eigen's kernel operation for operation: the
+// same bits as TriangularView<Lower>::solveInPlace on random Cholesky factors (n = 1 … 6, both
+// sides of kSmallTriangle) and right-hand sides of 1 … 3 columns, zeros and signed zeros included.
+TEST(SolveLowerInPlace, IsEigensTriangularSolveBitForBit) {
+  std::mt19937 random(20261129);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (int n = 1; n <= 6; ++n) {
+    for (int cols = 1; cols <= 3; ++cols) {
+      for (int trial = 0; trial < 200; ++trial) {
+        Eigen::MatrixXd B(n, n);
+        for (Eigen::Index i = 0; i < B.size(); ++i) B(i) = u(random);
+        const Eigen::MatrixXd M = B * B.transpose() + 0.1 * Eigen::MatrixXd::Identity(n, n);
+        const Eigen::LLT<Eigen::MatrixXd> llt(M);
+        Eigen::MatrixXd X(n, cols);
+        for (Eigen::Index i = 0; i < X.size(); ++i) {
+          X(i) = trial % 5 == 0 && i % 2 == 0 ? (i % 4 == 0 ? 0.0 : -0.0) : u(random);
+        }
+        Eigen::MatrixXd expected = X;
+        llt.matrixL().solveInPlace(expected);
+        SolveLowerInPlace(llt.matrixLLT(), &X);
+        for (Eigen::Index i = 0; i < X.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(X(i)), std::bit_cast<std::uint64_t>(expected(i)))
+              << "n = " << n << ", column entries " << cols << ", trial " << trial;
+        }
+      }
+    }
+  }
 }
 
 TEST(SolveImpact, RowOfEqualDisksMovesAsOneBlock) {

@@ -430,8 +430,9 @@ std::vector<PlanarContact> RigidContactsOfEveryTypeAndSide(std::mt19937& rng) {
 TEST(PlanarContacts, GapsStraightFromQAreTheGeometryMemosGapsBitForBit) {
   // Values computes a rigid contact's gap from q alone, leaving out the ground's identity pose
   // and the rotation of a zero point (a disk's centre); ValuesAndRates takes it from the full
-  // geometry (the memo). The products left out only add exact zeros, so the two must agree to
-  // the last bit (EXPECT_EQ), on every type and side, with points zero half of the time.
+  // geometry (the memo) unless the contact needs no rotation at all (RotationFree: then from q
+  // as well). The products left out only add exact zeros, so the two must agree to the last bit
+  // (EXPECT_EQ), on every type and side, with points zero half of the time.
   std::mt19937 rng(5);
   const auto model = Bodies(3);
   for (int trial = 0; trial < 40; ++trial) {
@@ -448,7 +449,8 @@ TEST(PlanarContacts, GapsStraightFromQAreTheGeometryMemosGapsBitForBit) {
 
 TEST(PlanarContacts, JacobianStraightFromQIsTheGeometryMemosRowsBitForBit) {
   // Jacobian computes a rigid contact's normal row from q alone (as Values its gap);
-  // ValuesAndRates takes the row from the full geometry (the memo) and returns ġ = G v. At
+  // ValuesAndRates takes the row from the full geometry (the memo; for a RotationFree contact
+  // from q as Jacobian does) and returns ġ = G v. At
   // v = e_j, ġ is column j of the memo's rows: dir·e + angular e adds only exact zeros to the
   // one coefficient picked. The two must agree to the last bit (EXPECT_EQ; ±0 compare equal),
   // on every type and side, with points zero half of the time.

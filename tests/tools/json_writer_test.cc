@@ -100,6 +100,39 @@ TEST(JsonWriterTest, FormatDoubleIsPrintfPercent17g) {
   }
 }
 
+// FormatDouble's exact path for 1e-6 ≲ |x| < 2^53 (the numbers of trajectories) gives printf's
+// text too: random mantissas at every binary exponent of that range and around its ends, the
+// powers of ten and their neighbours (where the decimal exponent changes, and the switch to
+// exponent notation below 1e-4), numbers that round up to the next power of ten, and exact ties
+// at the 17th digit (k + 1/4 with ulp 1/4 has 18 digits ending in 5: printf rounds to even).
+TEST(JsonWriterTest, FormatDoubleOfTrajectoryNumbersIsPrintfPercent17g) {
+  std::vector<double> values;
+  std::mt19937_64 random(20261129);
+  std::uniform_int_distribution<std::uint64_t> mantissa(0, (std::uint64_t{1} << 52) - 1);
+  for (int exponent = -40; exponent <= 56; ++exponent) {
+    for (int k = 0; k < 400; ++k) {
+      const std::uint64_t bits =
+          (static_cast<std::uint64_t>(exponent + 1023) << 52) | mantissa(random);
+      const double x = std::bit_cast<double>(bits);
+      values.push_back(k % 2 == 0 ? x : -x);
+    }
+  }
+  for (int k = -12; k <= 17; ++k) {
+    const double p = std::pow(10.0, k);
+    values.insert(values.end(), {p, std::nextafter(p, 0.0), std::nextafter(p, 1e300), -p,
+                                 9.99999999999999999 * p, 0.99999999999999994 * p});
+  }
+  for (std::uint64_t k = 0; k < 2000; ++k) {
+    const double base = std::ldexp(1.0, 50) + static_cast<double>(k * 1000003);  // ulp 1/4
+    values.insert(values.end(), {base + 0.25, base + 0.75, -(base + 0.25)});
+  }
+  for (const double x : values) {
+    char expected[40];
+    std::snprintf(expected, sizeof expected, "%.17g", x);
+    ASSERT_EQ(FormatDouble(x), expected) << std::bit_cast<std::uint64_t>(x);
+  }
+}
+
 TEST(JsonWriterTest, NonFiniteNumbersAreNull) {
   std::ostringstream out;
   JsonWriter w(out);
