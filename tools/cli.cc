@@ -725,7 +725,7 @@ int WriteResults(const Scene& scene, const std::filesystem::path& dir, const Sch
   }
   if (!finished) {
     std::ostringstream last_state;
-    WriteLastStateJson(info, simulation.View(), last_state);
+    WriteLastStateJson(info, simulation.View(), last_state, simulation.hybrid_state());
     if (std::string e = WriteFileAtomically(dir / "last_state.json", last_state.str());
         !e.empty()) {
       failures.push_back(std::move(e));
@@ -759,6 +759,7 @@ struct InitialState {
   double t = 0;
   Eigen::VectorXd q, v;
   events::StateOrigin origin = events::StateOrigin::kInitial;
+  std::optional<HybridState> hybrid;  // the saved hybrid phase (Scheme::ResumeHybridState)
 };
 
 // The scene's initial state at t = 0, or with --resume the saved state (tools/resume.h), which
@@ -766,7 +767,7 @@ struct InitialState {
 // SHA-256) is used with a warning: its coordinates match by name.
 InitialState StartingState(const RunArgs& run, const Scene& scene, const SceneSystem& built,
                            std::ostream& err) {
-  if (!run.resume) return {0.0, built.q0, built.v0};
+  if (!run.resume) return {0.0, built.q0, built.v0, events::StateOrigin::kInitial, std::nullopt};
   const SavedState saved = ReadLastStateJson(*run.resume, *built.system);
   if (!(saved.t < scene.t_end)) {
     throw UsageError("--resume: the saved state is at t = " + Seconds(saved.t) +
@@ -776,7 +777,12 @@ InitialState StartingState(const RunArgs& run, const Scene& scene, const SceneSy
     err << "warning: " << *run.resume << " was saved from another version of " << run.scene
         << " (its SHA-256 differs); the coordinates match by name\n";
   }
-  return {saved.t, saved.q, saved.v, events::StateOrigin::kResumed};
+  if (saved.hybrid && !scene.hybrid.enabled) {
+    err << "warning: " << *run.resume << " was saved by a hybrid run (phase "
+        << (saved.hybrid->time_stepping ? "time_stepping" : "event_driven")
+        << "); this run is not hybrid and starts from the state alone\n";
+  }
+  return {saved.t, saved.q, saved.v, events::StateOrigin::kResumed, saved.hybrid};
 }
 
 // --out, else out/<scene name>; with --resume, else <the saved state's folder>/resumed, so that
@@ -911,7 +917,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
                               : run.event_rows == EventRows::kOn;
   TrajectoryWriter trajectory(*system, trajectory_file.stream(),
                               /*rows_at_steps=*/scene.options.output_step <= 0, event_rows);
-  EventLogWriter event_log(*system, events_file.stream());
+  EventLogWriter event_log(*system, events_file.stream(), simulation.hybrid_report());
   ProgressBar progress(err, stderr_is_terminal, start.t, scene.t_end);
   simulation.AddObserver(&trajectory);
   simulation.AddObserver(&event_log);
@@ -968,6 +974,7 @@ int Run(std::span<const std::string> args, std::ostream& out, std::ostream& err,
   info.topology = built.topology;  // spatial scenes: at the assembled q0
   bool finished = false;
   try {
+    if (start.hybrid) simulation.ResumeHybridState(*start.hybrid);
     simulation.SetState(start.t, q0, v0, start.origin);
     trajectory.OnOutput(simulation.t(), simulation.q(), simulation.v());
     for (events::Observer* o :

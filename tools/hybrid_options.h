@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace saltus::tools {
@@ -44,7 +46,18 @@ struct HybridReport {
   long to_time_stepping = 0;                         // switches, of which those by the Zeno guard
   long by_accumulation_guard = 0;
   long to_event_driven = 0;
-  long refused_switch_backs = 0;     // the event loop refused the state (the run stayed in MJ)
+  long refused_switch_backs = 0;  // the event loop refused the state (the run stayed in MJ)
+  // Switches to time-stepping because the event loop failed on a contact problem, a projection
+  // or the index-1 solve of its closed rows (RunStatus::kLcpFailure, kProjectionFailure,
+  // kLinearSolveFailure), and the last such failure's message.
+  long after_lcp_failure = 0;
+  long after_projection_failure = 0;
+  long after_linear_solve_failure = 0;
+  std::string last_event_loop_failure;
+  // Why the last switch was made ("crowding", "zeno_guard", "lcp_failure",
+  // "projection_failure", "linear_solve_failure", "calm"): the `modes` field of the switch's
+  // events.csv row.
+  std::string_view last_switch_cause;
   double time_stepping_seconds = 0;  // simulated time spent in time-stepping
   // The smallest gap of the contacts within τ₀ right after a switch back (∞: none), and the
   // largest change of T + V across a switch (J; −∞: no switch).
@@ -60,6 +73,7 @@ struct HybridState {
   bool time_stepping = false;
   std::vector<double> recent_events;  // event loop: the times of the events within the window W
   double calm_since = 0;              // time-stepping: the start of the calm stretch
+  double phase_start = 0;             // time-stepping: t_s of the phase's grid t_s + k h
   // The run's output grid: the next grid point and the time of the last output given.
   double next_output = 0;
   double last_output = -std::numeric_limits<double>::infinity();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cfloat>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -25,6 +26,13 @@ using events::RunStatus;
 void Require(bool ok, const std::string& message) {
   if (!ok) throw std::invalid_argument("simulation option " + message);
 }
+
+// How far apart two times may lie that are equal in exact arithmetic. A time of a time-stepping
+// phase is t_s + k h evaluated in floating point, two roundings of at most ε/2 relative each
+// (k h, then the sum; ε = DBL_EPSILON), so within ε |t| of its exact value; a time read from a
+// file (t_end, a grid point k · output_step, a calm time n h) is within ε |t| as well. Twice the
+// sum of the two bounds also covers the rounding of the comparison's own difference.
+double RoundOff(double a, double b) { return 2.0 * DBL_EPSILON * (std::abs(a) + std::abs(b)); }
 
 // The event loop's options for the time-stepping phases: the fixed step h, outputs at every step
 // (the hybrid scheme keeps the run's output grid itself).
@@ -64,15 +72,17 @@ class HybridScheme final : public Scheme, private events::Observer {
     recent_.clear();
     if (resume && resume->time_stepping) {
       // Resumed inside a time-stepping phase: Moreau–Jean goes on from the state (its
-      // penetrations of O(h) accepted), with the calm stretch it had.
+      // penetrations of O(h) accepted) on the phase's grid, with the calm stretch it had.
       timestepping::MoreauJean& mj = stepping_.scheme();
       mj.SetState(t, q, v, events::StateOrigin::kResumed);
       mode_ = Mode::kTimeStepping;
       calm_since_ = resume->calm_since;
+      StartGrid(resume->phase_start, t);
       impacts_seen_ = mj.stats().events[static_cast<int>(EventKind::kImpact)];
     } else {
       loop_.SetState(t, q, v, origin);
       mode_ = Mode::kEventDriven;
+      KeepConsistentState(loop_.t(), loop_.q(), loop_.v());
       if (resume) recent_.assign(resume->recent_events.begin(), resume->recent_events.end());
     }
     last_output_ = resume ? resume->last_output : -std::numeric_limits<double>::infinity();
@@ -84,11 +94,13 @@ class HybridScheme final : public Scheme, private events::Observer {
     s.time_stepping = mode_ == Mode::kTimeStepping;
     s.recent_events.assign(recent_.begin(), recent_.end());
     s.calm_since = calm_since_;
+    s.phase_start = phase_start_;
     s.next_output = next_output_;
     s.last_output = last_output_;
     return s;
   }
   void ResumeHybridState(const HybridState& state) override { resume_ = state; }
+  const HybridReport* hybrid_report() const override { return &report_; }
 
   RunResult AdvanceTo(double t_end) override {
     if (!initialized_) throw std::logic_error("hybrid scheme: AdvanceTo before SetState");
@@ -168,36 +180,76 @@ class HybridScheme final : public Scheme, private events::Observer {
       r.message.clear();
     } else if (r.status == RunStatus::kEventAccumulation) {
       ++report_.by_accumulation_guard;
-      switch_pending_ = true;
-      r = {RunStatus::kFinished, "", loop.t()};
+      loop.CancelStopRequest();
+      ToTimeStepping(loop.t(), loop.q(), loop.v(), "zeno_guard");
+      return {RunStatus::kFinished, "", t()};
+    } else if (long* count = FailureCount(r.status)) {
+      // The failed switch may have left (q, v) half-projected: time-stepping takes over at the
+      // state after the last accepted step or event (header).
+      loop.CancelStopRequest();
+      try {
+        ToTimeStepping(consistent_t_, consistent_q_, consistent_v_, events::ToString(r.status));
+      } catch (const std::invalid_argument& e) {  // Moreau–Jean refuses the state
+        r.message += "; time-stepping could not take over: " + std::string(e.what());
+        return r;
+      }
+      ++*count;
+      report_.last_event_loop_failure = r.message;
+      return {RunStatus::kFinished, "", t()};
     }
     if (r.status != RunStatus::kFinished || !switch_pending_) return r;
     loop.CancelStopRequest();  // a request the loop did not consume (the switch was at t_end)
-    ToTimeStepping();
+    ToTimeStepping(loop.t(), loop.q(), loop.v(), "crowding");
     return r;
+  }
+
+  // The counter of the event loop's failures that time-stepping takes over (header), or null.
+  long* FailureCount(RunStatus status) {
+    switch (status) {
+      case RunStatus::kLcpFailure:
+        return &report_.after_lcp_failure;
+      case RunStatus::kProjectionFailure:
+        return &report_.after_projection_failure;
+      case RunStatus::kLinearSolveFailure:
+        return &report_.after_linear_solve_failure;
+      default:
+        return nullptr;
+    }
   }
 
   // Time-stepping, one step at a time, until t_end, a failure, a stop request, or calm.
   RunResult AdvanceTimeStepping(double t_end) {
     timestepping::MoreauJean& mj = stepping_.scheme();
-    const double h = hybrid_.step;
     RunResult r;
-    while (mj.t() < t_end - 1e-9 * h) {
+    while (mj.t() < t_end) {
       if (stop_requested_.exchange(false, std::memory_order_relaxed)) {
         loop_.simulation().CancelStopRequest();
         return {RunStatus::kInterrupted, "stopped on request at t = " + std::to_string(mj.t()),
                 mj.t()};
       }
-      // A step of h, or to t_end when less than h (up to round-off of the summed steps) is left:
-      // the phase ends exactly at t_end (the facade continues while t < t_end).
+      // To the next point of the phase's grid t_s + k h, or to t_end when that is nearer (the
+      // phase ends exactly at t_end, the facade continues while t < t_end; a later call goes on
+      // to the same grid point). A grid point within round-off of t_end is t_end.
       const double t0 = mj.t();
-      r = mj.AdvanceTo(t0 + h < t_end - 1e-9 * h ? t0 + h : t_end);
+      const double grid = phase_start_ + static_cast<double>(grid_steps_ + 1) * hybrid_.step;
+      const double slack = RoundOff(grid, t_end);
+      if (grid <= t_end + slack) ++grid_steps_;
+      r = mj.AdvanceTo(grid < t_end - slack ? grid : t_end);
       report_.time_stepping_seconds += mj.t() - t0;
       if (r.status != RunStatus::kFinished) return r;
       if (Calm() && ToEventDriven()) return {RunStatus::kFinished, "", t()};
     }
     r.t = mj.t();
     return r;
+  }
+
+  // The grid t_s + k h of a time-stepping phase that started at t_s, continued at t: k is the
+  // last grid point at or before t (t may lie between two when a call ended at its t_end).
+  void StartGrid(double t_s, double t) {
+    phase_start_ = t_s;
+    grid_steps_ = std::llround((t - t_s) / hybrid_.step);
+    const double at = t_s + static_cast<double>(grid_steps_) * hybrid_.step;
+    if (at > t + RoundOff(at, t)) --grid_steps_;
   }
 
   // After a time step: whether the contacts have been calm for the calm time (header).
@@ -212,13 +264,14 @@ class HybridScheme final : public Scheme, private events::Observer {
       calm = g_dot_.cwiseAbs().maxCoeff() <= report_.calm_speed;
     }
     if (!calm) calm_since_ = mj.t();
-    return mj.t() - calm_since_ >= report_.calm_time * (1.0 - 1e-9);
+    // Both are grid times; the calm time is n h when given as a multiple of the step.
+    const double calm_for = mj.t() - calm_since_;
+    return calm_for >= report_.calm_time - RoundOff(mj.t(), report_.calm_time);
   }
 
-  void ToTimeStepping() {
-    const events::Simulation& loop = loop_.simulation();
-    const double t = loop.t();
-    const VectorXd q = loop.q(), v = loop.v();
+  // Moreau–Jean takes over at (t, q, v), a consistent state of the event loop; `cause` is the
+  // switch's (header).
+  void ToTimeStepping(double t, const VectorXd& q, const VectorXd& v, std::string_view cause) {
     const double before = Energy(t, q, v);
     timestepping::MoreauJean& mj = stepping_.scheme();
     mj.SetState(t, q, v, events::StateOrigin::kResumed);
@@ -226,10 +279,20 @@ class HybridScheme final : public Scheme, private events::Observer {
     switch_pending_ = false;
     after_switch_ = true;
     calm_since_ = t;
+    StartGrid(t, t);
     impacts_seen_ = mj.stats().events[static_cast<int>(EventKind::kImpact)];
     ++report_.to_time_stepping;
     switched_ = true;
+    report_.last_switch_cause = cause;
     Announce(EventKind::kToTimeStepping, t, before, Energy(t, mj.q(), mj.v()), q, v, mj.v());
+  }
+
+  // The state after the event loop's last accepted step or event, where time-stepping takes
+  // over when the loop fails (copies of nq + nv numbers, beside a step's or an event's work).
+  void KeepConsistentState(double t, const VectorXd& q, const VectorXd& v) {
+    consistent_t_ = t;
+    consistent_q_ = q;
+    consistent_v_ = v;
   }
 
   // False when the event loop refuses the state (its switch at the state fails): the run then
@@ -271,8 +334,10 @@ class HybridScheme final : public Scheme, private events::Observer {
     loop.CancelStopRequest();
     mode_ = Mode::kEventDriven;
     recent_.clear();
+    KeepConsistentState(loop.t(), loop.q(), loop.v());
     ++report_.to_event_driven;
     switched_ = true;
+    report_.last_switch_cause = "calm";
     // The smallest gap of the contacts within τ₀ of the restarted loop (header: ≥ −τ₀).
     system_->CandidateRows(loop.q(), VectorXd::Zero(system_->nv()), 0.0, options_.thresholds.tau0,
                            &near_);
@@ -303,6 +368,7 @@ class HybridScheme final : public Scheme, private events::Observer {
 
   // ---- the observer of both schemes ----------------------------------------------------------
   void OnStep(double t, const VectorXd& q, const VectorXd& v) override {
+    if (counting_) KeepConsistentState(t, q, v);
     for (events::Observer* o : observers_) o->OnStep(t, q, v);
   }
   void OnOutput(double t, const VectorXd& q, const VectorXd& v) override {
@@ -313,7 +379,7 @@ class HybridScheme final : public Scheme, private events::Observer {
     }
     if (mode_ == Mode::kTimeStepping && step > 0) {
       // The first step end at or after each grid point (as MoreauJean's own outputs).
-      const double slack = 1e-9 * hybrid_.step;
+      const double slack = RoundOff(t, next_output_);
       if (t < next_output_ - slack) return;
       while (next_output_ <= t + slack)
         next_output_ = std::round((next_output_ + step) / step) * step;
@@ -330,7 +396,9 @@ class HybridScheme final : public Scheme, private events::Observer {
       return;
     }
     for (events::Observer* o : observers_) o->OnEvent(e, q, v_minus, v_plus);
-    if (!counting_ || e.kind == EventKind::kTime || switch_pending_) return;
+    if (!counting_) return;
+    KeepConsistentState(e.t, q, v_plus);
+    if (e.kind == EventKind::kTime || switch_pending_) return;
     // Event loop → time-stepping: more than K events within the window W (header).
     recent_.push_back(e.t);
     while (recent_.front() < e.t - report_.window) recent_.pop_front();
@@ -361,6 +429,10 @@ class HybridScheme final : public Scheme, private events::Observer {
   std::optional<HybridState> resume_;        // the phase the next SetState resumes in
   double calm_since_ = 0;
   long impacts_seen_ = 0;
+  double phase_start_ = 0;  // the time-stepping phase's grid t_s + k h: t_s, and k reached
+  long long grid_steps_ = 0;
+  double consistent_t_ = 0;  // KeepConsistentState
+  VectorXd consistent_q_, consistent_v_;
   // Outputs: the last one given, the next grid point, and whether the next output is the
   // restarted scheme's first.
   double last_output_ = -std::numeric_limits<double>::infinity();

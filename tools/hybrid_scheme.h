@@ -10,7 +10,15 @@
 //                                W = K h: on average more than one event per time step, where
 //                                time-stepping resolves the same motion to O(h) at a fixed cost
 //                                per step), or the event loop's Zeno guard (more than
-//                                zeno.max_events switches within zeno.window it cannot resolve);
+//                                zeno.max_events switches within zeno.window it cannot resolve),
+//                                or a failure of the event loop on a contact problem, a
+//                                projection or the index-1 solve of its closed rows (a
+//                                degenerate contact set: RunStatus::kLcpFailure,
+//                                kProjectionFailure, kLinearSolveFailure): the
+//                                whole system goes on from the state after the loop's last
+//                                accepted step or event (the failed switch may have left its
+//                                state half-projected), which time-stepping can continue since
+//                                its contact problem on impulses has a solution for any state;
 //   time-stepping → event loop   for a calm time T_c (default 50 h) no step had an impact (a row
 //                                of the index set approaching faster than τ₁ that received an
 //                                impulse: MoreauJean's impact event) and after every step each
@@ -36,12 +44,17 @@
 //                      projections: the kinetic energy cannot rise; the potential energy may by
 //                      the work of lifting penetrations of at most τ₀ to g = 0).
 // Each switch is an event (kind to_time_stepping / to_event_driven, no contact rows, T + V
-// before and after) given to the observers before the events the restarted event loop records
-// at the same instant. The observers see one run: every step, every event, and the outputs on
-// the run's grid (the event loop's interpolated grid points; in time-stepping the first step end
-// at or after each grid point, as MoreauJean; output_step 0: every step), without the repeated
-// initial output a restarted scheme would give. stats() sums both schemes (events::Combined),
-// with the switches counted under their kinds.
+// before and after; its cause, HybridReport::last_switch_cause: crowding, zeno_guard,
+// lcp_failure, projection_failure, linear_solve_failure, calm) given to the observers before the
+// events the restarted event loop records at the same instant. A failure of time-stepping stops the
+// run (its status and message, the state of the last step kept). The phases of time-stepping step
+// on the grid t_s + k h from their start t_s (HybridState::phase_start), so that a run resumed in
+// such a phase (Scheme::ResumeHybridState, `saltus run --resume`) takes the same steps. The
+// observers see one run: every step, every event, and the outputs on the run's grid (the event
+// loop's interpolated grid points; in time-stepping the first step end at or after each grid point,
+// as MoreauJean; output_step 0: every step), without the repeated initial output a restarted scheme
+// would give. stats() sums both schemes (events::Combined), with the switches counted under their
+// kinds.
 #pragma once
 
 #include <memory>

@@ -44,6 +44,35 @@ Eigen::VectorXd NamedValues(const YAML::Node& root, const std::string& key, int 
   return values;
 }
 
+// The "hybrid" object of a hybrid run's saved state (tools/writers.h WriteLastStateJson).
+HybridState ReadHybridState(const YAML::Node& node, const std::string& file) {
+  const auto where = [&](const YAML::Node& n, const std::string& key) {
+    return file + ":" + std::to_string(n.Mark().line + 1) + ": hybrid." + key;
+  };
+  if (!node.IsMap()) throw std::invalid_argument(where(node, "") + " is not an object");
+  const auto item = [&](const std::string& key) {
+    const YAML::Node n = node[key];
+    if (!n) throw std::invalid_argument(where(node, key) + " missing");
+    return n;
+  };
+  HybridState s;
+  const YAML::Node phase = item("phase");
+  if (!phase.IsScalar() || (phase.Scalar() != "event_driven" && phase.Scalar() != "time_stepping"))
+    throw std::invalid_argument(where(phase, "phase") + ": expected event_driven or time_stepping");
+  s.time_stepping = phase.Scalar() == "time_stepping";
+  const YAML::Node recent = item("recent_events");
+  if (!recent.IsSequence())
+    throw std::invalid_argument(where(recent, "recent_events") + ": expected an array");
+  for (const auto& t : recent)
+    s.recent_events.push_back(FiniteNumber(t, where(t, "recent_events")));
+  s.calm_since = FiniteNumber(item("calm_since"), where(node, "calm_since"));
+  s.phase_start = FiniteNumber(item("phase_start"), where(node, "phase_start"));
+  s.next_output = FiniteNumber(item("next_output"), where(node, "next_output"));
+  const YAML::Node last = item("last_output");  // null: no output yet
+  if (!last.IsNull()) s.last_output = FiniteNumber(last, where(last, "last_output"));
+  return s;
+}
+
 }  // namespace
 
 SavedState ReadLastStateJson(const std::string& path, const engine::MechanicalSystem& system) {
@@ -71,6 +100,7 @@ SavedState ReadLastStateJson(const std::string& path, const engine::MechanicalSy
   if (provenance && provenance.IsMap() && provenance["scene_sha256"]) {
     s.scene_sha256 = provenance["scene_sha256"].Scalar();
   }
+  if (root["hybrid"]) s.hybrid = ReadHybridState(root["hybrid"], path);
   return s;
 }
 

@@ -14,9 +14,11 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <optional>
 #include <string>
 
 #include "engine/mechanical_system.h"
+#include "tools/hybrid_options.h"
 
 namespace saltus::tools {
 
@@ -25,12 +27,17 @@ struct SavedState {
   Eigen::VectorXd q, v;      // nq, nv of the system, in its coordinate order
   std::string scene;         // the scene name the state was saved from
   std::string scene_sha256;  // of the scene file, "" when the file does not record it
+  // A hybrid run's phase (the file's "hybrid" object): Scheme::ResumeHybridState continues in
+  // it. None in files of other schemes and in files written before it was saved: the hybrid
+  // scheme then restarts with the event loop.
+  std::optional<HybridState> hybrid;
 };
 
 // Reads `path` (JSON as written by WriteLastStateJson) for `system`. Throws
 // std::invalid_argument naming the file and the item when the file cannot be read or parsed,
-// when "t", "q" or "v" is missing or not finite, or when the coordinate names differ from the
-// system's (a state saved from another scene).
+// when "t", "q" or "v" is missing or not finite, when the coordinate names differ from the
+// system's (a state saved from another scene), or when a "hybrid" object has an unknown phase or
+// a missing or non-finite number (naming its line).
 SavedState ReadLastStateJson(const std::string& path, const engine::MechanicalSystem& system);
 
 }  // namespace saltus::tools

@@ -50,6 +50,8 @@ class Scheme {
   // scheme at its state (time-stepping: MoreauJean::SetState, kResumed) with those counters.
   virtual std::optional<HybridState> hybrid_state() const { return std::nullopt; }
   virtual void ResumeHybridState(const HybridState& /*state*/) {}
+  // The hybrid scheme's report, valid while the scheme lives (null for the other schemes).
+  virtual const HybridReport* hybrid_report() const { return nullptr; }
   // "dopri5 (index1): 120 accepted steps, 0 rejected" and the like.
   virtual std::string StepSummary() const = 0;
 };

@@ -146,8 +146,9 @@ std::string RowNames(const engine::MechanicalSystem& system, const std::vector<i
   return names;
 }
 
-EventLogWriter::EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out)
-    : system_(system), out_(out) {
+EventLogWriter::EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out,
+                               const HybridReport* hybrid)
+    : system_(system), out_(out), hybrid_(hybrid) {
   out_ << "t,kind,contacts,impulse,energy_before,energy_after,tangential_impulse,modes,"
           "energy_gain,indeterminate\n";
 }
@@ -176,6 +177,9 @@ void EventLogWriter::OnEvent(const events::Event& e, const Eigen::VectorXd& /*q*
         i < e.slip_directions.size() ? e.slip_directions[i] : Eigen::Vector2d::Zero();
     modes += i < e.modes.size() ? events::ContactModeName(e.modes[i], d, n) : "";
   }
+  const bool scheme_switch =
+      e.kind == events::EventKind::kToTimeStepping || e.kind == events::EventKind::kToEventDriven;
+  if (scheme_switch && hybrid_ != nullptr) modes = hybrid_->last_switch_cause;
   out_ << FormatDouble(e.t) << ',' << events::ToString(e.kind) << ',' << RowNames(system_, e.rows)
        << ',' << impulses << ',' << FormatDouble(e.energy_before) << ','
        << FormatDouble(e.energy_after) << ',' << tangential << ',' << modes << ','
@@ -326,6 +330,10 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
     w.Key("by_accumulation_guard").Integer(h->by_accumulation_guard);
     w.Key("to_event_driven").Integer(h->to_event_driven);
     w.Key("refused_switch_backs").Integer(h->refused_switch_backs);
+    w.Key("after_lcp_failure").Integer(h->after_lcp_failure);
+    w.Key("after_projection_failure").Integer(h->after_projection_failure);
+    w.Key("after_linear_solve_failure").Integer(h->after_linear_solve_failure);
+    w.Key("last_event_loop_failure").String(h->last_event_loop_failure);
     w.Key("time_in_time_stepping").Number(h->time_stepping_seconds);
     // null when there was no switch back (no switch).
     w.Key("smallest_gap_after_switch_back").Number(h->smallest_gap_after_switch_back);
@@ -337,7 +345,8 @@ void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out
   w.EndObject();
 }
 
-void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& out) {
+void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& out,
+                        const std::optional<HybridState>& hybrid) {
   const engine::MechanicalSystem& system = run.system;
   JsonWriter w(out);
   w.BeginObject();
@@ -362,6 +371,18 @@ void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& o
     w.String(system.constraint_info(row).name);
   }
   w.EndArray();
+  if (hybrid) {
+    w.Key("hybrid").BeginObject();
+    w.Key("phase").String(hybrid->time_stepping ? "time_stepping" : "event_driven");
+    w.Key("recent_events").BeginArray();
+    for (const double t : hybrid->recent_events) w.Number(t);
+    w.EndArray();
+    w.Key("calm_since").Number(hybrid->calm_since);
+    w.Key("phase_start").Number(hybrid->phase_start);
+    w.Key("next_output").Number(hybrid->next_output);
+    w.Key("last_output").Number(hybrid->last_output);  // null: none yet (−∞)
+    w.EndObject();
+  }
   w.EndObject();
 }
 

@@ -80,10 +80,13 @@ class TrajectoryWriter : public events::Observer {
   std::string line_;  // reused row buffer
 };
 
-// Streams events.csv. The header is written on construction.
+// Streams events.csv. The header is written on construction. With a hybrid run's report the
+// scheme switches' rows (no contacts) give the switch's cause in the `modes` field
+// (HybridReport::last_switch_cause, set before the switch is announced).
 class EventLogWriter : public events::Observer {
  public:
-  EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out);
+  EventLogWriter(const engine::MechanicalSystem& system, std::ostream& out,
+                 const HybridReport* hybrid = nullptr);
   void OnEvent(const events::Event& e, const Eigen::VectorXd& q, const Eigen::VectorXd& v_minus,
                const Eigen::VectorXd& v_plus) override;
   long events() const { return events_; }
@@ -91,6 +94,7 @@ class EventLogWriter : public events::Observer {
  private:
   const engine::MechanicalSystem& system_;
   std::ostream& out_;
+  const HybridReport* hybrid_;
   long events_ = 0;
 };
 
@@ -132,7 +136,10 @@ RunView ViewOf(const events::Simulation& simulation);
 RunView ViewOf(const timestepping::MoreauJean& scheme, const events::SimulationOptions& options);
 
 void WriteSummaryJson(const RunInfo& info, const RunView& run, std::ostream& out);
-// t, q and v by coordinate name, closed contacts by name, status and message of the failure.
-void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& out);
+// t, q and v by coordinate name, closed contacts by name, status and message of the failure;
+// for a hybrid run its phase (an object "hybrid": phase "event_driven" or "time_stepping",
+// recent_events, calm_since, phase_start, next_output, last_output; HybridState).
+void WriteLastStateJson(const RunInfo& info, const RunView& run, std::ostream& out,
+                        const std::optional<HybridState>& hybrid = std::nullopt);
 
 }  // namespace saltus::tools

@@ -7,6 +7,9 @@
 //    the one of the closed form and of the run without switching.
 //  - No crowding (the ball with e = 0.9 to 2 s, the slider-crank example): hybrid on writes the
 //    same bytes as hybrid off.
+//  - A failure of the event loop (a contact problem, a projection) hands the run to
+//    time-stepping, which finishes it; a failure that time-stepping cannot take over still stops
+//    the run with its message and the state kept.
 //  - Bad keys: exit 2 at their line, nothing written.
 #include <gtest/gtest.h>
 
@@ -34,11 +37,13 @@ using test_support::JsonNumber;
 using test_support::ReadFile;
 using test_support::Split;
 
-// events.csv: t, kind, contacts, impulse, energy_before, energy_after, ...
+// events.csv: t, kind, contacts, impulse, energy_before, energy_after, tangential_impulse,
+// modes (a scheme switch's cause), ...
 struct EventRow {
   double t;
   std::string kind;
   double energy_before, energy_after;
+  std::string modes;
 };
 std::vector<EventRow> ReadEvents(const fs::path& file) {
   std::ifstream in(file);
@@ -47,7 +52,7 @@ std::vector<EventRow> ReadEvents(const fs::path& file) {
   std::vector<EventRow> rows;
   while (std::getline(in, line)) {
     const std::vector<std::string> f = Split(line, ',');
-    rows.push_back({std::stod(f[0]), f[1], std::stod(f[4]), std::stod(f[5])});
+    rows.push_back({std::stod(f[0]), f[1], std::stod(f[4]), std::stod(f[5]), f[7]});
   }
   return rows;
 }
@@ -112,6 +117,8 @@ TEST(HybridBall, SwitchesNearTheAccumulationPointAndBackOnceAtRest) {
   }
   ASSERT_EQ(to_ts.size(), 1u);
   ASSERT_EQ(to_ed.size(), 1u);
+  EXPECT_EQ(to_ts[0].modes, "crowding");  // the switch's cause (events.csv modes field)
+  EXPECT_EQ(to_ed[0].modes, "calm");
   // The switch is at the impact that makes more than K events within W: the flights before it
   // are longer than those left (ratio e), so it lies before t∞ by less than W.
   EXPECT_LT(to_ts[0].t, t_inf);
@@ -156,6 +163,11 @@ TEST(HybridBall, TheZenoGuardSwitchesToTimeStepping) {
   const std::string summary = ReadFile(dir / "on" / "summary.json");
   EXPECT_EQ(JsonNumber(summary, "to_time_stepping"), 1);
   EXPECT_EQ(JsonNumber(summary, "by_accumulation_guard"), 1);
+  std::string cause;
+  for (const EventRow& e : ReadEvents(dir / "on" / "events.csv")) {
+    if (e.kind == "to_time_stepping") cause = e.modes;
+  }
+  EXPECT_EQ(cause, "zeno_guard");
   EXPECT_EQ(JsonNumber(summary, "to_event_driven"), 1);
   const std::vector<double> a = LastRow(dir / "on" / "trajectory.csv");
   EXPECT_NEAR(a[2], 0.1, 1e-9);  // at rest on the floor (τ₀)
@@ -223,6 +235,124 @@ TEST(HybridPile, TwentySpheresSwitchAndComeBackWithoutPenetrationOrEnergyGain) {
   }
   EXPECT_EQ(switches,
             JsonNumber(summary, "to_time_stepping") + JsonNumber(summary, "to_event_driven"));
+}
+
+// examples/ball_stack.yaml with the event loop's contact solver limited to one projected
+// Gauss–Seidel sweep to a residual of 1e-16: the acceleration-level problem of the first closing
+// contacts fails (the event loop alone stops with lcp_failure, as in cli_reliability_test), and
+// on main the hybrid run stopped with it too (`hybrid_events: 100000` keeps the rate criterion
+// out of reach: with the default K the landing's impacts crowd just before the failure). Hybrid
+// now hands the run to time-stepping at the state after the loop's last step or event; the
+// balls come to rest stacked and the run finishes. The switch row names its cause, summary.json
+// counts it, and T + V does not rise at any event.
+TEST(HybridFallback, AContactProblemFailureOfTheEventLoopContinuesWithTimeStepping) {
+  const fs::path dir = test_support::ScratchDir("hybrid_scene_test", "lcp_failure");
+  const std::string pgs = "  lcp_solver: pgs\n  lcp_max_iterations: 1\n  lcp_tolerance: 1.0e-16\n";
+  const std::string text = ReadFile(fs::path(SALTUS_EXAMPLES_DIR) / "ball_stack.yaml") + pgs;
+  const fs::path off = Write(dir, "off.yaml", text);
+  const fs::path on = Write(dir, "on.yaml", text + "  hybrid: on\n  hybrid_events: 100000\n");
+  const CliResult r_off = Cli({"run", off.string(), "--out", (dir / "off").string()});
+  ASSERT_EQ(r_off.code, kExitRunFailure) << r_off.err;
+  const double t_fail = JsonNumber(ReadFile(dir / "off" / "summary.json"), "t_reached");
+  const CliResult r_on = Cli({"run", on.string(), "--out", (dir / "on").string()});
+  ASSERT_EQ(r_on.code, 0) << r_on.err;
+
+  const std::string summary = ReadFile(dir / "on" / "summary.json");
+  EXPECT_EQ(JsonNumber(summary, "t_reached"), 1.0);
+  EXPECT_GE(JsonNumber(summary, "after_lcp_failure"), 1);
+  EXPECT_NE(summary.find("\"last_event_loop_failure\": \"contact problem"), std::string::npos)
+      << summary;
+  std::vector<EventRow> failures;
+  for (const EventRow& e : ReadEvents(dir / "on" / "events.csv")) {
+    if (e.kind == "to_time_stepping" && e.modes == "lcp_failure") failures.push_back(e);
+    // Impacts dissipate; a switch to time-stepping hands the state over; a switch back lifts
+    // penetrations of at most τ₀ = 1e-9 m: 3 contacts × 1.75 kg × g × τ₀ < 1e-7 J.
+    EXPECT_LE(e.energy_after, e.energy_before + 1e-7) << e.kind << " at t = " << e.t;
+  }
+  ASSERT_EQ(static_cast<double>(failures.size()), JsonNumber(summary, "after_lcp_failure"));
+  // At the state of the loop's last step or event before the failed switch, handed over as is.
+  EXPECT_LE(failures.front().t, t_fail);
+  EXPECT_DOUBLE_EQ(failures.front().energy_after, failures.front().energy_before);
+
+  // At rest stacked: centres at r, 3 r, 5 r (r = 0.1 m) within time-stepping's resting
+  // penetration (1 − θ) h (v_e + h g) per contact with v_e = 0 here: 0.5 · 1e-3 · 1e-3 · 9.81 =
+  // 4.9e-6 m, three contacts deep for the top ball: 1.5e-5 m), speeds below 1e-6 m/s (τ₁).
+  const std::vector<double> last = LastRow(dir / "on" / "trajectory.csv");
+  ASSERT_EQ(last.size(), 19u);  // t, 3 × (x, y, θ), 3 × (ẋ, ẏ, θ̇)
+  EXPECT_NEAR(last[2], 0.1, 1.5e-5);
+  EXPECT_NEAR(last[5], 0.3, 1.5e-5);
+  EXPECT_NEAR(last[8], 0.5, 1.5e-5);
+  for (int j = 10; j < 19; ++j) EXPECT_NEAR(last[static_cast<std::size_t>(j)], 0.0, 1e-6) << j;
+}
+
+// A captured failure (tests/tools/data/wedged_pile60.yaml: 60 spheres in a box six diameters
+// wide, where rows of spheres wedge between the walls): resumed from its state at t = 0.92 s the
+// event loop stops at 0.923948 s with lcp_failure on 126 contacts, and so did the hybrid run on
+// main. `hybrid_events: 100000` keeps the rate criterion out of reach, so that the event loop
+// meets the failure (with the default K the pile's events crowd first). Hybrid now continues
+// with time-stepping from the state of the loop's last step or event and reaches t_end.
+TEST(HybridFallback, TheWedgedPileContinuesWithTimeSteppingAfterItsContactProblemFails) {
+  const fs::path dir = test_support::ScratchDir("hybrid_scene_test", "wedged_pile");
+  const fs::path data = SALTUS_TEST_SCENES_DIR;
+  const std::string scene = ReadFile(data / "wedged_pile60.yaml");
+  const fs::path off = Write(dir, "off.yaml", scene);
+  const fs::path on = Write(dir, "on.yaml", scene + "  hybrid: on\n  hybrid_events: 100000\n");
+  const std::string saved = (data / "wedged_pile60_t0.92.json").string();
+  const CliResult r_off = Cli({"run", off.string(), "--resume", saved, "--t-end", "1.0",
+                               "--event-rows", "off", "--out", (dir / "off").string()});
+  ASSERT_EQ(r_off.code, kExitRunFailure) << r_off.err;
+  EXPECT_NE(r_off.err.find(": lcp_failure: "), std::string::npos) << r_off.err;
+  const double t_fail = JsonNumber(ReadFile(dir / "off" / "summary.json"), "t_reached");
+  const CliResult r_on = Cli({"run", on.string(), "--resume", saved, "--t-end", "1.0",
+                              "--event-rows", "off", "--out", (dir / "on").string()});
+  ASSERT_EQ(r_on.code, 0) << r_on.err;
+  const std::string summary = ReadFile(dir / "on" / "summary.json");
+  EXPECT_EQ(JsonNumber(summary, "t_reached"), 1.0);
+  EXPECT_GE(JsonNumber(summary, "after_lcp_failure"), 1);
+  const std::vector<EventRow> events = ReadEvents(dir / "on" / "events.csv");
+  long switches = 0;
+  for (const EventRow& e : events) {
+    if (e.kind != "to_time_stepping" && e.kind != "to_event_driven") continue;
+    ++switches;
+    if (switches == 1) {  // the failure's: at or before it, the state handed over as is
+      EXPECT_EQ(e.modes, "lcp_failure");
+      EXPECT_LE(e.t, t_fail);
+      EXPECT_GT(e.t, 0.92);
+      EXPECT_DOUBLE_EQ(e.energy_after, e.energy_before);
+    }
+    // A switch back lifts penetrations of at most τ₀ = 1e-9 m: 60 × 0.1 kg × g × τ₀ = 5.9e-9 J.
+    EXPECT_LE(e.energy_after, e.energy_before + 5.9e-9) << e.kind << " at t = " << e.t;
+  }
+  EXPECT_EQ(switches,
+            JsonNumber(summary, "to_time_stepping") + JsonNumber(summary, "to_event_driven"));
+}
+
+// examples/slider_crank_stop.yaml with rtol = atol = 1e-2 and no projection between events: the
+// event loop's position projection at its first event cannot close the joints in one iteration
+// (projection_failure). Time-stepping takes over at the loop's last step, but its own joint
+// projection, limited to the same single iteration, fails at its first step: the hybrid run
+// stops there with time-stepping's message, exit 3, and the state saved in its phase.
+TEST(HybridFallback, AFailureOfTimeSteppingStillStops) {
+  const fs::path dir = test_support::ScratchDir("hybrid_scene_test", "projection_failure");
+  std::string text = ReadFile(fs::path(SALTUS_EXAMPLES_DIR) / "slider_crank_stop.yaml");
+  text.replace(text.find("rtol: 1.0e-6"), 12, "rtol: 1.0e-2");
+  text.replace(text.find("atol: 1.0e-8"), 12, "atol: 1.0e-2");
+  const fs::path on = Write(
+      dir, "on.yaml", text + "  projection: false\n  projection_max_iterations: 1\n  hybrid: on\n");
+  const CliResult r = Cli({"run", on.string(), "--out", (dir / "on").string()});
+  ASSERT_EQ(r.code, kExitRunFailure) << r.err;
+  EXPECT_NE(r.err.find(": projection_failure: the joint projection failed"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("what to try: "), std::string::npos) << r.err;
+  const std::string summary = ReadFile(dir / "on" / "summary.json");
+  EXPECT_NE(summary.find("\"status\": \"projection_failure\""), std::string::npos);
+  EXPECT_EQ(JsonNumber(summary, "after_projection_failure"), 1);
+  const std::vector<EventRow> events = ReadEvents(dir / "on" / "events.csv");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().kind, "to_time_stepping");
+  EXPECT_EQ(events.back().modes, "projection_failure");
+  EXPECT_NE(ReadFile(dir / "on" / "last_state.json").find("\"phase\": \"time_stepping\""),
+            std::string::npos);
 }
 
 // Bad values and keys out of place: exit 2 naming the key and its line, no result file.

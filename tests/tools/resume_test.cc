@@ -1,6 +1,7 @@
 // `saltus run --resume` (tools/resume.h): a run stopped by a request (RunStatus::kInterrupted,
 // the state saved by WriteLastStateJson as `saltus run` does) and resumed from its
-// last_state.json follows the uninterrupted run; bad saved states are bad input.
+// last_state.json follows the uninterrupted run, a hybrid run in the phase it was in; bad saved
+// states are bad input.
 #include "tools/resume.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "tools/cli.h"
 #include "tools/json_writer.h"
 #include "tools/metadata.h"
+#include "tools/run_scheme.h"
 #include "tools/scene.h"
 #include "tools/writers.h"
 
@@ -28,6 +31,13 @@ using test_support::ReadNumericCsv;
 
 const std::string kExamples = SALTUS_EXAMPLES_DIR;
 
+std::string ReadText(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 int Cli(const std::vector<std::string>& args, std::string* err = nullptr) {
   std::ostringstream out, errs;
   const int code = RunCli(args, out, errs);
@@ -35,16 +45,16 @@ int Cli(const std::vector<std::string>& args, std::string* err = nullptr) {
   return code;
 }
 
-// Stops the simulation at its first accepted step at or after t_stop.
+// Requests a stop (`stop`) at the first accepted step at or after t_stop.
 class StopAt : public events::Observer {
  public:
-  StopAt(events::Simulation* sim, double t_stop) : sim_(sim), t_stop_(t_stop) {}
+  StopAt(std::function<void()> stop, double t_stop) : stop_(std::move(stop)), t_stop_(t_stop) {}
   void OnStep(double t, const Eigen::VectorXd&, const Eigen::VectorXd&) override {
-    if (t >= t_stop_) sim_->RequestStop();
+    if (t >= t_stop_) stop_();
   }
 
  private:
-  events::Simulation* sim_;
+  std::function<void()> stop_;
   double t_stop_;
 };
 
@@ -65,7 +75,7 @@ class ResumeTest : public ::testing::Test {
     const Scene scene = LoadSceneFile(scene_file);
     const SceneSystem built = BuildSceneSystem(scene);
     events::Simulation sim(built.system, scene.options);
-    StopAt stop(&sim, t_stop);
+    StopAt stop([&sim] { sim.RequestStop(); }, t_stop);
     sim.AddObserver(&stop);
     sim.SetState(0.0, built.q0, built.v0);
     const events::RunResult result = sim.AdvanceTo(scene.t_end);
@@ -78,6 +88,29 @@ class ResumeTest : public ::testing::Test {
     fs::create_directories(dir);
     std::ofstream file(dir / "last_state.json");
     WriteLastStateJson(info, ViewOf(sim), file);
+    return dir / "last_state.json";
+  }
+
+  // The same for the scheme of the scene (MakeScheme: here the hybrid one), saving its phase
+  // as `saltus run` does (tools/cli.cc WriteResults), into dir `name`.
+  fs::path InterruptScheme(const std::string& scene_file, double t_stop, const std::string& name) {
+    const Scene scene = LoadSceneFile(scene_file);
+    const SceneSystem built = BuildSceneSystem(scene);
+    const std::unique_ptr<Scheme> scheme =
+        MakeScheme(built.system, scene.options, scene.time_stepping, scene.hybrid);
+    StopAt stop([&scheme] { scheme->RequestStop(); }, t_stop);
+    scheme->AddObserver(&stop);
+    scheme->SetState(0.0, built.q0, built.v0, events::StateOrigin::kInitial);
+    const events::RunResult result = scheme->AdvanceTo(scene.t_end);
+    EXPECT_EQ(result.status, events::RunStatus::kInterrupted);
+    RunInfo info;
+    info.scene = scene.name;
+    info.status = std::string(events::ToString(result.status));
+    info.provenance = CollectProvenance({}, scene_file);
+    const fs::path dir = scratch_ / name;
+    fs::create_directories(dir);
+    std::ofstream file(dir / "last_state.json");
+    WriteLastStateJson(info, scheme->View(), file, scheme->hybrid_state());
     return dir / "last_state.json";
   }
 
@@ -218,6 +251,115 @@ TEST_F(ResumeTest, PenetratingSavedStatesResume) {
       << err;
 }
 
+// events.csv as (t, kind) pairs.
+std::vector<std::pair<double, std::string>> EventKinds(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::pair<double, std::string>> rows;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const std::size_t a = line.find(','), b = line.find(',', a + 1);
+    rows.emplace_back(std::stod(line.substr(0, a)), line.substr(a + 1, b - a - 1));
+  }
+  return rows;
+}
+double FirstOf(const std::vector<std::pair<double, std::string>>& rows, const std::string& kind) {
+  for (const auto& [t, k] : rows) {
+    if (k == kind) return t;
+  }
+  return -1;
+}
+
+// The disk dropped from 1 m onto the floor with e = 0.5, hybrid on (h = 1 ms, the default
+// criteria: K = 10 events within W = 10 ms, calm time 50 ms): as in hybrid_scene_test, the
+// impacts crowd before their accumulation point t∞ = 1.2850588 s, time-stepping takes over at
+// 1.28505 s and hands back 50 ms later.
+std::string HybridBall() {
+  return "scene: ball\ngravity: [0, -9.81]\n"
+         "bodies: [{name: ball, mass: 1, inertia: 0.004, position: [0, 1, 0]}]\n"
+         "contacts:\n"
+         "  - {name: floor, type: disk_line, body_a: ground, body_b: ball, point_a: [0, 0],\n"
+         "     normal_a: [0, 1], radius_b: 0.1, restitution: 0.5}\n"
+         "simulation: {t_end: 1.6, integrator: dopri5, rtol: 1.0e-8, atol: 1.0e-10,\n"
+         "             output_step: 0.01, hybrid: on, step: 1.0e-3}\n";
+}
+
+// A hybrid run stopped inside its time-stepping phase (t = 1.31 s) resumes in that phase, on the
+// same step grid with the same calm stretch: the switch back to the event loop comes at the
+// uninterrupted run's time (the same grid point: the grid's round-off, 1e-12 s, bounds the
+// difference), and the rest state is the same (τ₀ = 1e-9 m, τ₁ = 1e-6 m/s). A file without the
+// phase (written before it was saved) still loads and restarts with the event loop.
+TEST_F(ResumeTest, HybridRunResumesInsideItsTimeSteppingPhase) {
+  const fs::path scene = scratch_ / "ball.yaml";
+  std::ofstream(scene) << HybridBall();
+  ASSERT_EQ(Cli({"run", scene.string(), "--out", (scratch_ / "whole").string()}), 0);
+  const auto whole = EventKinds(scratch_ / "whole" / "events.csv");
+  const double to_ts = FirstOf(whole, "to_time_stepping"), back = FirstOf(whole, "to_event_driven");
+  ASSERT_GT(to_ts, 1.28);
+  ASSERT_LT(to_ts, 1.31);
+  ASSERT_GT(back, 1.31);
+
+  const fs::path saved = InterruptScheme(scene.string(), 1.31, "stopped_ts");
+  const std::string json = ReadText(saved);
+  EXPECT_NE(json.find("\"phase\": \"time_stepping\""), std::string::npos) << json;
+  std::string err;
+  const fs::path resumed = scratch_ / "resumed_ts";
+  ASSERT_EQ(
+      Cli({"run", scene.string(), "--resume", saved.string(), "--out", resumed.string()}, &err), 0)
+      << err;
+  const auto part = EventKinds(resumed / "events.csv");
+  ASSERT_FALSE(part.empty());
+  EXPECT_EQ(part.front().second, "to_event_driven");  // no event before the switch back
+  EXPECT_NEAR(part.front().first, back, 1e-12);
+  const NumericCsv a = ReadNumericCsv(scratch_ / "whole" / "trajectory.csv");
+  const NumericCsv b = ReadNumericCsv(resumed / "trajectory.csv");
+  EXPECT_NEAR(b.rows.back()[0], 1.6, 1e-12);
+  const std::size_t y = a.Column("ball.y"), vy = a.Column("ball.vy");
+  EXPECT_NEAR(b.rows.back()[y], a.rows.back()[y], 1e-9);
+  EXPECT_NEAR(b.rows.back()[vy], a.rows.back()[vy], 1e-6);
+
+  // Without the "hybrid" object (an older file): loaded, the run restarts with the event loop
+  // (no switch back, since it never left it).
+  const std::size_t at = json.find(",\n  \"hybrid\"");
+  ASSERT_NE(at, std::string::npos);
+  const fs::path old_file = scratch_ / "old.json";
+  std::ofstream(old_file) << json.substr(0, at) << "\n}\n";
+  ASSERT_EQ(Cli({"run", scene.string(), "--resume", old_file.string(), "--out",
+                 (scratch_ / "resumed_old").string()},
+                &err),
+            0)
+      << err;
+  EXPECT_LT(FirstOf(EventKinds(scratch_ / "resumed_old" / "events.csv"), "to_event_driven"), 0);
+}
+
+// A hybrid run stopped in its event-driven phase just before the impacts crowd (t = 1.284 s,
+// with several of the K = 10 impacts of the window W already counted) resumes with the events
+// it had counted: it switches to time-stepping at the same impact as the uninterrupted run
+// (event times agree to the root tolerance, 1e-9 s as in BouncingBallContinuesAsTheUninterrupted
+// Run; without the counted events the switch would wait for K more impacts).
+TEST_F(ResumeTest, HybridRunResumesWithTheEventsItHadCounted) {
+  const fs::path scene = scratch_ / "ball.yaml";
+  std::ofstream(scene) << HybridBall();
+  ASSERT_EQ(Cli({"run", scene.string(), "--out", (scratch_ / "whole").string()}), 0);
+  const auto whole = EventKinds(scratch_ / "whole" / "events.csv");
+  const double to_ts = FirstOf(whole, "to_time_stepping");
+  ASSERT_GT(to_ts, 1.284);
+  const fs::path saved = InterruptScheme(scene.string(), 1.284, "stopped_ed");
+  EXPECT_NE(ReadText(saved).find("\"phase\": \"event_driven\""), std::string::npos);
+  std::string err;
+  const fs::path resumed = scratch_ / "resumed_ed";
+  ASSERT_EQ(
+      Cli({"run", scene.string(), "--resume", saved.string(), "--out", resumed.string()}, &err), 0)
+      << err;
+  const auto part = EventKinds(resumed / "events.csv");
+  long impacts_whole = 0, impacts_part = 0;  // between the stop and the switch
+  for (const auto& [t, k] : whole) impacts_whole += k == "impact" && t > 1.284 && t <= to_ts;
+  for (const auto& [t, k] : part) impacts_part += k == "impact" && t <= to_ts + 1e-9;
+  EXPECT_EQ(impacts_part, impacts_whole);
+  EXPECT_NEAR(FirstOf(part, "to_time_stepping"), to_ts, 1e-9);
+  EXPECT_NEAR(FirstOf(part, "to_event_driven"), FirstOf(whole, "to_event_driven"), 1e-9);
+}
+
 TEST_F(ResumeTest, BadSavedStatesAreBadInput) {
   const std::string ball = kExamples + "/bouncing_ball.yaml";
   const std::string pendulum = kExamples + "/planar/sprung_pendulum.yaml";
@@ -245,6 +387,18 @@ TEST_F(ResumeTest, BadSavedStatesAreBadInput) {
   EXPECT_EQ(
       Cli({"run", ball, "--resume", (scratch_ / "broken.json").string(), "--out", out.string()}),
       kExitBadInput);
+  // A hybrid phase that is neither: named with its line.
+  std::string json = ReadText(saved);
+  json.insert(json.rfind('}'), ",\n  \"hybrid\": {\"phase\": \"sideways\"}\n");
+  std::ofstream(scratch_ / "phase.json") << json;
+  EXPECT_EQ(
+      Cli({"run", ball, "--resume", (scratch_ / "phase.json").string(), "--out", out.string()},
+          &err),
+      kExitBadInput);
+  EXPECT_NE(err.find("phase.json:"), std::string::npos) << err;
+  EXPECT_NE(err.find("hybrid.phase: expected event_driven or time_stepping"), std::string::npos)
+      << err;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace
