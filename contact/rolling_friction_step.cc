@@ -124,9 +124,15 @@ FrictionalImpactResult SolveRollingFrictionVelocityStep(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
     const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
     std::span<const int> normal_rows, std::span<const double> restitution,
-    const FrictionOptions& options) {
+    const FrictionOptions& options, std::span<const double> gap_rate) {
   const char* who = "SolveRollingFrictionVelocityStep";
   ValidateInputs(who, system, t, q, v, f, bilateral_rows, normal_rows, restitution, options);
+  if (!gap_rate.empty() &&
+      (gap_rate.size() != normal_rows.size() ||
+       !std::all_of(gap_rate.begin(), gap_rate.end(), [](double s) { return std::isfinite(s); }))) {
+    throw std::invalid_argument(std::string(who) +
+                                ": gap rates must be one finite value per contact");
+  }
   const LocalLayout layout = Collect(who, system, normal_rows);
   ValidateRows(who, system, bilateral_rows, layout.rows);
   FrictionalImpactResult r;
@@ -150,8 +156,9 @@ FrictionalImpactResult SolveRollingFrictionVelocityStep(
   for (std::size_t i = 0; i < layout.rows.size(); ++i) {
     const int s = layout.slot[i];
     if (s % kUnknowns == 0) {
-      d[static_cast<Eigen::Index>(i)] += restitution[static_cast<std::size_t>(s / kUnknowns)] *
-                                         u_minus[static_cast<Eigen::Index>(i)];
+      const auto c = static_cast<std::size_t>(s / kUnknowns);
+      d[static_cast<Eigen::Index>(i)] += restitution[c] * u_minus[static_cast<Eigen::Index>(i)] +
+                                         (gap_rate.empty() ? 0.0 : gap_rate[c]);
     }
   }
   // Lᵀ (v + M⁻¹ f) = Lᵀ v + L⁻¹ f (M = L Lᵀ): the free velocity, scaled.
