@@ -32,6 +32,7 @@
 
 #include <Eigen/Dense>
 #include <span>
+#include <vector>
 
 #include "contact/friction_problem.h"
 #include "engine/mechanical_system.h"
@@ -42,6 +43,17 @@ namespace saltus::contact {
 double RollingFrictionResidual(const Eigen::VectorXd& r, const Eigen::VectorXd& w,
                                const Eigen::VectorXd& mu, const Eigen::VectorXd& mu_r,
                                double scale);
+
+// The rows of the contacts in the local layout (header): `rows` lists the system rows present,
+// `slot[i]` the unknown (5α + k) of rows[i]; μ and μ_R per contact (0 where rows are missing).
+// Throws std::invalid_argument (message starting with `who`) on a normal row that is not
+// unilateral or a contact with a spinning row.
+struct RollingLayout {
+  std::vector<int> rows, slot;
+  Eigen::VectorXd mu, mu_r;
+};
+RollingLayout CollectRollingRows(const char* who, const engine::MechanicalSystem& system,
+                                 std::span<const int> normal_rows);
 
 // One step's contact problem (header). `normal_rows`: the unilateral rows of the index set,
 // `restitution` one e ∈ [0, 1] each; f (nv): the force impulse h F. Uses options.tolerance and

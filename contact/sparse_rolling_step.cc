@@ -67,48 +67,22 @@ void Validate(const engine::MechanicalSystem& system, double t, const VectorXd& 
   }
 }
 
-// The rows of the contacts: rows[first[α] + j] for the j-th row present of contact α, slot the
-// unknown (5 α + k) of each; μ and μ_R per contact (0 where the rows are missing).
-struct Layout {
-  std::vector<int> rows, slot, first;
-  VectorXd mu, mu_r;
+// The rows of the contacts (CollectRollingRows) and the position of each contact's normal row
+// in `rows` (first[α]; its rows run to first[α + 1]).
+struct Layout : RollingLayout {
+  std::vector<int> first;
 };
 
+// std::nullopt for a planar contact (one tangential row): the dense path.
 std::optional<Layout> Collect(const engine::MechanicalSystem& system,
                               std::span<const int> normal_rows) {
   Layout out;
-  const auto nc = static_cast<Eigen::Index>(normal_rows.size());
-  out.mu = VectorXd::Zero(nc);
-  out.mu_r = VectorXd::Zero(nc);
-  for (Eigen::Index a = 0; a < nc; ++a) {
-    const int n = normal_rows[static_cast<std::size_t>(a)];
-    const engine::ConstraintRowInfo& info = system.constraint_info(n);
-    if (info.kind != engine::ConstraintKind::kUnilateral) {
-      throw std::invalid_argument(std::string(kWho) + ": " + RowLabel(system, n) +
-                                  " is not a unilateral row");
-    }
-    if (!system.SpinningRows(n).empty()) {
-      throw std::invalid_argument(std::string(kWho) + ": " + RowLabel(system, n) +
-                                  " has spinning resistance (not in the rolling friction cone)");
-    }
-    const std::span<const int> tangents = system.TangentRows(n), rolling = system.RollingRows(n);
-    if (tangents.size() == 1) return std::nullopt;  // planar: the dense path
-    out.first.push_back(static_cast<int>(out.rows.size()));
-    const auto add = [&](int row, int k) {
-      out.rows.push_back(row);
-      out.slot.push_back(kUnknowns * static_cast<int>(a) + k);
-    };
-    add(n, 0);
-    if (tangents.size() == 2) {
-      add(tangents[0], 1);
-      add(tangents[1], 2);
-      out.mu[a] = info.friction;
-    }
-    if (rolling.size() == 2) {
-      add(rolling[0], 3);
-      add(rolling[1], 4);
-      out.mu_r[a] = info.rolling_friction;
-    }
+  static_cast<RollingLayout&>(out) = CollectRollingRows(kWho, system, normal_rows);
+  for (const int n : normal_rows) {
+    if (system.TangentRows(n).size() == 1) return std::nullopt;
+  }
+  for (std::size_t e = 0; e < out.rows.size(); ++e) {
+    if (out.slot[e] % kUnknowns == 0) out.first.push_back(static_cast<int>(e));
   }
   ValidateRows(kWho, system, {}, out.rows);
   return out;
@@ -332,15 +306,6 @@ std::vector<std::vector<int>> ContactsByComponent(const SparseAssembled& a, cons
   }
   std::erase_if(by, [](const std::vector<int>& c) { return c.empty(); });
   return by;
-}
-
-VectorXd MTimes(const SparseAssembled& a, const VectorXd& x) {
-  const int bs = a.M.block_size;
-  VectorXd y(x.size());
-  for (Eigen::Index off = 0; off < x.size(); off += bs) {
-    y.segment(off, bs) = a.M.blocks.middleCols(off, bs) * x.segment(off, bs);
-  }
-  return y;
 }
 
 // Per-contact impulses, rates and mode from the unknowns (5 per contact) and the rates.
