@@ -20,16 +20,45 @@ Eigen::Vector2d ProjectOntoDisk(const Eigen::Vector2d& x, double radius) {
   return norm <= radius ? x : Eigen::Vector2d(x * (radius / norm));
 }
 
-// The rows of the contacts in the local layout (header): `rows` lists the system rows present,
-// `slot[i]` the unknown (5α + k) of rows[i]; μ and μ_R per contact (0 where rows are missing).
-struct LocalLayout {
-  std::vector<int> rows, slot;
-  Eigen::VectorXd mu, mu_r;
-};
+void ValidateInputs(const char* who, const engine::MechanicalSystem& system, double t,
+                    const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& f,
+                    std::span<const int> bilateral_rows, std::span<const int> normal_rows,
+                    std::span<const double> restitution, const FrictionOptions& options) {
+  const std::string w(who);
+  ValidateState(who, system, t, q, v, "v");
+  if (f.size() != system.nv() || !f.allFinite()) {
+    throw std::invalid_argument(w + ": f must have nv = " + std::to_string(system.nv()) +
+                                " finite entries");
+  }
+  if (restitution.size() != normal_rows.size()) {
+    throw std::invalid_argument(w + ": " + std::to_string(restitution.size()) +
+                                " restitution coefficients for " +
+                                std::to_string(normal_rows.size()) + " contacts");
+  }
+  for (double e : restitution) {
+    if (!(e >= 0.0 && e <= 1.0)) {
+      throw std::invalid_argument(w + ": restitution must be in [0, 1], got " + std::to_string(e));
+    }
+  }
+  if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance) ||
+      options.max_iterations <= 0) {
+    throw std::invalid_argument(w + ": tolerance must be finite and > 0, max_iterations > 0");
+  }
+  ValidateRows(who, system, bilateral_rows, normal_rows);
+}
 
-LocalLayout Collect(const char* who, const engine::MechanicalSystem& system,
-                    std::span<const int> normal_rows) {
-  LocalLayout out;
+// Mode of a contact from its impulses and post-step rates (threshold `tol` on the rates).
+ContactMode ModeOf(const FrictionalContactResult& c, double mu, double tol) {
+  if (c.normal <= 0.0 && c.normal_rate > tol) return ContactMode::kOpen;
+  if (mu == 0.0) return ContactMode::kClosed;
+  return c.tangential_rate.norm() <= tol ? ContactMode::kStick : ContactMode::kSlip;
+}
+
+}  // namespace
+
+RollingLayout CollectRollingRows(const char* who, const engine::MechanicalSystem& system,
+                                 std::span<const int> normal_rows) {
+  RollingLayout out;
   const auto nc = static_cast<Eigen::Index>(normal_rows.size());
   out.mu = Eigen::VectorXd::Zero(nc);
   out.mu_r = Eigen::VectorXd::Zero(nc);
@@ -67,42 +96,6 @@ LocalLayout Collect(const char* who, const engine::MechanicalSystem& system,
   return out;
 }
 
-void ValidateInputs(const char* who, const engine::MechanicalSystem& system, double t,
-                    const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& f,
-                    std::span<const int> bilateral_rows, std::span<const int> normal_rows,
-                    std::span<const double> restitution, const FrictionOptions& options) {
-  const std::string w(who);
-  ValidateState(who, system, t, q, v, "v");
-  if (f.size() != system.nv() || !f.allFinite()) {
-    throw std::invalid_argument(w + ": f must have nv = " + std::to_string(system.nv()) +
-                                " finite entries");
-  }
-  if (restitution.size() != normal_rows.size()) {
-    throw std::invalid_argument(w + ": " + std::to_string(restitution.size()) +
-                                " restitution coefficients for " +
-                                std::to_string(normal_rows.size()) + " contacts");
-  }
-  for (double e : restitution) {
-    if (!(e >= 0.0 && e <= 1.0)) {
-      throw std::invalid_argument(w + ": restitution must be in [0, 1], got " + std::to_string(e));
-    }
-  }
-  if (!(options.tolerance > 0.0) || !std::isfinite(options.tolerance) ||
-      options.max_iterations <= 0) {
-    throw std::invalid_argument(w + ": tolerance must be finite and > 0, max_iterations > 0");
-  }
-  ValidateRows(who, system, bilateral_rows, normal_rows);
-}
-
-// Mode of a contact from its impulses and post-step rates (threshold `tol` on the rates).
-ContactMode ModeOf(const FrictionalContactResult& c, double mu, double tol) {
-  if (c.normal <= 0.0 && c.normal_rate > tol) return ContactMode::kOpen;
-  if (mu == 0.0) return ContactMode::kClosed;
-  return c.tangential_rate.norm() <= tol ? ContactMode::kStick : ContactMode::kSlip;
-}
-
-}  // namespace
-
 double RollingFrictionResidual(const Eigen::VectorXd& r, const Eigen::VectorXd& w,
                                const Eigen::VectorXd& mu, const Eigen::VectorXd& mu_r,
                                double scale) {
@@ -124,10 +117,16 @@ FrictionalImpactResult SolveRollingFrictionVelocityStep(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
     const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
     std::span<const int> normal_rows, std::span<const double> restitution,
-    const FrictionOptions& options) {
+    const FrictionOptions& options, std::span<const double> gap_rate) {
   const char* who = "SolveRollingFrictionVelocityStep";
   ValidateInputs(who, system, t, q, v, f, bilateral_rows, normal_rows, restitution, options);
-  const LocalLayout layout = Collect(who, system, normal_rows);
+  if (!gap_rate.empty() &&
+      (gap_rate.size() != normal_rows.size() ||
+       !std::all_of(gap_rate.begin(), gap_rate.end(), [](double s) { return std::isfinite(s); }))) {
+    throw std::invalid_argument(std::string(who) +
+                                ": gap rates must be one finite value per contact");
+  }
+  const RollingLayout layout = CollectRollingRows(who, system, normal_rows);
   ValidateRows(who, system, bilateral_rows, layout.rows);
   FrictionalImpactResult r;
   r.v_plus = v;
@@ -150,8 +149,9 @@ FrictionalImpactResult SolveRollingFrictionVelocityStep(
   for (std::size_t i = 0; i < layout.rows.size(); ++i) {
     const int s = layout.slot[i];
     if (s % kUnknowns == 0) {
-      d[static_cast<Eigen::Index>(i)] += restitution[static_cast<std::size_t>(s / kUnknowns)] *
-                                         u_minus[static_cast<Eigen::Index>(i)];
+      const auto c = static_cast<std::size_t>(s / kUnknowns);
+      d[static_cast<Eigen::Index>(i)] += restitution[c] * u_minus[static_cast<Eigen::Index>(i)] +
+                                         (gap_rate.empty() ? 0.0 : gap_rate[c]);
     }
   }
   // Lᵀ (v + M⁻¹ f) = Lᵀ v + L⁻¹ f (M = L Lᵀ): the free velocity, scaled.

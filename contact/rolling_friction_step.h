@@ -7,7 +7,7 @@
 // the impulse of the forces over the step and u⁻ the rates at the step's start velocity v:
 //
 //   v⁺ = v + M⁻¹ (f + G_Bᵀ P_B + Σ_α (G_Nᵀ P_N + G_Tᵀ P_T + G_Rᵀ P_R)),   u_B⁺ = 0,
-//   0 ≤ u_N⁺ + e u_N⁻ ⊥ P_N ≥ 0,
+//   0 ≤ u_N⁺ + e u_N⁻ + s ⊥ P_N ≥ 0   (s: the gap term of speculative contacts, else 0),
 //   ‖P_T‖ ≤ μ P_N,     and u_T⁺ = 0 or P_T = −μ P_N u_T⁺/‖u_T⁺‖,
 //   ‖P_R‖ ≤ μ_R P_N,   and u_R⁺ = 0 or P_R = −μ_R P_N u_R⁺/‖u_R⁺‖,
 //
@@ -32,6 +32,7 @@
 
 #include <Eigen/Dense>
 #include <span>
+#include <vector>
 
 #include "contact/friction_problem.h"
 #include "engine/mechanical_system.h"
@@ -43,6 +44,17 @@ double RollingFrictionResidual(const Eigen::VectorXd& r, const Eigen::VectorXd& 
                                const Eigen::VectorXd& mu, const Eigen::VectorXd& mu_r,
                                double scale);
 
+// The rows of the contacts in the local layout (header): `rows` lists the system rows present,
+// `slot[i]` the unknown (5α + k) of rows[i]; μ and μ_R per contact (0 where rows are missing).
+// Throws std::invalid_argument (message starting with `who`) on a normal row that is not
+// unilateral or a contact with a spinning row.
+struct RollingLayout {
+  std::vector<int> rows, slot;
+  Eigen::VectorXd mu, mu_r;
+};
+RollingLayout CollectRollingRows(const char* who, const engine::MechanicalSystem& system,
+                                 std::span<const int> normal_rows);
+
 // One step's contact problem (header). `normal_rows`: the unilateral rows of the index set,
 // `restitution` one e ∈ [0, 1] each; f (nv): the force impulse h F. Uses options.tolerance and
 // options.max_iterations (Gauss–Seidel sweeps, at least 1000). The result's contacts carry P_N,
@@ -51,11 +63,14 @@ double RollingFrictionResidual(const Eigen::VectorXd& r, const Eigen::VectorXd& 
 // energy_gain against the free velocity v + M⁻¹ f as in contact::SolveFrictionalVelocityStep.
 // Throws std::invalid_argument on a bad state or f (sizes, non-finite), a row outside the system
 // or listed twice, a normal row that is not unilateral, a contact with a spinning row, restitution
-// outside [0, 1] or of another size than normal_rows, or bad options.
+// outside [0, 1] or of another size than normal_rows, gap rates (the s ≥ 0 added to w_N of the
+// speculative contacts, timestepping/moreau_jean.h; empty: 0) not one finite value per contact,
+// or bad options. The block-sparse, warm-started solve of the same problem:
+// contact/sparse_rolling_step.h.
 FrictionalImpactResult SolveRollingFrictionVelocityStep(
     const engine::MechanicalSystem& system, double t, const Eigen::VectorXd& q,
     const Eigen::VectorXd& v, const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
     std::span<const int> normal_rows, std::span<const double> restitution,
-    const FrictionOptions& options);
+    const FrictionOptions& options, std::span<const double> gap_rate = {});
 
 }  // namespace saltus::contact

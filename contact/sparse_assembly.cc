@@ -174,4 +174,13 @@ Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f) {
   return x;
 }
 
+Eigen::VectorXd MTimes(const SparseAssembled& a, const Eigen::VectorXd& x) {
+  const int b = a.M.block_size;
+  Eigen::VectorXd y(x.size());
+  for (Eigen::Index off = 0; off < x.size(); off += b) {
+    y.segment(off, b) = a.M.blocks.middleCols(off, b) * x.segment(off, b);
+  }
+  return y;
+}
+
 }  // namespace saltus::contact

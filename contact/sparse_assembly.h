@@ -61,4 +61,7 @@ void AddMinvGtz(const SparseAssembled& a, const Eigen::VectorXd& z, Eigen::Vecto
 // x = M⁻¹ f by blocks (needs every M_c factored: all_bodies).
 Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f);
 
+// M x by blocks (x: nv).
+Eigen::VectorXd MTimes(const SparseAssembled& a, const Eigen::VectorXd& x);
+
 }  // namespace saltus::contact

@@ -175,16 +175,6 @@ std::vector<std::vector<int>> ContactsByComponent(const SparseAssembled& a, cons
   return by;
 }
 
-// x ↦ M x by blocks.
-VectorXd MTimes(const SparseAssembled& a, const VectorXd& x) {
-  const int b = a.M.block_size;
-  VectorXd y(x.size());
-  for (Eigen::Index off = 0; off < x.size(); off += b) {
-    y.segment(off, b) = a.M.blocks.middleCols(off, b) * x.segment(off, b);
-  }
-  return y;
-}
-
 std::string Names(const engine::MechanicalSystem& system, const Rows& rows,
                   const std::vector<int>& contacts) {
   constexpr std::size_t kShown = 4;

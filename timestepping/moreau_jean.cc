@@ -175,21 +175,43 @@ contact::ImpactResult RollingFrictionStepSolver::Solve(
     const VectorXd& f, std::span<const int> bilateral_rows, std::span<const int> unilateral_rows,
     std::span<const double> restitution, std::span<const double> gap_rate,
     const contact::LcpOptions& options) const {
-  if (std::any_of(gap_rate.begin(), gap_rate.end(), [](double s) { return s != 0.0; })) {
-    throw std::invalid_argument(
-        "RollingFrictionStepSolver: the rolling friction step takes no gap rates");
-  }
   contact::FrictionOptions fo;
   fo.tolerance = options.tolerance;
   fo.max_iterations = options.max_iterations;
-  contact::FrictionalImpactResult r = contact::SolveRollingFrictionVelocityStep(
-      system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo);
   int rows = 0;
   for (int n : unilateral_rows) {
     rows += 1 + static_cast<int>(system.TangentRows(n).size() + system.RollingRows(n).size());
   }
-  // An answer above the tolerance but within accepted_residual (header) is used and counted.
-  if (!r.ok && r.residual <= accepted_residual_ && r.v_plus.size() == v.size() &&
+  std::optional<contact::FrictionalImpactResult> sparse;
+  if (sparse_ && bilateral_rows.empty()) {
+    constexpr int k5 = 5;
+    VectorXd start = VectorXd::Zero(k5 * static_cast<Eigen::Index>(unilateral_rows.size()));
+    for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+      const auto it = previous_.find(unilateral_rows[k]);
+      if (it != previous_.end()) start.segment<k5>(k5 * static_cast<Eigen::Index>(k)) = it->second;
+    }
+    contact::RollingStepOptions ro;
+    ro.accepted_residual = accepted_residual_;
+    ro.gap_rate = gap_rate;
+    ro.warm_start = &start;
+    sparse = contact::SolveRollingFrictionVelocityStepSparse(system, t, q, v, f, unilateral_rows,
+                                                             restitution, fo, ro, &sparse_stats_);
+    if (sparse && sparse->ok) {
+      previous_.clear();
+      for (std::size_t k = 0; k < unilateral_rows.size(); ++k) {
+        const contact::FrictionalContactResult& c = sparse->contacts[k];
+        previous_[unilateral_rows[k]] << c.normal, c.tangential, c.rolling;
+      }
+    }
+  }
+  const bool dense_path_used = !sparse;
+  contact::FrictionalImpactResult r =
+      sparse ? *std::move(sparse)
+             : contact::SolveRollingFrictionVelocityStep(
+                   system, t, q, v, f, bilateral_rows, unilateral_rows, restitution, fo, gap_rate);
+  // Dense path: an answer above the tolerance but within accepted_residual (header) is used and
+  // counted (the sparse path counts its own in sparse_stats()).
+  if (dense_path_used && !r.ok && r.residual <= accepted_residual_ && r.v_plus.size() == v.size() &&
       r.v_plus.allFinite()) {
     r.ok = true;
     r.message.clear();

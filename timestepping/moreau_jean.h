@@ -194,6 +194,7 @@
 #include "contact/friction_cone.h"
 #include "contact/impact_problem.h"
 #include "contact/sparse_friction_step.h"
+#include "contact/sparse_rolling_step.h"
 #include "engine/block_sparse.h"
 #include "engine/disjoint_sets.h"
 #include "engine/mechanical_system.h"
@@ -363,37 +364,45 @@ class FrictionalStepSolver : public StepContactSolver {
   mutable contact::ComponentMemo memo_;  // the components of the step being solved
 };
 
-// Coulomb friction with rolling resistance, for systems with resistance rows (issue 18 §3):
-// contact::SolveRollingFrictionVelocityStep (Siconos' rolling friction cone, 5 unknowns per
-// contact) on every step with contacts; the dense path only. impulse_u holds P_N; largest_lcp
-// the number of contact rows (normal, tangential and rolling) of the step. `accepted_residual`
-// as FrictionalStepSolver's: an answer whose residual (contact/rolling_friction_step.h, relative
-// to max(1, ‖b‖∞), so m/s on a pile's problems) is above the tolerance but within it is used,
-// and counted in accepted(). MoreauJean passes τ₀/h (an error δ of the post-step velocities
-// moves a contact by at most h δ ≤ τ₀ in the step). Why: on the μ = 0.5 pile with μ_R = 1 mm
-// (N = 100, seed 1) a step at t = 0.217 s on 73 contacts ended at a residual between 1e-10 and
-// 5e-7 after Siconos' three attempts, and the run stopped (docs/time-stepping.md, sixteenth
-// session). The counts are the solver's state: one solver per run.
+// Coulomb friction with rolling resistance, for systems with resistance rows (issue 18 §3; the
+// law of contact/rolling_friction_step.h, 5 unknowns per contact, with the gap term s of
+// speculative contacts on the normal rows). For systems without joints whose mass matrix is
+// block diagonal (and `sparse`): contact::SolveRollingFrictionVelocityStepSparse, Gauss–Seidel
+// over the contacts of each component with a local solve per contact, each contact starting from
+// its impulses (P_N, P_T, P_R) of the previous step when it was in it (same normal row), else 0
+// (in a resting pile consecutive steps have nearly the same impulses), and Siconos' dense
+// rolling solver on a component the sweeps leave above the tolerance (the fallback); otherwise
+// contact::SolveRollingFrictionVelocityStep (dense, Siconos' solver, cold). impulse_u holds P_N;
+// largest_lcp the number of contact rows (normal, tangential and rolling) of the step.
+// `accepted_residual` as FrictionalStepSolver's: an answer whose residual (relative to
+// max(1, ‖b‖∞), so m/s on a pile's problems) is above the tolerance but within it is used, and
+// counted in accepted(). MoreauJean passes τ₀/h (an error δ of the post-step velocities moves a
+// contact by at most h δ ≤ τ₀ in the step). The warm start and the counts are the solver's
+// state: one solver per run.
 class RollingFrictionStepSolver : public StepContactSolver {
  public:
-  explicit RollingFrictionStepSolver(double accepted_residual = 0.0)
-      : accepted_residual_(accepted_residual) {}
-  // Siconos' rolling friction cone takes no gap term: the classical index set (gap_rate must
-  // be all 0; std::invalid_argument otherwise).
-  bool TakesGapRates() const override { return false; }
+  explicit RollingFrictionStepSolver(double accepted_residual = 0.0, bool sparse = true)
+      : accepted_residual_(accepted_residual), sparse_(sparse) {}
   contact::ImpactResult Solve(const engine::MechanicalSystem& system, double t,
                               const Eigen::VectorXd& q, const Eigen::VectorXd& v,
                               const Eigen::VectorXd& f, std::span<const int> bilateral_rows,
                               std::span<const int> unilateral_rows,
                               std::span<const double> restitution, std::span<const double> gap_rate,
                               const contact::LcpOptions& options) const override;
-  long accepted() const { return accepted_; }
-  double largest_accepted_residual() const { return largest_accepted_; }
+  long accepted() const { return accepted_ + sparse_stats_.accepted; }
+  double largest_accepted_residual() const {
+    return std::max(largest_accepted_, sparse_stats_.largest_accepted_residual);
+  }
+  // Components of the sparse path by outcome, and its sweeps, since construction.
+  const contact::RollingStepStats& sparse_stats() const { return sparse_stats_; }
 
  private:
   double accepted_residual_;
+  bool sparse_;
   mutable long accepted_ = 0;
   mutable double largest_accepted_ = 0.0;
+  mutable contact::RollingStepStats sparse_stats_;
+  mutable std::unordered_map<int, Eigen::Matrix<double, 5, 1>> previous_;  // normal row -> P
 };
 
 class MoreauJean {

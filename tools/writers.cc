@@ -65,11 +65,20 @@ void WriteTopology(const engine::TopologyReport& t, const engine::SpatialModel& 
 // (contact/sparse_friction_step.h); "accepted" counts the answers used with a residual between
 // the tolerance and τ₀/h (a warning: timestepping/moreau_jean.h, FrictionalStepSolver).
 // The rolling friction step: the answers used with a residual between the tolerance and τ₀/h
-// (timestepping/moreau_jean.h, RollingFrictionStepSolver).
+// (timestepping/moreau_jean.h, RollingFrictionStepSolver), and the components of its sparse
+// path by outcome (contact/sparse_rolling_step.h) with their Gauss–Seidel sweeps.
 void WriteFrictionStages(const timestepping::StepContactSolver& solver, JsonWriter* w) {
   if (const auto* rolling = dynamic_cast<const timestepping::RollingFrictionStepSolver*>(&solver)) {
     w->Key("rolling_accepted").Integer(rolling->accepted());
     w->Key("largest_accepted_residual").Number(rolling->largest_accepted_residual());
+    const contact::RollingStepStats& s = rolling->sparse_stats();
+    w->Key("rolling_components").BeginObject();
+    w->Key("gauss_seidel").Integer(s.gauss_seidel);
+    w->Key("fallback").Integer(s.fallback);
+    w->Key("accepted").Integer(s.accepted);
+    w->Key("failed").Integer(s.failed);
+    w->Key("sweeps").Integer(s.sweeps);
+    w->EndObject();
     return;
   }
   const auto* frictional = dynamic_cast<const timestepping::FrictionalStepSolver*>(&solver);
