@@ -48,14 +48,22 @@ int Cli(const std::vector<std::string>& args, std::string* err = nullptr) {
 // Requests a stop (`stop`) at the first accepted step at or after t_stop.
 class StopAt : public events::Observer {
  public:
-  StopAt(std::function<void()> stop, double t_stop) : stop_(std::move(stop)), t_stop_(t_stop) {}
+  // `at_events`: also stop after the first event at or after t_stop (in an accumulation of
+  // impacts every step ends with an event, so OnStep is not called until it ends).
+  StopAt(std::function<void()> stop, double t_stop, bool at_events = false)
+      : stop_(std::move(stop)), t_stop_(t_stop), at_events_(at_events) {}
   void OnStep(double t, const Eigen::VectorXd&, const Eigen::VectorXd&) override {
     if (t >= t_stop_) stop_();
+  }
+  void OnEvent(const events::Event& e, const Eigen::VectorXd&, const Eigen::VectorXd&,
+               const Eigen::VectorXd&) override {
+    if (at_events_ && e.t >= t_stop_) stop_();
   }
 
  private:
   std::function<void()> stop_;
   double t_stop_;
+  bool at_events_;
 };
 
 class ResumeTest : public ::testing::Test {
@@ -93,12 +101,13 @@ class ResumeTest : public ::testing::Test {
 
   // The same for the scheme of the scene (MakeScheme: here the hybrid one), saving its phase
   // as `saltus run` does (tools/cli.cc WriteResults), into dir `name`.
-  fs::path InterruptScheme(const std::string& scene_file, double t_stop, const std::string& name) {
+  fs::path InterruptScheme(const std::string& scene_file, double t_stop, const std::string& name,
+                           bool at_events = false) {
     const Scene scene = LoadSceneFile(scene_file);
     const SceneSystem built = BuildSceneSystem(scene);
     const std::unique_ptr<Scheme> scheme =
         MakeScheme(built.system, scene.options, scene.time_stepping, scene.hybrid);
-    StopAt stop([&scheme] { scheme->RequestStop(); }, t_stop);
+    StopAt stop([&scheme] { scheme->RequestStop(); }, t_stop, at_events);
     scheme->AddObserver(&stop);
     scheme->SetState(0.0, built.q0, built.v0, events::StateOrigin::kInitial);
     const events::RunResult result = scheme->AdvanceTo(scene.t_end);
@@ -332,11 +341,13 @@ TEST_F(ResumeTest, HybridRunResumesInsideItsTimeSteppingPhase) {
   EXPECT_LT(FirstOf(EventKinds(scratch_ / "resumed_old" / "events.csv"), "to_event_driven"), 0);
 }
 
-// A hybrid run stopped in its event-driven phase just before the impacts crowd (t = 1.284 s,
-// with several of the K = 10 impacts of the window W already counted) resumes with the events
-// it had counted: it switches to time-stepping at the same impact as the uninterrupted run
-// (event times agree to the root tolerance, 1e-9 s as in BouncingBallContinuesAsTheUninterrupted
-// Run; without the counted events the switch would wait for K more impacts).
+// A hybrid run stopped in its event-driven phase just before the impacts crowd (after the first
+// impact at or after t = 1.284 s, with several of the K = 10 impacts of the window W already
+// counted; in the accumulation every step ends with an impact, so the stop is taken at an
+// event) resumes with the events it had counted: it switches to time-stepping at the same impact
+// as the uninterrupted run (event times agree to the root tolerance, 1e-9 s as in
+// BouncingBallContinuesAsTheUninterruptedRun; without the counted events the switch would wait
+// for K more impacts).
 TEST_F(ResumeTest, HybridRunResumesWithTheEventsItHadCounted) {
   const fs::path scene = scratch_ / "ball.yaml";
   std::ofstream(scene) << HybridBall();
@@ -344,16 +355,25 @@ TEST_F(ResumeTest, HybridRunResumesWithTheEventsItHadCounted) {
   const auto whole = EventKinds(scratch_ / "whole" / "events.csv");
   const double to_ts = FirstOf(whole, "to_time_stepping");
   ASSERT_GT(to_ts, 1.284);
-  const fs::path saved = InterruptScheme(scene.string(), 1.284, "stopped_ed");
-  EXPECT_NE(ReadText(saved).find("\"phase\": \"event_driven\""), std::string::npos);
+  const fs::path saved = InterruptScheme(scene.string(), 1.284, "stopped_ed", true);
+  EXPECT_NE(ReadText(saved).find("\"phase\": \"event_driven\""), std::string::npos)
+      << ReadText(saved);
   std::string err;
   const fs::path resumed = scratch_ / "resumed_ed";
   ASSERT_EQ(
       Cli({"run", scene.string(), "--resume", saved.string(), "--out", resumed.string()}, &err), 0)
       << err;
   const auto part = EventKinds(resumed / "events.csv");
-  long impacts_whole = 0, impacts_part = 0;  // between the stop and the switch
-  for (const auto& [t, k] : whole) impacts_whole += k == "impact" && t > 1.284 && t <= to_ts;
+  // Between the stop (after the first impact at or after 1.284 s) and the switch.
+  double stopped_at = to_ts;
+  for (const auto& [t, k] : whole) {
+    if (k == "impact" && t >= 1.284) {
+      stopped_at = t;
+      break;
+    }
+  }
+  long impacts_whole = 0, impacts_part = 0;
+  for (const auto& [t, k] : whole) impacts_whole += k == "impact" && t > stopped_at && t <= to_ts;
   for (const auto& [t, k] : part) impacts_part += k == "impact" && t <= to_ts + 1e-9;
   EXPECT_EQ(impacts_part, impacts_whole);
   EXPECT_NEAR(FirstOf(part, "to_time_stepping"), to_ts, 1e-9);
