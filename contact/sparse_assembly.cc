@@ -183,4 +183,17 @@ Eigen::VectorXd MTimes(const SparseAssembled& a, const Eigen::VectorXd& x) {
   return y;
 }
 
+std::string ComputeStepRates(const engine::MechanicalSystem& system, const SparseAssembled& a,
+                             double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                             const Eigen::VectorXd& v, const Eigen::VectorXd& f, StepRates* out) {
+  system.ConstraintTimeDerivative(t, q, rows, &out->gt);
+  if (!out->gt.allFinite()) return "a constraint's time derivative has a non-finite entry";
+  a.G.Multiply(v, &out->u_minus);
+  out->u_minus += out->gt;
+  out->v_free = v + MinvTimes(a, f);
+  a.G.Multiply(out->v_free, &out->u_free);
+  out->u_free += out->gt;
+  return {};
+}
+
 }  // namespace saltus::contact

@@ -64,4 +64,18 @@ Eigen::VectorXd MinvTimes(const SparseAssembled& a, const Eigen::VectorXd& f);
 // M x by blocks (x: nv).
 Eigen::VectorXd MTimes(const SparseAssembled& a, const Eigen::VectorXd& x);
 
+// What a velocity-level time step (the frictional and rolling steps) needs before its contact
+// problem: the rows' explicit time derivative ∂g/∂t, the free velocity v_free = v + M⁻¹ f, and
+// the rows' velocities before the step, u⁻ = G v + ∂g/∂t, and under the smooth forces alone,
+// u_free = G v_free + ∂g/∂t.
+struct StepRates {
+  Eigen::VectorXd gt, v_free, u_minus, u_free;
+};
+
+// Fills `out` (needs every M_c factored: all_bodies). Returns an error message (non-finite
+// ∂g/∂t), or an empty string.
+std::string ComputeStepRates(const engine::MechanicalSystem& system, const SparseAssembled& a,
+                             double t, const Eigen::VectorXd& q, std::span<const int> rows,
+                             const Eigen::VectorXd& v, const Eigen::VectorXd& f, StepRates* out);
+
 }  // namespace saltus::contact

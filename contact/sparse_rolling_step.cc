@@ -347,18 +347,13 @@ std::optional<FrictionalImpactResult> SolveRollingFrictionVelocityStepSparse(
     r.message = a.error;
     return r;
   }
-  VectorXd gt;
-  system.ConstraintTimeDerivative(t, q, layout->rows, &gt);
-  if (!gt.allFinite()) {
-    r.message = "a constraint's time derivative has a non-finite entry";
-    return r;
-  }
-  VectorXd u_minus, u_free;
-  a.G.Multiply(v, &u_minus);
-  u_minus += gt;
-  const VectorXd v_free = v + MinvTimes(a, f);
-  a.G.Multiply(v_free, &u_free);
-  u_free += gt;
+  StepRates rates;
+  r.message = ComputeStepRates(system, a, t, q, layout->rows, v, f, &rates);
+  if (!r.message.empty()) return r;
+  const VectorXd& gt = rates.gt;
+  const VectorXd& v_free = rates.v_free;
+  const VectorXd& u_minus = rates.u_minus;
+  const VectorXd& u_free = rates.u_free;
   VectorXd b = u_free;
   for (std::size_t i = 0; i < layout->first.size(); ++i) {
     const int n = layout->first[i];
